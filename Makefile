@@ -1,0 +1,155 @@
+# Top-level build: detects dependencies, builds every library, program and test this
+# machine can build, and runs the tests. `make help` lists the targets.
+#
+# Each source folder describes itself in a */module*.mk fragment (see mk/README.md):
+#   LIBS += name              name_SRCS, name_CU_SRCS -> $(BUILD)/lib/libname.a
+#   PROGS += dir/prog         dir/prog_SRCS, dir/prog_LIBS, dir/prog_LDLIBS -> dir/prog
+#   TESTS += test_x           tests/test_x.c (or test_x_SRCS), test_x_LIBS, test_x_LDLIBS
+#   GPU_TESTS, SAN_TESTS, BENCHES likewise; SCRIPT_TESTS += tests/test_y.sh
+
+BUILD ?= build
+SAN ?=
+CC := gcc
+CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+CFLAGS := -std=gnu11 -O2 -g -pthread -fno-strict-aliasing $(CFLAGS_WARN) -MMD -MP \
+          -Icommon -Ishm-layout -Ikernels -Itrainer -Iloaderd $(EXTRA_CFLAGS)
+LDFLAGS := -pthread $(EXTRA_LDFLAGS)
+LDLIBS_BASE := -lm -lrt
+NVCCFLAGS := -O2 -g -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
+             -Icommon -Ishm-layout -Ikernels -Itrainer $(EXTRA_NVCCFLAGS)
+CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80
+
+ifeq ($(SAN),address)
+  CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(SAN),thread)
+  CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=thread
+endif
+
+.DEFAULT_GOAL := all
+CONFIG := $(BUILD)/config.mk
+
+# (re)detected whenever it is missing; `make config` forces it
+$(CONFIG): mk/detect.sh
+	@mkdir -p $(BUILD)
+	@CC=$(CC) bash mk/detect.sh $@
+
+ifeq ($(filter help deps deps-auto clean distclean,$(MAKECMDGOALS)),)
+  include $(CONFIG)
+endif
+
+LIBS :=
+PROGS :=
+TESTS :=
+SCRIPT_TESTS :=
+GPU_TESTS :=
+SAN_TESTS :=
+BENCHES :=
+DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
+               libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+include $(sort $(wildcard */module*.mk))
+
+# external libraries every program may link (static archives pull only what is used)
+EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE_URING)),$(URING_LIBS)) \
+              $(if $(filter 1,$(HAVE_LIBAV)),$(LIBAV_LIBS)) $(if $(filter 1,$(HAVE_BLAS)),$(BLAS_LIBS)) \
+              $(if $(filter 1,$(HAVE_OPENMP)),$(OPENMP_LIBS))
+CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1))
+
+# ---- libraries ----------------------------------------------------------------
+define LIB_template
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS)) \
+             $$(if $$(filter 1,$$(HAVE_NVCC)),$$(patsubst %.cu,$(BUILD)/obj/%.cu.o,$$($(1)_CU_SRCS)))
+$(BUILD)/lib/lib$(1).a: $$($(1)_OBJS)
+	@mkdir -p $$(dir $$@)
+	@rm -f $$@
+	ar rcs $$@ $$^
+ALL_OBJS += $$($(1)_OBJS)
+endef
+$(foreach l,$(LIBS),$(eval $(call LIB_template,$(l))))
+libpaths = $(foreach l,$(1),$(BUILD)/lib/lib$(l).a)
+# internal libraries in dependency order (later ones are used by earlier ones)
+ALL_LIB_ARCHIVES = $(call libpaths,$(LIBS))
+
+# ---- programs and tests -------------------------------------------------------
+define PROG_template
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
+$(2): $$($(1)_OBJS) $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS)))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $$($(1)_OBJS) -Wl,--start-group $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS))) -Wl,--end-group $$($(1)_LDLIBS) $$(EXT_LDLIBS) $$(LDLIBS_BASE)
+ALL_OBJS += $$($(1)_OBJS)
+endef
+$(foreach p,$(PROGS),$(eval $(call PROG_template,$(p),$(p))))
+test_src = $(or $($(1)_SRCS),tests/$(1).c)
+$(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(t)_SRCS := $(call test_src,$(t))))
+$(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(call PROG_template,$(t),$(BUILD)/tests/$(t))))
+
+$(BUILD)/obj/%.o: %.c $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) $(CUDA_ARCH) -c -o $@ $<
+
+-include $(ALL_OBJS:.o=.d)
+
+# ---- top-level targets ----------------------------------------------------------
+.PHONY: all config deps deps-auto check test test-gpu test-san help clean distclean demo
+
+all: $(call libpaths,$(LIBS)) $(PROGS) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
+
+config:
+	@rm -f $(CONFIG)
+	@$(MAKE) --no-print-directory $(CONFIG)
+
+# installs the Debian packages the project needs; idempotent
+deps:
+	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (or: sudo make deps)"; exit 1; fi
+	@missing=$$(for p in $(DEBIAN_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "make deps: all packages present"; else \
+	  echo "make deps: installing $$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  (apt-get install -y -q --no-install-recommends $$missing >/dev/null || \
+	   (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing)) || exit 1; fi
+	@rm -f $(CONFIG)
+
+# run by `make test`: install missing packages when we can, so a fresh machine works
+deps-auto: $(CONFIG)
+	@. /dev/null; missing=$$(sed -n 's/^DEPS_MISSING := //p' $(CONFIG)); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then $(MAKE) --no-print-directory deps && $(MAKE) --no-print-directory $(CONFIG); \
+	  else echo "note: missing packages ($$missing); run 'sudo make deps' to build everything"; fi; fi
+
+TEST_TIMEOUT ?= 300
+check: all $(SCRIPT_TESTS)
+	@BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(TESTS)) $(SCRIPT_TESTS)
+
+test:
+	@$(MAKE) --no-print-directory deps-auto
+	@$(MAKE) --no-print-directory check
+
+test-gpu: all $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
+	@BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
+
+# the concurrent tests under AddressSanitizer+UBSan and ThreadSanitizer, in their own build trees
+test-san:
+	@$(MAKE) --no-print-directory deps-auto
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address all
+	@BUILD=$(BUILD)/asan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=address bash tests/run.sh $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS))
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread all
+	@BUILD=$(BUILD)/tsan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=thread bash tests/run.sh $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
+
+help:
+	@echo "make            build everything this machine can (dependency summary first)"
+	@echo "make deps       install the Debian packages (root)"
+	@echo "make test       install missing packages if root, build, run all tests"
+	@echo "make test-san   concurrent tests under ASan+UBSan and TSan"
+	@echo "make test-gpu   tests that need a GPU (skip with 77 without one)"
+	@echo "make demo       the ring demo: producers fill a ring, consumers check it, ringstat watches"
+	@echo "make bench-ring ring handoff and payload benchmark"
+	@echo "make config     detect dependencies again"
+
+clean:
+	rm -rf $(BUILD) $(PROGS)
+distclean: clean

@@ -1,0 +1,3 @@
+# common/: small libraries every program uses (logging, RNG, time).
+LIBS += common
+common_SRCS := common/log.c

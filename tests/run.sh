@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs test programs one by one under a per-test timeout: exit 0 pass, 77 skip, else fail.
+# Prints one line per test, the log tail of failures, and a closing "N passed, N failed".
+set -u
+build=${BUILD:-build}
+limit=${TEST_TIMEOUT:-300}
+logdir=$build/test-logs
+mkdir -p "$logdir"
+pass=0 fail=0 skip=0 failed=()
+for t in "$@"; do
+	name=$(basename "$t")
+	name=${name%.sh}
+	log=$logdir/$name.log
+	start=$(date +%s.%N)
+	if [[ $t == *.sh ]]; then
+		BUILD=$build timeout -k 10 "$limit" bash "$t" >"$log" 2>&1
+	else
+		BUILD=$build timeout -k 10 "$limit" "$t" >"$log" 2>&1
+	fi
+	rc=$?
+	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS  %-36s %6ss\n' "$name" "$secs" ;;
+	77) skip=$((skip + 1)); printf 'SKIP  %-36s %6ss  %s\n' "$name" "$secs" "$(tail -n 1 "$log")" ;;
+	*)
+		fail=$((fail + 1)); failed+=("$name")
+		[ $rc = 124 ] && why="timed out after ${limit}s" || why="exit $rc"
+		printf 'FAIL  %-36s %6ss  (%s, log: %s)\n' "$name" "$secs" "$why" "$log"
+		tail -n 20 "$log" | sed 's/^/      | /'
+		;;
+	esac
+done
+[ $fail -gt 0 ] && echo "failed: ${failed[*]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

@@ -47,7 +47,7 @@ try NUMA "libnuma-dev" '#include <numa.h>
 int main(void){ return numa_available() < -1; }' "" "-lnuma" "libnuma"
 
 try URING "liburing-dev" '#include <liburing.h>
-int main(void){ struct io_uring r; (void)r; return io_uring_major_version() < 0; }' "$(pc --cflags liburing)" "$(pc --libs liburing || echo -luring)" "liburing"
+int main(void){ struct io_uring_params p = {0}; (void)p; return io_uring_queue_init(0, 0, 0) == 12345; }' "$(pc --cflags liburing)" "$(pc --libs liburing || echo -luring)" "liburing"
 
 try LIBAV "libavformat-dev libavcodec-dev libswscale-dev libavutil-dev" '#include <libavformat/avformat.h>
 #include <libavcodec/avcodec.h>

@@ -1,0 +1,5 @@
+# shm-layout/: the ring ABI and protocol (public header: ring.h); no dependency on other folders.
+LIBS += ring
+ring_SRCS := shm-layout/ring_segment.c shm-layout/ring_proto.c shm-layout/ring_reap.c shm-layout/ring_stats.c
+
+TESTS += test_ring_transitions test_ring_wraparound

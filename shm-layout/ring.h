@@ -1,0 +1,167 @@
+// The shared-memory ring between loaderd producers and trainer consumers: its ABI and protocol.
+// One public header; programs never reach into the structs except through the accessors below.
+#ifndef SHM_RING_H
+#define SHM_RING_H
+// defines: RingGeometry, RingCreateOptions, RingOpenOptions, Ring, RingSlot, RingProducer,
+//          RingConsumer, RingStats, RingProcStats, ring_create, ring_open, ring_close, ring_destroy,
+//          ring_producer_attach, ring_producer_claim, ring_producer_publish, ring_producer_publish_error,
+//          ring_producer_detach, ring_consumer_attach, ring_consumer_acquire, ring_consumer_release,
+//          ring_consumer_detach, ring_reap, ring_stats, ring_check_instance
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Bumped whenever the layout or the meaning of any field changes; a mismatch is refused.
+#define RING_ABI_VERSION 1
+#define RING_MAX_PRODUCERS 256 // loader threads over all loaderd processes
+#define RING_MAX_CONSUMERS 64 // = the most ranks one ring serves
+#define RING_DEFAULT_NAME "avclip"
+
+// What one slot carries: a uint8 clip (T, H, W, C) followed by text_len int32 token ids.
+typedef struct {
+    uint32_t frames;   // T
+    uint32_t height;   // H
+    uint32_t width;    // W
+    uint32_t channels; // C
+    uint32_t text_len; // caption tokens per slot (0 for none)
+} RingGeometry;
+
+typedef struct {
+    RingGeometry geometry;
+    uint32_t slots;           // S
+    uint32_t ranks;           // N
+    uint64_t seed;            // the data stream's seed, recorded for everyone who attaches
+    uint64_t first_position;  // stream starts here (a resumed run starts where it stopped)
+    uint32_t adopt_timeout_ms; // how often producers look for dead peers' slots (default 200)
+    int numa_node;            // bind the segment to this node (-1: no binding)
+    int hugepages;            // 1: try a hugetlbfs-backed segment, fall back to /dev/shm
+    int replace;              // 1: an existing ring of this name is destroyed first
+} RingCreateOptions;
+
+typedef struct {
+    const RingGeometry *expect_geometry; // NULL: accept the ring's geometry
+    int read_only;                       // map PROT_READ (ringstat): never writes a byte
+} RingOpenOptions;
+
+typedef struct Ring Ring;
+typedef struct RingProducer RingProducer;
+typedef struct RingConsumer RingConsumer;
+
+// Slot flags (RingSlot.flags)
+#define RING_SLOT_ERROR 1u   // the position could not be produced; error holds the code
+#define RING_SLOT_ADOPTED 2u // written by a producer that adopted it from a dead one
+
+// A claimed (producer) or acquired (consumer) position; the pointers stay valid until
+// publish/release. The producer fills payload, text and the metadata fields.
+typedef struct {
+    uint64_t position; // g
+    uint32_t slot;     // g mod S
+    uint32_t flags;    // RING_SLOT_*
+    int32_t error;     // decode error code when RING_SLOT_ERROR (positive, producer-defined)
+    uint64_t sample_id;
+    uint16_t crop[4];  // x, y, w, h of the crop in source pixels (informational)
+    uint8_t *payload;  // (T, H, W, C) uint8, 4 KiB aligned
+    int32_t *text;     // (text_len,) token ids
+} RingSlot;
+
+// --- lifetime -------------------------------------------------------------------------
+// All functions return 0 or a negative errno. errbuf (may be NULL) receives a one-line
+// reason a user can act on, e.g. both ABI versions or both geometries on a mismatch.
+int ring_create(Ring **out, const char *name, const RingCreateOptions *opt, char *errbuf, size_t errlen);
+int ring_open(Ring **out, const char *name, const RingOpenOptions *opt, char *errbuf, size_t errlen);
+void ring_close(Ring *r);                  // unmaps; producers/consumers must be detached first
+int ring_destroy(const char *name);        // marks the ring closed (waiters return -ESHUTDOWN), unlinks
+// 0 while `name` still names the ring r was opened from; -ESTALE when it was recreated
+// (attached processes should detach and re-open), -ENOENT when it is gone.
+int ring_check_instance(const Ring *r);
+
+// --- facts about an open ring ----------------------------------------------------------
+typedef struct {
+    RingGeometry geometry;
+    uint32_t slots, ranks;
+    uint64_t seed, first_position, instance_id;
+    uint64_t payload_bytes;   // T*H*W*C
+    uint64_t slot_stride;     // bytes between payloads (4 KiB multiple)
+    uint64_t segment_bytes;
+    uint64_t created_unix_ns; // wall clock at creation
+    uint32_t adopt_timeout_ms;
+    int numa_node;            // -1: not bound
+    int hugepages;            // 1: the segment is on hugetlbfs
+    int closed;
+    char path[192];           // file backing the segment
+    char hugepage_note[128];  // why hugepages were not used, when asked for
+} RingInfo;
+void ring_info(const Ring *r, RingInfo *info);
+
+// --- producers (loaderd) -------------------------------------------------------------------
+// numa_node is recorded for ringstat. Registration fails with -EUSERS when the table is full.
+int ring_producer_attach(Ring *r, int numa_node, RingProducer **out);
+// Claims the next position to produce: a slot adopted from a dead producer first, else the
+// lowest position nobody has claimed. Waits (up to timeout_ms, -1 forever) while that
+// position's slot still holds the position S behind it. -ETIMEDOUT, -ESHUTDOWN.
+int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms);
+// Makes the slot READY (release store after the payload). -ESTALE if the slot was not ours.
+int ring_producer_publish(RingProducer *p, RingSlot *slot);
+// Publishes the position with RING_SLOT_ERROR and the code: consumers skip it, nothing is lost.
+int ring_producer_publish_error(RingProducer *p, RingSlot *slot, int32_t code);
+// Leaves the table; claimed-but-unpublished slots are left to be adopted by live producers.
+void ring_producer_detach(RingProducer *p);
+void ring_producer_heartbeat(RingProducer *p);
+
+// --- consumers (trainer rank r) ---------------------------------------------------------------
+// One consumer per rank; -EBUSY while a live process holds the rank. A dead previous holder's
+// acquired slots are handed back (they are delivered again, in order).
+int ring_consumer_attach(Ring *r, uint32_t rank, RingConsumer **out);
+// Acquires rank r's next position (r, r+N, r+2N, ... in order), waiting up to timeout_ms.
+// Error slots are returned too (flags & RING_SLOT_ERROR) so the caller can count and skip.
+// -EDEADLK when waiting could never end because this consumer itself holds the slot needed
+// (hold fewer than S/N slots at a time), -ETIMEDOUT, -ESHUTDOWN.
+int ring_consumer_acquire(RingConsumer *c, RingSlot *slot, int timeout_ms);
+// Frees the slot for position g+S. Any order of release is allowed.
+int ring_consumer_release(RingConsumer *c, RingSlot *slot);
+void ring_consumer_detach(RingConsumer *c);
+// Next position this consumer will acquire (the stream position to checkpoint).
+uint64_t ring_consumer_position(const RingConsumer *c);
+
+// Looks for dead producers and consumers and marks them; a producer calls it on its own
+// every adopt_timeout_ms. Returns how many dead processes were found.
+int ring_reap(Ring *r);
+
+// --- statistics (read-only; what ringstat shows) --------------------------------------------------
+typedef struct {
+    int index;            // table index (producer) or rank (consumer)
+    int state;            // 0 free, 1 alive, 2 dead (awaiting reaping)
+    int pid, numa_node;
+    uint64_t attach_unix_ns, heartbeat_age_ns;
+    // since this process attached
+    uint64_t items;       // published (producer) / released (consumer)
+    uint64_t errors;      // error slots published / received
+    uint64_t adopted;     // slots adopted (producer) / delivered again after a crash (consumer)
+    uint64_t wait_ns;     // producer: stalled on a full ring; consumer: waiting for data
+    uint64_t max_wait_ns; // longest single wait
+    uint64_t position;    // consumer: next position
+} RingProcStats;
+
+typedef struct {
+    uint64_t now_ns;             // CLOCK_MONOTONIC when read
+    uint64_t age_ns;             // since creation
+    uint32_t empty, writing, ready, reading; // slots by state
+    // totals since creation (over every process that ever attached)
+    uint64_t produced, consumed, errors, adopted, redelivered;
+    uint64_t producer_wait_ns, consumer_wait_ns;
+    uint32_t live_producers, live_consumers, dead_producers;
+    uint64_t claim_position;     // lowest position no producer has claimed yet (approximately)
+} RingStats;
+
+// Fills stats; with procs != NULL also per-process rows (up to max_procs, producers then
+// consumers, only entries not free) and returns their count.
+int ring_stats(const Ring *r, RingStats *stats, RingProcStats *procs, int max_procs, int *n_producers);
+
+// --- helpers -----------------------------------------------------------------------------
+uint64_t ring_payload_bytes(const RingGeometry *g);
+int ring_geometry_equal(const RingGeometry *a, const RingGeometry *b);
+// "T=16 H=224 W=224 C=3 text=77"
+void ring_geometry_format(const RingGeometry *g, char *buf, size_t len);
+void ring_create_options_default(RingCreateOptions *opt);
+
+#endif

@@ -1,0 +1,103 @@
+// Liveness of the processes in the ring's tables and adoption of slots left by dead producers.
+//
+// A process is dead when its pid is gone, is a zombie, or now belongs to another process
+// (the start time in /proc differs from the one recorded at attach). Heartbeats are shown by
+// ringstat but never used to declare death: a slow producer must not lose its slot while it is
+// still writing into it.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ring_layout.h"
+
+// Reads state and start time (field 22) of /proc/<pid>/stat; returns 0, or -ENOENT when gone.
+static int proc_stat(int pid, char *state, uint64_t *start) {
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -errno;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -ENOENT;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
+    if (!p || p[1] != ' ') return -EINVAL;
+    p += 2;
+    *state = *p;
+    // fields after the state: 4 ppid ... 22 starttime -> skip 19 more fields
+    for (int field = 3; field < 22 && p; field++) {
+        p = strchr(p, ' ');
+        if (p) p++;
+    }
+    *start = p ? strtoull(p, NULL, 10) : 0;
+    return 0;
+}
+
+uint64_t ring_proc_start_time(int pid) {
+    char st;
+    uint64_t start = 0;
+    return proc_stat(pid, &st, &start) == 0 ? start : 0;
+}
+
+int ring_proc_is_dead(const RingProcEntry *e) {
+    int pid = e->pid;
+    if (pid <= 0) return 1;
+    char st;
+    uint64_t start;
+    int err = proc_stat(pid, &st, &start);
+    if (err == -ENOENT) return 1;
+    if (err < 0) return kill(pid, 0) < 0 && errno == ESRCH; // no /proc: the pid alone
+    if (st == 'Z' || st == 'X') return 1;
+    return e->start_time && start != e->start_time;
+}
+
+int ring_reap(Ring *r) {
+    if (r->read_only) return 0;
+    int found = 0;
+    for (uint32_t i = 0; i < RING_MAX_PRODUCERS; i++) {
+        RingProcEntry *e = &r->producers[i];
+        uint32_t st = PROC_ALIVE;
+        if (atomic_load(&e->state) != PROC_ALIVE || !ring_proc_is_dead(e)) continue;
+        if (atomic_compare_exchange_strong(&e->state, &st, PROC_DEAD)) {
+            atomic_fetch_add(&r->ctl->dead_producers, 1);
+            found++;
+        }
+    }
+    for (uint32_t k = 0; k < r->ctl->ranks; k++) {
+        RingProcEntry *e = &r->consumers[k];
+        uint32_t st = PROC_ALIVE;
+        // a dead consumer's slots are handed back when its rank attaches again
+        if (atomic_load(&e->state) == PROC_ALIVE && ring_proc_is_dead(e) && atomic_compare_exchange_strong(&e->state, &st, PROC_DEAD))
+            found++;
+    }
+    return found;
+}
+
+int ring_reap_internal(Ring *r, int adopt_for, uint32_t *slot_index) {
+    if (r->read_only || atomic_load(&r->ctl->dead_producers) == 0) return 0;
+    uint32_t owned[RING_MAX_PRODUCERS] = {0};
+    for (uint32_t s = 0; s < r->ctl->slots; s++) {
+        RingSlotHeader *h = &r->slots[s];
+        uint64_t w = atomic_load(&h->state);
+        if (word_state(w) != SLOT_WRITING) continue;
+        uint32_t owner = word_owner(w);
+        if (owner >= RING_MAX_PRODUCERS || atomic_load(&r->producers[owner].state) != PROC_DEAD) continue;
+        if (adopt_for >= 0 && atomic_compare_exchange_strong(&h->state, &w, slot_word(word_pos(w), (uint32_t)adopt_for, SLOT_WRITING))) {
+            *slot_index = s;
+            return 1;
+        }
+        owned[owner]++;
+    }
+    // a dead producer that owns no slot any more frees its table entry
+    for (uint32_t i = 0; i < RING_MAX_PRODUCERS; i++) {
+        uint32_t st = PROC_DEAD;
+        if (owned[i] == 0 && atomic_load(&r->producers[i].state) == PROC_DEAD &&
+            atomic_compare_exchange_strong(&r->producers[i].state, &st, PROC_FREE))
+            atomic_fetch_sub(&r->ctl->dead_producers, 1);
+    }
+    return 0;
+}

@@ -136,7 +136,7 @@ typedef struct {
     // since this process attached
     uint64_t items;       // published (producer) / released (consumer)
     uint64_t errors;      // error slots published / received
-    uint64_t adopted;     // slots adopted (producer) / delivered again after a crash (consumer)
+    uint64_t adopted;     // slots adopted (producer) / delivered again after a crash or detach (consumer)
     uint64_t wait_ns;     // producer: stalled on a full ring; consumer: waiting for data
     uint64_t max_wait_ns; // longest single wait
     uint64_t position;    // consumer: next position

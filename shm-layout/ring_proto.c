@@ -374,6 +374,7 @@ void ring_consumer_detach(RingConsumer *cons) {
         if (word_state(w) != SLOT_READING || word_owner(w) != cons->rank) continue;
         if (atomic_compare_exchange_strong(&h->state, &w, slot_word(word_pos(w), 0, SLOT_READY))) {
             cons->held--;
+            counter_add(&cons->entry->adopted, 1);
             if (word_pos(w) < next) next = word_pos(w);
             ring_slot_wake(h);
         }

@@ -1,0 +1,42 @@
+// Text side of the CLIP-style BPE tokenizer: UTF-8 checking, CLIP's clean-up (HTML
+// unescape, whitespace collapse, lower-case), pre-tokenization and the byte<->unicode map.
+#ifndef COMMON_BPE_TEXT_H
+#define COMMON_BPE_TEXT_H
+// defines: BpeSpan, bpe_utf8_valid, bpe_normalize, bpe_pretokenize, bpe_byte_unicode, bpe_byte_rank, bpe_unicode_byte, bpe_utf8_put
+
+#include <stddef.h>
+#include <stdint.h>
+
+// a pre-token: bytes [off, off+len) of the normalized text
+typedef struct {
+	uint32_t off, len;
+} BpeSpan;
+
+// 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF)
+int bpe_utf8_valid(const char *s, size_t n);
+
+// CLIP's basic_clean + whitespace_clean + lower(): ftfy's quote/width/ligature fixes, HTML
+// entities unescaped (ftfy once unless the text has '<', CLIP twice), runs of
+// white space become one space, ends stripped, letters lower-cased (Latin, Greek, Cyrillic,
+// Armenian; other scripts are caseless or left as they are; ftfy's mojibake and NFC
+// repairs are not done). *out is malloc'ed and NUL-terminated.
+// Returns its length, -EILSEQ for invalid UTF-8, -ENOMEM.
+long bpe_normalize(const char *text, size_t n, char **out);
+
+// Splits normalized text the way CLIP's pattern does: <|startoftext|>, <|endoftext|>, 's 't
+// 're 've 'm 'll 'd, a run of letters, one digit, a run of anything else but white space.
+// Letter/number classes approximate Unicode's \p{L} and \p{N}. Writes up to cap spans,
+// returns how many there are (may exceed cap: call again with a bigger array).
+size_t bpe_pretokenize(const char *s, size_t n, BpeSpan *spans, size_t cap);
+
+// byte b as CLIP's bytes_to_unicode code point, and its rank (vocabulary id of the byte)
+uint32_t bpe_byte_unicode(uint8_t b);
+int bpe_byte_rank(uint8_t b);
+// inverse of bpe_byte_unicode: the byte for code point cp, or -1
+int bpe_unicode_byte(uint32_t cp);
+// appends cp as UTF-8 to out, returns the byte count (1-4)
+int bpe_utf8_put(uint32_t cp, char *out);
+// decodes one code point at s[*i], advancing *i; returns -1 for malformed UTF-8
+int32_t bpe_utf8_next(const char *s, size_t n, size_t *i);
+
+#endif

@@ -1,0 +1,40 @@
+// CLIP-style byte-level BPE tokenizer: loads an OpenAI-CLIP-format merges file and turns a
+// caption into context-length token ids (<|startoftext|> ... <|endoftext|>, zero padded).
+#ifndef COMMON_BPE_TOKENIZER_H
+#define COMMON_BPE_TOKENIZER_H
+// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_sot, bpe_eot, bpe_tokenize, bpe_decode, bpe_token_str
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BPE_CONTEXT 77
+// OpenAI's file holds more merges; CLIP uses the first 49152 - 256 - 2 of them
+#define BPE_MAX_MERGES 48894
+
+typedef struct BpeTokenizer BpeTokenizer;
+
+// Merges file layout (bpe_simple_vocab_16e6.txt): one header line, then one merge per line,
+// "left right", both sides in bytes_to_unicode form, "</w>" marking the end of a word.
+// Vocabulary: 256 bytes, 256 bytes + "</w>", one token per merge, <|startoftext|>, <|endoftext|>.
+// Returns 0, -ENOENT/-EACCES/... from open, -EINVAL for a malformed line (its 1-based number in
+// *bad_line when not NULL), -EILSEQ for a line that is not UTF-8, -ENOMEM.
+int bpe_load(BpeTokenizer **out, const char *path, int *bad_line);
+int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line);
+void bpe_free(BpeTokenizer *t);
+
+int bpe_vocab_size(const BpeTokenizer *t);
+int bpe_sot(const BpeTokenizer *t);
+int bpe_eot(const BpeTokenizer *t);
+// the token's string in bytes_to_unicode form (e.g. "dog</w>"), NULL when out of range
+const char *bpe_token_str(const BpeTokenizer *t, int id);
+
+// ids[0..ctx): sot, tokens, eot, zeros; longer captions are cut to ctx with eot kept last.
+// Returns the number of non-padding ids, -EILSEQ for invalid UTF-8, -EINVAL for ctx < 2,
+// -ENOMEM.
+int bpe_tokenize(const BpeTokenizer *t, const char *text, int32_t *ids, int ctx);
+
+// ids back to text (words separated by spaces; stops at eot, skips sot). Writes at most
+// cap bytes including the NUL; returns the full length, or -EINVAL for an unknown id.
+long bpe_decode(const BpeTokenizer *t, const int32_t *ids, int n, char *buf, size_t cap);
+
+#endif

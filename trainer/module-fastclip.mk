@@ -5,3 +5,4 @@ fastclip_SRCS := trainer/fastclip_config.c trainer/fastclip_tables.c trainer/fas
 TESTS += test_fastclip_grad_fcco
 TESTS += test_fastclip_grad_openclip
 TESTS += test_fastclip_badinput
+TESTS += test_fastclip_twin

@@ -1,0 +1,181 @@
+// The CPU backend: host memory, BLAS gemm wrappers, dtype conversion and the backend table
+// (f32 for training, f64 for gradient checks; bf16 tensors are stored and converted only).
+#include "kern_cpu.h" // defines: kcpu_gemm_f32, kcpu_gemm_f64, kcpu_backend
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef HAVE_BLAS
+#include <cblas.h>
+#endif
+
+#define KCPU_ALIGN 64
+
+static int cpu_alloc(KernCtx *c, void **p, size_t bytes)
+{
+	size_t n = (bytes + KCPU_ALIGN - 1) / KCPU_ALIGN * KCPU_ALIGN;
+	void *m = aligned_alloc(KCPU_ALIGN, n);
+	if (!m)
+		return -ENOMEM;
+	memset(m, 0, n);
+	*p = m;
+	return 0;
+}
+
+static void cpu_free(KernCtx *c, void *p)
+{
+	free(p);
+}
+
+static int cpu_copy(KernCtx *c, void *dst, const void *src, size_t n)
+{
+	if (dst != src)
+		memmove(dst, src, n);
+	return 0;
+}
+
+static int cpu_download(KernCtx *c, void *host, const void *src, size_t n)
+{
+	return cpu_copy(c, host, src, n);
+}
+
+static int cpu_memzero(KernCtx *c, void *p, size_t n)
+{
+	memset(p, 0, n);
+	return 0;
+}
+
+static double load(const void *p, KDtype dt, int64_t i)
+{
+	switch (dt) {
+	case KDT_F32: return ((const float *)p)[i];
+	case KDT_F64: return ((const double *)p)[i];
+	case KDT_BF16: return kern_f32_from_bf16(((const uint16_t *)p)[i]);
+	default: return 0;
+	}
+}
+
+static int cpu_convert(KernCtx *c, void *dst, KDtype ddt, const void *src, KDtype sdt, int64_t n)
+{
+	if (ddt == sdt)
+		return cpu_copy(c, dst, src, (size_t)n * kern_dtype_size(ddt));
+	int nt = kcpu_threads(c);
+	(void)nt;
+	KOMP("omp parallel for num_threads(nt) schedule(static)")
+	for (int64_t i = 0; i < n; i++) {
+		double x = load(src, sdt, i);
+		if (ddt == KDT_F32)
+			((float *)dst)[i] = (float)x;
+		else if (ddt == KDT_F64)
+			((double *)dst)[i] = x;
+		else
+			((uint16_t *)dst)[i] = kern_bf16_from_f32((float)x);
+	}
+	return 0;
+}
+
+static int cpu_check_ids(KernCtx *c, const int32_t *ids, int64_t n, int V)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (ids[i] < 0 || ids[i] >= V)
+			return -ERANGE;
+	return 0;
+}
+
+static void cpu_argmax_rows(KernCtx *c, int32_t *pos, const int32_t *ids, int B, int L)
+{
+	for (int b = 0; b < B; b++) {
+		int best = 0;
+		for (int l = 1; l < L; l++)
+			if (ids[(int64_t)b * L + l] > ids[(int64_t)b * L + best])
+				best = l;
+		pos[b] = best;
+	}
+}
+
+static int cpu_sync(KernCtx *c)
+{
+	return 0;
+}
+
+static void cpu_destroy(KernCtx *c)
+{
+	free(c);
+}
+
+const KBackendImpl kcpu_backend = {
+	.name = "cpu",
+	.ops = {[KDT_F32] = &kcpu_ops_f32, [KDT_F64] = &kcpu_ops_f64},
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.upload = cpu_copy,
+	.download = cpu_download,
+	.memzero = cpu_memzero,
+	.memcopy = cpu_copy,
+	.convert = cpu_convert,
+	.check_ids = cpu_check_ids,
+	.argmax_rows = cpu_argmax_rows,
+	.sync = cpu_sync,
+	.destroy = cpu_destroy,
+};
+
+int kern_ctx_create_cpu(KernCtx **out, int nthreads)
+{
+	KernCtx *c = calloc(1, sizeof *c);
+	if (!c)
+		return -ENOMEM;
+	c->be = &kcpu_backend;
+#ifdef _OPENMP
+	c->nthreads = nthreads > 0 ? nthreads : omp_get_max_threads();
+#else
+	c->nthreads = 1;
+#endif
+	*out = c;
+	return 0;
+}
+
+// ---- gemm: BLAS when the build found one, else a plain loop over rows ----
+#ifdef HAVE_BLAS
+void kcpu_gemm_f32(KernCtx *c, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+		   const float *B, int ldb, float beta, float *C, int ldc)
+{
+	if (M == 0 || N == 0)
+		return;
+	cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
+		    lda, B, ldb, beta, C, ldc);
+}
+
+void kcpu_gemm_f64(KernCtx *c, int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
+		   const double *B, int ldb, double beta, double *C, int ldc)
+{
+	if (M == 0 || N == 0)
+		return;
+	cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A,
+		    lda, B, ldb, beta, C, ldc);
+}
+#else
+#define NAIVE_GEMM(real)                                                                                               \
+	int nt = kcpu_threads(c);                                                                                      \
+	(void)nt;                                                                                                      \
+	KOMP("omp parallel for num_threads(nt) schedule(static)")                                                      \
+	for (int i = 0; i < M; i++)                                                                                    \
+		for (int j = 0; j < N; j++) {                                                                          \
+			real s = 0;                                                                                    \
+			for (int k = 0; k < K; k++)                                                                    \
+				s += (ta ? A[(size_t)k * lda + i] : A[(size_t)i * lda + k]) *                         \
+				     (tb ? B[(size_t)j * ldb + k] : B[(size_t)k * ldb + j]);                           \
+			C[(size_t)i * ldc + j] = alpha * s + (beta == 0 ? 0 : beta * C[(size_t)i * ldc + j]);          \
+		}
+
+void kcpu_gemm_f32(KernCtx *c, int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+		   const float *B, int ldb, float beta, float *C, int ldc)
+{
+	NAIVE_GEMM(float)
+}
+
+void kcpu_gemm_f64(KernCtx *c, int ta, int tb, int M, int N, int K, double alpha, const double *A, int lda,
+		   const double *B, int ldb, double beta, double *C, int ldc)
+{
+	NAIVE_GEMM(double)
+}
+#endif

@@ -1,0 +1,104 @@
+// On-disk layout of the dataset manifest (one mmap-able file per dataset): header, string
+// table, videos, chunks, keyframe index, tar shards, samples, caption token ids.
+#ifndef COMMON_MANIFEST_FORMAT_H
+#define COMMON_MANIFEST_FORMAT_H
+// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, manifest_crc32
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// All integers little-endian; every section starts 8-byte aligned; offsets are from the
+// start of the file. Paths in the string table are relative to the manifest's folder
+// unless they start with '/'.
+#define MANIFEST_MAGIC "AVCLIPMF"
+#define MANIFEST_VERSION 1u
+
+typedef struct {
+	char magic[8];          // MANIFEST_MAGIC, no NUL
+	uint32_t version;       // MANIFEST_VERSION
+	uint32_t header_size;   // sizeof(ManifestHeader)
+	uint64_t file_size;     // whole file, to detect truncation
+	uint32_t header_crc;    // CRC-32 of these header_size bytes with this field zero
+	uint32_t data_crc;      // CRC-32 of bytes [header_size, file_size)
+	uint32_t n_videos, n_chunks, n_shards, context; // context: token ids per caption (77)
+	uint64_t n_samples, n_keyframes;
+	uint32_t vocab_size;    // every token id < vocab_size
+	uint32_t chunk_ms;      // nominal chunk length (the last chunk of a video is shorter)
+	uint32_t short_side;    // chunks' short side in pixels (0: images only)
+	uint32_t reserved0;
+	uint64_t strings_off, strings_size; // NUL-terminated strings back to back
+	uint64_t videos_off;    // ManifestVideo[n_videos]
+	uint64_t chunks_off;    // ManifestChunk[n_chunks], each video's chunks consecutive, in time order
+	uint64_t keyframes_off; // uint32_t[n_keyframes]: frame numbers, each chunk's slice ascending
+	uint64_t shards_off;    // ManifestShard[n_shards]
+	uint64_t samples_off;   // ManifestSample[n_samples]
+	uint64_t tokens_off;    // uint16_t[n_samples][context], padded with 0 after <|endoftext|>
+	uint64_t reserved[2];
+} ManifestHeader;
+
+typedef struct {
+	uint64_t name_off;    // video id (string table)
+	uint32_t first_chunk; // chunks first_chunk .. first_chunk + n_chunks - 1
+	uint32_t n_chunks;
+	uint64_t duration_ms; // of the source video
+} ManifestVideo;
+
+typedef struct {
+	uint64_t path_off;        // string table
+	uint64_t kf_first;        // first index into the keyframe array
+	uint32_t kf_count;        // keyframes of this chunk (>= 1: frame 0 is one)
+	uint32_t video;           // ManifestVideo index
+	uint32_t start_ms;        // chunk start in the source video
+	uint32_t n_frames;        // decodable frames (exact)
+	uint32_t fps_num, fps_den; // constant frame rate
+	uint16_t width, height;
+	uint32_t reserved;
+} ManifestChunk;
+
+typedef struct {
+	uint64_t path_off; // string table
+	uint64_t size;     // bytes of the tar file, checked by --verify
+} ManifestShard;
+
+#define MANIFEST_KIND_CLIP 1u
+#define MANIFEST_KIND_IMAGE 2u
+
+// A clip covers frames [frame_begin, frame_end) where frame_begin counts from the start of
+// chunk_first and frame_end from the start of chunk_last; chunk_first..chunk_last are
+// consecutive chunks of one video (usually one, or two when the clip crosses a boundary).
+// An image is bytes [offset, offset + length) of a tar shard (the member's data).
+typedef struct {
+	uint32_t kind;   // MANIFEST_KIND_*
+	uint32_t source; // clip: video index; image: shard index
+	union {
+		struct {
+			uint32_t chunk_first, chunk_last;
+			uint32_t frame_begin, frame_end;
+		} clip;
+		struct {
+			uint64_t offset, length;
+		} image;
+	};
+	uint32_t n_tokens; // non-padding token ids of the caption (2..context)
+	uint32_t reserved;
+} ManifestSample;
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the manifest is read in place: little-endian hosts only");
+static_assert(sizeof(ManifestHeader) == 160, "manifest header size is part of the format");
+static_assert(offsetof(ManifestHeader, file_size) == 16, "manifest header layout");
+static_assert(offsetof(ManifestHeader, n_samples) == 48, "manifest header layout");
+static_assert(offsetof(ManifestHeader, strings_off) == 80, "manifest header layout");
+static_assert(offsetof(ManifestHeader, tokens_off) == 136, "manifest header layout");
+static_assert(sizeof(ManifestVideo) == 24, "manifest video record");
+static_assert(sizeof(ManifestChunk) == 48, "manifest chunk record");
+static_assert(offsetof(ManifestChunk, width) == 40, "manifest chunk layout");
+static_assert(sizeof(ManifestShard) == 16, "manifest shard record");
+static_assert(sizeof(ManifestSample) == 32, "manifest sample record");
+static_assert(offsetof(ManifestSample, clip.frame_end) == 20, "manifest sample layout");
+static_assert(offsetof(ManifestSample, n_tokens) == 24, "manifest sample layout");
+
+// CRC-32 (IEEE, as zlib's crc32): crc = manifest_crc32(crc, buf, n), start with 0
+uint32_t manifest_crc32(uint32_t crc, const void *buf, size_t n);
+
+#endif

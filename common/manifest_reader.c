@@ -1,0 +1,280 @@
+// Dataset manifest reader: mmap, then header and table validation so that every accessor
+// can index without further checks; bad files produce an error line, never a fault.
+#include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct Manifest {
+	const uint8_t *base;
+	size_t size;
+	const ManifestHeader *h;
+	char dir[4096]; // folder of the manifest, for relative paths
+};
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	if (err && errlen) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+const ManifestHeader *manifest_header(const Manifest *m) { return m->h; }
+const ManifestVideo *manifest_video(const Manifest *m, uint32_t i)
+{
+	return (const ManifestVideo *)(m->base + m->h->videos_off) + i;
+}
+const ManifestChunk *manifest_chunk(const Manifest *m, uint32_t i)
+{
+	return (const ManifestChunk *)(m->base + m->h->chunks_off) + i;
+}
+const ManifestShard *manifest_shard(const Manifest *m, uint32_t i)
+{
+	return (const ManifestShard *)(m->base + m->h->shards_off) + i;
+}
+const ManifestSample *manifest_sample(const Manifest *m, uint64_t i)
+{
+	return (const ManifestSample *)(m->base + m->h->samples_off) + i;
+}
+const uint16_t *manifest_tokens(const Manifest *m, uint64_t i)
+{
+	return (const uint16_t *)(m->base + m->h->tokens_off) + i * m->h->context;
+}
+const char *manifest_string(const Manifest *m, uint64_t off)
+{
+	return off < m->h->strings_size ? (const char *)m->base + m->h->strings_off + off : "";
+}
+const uint32_t *manifest_keyframes(const Manifest *m, uint32_t chunk, uint32_t *n)
+{
+	const ManifestChunk *c = manifest_chunk(m, chunk);
+	*n = c->kf_count;
+	return (const uint32_t *)(m->base + m->h->keyframes_off) + c->kf_first;
+}
+
+uint32_t manifest_keyframe_at_or_before(const Manifest *m, uint32_t chunk, uint32_t frame)
+{
+	uint32_t n;
+	const uint32_t *kf = manifest_keyframes(m, chunk, &n);
+	uint32_t lo = 0, hi = n; // last index with kf[i] <= frame; kf[0] == 0
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (kf[mid] <= frame)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return kf[lo];
+}
+
+uint64_t manifest_clip_frames(const Manifest *m, const ManifestSample *s)
+{
+	if (s->kind != MANIFEST_KIND_CLIP)
+		return 0;
+	uint64_t n = 0;
+	for (uint32_t c = s->clip.chunk_first; c < s->clip.chunk_last; c++)
+		n += manifest_chunk(m, c)->n_frames;
+	return n + s->clip.frame_end - s->clip.frame_begin;
+}
+
+int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk,
+			 uint32_t *frame)
+{
+	if (s->kind != MANIFEST_KIND_CLIP || k >= manifest_clip_frames(m, s))
+		return -EINVAL;
+	uint64_t f = s->clip.frame_begin + k;
+	uint32_t c = s->clip.chunk_first;
+	while (f >= manifest_chunk(m, c)->n_frames && c < s->clip.chunk_last)
+		f -= manifest_chunk(m, c++)->n_frames;
+	*chunk = c;
+	*frame = (uint32_t)f;
+	return 0;
+}
+
+int manifest_resolve(const Manifest *m, const char *name, char *buf, size_t cap)
+{
+	int n = name[0] == '/' ? snprintf(buf, cap, "%s", name) : snprintf(buf, cap, "%s/%s", m->dir, name);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int section_ok(const ManifestHeader *h, uint64_t off, uint64_t count, uint64_t elem)
+{
+	if (off % 8 || off < h->header_size || off > h->file_size)
+		return 0;
+	if (elem && count > (h->file_size - off) / elem)
+		return 0;
+	return 1;
+}
+
+static int validate(Manifest *m, char *err, size_t errlen)
+{
+	const ManifestHeader *h = m->h;
+	if (m->size < 16 || memcmp(h->magic, MANIFEST_MAGIC, 8) != 0)
+		return fail(err, errlen, -EBADMSG, "not a manifest (magic is not %s)", MANIFEST_MAGIC);
+	if (h->version != MANIFEST_VERSION)
+		return fail(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
+			    h->version, MANIFEST_VERSION);
+	if (h->header_size != sizeof(ManifestHeader))
+		return fail(err, errlen, -EBADMSG, "header size %u, version %u has %zu", h->header_size,
+			    MANIFEST_VERSION, sizeof(ManifestHeader));
+	if (m->size < sizeof(ManifestHeader))
+		return fail(err, errlen, -EBADMSG, "truncated: %zu bytes, the header alone is %zu", m->size,
+			    sizeof(ManifestHeader));
+	ManifestHeader copy = *h;
+	copy.header_crc = 0;
+	if (manifest_crc32(0, &copy, sizeof(copy)) != h->header_crc)
+		return fail(err, errlen, -EBADMSG, "header checksum mismatch (corrupt header)");
+	if (h->file_size != m->size)
+		return fail(err, errlen, -EBADMSG, "%s: header says %llu bytes, file has %zu",
+			    h->file_size > m->size ? "truncated" : "trailing bytes",
+			    (unsigned long long)h->file_size, m->size);
+	if (h->context < 2 || h->vocab_size < 3 || h->vocab_size > 65536)
+		return fail(err, errlen, -EBADMSG, "context %u / vocabulary %u out of range", h->context,
+			    h->vocab_size);
+	struct {
+		const char *name;
+		uint64_t off, count, elem;
+	} sec[] = {{"strings", h->strings_off, h->strings_size, 1},
+		   {"videos", h->videos_off, h->n_videos, sizeof(ManifestVideo)},
+		   {"chunks", h->chunks_off, h->n_chunks, sizeof(ManifestChunk)},
+		   {"keyframes", h->keyframes_off, h->n_keyframes, sizeof(uint32_t)},
+		   {"shards", h->shards_off, h->n_shards, sizeof(ManifestShard)},
+		   {"samples", h->samples_off, h->n_samples, sizeof(ManifestSample)},
+		   {"tokens", h->tokens_off, h->n_samples, (uint64_t)h->context * 2}};
+	for (size_t i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
+		if (!section_ok(h, sec[i].off, sec[i].count, sec[i].elem))
+			return fail(err, errlen, -EBADMSG, "%s section (offset %llu, %llu records) outside the file",
+				    sec[i].name, (unsigned long long)sec[i].off, (unsigned long long)sec[i].count);
+	const char *str = (const char *)m->base + h->strings_off;
+	if (h->strings_size && str[h->strings_size - 1] != 0)
+		return fail(err, errlen, -EBADMSG, "string table not terminated");
+	for (uint32_t i = 0; i < h->n_videos; i++) {
+		const ManifestVideo *v = manifest_video(m, i);
+		if (v->name_off >= h->strings_size || v->first_chunk > h->n_chunks ||
+		    v->n_chunks > h->n_chunks - v->first_chunk)
+			return fail(err, errlen, -EBADMSG, "video %u: name or chunk range out of range", i);
+	}
+	for (uint32_t i = 0; i < h->n_chunks; i++) {
+		const ManifestChunk *c = manifest_chunk(m, i);
+		if (c->path_off >= h->strings_size || c->video >= h->n_videos || !c->n_frames || !c->fps_num ||
+		    !c->fps_den || !c->kf_count || c->kf_first > h->n_keyframes ||
+		    c->kf_count > h->n_keyframes - c->kf_first)
+			return fail(err, errlen, -EBADMSG, "chunk %u: bad path, video, frame count, fps or keyframe range", i);
+		const ManifestVideo *v = manifest_video(m, c->video);
+		if (i < v->first_chunk || i >= v->first_chunk + v->n_chunks)
+			return fail(err, errlen, -EBADMSG, "chunk %u: not in its video's chunk range", i);
+		uint32_t nk;
+		const uint32_t *kf = manifest_keyframes(m, i, &nk);
+		if (kf[0] != 0)
+			return fail(err, errlen, -EBADMSG, "chunk %u: first keyframe is %u, not 0", i, kf[0]);
+		for (uint32_t k = 1; k < nk; k++)
+			if (kf[k] <= kf[k - 1] || kf[k] >= c->n_frames)
+				return fail(err, errlen, -EBADMSG, "chunk %u: keyframes not ascending within the chunk", i);
+	}
+	for (uint32_t i = 0; i < h->n_shards; i++)
+		if (manifest_shard(m, i)->path_off >= h->strings_size)
+			return fail(err, errlen, -EBADMSG, "shard %u: path out of range", i);
+	for (uint64_t i = 0; i < h->n_samples; i++) {
+		const ManifestSample *s = manifest_sample(m, i);
+		if (s->n_tokens < 2 || s->n_tokens > h->context)
+			return fail(err, errlen, -EBADMSG, "sample %llu: %u tokens", (unsigned long long)i, s->n_tokens);
+		if (s->kind == MANIFEST_KIND_CLIP) {
+			uint32_t c0 = s->clip.chunk_first, c1 = s->clip.chunk_last;
+			if (s->source >= h->n_videos || c0 > c1 || c1 >= h->n_chunks ||
+			    manifest_chunk(m, c0)->video != s->source || manifest_chunk(m, c1)->video != s->source ||
+			    s->clip.frame_begin >= manifest_chunk(m, c0)->n_frames ||
+			    s->clip.frame_end > manifest_chunk(m, c1)->n_frames || s->clip.frame_end == 0 ||
+			    (c0 == c1 && s->clip.frame_end <= s->clip.frame_begin))
+				return fail(err, errlen, -EBADMSG, "sample %llu: chunk or frame range out of range",
+					    (unsigned long long)i);
+		} else if (s->kind == MANIFEST_KIND_IMAGE) {
+			if (s->source >= h->n_shards || !s->image.length)
+				return fail(err, errlen, -EBADMSG, "sample %llu: shard out of range", (unsigned long long)i);
+		} else {
+			return fail(err, errlen, -EBADMSG, "sample %llu: unknown kind %u", (unsigned long long)i, s->kind);
+		}
+	}
+	return 0;
+}
+
+int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, -errno, "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(err, errlen, -EINVAL, "not a regular file");
+	}
+	if (st.st_size < 16) {
+		close(fd);
+		return fail(err, errlen, -EBADMSG, "not a manifest (%lld bytes)", (long long)st.st_size);
+	}
+	Manifest *m = calloc(1, sizeof(*m));
+	if (!m) {
+		close(fd);
+		return -ENOMEM;
+	}
+	m->size = (size_t)st.st_size;
+	void *p = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
+	int e = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		free(m);
+		return fail(err, errlen, -e, "mmap: %s", strerror(e));
+	}
+	m->base = p;
+	m->h = p;
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(m->dir, sizeof(m->dir), ".");
+	else if (slash == path)
+		snprintf(m->dir, sizeof(m->dir), "/");
+	else
+		snprintf(m->dir, sizeof(m->dir), "%.*s", (int)(slash - path), path);
+	int rc = validate(m, err, errlen);
+	if (rc) {
+		manifest_close(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
+void manifest_close(Manifest *m)
+{
+	if (!m)
+		return;
+	munmap((void *)m->base, m->size);
+	free(m);
+}
+
+int manifest_check_data(const Manifest *m, char *err, size_t errlen)
+{
+	const ManifestHeader *h = m->h;
+	uint32_t crc = manifest_crc32(0, m->base + h->header_size, m->size - h->header_size);
+	if (crc != h->data_crc)
+		return fail(err, errlen, -EBADMSG, "data checksum mismatch (file corrupt after the header)");
+	for (uint64_t i = 0; i < h->n_samples; i++) {
+		const uint16_t *t = manifest_tokens(m, i);
+		for (uint32_t k = 0; k < h->context; k++)
+			if (t[k] >= h->vocab_size)
+				return fail(err, errlen, -EBADMSG, "sample %llu: token %u >= vocabulary %u",
+					    (unsigned long long)i, t[k], h->vocab_size);
+	}
+	return 0;
+}

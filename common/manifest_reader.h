@@ -1,0 +1,45 @@
+// Opens a dataset manifest read-only by mmap and checks its structure, so the loader, the
+// trainer and tools can index chunks, keyframes, samples and caption tokens in place.
+#ifndef COMMON_MANIFEST_READER_H
+#define COMMON_MANIFEST_READER_H
+// defines: Manifest, manifest_open, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve
+
+#include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Manifest Manifest;
+
+// Maps path and validates header (magic, version, header size, header checksum, file size)
+// and every table (offsets in range, strings terminated, chunk/keyframe/sample references
+// consistent). On error returns -errno (-ENOENT..., -EBADMSG not a manifest or corrupt,
+// -EPROTONOSUPPORT other version) and writes a one-line reason to err.
+int manifest_open(Manifest **out, const char *path, char *err, size_t errlen);
+void manifest_close(Manifest *m);
+
+const ManifestHeader *manifest_header(const Manifest *m);
+const ManifestVideo *manifest_video(const Manifest *m, uint32_t i);
+const ManifestChunk *manifest_chunk(const Manifest *m, uint32_t i);
+const ManifestShard *manifest_shard(const Manifest *m, uint32_t i);
+const ManifestSample *manifest_sample(const Manifest *m, uint64_t i);
+// string table entry (validated NUL-terminated), "" when off is out of range
+const char *manifest_string(const Manifest *m, uint64_t off);
+// the chunk's keyframe frame numbers (ascending, first 0); *n gets their count
+const uint32_t *manifest_keyframes(const Manifest *m, uint32_t chunk, uint32_t *n);
+// (context) token ids of sample i
+const uint16_t *manifest_tokens(const Manifest *m, uint64_t i);
+// the last keyframe <= frame in the chunk: where a decoder seeks to reach frame
+uint32_t manifest_keyframe_at_or_before(const Manifest *m, uint32_t chunk, uint32_t frame);
+// number of frames of a clip sample (0 for an image)
+uint64_t manifest_clip_frames(const Manifest *m, const ManifestSample *s);
+// k-th frame of a clip (0 <= k < manifest_clip_frames) as chunk index and frame in it;
+// -EINVAL when k is out of range or s is not a clip
+int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk,
+			 uint32_t *frame);
+// full check of the data: data checksum and every token id < vocab_size
+int manifest_check_data(const Manifest *m, char *err, size_t errlen);
+// path of a string-table file name resolved against the manifest's folder into buf
+int manifest_resolve(const Manifest *m, const char *name, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,284 @@
+// Dataset manifest writer: records collected in growable arrays, laid out in the order of
+// manifest_format.h, checksummed, written to a temp file, fsynced and renamed into place.
+#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ..., manifest_crc32
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+	void *data;
+	size_t n, cap, elem;
+} Vec;
+
+static void *vec_push(Vec *v)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 64;
+		void *d = realloc(v->data, cap * v->elem);
+		if (!d)
+			return NULL;
+		v->data = d;
+		v->cap = cap;
+	}
+	return (char *)v->data + v->elem * v->n++;
+}
+
+struct ManifestWriter {
+	uint32_t context, vocab_size, chunk_ms, short_side;
+	Vec strings; // (bytes)
+	Vec videos, chunks, keyframes, shards, samples, tokens;
+};
+
+int manifest_writer_new(ManifestWriter **out, uint32_t context, uint32_t vocab_size, uint32_t chunk_ms,
+			uint32_t short_side)
+{
+	*out = NULL;
+	if (context < 2 || context > 4096 || vocab_size < 3 || vocab_size > 65536)
+		return -EINVAL;
+	ManifestWriter *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->context = context, w->vocab_size = vocab_size, w->chunk_ms = chunk_ms, w->short_side = short_side;
+	w->strings.elem = 1;
+	w->videos.elem = sizeof(ManifestVideo);
+	w->chunks.elem = sizeof(ManifestChunk);
+	w->keyframes.elem = sizeof(uint32_t);
+	w->shards.elem = sizeof(ManifestShard);
+	w->samples.elem = sizeof(ManifestSample);
+	w->tokens.elem = (size_t)context * sizeof(uint16_t);
+	*out = w;
+	return 0;
+}
+
+void manifest_writer_free(ManifestWriter *w)
+{
+	if (!w)
+		return;
+	Vec *v[] = {&w->strings, &w->videos, &w->chunks, &w->keyframes, &w->shards, &w->samples, &w->tokens};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		free(v[i]->data);
+	free(w);
+}
+
+static int64_t add_string(ManifestWriter *w, const char *s)
+{
+	size_t n = strlen(s) + 1, off = w->strings.n;
+	for (size_t i = 0; i < n; i++) {
+		char *c = vec_push(&w->strings);
+		if (!c)
+			return -ENOMEM;
+		*c = s[i];
+	}
+	return (int64_t)off;
+}
+
+int64_t manifest_add_video(ManifestWriter *w, const char *name, uint64_t duration_ms)
+{
+	if (!name || !*name || w->videos.n >= UINT32_MAX)
+		return -EINVAL;
+	int64_t off = add_string(w, name);
+	if (off < 0)
+		return off;
+	ManifestVideo *v = vec_push(&w->videos);
+	if (!v)
+		return -ENOMEM;
+	*v = (ManifestVideo){.name_off = (uint64_t)off, .first_chunk = (uint32_t)w->chunks.n, .n_chunks = 0,
+			     .duration_ms = duration_ms};
+	return (int64_t)w->videos.n - 1;
+}
+
+int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, uint32_t start_ms,
+			   uint32_t n_frames, uint32_t fps_num, uint32_t fps_den, uint16_t width,
+			   uint16_t height, const uint32_t *keyframes, uint32_t n_keyframes)
+{
+	if (video >= w->videos.n || !path || !*path || n_frames == 0 || !fps_num || !fps_den || !width ||
+	    !height || n_keyframes == 0 || keyframes[0] != 0)
+		return -EINVAL;
+	ManifestVideo *v = (ManifestVideo *)w->videos.data + video;
+	// a video's chunks are consecutive: only the last video may still grow
+	if (v->first_chunk + v->n_chunks != w->chunks.n)
+		return -EINVAL;
+	for (uint32_t i = 1; i < n_keyframes; i++)
+		if (keyframes[i] <= keyframes[i - 1] || keyframes[i] >= n_frames)
+			return -EINVAL;
+	int64_t off = add_string(w, path);
+	if (off < 0)
+		return off;
+	uint64_t kf_first = w->keyframes.n;
+	for (uint32_t i = 0; i < n_keyframes; i++) {
+		uint32_t *k = vec_push(&w->keyframes);
+		if (!k)
+			return -ENOMEM;
+		*k = keyframes[i];
+	}
+	ManifestChunk *c = vec_push(&w->chunks);
+	if (!c)
+		return -ENOMEM;
+	*c = (ManifestChunk){.path_off = (uint64_t)off, .kf_first = kf_first, .kf_count = n_keyframes,
+			     .video = video, .start_ms = start_ms, .n_frames = n_frames, .fps_num = fps_num,
+			     .fps_den = fps_den, .width = width, .height = height};
+	v->n_chunks++;
+	return (int64_t)w->chunks.n - 1;
+}
+
+int64_t manifest_add_shard(ManifestWriter *w, const char *path, uint64_t size)
+{
+	if (!path || !*path || w->shards.n >= UINT32_MAX)
+		return -EINVAL;
+	int64_t off = add_string(w, path);
+	if (off < 0)
+		return off;
+	ManifestShard *s = vec_push(&w->shards);
+	if (!s)
+		return -ENOMEM;
+	*s = (ManifestShard){(uint64_t)off, size};
+	return (int64_t)w->shards.n - 1;
+}
+
+// checks and stores a caption's tokens; returns the non-padding count or -EINVAL
+static int add_tokens(ManifestWriter *w, const int32_t *tokens)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < w->context; i++) {
+		if (tokens[i] < 0 || (uint32_t)tokens[i] >= w->vocab_size)
+			return -EINVAL;
+		if (tokens[i])
+			n = (int)i + 1;
+	}
+	if (n < 2)
+		return -EINVAL;
+	uint16_t *t = vec_push(&w->tokens);
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < w->context; i++)
+		t[i] = (uint16_t)tokens[i];
+	return n;
+}
+
+int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_first, uint32_t frame_begin,
+			  uint32_t chunk_last, uint32_t frame_end, const int32_t *tokens)
+{
+	if (video >= w->videos.n || chunk_first > chunk_last || chunk_last >= w->chunks.n)
+		return -EINVAL;
+	const ManifestVideo *v = (const ManifestVideo *)w->videos.data + video;
+	const ManifestChunk *c = w->chunks.data;
+	if (chunk_first < v->first_chunk || chunk_last >= v->first_chunk + v->n_chunks ||
+	    frame_begin >= c[chunk_first].n_frames || frame_end > c[chunk_last].n_frames || frame_end == 0 ||
+	    (chunk_first == chunk_last && frame_end <= frame_begin))
+		return -EINVAL;
+	int n = add_tokens(w, tokens);
+	if (n < 0)
+		return n;
+	ManifestSample *s = vec_push(&w->samples);
+	if (!s) {
+		w->tokens.n--;
+		return -ENOMEM;
+	}
+	*s = (ManifestSample){.kind = MANIFEST_KIND_CLIP, .source = video, .n_tokens = (uint32_t)n};
+	s->clip.chunk_first = chunk_first, s->clip.chunk_last = chunk_last;
+	s->clip.frame_begin = frame_begin, s->clip.frame_end = frame_end;
+	return (int64_t)w->samples.n - 1;
+}
+
+int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length,
+			   const int32_t *tokens)
+{
+	if (shard >= w->shards.n || length == 0)
+		return -EINVAL;
+	const ManifestShard *sh = (const ManifestShard *)w->shards.data + shard;
+	if (offset > sh->size || length > sh->size - offset)
+		return -EINVAL;
+	int n = add_tokens(w, tokens);
+	if (n < 0)
+		return n;
+	ManifestSample *s = vec_push(&w->samples);
+	if (!s) {
+		w->tokens.n--;
+		return -ENOMEM;
+	}
+	*s = (ManifestSample){.kind = MANIFEST_KIND_IMAGE, .source = shard, .n_tokens = (uint32_t)n};
+	s->image.offset = offset, s->image.length = length;
+	return (int64_t)w->samples.n - 1;
+}
+
+static uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+	while (n) {
+		ssize_t r = write(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		p += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+int manifest_write(ManifestWriter *w, const char *path)
+{
+	ManifestHeader h = {0};
+	memcpy(h.magic, MANIFEST_MAGIC, 8);
+	h.version = MANIFEST_VERSION;
+	h.header_size = sizeof(h);
+	h.n_videos = (uint32_t)w->videos.n, h.n_chunks = (uint32_t)w->chunks.n, h.n_shards = (uint32_t)w->shards.n;
+	h.context = w->context, h.n_samples = w->samples.n, h.n_keyframes = w->keyframes.n;
+	h.vocab_size = w->vocab_size, h.chunk_ms = w->chunk_ms, h.short_side = w->short_side;
+	struct {
+		uint64_t *off;
+		const Vec *v;
+	} sec[] = {{&h.strings_off, &w->strings}, {&h.videos_off, &w->videos}, {&h.chunks_off, &w->chunks},
+		   {&h.keyframes_off, &w->keyframes}, {&h.shards_off, &w->shards}, {&h.samples_off, &w->samples},
+		   {&h.tokens_off, &w->tokens}};
+	enum { NSEC = sizeof(sec) / sizeof(sec[0]) };
+	uint64_t pos = sizeof(h);
+	for (int i = 0; i < NSEC; i++) {
+		pos = align8(pos);
+		*sec[i].off = pos;
+		pos += sec[i].v->n * sec[i].v->elem;
+	}
+	h.strings_size = w->strings.n;
+	h.file_size = pos;
+	// data checksum over exactly the bytes written after the header, padding included
+	static const char zeros[8];
+	uint32_t crc = 0;
+	uint64_t at = sizeof(h);
+	for (int i = 0; i < NSEC; i++) {
+		crc = manifest_crc32(crc, zeros, *sec[i].off - at);
+		crc = manifest_crc32(crc, sec[i].v->data, sec[i].v->n * sec[i].v->elem);
+		at = *sec[i].off + sec[i].v->n * sec[i].v->elem;
+	}
+	h.data_crc = crc;
+	h.header_crc = manifest_crc32(0, &h, sizeof(h));
+
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	int rc = write_all(fd, &h, sizeof(h));
+	at = sizeof(h);
+	for (int i = 0; i < NSEC && !rc; i++) {
+		rc = write_all(fd, zeros, *sec[i].off - at);
+		if (!rc)
+			rc = write_all(fd, sec[i].v->data, sec[i].v->n * sec[i].v->elem);
+		at = *sec[i].off + sec[i].v->n * sec[i].v->elem;
+	}
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}

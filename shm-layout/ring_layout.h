@@ -59,7 +59,7 @@ typedef struct {
     _Atomic uint64_t cursor;  // consumer: next position to acquire
     // counter values when the current owner attached (for per-process rows)
     uint64_t base_items, base_errors, base_adopted, base_wait_ns;
-    uint8_t reserved[128 - 120];
+    _Atomic uint64_t waiting_since_ns; // CLOCK_MONOTONIC when the current wait began, 0 when not waiting
 } RingProcEntry;
 
 typedef struct {
@@ -119,6 +119,7 @@ _Static_assert(sizeof(RingGeometry) == 20, "RingGeometry is ABI");
 _Static_assert(sizeof(RingProcEntry) == 128, "RingProcEntry is two cache lines");
 _Static_assert(offsetof(RingProcEntry, items) == 40, "RingProcEntry layout");
 _Static_assert(offsetof(RingProcEntry, base_items) == 88, "RingProcEntry layout");
+_Static_assert(offsetof(RingProcEntry, waiting_since_ns) == 120, "RingProcEntry layout");
 _Static_assert(sizeof(RingSlotHeader) == RING_CACHE_LINE, "slot header is one cache line");
 _Static_assert(offsetof(RingSlotHeader, sample_id) == 32, "RingSlotHeader layout");
 _Static_assert(offsetof(RingControl, geometry) == 32, "RingControl layout");

@@ -109,6 +109,7 @@ static void entry_fill(RingProcEntry *e, int numa_node) {
     e->base_adopted = atomic_load(&e->adopted);
     e->base_wait_ns = atomic_load(&e->wait_ns);
     atomic_store(&e->max_wait_ns, 0);
+    atomic_store(&e->waiting_since_ns, 0);
     atomic_store(&e->heartbeat_ns, ring_now_ns());
 }
 
@@ -206,7 +207,7 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
             break;
         }
         // the slot still holds position pos = g - kS: the ring is full here
-        if (!wait_start) wait_start = ring_now_ns();
+        if (!wait_start) atomic_store_explicit(&p->entry->waiting_since_ns, wait_start = ring_now_ns(), memory_order_relaxed);
         if ((err = ring_slot_wait(r, h, w, deadline)) != 0) break;
         uint64_t hint = atomic_load_explicit(&c->claim_hint, memory_order_acquire);
         if (hint > g) g = hint;
@@ -216,6 +217,7 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
     if (wait_start) {
         uint64_t waited = now - wait_start;
         counter_add(&e->wait_ns, waited);
+        atomic_store_explicit(&e->waiting_since_ns, 0, memory_order_relaxed);
         if (waited > atomic_load_explicit(&e->max_wait_ns, memory_order_relaxed))
             atomic_store_explicit(&e->max_wait_ns, waited, memory_order_relaxed);
     }
@@ -331,7 +333,7 @@ int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
             err = -ESHUTDOWN;
             break;
         }
-        if (!wait_start) wait_start = ring_now_ns();
+        if (!wait_start) atomic_store_explicit(&cons->entry->waiting_since_ns, wait_start = ring_now_ns(), memory_order_relaxed);
         if ((err = ring_slot_wait(r, h, w, deadline)) != 0) break;
     }
     RingProcEntry *e = cons->entry;
@@ -339,6 +341,7 @@ int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
     if (wait_start) {
         uint64_t waited = now - wait_start;
         counter_add(&e->wait_ns, waited);
+        atomic_store_explicit(&e->waiting_since_ns, 0, memory_order_relaxed);
         if (waited > atomic_load_explicit(&e->max_wait_ns, memory_order_relaxed))
             atomic_store_explicit(&e->max_wait_ns, waited, memory_order_relaxed);
     }

@@ -5,6 +5,12 @@
 
 #include "ring_layout.h"
 
+// time waited so far, the wait in progress included
+static uint64_t entry_wait_ns(const RingProcEntry *e, uint64_t now) {
+    uint64_t since = atomic_load(&e->state) == PROC_ALIVE ? atomic_load(&e->waiting_since_ns) : 0;
+    return atomic_load(&e->wait_ns) + (since && now > since ? now - since : 0);
+}
+
 static void proc_row(const RingProcEntry *e, int index, uint64_t now, RingProcStats *row) {
     memset(row, 0, sizeof *row);
     row->index = index;
@@ -18,7 +24,7 @@ static void proc_row(const RingProcEntry *e, int index, uint64_t now, RingProcSt
     row->items = atomic_load(&e->items) - e->base_items;
     row->errors = atomic_load(&e->errors) - e->base_errors;
     row->adopted = atomic_load(&e->adopted) - e->base_adopted;
-    row->wait_ns = atomic_load(&e->wait_ns) - e->base_wait_ns;
+    row->wait_ns = entry_wait_ns(e, now) - e->base_wait_ns;
     row->max_wait_ns = atomic_load(&e->max_wait_ns);
     row->position = atomic_load(&e->cursor);
 }
@@ -42,7 +48,7 @@ int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs,
         s->produced += atomic_load(&e->items);
         s->errors += atomic_load(&e->errors);
         s->adopted += atomic_load(&e->adopted);
-        s->producer_wait_ns += atomic_load(&e->wait_ns);
+        s->producer_wait_ns += entry_wait_ns(e, s->now_ns);
         uint32_t st = atomic_load(&e->state);
         if (st == PROC_FREE) continue;
         if (st == PROC_DEAD || ring_proc_is_dead(e))
@@ -55,7 +61,7 @@ int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs,
         const RingProcEntry *e = &r->consumers[k];
         s->consumed += atomic_load(&e->items);
         s->redelivered += atomic_load(&e->adopted);
-        s->consumer_wait_ns += atomic_load(&e->wait_ns);
+        s->consumer_wait_ns += entry_wait_ns(e, s->now_ns);
         uint32_t st = atomic_load(&e->state);
         if (st == PROC_FREE) continue;
         if (st == PROC_ALIVE && !ring_proc_is_dead(e)) s->live_consumers++;

@@ -1,0 +1,33 @@
+// H.264 MP4 writer over libavcodec/libavformat, shared by tools/prep (chunks) and
+// tools/synth (source videos): 8-bit 4:2:0, constant frame rate, closed fixed GOP.
+#ifndef TOOLS_PREP_ENCODE_H
+#define TOOLS_PREP_ENCODE_H
+// defines: PrepEncodeOpts, PrepEncoder, prep_encoder_open, prep_encoder_write, prep_encoder_close, prep_encoder_abort, prep_encoder_available
+
+#include <libavutil/frame.h>
+
+typedef struct {
+	int width, height;      // even
+	int fps_num, fps_den;   // constant frame rate
+	int gop;                // keyframe every gop frames exactly (no scene-cut keyframes)
+	int crf;                // x264 quality, 23 by default in x264
+	const char *preset;     // x264 preset ("veryfast")
+	int faststart;          // moov before mdat (+faststart)
+	int bframes;            // max B-frames (0: decode order = display order)
+} PrepEncodeOpts;
+
+typedef struct PrepEncoder PrepEncoder;
+
+// 1 when libavcodec has an H.264 encoder (libx264)
+int prep_encoder_available(void);
+// opens path for writing (the caller decides temp names); single-threaded and bit-exact
+// so the same frames give the same bytes. Returns 0 or a negative AVERROR.
+int prep_encoder_open(PrepEncoder **out, const char *path, const PrepEncodeOpts *o);
+// frame: yuv420p, width x height; its pts is set to the running frame count
+int prep_encoder_write(PrepEncoder *e, AVFrame *frame);
+// flushes, writes the trailer and frees; returns 0 or a negative AVERROR. *n_frames: frames
+// written. prep_encoder_abort frees without finishing the file.
+int prep_encoder_close(PrepEncoder *e, int64_t *n_frames);
+void prep_encoder_abort(PrepEncoder *e);
+
+#endif

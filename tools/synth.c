@@ -1,0 +1,233 @@
+// tools/synth: makes a synthetic video-caption dataset from a seed (shapes that appear,
+// move, grow, shrink, rotate, disappear, narrated with timestamps) plus image-text shards.
+#include "log.h"         // defines: log_init, log_info, log_fatal, ...
+#include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
+#include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_tar_add, ...
+
+#include <errno.h>
+#include <getopt.h>
+#include <libavutil/error.h>
+#include <libavutil/frame.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+	const char *out;
+	int videos, heldout, fps, gop, w, h, images, shard_size;
+	double minutes;
+	uint64_t seed;
+} SynthOpts;
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: synth --out DIR [options]\n"
+		   "Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
+		   "and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n"
+		   "  --videos N      training videos (default 4)\n"
+		   "  --heldout N     held-out videos, unseen colour x action pairs (default 2)\n"
+		   "  --minutes M     length of each video in minutes (default 1)\n"
+		   "  --size WxH      frame size, even numbers (default 320x180)\n"
+		   "  --fps N         frames per second (default 15)\n"
+		   "  --gop N         keyframe interval of the source videos (default 2 s)\n"
+		   "  --seed N        everything follows from it (default 1)\n"
+		   "  --images N      image-text pairs for the training shards (default 0; held-out gets N/4)\n"
+		   "  --shard-size N  images per tar shard (default 1000)\n");
+}
+
+static void mkdir_p(const char *path)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			mkdir(buf, 0755);
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		log_fatal("mkdir %s", buf);
+}
+
+// renders and encodes one video, writes its caption lines to csv
+static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv)
+{
+	char id[64], path[4096], tmp[4200];
+	snprintf(id, sizeof(id), "%s-%04d", heldout ? "heldout" : "train", index);
+	snprintf(path, sizeof(path), "%s/videos/%s.mp4", o->out, id);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	SynthTimeline tl;
+	if (synth_timeline_make(&tl, o->seed, heldout, index, o->minutes * 60, o->w, o->h))
+		log_fatalx("out of memory");
+	for (int i = 0; i < tl.n; i++)
+		if (tl.ev[i].captioned)
+			fprintf(csv, "%s,%.2f,%.2f,%s\n", id, tl.ev[i].start, tl.ev[i].end, tl.ev[i].caption);
+	PrepEncodeOpts eo = {.width = o->w, .height = o->h, .fps_num = o->fps, .fps_den = 1, .gop = o->gop,
+			     .crf = 23, .preset = "veryfast", .faststart = 0, .bframes = 2};
+	PrepEncoder *e;
+	int rc = prep_encoder_open(&e, tmp, &eo);
+	if (rc < 0)
+		log_fatalx("%s: cannot open H.264 encoder: %s", tmp, av_err2str(rc));
+	AVFrame *f = av_frame_alloc();
+	if (!f)
+		log_fatalx("out of memory");
+	f->format = AV_PIX_FMT_YUV420P, f->width = o->w, f->height = o->h;
+	if (av_frame_get_buffer(f, 0) < 0)
+		log_fatalx("out of memory");
+	SynthFrame sf = {o->w, o->h, malloc((size_t)o->w * o->h), malloc((size_t)o->w * o->h / 4),
+			 malloc((size_t)o->w * o->h / 4)};
+	if (!sf.y || !sf.u || !sf.v)
+		log_fatalx("out of memory");
+	int64_t n = (int64_t)(o->minutes * 60 * o->fps + 0.5);
+	for (int64_t i = 0; i < n; i++) {
+		synth_render_frame(&tl, (double)i / o->fps, &sf);
+		if (av_frame_make_writable(f) < 0)
+			log_fatalx("out of memory");
+		for (int y = 0; y < o->h; y++)
+			memcpy(f->data[0] + (size_t)y * f->linesize[0], sf.y + (size_t)y * o->w, (size_t)o->w);
+		for (int y = 0; y < o->h / 2; y++) {
+			memcpy(f->data[1] + (size_t)y * f->linesize[1], sf.u + (size_t)y * (o->w / 2), (size_t)o->w / 2);
+			memcpy(f->data[2] + (size_t)y * f->linesize[2], sf.v + (size_t)y * (o->w / 2), (size_t)o->w / 2);
+		}
+		if ((rc = prep_encoder_write(e, f)) < 0)
+			log_fatalx("%s: encode: %s", tmp, av_err2str(rc));
+	}
+	if ((rc = prep_encoder_close(e, NULL)) < 0)
+		log_fatalx("%s: finish: %s", tmp, av_err2str(rc));
+	if (rename(tmp, path) < 0)
+		log_fatal("rename %s", tmp);
+	av_frame_free(&f);
+	free(sf.y), free(sf.u), free(sf.v);
+	synth_timeline_free(&tl);
+	log_info("%s: %lld frames, %.0f s", path, (long long)n, o->minutes * 60);
+}
+
+// image-text pairs: one shape per image; held-out images use held-out colour x shape pairs
+static void make_images(const SynthOpts *o, int heldout, int count)
+{
+	SynthRng r;
+	synth_rng_seed(&r, o->seed, 0x1000000000ull + (uint64_t)heldout);
+	int w = o->h, h = o->h; // square images of the video height
+	uint8_t *rgb = malloc((size_t)w * h * 3);
+	if (!rgb)
+		log_fatalx("out of memory");
+	SynthTar tar = {0};
+	int shard = -1;
+	for (int i = 0; i < count; i++) {
+		if (i % o->shard_size == 0) {
+			if (shard >= 0 && synth_tar_close(&tar))
+				log_fatal("closing shard");
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/shards/%s-%05d.tar", o->out, heldout ? "heldout" : "train", ++shard);
+			if (synth_tar_open(&tar, path))
+				log_fatal("%s", path);
+		}
+		SynthShape s = {.alpha = 1};
+		// colour x shape pairs with (colour + 2 shape) % 5 == 0 are held out, as for videos
+		do {
+			s.colour = synth_rng_range(&r, 0, SYNTH_N_COLOURS - 1);
+			s.shape = synth_rng_range(&r, 0, SYNTH_N_SHAPES - 1);
+		} while (((s.colour + 2 * s.shape) % 5 == 0) != heldout);
+		s.size = synth_rng_range(&r, h / 4, h / 2);
+		s.x = synth_rng_range(&r, (int)(s.size * 0.75) + 1, w - (int)(s.size * 0.75) - 1);
+		s.y = synth_rng_range(&r, (int)(s.size * 0.75) + 1, h - (int)(s.size * 0.75) - 1);
+		s.angle = synth_rng_range(&r, 0, 89);
+		synth_render_image(&s, w, h, rgb);
+		uint8_t *png;
+		size_t len;
+		if (synth_png_encode(rgb, w, h, &png, &len) < 0)
+			log_fatalx("PNG encoder failed");
+		char name[64], cap[128];
+		const char *where = s.x < w / 3 ? " on the left" : s.x > 2 * w / 3 ? " on the right" : "";
+		int n = snprintf(cap, sizeof(cap), "a %s %s%s", synth_colour_names[s.colour], synth_shape_names[s.shape], where);
+		snprintf(name, sizeof(name), "%08d.png", i);
+		if (synth_tar_add(&tar, name, png, len))
+			log_fatalx("writing shard");
+		snprintf(name, sizeof(name), "%08d.txt", i);
+		if (synth_tar_add(&tar, name, cap, (size_t)n))
+			log_fatalx("writing shard");
+		free(png);
+	}
+	if (shard >= 0 && synth_tar_close(&tar))
+		log_fatal("closing shard");
+	free(rgb);
+	log_info("%d %s images in %d shard(s)", count, heldout ? "held-out" : "training", shard + 1);
+}
+
+int main(int argc, char **argv)
+{
+	log_init("synth", LOG_INFO);
+	SynthOpts o = {.videos = 4, .heldout = 2, .fps = 15, .gop = -1, .w = 320, .h = 180, .minutes = 1,
+		       .seed = 1, .shard_size = 1000};
+	static const struct option lo[] = {
+		{"out", 1, 0, 'o'},   {"videos", 1, 0, 'v'}, {"heldout", 1, 0, 'H'},    {"minutes", 1, 0, 'm'},
+		{"size", 1, 0, 's'},  {"fps", 1, 0, 'f'},    {"gop", 1, 0, 'g'},        {"seed", 1, 0, 'S'},
+		{"images", 1, 0, 'i'}, {"shard-size", 1, 0, 'z'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		char *end = NULL;
+		switch (c) {
+		case 'o': o.out = optarg; break;
+		case 'v': o.videos = (int)strtol(optarg, &end, 10); break;
+		case 'H': o.heldout = (int)strtol(optarg, &end, 10); break;
+		case 'm': o.minutes = strtod(optarg, &end); break;
+		case 'f': o.fps = (int)strtol(optarg, &end, 10); break;
+		case 'g': o.gop = (int)strtol(optarg, &end, 10); break;
+		case 'S': o.seed = strtoull(optarg, &end, 10); break;
+		case 'i': o.images = (int)strtol(optarg, &end, 10); break;
+		case 'z': o.shard_size = (int)strtol(optarg, &end, 10); break;
+		case 's':
+			if (sscanf(optarg, "%dx%d", &o.w, &o.h) != 2)
+				log_fatalx("--size wants WxH, got '%s'", optarg);
+			end = optarg + strlen(optarg);
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+		if (end && *end)
+			log_fatalx("'%s' is not a number (see --help)", optarg);
+	}
+	if (!o.out) {
+		usage(stderr);
+		return 2;
+	}
+	if (o.w < 64 || o.h < 64 || o.w % 2 || o.h % 2 || o.w > 4096 || o.h > 4096)
+		log_fatalx("--size %dx%d: want even sizes from 64 to 4096", o.w, o.h);
+	if (o.videos < 0 || o.heldout < 0 || o.images < 0 || o.shard_size < 1 || o.fps < 1 || o.fps > 240 ||
+	    o.minutes <= 0 || o.minutes > 600)
+		log_fatalx("bad option value (see --help)");
+	if (o.gop < 0)
+		o.gop = 2 * o.fps;
+	if (o.gop < 1)
+		log_fatalx("--gop must be >= 1");
+	if (o.minutes * 60 < 7)
+		log_fatalx("--minutes %.3f: videos need at least 7 seconds for one event", o.minutes);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/videos", o.out);
+	mkdir_p(path);
+	for (int split = 0; split < 2; split++) {
+		int n = split ? o.heldout : o.videos;
+		snprintf(path, sizeof(path), "%s/%s.csv", o.out, split ? "heldout" : "train");
+		char tmp[4200];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+		FILE *csv = fopen(tmp, "w");
+		if (!csv)
+			log_fatal("%s", tmp);
+		fprintf(csv, "video,start,end,caption\n");
+		for (int i = 0; i < n; i++)
+			make_video(&o, split, i, csv);
+		if (fclose(csv) != 0 || rename(tmp, path) < 0)
+			log_fatal("%s", path);
+	}
+	if (o.images) {
+		snprintf(path, sizeof(path), "%s/shards", o.out);
+		mkdir_p(path);
+		make_images(&o, 0, o.images);
+		make_images(&o, 1, o.images / 4 > 0 ? o.images / 4 : 1);
+	}
+	log_info("done: %d training + %d held-out videos of %.2f min, %dx%d at %d fps, seed %llu", o.videos,
+		 o.heldout, o.minutes, o.w, o.h, o.fps, (unsigned long long)o.seed);
+	return 0;
+}

@@ -11,3 +11,8 @@ STRESS_TESTS := test_ring_stress_3x2 test_ring_stress_1x4 test_ring_kill test_ri
 TESTS += $(STRESS_TESTS)
 SAN_TESTS += $(STRESS_TESTS) test_ring_transitions test_ring_attach_detach test_ring_waits
 $(foreach t,$(STRESS_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/ring_stress.c))
+
+BENCHES += bench_ring
+.PHONY: bench-ring
+bench-ring: $(BUILD)/tests/bench_ring
+	$(BUILD)/tests/bench_ring 3

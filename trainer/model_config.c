@@ -1,0 +1,91 @@
+// Model size presets and per-size overrides. The presets follow AVION (ViT-B/16 video tower,
+// 512-wide 12-layer text tower, 256-d embedding) and open_clip's ViT-S/16 and ViT-L/14.
+#include "model_config.h" // defines: ModelConfig
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	ModelConfig cfg;
+} presets[] = {
+	// tiny: trains on two CPU cores in minutes
+	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4}},
+	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4}},
+	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4}},
+	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4}},
+};
+
+int model_config_preset(ModelConfig *cfg, const char *name)
+{
+	for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+		if (!strcmp(name, presets[i].name)) {
+			*cfg = presets[i].cfg;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+#define FIELD(k, f) {k, offsetof(ModelConfig, f)}
+static const struct {
+	const char *key;
+	size_t off;
+} fields[] = {
+	FIELD("image-size", image_size), FIELD("patch", patch),           FIELD("frames", frames),
+	FIELD("vis-width", vis_width),   FIELD("vis-layers", vis_layers), FIELD("vis-heads", vis_heads),
+	FIELD("vocab", vocab),           FIELD("ctx-len", ctx_len),       FIELD("txt-width", txt_width),
+	FIELD("txt-layers", txt_layers), FIELD("txt-heads", txt_heads),   FIELD("embed-dim", embed_dim),
+	FIELD("mlp-ratio", mlp_ratio),
+};
+
+const char *model_config_keys(void)
+{
+	return "image-size patch frames vis-width vis-layers vis-heads vocab ctx-len txt-width txt-layers txt-heads "
+	       "embed-dim mlp-ratio";
+}
+
+int model_config_set(ModelConfig *cfg, const char *key, const char *value)
+{
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		if (strcmp(key, fields[i].key))
+			continue;
+		char *end;
+		errno = 0;
+		long v = strtol(value, &end, 10);
+		if (errno || end == value || *end || v <= 0 || v > 1 << 24)
+			return -EINVAL;
+		*(int *)((char *)cfg + fields[i].off) = (int)v;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int model_config_check(const ModelConfig *c, char *msg, size_t len)
+{
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		int v = *(const int *)((const char *)c + fields[i].off);
+		if (v <= 0) {
+			snprintf(msg, len, "--%s must be positive (is %d)", fields[i].key, v);
+			return -EINVAL;
+		}
+	}
+	if (c->image_size % c->patch) {
+		snprintf(msg, len, "--image-size %d is not a multiple of --patch %d", c->image_size, c->patch);
+		return -EINVAL;
+	}
+	if (c->vis_width % c->vis_heads) {
+		snprintf(msg, len, "--vis-width %d is not a multiple of --vis-heads %d", c->vis_width, c->vis_heads);
+		return -EINVAL;
+	}
+	if (c->txt_width % c->txt_heads) {
+		snprintf(msg, len, "--txt-width %d is not a multiple of --txt-heads %d", c->txt_width, c->txt_heads);
+		return -EINVAL;
+	}
+	if (c->vocab < 2) {
+		snprintf(msg, len, "--vocab %d leaves no room for an end token", c->vocab);
+		return -EINVAL;
+	}
+	return 0;
+}

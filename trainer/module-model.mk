@@ -1,0 +1,9 @@
+# trainer/ model side (issue 5): the dual encoder on the op interface, optimizers, safetensors
+# weights and checkpoints, as library avmodel on top of kernels.
+LIBS += avmodel
+avmodel_SRCS := trainer/model_config.c trainer/model_params.c trainer/model_block.c trainer/model_clip.c \
+                trainer/model_synth.c
+
+MODEL_TESTS := test_model_grad test_model_config
+TESTS += $(MODEL_TESTS)
+$(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels common))

@@ -135,10 +135,15 @@ test-gpu: all $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
 # the concurrent tests under AddressSanitizer+UBSan and ThreadSanitizer, in their own build trees
 test-san:
 	@$(MAKE) --no-print-directory deps-auto
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address all
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS))
 	@BUILD=$(BUILD)/asan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=address bash tests/run.sh $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS))
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread all
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
 	@BUILD=$(BUILD)/tsan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=thread bash tests/run.sh $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
+
+demo:
+	@$(MAKE) --no-print-directory deps-auto
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash tools/demo.sh
 
 help:
 	@echo "make            build everything this machine can (dependency summary first)"

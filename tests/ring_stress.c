@@ -271,7 +271,8 @@ int stress_main(int argc, char **argv, StressConfig *c) {
     static const struct option opts[] = {
         {"producers", 1, 0, 'p'}, {"consumers", 1, 0, 'c'}, {"positions", 1, 0, 'n'}, {"slots", 1, 0, 's'},
         {"payload", 1, 0, 'b'},   {"threads", 0, 0, 't'},   {"kill", 0, 0, 'k'},      {"slow-us", 1, 0, 'w'},
-        {"ring", 1, 0, 'r'},      {"keep", 0, 0, 'K'},      {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
+        {"ring", 1, 0, 'r'},      {"keep", 0, 0, 'K'},      {"min-kills", 1, 0, 'm'}, {"help", 0, 0, 'h'},
+        {0, 0, 0, 0}};
     static char name[64];
     snprintf(name, sizeof name, "%s", test_ring_name("stress"));
     if (!c->ring) c->ring = name;
@@ -288,9 +289,10 @@ int stress_main(int argc, char **argv, StressConfig *c) {
         case 'w': c->slow_us = atoi(optarg); break;
         case 'r': c->ring = optarg; break;
         case 'K': c->keep = 1; break;
+        case 'm': c->min_kills = atoi(optarg); break;
         default:
             printf("usage: %s [--producers P] [--consumers N] [--positions K] [--slots S] [--payload BYTES]\n"
-                   "          [--threads] [--kill] [--slow-us US] [--ring NAME] [--keep]\n",
+                   "          [--threads] [--kill] [--min-kills K] [--slow-us US] [--ring NAME] [--keep]\n",
                    argv[0]);
             return ch == 'h' ? 0 : 2;
         }

@@ -28,7 +28,7 @@ void stress_config_default(StressConfig *c);
 // returns 0 when every check passed; prints a summary line
 int stress_run(const StressConfig *c);
 // parses --producers --consumers --positions --slots --payload --threads --kill --slow-us
-// --ring --keep on top of c, then runs
+// --min-kills --ring --keep on top of c, then runs
 int stress_main(int argc, char **argv, StressConfig *c);
 
 #endif

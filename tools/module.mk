@@ -5,3 +5,8 @@ tools/ringstat_LIBS := ring
 
 TESTS += test_ringstat
 test_ringstat_LIBS := ring
+
+PROGS += tools/ringctl
+tools/ringctl_SRCS := tools/ringctl.c
+tools/ringctl_LIBS := ring common
+SCRIPT_TESTS += tests/test_ringctl.sh

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# ringctl from the shell: create, info, refuse to overwrite, replace, bad numbers and a
+# missing ring give one clear line and a non-zero exit, destroy removes it.
+set -u
+ring=t-ringctl-$$
+fail() { echo "FAIL: $*"; tools/ringctl destroy --ring "$ring" >/dev/null 2>&1; exit 1; }
+tools/ringctl create --ring "$ring" --frames 4 --height 32 --width 48 --slots 6 --ranks 3 --seed 9 || fail "create"
+out=$(tools/ringctl info --ring "$ring") || fail "info"
+echo "$out"
+grep -q "geometry T=4 H=32 W=48 C=3 text=77" <<<"$out" || fail "geometry not shown"
+grep -q "slots 6 x" <<<"$out" && grep -q "ranks 3" <<<"$out" && grep -q "seed 9" <<<"$out" || fail "sizes not shown"
+err=$(tools/ringctl create --ring "$ring" 2>&1) && fail "create over an existing ring succeeded"
+grep -q "already exists" <<<"$err" || fail "no reason given: $err"
+tools/ringctl create --ring "$ring" --replace --slots 2 2>/dev/null || fail "replace"
+tools/ringctl info --ring "$ring" | grep -q "slots 2 x" || fail "replace did not take"
+err=$(tools/ringctl create --ring "$ring" --replace --slots many 2>&1) && fail "bad number accepted"
+grep -q "slots" <<<"$err" || fail "bad number: $err"
+tools/ringctl destroy --ring "$ring" 2>/dev/null || fail "destroy"
+[ -e "/dev/shm/$ring" ] && fail "still there after destroy"
+err=$(tools/ringctl info --ring "$ring" 2>&1) && fail "info on a missing ring succeeded"
+[ "$(wc -l <<<"$err")" = 1 ] && grep -q "not found" <<<"$err" || fail "missing ring: $err"
+echo ok

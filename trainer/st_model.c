@@ -1,0 +1,137 @@
+// Saving and loading the flat parameter buffer as safetensors under open_clip names; loading
+// converts half/bfloat/double to f32 and reports missing or mis-shaped tensors by name.
+#include "st_model.h" // defines: st_model_save, st_model_load
+#include "st_file.h"  // defines: StFile, StTensor
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void shape_str(char *buf, size_t len, int nd, const int64_t *shape)
+{
+	size_t o = (size_t)snprintf(buf, len, "(");
+	for (int i = 0; i < nd && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "", (long long)shape[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, nd == 1 ? ",)" : ")");
+}
+
+int st_model_save(const char *path, KernCtx *ctx, const ParamSpec *specs, int n, const KTensor *params,
+		  const char *const *meta, int n_meta)
+{
+	if (params->dtype != KDT_F32)
+		return -EINVAL;
+	size_t bytes = kern_nbytes(params);
+	float *host = malloc(bytes);
+	StTensor *t = calloc((size_t)n, sizeof *t);
+	int rc = (!host || !t) ? -ENOMEM : kern_download(ctx, host, bytes, params);
+	for (int i = 0; i < n && !rc; i++) {
+		snprintf(t[i].name, sizeof t[i].name, "%s", specs[i].name);
+		t[i].dtype = ST_F32;
+		t[i].ndim = specs[i].ndim;
+		for (int d = 0; d < specs[i].ndim; d++)
+			t[i].shape[d] = specs[i].shape[d];
+		t[i].data = host + specs[i].offset;
+		t[i].nbytes = sizeof(float) * (size_t)specs[i].numel;
+	}
+	if (!rc)
+		rc = st_write(path, t, n, meta, n_meta);
+	free(host);
+	free(t);
+	return rc;
+}
+
+static float half_to_float(uint16_t h)
+{
+	int s = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+	float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+	return s ? -v : v;
+}
+
+static int to_f32(const StTensor *t, float *dst)
+{
+	size_t n = t->nbytes / st_dtype_size(t->dtype);
+	const uint8_t *p = t->data;
+	for (size_t i = 0; i < n; i++) {
+		switch (t->dtype) {
+		case ST_F32: memcpy(&dst[i], p + 4 * i, 4); break;
+		case ST_F64: {
+			double d;
+			memcpy(&d, p + 8 * i, 8);
+			dst[i] = (float)d;
+			break;
+		}
+		case ST_F16:
+		case ST_BF16: {
+			uint16_t h;
+			memcpy(&h, p + 2 * i, 2);
+			dst[i] = t->dtype == ST_F16 ? half_to_float(h) : kern_f32_from_bf16(h);
+			break;
+		}
+		default: return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n, KTensor *params,
+		  const StLoadOpts *opts, char *err, size_t errlen)
+{
+	StLoadOpts none = {0};
+	if (!opts)
+		opts = &none;
+	snprintf(err, errlen, "ok");
+	if (params->dtype != KDT_F32) {
+		snprintf(err, errlen, "parameters must be f32 to load weights");
+		return -EINVAL;
+	}
+	StFile *f;
+	int rc = st_open(&f, path);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not a valid safetensors file" : strerror(-rc));
+		return rc;
+	}
+	size_t bytes = kern_nbytes(params);
+	float *host = malloc(bytes);
+	rc = host ? kern_download(ctx, host, bytes, params) : -ENOMEM;
+	size_t plen = opts->prefix ? strlen(opts->prefix) : 0;
+	for (int i = 0; i < n && !rc; i++) {
+		const ParamSpec *s = &specs[i];
+		if (plen && strncmp(s->name, opts->prefix, plen))
+			continue;
+		const StTensor *t = st_find(f, s->name);
+		if (!t) {
+			if (opts->allow_missing || !strcmp(s->name, "visual.temporal_embedding"))
+				continue;
+			char want[96];
+			shape_str(want, sizeof want, s->ndim, s->shape);
+			snprintf(err, errlen, "%s: tensor %s is missing (model expects shape %s)", path, s->name, want);
+			rc = -ENOENT;
+			break;
+		}
+		int same = t->ndim == s->ndim;
+		for (int d = 0; same && d < s->ndim; d++)
+			same = t->shape[d] == s->shape[d];
+		if (!same) {
+			char got[96], want[96];
+			shape_str(got, sizeof got, t->ndim, t->shape);
+			shape_str(want, sizeof want, s->ndim, s->shape);
+			snprintf(err, errlen, "%s: tensor %s has shape %s in the file, the model expects %s", path, s->name,
+				 got, want);
+			rc = -EINVAL;
+			break;
+		}
+		if (to_f32(t, host + s->offset)) {
+			snprintf(err, errlen, "%s: tensor %s has dtype %s, not a float type", path, s->name,
+				 st_dtype_name(t->dtype));
+			rc = -EINVAL;
+		}
+	}
+	if (!rc)
+		rc = kern_upload(ctx, params, host, bytes);
+	free(host);
+	st_close(f);
+	return rc;
+}

@@ -79,6 +79,11 @@ static int fn(Comm *c, void *arg)
 	bad |= (c->stats.bytes[COMM_REDUCE_SCATTER] != (K - 1) * n * 4.0) << 7;
 	bad |= (c->stats.bytes[COMM_BROADCAST] != (me == K - 2 ? 0.0 : b)) << 8;
 	bad |= (c->stats.calls[COMM_ALLREDUCE] != 2 || c->stats.calls[COMM_BARRIER] != 1) << 9;
+	char line[256], want[256];
+	comm_stats_format(&c->stats, line, sizeof(line));
+	snprintf(want, sizeof(want), "allgather=1/%.0fB allreduce=2/%.0fB reduce_scatter=1/%.0fB", (K - 1) * b,
+		 2 * (2.0 * (K - 1) * b / K), (K - 1) * n * 4.0);
+	bad |= (strncmp(line, want, strlen(want)) != 0) << 10;
 	free(recv);
 	if (bad)
 		printf("rank %d of %d: wrong results, mask 0x%x\n", me, K, bad);

@@ -98,6 +98,19 @@ void comm_stats_reset(Comm *c)
 		memset(&c->stats, 0, sizeof(c->stats));
 }
 
+int comm_stats_format(const CommStats *st, char *buf, size_t len)
+{
+	if (!st || !buf || len == 0)
+		return -EINVAL;
+	size_t n = 0;
+	buf[0] = 0;
+	for (int op = 0; op < COMM_NOPS && n < len; op++)
+		if (st->calls[op])
+			n += (size_t)snprintf(buf + n, len - n, "%s%s=%llu/%.0fB", n ? " " : "", op_names[op],
+					      (unsigned long long)st->calls[op], st->bytes[op]);
+	return (int)n;
+}
+
 void comm_close(Comm *c)
 {
 	if (c && c->ops)

@@ -4,7 +4,7 @@
 #define TRAINER_COMM_H
 // defines: Comm, CommOps, CommOp, CommReduce, CommStats, comm_allgather, comm_allreduce_f32,
 //          comm_reduce_scatter_f32, comm_broadcast, comm_barrier, comm_error, comm_close,
-//          comm_stats_reset, comm_op_name, comm_model_bytes
+//          comm_stats_reset, comm_stats_format, comm_op_name, comm_model_bytes
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: uint64_t
@@ -53,6 +53,9 @@ int comm_barrier(Comm *c);
 const char *comm_error(const Comm *c);
 void comm_close(Comm *c);
 void comm_stats_reset(Comm *c);
+// one log line of the counters: "allgather=3/4320B allreduce=1/6000B ..." (ops with calls only);
+// returns what snprintf returns
+int comm_stats_format(const CommStats *st, char *buf, size_t len);
 const char *comm_op_name(CommOp op);
 // the model's bytes one rank sends for one call of op with payload b (see CommStats)
 double comm_model_bytes(CommOp op, int world, int rank, int root, double b);

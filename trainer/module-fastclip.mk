@@ -1,7 +1,8 @@
 # trainer/ FastCLIP losses, temperature rules and the shared-memory comm backend (issue 6).
 LIBS += fastclip
 fastclip_SRCS := trainer/fastclip_config.c trainer/fastclip_tables.c trainer/fastclip_loss.c \
-                 trainer/fastclip_openclip.c trainer/fastclip_temp.c
+                 trainer/fastclip_openclip.c trainer/fastclip_temp.c \
+                 trainer/fastclip_step.c
 TESTS += test_fastclip_grad_fcco
 TESTS += test_fastclip_grad_openclip
 TESTS += test_fastclip_badinput
@@ -12,3 +13,4 @@ TESTS += test_comm_collectives
 TESTS += test_comm_dead_rank
 TESTS += test_comm_determinism test_comm_buckets
 TESTS += test_comm_badinput
+TESTS += test_fastclip_dist

@@ -51,6 +51,14 @@ static inline void counter_add(_Atomic uint64_t *c, uint64_t v) {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
+// accounts a finished wait: total, longest, and no wait in progress any more
+static void wait_end(RingProcEntry *e, uint64_t wait_start, uint64_t now) {
+    uint64_t waited = now - wait_start;
+    counter_add(&e->wait_ns, waited);
+    atomic_store_explicit(&e->waiting_since_ns, 0, memory_order_relaxed);
+    if (waited > atomic_load_explicit(&e->max_wait_ns, memory_order_relaxed)) atomic_store_explicit(&e->max_wait_ns, waited, memory_order_relaxed);
+}
+
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -212,16 +220,9 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
         uint64_t hint = atomic_load_explicit(&c->claim_hint, memory_order_acquire);
         if (hint > g) g = hint;
     }
-    RingProcEntry *e = p->entry;
     uint64_t now = ring_now_ns();
-    if (wait_start) {
-        uint64_t waited = now - wait_start;
-        counter_add(&e->wait_ns, waited);
-        atomic_store_explicit(&e->waiting_since_ns, 0, memory_order_relaxed);
-        if (waited > atomic_load_explicit(&e->max_wait_ns, memory_order_relaxed))
-            atomic_store_explicit(&e->max_wait_ns, waited, memory_order_relaxed);
-    }
-    atomic_store_explicit(&e->heartbeat_ns, now, memory_order_relaxed);
+    if (wait_start) wait_end(p->entry, wait_start, now);
+    atomic_store_explicit(&p->entry->heartbeat_ns, now, memory_order_relaxed);
     return err;
 }
 
@@ -336,17 +337,10 @@ int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
         if (!wait_start) atomic_store_explicit(&cons->entry->waiting_since_ns, wait_start = ring_now_ns(), memory_order_relaxed);
         if ((err = ring_slot_wait(r, h, w, deadline)) != 0) break;
     }
-    RingProcEntry *e = cons->entry;
     uint64_t now = wait_start ? ring_now_ns() : 0;
-    if (wait_start) {
-        uint64_t waited = now - wait_start;
-        counter_add(&e->wait_ns, waited);
-        atomic_store_explicit(&e->waiting_since_ns, 0, memory_order_relaxed);
-        if (waited > atomic_load_explicit(&e->max_wait_ns, memory_order_relaxed))
-            atomic_store_explicit(&e->max_wait_ns, waited, memory_order_relaxed);
-    }
+    if (wait_start) wait_end(cons->entry, wait_start, now);
     // the heartbeat is cheap enough per wait, and every 64 positions on the fast path
-    if (wait_start || (g / N) % 64 == 0) atomic_store_explicit(&e->heartbeat_ns, now ? now : ring_now_ns(), memory_order_relaxed);
+    if (wait_start || (g / N) % 64 == 0) atomic_store_explicit(&cons->entry->heartbeat_ns, now ? now : ring_now_ns(), memory_order_relaxed);
     return err;
 }
 

@@ -68,6 +68,8 @@ else
 fi
 cuda_inc="-I$cuda_home/include"
 cuda_lib="-L$cuda_home/lib64 -Wl,-rpath,$cuda_home/lib64"
+try CUDART "" '#include <cuda_runtime.h>
+int main(void){ int n = 0; return cudaGetDeviceCount(&n) == 12345; }' "$cuda_inc" "$cuda_lib -lcudart" "CUDA runtime"
 try CUBLAS "" '#include <cublas_v2.h>
 int main(void){ cublasHandle_t h; return cublasCreate(&h) == 12345; }' "$cuda_inc" "$cuda_lib -lcublas -lcublasLt -lcudart" "cuBLAS / cuBLASLt"
 try NCCL "" '#include <nccl.h>

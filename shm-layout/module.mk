@@ -16,3 +16,10 @@ BENCHES += bench_ring
 .PHONY: bench-ring
 bench-ring: $(BUILD)/tests/bench_ring
 	$(BUILD)/tests/bench_ring 3
+
+ifeq ($(HAVE_CUDART),1)
+GPU_TESTS += test_ring_cuda
+test_ring_cuda_LIBS := ring
+test_ring_cuda_LDLIBS := $(CUDART_LIBS)
+$(BUILD)/obj/tests/test_ring_cuda.o: CFLAGS += $(CUDART_CFLAGS)
+endif

@@ -4,7 +4,14 @@ ifeq ($(HAVE_LIBAV),1)
 PROGS += tools/synth
 tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/prep_encode.c
 
+PROGS += tools/prep
+tools/prep_SRCS := tools/prep.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
+                   tools/prep_tar.c tools/prep_info.c
+
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c
 SCRIPT_TESTS += tests/test_synth_deterministic.sh
+
+TESTS += test_prep_chunk_frames
+test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c
 endif

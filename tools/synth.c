@@ -5,6 +5,7 @@
 #include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_tar_add, ...
 
 #include <errno.h>
+#include <libavutil/log.h>
 #include <getopt.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
@@ -159,6 +160,7 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 int main(int argc, char **argv)
 {
 	log_init("synth", LOG_INFO);
+	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
 	SynthOpts o = {.videos = 4, .heldout = 2, .fps = 15, .gop = -1, .w = 320, .h = 180, .minutes = 1,
 		       .seed = 1, .shard_size = 1000};
 	static const struct option lo[] = {

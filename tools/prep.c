@@ -1,0 +1,469 @@
+// tools/prep: turns annotated long videos (CSV/TSV, Ego4D, EPIC-KITCHENS-100) or webdataset
+// tar shards into chunks + one manifest; --info / --verify inspect a manifest.
+#include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
+#include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
+#include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
+#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
+#include "prep_chunk.h"      // defines: prep_chunk_video, PrepVideoResult, ...
+#include "prep_encode.h"     // defines: prep_encoder_available
+#include "prep_info.h"       // defines: prep_info, prep_verify
+#include "prep_tar.h"        // defines: prep_tar_index, PrepTarIndex
+
+#include <dirent.h>
+#include <errno.h>
+#include <libavutil/log.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+	const char *annotations, *format, *video_root, *out, *manifest, *bpe, *report, *shards;
+	int train_bpe, jobs;
+	double ego4d_window;
+	PrepChunkOpts chunk;
+} PrepOpts;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: prep --annotations FILE --video-root DIR --out ROOT [options]\n"
+		"       prep --shards DIR --out ROOT [options]\n"
+		"       prep --info MANIFEST | --verify MANIFEST [--deep]\n"
+		"Cuts videos into ROOT/<video-id>/<start-sec>.mp4 chunks (or indexes tar shards) and\n"
+		"writes ROOT/manifest. Exit status: 0 all prepared, 3 some input dropped (see the\n"
+		"report), 1 failure.\n"
+		"  --format F        auto|csv|tsv|epic|ego4d (default auto)\n"
+		"  --manifest M      manifest path (default ROOT/manifest)\n"
+		"  --chunk-sec N     chunk length in seconds (default 15)\n"
+		"  --short-side N    short side of the chunks in pixels (default 288)\n"
+		"  --fps N[/D]       output frame rate (default: the source's, rounded)\n"
+		"  --gop N           keyframe interval in frames (default 16)\n"
+		"  --crf N           x264 quality (default 23); --preset P (default veryfast)\n"
+		"  --bframes N       B-frames (default 0: decode order is display order)\n"
+		"  -j, --jobs N      videos prepared in parallel (default: CPUs)\n"
+		"  --bpe FILE        OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)\n"
+		"  --train-bpe N     without --bpe: train a vocabulary of N tokens (default 49408)\n"
+		"                    from the captions, saved as ROOT/bpe_merges.txt\n"
+		"  --report FILE     problems, one line each (default ROOT/prep-report.txt)\n"
+		"  --ego4d-window S  seconds either side of an Ego4D narration (default 1.0)\n");
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// <root>/<id>[.ext], and EPIC's <root>/<P01>/videos/<P01_01>.MP4 or <root>/<P01>/<P01_01>.MP4
+static int find_video(const char *root, const char *id, char *out, size_t cap)
+{
+	static const char *const ext[] = {"", ".mp4", ".MP4", ".mkv", ".webm", ".mov", ".MOV", ".avi"};
+	char prefix[256];
+	snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(id, "_"), id);
+	for (int form = 0; form < 3; form++)
+		for (size_t e = 0; e < sizeof(ext) / sizeof(ext[0]); e++) {
+			if (form == 0)
+				snprintf(out, cap, "%s/%s%s", root, id, ext[e]);
+			else
+				snprintf(out, cap, "%s/%s%s/%s%s", root, prefix, form == 1 ? "/videos" : "", id, ext[e]);
+			if (is_file(out))
+				return 0;
+		}
+	return -ENOENT;
+}
+
+typedef struct {
+	const PrepOpts *o;
+	char **ids, **src;
+	PrepVideoResult *res;
+	int n, next, done;
+	pthread_mutex_t mu;
+	uint64_t frames;
+} Pool;
+
+static void *worker(void *arg)
+{
+	Pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		int i = p->next < p->n ? p->next++ : -1;
+		pthread_mutex_unlock(&p->mu);
+		if (i < 0)
+			return NULL;
+		if (p->src[i]) {
+			PrepChunkOpts co = p->o->chunk;
+			co.frames_done = &p->frames;
+			prep_chunk_video(p->src[i], p->ids[i], &co, &p->res[i]);
+		}
+		pthread_mutex_lock(&p->mu);
+		p->done++;
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void run_pool(Pool *p, int jobs)
+{
+	pthread_t th[256];
+	jobs = jobs < 1 ? 1 : jobs > 256 ? 256 : jobs;
+	pthread_mutex_init(&p->mu, NULL);
+	for (int i = 0; i < jobs; i++)
+		if (pthread_create(&th[i], NULL, worker, p) != 0)
+			log_fatalx("cannot start worker threads");
+	double t0 = now(), last = t0;
+	int tty = isatty(2);
+	for (;;) {
+		usleep(200000);
+		pthread_mutex_lock(&p->mu);
+		int done = p->done;
+		pthread_mutex_unlock(&p->mu);
+		double t = now();
+		if (done == p->n || t - last >= (tty ? 1.0 : 10.0)) {
+			uint64_t fr = __atomic_load_n(&p->frames, __ATOMIC_RELAXED);
+			double el = t - t0, eta = done ? el * (p->n - done) / done : 0;
+			fprintf(stderr, "%sprep: %d/%d videos, %llu frames, %.0f frames/s, ETA %d:%02d:%02d%s", tty ? "\r" : "",
+				done, p->n, (unsigned long long)fr, el > 0 ? fr / el : 0, (int)eta / 3600, (int)eta / 60 % 60,
+				(int)eta % 60, tty && done < p->n ? "   " : "\n");
+			last = t;
+		}
+		if (done == p->n)
+			break;
+	}
+	for (int i = 0; i < jobs; i++)
+		pthread_join(th[i], NULL);
+}
+
+// path as stored in the manifest: relative to the manifest's folder when inside it
+static const char *rel_path(const char *mdir, const char *path, char *buf, size_t cap)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	if (realpath(mdir, a) && realpath(path, b)) {
+		size_t n = strlen(a);
+		if (strncmp(a, b, n) == 0 && b[n] == '/')
+			snprintf(buf, cap, "%s", b + n + 1);
+		else
+			snprintf(buf, cap, "%s", b);
+		return buf;
+	}
+	snprintf(buf, cap, "%s", path);
+	return buf;
+}
+
+static BpeTokenizer *tokenizer(const PrepOpts *o, char *const *caps, size_t n)
+{
+	BpeTokenizer *t;
+	int line, rc;
+	if (o->bpe) {
+		if ((rc = bpe_load(&t, o->bpe, &line)) < 0)
+			log_fatalx("--bpe %s: %s%s", o->bpe, strerror(-rc), line ? " (see its line number in the file)" : "");
+		return t;
+	}
+	BpeTrainer *tr;
+	if (bpe_trainer_new(&tr))
+		log_fatalx("out of memory");
+	for (size_t i = 0; i < n; i++)
+		bpe_trainer_add(tr, caps[i]);
+	char *text;
+	size_t len;
+	int n_merges;
+	if ((rc = bpe_trainer_train(tr, o->train_bpe, &text, &len, &n_merges)) < 0)
+		log_fatalx("--train-bpe %d: %s", o->train_bpe, strerror(-rc));
+	bpe_trainer_free(tr);
+	char path[4096], tmp[4200];
+	snprintf(path, sizeof(path), "%s/bpe_merges.txt", o->out);
+	snprintf(tmp, sizeof(tmp), "%s.part", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0 || rename(tmp, path) < 0)
+		log_fatal("writing %s", path);
+	if ((rc = bpe_load_mem(&t, text, len, &line)) < 0)
+		log_fatalx("trained vocabulary does not load: %s", strerror(-rc));
+	free(text);
+	log_info("trained a BPE vocabulary of %d tokens (%d merges) from %zu captions: %s", bpe_vocab_size(t), n_merges, n,
+		 path);
+	return t;
+}
+
+static void add_problem_counts(PrepAnnotList *r, size_t *dropped)
+{
+	*dropped = r->bad_utf8 + r->bad_time + r->bad_record;
+}
+
+int main(int argc, char **argv)
+{
+	log_init("prep", LOG_INFO);
+	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
+	PrepOpts o = {.format = "auto", .train_bpe = 49408, .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), .ego4d_window = 1.0,
+		      .chunk = {.chunk_sec = 15, .short_side = 288, .gop = 16, .crf = 23, .preset = "veryfast"}};
+	const char *info = NULL, *verify = NULL;
+	int deep = 0;
+	static const struct option lo[] = {
+		{"annotations", 1, 0, 'a'}, {"format", 1, 0, 'F'},  {"video-root", 1, 0, 'r'}, {"out", 1, 0, 'o'},
+		{"manifest", 1, 0, 'M'},    {"chunk-sec", 1, 0, 'c'}, {"short-side", 1, 0, 's'}, {"fps", 1, 0, 'f'},
+		{"gop", 1, 0, 'g'},         {"crf", 1, 0, 'C'},     {"preset", 1, 0, 'P'},     {"bframes", 1, 0, 'B'},
+		{"jobs", 1, 0, 'j'},        {"bpe", 1, 0, 'b'},     {"train-bpe", 1, 0, 't'},  {"report", 1, 0, 'R'},
+		{"ego4d-window", 1, 0, 'w'}, {"shards", 1, 0, 'S'}, {"info", 1, 0, 'i'},       {"verify", 1, 0, 'v'},
+		{"deep", 0, 0, 'd'},        {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+	int c;
+	while ((c = getopt_long(argc, argv, "j:h", lo, NULL)) != -1) {
+		char *end = (char *)"";
+		switch (c) {
+		case 'a': o.annotations = optarg; break;
+		case 'F': o.format = optarg; break;
+		case 'r': o.video_root = optarg; break;
+		case 'o': o.out = optarg; break;
+		case 'M': o.manifest = optarg; break;
+		case 'c': o.chunk.chunk_sec = (int)strtol(optarg, &end, 10); break;
+		case 's': o.chunk.short_side = (int)strtol(optarg, &end, 10); break;
+		case 'f':
+			o.chunk.fps_num = (int)strtol(optarg, &end, 10), o.chunk.fps_den = 1;
+			if (*end == '/')
+				o.chunk.fps_den = (int)strtol(end + 1, &end, 10);
+			break;
+		case 'g': o.chunk.gop = (int)strtol(optarg, &end, 10); break;
+		case 'C': o.chunk.crf = (int)strtol(optarg, &end, 10); break;
+		case 'P': o.chunk.preset = optarg; break;
+		case 'B': o.chunk.bframes = (int)strtol(optarg, &end, 10); break;
+		case 'j': o.jobs = (int)strtol(optarg, &end, 10); break;
+		case 'b': o.bpe = optarg; break;
+		case 't': o.train_bpe = (int)strtol(optarg, &end, 10); break;
+		case 'R': o.report = optarg; break;
+		case 'w': o.ego4d_window = strtod(optarg, &end); break;
+		case 'S': o.shards = optarg; break;
+		case 'i': info = optarg; break;
+		case 'v': verify = optarg; break;
+		case 'd': deep = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+		if (*end)
+			log_fatalx("'%s' is not a number (see --help)", optarg);
+	}
+	if (info)
+		return prep_info(info);
+	if (verify)
+		return prep_verify(verify, deep);
+	if (!o.out || (!o.shards && (!o.annotations || !o.video_root)) || (o.shards && o.annotations)) {
+		usage(stderr);
+		return 1;
+	}
+	if (o.chunk.chunk_sec < 1 || o.chunk.short_side < 16 || o.chunk.short_side > 4096 || o.chunk.short_side % 2 ||
+	    o.chunk.gop < 1 || o.chunk.crf < 0 || o.chunk.crf > 51 || o.chunk.bframes < 0 || o.chunk.bframes > 16 ||
+	    o.jobs < 1 || (o.chunk.fps_num && (o.chunk.fps_num < 1 || o.chunk.fps_den < 1)) || o.train_bpe < 515 ||
+	    o.train_bpe > 65536 || o.ego4d_window <= 0)
+		log_fatalx("bad option value (see --help)");
+	if (mkdir(o.out, 0755) < 0 && errno != EEXIST)
+		log_fatal("cannot create %s", o.out);
+	char manifest[4096], report[4096], mdir[4096];
+	snprintf(manifest, sizeof(manifest), "%s", o.manifest ? o.manifest : "");
+	if (!o.manifest)
+		snprintf(manifest, sizeof(manifest), "%s/manifest", o.out);
+	snprintf(report, sizeof(report), "%s", o.report ? o.report : "");
+	if (!o.report)
+		snprintf(report, sizeof(report), "%s/prep-report.txt", o.out);
+	snprintf(mdir, sizeof(mdir), "%s", manifest);
+	char *slash = strrchr(mdir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		strcpy(mdir, ".");
+	o.chunk.root = o.out;
+
+	PrepAnnotList rep = {0}; // problems of every kind, and the clips of an annotation file
+	size_t dropped_video = 0, dropped_range = 0, n_samples = 0;
+	ManifestWriter *w = NULL;
+	BpeTokenizer *tok = NULL;
+	int rc;
+	if (o.shards) {
+		DIR *d = opendir(o.shards);
+		if (!d)
+			log_fatal("--shards %s", o.shards);
+		char **names = NULL;
+		size_t nn = 0;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			size_t l = strlen(de->d_name);
+			if (l > 4 && strcmp(de->d_name + l - 4, ".tar") == 0) {
+				names = realloc(names, (nn + 1) * sizeof(char *));
+				if (!names || !(names[nn++] = strdup(de->d_name)))
+					log_fatalx("out of memory");
+			}
+		}
+		closedir(d);
+		qsort(names, nn, sizeof(char *), cmp_str);
+		PrepTarIndex *ix = calloc(nn ? nn : 1, sizeof(PrepTarIndex));
+		char **caps = NULL;
+		size_t ncaps = 0;
+		for (size_t i = 0; i < nn; i++) {
+			char path[8192];
+			snprintf(path, sizeof(path), "%s/%s", o.shards, names[i]);
+			if ((rc = prep_tar_index(path, &ix[i], &rep)) < 0) {
+				rep.bad_record++;
+				prep_annot_problem(&rep, "%s: cannot read: %s", path, strerror(-rc));
+				continue;
+			}
+			caps = realloc(caps, (ncaps + ix[i].n + 1) * sizeof(char *));
+			if (!caps)
+				log_fatalx("out of memory");
+			for (size_t k = 0; k < ix[i].n; k++)
+				caps[ncaps++] = ix[i].img[k].caption;
+		}
+		tok = tokenizer(&o, caps, ncaps);
+		free(caps);
+		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), 0, 0) < 0)
+			log_fatalx("tokenizer vocabulary too large for the manifest");
+		for (size_t i = 0; i < nn; i++) {
+			if (!ix[i].size && !ix[i].n)
+				continue;
+			char path[8192], rel[8192];
+			snprintf(path, sizeof(path), "%s/%s", o.shards, names[i]);
+			int64_t sid = manifest_add_shard(w, rel_path(mdir, path, rel, sizeof(rel)), ix[i].size);
+			if (sid < 0)
+				log_fatalx("manifest: %s", strerror((int)-sid));
+			for (size_t k = 0; k < ix[i].n; k++) {
+				int32_t ids[BPE_CONTEXT];
+				if (bpe_tokenize(tok, ix[i].img[k].caption, ids, BPE_CONTEXT) < 0 ||
+				    manifest_add_image(w, (uint32_t)sid, ix[i].img[k].offset, ix[i].img[k].length, ids) < 0)
+					log_fatalx("%s: key %s cannot be added", path, ix[i].img[k].key);
+				n_samples++;
+			}
+			prep_tar_free(&ix[i]);
+			free(names[i]);
+		}
+		free(ix);
+		free(names);
+	} else {
+		if (!prep_encoder_available())
+			log_fatalx("this libavcodec has no H.264 encoder (libx264)");
+		PrepAnnotList al;
+		if ((rc = prep_annot_load(&al, o.annotations, o.format, o.ego4d_window)) < 0)
+			log_fatalx("%s: %s", o.annotations, rc == -EINVAL ? "unknown format or layout (see --format)" : strerror(-rc));
+		rep = al; // the annotation problems start the report; clips stay in rep.a
+		// distinct videos, sorted
+		char **ids = malloc((rep.n + 1) * sizeof(char *));
+		size_t nv = 0;
+		for (size_t i = 0; i < rep.n; i++)
+			ids[nv++] = rep.a[i].video;
+		qsort(ids, nv, sizeof(char *), cmp_str);
+		size_t u = 0;
+		for (size_t i = 0; i < nv; i++)
+			if (!u || strcmp(ids[u - 1], ids[i]))
+				ids[u++] = ids[i];
+		nv = u;
+		Pool p = {.o = &o, .ids = ids, .n = (int)nv};
+		p.src = calloc(nv + 1, sizeof(char *));
+		p.res = calloc(nv + 1, sizeof(PrepVideoResult));
+		for (size_t i = 0; i < nv; i++) {
+			char path[8192];
+			if (find_video(o.video_root, ids[i], path, sizeof(path)) == 0)
+				p.src[i] = strdup(path);
+			else
+				snprintf(p.res[i].error, sizeof(p.res[i].error), "not found under %s", o.video_root);
+		}
+		log_info("%zu clips of %zu videos; chunks of %d s, short side %d, GOP %d, %d jobs", rep.n, nv,
+			 o.chunk.chunk_sec, o.chunk.short_side, o.chunk.gop, o.jobs);
+		run_pool(&p, o.jobs);
+		char **caps = malloc((rep.n + 1) * sizeof(char *));
+		for (size_t i = 0; i < rep.n; i++)
+			caps[i] = rep.a[i].caption;
+		tok = tokenizer(&o, caps, rep.n);
+		free(caps);
+		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), (uint32_t)o.chunk.chunk_sec * 1000,
+					(uint32_t)o.chunk.short_side) < 0)
+			log_fatalx("tokenizer vocabulary too large for the manifest");
+		int64_t *vidx = malloc((nv + 1) * sizeof(int64_t));
+		uint32_t *first_chunk = malloc((nv + 1) * sizeof(uint32_t));
+		for (size_t i = 0; i < nv; i++) {
+			PrepVideoResult *r = &p.res[i];
+			vidx[i] = -1;
+			if (r->error[0] || !r->n_chunks) {
+				prep_annot_problem(&rep, "video %s: %s", ids[i], r->error[0] ? r->error : "no chunks");
+				continue;
+			}
+			vidx[i] = manifest_add_video(w, ids[i], (uint64_t)llround(r->duration * 1000));
+			for (int k = 0; k < r->n_chunks; k++) {
+				PrepChunkInfo *ci = &r->chunks[k];
+				char full[8192], rel[8192];
+				snprintf(full, sizeof(full), "%s/%s", o.out, ci->path);
+				int64_t cid = manifest_add_chunk(w, (uint32_t)vidx[i], rel_path(mdir, full, rel, sizeof(rel)),
+								 (uint32_t)llround(ci->start_frame * 1000.0 * r->fps_den / r->fps_num),
+								 ci->n_frames, r->fps_num, r->fps_den, ci->width, ci->height,
+								 ci->keyframes, ci->n_keyframes);
+				if (cid < 0)
+					log_fatalx("manifest: chunk %s refused (%s)", ci->path, strerror((int)-cid));
+				if (k == 0)
+					first_chunk[i] = (uint32_t)cid;
+			}
+		}
+		for (size_t i = 0; i < rep.n; i++) {
+			const PrepAnnot *a = &rep.a[i];
+			char **hit = bsearch(&a->video, ids, nv, sizeof(char *), cmp_str);
+			size_t v = (size_t)(hit - ids);
+			if (vidx[v] < 0) {
+				dropped_video++;
+				continue;
+			}
+			const PrepVideoResult *r = &p.res[v];
+			uint32_t c0, f0, c1, f1;
+			if (prep_clip_frames(r, a->start, a->end, &c0, &f0, &c1, &f1) < 0) {
+				dropped_range++;
+				prep_annot_problem(&rep, "line %d: video %s: %.2f-%.2f s is outside the video (0-%.2f s)", a->line,
+						   a->video, a->start, a->end, r->duration);
+				continue;
+			}
+			int32_t idsb[BPE_CONTEXT];
+			if (bpe_tokenize(tok, a->caption, idsb, BPE_CONTEXT) < 0)
+				log_fatalx("line %d: tokenizer failed", a->line);
+			int64_t sid = manifest_add_clip(w, (uint32_t)vidx[v], first_chunk[v] + c0, f0, first_chunk[v] + c1, f1, idsb);
+			if (sid < 0)
+				log_fatalx("line %d: manifest refused the clip (%s)", a->line, strerror((int)-sid));
+			n_samples++;
+		}
+		for (size_t i = 0; i < nv; i++) {
+			prep_video_result_free(&p.res[i]);
+			free(p.src[i]);
+		}
+		free(p.res), free(p.src), free(ids), free(vidx), free(first_chunk);
+	}
+	if ((rc = manifest_write(w, manifest)) < 0)
+		log_fatalx("writing %s: %s", manifest, strerror(-rc));
+	manifest_writer_free(w);
+	bpe_free(tok);
+	size_t dropped_parse;
+	add_problem_counts(&rep, &dropped_parse);
+	size_t dropped = dropped_parse + dropped_video + dropped_range;
+	FILE *rf = fopen(report, "w");
+	if (!rf)
+		log_fatal("%s", report);
+	for (size_t i = 0; i < rep.n_problems; i++) {
+		fprintf(rf, "%s\n", rep.problems[i]);
+		if (i < 20)
+			log_warnx("%s", rep.problems[i]);
+	}
+	fprintf(rf, "summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
+		    "video, %zu bad record)\n",
+		n_samples, dropped, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range, rep.bad_record);
+	fclose(rf);
+	if (rep.n_problems > 20)
+		log_warnx("... %zu more problems in %s", rep.n_problems - 20, report);
+	log_info("%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
+		 "bad record); report %s",
+		 manifest, n_samples, dropped, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range, rep.bad_record, report);
+	prep_annot_free(&rep);
+	return dropped ? 3 : 0;
+}

@@ -1,0 +1,39 @@
+// Annotation importers of tools/prep: CSV/TSV (video,start,end,caption), the EPIC-KITCHENS-100
+// train CSV and Ego4D narrations (narration.json as LaViLa reads it) into one list of clips.
+#ifndef TOOLS_PREP_ANNOT_H
+#define TOOLS_PREP_ANNOT_H
+// defines: PrepAnnot, PrepAnnotList, prep_annot_load, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
+
+#include <stddef.h>
+
+typedef struct {
+	char *video;        // video id
+	double start, end;  // seconds
+	char *caption;      // valid UTF-8
+	int line;           // line (record) number in the file, for reports
+} PrepAnnot;
+
+typedef struct {
+	PrepAnnot *a;
+	size_t n, cap;
+	char **problems;    // one line each, in file order
+	size_t n_problems, cap_problems;
+	size_t bad_utf8, bad_time, bad_record;
+} PrepAnnotList;
+
+// format: "csv", "tsv", "epic", "ego4d" or "auto" (.json: ego4d; a header with narration_id:
+// epic; .tsv: tsv; else csv). ego4d_window: seconds either side of a narration timestamp.
+// Records that cannot be used are left out and described in problems. Returns 0, -errno
+// for an unreadable file, -EINVAL for an unknown format or a file with no usable layout.
+int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, double ego4d_window);
+void prep_annot_free(PrepAnnotList *l);
+void prep_annot_problem(PrepAnnotList *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// adds a clip (copies strings); checks UTF-8 and times, recording a problem instead
+int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end, const char *caption, int line);
+// "12.5", "00:01:02.50" or "1:02" -> seconds; -1 when malformed
+double prep_parse_time(const char *s);
+// Ego4D narration.json: {uid: {"narration_pass_N": {"narrations": [{"timestamp_sec": t,
+// "narration_text": "#C C ..."}]}}}; '#' tags are dropped from the text
+int prep_ego4d_load(PrepAnnotList *l, const char *text, size_t n, double window);
+
+#endif

@@ -1,0 +1,473 @@
+// Chunker: decode any FFmpeg-readable video, resample to a constant frame rate (latest
+// source frame at each output instant, as ffmpeg's cfr mode), scale to the short side in
+// 8-bit 4:2:0, and cut into fixed-length H.264 chunks written as temp file + rename.
+#include "prep_chunk.h"  // defines: prep_chunk_video, prep_index_chunk, ...
+#include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
+
+#include <errno.h>
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libswscale/swscale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cmp_pts(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a >> 1, y = *(const int64_t *)b >> 1;
+	return x < y ? -1 : x > y;
+}
+
+int prep_index_chunk(const char *path, PrepChunkInfo *info)
+{
+	AVFormatContext *ic = NULL;
+	int rc = avformat_open_input(&ic, path, NULL, NULL);
+	if (rc < 0)
+		return rc;
+	int vs = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+	if (vs < 0) {
+		avformat_close_input(&ic);
+		return vs;
+	}
+	AVStream *st = ic->streams[vs];
+	AVPacket *pkt = av_packet_alloc();
+	size_t n = 0, cap = 1024;
+	int64_t *pts = malloc(cap * sizeof(int64_t)); // pts << 1 | key flag
+	if (!pkt || !pts) {
+		rc = AVERROR(ENOMEM);
+		goto out;
+	}
+	while ((rc = av_read_frame(ic, pkt)) >= 0) {
+		if (pkt->stream_index == vs && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
+			if (n == cap) {
+				int64_t *p = realloc(pts, 2 * cap * sizeof(int64_t));
+				if (!p) {
+					av_packet_unref(pkt);
+					rc = AVERROR(ENOMEM);
+					goto out;
+				}
+				pts = p, cap *= 2;
+			}
+			int64_t t = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+			pts[n++] = (int64_t)((uint64_t)t << 1) | !!(pkt->flags & AV_PKT_FLAG_KEY);
+		}
+		av_packet_unref(pkt);
+	}
+	if (rc != AVERROR_EOF)
+		goto out;
+	rc = 0;
+	if (n == 0) {
+		rc = AVERROR_INVALIDDATA;
+		goto out;
+	}
+	// display order: with B-frames packets come in decode order
+	qsort(pts, n, sizeof(int64_t), cmp_pts);
+	uint32_t nk = 0;
+	for (size_t i = 0; i < n; i++)
+		nk += (uint32_t)(pts[i] & 1);
+	info->keyframes = malloc((nk ? nk : 1) * sizeof(uint32_t));
+	if (!info->keyframes) {
+		rc = AVERROR(ENOMEM);
+		goto out;
+	}
+	info->n_keyframes = 0;
+	for (size_t i = 0; i < n; i++)
+		if (pts[i] & 1)
+			info->keyframes[info->n_keyframes++] = (uint32_t)i;
+	info->n_frames = (uint32_t)n;
+	AVRational r = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
+	av_reduce(&r.num, &r.den, r.num, r.den, 1 << 30);
+	info->fps_num = (uint32_t)r.num, info->fps_den = (uint32_t)r.den;
+	info->width = (uint16_t)st->codecpar->width, info->height = (uint16_t)st->codecpar->height;
+out:
+	free(pts);
+	av_packet_free(&pkt);
+	avformat_close_input(&ic);
+	return rc;
+}
+
+void prep_video_result_free(PrepVideoResult *res)
+{
+	for (int i = 0; i < res->n_chunks; i++)
+		free(res->chunks[i].keyframes);
+	free(res->chunks);
+	res->chunks = NULL;
+	res->n_chunks = 0;
+}
+
+int prep_clip_frames(const PrepVideoResult *res, double start, double end, uint32_t *c0, uint32_t *f0, uint32_t *c1,
+		     uint32_t *f1)
+{
+	if (!res->n_chunks)
+		return -ERANGE;
+	double fps = (double)res->fps_num / res->fps_den;
+	int64_t fb = llround(start * fps), fe = llround(end * fps), n = (int64_t)res->n_frames;
+	if (fe > n && end <= res->duration + 0.5 / fps)
+		fe = n;
+	if (fe <= fb)
+		fe = fb + 1;
+	if (start < 0 || fb >= n || fe > n)
+		return -ERANGE;
+	// every chunk but the last has the same length
+	uint64_t per = res->chunks[0].n_frames;
+	*c0 = (uint32_t)((uint64_t)fb / per), *f0 = (uint32_t)((uint64_t)fb % per);
+	*c1 = (uint32_t)((uint64_t)(fe - 1) / per), *f1 = (uint32_t)((uint64_t)(fe - 1) % per) + 1;
+	return 0;
+}
+
+typedef struct {
+	const PrepChunkOpts *o;
+	const char *id;
+	PrepVideoResult *res;
+	int fps_num, fps_den;
+	uint32_t per_chunk;   // frames per chunk
+	uint64_t i;           // next output frame
+	AVFrame *prev;        // latest decoded source frame
+	int have_prev, prev_scaled;
+	double prev_t;
+	AVFrame *out;         // scaled yuv420p
+	struct SwsContext *sws;
+	int out_w, out_h;
+	PrepEncoder *enc;
+	int skipping;         // current chunk exists already
+	char part[4200], final[4200];
+} Run;
+
+static void chunk_paths(const Run *r, uint64_t k, char *rel, size_t rel_cap)
+{
+	snprintf(rel, rel_cap, "%s/%llu.mp4", r->id, (unsigned long long)(k * (uint64_t)r->o->chunk_sec));
+}
+
+static int set_error(PrepVideoResult *res, int rc, const char *what)
+{
+	char e[AV_ERROR_MAX_STRING_SIZE] = "";
+	av_strerror(rc, e, sizeof(e));
+	snprintf(res->error, sizeof(res->error), "%s: %s", what, e);
+	return rc;
+}
+
+static int begin_chunk(Run *r)
+{
+	uint64_t k = r->i / r->per_chunk;
+	char rel[512];
+	chunk_paths(r, k, rel, sizeof(rel));
+	if (snprintf(r->final, sizeof(r->final), "%s/%s", r->o->root, rel) >= (int)sizeof(r->final) ||
+	    snprintf(r->part, sizeof(r->part), "%s.part", r->final) >= (int)sizeof(r->part))
+		return set_error(r->res, AVERROR(ENAMETOOLONG), "chunk path");
+	// resume: a complete chunk with the full frame count is kept as it is
+	PrepChunkInfo info = {0};
+	if (access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 &&
+	    info.n_frames == r->per_chunk && info.width == r->out_w && info.height == r->out_h) {
+		free(info.keyframes);
+		r->skipping = 1;
+		return 0;
+	}
+	free(info.keyframes);
+	r->skipping = 0;
+	PrepEncodeOpts eo = {.width = r->out_w, .height = r->out_h, .fps_num = r->fps_num, .fps_den = r->fps_den,
+			     .gop = r->o->gop, .crf = r->o->crf, .preset = r->o->preset, .faststart = 1,
+			     .bframes = r->o->bframes};
+	int rc = prep_encoder_open(&r->enc, r->part, &eo);
+	return rc < 0 ? set_error(r->res, rc, "cannot open the H.264 encoder") : 0;
+}
+
+static int end_chunk(Run *r)
+{
+	if (r->skipping || !r->enc)
+		return 0;
+	int rc = prep_encoder_close(r->enc, NULL);
+	r->enc = NULL;
+	if (rc < 0) {
+		unlink(r->part);
+		return set_error(r->res, rc, "encoding a chunk");
+	}
+	if (rename(r->part, r->final) < 0) {
+		rc = AVERROR(errno);
+		unlink(r->part);
+		return set_error(r->res, rc, "renaming a chunk");
+	}
+	return 0;
+}
+
+static void out_size(const AVFrame *f, int short_side, int *w, int *h)
+{
+	double dw = f->width, dh = f->height;
+	if (f->sample_aspect_ratio.num > 0 && f->sample_aspect_ratio.den > 0)
+		dw *= av_q2d(f->sample_aspect_ratio);
+	if (dw >= dh) {
+		*h = short_side;
+		*w = 2 * (int)lround(dw * short_side / dh / 2);
+	} else {
+		*w = short_side;
+		*h = 2 * (int)lround(dh * short_side / dw / 2);
+	}
+	if (*w < 2)
+		*w = 2;
+	if (*h < 2)
+		*h = 2;
+}
+
+// output frame r->i shows r->prev
+static int emit(Run *r)
+{
+	int rc;
+	if (r->i % r->per_chunk == 0 && (rc = begin_chunk(r)) < 0)
+		return rc;
+	if (!r->skipping) {
+		if (!r->prev_scaled) {
+			AVFrame *p = r->prev;
+			r->sws = sws_getCachedContext(r->sws, p->width, p->height, p->format, r->out_w, r->out_h,
+						      AV_PIX_FMT_YUV420P, SWS_BICUBIC, NULL, NULL, NULL);
+			if (!r->sws)
+				return set_error(r->res, AVERROR(EINVAL), "no conversion from this pixel format");
+			if ((rc = av_frame_make_writable(r->out)) < 0)
+				return set_error(r->res, rc, "frame buffer");
+			sws_scale(r->sws, (const uint8_t *const *)p->data, p->linesize, 0, p->height, r->out->data,
+				  r->out->linesize);
+			r->prev_scaled = 1;
+		}
+		if ((rc = prep_encoder_write(r->enc, r->out)) < 0)
+			return set_error(r->res, rc, "encoding");
+	}
+	r->i++;
+	if (r->o->frames_done)
+		__atomic_add_fetch(r->o->frames_done, 1, __ATOMIC_RELAXED);
+	if (r->i % r->per_chunk == 0)
+		return end_chunk(r);
+	return 0;
+}
+
+static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin)
+{
+	int64_t pts = f->best_effort_timestamp;
+	double t;
+	if (pts == AV_NOPTS_VALUE)
+		t = r->have_prev ? r->prev_t + 1.0 * r->fps_den / r->fps_num : 0;
+	else {
+		if (*origin == AV_NOPTS_VALUE)
+			*origin = pts;
+		t = (double)(pts - *origin) * av_q2d(st->time_base);
+	}
+	if (!r->have_prev) {
+		out_size(f, r->o->short_side, &r->out_w, &r->out_h);
+		r->out->format = AV_PIX_FMT_YUV420P, r->out->width = r->out_w, r->out->height = r->out_h;
+		int rc = av_frame_get_buffer(r->out, 0);
+		if (rc < 0)
+			return set_error(r->res, rc, "frame buffer");
+		av_frame_move_ref(r->prev, f);
+		r->prev_t = t;
+		r->have_prev = 1;
+		r->prev_scaled = 0;
+		return 0;
+	}
+	if (t <= r->prev_t) // out-of-order or repeated timestamp: the newer frame replaces it
+		t = r->prev_t + 1e-9;
+	while ((double)r->i * r->fps_den / r->fps_num < t - 1e-6) {
+		int rc = emit(r);
+		if (rc < 0)
+			return rc;
+	}
+	av_frame_unref(r->prev);
+	av_frame_move_ref(r->prev, f);
+	r->prev_t = t;
+	r->prev_scaled = 0;
+	return 0;
+}
+
+static int write_done(const char *dir, const Run *r, uint32_t n_chunks)
+{
+	char path[4300], tmp[4400];
+	snprintf(path, sizeof(path), "%s/.done", dir);
+	snprintf(tmp, sizeof(tmp), "%s.part", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "chunks %u\nframes %llu\nfps %d/%d\n", n_chunks, (unsigned long long)r->i, r->fps_num, r->fps_den);
+	if (fclose(f) != 0 || rename(tmp, path) < 0)
+		return -errno;
+	return 0;
+}
+
+// index every chunk of a finished video; 0 when all match what .done promises
+static int index_all(const char *root, const char *id, uint32_t n_chunks, uint64_t n_frames, int chunk_sec,
+		     uint32_t per_chunk, PrepVideoResult *res)
+{
+	res->chunks = calloc(n_chunks ? n_chunks : 1, sizeof(PrepChunkInfo));
+	if (!res->chunks)
+		return AVERROR(ENOMEM);
+	for (uint32_t k = 0; k < n_chunks; k++) {
+		PrepChunkInfo *c = &res->chunks[k];
+		snprintf(c->path, sizeof(c->path), "%s/%llu.mp4", id, (unsigned long long)k * (uint64_t)chunk_sec);
+		char full[4200];
+		snprintf(full, sizeof(full), "%s/%s", root, c->path);
+		int rc = prep_index_chunk(full, c);
+		res->n_chunks = (int)k + 1;
+		uint64_t want = k + 1 < n_chunks ? per_chunk : n_frames - (uint64_t)k * per_chunk;
+		if (rc < 0)
+			return set_error(res, rc, "indexing a chunk");
+		if (c->n_frames != want || c->n_keyframes == 0 || c->keyframes[0] != 0) {
+			snprintf(res->error, sizeof(res->error), "chunk %.200s has %u frames, expected %llu", c->path,
+				 c->n_frames, (unsigned long long)want);
+			return AVERROR_INVALIDDATA;
+		}
+		c->start_frame = k * per_chunk;
+	}
+	return 0;
+}
+
+int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, PrepVideoResult *res)
+{
+	memset(res, 0, sizeof(*res));
+	char dir[4200];
+	snprintf(dir, sizeof(dir), "%s/%s", o->root, id);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return set_error(res, AVERROR(errno), "cannot create the chunk folder");
+	// a finished video: re-index only
+	char done[4300];
+	snprintf(done, sizeof(done), "%s/.done", dir);
+	FILE *df = fopen(done, "r");
+	if (df) {
+		unsigned nc = 0;
+		unsigned long long nf = 0;
+		int fn = 0, fd = 0;
+		int ok = fscanf(df, "chunks %u\nframes %llu\nfps %d/%d\n", &nc, &nf, &fn, &fd) == 4 && fn > 0 && fd > 0;
+		fclose(df);
+		uint32_t per = (uint32_t)llround((double)o->chunk_sec * fn / fd);
+		if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
+		    index_all(o->root, id, nc, nf, o->chunk_sec, per, res) == 0) {
+			res->n_frames = nf, res->fps_num = (uint32_t)fn, res->fps_den = (uint32_t)fd;
+			res->duration = (double)nf * fd / fn;
+			return 0;
+		}
+		prep_video_result_free(res);
+		res->error[0] = 0;
+		unlink(done);
+	}
+
+	Run r = {.o = o, .id = id, .res = res};
+	AVFormatContext *ic = NULL;
+	AVCodecContext *dc = NULL;
+	AVPacket *pkt = av_packet_alloc();
+	AVFrame *f = av_frame_alloc();
+	r.prev = av_frame_alloc();
+	r.out = av_frame_alloc();
+	int rc;
+	if (!pkt || !f || !r.prev || !r.out) {
+		rc = set_error(res, AVERROR(ENOMEM), "out of memory");
+		goto out;
+	}
+	if ((rc = avformat_open_input(&ic, src, NULL, NULL)) < 0) {
+		set_error(res, rc, "cannot open");
+		goto out;
+	}
+	if ((rc = avformat_find_stream_info(ic, NULL)) < 0) {
+		set_error(res, rc, "cannot read stream info");
+		goto out;
+	}
+	const AVCodec *dec = NULL;
+	int vs = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, &dec, 0);
+	if (vs < 0 || !dec) {
+		rc = set_error(res, vs < 0 ? vs : AVERROR_DECODER_NOT_FOUND, "no decodable video stream");
+		goto out;
+	}
+	for (unsigned s = 0; s < ic->nb_streams; s++)
+		if ((int)s != vs)
+			ic->streams[s]->discard = AVDISCARD_ALL;
+	AVStream *st = ic->streams[vs];
+	dc = avcodec_alloc_context3(dec);
+	if (!dc || (rc = avcodec_parameters_to_context(dc, st->codecpar)) < 0) {
+		rc = set_error(res, dc ? rc : AVERROR(ENOMEM), "decoder setup");
+		goto out;
+	}
+	dc->thread_count = 1; // parallelism is across videos (-j)
+	if ((rc = avcodec_open2(dc, dec, NULL)) < 0) {
+		set_error(res, rc, "cannot open the decoder");
+		goto out;
+	}
+	AVRational src_rate = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
+	if (o->fps_num) {
+		r.fps_num = o->fps_num, r.fps_den = o->fps_den;
+	} else {
+		r.fps_num = src_rate.num && src_rate.den ? (int)lround(av_q2d(src_rate)) : 0, r.fps_den = 1;
+		if (r.fps_num < 1 || r.fps_num > 1000) {
+			rc = AVERROR_INVALIDDATA;
+			snprintf(res->error, sizeof(res->error), "unknown frame rate (give --fps)");
+			goto out;
+		}
+	}
+	r.per_chunk = (uint32_t)llround((double)o->chunk_sec * r.fps_num / r.fps_den);
+	int64_t origin = AV_NOPTS_VALUE;
+	int decode_errors = 0, eof = 0;
+	while (!eof) {
+		rc = av_read_frame(ic, pkt);
+		if (rc == AVERROR_EOF || (rc < 0 && ic->pb && avio_feof(ic->pb))) {
+			eof = 1;
+			rc = avcodec_send_packet(dc, NULL);
+		} else if (rc < 0) {
+			set_error(res, rc, "read error");
+			goto out;
+		} else {
+			if (pkt->stream_index != vs) {
+				av_packet_unref(pkt);
+				continue;
+			}
+			rc = avcodec_send_packet(dc, pkt);
+			av_packet_unref(pkt);
+			if (rc < 0 && rc != AVERROR(EAGAIN)) {
+				decode_errors++; // a damaged packet: the decoder resynchronises at the next one
+				continue;
+			}
+		}
+		while ((rc = avcodec_receive_frame(dc, f)) >= 0) {
+			rc = on_frame(&r, f, st, &origin);
+			av_frame_unref(f);
+			if (rc < 0)
+				goto out;
+		}
+		if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF)
+			decode_errors++;
+	}
+	if (!r.have_prev) {
+		rc = AVERROR_INVALIDDATA;
+		snprintf(res->error, sizeof(res->error), "no decodable video frames%s",
+			 decode_errors ? " (corrupt data)" : "");
+		goto out;
+	}
+	// the last frame lasts its own duration (or one source frame interval)
+	double dur = r.prev->pkt_duration > 0 ? r.prev->pkt_duration * av_q2d(st->time_base)
+		     : src_rate.num                ? 1 / av_q2d(src_rate)
+						   : 1.0 * r.fps_den / r.fps_num;
+	double t_end = r.prev_t + dur;
+	while ((double)r.i * r.fps_den / r.fps_num < t_end - 1e-6)
+		if ((rc = emit(&r)) < 0)
+			goto out;
+	if (r.i % r.per_chunk && (rc = end_chunk(&r)) < 0)
+		goto out;
+	uint32_t n_chunks = (uint32_t)((r.i + r.per_chunk - 1) / r.per_chunk);
+	if ((rc = index_all(o->root, id, n_chunks, r.i, o->chunk_sec, r.per_chunk, res)) < 0)
+		goto out;
+	for (uint32_t k = 0; k < n_chunks; k++)
+		res->chunks[k].reused = 0;
+	res->n_frames = r.i, res->fps_num = (uint32_t)r.fps_num, res->fps_den = (uint32_t)r.fps_den;
+	res->duration = (double)r.i * r.fps_den / r.fps_num;
+	if ((rc = write_done(dir, &r, n_chunks)) < 0)
+		set_error(res, AVERROR(-rc), "writing the done marker");
+out:
+	if (r.enc) {
+		prep_encoder_abort(r.enc);
+		unlink(r.part);
+	}
+	if (rc < 0)
+		prep_video_result_free(res);
+	sws_freeContext(r.sws);
+	av_frame_free(&r.prev);
+	av_frame_free(&r.out);
+	av_frame_free(&f);
+	av_packet_free(&pkt);
+	avcodec_free_context(&dc);
+	avformat_close_input(&ic);
+	return rc < 0 ? rc : 0;
+}

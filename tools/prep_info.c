@@ -1,0 +1,125 @@
+// Manifest summary (--info) and verification (--verify): structure and header checksum at
+// open, data checksum and token range, referenced files, and with --deep every chunk's
+// frame count and keyframe index re-read with libavformat.
+#include "prep_info.h"     // defines: prep_info, prep_verify
+#include "manifest_reader.h" // defines: manifest_open, manifest_check_data, ...
+#include "prep_chunk.h"    // defines: prep_index_chunk
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int prep_info(const char *path)
+{
+	Manifest *m;
+	char err[256];
+	if (manifest_open(&m, path, err, sizeof(err)) < 0) {
+		printf("%s: %s\n", path, err);
+		return 1;
+	}
+	const ManifestHeader *h = manifest_header(m);
+	uint64_t frames = 0, kf = 0, clips = 0, images = 0, span2 = 0, tokens = 0, cut = 0;
+	double seconds = 0;
+	for (uint32_t i = 0; i < h->n_chunks; i++) {
+		const ManifestChunk *c = manifest_chunk(m, i);
+		frames += c->n_frames;
+		kf += c->kf_count;
+		seconds += (double)c->n_frames * c->fps_den / c->fps_num;
+	}
+	for (uint64_t i = 0; i < h->n_samples; i++) {
+		const ManifestSample *s = manifest_sample(m, i);
+		clips += s->kind == MANIFEST_KIND_CLIP;
+		images += s->kind == MANIFEST_KIND_IMAGE;
+		span2 += s->kind == MANIFEST_KIND_CLIP && s->clip.chunk_last > s->clip.chunk_first;
+		tokens += s->n_tokens;
+		cut += s->n_tokens == h->context;
+	}
+	printf("manifest      %s (version %u, %llu bytes)\n", path, h->version, (unsigned long long)h->file_size);
+	printf("videos        %u (%.2f h, %llu frames)\n", h->n_videos, seconds / 3600, (unsigned long long)frames);
+	printf("chunks        %u of %.1f s, short side %u, %.1f keyframes each\n", h->n_chunks, h->chunk_ms / 1000.0,
+	       h->short_side, h->n_chunks ? (double)kf / h->n_chunks : 0);
+	if (h->n_chunks) {
+		const ManifestChunk *c = manifest_chunk(m, 0);
+		printf("first chunk   %s: %u frames at %u/%u fps, %ux%u\n", manifest_string(m, c->path_off), c->n_frames,
+		       c->fps_num, c->fps_den, c->width, c->height);
+	}
+	printf("tar shards    %u\n", h->n_shards);
+	printf("samples       %llu (%llu clips, %llu crossing a chunk boundary, %llu images)\n",
+	       (unsigned long long)h->n_samples, (unsigned long long)clips, (unsigned long long)span2,
+	       (unsigned long long)images);
+	printf("captions      context %u, vocabulary %u, %.1f tokens on average, %llu cut at the context\n", h->context,
+	       h->vocab_size, h->n_samples ? (double)tokens / h->n_samples : 0, (unsigned long long)cut);
+	manifest_close(m);
+	return 0;
+}
+
+int prep_verify(const char *path, int deep)
+{
+	Manifest *m;
+	char err[256];
+	if (manifest_open(&m, path, err, sizeof(err)) < 0) {
+		printf("%s: %s\n", path, err);
+		return 1;
+	}
+	const ManifestHeader *h = manifest_header(m);
+	int problems = 0;
+	if (manifest_check_data(m, err, sizeof(err)) < 0) {
+		printf("%s: %s\n", path, err);
+		problems++;
+	}
+	char full[8192];
+	for (uint32_t i = 0; i < h->n_chunks; i++) {
+		const ManifestChunk *c = manifest_chunk(m, i);
+		const char *name = manifest_string(m, c->path_off);
+		struct stat st;
+		if (manifest_resolve(m, name, full, sizeof(full)) < 0 || stat(full, &st) < 0 || st.st_size == 0) {
+			printf("chunk %u: %s is missing or empty\n", i, name);
+			problems++;
+			continue;
+		}
+		if (!deep)
+			continue;
+		PrepChunkInfo info = {0};
+		if (prep_index_chunk(full, &info) < 0) {
+			printf("chunk %u: %s cannot be read\n", i, name);
+			problems++;
+			continue;
+		}
+		uint32_t nk;
+		const uint32_t *kf = manifest_keyframes(m, i, &nk);
+		if (info.n_frames != c->n_frames)
+			printf("chunk %u: %s has %u frames, manifest says %u\n", i, name, info.n_frames, c->n_frames), problems++;
+		else if (info.n_keyframes != nk || memcmp(info.keyframes, kf, nk * sizeof(uint32_t)) != 0)
+			printf("chunk %u: %s keyframes differ from the manifest\n", i, name), problems++;
+		free(info.keyframes);
+	}
+	for (uint32_t i = 0; i < h->n_shards; i++) {
+		const ManifestShard *s = manifest_shard(m, i);
+		const char *name = manifest_string(m, s->path_off);
+		struct stat st;
+		if (manifest_resolve(m, name, full, sizeof(full)) < 0 || stat(full, &st) < 0) {
+			printf("shard %u: %s is missing\n", i, name);
+			problems++;
+		} else if ((uint64_t)st.st_size != s->size) {
+			printf("shard %u: %s has %lld bytes, manifest says %llu\n", i, name, (long long)st.st_size,
+			       (unsigned long long)s->size);
+			problems++;
+		}
+	}
+	for (uint64_t i = 0; i < h->n_samples; i++) {
+		const ManifestSample *s = manifest_sample(m, i);
+		if (s->kind == MANIFEST_KIND_IMAGE) {
+			const ManifestShard *sh = manifest_shard(m, s->source);
+			if (s->image.offset > sh->size || s->image.length > sh->size - s->image.offset) {
+				printf("sample %llu: bytes %llu+%llu outside its shard\n", (unsigned long long)i,
+				       (unsigned long long)s->image.offset, (unsigned long long)s->image.length);
+				problems++;
+			}
+		}
+	}
+	printf("%s: %s (%u chunks, %u shards, %llu samples%s)\n", path, problems ? "PROBLEMS FOUND" : "OK", h->n_chunks,
+	       h->n_shards, (unsigned long long)h->n_samples, deep ? ", chunks re-indexed" : "");
+	manifest_close(m);
+	return problems ? 1 : 0;
+}

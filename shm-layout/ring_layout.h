@@ -37,12 +37,15 @@ static inline uint64_t word_pos(uint64_t w) { return w >> SLOT_POS_SHIFT; }
 static inline uint32_t word_owner(uint64_t w) { return (uint32_t)(w >> SLOT_STATE_BITS) & ((1u << SLOT_OWNER_BITS) - 1); }
 static inline uint32_t word_state(uint64_t w) { return (uint32_t)w & 3u; }
 
-// Process table entry states
+// Process table entry states. CLAIMING (an attach in progress) carries the attaching pid in
+// the upper bits, so an attach cut short by SIGKILL is recognised and the entry recovered.
 enum { PROC_FREE = 0, PROC_ALIVE = 1, PROC_DEAD = 2, PROC_CLAIMING = 3 };
+#define PROC_CLAIMING_BY(pid) ((uint32_t)(pid) << 2 | PROC_CLAIMING)
+static inline int proc_is_claiming(uint32_t w) { return (w & 3u) == PROC_CLAIMING; }
 
 typedef struct {
     // identity: written by the owner while CLAIMING, read by everyone
-    _Atomic uint32_t state;   // PROC_*
+    _Atomic uint32_t state;   // PROC_*, or PROC_CLAIMING_BY(pid)
     int32_t pid;
     uint64_t start_time;      // /proc/<pid>/stat field 22: tells a reused pid from ours
     int32_t numa_node;
@@ -153,6 +156,9 @@ struct Ring {
 // shared by ring_proto.c and ring_reap.c
 uint64_t ring_now_ns(void);
 int ring_proc_is_dead(const RingProcEntry *e);
+int ring_pid_is_dead(int pid);
+// 1 when the entry is ALIVE or CLAIMING and its process is gone; *word gets the state read
+int ring_entry_owner_dead(const RingProcEntry *e, uint32_t *word);
 uint64_t ring_proc_start_time(int pid);
 void ring_slot_wake(RingSlotHeader *h);
 int ring_slot_wait(Ring *r, RingSlotHeader *h, uint64_t seen, uint64_t deadline_ns);

@@ -101,7 +101,7 @@ static uint64_t deadline_after(int timeout_ms) {
 
 static int entry_claim(RingProcEntry *e, uint32_t from) {
     uint32_t expect = from;
-    return atomic_compare_exchange_strong(&e->state, &expect, PROC_CLAIMING);
+    return atomic_compare_exchange_strong(&e->state, &expect, PROC_CLAIMING_BY(getpid()));
 }
 
 static void entry_fill(RingProcEntry *e, int numa_node) {
@@ -273,7 +273,7 @@ int ring_consumer_attach(Ring *r, uint32_t rank, RingConsumer **out) {
     if (atomic_load(&r->ctl->closed)) return -ESHUTDOWN;
     RingProcEntry *e = &r->consumers[rank];
     uint32_t st = atomic_load(&e->state);
-    if (st == PROC_CLAIMING) return -EBUSY;
+    if (proc_is_claiming(st) && !ring_pid_is_dead((int)(st >> 2))) return -EBUSY;
     if (st == PROC_ALIVE && !ring_proc_is_dead(e)) return -EBUSY;
     if (!entry_claim(e, st)) return -EBUSY;
     RingConsumer *cons = calloc(1, sizeof *cons);

@@ -43,6 +43,15 @@ uint64_t ring_proc_start_time(int pid) {
     return proc_stat(pid, &st, &start) == 0 ? start : 0;
 }
 
+int ring_pid_is_dead(int pid) {
+    char st;
+    uint64_t start;
+    int err = proc_stat(pid, &st, &start);
+    if (err == -ENOENT) return 1;
+    if (err < 0) return kill(pid, 0) < 0 && errno == ESRCH;
+    return st == 'Z' || st == 'X';
+}
+
 int ring_proc_is_dead(const RingProcEntry *e) {
     int pid = e->pid;
     if (pid <= 0) return 1;
@@ -55,13 +64,21 @@ int ring_proc_is_dead(const RingProcEntry *e) {
     return e->start_time && start != e->start_time;
 }
 
+// An entry whose owner died, attached (ALIVE) or in the middle of attaching (CLAIMING).
+int ring_entry_owner_dead(const RingProcEntry *e, uint32_t *word) {
+    uint32_t w = atomic_load(&e->state);
+    *word = w;
+    if (w == PROC_ALIVE) return ring_proc_is_dead(e);
+    return proc_is_claiming(w) && ring_pid_is_dead((int)(w >> 2));
+}
+
 int ring_reap(Ring *r) {
     if (r->read_only) return 0;
     int found = 0;
     for (uint32_t i = 0; i < RING_MAX_PRODUCERS; i++) {
         RingProcEntry *e = &r->producers[i];
-        uint32_t st = PROC_ALIVE;
-        if (atomic_load(&e->state) != PROC_ALIVE || !ring_proc_is_dead(e)) continue;
+        uint32_t st;
+        if (!ring_entry_owner_dead(e, &st)) continue;
         if (atomic_compare_exchange_strong(&e->state, &st, PROC_DEAD)) {
             atomic_fetch_add(&r->ctl->dead_producers, 1);
             found++;
@@ -69,10 +86,9 @@ int ring_reap(Ring *r) {
     }
     for (uint32_t k = 0; k < r->ctl->ranks; k++) {
         RingProcEntry *e = &r->consumers[k];
-        uint32_t st = PROC_ALIVE;
+        uint32_t st;
         // a dead consumer's slots are handed back when its rank attaches again
-        if (atomic_load(&e->state) == PROC_ALIVE && ring_proc_is_dead(e) && atomic_compare_exchange_strong(&e->state, &st, PROC_DEAD))
-            found++;
+        if (ring_entry_owner_dead(e, &st) && atomic_compare_exchange_strong(&e->state, &st, PROC_DEAD)) found++;
     }
     return found;
 }

@@ -14,8 +14,8 @@ static uint64_t entry_wait_ns(const RingProcEntry *e, uint64_t now) {
 static void proc_row(const RingProcEntry *e, int index, uint64_t now, RingProcStats *row) {
     memset(row, 0, sizeof *row);
     row->index = index;
-    uint32_t st = atomic_load(&e->state);
-    row->state = st == PROC_ALIVE && ring_proc_is_dead(e) ? PROC_DEAD : (int)(st == PROC_CLAIMING ? PROC_ALIVE : st);
+    uint32_t st;
+    row->state = ring_entry_owner_dead(e, &st) ? PROC_DEAD : proc_is_claiming(st) ? PROC_ALIVE : (int)st;
     row->pid = e->pid;
     row->numa_node = e->numa_node;
     row->attach_unix_ns = e->attach_unix_ns;
@@ -49,9 +49,10 @@ int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs,
         s->errors += atomic_load(&e->errors);
         s->adopted += atomic_load(&e->adopted);
         s->producer_wait_ns += entry_wait_ns(e, s->now_ns);
-        uint32_t st = atomic_load(&e->state);
+        uint32_t st;
+        int dead = ring_entry_owner_dead(e, &st);
         if (st == PROC_FREE) continue;
-        if (st == PROC_DEAD || ring_proc_is_dead(e))
+        if (st == PROC_DEAD || dead)
             s->dead_producers++;
         else
             s->live_producers++;
@@ -62,9 +63,10 @@ int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs,
         s->consumed += atomic_load(&e->items);
         s->redelivered += atomic_load(&e->adopted);
         s->consumer_wait_ns += entry_wait_ns(e, s->now_ns);
-        uint32_t st = atomic_load(&e->state);
+        uint32_t st;
+        int dead = ring_entry_owner_dead(e, &st);
         if (st == PROC_FREE) continue;
-        if (st == PROC_ALIVE && !ring_proc_is_dead(e)) s->live_consumers++;
+        if (st != PROC_DEAD && !dead) s->live_consumers++;
         if (procs && n < max_procs) proc_row(e, (int)k, s->now_ns, &procs[n++]);
     }
     s->claim_position = atomic_load(&c->claim_hint);

@@ -40,6 +40,7 @@ static double anchor_sum(const float *a, const float *M, int n, int d, int excl,
 		bound = *bound_io;
 		for (int j = 0; j < n; j++)
 			bound = fmax(bound, (dot(a, M + (size_t)j * d, d) - pos) * sc);
+		bound = (float)bound; // the table and pack hold it as float: g, u and the surrogate agree
 		*bound_io = bound;
 	}
 	double sum = 0.0, sx = 0.0;

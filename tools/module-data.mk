@@ -14,4 +14,9 @@ SCRIPT_TESTS += tests/test_synth_deterministic.sh
 
 TESTS += test_prep_chunk_frames
 test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c
+TESTS += test_prep_annot
+test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_json.c
+TESTS += test_prep_tar
+test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c tools/synth_image.c
+SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh
 endif

@@ -41,9 +41,10 @@ static int hex4(Json *j, unsigned *v)
 	*v = 0;
 	for (int k = 0; k < 4; k++) {
 		char c = j->t[j->p++];
-		*v = *v * 16 + (unsigned)(c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : 99);
-		if (*v >= 99u << (4 * (3 - k)))
+		int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+		if (d < 0)
 			return -1;
+		*v = *v * 16 + (unsigned)d;
 	}
 	return 0;
 }

@@ -109,7 +109,7 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 	Group g = {0};
 	char longname[4096] = "";
 	uint64_t pos = 0;
-	int rc = 0;
+	int rc = 0, ended = 0;
 	while (pos + 512 <= out->size) {
 		unsigned char h[512];
 		if ((rc = read_at(fd, h, 512, pos)) < 0)
@@ -117,8 +117,10 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 		int zero = 1;
 		for (int i = 0; i < 512 && zero; i++)
 			zero = h[i] == 0;
-		if (zero)
-			break; // end of archive
+		if (zero) {
+			ended = 1; // end of archive
+			break;
+		}
 		unsigned sum = 0;
 		for (int i = 0; i < 512; i++)
 			sum += (i >= 148 && i < 156) ? ' ' : h[i];
@@ -197,6 +199,10 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 			}
 		}
 		pos = data + (size + 511) / 512 * 512;
+	}
+	if (rc >= 0 && !ended && pos < out->size && pos + 512 > out->size) {
+		rep->bad_record++;
+		prep_annot_problem(rep, "%s: header at byte %llu cut short (truncated shard)", path, (unsigned long long)pos);
 	}
 	if (rc >= 0)
 		rc = flush(&g, out, rep, path);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Every bad input is one line in the report, counted, and the rest still prepared; the
+# exit status says something was dropped: zero-length, corrupt, truncated and missing
+# videos, invalid UTF-8, unparsable and reversed times, a short record, a range past the end.
+set -eu
+synth=tools/synth prep=tools/prep
+[ -x $synth ] && [ -x $prep ] || { echo "tools/synth or tools/prep not built (needs libav)"; exit 77; }
+d=$(mktemp -d /tmp/test_prep_bad_XXXXXX)
+trap 'rm -rf "$d"' EXIT
+$synth --out "$d/src" --videos 1 --heldout 0 --minutes 0.2 --size 160x96 --fps 10
+v="$d/src/videos"
+: > "$v/empty.mp4"
+head -c 50000 /dev/urandom > "$v/corrupt.mp4"
+head -c $(($(stat -c %s "$v/train-0000.mp4") / 2)) "$v/train-0000.mp4" > "$v/truncated.mp4"
+{
+	echo 'video,start,end,caption'
+	echo 'train-0000,1.0,2.0,a red square moves left'
+	echo 'train-0000,2.0,3.5,"a caption, with a comma"'
+	echo 'empty,0,1,zero-length video'
+	echo 'corrupt,0,1,random bytes'
+	echo 'truncated,0,1,cut short'
+	echo 'missing,0,1,no such file'
+	echo 'train-0000,100,101,past the end'
+	printf 'train-0000,1,2,bad \xff byte\n'
+	echo 'train-0000,abc,2,bad time'
+	echo 'train-0000,3,2,reversed'
+	echo 'too,few'
+} > "$d/ann.csv"
+set +e
+$prep --annotations "$d/ann.csv" --video-root "$v" --out "$d/out" --chunk-sec 5 --short-side 96
+rc=$?
+set -e
+[ $rc = 3 ] || { echo "FAIL: exit status $rc, want 3 (something dropped)"; exit 1; }
+r="$d/out/prep-report.txt"
+cat "$r"
+expect() { grep -q -- "$1" "$r" || { echo "FAIL: report lacks: $1"; exit 1; }; }
+expect 'video empty: cannot open'
+expect 'video corrupt: '
+expect 'video truncated: '
+expect 'video missing: not found'
+expect 'line 8: video train-0000: 100.00-101.00 s is outside the video'
+expect 'line 9: video .train-0000.: caption is not valid UTF-8'
+expect "line 10: timestamps 'abc'"
+expect 'line 11: video train-0000: bad time range'
+expect 'line 12: 2 fields'
+expect 'summary: 2 samples, 9 dropped (4 bad video, 1 invalid UTF-8, 2 bad time, 1 outside the video, 1 bad record)'
+[ "$(grep -c . "$r")" = 10 ] || { echo "FAIL: want 9 problem lines and a summary"; exit 1; }
+$prep --verify "$d/out/manifest"
+$prep --info "$d/out/manifest" | grep -q 'samples       2 '
+echo "every bad input reported and counted; the good clips prepared"

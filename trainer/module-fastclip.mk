@@ -8,7 +8,7 @@ LIBS += comm
 comm_SRCS := trainer/comm.c trainer/comm_shm.c trainer/comm_bucket.c
 
 TESTS += test_fastclip_grad_fcco test_fastclip_grad_openclip test_fastclip_badinput \
-         test_fastclip_twin test_fastclip_flags test_fastclip_dist
+         test_fastclip_twin test_fastclip_flags test_fastclip_dist test_fastclip_step_deadrank
 TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets \
          test_comm_badinput
 # the multi-process tests also run under ASan+UBSan and TSan (make test-san)

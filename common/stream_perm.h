@@ -1,0 +1,23 @@
+// The deterministic sample stream: global position g -> (epoch, sample index) through a keyed
+// bijection of [0, n) per epoch (Feistel network with cycle walking). Loader and trainer share it.
+#ifndef COMMON_STREAM_PERM_H
+#define COMMON_STREAM_PERM_H
+// defines: StreamPos, stream_permute, stream_unpermute, stream_position
+
+#include <stdint.h>
+
+typedef struct {
+	uint64_t epoch;  // g / n
+	uint64_t offset; // g mod n: place within the epoch
+	uint64_t sample; // manifest sample index: permutation of offset
+} StreamPos;
+
+// The epoch's permutation of [0, n) keyed by (seed, epoch); i < n, n >= 1.
+uint64_t stream_permute(uint64_t seed, uint64_t epoch, uint64_t i, uint64_t n);
+// Its inverse: stream_unpermute(seed, epoch, stream_permute(seed, epoch, i, n), n) == i.
+uint64_t stream_unpermute(uint64_t seed, uint64_t epoch, uint64_t j, uint64_t n);
+// Position g of a dataset of n samples: epoch g / n, sample = permute(g mod n). shuffle 0
+// keeps dataset order (eval). Returns -EINVAL when n == 0.
+int stream_position(uint64_t seed, uint64_t g, uint64_t n, int shuffle, StreamPos *out);
+
+#endif

@@ -19,4 +19,11 @@ test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_js
 TESTS += test_prep_tar
 test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c tools/synth_image.c
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh
+
+# chunk GOP length: size vs random-access decode work (the --gop default comes from it)
+BENCHES += bench_prep_gop
+bench_prep_gop_SRCS := tools/prep_bench_gop.c tools/prep_encode.c
+.PHONY: bench-prep-gop
+bench-prep-gop: $(BUILD)/tests/bench_prep_gop
+	$(BUILD)/tests/bench_prep_gop
 endif

@@ -1,0 +1,482 @@
+// Decodes the frames a clip needs from an in-memory chunk and writes them cropped and scaled.
+// Fused path: crop = plane-pointer offsets into the decoded YUV frame, swscale converts the crop
+// straight into the destination, so no pixel outside the crop is converted. Frames before the
+// first needed one are reached from the keyframe the manifest names; packets of frames nobody
+// needs are sent with skip_frame=nonref (a non-reference frame never feeds another frame).
+#include "ld_decode.h" // defines: LdDecoder, ld_decode_video, ld_image_load, ld_image_render, ...
+
+#include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
+#include "ld_error.h" // defines: LD_ERR_*
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define LD_SWS_FLAGS SWS_BILINEAR
+
+struct LdDecoder {
+	AVFrame *frame;       // last decoded frame (the image after ld_image_load)
+	AVPacket *pkt;
+	struct SwsContext *sws_crop; // crop (any format) -> out RGB24
+	struct SwsContext *sws_full; // naive: full frame -> full RGB24
+	uint8_t *rgb;         // naive: (H, W, 3) full-frame RGB
+	size_t rgb_cap;
+	uint64_t frames_decoded;
+};
+
+uint64_t ld_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void ld_libav_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
+
+int ld_decoder_new(LdDecoder **out)
+{
+	LdDecoder *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -LD_ERR_NOMEM;
+	d->frame = av_frame_alloc();
+	d->pkt = av_packet_alloc();
+	if (!d->frame || !d->pkt) {
+		ld_decoder_free(d);
+		return -LD_ERR_NOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+void ld_decoder_free(LdDecoder *d)
+{
+	if (!d)
+		return;
+	av_frame_free(&d->frame);
+	av_packet_free(&d->pkt);
+	sws_freeContext(d->sws_crop);
+	sws_freeContext(d->sws_full);
+	free(d->rgb);
+	free(d);
+}
+
+uint64_t ld_decoder_frames(const LdDecoder *d) { return d->frames_decoded; }
+
+static void flip_rows(uint8_t *dst, int w, int h)
+{
+	for (int y = 0; y < h; y++) {
+		uint8_t *row = dst + (size_t)y * w * 3;
+		for (int a = 0, b = w - 1; a < b; a++, b--)
+			for (int c = 0; c < 3; c++) {
+				uint8_t t = row[3 * a + c];
+				row[3 * a + c] = row[3 * b + c];
+				row[3 * b + c] = t;
+			}
+	}
+}
+
+// crop clamped into the frame and aligned to the format's chroma subsampling
+static int crop_fit(const AVFrame *f, const LdCrop *c, int *x, int *y, int *w, int *h, char *err, size_t errlen)
+{
+	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
+	if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_HWACCEL))) {
+		snprintf(err, errlen, "pixel format %s cannot be cropped", desc ? desc->name : "?");
+		return -LD_ERR_CODEC;
+	}
+	int ax = 1 << desc->log2_chroma_w, ay = 1 << desc->log2_chroma_h;
+	*x = c->x & ~(ax - 1);
+	*y = c->y & ~(ay - 1);
+	*w = c->w;
+	*h = c->h;
+	if (*x + *w > f->width)
+		*w = f->width - *x;
+	if (*y + *h > f->height)
+		*h = f->height - *y;
+	if (*w < 1 || *h < 1 || c->x < 0 || c->y < 0) {
+		snprintf(err, errlen, "crop %dx%d+%d+%d outside the %dx%d frame", c->w, c->h, c->x, c->y, f->width,
+			 f->height);
+		return -LD_ERR_GEOMETRY;
+	}
+	return 0;
+}
+
+// fused: plane pointers moved to the crop's corner, swscale scales + converts only the crop
+static int render_fused(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uint8_t *dst, char *err, size_t errlen)
+{
+	int x, y, w, h, rc;
+	if ((rc = crop_fit(f, &o->crop, &x, &y, &w, &h, err, errlen)) != 0)
+		return rc;
+	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
+	const uint8_t *src[4] = {0};
+	int stride[4] = {0};
+	for (int p = 0; p < 4 && f->data[p]; p++) {
+		stride[p] = f->linesize[p];
+		if (p == 1 && (desc->flags & AV_PIX_FMT_FLAG_PAL)) {
+			src[p] = f->data[p];
+			continue;
+		}
+		int step = 1, chroma = 0;
+		for (int c = 0; c < desc->nb_components; c++)
+			if (desc->comp[c].plane == p) {
+				step = desc->comp[c].step;
+				chroma = (c == 1 || c == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB) && desc->nb_components >= 3;
+			}
+		int px = chroma ? x >> desc->log2_chroma_w : x, py = chroma ? y >> desc->log2_chroma_h : y;
+		src[p] = f->data[p] + (ptrdiff_t)py * f->linesize[p] + (ptrdiff_t)px * step;
+	}
+	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, f->format, o->out_w, o->out_h, AV_PIX_FMT_RGB24,
+					   LD_SWS_FLAGS, NULL, NULL, NULL);
+	if (!d->sws_crop) {
+		snprintf(err, errlen, "no scaler from %s %dx%d", desc->name, w, h);
+		return -LD_ERR_CODEC;
+	}
+	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
+	int ds[4] = {o->out_w * 3, 0, 0, 0};
+	sws_scale(d->sws_crop, src, stride, 0, h, dp, ds);
+	if (o->crop.flip)
+		flip_rows(dst, o->out_w, o->out_h);
+	return 0;
+}
+
+// naive step 1: the whole frame to RGB (what a decode-everything pipeline does per frame)
+static int naive_convert(LdDecoder *d, const AVFrame *f, char *err, size_t errlen)
+{
+	size_t need = (size_t)f->width * f->height * 3;
+	if (need > d->rgb_cap) {
+		uint8_t *p = realloc(d->rgb, need);
+		if (!p) {
+			snprintf(err, errlen, "out of memory for a %dx%d RGB frame", f->width, f->height);
+			return -LD_ERR_NOMEM;
+		}
+		d->rgb = p;
+		d->rgb_cap = need;
+	}
+	d->sws_full = sws_getCachedContext(d->sws_full, f->width, f->height, f->format, f->width, f->height,
+					   AV_PIX_FMT_RGB24, LD_SWS_FLAGS, NULL, NULL, NULL);
+	if (!d->sws_full) {
+		snprintf(err, errlen, "no RGB converter for this pixel format");
+		return -LD_ERR_CODEC;
+	}
+	uint8_t *dp[4] = {d->rgb, NULL, NULL, NULL};
+	int ds[4] = {f->width * 3, 0, 0, 0};
+	sws_scale(d->sws_full, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dp, ds);
+	return 0;
+}
+
+// naive step 2: crop the RGB frame and resize it into dst
+static int naive_crop(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uint8_t *dst, char *err, size_t errlen)
+{
+	int x, y, w, h, rc;
+	if ((rc = crop_fit(f, &o->crop, &x, &y, &w, &h, err, errlen)) != 0)
+		return rc;
+	const uint8_t *src[4] = {d->rgb + ((size_t)y * f->width + x) * 3, NULL, NULL, NULL};
+	int ss[4] = {f->width * 3, 0, 0, 0};
+	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, AV_PIX_FMT_RGB24, o->out_w, o->out_h,
+					   AV_PIX_FMT_RGB24, LD_SWS_FLAGS, NULL, NULL, NULL);
+	if (!d->sws_crop) {
+		snprintf(err, errlen, "no RGB scaler");
+		return -LD_ERR_NOMEM;
+	}
+	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
+	int ds[4] = {o->out_w * 3, 0, 0, 0};
+	sws_scale(d->sws_crop, src, ss, 0, h, dp, ds);
+	if (o->crop.flip)
+		flip_rows(dst, o->out_w, o->out_h);
+	return 0;
+}
+
+static int is_needed(const uint32_t *frames, int n, int64_t fn)
+{
+	int lo = 0, hi = n;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if ((int64_t)frames[mid] < fn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && (int64_t)frames[lo] == fn;
+}
+
+static int is_supported_video(enum AVCodecID id)
+{
+	return id == AV_CODEC_ID_H264 || id == AV_CODEC_ID_HEVC || id == AV_CODEC_ID_VP9 || id == AV_CODEC_ID_AV1 ||
+	       id == AV_CODEC_ID_VP8 || id == AV_CODEC_ID_MPEG4;
+}
+
+typedef struct {
+	LdDecoder *d;
+	LdMemIO io;
+	AVCodecContext *c;
+	int si;
+	AVRational tb, frame_dur; // stream time base, 1/fps
+	int64_t start;            // pts of frame 0
+} VideoCtx;
+
+static int64_t frame_number(const VideoCtx *v, int64_t pts)
+{
+	if (pts == AV_NOPTS_VALUE)
+		return -1;
+	return av_rescale_q_rnd(pts - v->start, v->tb, v->frame_dur, AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+}
+
+static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChunkInfo *ci, const LdDecodeOpts *o,
+		      char *err, size_t errlen)
+{
+	int rc = ld_avio_open(&v->io, buf, size, o->deadline_ns, err, errlen);
+	if (rc)
+		return rc;
+	const AVCodec *codec = NULL;
+	v->si = av_find_best_stream(v->io.fc, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+	if (v->si < 0) {
+		snprintf(err, errlen, "no video stream");
+		return -LD_ERR_CODEC;
+	}
+	AVStream *st = v->io.fc->streams[v->si];
+	if (!is_supported_video(st->codecpar->codec_id) || !codec) {
+		snprintf(err, errlen, "unsupported video codec %s", avcodec_get_name(st->codecpar->codec_id));
+		return -LD_ERR_CODEC;
+	}
+	if (st->codecpar->width != ci->width || st->codecpar->height != ci->height) {
+		snprintf(err, errlen, "stream is %dx%d, manifest says %dx%d", st->codecpar->width,
+			 st->codecpar->height, ci->width, ci->height);
+		return -LD_ERR_GEOMETRY;
+	}
+	v->c = avcodec_alloc_context3(codec);
+	if (!v->c) {
+		snprintf(err, errlen, "out of memory for the decoder");
+		return -LD_ERR_NOMEM;
+	}
+	avcodec_parameters_to_context(v->c, st->codecpar);
+	v->c->thread_count = o->threads > 0 ? o->threads : 1;
+	if ((rc = avcodec_open2(v->c, codec, NULL)) < 0) {
+		snprintf(err, errlen, "decoder %s refused the stream: %s", codec->name, av_err2str(rc));
+		return -LD_ERR_CODEC;
+	}
+	v->tb = st->time_base;
+	v->frame_dur = (AVRational){(int)ci->fps_den, (int)ci->fps_num};
+	v->start = st->start_time != AV_NOPTS_VALUE ? st->start_time : 0;
+	return 0;
+}
+
+static int decode_err(VideoCtx *v, int rc, const char *what, char *err, size_t errlen)
+{
+	if (v->io.timed_out || rc == AVERROR_EXIT) {
+		snprintf(err, errlen, "watchdog: deadline passed while %s", what);
+		return -LD_ERR_TIMEOUT;
+	}
+	snprintf(err, errlen, "%s failed: %s", what, av_err2str(rc));
+	return -LD_ERR_CORRUPT;
+}
+
+// output one decoded frame to every destination that wants its frame number
+static int deliver(VideoCtx *v, const AVFrame *f, const uint32_t *frames, int n, int *next, uint8_t *const *dst,
+		   const LdDecodeOpts *o, char *err, size_t errlen)
+{
+	LdDecoder *d = v->d;
+	int64_t fn = frame_number(v, f->best_effort_timestamp);
+	if (f->width != v->c->width || f->height != v->c->height || f->width <= 0) {
+		snprintf(err, errlen, "frame %lld is %dx%d, stream says %dx%d", (long long)fn, f->width, f->height,
+			 v->c->width, v->c->height);
+		return -LD_ERR_GEOMETRY;
+	}
+	int rc = 0;
+	if (o->mode == LD_MODE_NAIVE && (rc = naive_convert(d, f, err, errlen)) != 0)
+		return rc;
+	if (*next < n && fn > (int64_t)frames[*next]) {
+		snprintf(err, errlen, "frame %u never decoded (next frame is %lld): missing or variable frame rate",
+			 frames[*next], (long long)fn);
+		return -LD_ERR_SHORT;
+	}
+	while (*next < n && fn == (int64_t)frames[*next]) {
+		if (o->mode == LD_MODE_FUSED)
+			rc = render_fused(d, f, o, dst[*next], err, errlen);
+		else if (o->mode == LD_MODE_NAIVE)
+			rc = naive_crop(d, f, o, dst[*next], err, errlen);
+		if (rc)
+			return rc;
+		(*next)++;
+	}
+	return 0;
+}
+
+static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t *const *dst,
+		 const LdDecodeOpts *o, char *err, size_t errlen)
+{
+	for (;;) {
+		int rc = avcodec_receive_frame(v->c, v->d->frame);
+		if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF)
+			return 0;
+		if (rc < 0)
+			return decode_err(v, rc, "decoding", err, errlen);
+		v->d->frames_decoded++;
+		rc = deliver(v, v->d->frame, frames, n, next, dst, o, err, errlen);
+		av_frame_unref(v->d->frame);
+		if (rc)
+			return rc;
+		if (o->deadline_ns && ld_now_ns() > o->deadline_ns) {
+			snprintf(err, errlen, "watchdog: deadline passed while decoding");
+			return -LD_ERR_TIMEOUT;
+		}
+	}
+}
+
+static int seek_to(VideoCtx *v, const LdChunkInfo *ci, uint32_t first, char *err, size_t errlen)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < ci->n_keyframes && ci->keyframes[i] <= first; i++)
+		k = ci->keyframes[i];
+	if (k == 0)
+		return 0; // the demuxer already stands at frame 0
+	int64_t ts = v->start + av_rescale_q(k, v->frame_dur, v->tb);
+	int rc = av_seek_frame(v->io.fc, v->si, ts, AVSEEK_FLAG_BACKWARD);
+	if (rc < 0)
+		return decode_err(v, rc, "seeking", err, errlen);
+	avcodec_flush_buffers(v->c);
+	return 0;
+}
+
+int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunkInfo *ci, const uint32_t *frames,
+		    int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
+{
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if ((i && frames[i] < frames[i - 1]) || frames[i] >= ci->n_frames) {
+			snprintf(err, errlen, "frame list not ascending or past the chunk's %u frames", ci->n_frames);
+			return -LD_ERR_MANIFEST;
+		}
+	VideoCtx v = {.d = d};
+	int rc = open_video(&v, buf, size, ci, o, err, errlen);
+	if (!rc && !o->no_seek)
+		rc = seek_to(&v, ci, frames[0], err, errlen);
+	int next = 0, seeked_back = o->no_seek;
+	AVPacket *pkt = d->pkt;
+	while (!rc && next < n) {
+		rc = av_read_frame(v.io.fc, pkt);
+		if (rc == AVERROR_EOF) {
+			rc = avcodec_send_packet(v.c, NULL);
+			rc = rc < 0 && rc != AVERROR_EOF ? decode_err(&v, rc, "flushing", err, errlen)
+							 : drain(&v, frames, n, &next, dst, o, err, errlen);
+			if (!rc && next < n) {
+				snprintf(err, errlen, "frame %u of %u not in the file: it ends earlier than the manifest says",
+					 frames[next], ci->n_frames);
+				rc = -LD_ERR_SHORT;
+			}
+			break;
+		}
+		if (rc < 0) {
+			rc = v.io.timed_out ? decode_err(&v, rc, "demuxing", err, errlen) : -LD_ERR_TRUNCATED;
+			if (rc == -LD_ERR_TRUNCATED)
+				snprintf(err, errlen, "container ends before frame %u (truncated file?)", frames[next]);
+			break;
+		}
+		if (pkt->stream_index != v.si) {
+			av_packet_unref(pkt);
+			continue;
+		}
+		int64_t pn = frame_number(&v, pkt->pts);
+		if (!seeked_back && (pkt->flags & AV_PKT_FLAG_KEY) && pn > (int64_t)frames[next]) {
+			// the seek landed past the first needed frame: start over from frame 0
+			av_packet_unref(pkt);
+			seeked_back = 1;
+			rc = av_seek_frame(v.io.fc, v.si, v.start, AVSEEK_FLAG_BACKWARD);
+			avcodec_flush_buffers(v.c);
+			if (rc < 0)
+				rc = decode_err(&v, rc, "seeking to the start", err, errlen);
+			continue;
+		}
+		seeked_back = 1;
+		v.c->skip_frame = o->mode != LD_MODE_NAIVE && pn >= 0 && !is_needed(frames, n, pn) ? AVDISCARD_NONREF
+												 : AVDISCARD_DEFAULT;
+		rc = avcodec_send_packet(v.c, pkt);
+		av_packet_unref(pkt);
+		if (rc < 0 && rc != AVERROR(EAGAIN)) {
+			rc = decode_err(&v, rc, "decoding", err, errlen);
+			break;
+		}
+		rc = drain(&v, frames, n, &next, dst, o, err, errlen);
+	}
+	avcodec_free_context(&v.c);
+	ld_avio_close(&v.io);
+	return rc;
+}
+
+static enum AVCodecID image_codec(const uint8_t *b, size_t n)
+{
+	if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF)
+		return AV_CODEC_ID_MJPEG;
+	if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8))
+		return AV_CODEC_ID_PNG;
+	if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4))
+		return AV_CODEC_ID_WEBP;
+	return AV_CODEC_ID_NONE;
+}
+
+int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h, uint64_t deadline_ns, char *err,
+		  size_t errlen)
+{
+	av_frame_unref(d->frame);
+	if (size == 0) {
+		snprintf(err, errlen, "zero-length image");
+		return -LD_ERR_EMPTY;
+	}
+	enum AVCodecID id = image_codec(buf, size);
+	const AVCodec *codec = id != AV_CODEC_ID_NONE ? avcodec_find_decoder(id) : NULL;
+	if (!codec) {
+		snprintf(err, errlen, "not a JPEG, PNG or WebP image (or no decoder for it)");
+		return -LD_ERR_CODEC;
+	}
+	AVCodecContext *c = avcodec_alloc_context3(codec);
+	AVPacket *pkt = d->pkt;
+	int rc = !c ? AVERROR(ENOMEM) : av_new_packet(pkt, (int)size);
+	if (rc == 0) {
+		memcpy(pkt->data, buf, size);
+		c->thread_count = 1;
+		rc = avcodec_open2(c, codec, NULL);
+		if (rc == 0)
+			rc = avcodec_send_packet(c, pkt);
+		if (rc == 0)
+			rc = avcodec_send_packet(c, NULL);
+		if (rc == 0 || rc == AVERROR_EOF)
+			rc = avcodec_receive_frame(c, d->frame);
+	}
+	av_packet_unref(pkt);
+	avcodec_free_context(&c);
+	if (rc == AVERROR(ENOMEM)) {
+		snprintf(err, errlen, "out of memory decoding an image");
+		return -LD_ERR_NOMEM;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "%s image does not decode: %s", codec->name, av_err2str(rc));
+		return -LD_ERR_CORRUPT;
+	}
+	if (deadline_ns && ld_now_ns() > deadline_ns) {
+		snprintf(err, errlen, "watchdog: deadline passed while decoding the image");
+		return -LD_ERR_TIMEOUT;
+	}
+	d->frames_decoded++;
+	*w = d->frame->width;
+	*h = d->frame->height;
+	return 0;
+}
+
+int ld_image_render(LdDecoder *d, uint8_t *dst, const LdDecodeOpts *o, char *err, size_t errlen)
+{
+	if (!d->frame->data[0]) {
+		snprintf(err, errlen, "no image loaded");
+		return -LD_ERR_MANIFEST;
+	}
+	if (o->mode == LD_MODE_FUSED)
+		return render_fused(d, d->frame, o, dst, err, errlen);
+	if (o->mode == LD_MODE_NAIVE) {
+		int rc = naive_convert(d, d->frame, err, errlen);
+		return rc ? rc : naive_crop(d, d->frame, o, dst, err, errlen);
+	}
+	return 0;
+}

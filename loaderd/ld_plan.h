@@ -1,0 +1,60 @@
+// What a position g becomes: the sample (epoch permutation), which frames of which chunks,
+// and the crop box + flip, all pure functions of (seed, g) and the manifest.
+#ifndef LOADERD_LD_PLAN_H
+#define LOADERD_LD_PLAN_H
+// defines: LdParams, LdSource, LdPlan, ld_params_default, ld_plan_make, ld_crop_make, LD_MAX_FRAMES, LD_MAX_SOURCES
+
+#include "ld_decode.h"       // defines: LdCrop, LdMode
+#include "manifest_reader.h" // defines: Manifest
+
+#include <stdint.h>
+
+#define LD_MAX_FRAMES 64
+#define LD_MAX_SOURCES 4 // chunks one clip may span
+#define LD_PATH_MAX 512
+
+typedef struct {
+	uint64_t seed;
+	int frames;           // T
+	int out_w, out_h;     // H x W of each output frame
+	int train;            // 1: shuffled epochs, jittered frames, random-resized-crop; 0: eval
+	int flip;             // 1: random horizontal flip in training (p = 1/2)
+	float scale_min, scale_max; // random-resized-crop area fraction (0.5, 1)
+	float ratio_min, ratio_max; // aspect ratio w/h (3/4, 4/3)
+	int threads;          // decoder threads per sample
+	uint32_t timeout_ms;  // per-sample watchdog; 0: none
+	LdMode mode;
+	int no_seek;          // decode every chunk from frame 0 (the tests' reference path)
+} LdParams;
+
+void ld_params_default(LdParams *p);
+
+// one file (chunk, or the byte range of a tar member) the sample needs
+typedef struct {
+	uint32_t chunk;         // manifest chunk index (clips)
+	uint64_t offset, length; // byte range; length 0: the whole file
+	char path[LD_PATH_MAX];
+} LdSource;
+
+typedef struct {
+	uint64_t position;     // g
+	uint64_t sample;       // manifest sample index
+	uint64_t epoch;
+	uint32_t kind;         // MANIFEST_KIND_*
+	int n_sources;
+	LdSource src[LD_MAX_SOURCES];
+	int frames;            // T
+	uint8_t frame_src[LD_MAX_FRAMES];  // source of output frame t
+	uint32_t frame_no[LD_MAX_FRAMES];  // frame within that chunk, non-decreasing per source
+	int src_w, src_h;      // 0 for images until decoded
+	LdCrop crop;           // valid when src_w > 0
+} LdPlan;
+
+// Plans position g. 0 or -LD_ERR_MANIFEST / -LD_ERR_GEOMETRY with a reason.
+int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan, char *err, size_t errlen);
+// The clip's one crop for a w x h source: random-resized-crop in training (10 tries, then a
+// centre crop at the nearest allowed ratio), the centre crop of the output's aspect in eval;
+// x, y, w, h even. Uses the RNG keyed by (seed, g).
+void ld_crop_make(const LdParams *p, uint64_t g, int w, int h, LdCrop *crop);
+
+#endif

@@ -40,6 +40,11 @@ $prep $args --out "$d/b"
 snap "$d/b" | diff "$d/full.md5" -
 [ -z "$(find "$d/b" -name '*.part')" ] || { echo "FAIL: temp files left behind"; exit 1; }
 
+# an OpenAI-format merges file instead of a trained vocabulary
+$prep $args --out "$d/c" --bpe tests/fixtures/bpe_corpus_merges.txt
+$prep --info "$d/c/manifest" | grep -q 'vocabulary 2514'
+[ ! -e "$d/c/bpe_merges.txt" ] || { echo "FAIL: trained a vocabulary although --bpe was given"; exit 1; }
+
 # image-text shards
 $prep --shards "$d/src/shards" --out "$d/img"
 $prep --verify "$d/img/manifest"

@@ -11,7 +11,7 @@
 #include <string.h>
 
 // bit b of frame number n: a 16x16 block at x = 16 b, y = 0 (white 1, black 0)
-static int tp_make_source(const char *path, int w, int h, int fps, int n_frames, int gop)
+__attribute__((unused)) static int tp_make_source(const char *path, int w, int h, int fps, int n_frames, int gop)
 {
 	PrepEncodeOpts eo = {.width = w, .height = h, .fps_num = fps, .fps_den = 1, .gop = gop, .crf = 18,
 			     .preset = "ultrafast"};
@@ -44,7 +44,7 @@ static int tp_make_source(const char *path, int w, int h, int fps, int n_frames,
 }
 
 // the frame number in a decoded frame scaled from a src_w-wide source
-static int tp_barcode(const AVFrame *f, int src_w, int src_h)
+__attribute__((unused)) static int tp_barcode(const AVFrame *f, int src_w, int src_h)
 {
 	double sx = (double)f->width / src_w, sy = (double)f->height / src_h;
 	int n = 0;
@@ -57,7 +57,7 @@ static int tp_barcode(const AVFrame *f, int src_w, int src_h)
 
 // decodes every frame of path in display order: fn(ctx, index, frame); returns the count
 // or a negative AVERROR
-static int tp_decode(const char *path, void (*fn)(void *, int, const AVFrame *), void *ctx)
+__attribute__((unused)) static int tp_decode(const char *path, void (*fn)(void *, int, const AVFrame *), void *ctx)
 {
 	AVFormatContext *ic = NULL;
 	int rc = avformat_open_input(&ic, path, NULL, NULL);

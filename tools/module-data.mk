@@ -14,6 +14,8 @@ SCRIPT_TESTS += tests/test_synth_deterministic.sh
 
 TESTS += test_prep_chunk_frames
 test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c
+TESTS += test_prep_any_input
+test_prep_any_input_SRCS := tests/test_prep_any_input.c tools/prep_chunk.c tools/prep_encode.c
 TESTS += test_prep_annot
 test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_json.c
 TESTS += test_prep_tar

@@ -28,4 +28,16 @@ bench_prep_gop_SRCS := tools/prep_bench_gop.c tools/prep_encode.c
 .PHONY: bench-prep-gop
 bench-prep-gop: $(BUILD)/tests/bench_prep_gop
 	$(BUILD)/tests/bench_prep_gop
+
+# the data half of the demo, from nothing: synthetic videos -> chunks + manifests, verified
+DEMO_DATA := $(BUILD)/demo-data
+.PHONY: demo-data
+demo-data: tools/synth tools/prep
+	tools/synth --out $(DEMO_DATA)/src
+	tools/prep --annotations $(DEMO_DATA)/src/train.csv --video-root $(DEMO_DATA)/src/videos --out $(DEMO_DATA)/train
+	tools/prep --annotations $(DEMO_DATA)/src/heldout.csv --video-root $(DEMO_DATA)/src/videos --out $(DEMO_DATA)/heldout \
+	           --bpe $(DEMO_DATA)/train/bpe_merges.txt
+	tools/prep --verify $(DEMO_DATA)/train/manifest --deep
+	tools/prep --verify $(DEMO_DATA)/heldout/manifest --deep
+	tools/prep --info $(DEMO_DATA)/train/manifest
 endif

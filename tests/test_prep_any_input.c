@@ -1,10 +1,12 @@
 // prep accepts what cameras and downloads produce and always writes 8-bit 4:2:0 H.264 chunks:
 // 10-bit 4:4:4 FFV1 at an odd size in Matroska, variable frame rate MPEG-4 Part 2 with an
-// audio track, full-range Motion JPEG in AVI. Each output frame is checked by its barcode.
+// audio track, full-range Motion JPEG in AVI, and a phone's landscape frames with a 90-degree
+// display rotation (comes out portrait). Each output frame is checked by its barcode.
 #include "../tools/prep_chunk.h" // defines: prep_chunk_video, prep_video_result_free
 #include "test_prep_util.h"      // defines: tp_barcode, tp_decode
 
 #include <libavutil/channel_layout.h>
+#include <libavutil/display.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
@@ -17,7 +19,7 @@ static int fails;
 
 // frames with the barcode of their index at pts_ms[i]; optional 8 kHz mono PCM track
 static int write_source(const char *path, const char *fmt, const char *codec_name, enum AVPixelFormat pix, int w, int h,
-			const int64_t *pts_ms, int n, int audio)
+			const int64_t *pts_ms, int n, int audio, int rotate_cw)
 {
 	const AVCodec *codec = avcodec_find_encoder_by_name(codec_name);
 	if (!codec)
@@ -39,6 +41,11 @@ static int write_source(const char *path, const char *fmt, const char *codec_nam
 		return rc;
 	avcodec_parameters_from_context(vs->codecpar, c);
 	vs->time_base = c->time_base;
+	if (rotate_cw) { // what a phone writes for portrait video
+		int32_t *m = (int32_t *)av_stream_new_side_data(vs, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+		if (m)
+			av_display_rotation_set(m, rotate_cw); // clockwise; av_display_rotation_get reports -90
+	}
 	if (audio) {
 		as = avformat_new_stream(oc, NULL);
 		as->codecpar->codec_type = AVMEDIA_TYPE_AUDIO;
@@ -105,8 +112,20 @@ static int write_source(const char *path, const char *fmt, const char *codec_nam
 typedef struct {
 	const int64_t *pts_ms;
 	int n_src, first, src_w, src_h, bad, not420;
-	int fps;
+	int fps, rot;
 } Check;
+
+// the barcode of a frame turned clockwise by 90 degrees: source (x, y) is at (h - 1 - y, x)
+static int barcode_rotated(const AVFrame *f, int src_w, int src_h)
+{
+	double sx = (double)f->width / src_h, sy = (double)f->height / src_w;
+	int n = 0;
+	for (int b = 0; b < 10; b++) {
+		int x = (int)((src_h - 1 - 8) * sx), y = (int)((16 * b + 8) * sy);
+		n |= (f->data[0][y * f->linesize[0] + x] > 128) << b;
+	}
+	return n;
+}
 
 static void on_frame(void *ctx, int i, const AVFrame *f)
 {
@@ -116,7 +135,7 @@ static void on_frame(void *ctx, int i, const AVFrame *f)
 	for (int k = 0; k < c->n_src; k++)
 		if (c->pts_ms[k] - c->pts_ms[0] <= t)
 			want = k;
-	int got = tp_barcode(f, c->src_w, c->src_h);
+	int got = c->rot ? barcode_rotated(f, c->src_w, c->src_h) : tp_barcode(f, c->src_w, c->src_h);
 	if (got != want && c->bad++ < 3)
 		printf("FAIL output frame %d shows source frame %d, want %d\n", c->first + i, got, want);
 	if (f->format != AV_PIX_FMT_YUV420P)
@@ -124,14 +143,19 @@ static void on_frame(void *ctx, int i, const AVFrame *f)
 }
 
 static void run_case(const char *dir, const char *name, const char *fmt, const char *codec, enum AVPixelFormat pix,
-		     int w, int h, const int64_t *pts_ms, int n, int audio, int min_frames, int max_frames)
+		     int w, int h, const int64_t *pts_ms, int n, int audio, int rot, int min_frames, int max_frames)
 {
 	char src[512], root[512];
 	snprintf(src, sizeof(src), "%s/%s.%s", dir, name, fmt);
 	snprintf(root, sizeof(root), "%s/out", dir);
-	int rc = write_source(src, strcmp(fmt, "mkv") == 0 ? "matroska" : fmt, codec, pix, w, h, pts_ms, n, audio);
+	int rc = write_source(src, strcmp(fmt, "mkv") == 0 ? "matroska" : fmt, codec, pix, w, h, pts_ms, n, audio, rot);
+	if (rc == AVERROR_ENCODER_NOT_FOUND) {
+		printf("skip %s: this libavcodec has no %s encoder\n", name, codec);
+		return;
+	}
 	if (rc < 0) {
-		printf("skip %s: cannot write the source with %s (%d)\n", name, codec, rc);
+		printf("FAIL %s: cannot write the source with %s (%d)\n", name, codec, rc);
+		fails++;
 		return;
 	}
 	PrepChunkOpts o = {.root = root, .chunk_sec = 2, .short_side = 96, .fps_num = 10, .fps_den = 1, .gop = 8,
@@ -143,7 +167,11 @@ static void run_case(const char *dir, const char *name, const char *fmt, const c
 		return;
 	}
 	int first = 0, ok = (int)r.n_frames >= min_frames && (int)r.n_frames <= max_frames;
-	Check c = {.pts_ms = pts_ms, .n_src = n, .src_w = w, .src_h = h, .fps = 10};
+	Check c = {.pts_ms = pts_ms, .n_src = n, .src_w = w, .src_h = h, .fps = 10, .rot = rot};
+	if (rot && r.n_chunks && r.chunks[0].width > r.chunks[0].height) {
+		printf("FAIL %s: rotated source came out landscape\n", name);
+		fails++;
+	}
 	for (int k = 0; k < r.n_chunks; k++) {
 		char path[1200];
 		snprintf(path, sizeof(path), "%s/%s", root, r.chunks[k].path);
@@ -162,7 +190,7 @@ static void run_case(const char *dir, const char *name, const char *fmt, const c
 
 int main(void)
 {
-	av_log_set_level(AV_LOG_FATAL);
+	av_log_set_level(getenv("TEST_AV_LOG") ? AV_LOG_INFO : AV_LOG_FATAL);
 	if (!prep_encoder_available()) {
 		printf("no H.264 encoder in this libavcodec\n");
 		return 77;
@@ -180,12 +208,13 @@ int main(void)
 		t += (i % 3 == 0) ? 20 : (i % 3 == 1) ? 70 : 150; // irregular gaps, mean 80 ms
 	}
 	// 3 s at 25 fps -> 30 frames at 10 fps; VFR: ~3.2 s -> 32 or 33 frames
-	run_case(dir, "ffv1_444p10_odd", "mkv", "ffv1", AV_PIX_FMT_YUV444P10LE, 161, 91, cfr, 75, 0, 30, 30);
-	run_case(dir, "mpeg4_vfr_audio", "mkv", "mpeg4", AV_PIX_FMT_YUV420P, 176, 144, vfr, 40, 1, 32, 33);
-	run_case(dir, "mjpeg_fullrange", "avi", "mjpeg", AV_PIX_FMT_YUVJ420P, 192, 108, cfr, 75, 0, 30, 30);
+	run_case(dir, "ffv1_444p10_odd", "mkv", "ffv1", AV_PIX_FMT_YUV444P10LE, 161, 91, cfr, 75, 0, 0, 30, 30);
+	run_case(dir, "mpeg4_vfr_audio", "mkv", "mpeg4", AV_PIX_FMT_YUV420P, 176, 144, vfr, 40, 1, 0, 32, 33);
+	run_case(dir, "mjpeg_fullrange", "avi", "mjpeg", AV_PIX_FMT_YUVJ420P, 192, 108, cfr, 75, 0, 0, 30, 30);
+	run_case(dir, "phone_rotated", "mov", "libx264", AV_PIX_FMT_YUV420P, 320, 180, cfr, 75, 1, 90, 30, 30);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
+	if (!getenv("TEST_KEEP") && system(cmd) != 0)
 		printf("note: could not remove %s\n", dir);
 	printf("%s\n", fails ? "FAILED" : "every source became 8-bit 4:2:0 chunks with the right frames");
 	return fails ? 1 : 0;

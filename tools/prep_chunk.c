@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/display.h>
 #include <libswscale/swscale.h>
 #include <math.h>
 #include <stdio.h>
@@ -130,6 +131,8 @@ typedef struct {
 	double prev_t;
 	AVFrame *out;         // scaled yuv420p
 	struct SwsContext *sws;
+	int rotate;           // clockwise degrees the display matrix asks for: 0, 90, 180, 270
+	AVFrame *upright;     // scaled but not yet rotated (rotate != 0)
 	int out_w, out_h;
 	PrepEncoder *enc;
 	int skipping;         // current chunk exists already
@@ -192,11 +195,15 @@ static int end_chunk(Run *r)
 	return 0;
 }
 
-static void out_size(const AVFrame *f, int short_side, int *w, int *h)
+static void out_size(const AVFrame *f, int short_side, int rotate, int *w, int *h)
 {
 	double dw = f->width, dh = f->height;
 	if (f->sample_aspect_ratio.num > 0 && f->sample_aspect_ratio.den > 0)
 		dw *= av_q2d(f->sample_aspect_ratio);
+	if (rotate == 90 || rotate == 270) {
+		double t = dw;
+		dw = dh, dh = t;
+	}
 	if (dw >= dh) {
 		*h = short_side;
 		*w = 2 * (int)lround(dw * short_side / dh / 2);
@@ -210,6 +217,29 @@ static void out_size(const AVFrame *f, int short_side, int *w, int *h)
 		*h = 2;
 }
 
+// dst = src turned clockwise by deg (90, 180, 270), plane by plane (4:2:0: chroma at half size)
+static void rotate_planes(const AVFrame *src, AVFrame *dst, int deg)
+{
+	for (int pl = 0; pl < 3; pl++) {
+		int sw = pl ? src->width / 2 : src->width, sh = pl ? src->height / 2 : src->height;
+		int dw = pl ? dst->width / 2 : dst->width, dh = pl ? dst->height / 2 : dst->height;
+		const uint8_t *s = src->data[pl];
+		uint8_t *d = dst->data[pl];
+		int sl = src->linesize[pl], dl = dst->linesize[pl];
+		for (int y = 0; y < dh; y++)
+			for (int x = 0; x < dw; x++) {
+				int sx, sy;
+				if (deg == 90)
+					sx = y, sy = sh - 1 - x;
+				else if (deg == 270)
+					sx = sw - 1 - y, sy = x;
+				else
+					sx = sw - 1 - x, sy = sh - 1 - y;
+				d[y * dl + x] = s[sy * sl + sx];
+			}
+	}
+}
+
 // output frame r->i shows r->prev
 static int emit(Run *r)
 {
@@ -219,14 +249,16 @@ static int emit(Run *r)
 	if (!r->skipping) {
 		if (!r->prev_scaled) {
 			AVFrame *p = r->prev;
-			r->sws = sws_getCachedContext(r->sws, p->width, p->height, p->format, r->out_w, r->out_h,
+			AVFrame *dst = r->rotate ? r->upright : r->out;
+			r->sws = sws_getCachedContext(r->sws, p->width, p->height, p->format, dst->width, dst->height,
 						      AV_PIX_FMT_YUV420P, SWS_BICUBIC, NULL, NULL, NULL);
 			if (!r->sws)
 				return set_error(r->res, AVERROR(EINVAL), "no conversion from this pixel format");
 			if ((rc = av_frame_make_writable(r->out)) < 0)
 				return set_error(r->res, rc, "frame buffer");
-			sws_scale(r->sws, (const uint8_t *const *)p->data, p->linesize, 0, p->height, r->out->data,
-				  r->out->linesize);
+			sws_scale(r->sws, (const uint8_t *const *)p->data, p->linesize, 0, p->height, dst->data, dst->linesize);
+			if (r->rotate)
+				rotate_planes(r->upright, r->out, r->rotate);
 			r->prev_scaled = 1;
 		}
 		if ((rc = prep_encoder_write(r->enc, r->out)) < 0)
@@ -252,9 +284,15 @@ static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin)
 		t = (double)(pts - *origin) * av_q2d(st->time_base);
 	}
 	if (!r->have_prev) {
-		out_size(f, r->o->short_side, &r->out_w, &r->out_h);
+		out_size(f, r->o->short_side, r->rotate, &r->out_w, &r->out_h);
 		r->out->format = AV_PIX_FMT_YUV420P, r->out->width = r->out_w, r->out->height = r->out_h;
 		int rc = av_frame_get_buffer(r->out, 0);
+		if (rc >= 0 && r->rotate) {
+			int quarter = r->rotate == 90 || r->rotate == 270;
+			r->upright->format = AV_PIX_FMT_YUV420P;
+			r->upright->width = quarter ? r->out_h : r->out_w, r->upright->height = quarter ? r->out_w : r->out_h;
+			rc = av_frame_get_buffer(r->upright, 0);
+		}
 		if (rc < 0)
 			return set_error(r->res, rc, "frame buffer");
 		av_frame_move_ref(r->prev, f);
@@ -354,8 +392,9 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 	AVFrame *f = av_frame_alloc();
 	r.prev = av_frame_alloc();
 	r.out = av_frame_alloc();
+	r.upright = av_frame_alloc();
 	int rc;
-	if (!pkt || !f || !r.prev || !r.out) {
+	if (!pkt || !f || !r.prev || !r.out || !r.upright) {
 		rc = set_error(res, AVERROR(ENOMEM), "out of memory");
 		goto out;
 	}
@@ -383,6 +422,15 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 		goto out;
 	}
 	dc->thread_count = 1; // parallelism is across videos (-j)
+	// phones store portrait video as landscape frames plus a display rotation: apply it
+	const int32_t *dm = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
+	if (dm) {
+		double theta = -av_display_rotation_get(dm);
+		if (!isnan(theta)) {
+			int q = (int)lround(theta / 90.0) % 4;
+			r.rotate = (q < 0 ? q + 4 : q) * 90;
+		}
+	}
 	if ((rc = avcodec_open2(dc, dec, NULL)) < 0) {
 		set_error(res, rc, "cannot open the decoder");
 		goto out;
@@ -465,6 +513,7 @@ out:
 	sws_freeContext(r.sws);
 	av_frame_free(&r.prev);
 	av_frame_free(&r.out);
+	av_frame_free(&r.upright);
 	av_frame_free(&f);
 	av_packet_free(&pkt);
 	avcodec_free_context(&dc);

@@ -1,0 +1,237 @@
+// The training step on K = 2 and 4 forked CPU ranks with B samples each gives, for every loss,
+// the parameter gradients (1e-5 relative per tensor), u/τ tables and temperature of one rank
+// on the concatenated K·B batch (issue 6 done-when). Each step starts the K ranks from the
+// single rank's state before that step (parameters, tables, τ), so float noise that Adam's
+// normalized update amplifies in near-zero gradients does not compound across steps; the
+// replicas must stay bit-identical to each other after every update.
+#include <math.h>   // defines: fabs, fmax
+#include <stdlib.h> // defines: malloc, free
+#include <string.h> // defines: memcmp, memcpy
+
+#include "test_comm_util.h"    // defines: tc_run, tc_shared
+#include "test_trainer_util.h" // defines: tt_step_config, tt_batch
+
+enum { B = 2, MAXK = 4, NS = 40, STEPS = 3, NTAB = 10 };
+
+typedef struct {
+	FastclipKind kind;
+	int K, single;     // the global batch is K·B; single: one rank holds all of it
+	int64_t np;        // parameters
+	double log_s[MAXK][STEPS];
+	FastclipTemp temp[STEPS];     // single rank: τ state before each step
+	float tab[STEPS + 1][MAXK][NTAB][NS]; // tables before step t (t = STEPS: after the last)
+	float data[];      // grads (MAXK, STEPS, np), params before each step (STEPS, np), params after (MAXK, np)
+} Shared;
+
+static float *grads_of(Shared *s, int r, int step)
+{
+	return s->data + ((size_t)r * STEPS + step) * (size_t)s->np;
+}
+
+static float *before_of(Shared *s, int step)
+{
+	return s->data + (size_t)MAXK * STEPS * s->np + (size_t)step * s->np;
+}
+
+static float *params_of(Shared *s, int r)
+{
+	return s->data + (size_t)(MAXK + 1) * STEPS * s->np + (size_t)r * s->np;
+}
+
+static void tables_io(FastclipTables *t, float (*tab)[NS], int save)
+{
+	float *p[NTAB] = { t->u1, t->u2, t->tau1, t->tau2, t->bound1, t->bound2, t->m1, t->m2, t->v1, t->v2 };
+	for (int k = 0; k < NTAB; k++)
+		if (p[k]) {
+			if (save)
+				memcpy(tab[k], p[k], sizeof(float) * NS);
+			else
+				memcpy(p[k], tab[k], sizeof(float) * NS);
+		}
+}
+
+static int rank_fn(Comm *c, void *arg)
+{
+	Shared *s = arg;
+	const int Bl = s->single ? s->K * B : B, row0 = c->rank * Bl;
+	TrainStepConfig cfg;
+	tt_step_config(&cfg, s->kind, Bl, NS);
+	KernCtx *ctx;
+	TrainStep *ts;
+	if (kern_ctx_create_cpu(&ctx, 1) < 0 || train_step_create(&ts, ctx, c, &cfg) < 0 || train_step_init(ts, 7) < 0)
+		return 2;
+	const ModelConfig *m = &cfg.model;
+	const int64_t per = (int64_t)m->frames * m->image_size * m->image_size * 3;
+	float *video = malloc(sizeof(float) * (size_t)(per * Bl));
+	int32_t *text = malloc(sizeof(int32_t) * (size_t)Bl * m->ctx_len);
+	int64_t ids[MAXK * B];
+	KTensor tv, tt;
+	if (!video || !text || kern_alloc(ctx, &tv, KDT_F32, 5, (int64_t[]){ Bl, m->frames, m->image_size, m->image_size, 3 }) < 0 ||
+	    kern_alloc(ctx, &tt, KDT_I32, 2, (int64_t[]){ Bl, m->ctx_len }) < 0)
+		return 3;
+	const size_t pbytes = sizeof(float) * (size_t)s->np;
+	for (int step = 0; step < STEPS; step++) {
+		if (s->single) { // record the state this step starts from
+			if (kern_download(ctx, before_of(s, step), pbytes, &ts->model->params) < 0)
+				return 4;
+			s->temp[step] = ts->temp;
+			if (ts->has_tables)
+				tables_io(&ts->tables, s->tab[step][0], 1);
+		} else { // start from it
+			if (kern_upload(ctx, &ts->model->params, before_of(s, step), pbytes) < 0)
+				return 4;
+			ts->temp = s->temp[step];
+			if (ts->has_tables)
+				tables_io(&ts->tables, s->tab[step][0], 0);
+		}
+		tt_batch(m, 11, step, row0, Bl, video, text, ids, NS);
+		if (kern_upload(ctx, &tv, video, kern_nbytes(&tv)) < 0 || kern_upload(ctx, &tt, text, kern_nbytes(&tt)) < 0)
+			return 4;
+		TrainStepStats st;
+		int rc = train_step_grads(ts, &tv, &tt, ids, step, &st);
+		if (rc < 0) {
+			printf("rank %d step %d: grads failed %d %s\n", c->rank, step, rc, comm_error(c));
+			return 5;
+		}
+		if (kern_download(ctx, grads_of(s, c->rank, step), pbytes, &ts->model->grads) < 0)
+			return 6;
+		if ((rc = train_step_update(ts, &st)) < 0) {
+			printf("rank %d step %d: update failed %d\n", c->rank, step, rc);
+			return 7;
+		}
+		s->log_s[c->rank][step] = st.log_s;
+		// the tables after this step: the single rank's become the next step's start
+		if (ts->has_tables && (s->single || step == STEPS - 1))
+			tables_io(&ts->tables, s->tab[s->single ? step + 1 : STEPS][c->rank], 1);
+		if (!s->single && step == STEPS - 1 && kern_download(ctx, params_of(s, c->rank), pbytes, &ts->model->params) < 0)
+			return 8;
+	}
+	kern_free(ctx, &tv);
+	kern_free(ctx, &tt);
+	free(video);
+	free(text);
+	train_step_destroy(ts);
+	kern_ctx_destroy(ctx);
+	return 0;
+}
+
+// max over tensors of max|a−b| / max|b| within the tensor; *which names the worst
+static double worst_rel(const float *a, const float *b, const ParamSpec *specs, int n, const char **which)
+{
+	double worst = 0.0;
+	for (int i = 0; i < n; i++) {
+		double mb = 0.0, md = 0.0;
+		for (int64_t j = specs[i].offset; j < specs[i].offset + specs[i].numel; j++) {
+			mb = fmax(mb, fabs(b[j]));
+			md = fmax(md, fabs((double)a[j] - b[j]));
+		}
+		double r = md == 0.0 ? 0.0 : md / (mb + 1e-30);
+		if (r > worst) {
+			worst = r;
+			*which = specs[i].name;
+		}
+	}
+	return worst;
+}
+
+static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, int64_t np)
+{
+	size_t bytes = sizeof(Shared) + sizeof(float) * ((size_t)(MAXK + 1) * STEPS + MAXK) * (size_t)np;
+	Shared *ref = tc_shared(bytes), *dist = tc_shared(bytes);
+	if (!ref || !dist)
+		return 1;
+	ref->kind = dist->kind = kind;
+	ref->K = dist->K = K;
+	ref->np = dist->np = np;
+	ref->single = 1;
+	int codes[MAXK] = { 0 };
+	if (tc_run(1, 1 << 16, 20.0, 40.0, rank_fn, ref, codes) < 0 || codes[0]) {
+		printf("%s: single-rank run failed (exit %d)\n", fastclip_kind_name(kind), codes[0]);
+		return 1;
+	}
+	memcpy(dist->temp, ref->temp, sizeof(ref->temp));
+	memcpy(dist->tab, ref->tab, sizeof(ref->tab));
+	memcpy(before_of(dist, 0), before_of(ref, 0), sizeof(float) * STEPS * (size_t)np);
+	if (tc_run(K, 1 << 16, 20.0, 40.0, rank_fn, dist, codes) < 0)
+		return 1;
+	int fail = 0;
+	for (int r = 0; r < K; r++)
+		if (codes[r]) {
+			printf("%s K=%d: rank %d exit %d\n", fastclip_kind_name(kind), K, r, codes[r]);
+			fail = 1;
+		}
+	if (fail)
+		return 1;
+	double worst = 0.0;
+	const char *which = "-";
+	for (int step = 0; step < STEPS; step++) {
+		for (int r = 1; r < K; r++)
+			if (memcmp(grads_of(dist, r, step), grads_of(dist, 0, step), sizeof(float) * (size_t)np)) {
+				printf("%s K=%d step %d: rank %d's averaged gradients differ from rank 0's\n",
+				       fastclip_kind_name(kind), K, step, r);
+				fail = 1;
+			}
+		const char *w = "-";
+		double e = worst_rel(grads_of(dist, 0, step), grads_of(ref, 0, step), specs, nspecs, &w);
+		printf("  %s K=%d step %d: gradient rel err %.3g (%s)\n", fastclip_kind_name(kind), K, step, e, w);
+		if (e > worst) {
+			worst = e;
+			which = w;
+		}
+		for (int r = 0; r < K; r++)
+			if (fabs(dist->log_s[r][step] - ref->log_s[0][step]) > 1e-6 * fabs(ref->log_s[0][step])) {
+				printf("%s K=%d step %d rank %d: log s %.9g, single rank %.9g\n", fastclip_kind_name(kind), K, step,
+				       r, dist->log_s[r][step], ref->log_s[0][step]);
+				fail = 1;
+			}
+	}
+	if (worst > 1e-5) {
+		printf("%s K=%d: parameter gradients differ from the single-rank batch: %.3g in %s\n",
+		       fastclip_kind_name(kind), K, worst, which);
+		fail = 1;
+	}
+	for (int r = 1; r < K; r++)
+		if (memcmp(params_of(dist, r), params_of(dist, 0), sizeof(float) * (size_t)np)) {
+			printf("%s K=%d: rank %d's parameters differ from rank 0's after the update\n", fastclip_kind_name(kind), K, r);
+			fail = 1;
+		}
+	// tables after the last step, from the same tables before it
+	int ntab = kind == FASTCLIP_OPENCLIP ? 0 : kind == FASTCLIP_V2 ? NTAB : 2;
+	for (int r = 0; r < K; r++)
+		for (int k = 0; k < ntab; k++)
+			for (int i = 0; i < NS; i++) {
+				float a = dist->tab[STEPS][r][k][i], b = ref->tab[STEPS][0][k][i];
+				if (fabs(a - b) > 1e-5 * fabs(b) + 1e-30) {
+					printf("%s K=%d rank %d: table %d[%d] %.9g, single rank %.9g\n", fastclip_kind_name(kind), K, r,
+					       k, i, a, b);
+					fail = 1;
+					break;
+				}
+			}
+	printf("%-12s K=%d: worst gradient rel err %.3g (%s), log s %.6f%s\n", fastclip_kind_name(kind), K, worst, which,
+	       dist->log_s[0][STEPS - 1], fail ? "  FAIL" : "");
+	munmap(ref, bytes);
+	munmap(dist, bytes);
+	return fail;
+}
+
+int main(void)
+{
+	TrainStepConfig cfg;
+	tt_step_config(&cfg, FASTCLIP_V3, B, NS);
+	int nspecs;
+	int64_t np;
+	if (model_layout(&cfg.model, NULL, &nspecs, &np) < 0)
+		return 1;
+	ParamSpec *specs = calloc((size_t)nspecs, sizeof(*specs));
+	if (!specs || model_layout(&cfg.model, specs, &nspecs, &np) < 0)
+		return 1;
+	int fail = 0;
+	for (int kind = 0; kind < FASTCLIP_NKINDS; kind++)
+		for (int K = 2; K <= MAXK; K += 2)
+			fail |= check((FastclipKind)kind, K, specs, nspecs, np);
+	free(specs);
+	printf(fail ? "FAIL: the K-rank training step differs from the single-rank batch\n"
+		    : "every loss: K=2,4 ranks give the single-rank gradients, tables and temperature\n");
+	return fail;
+}

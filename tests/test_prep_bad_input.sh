@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every bad input is one line in the report, counted, and the rest still prepared; the
 # exit status says something was dropped: zero-length, corrupt, truncated and missing
-# videos, invalid UTF-8, unparsable and reversed times, a short record, a range past the end.
+# videos, invalid UTF-8, unparsable and reversed times, a short record, a range past the end;
+# a video id naming a sub-folder is fine.
 set -eu
 synth=tools/synth prep=tools/prep
 [ -x $synth ] && [ -x $prep ] || { echo "tools/synth or tools/prep not built (needs libav)"; exit 77; }
@@ -9,6 +10,8 @@ d=$(mktemp -d /tmp/test_prep_bad_XXXXXX)
 trap 'rm -rf "$d"' EXIT
 $synth --out "$d/src" --videos 1 --heldout 0 --minutes 0.2 --size 160x96 --fps 10
 v="$d/src/videos"
+mkdir -p "$v/sub"
+cp "$v/train-0000.mp4" "$v/sub/nested.mp4"
 : > "$v/empty.mp4"
 head -c 50000 /dev/urandom > "$v/corrupt.mp4"
 head -c $(($(stat -c %s "$v/train-0000.mp4") / 2)) "$v/train-0000.mp4" > "$v/truncated.mp4"
@@ -25,6 +28,7 @@ head -c $(($(stat -c %s "$v/train-0000.mp4") / 2)) "$v/train-0000.mp4" > "$v/tru
 	echo 'train-0000,abc,2,bad time'
 	echo 'train-0000,3,2,reversed'
 	echo 'too,few'
+	echo 'sub/nested,0.5,1.5,an id naming a sub-folder'
 } > "$d/ann.csv"
 set +e
 $prep --annotations "$d/ann.csv" --video-root "$v" --out "$d/out" --chunk-sec 5 --short-side 96
@@ -43,8 +47,9 @@ expect 'line 9: video .train-0000.: caption is not valid UTF-8'
 expect "line 10: timestamps 'abc'"
 expect 'line 11: video train-0000: bad time range'
 expect 'line 12: 2 fields'
-expect 'summary: 2 samples, 9 dropped (4 bad video, 1 invalid UTF-8, 2 bad time, 1 outside the video, 1 bad record)'
+expect 'summary: 3 samples, 9 dropped (4 bad video, 1 invalid UTF-8, 2 bad time, 1 outside the video, 1 bad record)'
 [ "$(grep -c . "$r")" = 10 ] || { echo "FAIL: want 9 problem lines and a summary"; exit 1; }
 $prep --verify "$d/out/manifest"
-$prep --info "$d/out/manifest" | grep -q 'samples       2 '
+$prep --info "$d/out/manifest" | grep -q 'samples       3 '
+[ -f "$d/out/sub/nested/0.mp4" ] || { echo "FAIL: nested id not chunked into sub/nested/"; exit 1; }
 echo "every bad input reported and counted; the good clips prepared"

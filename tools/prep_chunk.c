@@ -361,6 +361,14 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 	memset(res, 0, sizeof(*res));
 	char dir[4200];
 	snprintf(dir, sizeof(dir), "%s/%s", o->root, id);
+	// ids may name sub-folders ("kitchen/P01_01"): create every level
+	for (char *q = dir + strlen(o->root) + 1; (q = strchr(q, '/')); q++) {
+		*q = 0;
+		int bad = mkdir(dir, 0755) < 0 && errno != EEXIST;
+		*q = '/';
+		if (bad)
+			return set_error(res, AVERROR(errno), "cannot create the chunk folder");
+	}
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return set_error(res, AVERROR(errno), "cannot create the chunk folder");
 	// a finished video: re-index only

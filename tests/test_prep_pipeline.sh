@@ -50,4 +50,12 @@ $prep --shards "$d/src/shards" --out "$d/img"
 $prep --verify "$d/img/manifest"
 $prep --info "$d/img/manifest" | grep -q 'tar shards    4'
 $prep --info "$d/img/manifest" | grep -q '31 images'
-echo "pipeline, resume and shard indexing OK"
+# --verify reports problems and never crashes: a missing chunk, a corrupt manifest
+rm "$d/a/train-0002/0.mp4"
+if $prep --verify "$d/a/manifest" > "$d/v1"; then echo "FAIL: missing chunk not found"; exit 1; fi
+grep -q 'train-0002/0.mp4 is missing' "$d/v1"
+printf 'XXXX' | dd of="$d/a/manifest" bs=1 seek=0 conv=notrunc 2>/dev/null
+if $prep --verify "$d/a/manifest" > "$d/v2"; then echo "FAIL: corrupt manifest verified"; exit 1; fi
+grep -q 'not a manifest' "$d/v2"
+if $prep --info "$d/a/manifest" > "$d/v3"; then echo "FAIL: --info of a corrupt manifest succeeded"; exit 1; fi
+echo "pipeline, resume, shard indexing and verify OK"

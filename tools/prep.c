@@ -103,6 +103,9 @@ static void *worker(void *arg)
 		if (p->src[i]) {
 			PrepChunkOpts co = p->o->chunk;
 			co.frames_done = &p->frames;
+			// fewer videos than jobs: the spare cores decode (the encoder stays single-threaded
+			// so the bytes do not depend on -j)
+			co.decode_threads = p->o->jobs > p->n ? p->o->jobs / p->n : 1;
 			prep_chunk_video(p->src[i], p->ids[i], &co, &p->res[i]);
 		}
 		pthread_mutex_lock(&p->mu);

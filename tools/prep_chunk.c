@@ -429,7 +429,7 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 		rc = set_error(res, dc ? rc : AVERROR(ENOMEM), "decoder setup");
 		goto out;
 	}
-	dc->thread_count = 1; // parallelism is across videos (-j)
+	dc->thread_count = o->decode_threads > 1 ? o->decode_threads : 1; // mostly parallel across videos (-j)
 	// phones store portrait video as landscape frames plus a display rotation: apply it
 	const int32_t *dm = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
 	if (dm) {

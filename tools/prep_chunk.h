@@ -15,6 +15,7 @@ typedef struct {
 	int crf, bframes;
 	const char *preset;
 	uint64_t *frames_done; // progress: output frames so far (atomic adds), may be NULL
+	int decode_threads;     // decoder threads (output does not depend on it); 0 means 1
 } PrepChunkOpts;
 
 typedef struct {

@@ -1,0 +1,32 @@
+// loaderd's configuration as a table (name, type, bounds, default, help): the command line
+// parser, the generated --help and the effective-configuration log line all come from it.
+#ifndef LOADERD_LD_CONFIG_H
+#define LOADERD_LD_CONFIG_H
+// defines: LdConfig, ld_config_parse, ld_config_help, ld_config_format
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct {
+	char ring[64];
+	char manifest[512];
+	int numa_node;       // -1: no pinning
+	int threads;         // decode threads = ring producers
+	int queue_depth;     // samples in flight per thread (reads ahead of the decoder)
+	int64_t seed;        // -1: the ring's seed
+	int train;           // 1 train, 0 eval
+	int flip;            // random horizontal flip in training
+	int timeout_ms;      // per-sample watchdog
+	int decoder_threads; // libavcodec threads per decoder
+	char io[16];         // "auto" (io_uring, pread if refused) or "pread"
+	char log_level[16];
+} LdConfig;
+
+// Parses argv into c (defaults first). 0 ok, 1 --help printed, -1 error (reason in err).
+int ld_config_parse(LdConfig *c, int argc, char **argv, char *err, size_t errlen);
+void ld_config_help(FILE *f, const char *prog);
+// "ring=avclip manifest=... threads=2 ..." for the start-up log
+void ld_config_format(const LdConfig *c, char *buf, size_t len);
+
+#endif

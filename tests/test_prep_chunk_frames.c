@@ -1,4 +1,5 @@
-// Chunking is exact: a 12-s 10-fps source cut into 5-s chunks gives 50+50+20 frames, each
+// Chunking is exact: a 12-s 10-fps source cut into 5-s chunks gives 50+50+20 frames lasting
+// 5 + 5 + 2 s by the container, each
 // decoded frame is the source frame it should be (barcode), keyframes in the index are
 // where the decoder and libavformat's own index see them, and frame-rate conversion and
 // portrait sources come out right.
@@ -6,6 +7,7 @@
 #include "test_prep_util.h"      // defines: tp_make_source, tp_decode, tp_barcode
 
 #include <libavutil/log.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -31,13 +33,15 @@ static void on_frame(void *ctx, int i, const AVFrame *f)
 		c->keys[c->n_keys++] = i;
 }
 
-// keyframes libavformat's index of the chunk reports, as frame numbers
-static int format_index_keys(const char *path, int *keys, int max)
+// keyframes libavformat's index of the chunk reports, as frame numbers; *secs: the stream's
+// duration as the container states it
+static int format_index_keys(const char *path, int *keys, int max, double *secs)
 {
 	AVFormatContext *ic = NULL;
 	if (avformat_open_input(&ic, path, NULL, NULL) < 0)
 		return -1;
 	AVStream *st = ic->streams[0];
+	*secs = st->duration * av_q2d(st->time_base);
 	int n = 0, k = 0;
 	for (int i = 0; i < avformat_index_get_entries_count(st); i++, k++)
 		if ((avformat_index_get_entry(st, i)->flags & AVINDEX_KEYFRAME) && n < max)
@@ -61,16 +65,18 @@ static void check_video(const char *name, PrepVideoResult *r, const char *root, 
 		snprintf(path, sizeof(path), "%s/%s", root, ci->path);
 		Check c = {.first = first, .step = step, .src_w = src_w, .src_h = src_h};
 		int n = tp_decode(path, on_frame, &c);
-		int fk[64], nfk = format_index_keys(path, fk, 64);
+		double secs = 0, want_secs = frames[k] * (double)r->fps_den / r->fps_num;
+		int fk[64], nfk = format_index_keys(path, fk, 64, &secs);
 		int ok = (int)ci->n_frames == frames[k] && n == frames[k] && !c.bad && ci->width == out_w &&
+			 fabs(secs - want_secs) < 1e-6 &&
 			 ci->height == out_h && (int)ci->n_keyframes == c.n_keys && nfk == c.n_keys;
 		for (int i = 0; ok && i < c.n_keys; i++)
 			ok = (int)ci->keyframes[i] == c.keys[i] && fk[i] == c.keys[i] && c.keys[i] == i * gop;
 		if (!ok) {
-			printf("FAIL %s chunk %s: index %u frames %u keys %ux%u; decoded %d frames %d keys; libavformat %d keys; "
-			       "want %d frames %dx%d\n",
-			       name, ci->path, ci->n_frames, ci->n_keyframes, ci->width, ci->height, n, c.n_keys, nfk, frames[k],
-			       out_w, out_h);
+			printf("FAIL %s chunk %s: index %u frames %u keys %ux%u; decoded %d frames %d keys; libavformat %d keys, "
+			       "%.6f s; want %d frames %dx%d %.6f s\n",
+			       name, ci->path, ci->n_frames, ci->n_keyframes, ci->width, ci->height, n, c.n_keys, nfk, secs,
+			       frames[k], out_w, out_h, want_secs);
 			fails++;
 		}
 		first += frames[k];

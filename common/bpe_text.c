@@ -76,40 +76,36 @@ static int printable_byte(int b)
 	return (b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
 }
 
-uint32_t bpe_byte_unicode(uint8_t b)
-{
-	if (printable_byte(b))
-		return b;
-	int n = 0;
-	for (int k = 0; k < b; k++)
-		n += !printable_byte(k);
-	return 256u + (uint32_t)n;
-}
-
+// ranks: '!'..'~' 0..93, 0xa1..0xac 94..105, 0xae..0xff 106..187, then the 68 others in
+// byte order: 0x00..0x20 188..220, 0x7f..0xa0 221..254, 0xad 255
 int bpe_byte_rank(uint8_t b)
 {
-	int r = 0;
-	if (printable_byte(b)) {
-		for (int k = 0; k < b; k++)
-			r += printable_byte(k);
-		return r;
-	}
-	for (int k = 0; k < 256; k++)
-		r += printable_byte(k);
-	for (int k = 0; k < b; k++)
-		r += !printable_byte(k);
-	return r;
+	if (b >= '!' && b <= '~')
+		return b - '!';
+	if (b >= 0xa1 && b <= 0xac)
+		return 94 + b - 0xa1;
+	if (b >= 0xae)
+		return 106 + b - 0xae;
+	if (b <= 0x20)
+		return 188 + b;
+	if (b >= 0x7f && b <= 0xa0)
+		return 221 + b - 0x7f;
+	return 255; // 0xad
+}
+
+uint32_t bpe_byte_unicode(uint8_t b)
+{
+	return printable_byte(b) ? b : 256u + (uint32_t)(bpe_byte_rank(b) - 188);
 }
 
 int bpe_unicode_byte(uint32_t cp)
 {
 	if (cp < 256)
 		return printable_byte((int)cp) ? (int)cp : -1;
-	int n = (int)cp - 256;
-	for (int k = 0; k < 256; k++)
-		if (!printable_byte(k) && n-- == 0)
-			return k;
-	return -1;
+	if (cp >= 256 + 68)
+		return -1;
+	int n = (int)cp - 256; // n-th non-printable byte
+	return n <= 32 ? n : n <= 66 ? 0x7f + n - 33 : 0xad;
 }
 
 // ---- character classes (approximate Unicode \s, \p{L}, \p{N}) -------------------

@@ -40,6 +40,12 @@ $prep $args --out "$d/b"
 snap "$d/b" | diff "$d/full.md5" -
 [ -z "$(find "$d/b" -name '*.part')" ] || { echo "FAIL: temp files left behind"; exit 1; }
 
+# other encoding settings into the same root: the chunks are made again, not reused
+$prep $args --out "$d/b" --gop 8
+if snap "$d/b" | diff -q "$d/full.md5" - >/dev/null; then echo "FAIL: --gop 8 reused GOP-16 chunks"; exit 1; fi
+grep -q 'gop=8' "$d/b/train-0000/.done"
+$prep --verify "$d/b/manifest" --deep
+
 # an OpenAI-format merges file instead of a trained vocabulary
 $prep $args --out "$d/c" --bpe tests/fixtures/bpe_corpus_merges.txt
 $prep --info "$d/c/manifest" | grep -q 'vocabulary 2514'

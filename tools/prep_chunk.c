@@ -152,6 +152,24 @@ static int set_error(PrepVideoResult *res, int rc, const char *what)
 	return rc;
 }
 
+// keyframes exactly every gop frames: a chunk made with another --gop is not reused
+static int gop_matches(const PrepChunkInfo *c, int gop)
+{
+	if (c->n_keyframes != (c->n_frames + (uint32_t)gop - 1) / (uint32_t)gop)
+		return 0;
+	for (uint32_t k = 0; k < c->n_keyframes; k++)
+		if (c->keyframes[k] != k * (uint32_t)gop)
+			return 0;
+	return 1;
+}
+
+// the encoding settings a finished video's chunks were made with (its .done marker)
+static void params_line(const PrepChunkOpts *o, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "chunk_sec=%d short_side=%d gop=%d crf=%d bframes=%d preset=%s", o->chunk_sec, o->short_side,
+		 o->gop, o->crf, o->bframes, o->preset ? o->preset : "veryfast");
+}
+
 static int begin_chunk(Run *r)
 {
 	uint64_t k = r->i / r->per_chunk;
@@ -163,7 +181,8 @@ static int begin_chunk(Run *r)
 	// resume: a complete chunk with the full frame count is kept as it is
 	PrepChunkInfo info = {0};
 	if (access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 &&
-	    info.n_frames == r->per_chunk && info.width == r->out_w && info.height == r->out_h) {
+	    info.n_frames == r->per_chunk && info.width == r->out_w && info.height == r->out_h &&
+	    gop_matches(&info, r->o->gop)) {
 		free(info.keyframes);
 		r->skipping = 1;
 		return 0;
@@ -323,7 +342,10 @@ static int write_done(const char *dir, const Run *r, uint32_t n_chunks)
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "chunks %u\nframes %llu\nfps %d/%d\n", n_chunks, (unsigned long long)r->i, r->fps_num, r->fps_den);
+	char params[256];
+	params_line(r->o, params, sizeof(params));
+	fprintf(f, "chunks %u\nframes %llu\nfps %d/%d\n%s\n", n_chunks, (unsigned long long)r->i, r->fps_num, r->fps_den,
+		params);
 	if (fclose(f) != 0 || rename(tmp, path) < 0)
 		return -errno;
 	return 0;
@@ -379,8 +401,13 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 		unsigned nc = 0;
 		unsigned long long nf = 0;
 		int fn = 0, fd = 0;
-		int ok = fscanf(df, "chunks %u\nframes %llu\nfps %d/%d\n", &nc, &nf, &fn, &fd) == 4 && fn > 0 && fd > 0;
+		char line[256] = "", want[256];
+		int ok = fscanf(df, "chunks %u\nframes %llu\nfps %d/%d\n", &nc, &nf, &fn, &fd) == 4 && fn > 0 && fd > 0 &&
+			 fgets(line, sizeof(line), df);
 		fclose(df);
+		line[strcspn(line, "\n")] = 0;
+		params_line(o, want, sizeof(want));
+		ok = ok && strcmp(line, want) == 0; // other settings: prepare the video again
 		uint32_t per = (uint32_t)llround((double)o->chunk_sec * fn / fd);
 		if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
 		    index_all(o->root, id, nc, nf, o->chunk_sec, per, res) == 0) {

@@ -18,5 +18,5 @@ endif
 
 ifeq ($(HAVE_LIBAV),1)
 TESTS += test_loader_crop_psnr test_loader_badinput test_loader_determinism test_loader_daemon_kill \
-         test_loader_daemon_reattach test_loader_daemon_pread test_loader_io
+         test_loader_daemon_reattach test_loader_daemon_pread test_loader_io test_loader_clipdump
 endif

@@ -1,5 +1,6 @@
 // Checks the whole dual encoder's backward (both towers, projections, logit scale, local
-// InfoNCE) against central finite differences in f64 at three elements of every parameter tensor.
+// InfoNCE) against central finite differences in f64 at three elements of every parameter
+// tensor, for video (T = 2 frames) and images (T = 1).
 #include "kern_gradcheck.h" // defines: kgc_get, kgc_set
 #include "model_clip.h"     // defines: ClipModel
 #include "model_synth.h"    // defines: model_synth_batch
@@ -20,15 +21,13 @@ static double loss_eval(void)
 	return kgc_get(&m->loss, 0);
 }
 
-int main(void)
+static int check(KernCtx *c, int frames)
 {
-	KernCtx *c;
 	ModelConfig cfg;
-	if (kern_ctx_create_cpu(&c, 2) || model_config_preset(&cfg, "tiny"))
-		return 1;
+	model_config_preset(&cfg, "tiny");
 	// small enough for finite differences in double, with every structural feature kept:
-	// two frames, several patches, two heads, two layers per tower, causal text with padding
-	cfg.image_size = 16, cfg.patch = 8, cfg.frames = 2, cfg.vis_width = 16, cfg.vis_heads = 2;
+	// several patches, two heads, two layers per tower, causal text with padding
+	cfg.image_size = 16, cfg.patch = 8, cfg.frames = frames, cfg.vis_width = 16, cfg.vis_heads = 2;
 	cfg.vocab = 50, cfg.ctx_len = 12, cfg.txt_width = 16, cfg.txt_heads = 2, cfg.embed_dim = 8;
 	const int B = 3;
 	if (clip_model_create(&m, c, &cfg, B, KDT_F64) || model_init_params(c, &cfg, &m->params, 7))
@@ -39,6 +38,7 @@ int main(void)
 	kern_alloc(c, &noise, KDT_F64, 1, &m->n_params);
 	kgc_fill(&noise, 99, 0.02);
 	kern_add_fwd(c, &m->params, &m->params, &noise);
+	kern_free(c, &noise);
 	const int64_t sv[] = {B, cfg.frames, cfg.image_size, cfg.image_size, 3}, st[] = {B, cfg.ctx_len}, s1[] = {1};
 	if (kern_alloc(c, &video, KDT_F64, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st) ||
 	    kern_alloc(c, &dls, KDT_F64, 1, s1) || model_synth_batch(c, &cfg, 5, 0, 100, &video, &text))
@@ -46,7 +46,7 @@ int main(void)
 	double L;
 	if (clip_model_infonce_step(m, &video, &text, &L))
 		return 1;
-	printf("loss %.10f over %lld parameters in %d tensors\n", L, (long long)m->n_params, m->n_specs);
+	printf("T=%d: loss %.10f over %lld parameters in %d tensors\n", frames, L, (long long)m->n_params, m->n_specs);
 	int bad = 0, checked = 0;
 	const double h = 1e-5;
 	for (int i = 0; i < m->n_specs; i++) {
@@ -69,8 +69,20 @@ int main(void)
 			checked++;
 		}
 	}
-	printf("%d gradient elements checked\n", checked);
+	printf("T=%d: %d gradient elements checked\n", frames, checked);
 	clip_model_destroy(m);
+	kern_free(c, &video);
+	kern_free(c, &text);
+	kern_free(c, &dls);
+	return bad;
+}
+
+int main(void)
+{
+	KernCtx *c;
+	if (kern_ctx_create_cpu(&c, 2))
+		return 1;
+	int bad = check(c, 2) | check(c, 1);
 	kern_ctx_destroy(c);
 	printf("%s\n", bad ? "FAIL model gradient vs finite differences" : "PASS model gradient vs finite differences");
 	return bad;

@@ -1,7 +1,25 @@
-# trainer/ the trainer program (issue 6/7 CPU backend): the training step as library avtrain
-# (model + FastCLIP exchange + bucketed all-reduce + optimizer + temperature), and trainer/trainer.
+# trainer/ the trainer program of the CPU backend (issues 6, 7): library avtrain holds the training
+# step (model + FastCLIP exchange + bucketed all-reduce + optimizer + τ) and the program's
+# modules (flags, ring ingest, augmentation, checkpoints, metrics); trainer/trainer is the main.
 LIBS += avtrain
-avtrain_SRCS := trainer/trainer_comm_local.c trainer/trainer_step.c
+avtrain_SRCS := trainer/trainer_comm_local.c trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c \
+                trainer/trainer_augment.c trainer/trainer_ckpt.c trainer/trainer_metrics.c
+PROGS += trainer/trainer
+trainer/trainer_SRCS := trainer/trainer_main.c
 
 TRAINER_TESTS := test_trainer_dist test_trainer_learn
 TESTS += $(TRAINER_TESTS)
+SAN_TESTS += test_trainer_dist
+# end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
+SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
+                tests/test_trainer_badinput.sh
+
+# the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
+# an explicit rule because PROG_template is defined after the fragments are included
+TRAINER_FEEDER := $(BUILD)/tests/trainer_feeder
+TRAINER_FEEDER_OBJS := $(BUILD)/obj/tests/trainer_feeder.o
+$(TRAINER_FEEDER): $(TRAINER_FEEDER_OBJS) $(BUILD)/lib/libring.a $(BUILD)/lib/libstream.a $(BUILD)/lib/libcommon.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(TRAINER_FEEDER_OBJS) -Wl,--start-group $(filter %.a,$^) -Wl,--end-group $(EXT_LDLIBS) $(LDLIBS_BASE)
+ALL_OBJS += $(TRAINER_FEEDER_OBJS)
+all: $(TRAINER_FEEDER)

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Every bad input makes the trainer print exactly one clear line (naming the problem) and exit 1:
+# unknown flag, bad value, missing run dir, missing ring, geometry or rank-count mismatch,
+# missing comm group, an existing checkpoint without --resume, a checkpoint of another model.
+set -u
+cd "$(dirname "$0")/.."
+. tests/trainer_testlib.sh
+expect() { # expect "PATTERN" ARGS...: exit 1 and one stderr line matching PATTERN
+	local pat=$1
+	shift
+	"$TRAINER" "$@" >"$TT_DIR/out" 2>"$TT_DIR/err"
+	local rc=$? n
+	n=$(wc -l <"$TT_DIR/err")
+	[ $rc = 1 ] || fail "trainer $* exited $rc, want 1: $(cat "$TT_DIR/err")"
+	[ "$n" = 1 ] || fail "trainer $* printed $n lines, want 1: $(cat "$TT_DIR/err")"
+	grep -q -- "$pat" "$TT_DIR/err" || fail "trainer $*: '$(cat "$TT_DIR/err")' does not say '$pat'"
+	echo "  ok: $(sed 's/.*fatal: //' "$TT_DIR/err")"
+}
+ok=("${TT_MODEL[@]}" "${TT_DATA[@]}" --batch-size 4 --steps 2)
+expect "unknown flag --bogus" --bogus 3
+expect "batch-size" --batch-size 0 --run-dir "$TT_DIR/r"
+expect "not an integer" --steps 1.5 --run-dir "$TT_DIR/r"
+expect "loss 'fastclip-v9'" --loss fastclip-v9 --run-dir "$TT_DIR/r"
+expect "image-size 30 is not a multiple of --patch 8" --image-size 30 --run-dir "$TT_DIR/r"
+expect "run-dir DIR is required" "${ok[@]}"
+expect "dataset-size N is required" --model tiny --run-dir "$TT_DIR/r"
+expect "comm NAME is required" "${ok[@]}" --ranks 2 --rank 1 --run-dir "$TT_DIR/r"
+expect "ring '$TT_TAG-none' does not exist" "${ok[@]}" --ring "$TT_TAG-none" --run-dir "$TT_DIR/r"
+[ -e "$TT_DIR/r" ] && fail "a failed start left a run directory behind"
+# geometry: a ring of 4 frames for a 2-frame model, and of another text length
+"$RINGCTL" create --ring "$TT_TAG-geo" --frames 4 --height 16 --width 16 --text-len 8 --slots 8 >/dev/null 2>&1 || fail ringctl
+TT_RINGS+=("$TT_TAG-geo")
+expect "carries clips of T=4 H=16 W=16 C=3 text=8 but the model wants T=2 H=16 W=16 C=3 text=8" \
+	"${ok[@]}" --ring "$TT_TAG-geo" --run-dir "$TT_DIR/r"
+tt_ring "$TT_TAG-ok" 1
+expect "serves 1 ranks but this run has --ranks 2" "${ok[@]}" --ring "$TT_TAG-ok" --ranks 2 --comm x --run-dir "$TT_DIR/r"
+tt_ring "$TT_TAG-two" 2
+expect "comm group '$TT_TAG-nocomm' does not exist" "${ok[@]}" --ring "$TT_TAG-two" --ranks 2 --comm "$TT_TAG-nocomm" \
+	--run-dir "$TT_DIR/r"
+# a finished run: starting it again without --resume, or resuming it with another model
+tt_feeder "$TT_TAG-ok"
+"$TRAINER" "${ok[@]}" --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done" 2>/dev/null || fail "a good run failed"
+expect "already holds a checkpoint" "${ok[@]}" --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done"
+expect "written for model" "${ok[@]}" --vis-width 64 --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done" --resume
+echo "every bad input: one line, exit 1"

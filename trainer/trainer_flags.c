@@ -1,0 +1,312 @@
+// Trainer flag table: every entry names a TrainerConfig field with its type, bounds, default
+// and help; defaults are parsed through the same setter as user values, so they obey the bounds.
+#include "trainer_flags.h" // defines: TrainerConfig, ...
+
+#include <errno.h>  // defines: EINVAL, ENOENT, ERANGE
+#include <math.h>   // defines: isfinite
+#include <stddef.h> // defines: offsetof
+#include <stdio.h>  // defines: snprintf
+#include <stdlib.h> // defines: strtod, strtoull
+#include <string.h> // defines: strcmp, strchr, strncmp
+
+#include "fastclip_flags.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
+#include "log.h"            // defines: log_parse_level
+
+typedef enum { T_STR, T_INT, T_I64, T_U64, T_DBL, T_BOOL } FlagType;
+
+typedef struct {
+	const char *name;
+	FlagType type;
+	size_t off, size; // size: string capacity
+	double lo, hi;
+	const char *def;
+	const char *help;
+} Flag;
+
+#define S(f) offsetof(TrainerConfig, f), sizeof(((TrainerConfig *)0)->f)
+#define N(f) offsetof(TrainerConfig, f), 0
+
+static const Flag flags[] = {
+	{ "ring", T_STR, S(ring), 0, 0, "avclip", "name of the ring (shm segment) to consume" },
+	{ "rank", T_INT, N(rank), 0, 63, "0", "this trainer's rank r: it consumes positions r, r+N, ..." },
+	{ "ranks", T_INT, N(ranks), 1, 64, "1", "number of trainer ranks N (must equal the ring's)" },
+	{ "comm", T_STR, S(comm), 0, 0, "", "comm shm group name (required when --ranks > 1)" },
+	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: create the --comm group for --ranks, exit" },
+	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
+	{ "comm-timeout", T_DBL, N(comm_timeout), 1, 86400, "600", "seconds a collective waits for a silent peer" },
+	{ "model", T_STR, S(model_name), 0, 0, "tiny", "model preset: tiny | vit-s16 | vit-b16 | vit-l14" },
+	{ "loss", T_STR, S(loss_name), 0, 0, "fastclip-v3", "openclip | fastclip-v0 | fastclip-v1 | fastclip-v2 | fastclip-v3" },
+	{ "batch-size", T_INT, N(batch_size), 1, 65536, "8", "samples per step on this rank (global batch = N x B)" },
+	{ "steps", T_I64, N(steps), 1, 1e15, "100", "optimizer steps of the whole run (a resumed run continues to it)" },
+	{ "stop-after-steps", T_I64, N(stop_after_steps), 0, 1e15, "0", "end this run (with a checkpoint) after K steps, 0 = at --steps" },
+	{ "dataset-size", T_I64, N(dataset_size), 0, 1e12, "0", "samples in the manifest: rows of the u/τ tables (FastCLIP: required)" },
+	{ "optimizer", T_STR, S(optimizer), 0, 0, "adamw", "adamw | lamb" },
+	{ "lr", T_DBL, N(lr), 0, 10, "5e-4", "peak learning rate" },
+	{ "lr-min", T_DBL, N(lr_min), 0, 10, "0", "learning rate at the end of the cosine" },
+	{ "warmup-steps", T_I64, N(warmup_steps), 0, 1e15, "0", "linear warmup steps" },
+	{ "weight-decay", T_DBL, N(weight_decay), 0, 10, "0.1", "decoupled weight decay (not on 1-D, embeddings, τ)" },
+	{ "beta1", T_DBL, N(beta1), 0, 0.999999, "0.9", "optimizer β1" },
+	{ "beta2", T_DBL, N(beta2), 0, 0.999999, "0.98", "optimizer β2" },
+	{ "adam-eps", T_DBL, N(adam_eps), 1e-12, 1, "1e-6", "optimizer ε" },
+	{ "clip-norm", T_DBL, N(clip_norm), 0, 1e9, "0", "gradient-norm clipping, 0 = off" },
+	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
+	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = all cores" },
+	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
+	{ "bucket-mb", T_DBL, N(bucket_mb), 0.001, 4096, "4", "gradient all-reduce bucket size in MiB" },
+	{ "data-timeout", T_DBL, N(data_timeout), 0.1, 86400, "120", "seconds to wait for one READY slot before failing" },
+	{ "run-dir", T_STR, S(run_dir), 0, 0, "", "run directory: metrics.jsonl, ckpt/ (required)" },
+	{ "resume", T_BOOL, N(resume), 0, 1, "0", "continue from RUN_DIR/ckpt (LATEST); a fresh start when none" },
+	{ "ckpt-every", T_I64, N(ckpt_every), 0, 1e15, "0", "checkpoint every K steps (0: only at the end and on SIGTERM)" },
+	{ "keep-last", T_INT, N(keep_last), 0, 1000000, "3", "checkpoints kept (0: all)" },
+	{ "log-every", T_I64, N(log_every), 1, 1e15, "1", "steps between progress log lines (metrics: every step)" },
+	{ "log-level", T_STR, S(log_level), 0, 0, "info", "debug | info | warn | error" },
+	{ "help", T_BOOL, N(help), 0, 1, "0", "this text" },
+};
+enum { NFLAGS = sizeof(flags) / sizeof(flags[0]) };
+
+static int set(TrainerConfig *cfg, const Flag *f, const char *v, char *err, size_t errlen)
+{
+	char *p = (char *)cfg + f->off;
+	if (f->type == T_STR) {
+		if (strlen(v) >= f->size) {
+			snprintf(err, errlen, "--%s: value longer than %zu characters", f->name, f->size - 1);
+			return -EINVAL;
+		}
+		snprintf(p, f->size, "%s", v);
+		return 0;
+	}
+	char *end;
+	double d = strtod(v, &end);
+	int whole = f->type != T_DBL;
+	if (end == v || *end || !isfinite(d) || (whole && d != (double)(long long)d && f->type != T_U64)) {
+		snprintf(err, errlen, "--%s: '%s' is not %s", f->name, v, whole ? "an integer" : "a number");
+		return -EINVAL;
+	}
+	if (d < f->lo || d > f->hi) {
+		snprintf(err, errlen, "--%s %s is outside [%g, %g]", f->name, v, f->lo, f->hi);
+		return -EINVAL;
+	}
+	switch (f->type) {
+	case T_INT:
+	case T_BOOL: *(int *)p = (int)d; break;
+	case T_I64: *(int64_t *)p = (int64_t)d; break;
+	case T_U64: *(uint64_t *)p = strtoull(v, NULL, 10); break;
+	default: *(double *)p = d; break;
+	}
+	return 0;
+}
+
+static const Flag *find(const char *name)
+{
+	for (int i = 0; i < NFLAGS; i++)
+		if (!strcmp(flags[i].name, name))
+			return &flags[i];
+	return NULL;
+}
+
+// splits argv[*i] into name and value (consuming argv[*i+1] when needed); NULL value: boolean
+static int next_arg(int argc, char **argv, int *i, char *name, size_t nlen, const char **value, char *err,
+		    size_t errlen)
+{
+	const char *a = argv[*i];
+	if (strncmp(a, "--", 2) || !a[2]) {
+		snprintf(err, errlen, "unexpected argument '%s' (flags are --name value; see --help)", a);
+		return -EINVAL;
+	}
+	a += 2;
+	const char *eq = strchr(a, '=');
+	size_t n = eq ? (size_t)(eq - a) : strlen(a);
+	if (n >= nlen)
+		n = nlen - 1;
+	memcpy(name, a, n);
+	name[n] = 0;
+	const Flag *f = find(name);
+	if (eq) {
+		*value = eq + 1;
+	} else if (f && f->type == T_BOOL) {
+		*value = NULL;
+	} else if (*i + 1 < argc) {
+		*value = argv[++*i];
+	} else {
+		snprintf(err, errlen, "--%s needs a value", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 0; i < NFLAGS; i++)
+		if (set(cfg, &flags[i], flags[i].def, err, errlen) < 0)
+			return -EINVAL;
+	// pass 1: the trainer's own flags (so --model and --loss pick the defaults of pass 2)
+	for (int i = 1; i < argc; i++) {
+		char name[64];
+		const char *v;
+		if (next_arg(argc, argv, &i, name, sizeof name, &v, err, errlen) < 0)
+			return -EINVAL;
+		const Flag *f = find(name);
+		if (!f)
+			continue;
+		if (f->type == T_BOOL && v) {
+			if (set(cfg, f, v, err, errlen) < 0)
+				return -EINVAL;
+		} else if (f->type == T_BOOL) {
+			*(int *)((char *)cfg + f->off) = 1;
+		} else if (set(cfg, f, v, err, errlen) < 0) {
+			return -EINVAL;
+		}
+	}
+	if (cfg->help)
+		return 0;
+	if (model_config_preset(&cfg->model, cfg->model_name) < 0) {
+		snprintf(err, errlen, "--model '%s' is not a preset (tiny, vit-s16, vit-b16, vit-l14)", cfg->model_name);
+		return -EINVAL;
+	}
+	FastclipKind kind;
+	if (fastclip_kind_parse(cfg->loss_name, &kind) < 0) {
+		snprintf(err, errlen, "--loss '%s' is not one of openclip, fastclip-v0, fastclip-v1, fastclip-v2, fastclip-v3",
+			 cfg->loss_name);
+		return -EINVAL;
+	}
+	fastclip_config_default(&cfg->loss, kind);
+	// pass 2: model sizes and FastCLIP hyper-parameters
+	for (int i = 1; i < argc; i++) {
+		char name[64];
+		const char *v;
+		next_arg(argc, argv, &i, name, sizeof name, &v, err, errlen);
+		if (find(name))
+			continue;
+		int rc = model_config_set(&cfg->model, name, v ? v : "");
+		if (rc == -ENOENT)
+			rc = fastclip_flag_set(&cfg->loss, name, v ? v : "");
+		if (rc == -ENOENT) {
+			snprintf(err, errlen, "unknown flag --%s (see --help)", name);
+			return -EINVAL;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen, "--%s '%s': %s", name, v ? v : "", rc == -ERANGE ? "out of range" : "not a valid value");
+			return -EINVAL;
+		}
+	}
+	char msg[200];
+	if (model_config_check(&cfg->model, msg, sizeof msg) < 0) {
+		snprintf(err, errlen, "model: %s", msg);
+		return -EINVAL;
+	}
+	if (fastclip_config_check(&cfg->loss) < 0) {
+		snprintf(err, errlen, "the FastCLIP settings are inconsistent (see --help for bounds)");
+		return -EINVAL;
+	}
+	optim_config_default(&cfg->opt);
+	if (!strcmp(cfg->optimizer, "adamw"))
+		cfg->opt.kind = OPT_ADAMW;
+	else if (!strcmp(cfg->optimizer, "lamb"))
+		cfg->opt.kind = OPT_LAMB;
+	else {
+		snprintf(err, errlen, "--optimizer '%s' is not adamw or lamb", cfg->optimizer);
+		return -EINVAL;
+	}
+	cfg->opt.lr = cfg->lr;
+	cfg->opt.lr_min = cfg->lr_min;
+	cfg->opt.warmup_steps = cfg->warmup_steps;
+	cfg->opt.total_steps = cfg->steps;
+	cfg->opt.beta1 = cfg->beta1;
+	cfg->opt.beta2 = cfg->beta2;
+	cfg->opt.eps = cfg->adam_eps;
+	cfg->opt.weight_decay = cfg->weight_decay;
+	cfg->opt.clip_norm = cfg->clip_norm;
+	if (cfg->rank >= cfg->ranks) {
+		snprintf(err, errlen, "--rank %d must be below --ranks %d", cfg->rank, cfg->ranks);
+		return -EINVAL;
+	}
+	if ((cfg->ranks > 1 || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
+		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it once with --comm-create)", cfg->ranks);
+		return -EINVAL;
+	}
+	if (cfg->comm_create || cfg->comm_unlink)
+		return 0;
+	if (!cfg->run_dir[0]) {
+		snprintf(err, errlen, "--run-dir DIR is required");
+		return -EINVAL;
+	}
+	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
+		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)", cfg->loss_name);
+		return -EINVAL;
+	}
+	if (log_parse_level(cfg->log_level) < 0) {
+		snprintf(err, errlen, "--log-level '%s' is not debug, info, warn or error", cfg->log_level);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int trainer_flags_help(char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len,
+				    "usage: trainer --ring NAME --rank R --ranks N [--comm NAME] --model tiny --loss fastclip-v3\n"
+				    "               --batch-size B --steps S --dataset-size D --run-dir DIR [--resume] [flags]\n"
+				    "       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
+				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n\n");
+	for (int i = 0; i < NFLAGS && n < len; i++) {
+		const Flag *f = &flags[i];
+		const char *arg = f->type == T_BOOL ? "" : f->type == T_STR ? " S" : " X";
+		if (f->type == T_STR || f->type == T_BOOL)
+			n += (size_t)snprintf(buf + n, len - n, "  --%s%s  %s%s%s%s\n", f->name, arg, f->help,
+					      f->type == T_STR && f->def[0] ? " (default " : "", f->type == T_STR ? f->def : "",
+					      f->type == T_STR && f->def[0] ? ")" : "");
+		else
+			n += (size_t)snprintf(buf + n, len - n, "  --%s%s  %s [%g, %g] (default %s)\n", f->name, arg, f->help,
+					      f->lo, f->hi, f->def);
+	}
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "\nmodel sizes (positive integers overriding the preset):\n ");
+	char keys[512];
+	snprintf(keys, sizeof keys, "%s", model_config_keys());
+	for (char *save = NULL, *k = strtok_r(keys, " ", &save); k && n < len; k = strtok_r(NULL, " ", &save))
+		n += (size_t)snprintf(buf + n, len - n, " --%s N", k);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "\n\nFastCLIP:\n");
+	if (n < len) { // its first line repeats --loss, which the table above already has
+		int k = fastclip_flags_help(buf + n, len - n);
+		char *nl = k > 0 ? strchr(buf + n, '\n') : NULL;
+		if (nl) {
+			size_t drop = (size_t)(nl + 1 - (buf + n));
+			memmove(buf + n, nl + 1, strlen(nl + 1) + 1);
+			k -= (int)drop;
+		}
+		n += (size_t)(k > 0 ? k : 0);
+	}
+	return (int)n;
+}
+
+int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = 0;
+	for (int i = 0; i < NFLAGS && n < len; i++) {
+		const Flag *f = &flags[i];
+		const char *p = (const char *)cfg + f->off;
+		if (f->type == T_BOOL && (!strcmp(f->name, "help") || !strncmp(f->name, "comm-", 5)))
+			continue;
+		switch (f->type) {
+		case T_STR: n += (size_t)snprintf(buf + n, len - n, "%s=%s ", f->name, p); break;
+		case T_INT:
+		case T_BOOL: n += (size_t)snprintf(buf + n, len - n, "%s=%d ", f->name, *(const int *)p); break;
+		case T_I64: n += (size_t)snprintf(buf + n, len - n, "%s=%lld ", f->name, (long long)*(const int64_t *)p); break;
+		case T_U64: n += (size_t)snprintf(buf + n, len - n, "%s=%llu ", f->name, (unsigned long long)*(const uint64_t *)p); break;
+		default: n += (size_t)snprintf(buf + n, len - n, "%s=%g ", f->name, *(const double *)p); break;
+		}
+	}
+	const ModelConfig *m = &cfg->model;
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+				      "| image-size=%d patch=%d frames=%d vis-width=%d vis-layers=%d vis-heads=%d vocab=%d "
+				      "ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d | ",
+				      m->image_size, m->patch, m->frames, m->vis_width, m->vis_layers, m->vis_heads, m->vocab,
+				      m->ctx_len, m->txt_width, m->txt_layers, m->txt_heads, m->embed_dim, m->mlp_ratio);
+	if (n < len)
+		n += (size_t)fastclip_config_describe(&cfg->loss, buf + n, len - n);
+	return (int)n;
+}

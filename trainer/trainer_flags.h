@@ -1,0 +1,37 @@
+// The trainer's configuration as a table (name, type, bounds, default, help): parsing argv,
+// the generated --help, and the effective-configuration line logged at start. Model sizes and
+// FastCLIP hyper-parameters come from their own tables (model_config_set, fastclip_flag_set).
+#ifndef TRAINER_FLAGS_H
+#define TRAINER_FLAGS_H
+// defines: TrainerConfig, trainer_flags_parse, trainer_flags_help, trainer_flags_describe
+
+#include <stddef.h> // defines: size_t
+#include <stdint.h> // defines: int64_t, uint64_t
+
+#include "fastclip_config.h" // defines: FastclipConfig
+#include "model_config.h"    // defines: ModelConfig
+#include "optim_adam.h"      // defines: OptConfig
+
+typedef struct {
+	char ring[128], comm[128], run_dir[1024], model_name[32], loss_name[32], optimizer[16], log_level[16];
+	int rank, ranks, batch_size, threads, flip, keep_last, resume, help;
+	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
+	int64_t steps, stop_after_steps, dataset_size, ckpt_every, log_every, warmup_steps;
+	uint64_t seed;
+	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;
+	double comm_timeout, data_timeout, bucket_mb;
+	// resolved from the above
+	ModelConfig model;
+	FastclipConfig loss;
+	OptConfig opt;
+} TrainerConfig;
+
+// Fills cfg from defaults and argv (--name value or --name=value; booleans take no value).
+// 0, or -EINVAL with one sentence in err naming the flag and what is wrong with it.
+int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen);
+// the --help text (usage, every flag with bounds and default, model and FastCLIP flags)
+int trainer_flags_help(char *buf, size_t len);
+// "ring=avclip rank=0 ... | model ... | loss=fastclip-v3 ..." with every effective value
+int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len);
+
+#endif

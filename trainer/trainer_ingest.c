@@ -1,0 +1,169 @@
+// Ring consumer side of the trainer: each slot is copied out and released at once (the CPU
+// backend's "device" is host memory), so a rank holds at most one slot and never starves a ring.
+#include "trainer_ingest.h" // defines: TrainerIngest, ...
+
+#include <errno.h>  // defines: ENOENT, EINVAL, ERANGE, ETIMEDOUT, ESHUTDOWN
+#include <stdio.h>  // defines: snprintf
+#include <string.h> // defines: memcpy, memset, strerror
+#include <time.h>   // defines: clock_gettime
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int trainer_ingest_open(TrainerIngest *in, const char *ring, int rank, int ranks, const ModelConfig *m, char *err,
+			size_t errlen)
+{
+	memset(in, 0, sizeof(*in));
+	snprintf(in->name, sizeof in->name, "%s", ring);
+	char why[256] = "";
+	int rc = ring_open(&in->ring, ring, NULL, why, sizeof why);
+	if (rc < 0) {
+		if (rc == -ENOENT)
+			snprintf(err, errlen, "ring '%s' does not exist (create it with tools/ringctl create or tools/launch.sh)", ring);
+		else
+			snprintf(err, errlen, "cannot open ring '%s': %s", ring, why[0] ? why : strerror(-rc));
+		return rc;
+	}
+	RingInfo info;
+	ring_info(in->ring, &info);
+	RingGeometry want = { .frames = (uint32_t)m->frames, .height = (uint32_t)m->image_size,
+			      .width = (uint32_t)m->image_size, .channels = 3, .text_len = (uint32_t)m->ctx_len };
+	if (!ring_geometry_equal(&info.geometry, &want)) {
+		char have[96], need[96];
+		ring_geometry_format(&info.geometry, have, sizeof have);
+		ring_geometry_format(&want, need, sizeof need);
+		snprintf(err, errlen, "ring '%s' carries clips of %s but the model wants %s (--frames, --image-size, --ctx-len)",
+			 ring, have, need);
+		trainer_ingest_close(in);
+		return -EINVAL;
+	}
+	if ((int)info.ranks != ranks) {
+		snprintf(err, errlen, "ring '%s' serves %u ranks but this run has --ranks %d", ring, info.ranks, ranks);
+		trainer_ingest_close(in);
+		return -EINVAL;
+	}
+	if ((rc = ring_consumer_attach(in->ring, (uint32_t)rank, &in->cons)) < 0) {
+		if (rc == -EBUSY)
+			snprintf(err, errlen, "rank %d of ring '%s' is held by another live trainer", rank, ring);
+		else
+			snprintf(err, errlen, "cannot attach to ring '%s' as rank %d: %s", ring, rank, strerror(-rc));
+		trainer_ingest_close(in);
+		return rc;
+	}
+	in->geom = info.geometry;
+	in->seed = info.seed;
+	in->vocab = m->vocab;
+	in->clip_bytes = (size_t)ring_payload_bytes(&info.geometry);
+	return 0;
+}
+
+void trainer_ingest_close(TrainerIngest *in)
+{
+	if (in->cons)
+		ring_consumer_detach(in->cons);
+	if (in->ring)
+		ring_close(in->ring);
+	in->cons = NULL;
+	in->ring = NULL;
+}
+
+uint64_t trainer_ingest_position(const TrainerIngest *in)
+{
+	return ring_consumer_position(in->cons);
+}
+
+// the next slot of this rank, waiting in short slices up to timeout_s
+static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *err, size_t errlen)
+{
+	double t0 = now_s();
+	for (;;) {
+		int rc = ring_consumer_acquire(in->cons, slot, 200);
+		double t = now_s();
+		if (rc == 0) {
+			in->wait_s += t - t0;
+			return 0;
+		}
+		if (rc == -ETIMEDOUT && t - t0 < timeout_s)
+			continue;
+		in->wait_s += t - t0;
+		uint64_t g = trainer_ingest_position(in);
+		if (rc == -ETIMEDOUT)
+			snprintf(err, errlen, "no data on ring '%s' for %.0f s at position %llu (are the loaders running?)", in->name,
+				 timeout_s, (unsigned long long)g);
+		else if (rc == -ESHUTDOWN)
+			snprintf(err, errlen, "ring '%s' was destroyed while waiting for position %llu", in->name,
+				 (unsigned long long)g);
+		else
+			snprintf(err, errlen, "ring '%s': acquiring position %llu failed: %s", in->name, (unsigned long long)g,
+				 strerror(-rc));
+		return rc;
+	}
+}
+
+int trainer_ingest_skip_to(TrainerIngest *in, uint64_t pos, double timeout_s, char *err, size_t errlen)
+{
+	if (trainer_ingest_position(in) > pos) {
+		snprintf(err, errlen, "ring '%s' starts at position %llu, past the checkpoint's %llu (recreate it with "
+				      "--first-position at most %llu)", in->name, (unsigned long long)trainer_ingest_position(in),
+			 (unsigned long long)pos, (unsigned long long)pos);
+		return -ERANGE;
+	}
+	while (trainer_ingest_position(in) < pos) {
+		RingSlot s;
+		int rc = acquire(in, &s, timeout_s, err, errlen);
+		if (rc < 0)
+			return rc;
+		if ((rc = ring_consumer_release(in->cons, &s)) < 0) {
+			snprintf(err, errlen, "ring '%s': releasing position %llu failed: %s", in->name,
+				 (unsigned long long)s.position, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int trainer_ingest_batch(TrainerIngest *in, int B, uint8_t *clips, int32_t *text, int64_t *ids, uint64_t *pos,
+			 int64_t dataset_size, double timeout_s, char *err, size_t errlen)
+{
+	const uint32_t L = in->geom.text_len;
+	for (int b = 0; b < B;) {
+		RingSlot s;
+		int rc = acquire(in, &s, timeout_s, err, errlen);
+		if (rc < 0)
+			return rc;
+		if (s.flags & RING_SLOT_ERROR) {
+			in->errors++;
+		} else if (dataset_size > 0 && s.sample_id >= (uint64_t)dataset_size) {
+			snprintf(err, errlen, "position %llu carries sample id %llu, not below --dataset-size %lld",
+				 (unsigned long long)s.position, (unsigned long long)s.sample_id, (long long)dataset_size);
+			rc = -ERANGE;
+		} else {
+			for (uint32_t i = 0; i < L && !rc; i++)
+				if (s.text[i] < 0 || s.text[i] >= in->vocab) {
+					snprintf(err, errlen, "position %llu: token id %d outside the vocabulary [0, %d) (--vocab)",
+						 (unsigned long long)s.position, (int)s.text[i], in->vocab);
+					rc = -ERANGE;
+				}
+			if (!rc) {
+				memcpy(clips + (size_t)b * in->clip_bytes, s.payload, in->clip_bytes);
+				memcpy(text + (size_t)b * L, s.text, L * sizeof(int32_t));
+				ids[b] = (int64_t)s.sample_id;
+				pos[b] = s.position;
+				b++;
+			}
+		}
+		int rr = ring_consumer_release(in->cons, &s);
+		if (rc < 0)
+			return rc;
+		if (rr < 0) {
+			snprintf(err, errlen, "ring '%s': releasing position %llu failed: %s", in->name,
+				 (unsigned long long)s.position, strerror(-rr));
+			return rr;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,290 @@
+// trainer: one rank of the CPU backend. Consumes rank r's positions of the ring, augments,
+// runs the training step with the other ranks over comm, logs metrics and checkpoints.
+//
+// Stopping: SIGTERM/SIGINT only set a flag. At the start of every step the ranks all-gather
+// (stop flag, stream position), so all of them stop at the same step boundary, and rank 0
+// checkpoints with every rank's position. A wait for data is not interrupted (the step ends
+// first); a second signal exits at once without a checkpoint.
+#include <errno.h>    // defines: errno, ENOENT, EEXIST
+#include <math.h>     // defines: exp
+#include <signal.h>   // defines: sigaction, SIGTERM, SIGINT
+#include <stdio.h>    // defines: snprintf, fputs
+#include <stdlib.h>   // defines: malloc, free, exit
+#include <string.h>   // defines: strerror, memset
+#include <sys/stat.h> // defines: mkdir, stat
+#include <time.h>     // defines: clock_gettime
+#include <unistd.h>   // defines: write, _exit, access
+
+#include "comm_shm.h"           // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink
+#include "log.h"                // defines: log_init, log_info, log_fatalx
+#include "trainer_augment.h"    // defines: trainer_augment_batch
+#include "trainer_ckpt.h"       // defines: trainer_ckpt_save, trainer_ckpt_load
+#include "trainer_comm_local.h" // defines: trainer_comm_local_open
+#include "trainer_flags.h"      // defines: TrainerConfig, trainer_flags_parse, ...
+#include "trainer_ingest.h"     // defines: TrainerIngest, ...
+#include "trainer_metrics.h"    // defines: TrainerMetrics, ...
+#include "trainer_step.h"       // defines: TrainStep, ...
+
+#define COMM_SLOT_BYTES (4u << 20)
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	if (g_stop) {
+		static const char msg[] = "trainer: second signal, exiting without a checkpoint\n";
+		ssize_t w = write(2, msg, sizeof msg - 1);
+		(void)w;
+		_exit(128 + sig);
+	}
+	g_stop = sig;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[1100];
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *p = buf + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(buf, 0755) && errno != EEXIST)
+				return -errno;
+			*p = '/';
+		}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static Comm *open_comm(const TrainerConfig *c)
+{
+	Comm *comm;
+	int rc;
+	if (c->ranks == 1 && !c->comm[0]) {
+		if ((rc = trainer_comm_local_open(&comm)) < 0)
+			log_fatalx("rank 0: cannot make a local communicator: %s", strerror(-rc));
+		return comm;
+	}
+	rc = comm_shm_attach(c->comm, c->rank, c->comm_timeout, &comm);
+	if (rc == -ENOENT)
+		log_fatalx("comm group '%s' does not exist (create it with: trainer --comm-create --comm %s --ranks %d)", c->comm,
+			   c->comm, c->ranks);
+	if (rc < 0)
+		log_fatalx("cannot join comm group '%s' as rank %d: %s", c->comm, c->rank,
+			   rc == -EBUSY ? "a live process holds that rank" : rc == -EPROTO ? "segment of another version" : strerror(-rc));
+	if (comm->world != c->ranks)
+		log_fatalx("comm group '%s' has %d ranks but this run has --ranks %d", c->comm, comm->world, c->ranks);
+	return comm;
+}
+
+typedef struct {
+	uint64_t pos, stop;
+} Agree;
+
+int main(int argc, char **argv)
+{
+	log_init("trainer", LOG_INFO);
+	static TrainerConfig c;
+	char err[512];
+	if (trainer_flags_parse(&c, argc, argv, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	if (c.help) {
+		static char help[16384];
+		trainer_flags_help(help, sizeof help);
+		fputs(help, stdout);
+		return 0;
+	}
+	char lname[32];
+	snprintf(lname, sizeof lname, "trainer.r%d", c.rank);
+	log_init(lname, (LogLevel)log_parse_level(c.log_level));
+	if (c.comm_create) {
+		int rc = comm_shm_create(c.comm, c.ranks, COMM_SLOT_BYTES);
+		if (rc < 0)
+			log_fatalx("cannot create comm group '%s' for %d ranks: %s", c.comm, c.ranks, strerror(-rc));
+		log_info("comm group '%s' created for %d ranks", c.comm, c.ranks);
+		return 0;
+	}
+	if (c.comm_unlink) {
+		int rc = comm_shm_unlink(c.comm);
+		if (rc < 0 && rc != -ENOENT)
+			log_fatalx("cannot remove comm group '%s': %s", c.comm, strerror(-rc));
+		return 0;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	TrainerIngest in;
+	int rc;
+	if ((rc = trainer_ingest_open(&in, c.ring, c.rank, c.ranks, &c.model, err, sizeof err)) < 0)
+		log_fatalx("%s", err);
+	Comm *comm = open_comm(&c);
+	char ckdir[1100], mpath[1100];
+	snprintf(ckdir, sizeof ckdir, "%s/ckpt", c.run_dir);
+	snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", c.run_dir);
+	rc = mkdir_p(ckdir);
+	if (rc < 0)
+		log_fatalx("cannot create run directory %s: %s", ckdir, strerror(-rc));
+	char marker[1200];
+	snprintf(marker, sizeof marker, "%s/LATEST", ckdir);
+	if (!c.resume && access(marker, F_OK) == 0)
+		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir", c.run_dir);
+
+	KernCtx *ctx;
+	if ((rc = kern_ctx_create_cpu(&ctx, c.threads)) < 0)
+		log_fatalx("cannot create the CPU kernel context: %s", strerror(-rc));
+	TrainStepConfig tc = { .model = c.model, .opt = c.opt, .loss = c.loss, .batch = c.batch_size,
+			       .dataset_size = c.dataset_size, .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0) };
+	TrainStep *ts;
+	if ((rc = train_step_create(&ts, ctx, comm, &tc)) < 0)
+		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks, strerror(-rc));
+
+	uint64_t *positions = calloc((size_t)c.ranks, sizeof(uint64_t));
+	Agree *agree = calloc((size_t)c.ranks, sizeof(Agree));
+	if (!positions || !agree)
+		log_fatalx("out of memory");
+	int64_t step = 0, last_ckpt = -1, start;
+	rc = c.resume ? trainer_ckpt_load(ckdir, ts, &step, positions, c.ranks, in.seed, err, sizeof err) : -ENOENT;
+	if (rc == 0) {
+		last_ckpt = step;
+		log_info("resumed from %s at step %lld, stream position %llu", ckdir, (long long)step,
+			 (unsigned long long)positions[c.rank]);
+		if ((rc = trainer_ingest_skip_to(&in, positions[c.rank], c.data_timeout, err, sizeof err)) < 0)
+			log_fatalx("%s", err);
+	} else if (rc == -ENOENT) {
+		if (c.resume)
+			log_info("no checkpoint in %s: fresh start", ckdir);
+		if ((rc = train_step_init(ts, c.seed)) < 0)
+			log_fatalx("cannot initialise the parameters: %s", strerror(-rc));
+	} else {
+		log_fatalx("cannot resume: %s", err);
+	}
+	static char desc[8192];
+	trainer_flags_describe(&c, desc, sizeof desc);
+	log_info("effective config: %s", desc);
+	log_info("model %s: %lld parameters, backend %s with %d threads, ring '%s' seed %llu", c.model_name,
+		 (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), c.ring,
+		 (unsigned long long)in.seed);
+
+	start = step;
+	FILE *mf = NULL;
+	if (c.rank == 0 && !(mf = trainer_metrics_open(mpath, c.resume)))
+		log_fatalx("cannot open %s: %s", mpath, strerror(errno));
+	const ModelConfig *m = &c.model;
+	const int B = c.batch_size;
+	const size_t pix = (size_t)m->frames * m->image_size * m->image_size * 3;
+	uint8_t *clips = malloc((size_t)B * pix);
+	float *video = malloc((size_t)B * pix * sizeof(float));
+	int32_t *text = malloc((size_t)B * m->ctx_len * sizeof(int32_t));
+	int64_t *ids = malloc((size_t)B * sizeof(int64_t));
+	uint64_t *pos = malloc((size_t)B * sizeof(uint64_t));
+	KTensor tv, tt;
+	if (!clips || !video || !text || !ids || !pos ||
+	    kern_alloc(ctx, &tv, KDT_F32, 5, (int64_t[]){ B, m->frames, m->image_size, m->image_size, 3 }) < 0 ||
+	    kern_alloc(ctx, &tt, KDT_I32, 2, (int64_t[]){ B, m->ctx_len }) < 0)
+		log_fatalx("out of memory for a batch of %d", B);
+
+	int save_failed = 0, stopped = 0;
+	double t_run = now_s();
+	for (;;) {
+		// every rank's stop flag and stream position: one agreed step boundary for all
+		Agree mine = { trainer_ingest_position(&in), (uint64_t)g_stop };
+		if ((rc = comm_allgather(comm, &mine, agree, sizeof mine)) < 0)
+			log_fatalx("step %lld: ranks lost each other: %s", (long long)step, comm_error(comm));
+		for (int r = 0; r < c.ranks; r++) {
+			positions[r] = agree[r].pos;
+			stopped |= agree[r].stop != 0;
+		}
+		int done = stopped || step >= c.steps || (c.stop_after_steps && step - start >= c.stop_after_steps);
+		if (c.rank == 0 && step != last_ckpt && (done || (c.ckpt_every && step % c.ckpt_every == 0))) {
+			if ((rc = trainer_ckpt_save(ckdir, ts, step, positions, c.ranks, in.seed, c.keep_last, err, sizeof err)) < 0) {
+				log_error("checkpoint at step %lld failed: %s", (long long)step, err);
+				save_failed = 1;
+			} else {
+				log_info("checkpoint at step %lld", (long long)step);
+				save_failed = 0;
+				last_ckpt = step;
+			}
+		}
+		if (done)
+			break;
+
+		double t0 = now_s(), w0 = in.wait_s;
+		uint64_t e0 = in.errors;
+		if ((rc = trainer_ingest_batch(&in, B, clips, text, ids, pos, c.dataset_size, c.data_timeout, err, sizeof err)) < 0)
+			log_fatalx("step %lld: %s", (long long)step, err);
+		trainer_augment_batch(clips, B, m->frames, m->image_size, m->image_size, pos, in.seed, c.flip, video);
+		if (kern_upload(ctx, &tv, video, kern_nbytes(&tv)) < 0 || kern_upload(ctx, &tt, text, kern_nbytes(&tt)) < 0)
+			log_fatalx("step %lld: cannot upload the batch", (long long)step);
+		int epoch = c.dataset_size > 0 ? (int)((uint64_t)step * B * c.ranks / (uint64_t)c.dataset_size) : 0;
+		comm_stats_reset(comm);
+		TrainStepStats st;
+		if ((rc = train_step_run(ts, &tv, &tt, ids, epoch, &st)) < 0) {
+			if (rc == -ERANGE)
+				log_fatalx("step %lld: the gradient is not finite (norm %g); last checkpoint at step %lld", (long long)step,
+					   st.grad_norm, (long long)last_ckpt);
+			log_fatalx("step %lld failed: %s%s%s", (long long)step, strerror(-rc), comm_error(comm)[0] ? ": " : "",
+				   comm_error(comm));
+		}
+		double comm_bytes = 0;
+		for (int op = 0; op < COMM_NOPS; op++)
+			comm_bytes += comm->stats.bytes[op];
+		if (c.log_level[0] == 'd') {
+			char cs[256];
+			comm_stats_format(&comm->stats, cs, sizeof cs);
+			log_debug("step %lld comm: %s", (long long)step, cs);
+		}
+		float red[5] = { (float)st.loss, (float)st.nce, (float)st.acc, (float)(in.wait_s - w0), (float)(in.errors - e0) };
+		if ((rc = comm_allreduce_f32(comm, red, 5, COMM_AVG)) < 0)
+			log_fatalx("step %lld: ranks lost each other: %s", (long long)step, comm_error(comm));
+		step++;
+		double dt = now_s() - t0;
+		if (mf) {
+			TrainerMetrics tm = { .step = step, .epoch = epoch, .loss = red[0], .nce = red[1], .acc = red[2],
+					      .tau = exp(-st.log_s), .lr = st.lr, .grad_norm = st.grad_norm, .step_s = dt,
+					      .samples_per_s = (double)B * c.ranks / dt, .data_wait_s = red[3],
+					      .error_slots = (double)red[4] * c.ranks, .comm_bytes = comm_bytes,
+					      .t_forward = st.t_forward, .t_exchange = st.t_exchange, .t_backward = st.t_backward,
+					      .t_allreduce = st.t_allreduce, .t_update = st.t_update };
+			if ((rc = trainer_metrics_write(mf, &tm)) < 0)
+				log_fatalx("cannot write %s: %s", mpath, strerror(-rc));
+		}
+		if (c.rank == 0 && (step % c.log_every == 0 || step == c.steps))
+			log_info("step %lld/%lld loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s) %.1f samples/s",
+				 (long long)step, (long long)c.steps, red[0], red[1], red[2], exp(-st.log_s), st.lr, dt, red[3],
+				 (double)B * c.ranks / dt);
+	}
+	double total = now_s() - t_run;
+	if (stopped)
+		log_info("stopped by a signal at step %lld; checkpoint saved", (long long)step);
+	else
+		log_info("finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
+			 (long long)step, (long long)(step - start), total, (unsigned long long)in.errors, in.wait_s);
+	if (mf)
+		fclose(mf);
+	kern_free(ctx, &tv);
+	kern_free(ctx, &tt);
+	free(clips);
+	free(video);
+	free(text);
+	free(ids);
+	free(pos);
+	free(positions);
+	free(agree);
+	train_step_destroy(ts);
+	kern_ctx_destroy(ctx);
+	comm_close(comm);
+	trainer_ingest_close(&in);
+	if (save_failed)
+		log_fatalx("the last checkpoint could not be written (see above)");
+	return 0;
+}

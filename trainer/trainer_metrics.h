@@ -1,0 +1,28 @@
+// Per-step metrics of a run as JSON lines in RUN_DIR/metrics.jsonl (one object per step, names
+// as the flags and tools/plot use them), written by rank 0 and flushed every line.
+#ifndef TRAINER_METRICS_H
+#define TRAINER_METRICS_H
+// defines: TrainerMetrics, trainer_metrics_open, trainer_metrics_write
+
+#include <stdint.h> // defines: int64_t
+#include <stdio.h>  // defines: FILE
+
+typedef struct {
+	int64_t step;               // optimizer updates done, this one included
+	int epoch;
+	double loss, nce, acc;      // means over ranks (see TrainStepStats)
+	double tau, lr, grad_norm;
+	double step_s;              // wall time of the step, data wait included
+	double samples_per_s;       // global batch / step_s
+	double data_wait_s;         // mean over ranks of the time waiting for READY slots
+	double error_slots;         // error slots skipped in this step, all ranks
+	double comm_bytes;          // bytes this rank sent in the step's collectives (DESIGN §7 model)
+	double t_forward, t_exchange, t_backward, t_allreduce, t_update; // rank 0's phases, seconds
+} TrainerMetrics;
+
+// path opened for appending (resume) or truncated; NULL with errno on failure
+FILE *trainer_metrics_open(const char *path, int append);
+// one JSON object on one line, flushed; -errno on a write error
+int trainer_metrics_write(FILE *f, const TrainerMetrics *m);
+
+#endif

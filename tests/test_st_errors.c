@@ -1,6 +1,7 @@
 // Checks the safetensors errors: a missing tensor and a mis-shaped tensor are named with both
-// shapes, a CLIP file without the temporal embedding loads (it stays zero), integer dtypes are
-// refused, and truncated or inconsistent files are -EBADMSG rather than a crash.
+// shapes, a CLIP file without the temporal embedding loads (it stays zero), a skip list lets a
+// differently-sized projection through, integer dtypes are refused, and truncated or
+// inconsistent files are -EBADMSG rather than a crash.
 #include "model_clip.h" // defines: ClipModel
 #include "st_file.h"    // defines: st_write, st_open
 #include "st_model.h"   // defines: st_model_load
@@ -96,6 +97,10 @@ int main(void)
 	write_variant(NULL, "visual.proj", ST_F32);
 	bad |= expect("mis-shaped tensor", st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err),
 		      -EINVAL, err, "visual.proj", "(32, 64) in the file, the model expects (64, 32)");
+	const char *skip[] = {"visual.proj"};
+	StLoadOpts sk = {.skip = skip, .n_skip = 1};
+	bad |= expect("mis-shaped tensor on the skip list",
+		      st_model_load(path, c, m->specs, m->n_specs, &m->params, &sk, err, sizeof err), 0, err, NULL, NULL);
 	write_variant(NULL, "transformer.resblocks.1.attn.out_proj.weight", ST_F32);
 	bad |= expect("mis-shaped square tensor",
 		      st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err), -EINVAL, err,

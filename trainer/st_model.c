@@ -101,6 +101,11 @@ int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 		const ParamSpec *s = &specs[i];
 		if (plen && strncmp(s->name, opts->prefix, plen))
 			continue;
+		int skipped = 0;
+		for (int k = 0; k < opts->n_skip && !skipped; k++)
+			skipped = !strcmp(s->name, opts->skip[k]);
+		if (skipped)
+			continue;
 		const StTensor *t = st_find(f, s->name);
 		if (!t) {
 			if (opts->allow_missing || !strcmp(s->name, "visual.temporal_embedding"))

@@ -12,6 +12,8 @@
 typedef struct {
 	const char *prefix; // load only tensors whose name starts with it ("visual."), NULL = all
 	int allow_missing;  // tensors absent from the file keep their current values
+	const char *const *skip; // n_skip names never loaded (keep their values): e.g. "visual.proj" when
+	int n_skip;              // starting a 256-d AVION tower from a 512-d CLIP checkpoint
 } StLoadOpts;
 
 // every tensor as F32 with its open_clip shape; meta: n_meta key/value string pairs

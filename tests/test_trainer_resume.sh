@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Resume is bit-identical: N steps straight and N/2 steps + --resume + N/2 steps (each run on a
-# freshly created ring fed by the deterministic feeder, with error slots) end in byte-equal
-# checkpoints: weights, optimizer, τ state, u tables and stream positions.
+# freshly created ring fed by the deterministic feeder, with error slots; the resumed run's ring
+# starts at trainer --resume-position) end in byte-equal checkpoints: weights, optimizer, τ
+# state, u tables and stream positions.
 set -u
 cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
-run() { # run NAME RUNDIR [flags...]: one trainer on a fresh ring
-	local ring=$TT_TAG-$1 dir=$2
-	shift 2
-	tt_ring "$ring" 1 11
+run() { # run NAME RUNDIR FIRST_POSITION [flags...]: one trainer on a fresh ring
+	local ring=$TT_TAG-$1 dir=$2 first=$3
+	shift 3
+	tt_ring "$ring" 1 11 "$first"
 	tt_feeder "$ring" --error-every 7
 	"$TRAINER" --ring "$ring" "${TT_MODEL[@]}" "${TT_DATA[@]}" --loss fastclip-v3 --batch-size 8 --steps 12 \
 		--lr 2e-3 --lr-tau 0.01 --gamma-decay-epochs 2 --run-dir "$dir" "$@" 2>>"$TT_DIR/trainer.log" ||
 		fail "trainer run $ring exited $? (log: $(tail -n 3 "$TT_DIR/trainer.log"))"
 }
-run a "$TT_DIR/straight"
-run b "$TT_DIR/split" --stop-after-steps 6
+run a "$TT_DIR/straight" 0
+run b "$TT_DIR/split" 0 --stop-after-steps 6
 [ -f "$TT_DIR/split/ckpt/ckpt-00000006.safetensors" ] || fail "no checkpoint at step 6"
-run c "$TT_DIR/split" --resume
+first=$("$TRAINER" --resume-position --run-dir "$TT_DIR/split") || fail "--resume-position failed"
+[ "$first" -gt 0 ] || fail "--resume-position printed '$first'"
+run c "$TT_DIR/split" "$first" --resume
 grep -q "resumed from .* at step 6" "$TT_DIR/trainer.log" || fail "the third run did not resume at step 6"
 a=$TT_DIR/straight/ckpt/ckpt-00000012.safetensors
 b=$TT_DIR/split/ckpt/ckpt-00000012.safetensors

@@ -1,7 +1,7 @@
 # Sourced by the trainer's script tests: a small model that steps in milliseconds, a ring and a
 # synthetic feeder per test (unique names), and a cleanup trap that ends only what it started.
 BUILD=${BUILD:-build}
-TRAINER=trainer/trainer
+TRAINER=${TRAINER_BIN:-trainer/trainer} # TRAINER_BIN: e.g. a sanitizer build
 FEEDER=$BUILD/tests/trainer_feeder
 RINGCTL=tools/ringctl
 for b in "$TRAINER" "$FEEDER" "$RINGCTL"; do
@@ -29,10 +29,10 @@ trap tt_cleanup EXIT
 
 fail() { echo "FAIL: $*"; exit 1; }
 
-# tt_ring NAME RANKS [SEED]: a ring of the small model's geometry
+# tt_ring NAME RANKS [SEED [FIRST_POSITION]]: a ring of the small model's geometry
 tt_ring() {
 	"$RINGCTL" create --ring "$1" --frames 2 --height 16 --width 16 --text-len 8 --slots 32 --ranks "$2" \
-		--seed "${3:-7}" --replace >/dev/null 2>&1 || fail "ringctl create $1"
+		--seed "${3:-7}" --first-position "${4:-0}" --replace >/dev/null 2>&1 || fail "ringctl create $1"
 	TT_RINGS+=("$1")
 }
 

@@ -2,11 +2,12 @@
 // trainer.temp [log s, m, v] f64 + trainer.temp_steps i64, fastclip.<table> f32 (dataset size).
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save, trainer_ckpt_load
 
-#include <errno.h>  // defines: EINVAL, ENOENT
+#include <errno.h>  // defines: EINVAL, ENOENT, EBADMSG, errno
 #include <stdio.h>  // defines: snprintf
-#include <string.h> // defines: memset
+#include <string.h> // defines: memset, memcpy, strchr, strerror
 
-#include "ckpt_io.h" // defines: ckpt_save, ckpt_load_latest, CkptTarget, CkptState
+#include "ckpt_io.h" // defines: ckpt_save, ckpt_load_latest, CkptTarget, CkptState, CKPT_MARKER
+#include "st_file.h" // defines: st_open, st_find, st_close
 
 enum { MAX_EXTRA = 16 };
 
@@ -91,4 +92,44 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 	ts->temp.steps = e.temp_steps;
 	*step = st.step;
 	return train_step_sync_log_s(ts);
+}
+
+int trainer_ckpt_first_position(const char *dir, int64_t *step, uint64_t *first, char *err, size_t errlen)
+{
+	char mpath[4096], name[256] = "", path[4400];
+	snprintf(mpath, sizeof mpath, "%s/%s", dir, CKPT_MARKER);
+	FILE *m = fopen(mpath, "r");
+	if (!m) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", mpath, strerror(e));
+		return -e;
+	}
+	int got = fscanf(m, "%255s", name);
+	fclose(m);
+	if (got != 1 || strchr(name, '/')) {
+		snprintf(err, errlen, "%s does not name a checkpoint file", mpath);
+		return -EBADMSG;
+	}
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	StFile *f;
+	int rc = st_open(&f, path);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not a valid checkpoint file" : strerror(-rc));
+		return rc;
+	}
+	const StTensor *pos = st_find(f, "extra/trainer.positions"), *st = st_find(f, "state.step");
+	if (!pos || pos->dtype != ST_U64 || pos->nbytes < 8 || !st || st->dtype != ST_I64 || st->nbytes != 8) {
+		snprintf(err, errlen, "%s: not a trainer checkpoint (no positions or step)", path);
+		st_close(f);
+		return -EBADMSG;
+	}
+	uint64_t lo = UINT64_MAX, v;
+	for (size_t i = 0; i < pos->nbytes / 8; i++) {
+		memcpy(&v, (const char *)pos->data + 8 * i, 8);
+		lo = v < lo ? v : lo;
+	}
+	memcpy(step, st->data, 8);
+	*first = lo;
+	st_close(f);
+	return 0;
 }

@@ -3,7 +3,7 @@
 // resumed run continues bit-identically. Rank 0 writes; every rank reads the same file.
 #ifndef TRAINER_CKPT_H
 #define TRAINER_CKPT_H
-// defines: trainer_ckpt_save, trainer_ckpt_load
+// defines: trainer_ckpt_save, trainer_ckpt_load, trainer_ckpt_first_position
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
@@ -18,5 +18,10 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 // model, dataset size, loss, rank count or data seed.
 int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *positions, int ranks,
 		      uint64_t data_seed, char *err, size_t errlen);
+
+// Without building a model: the step of dir's LATEST checkpoint and the smallest stream position
+// of its ranks, where a ring recreated for the resumed run should start (--first-position).
+// -ENOENT when there is none; -EBADMSG with err for a file that is not a trainer checkpoint.
+int trainer_ckpt_first_position(const char *dir, int64_t *step, uint64_t *first, char *err, size_t errlen);
 
 #endif

@@ -33,6 +33,7 @@ static const Flag flags[] = {
 	{ "comm", T_STR, S(comm), 0, 0, "", "comm shm group name (required when --ranks > 1)" },
 	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: create the --comm group for --ranks, exit" },
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
+	{ "resume-position", T_BOOL, N(resume_position), 0, 1, "0", "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit" },
 	{ "comm-timeout", T_DBL, N(comm_timeout), 1, 86400, "600", "seconds a collective waits for a silent peer" },
 	{ "model", T_STR, S(model_name), 0, 0, "tiny", "model preset: tiny | vit-s16 | vit-b16 | vit-l14" },
 	{ "loss", T_STR, S(loss_name), 0, 0, "fastclip-v3", "openclip | fastclip-v0 | fastclip-v1 | fastclip-v2 | fastclip-v3" },
@@ -231,6 +232,8 @@ int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, si
 		snprintf(err, errlen, "--run-dir DIR is required");
 		return -EINVAL;
 	}
+	if (cfg->resume_position)
+		return 0;
 	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
 		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)", cfg->loss_name);
 		return -EINVAL;
@@ -248,7 +251,8 @@ int trainer_flags_help(char *buf, size_t len)
 				    "usage: trainer --ring NAME --rank R --ranks N [--comm NAME] --model tiny --loss fastclip-v3\n"
 				    "               --batch-size B --steps S --dataset-size D --run-dir DIR [--resume] [flags]\n"
 				    "       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
-				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n\n");
+				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
+				    "       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n\n");
 	for (int i = 0; i < NFLAGS && n < len; i++) {
 		const Flag *f = &flags[i];
 		const char *arg = f->type == T_BOOL ? "" : f->type == T_STR ? " S" : " X";
@@ -288,7 +292,8 @@ int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 	for (int i = 0; i < NFLAGS && n < len; i++) {
 		const Flag *f = &flags[i];
 		const char *p = (const char *)cfg + f->off;
-		if (f->type == T_BOOL && (!strcmp(f->name, "help") || !strncmp(f->name, "comm-", 5)))
+		if (f->type == T_BOOL && (!strcmp(f->name, "help") || !strncmp(f->name, "comm-", 5) ||
+					  !strcmp(f->name, "resume-position")))
 			continue;
 		switch (f->type) {
 		case T_STR: n += (size_t)snprintf(buf + n, len - n, "%s=%s ", f->name, p); break;

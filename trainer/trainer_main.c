@@ -111,6 +111,21 @@ int main(int argc, char **argv)
 		log_info("comm group '%s' created for %d ranks", c.comm, c.ranks);
 		return 0;
 	}
+	if (c.resume_position) {
+		char dir[1100];
+		int64_t step;
+		uint64_t first;
+		snprintf(dir, sizeof dir, "%s/ckpt", c.run_dir);
+		int rc = trainer_ckpt_first_position(dir, &step, &first, err, sizeof err);
+		if (rc == -ENOENT) {
+			printf("0\n");
+			return 0;
+		}
+		if (rc < 0)
+			log_fatalx("%s", err);
+		printf("%llu\n", (unsigned long long)first);
+		return 0;
+	}
 	if (c.comm_unlink) {
 		int rc = comm_shm_unlink(c.comm);
 		if (rc < 0 && rc != -ENOENT)

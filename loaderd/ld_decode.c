@@ -1,8 +1,9 @@
 // Decodes the frames a clip needs from an in-memory chunk and writes them cropped and scaled.
 // Fused path: crop = plane-pointer offsets into the decoded YUV frame, swscale converts the crop
 // straight into the destination, so no pixel outside the crop is converted. Frames before the
-// first needed one are reached from the keyframe the manifest names; packets of frames nobody
-// needs are sent with skip_frame=nonref (a non-reference frame never feeds another frame).
+// first needed one are reached from the keyframe the manifest names (and again whenever the next
+// needed frame lies past another keyframe); packets of frames nobody needs are sent with
+// skip_frame=nonref (a non-reference frame never feeds another frame).
 #include "ld_decode.h" // defines: LdDecoder, ld_decode_video, ld_image_load, ld_image_render, ...
 
 #include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
@@ -27,6 +28,7 @@ struct LdDecoder {
 	uint8_t *rgb;         // naive: (H, W, 3) full-frame RGB
 	size_t rgb_cap;
 	uint64_t frames_decoded;
+	uint64_t seeks; // seeks to a later keyframe between needed frames
 };
 
 uint64_t ld_now_ns(void)
@@ -66,6 +68,7 @@ void ld_decoder_free(LdDecoder *d)
 }
 
 uint64_t ld_decoder_frames(const LdDecoder *d) { return d->frames_decoded; }
+uint64_t ld_decoder_jumps(const LdDecoder *d) { return d->seeks; }
 
 static void flip_rows(uint8_t *dst, int w, int h)
 {
@@ -326,11 +329,17 @@ static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t 
 	}
 }
 
-static int seek_to(VideoCtx *v, const LdChunkInfo *ci, uint32_t first, char *err, size_t errlen)
+static int64_t keyframe_before(const LdChunkInfo *ci, uint32_t frame)
 {
 	uint32_t k = 0;
-	for (uint32_t i = 0; i < ci->n_keyframes && ci->keyframes[i] <= first; i++)
+	for (uint32_t i = 0; i < ci->n_keyframes && ci->keyframes[i] <= frame; i++)
 		k = ci->keyframes[i];
+	return k;
+}
+
+static int seek_to(VideoCtx *v, const LdChunkInfo *ci, uint32_t first, char *err, size_t errlen)
+{
+	int64_t k = keyframe_before(ci, first);
 	if (k == 0)
 		return 0; // the demuxer already stands at frame 0
 	int64_t ts = v->start + av_rescale_q(k, v->frame_dur, v->tb);
@@ -356,6 +365,7 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 	if (!rc && !o->no_seek)
 		rc = seek_to(&v, ci, frames[0], err, errlen);
 	int next = 0, seeked_back = o->no_seek;
+	int64_t max_pn = -1;
 	AVPacket *pkt = d->pkt;
 	while (!rc && next < n) {
 		rc = av_read_frame(v.io.fc, pkt);
@@ -400,7 +410,17 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 			rc = decode_err(&v, rc, "decoding", err, errlen);
 			break;
 		}
+		if (pn > max_pn)
+			max_pn = pn;
 		rc = drain(&v, frames, n, &next, dst, o, err, errlen);
+		// the next needed frame lies past a keyframe we have not reached: jump there instead of
+		// decoding the frames between (nothing still inside the decoder is needed)
+		if (!rc && next < n && o->mode != LD_MODE_NAIVE && !o->no_seek &&
+		    keyframe_before(ci, frames[next]) > max_pn + 1) {
+			rc = seek_to(&v, ci, frames[next], err, errlen);
+			seeked_back = 0;
+			d->seeks++;
+		}
 	}
 	avcodec_free_context(&v.c);
 	ld_avio_close(&v.io);

@@ -2,7 +2,7 @@
 // keyframe index, decode only up to the last needed frame, crop in YUV and scale into dst.
 #ifndef LOADERD_LD_DECODE_H
 #define LOADERD_LD_DECODE_H
-// defines: LdMode, LdCrop, LdChunkInfo, LdDecodeOpts, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_now_ns, ld_libav_quiet
+// defines: LdMode, LdCrop, LdChunkInfo, LdDecodeOpts, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_now_ns, ld_libav_quiet
 
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +57,8 @@ int ld_image_render(LdDecoder *d, uint8_t *dst, const LdDecodeOpts *o, char *err
 
 // frames decoded by this decoder since it was made (for benchmarks)
 uint64_t ld_decoder_frames(const LdDecoder *d);
+// jumps to a later keyframe between two needed frames (for tests and benchmarks)
+uint64_t ld_decoder_jumps(const LdDecoder *d);
 uint64_t ld_now_ns(void);
 // libav's own log lines off (programs call it once; libraries never print)
 void ld_libav_quiet(void);

@@ -20,3 +20,10 @@ ifeq ($(HAVE_LIBAV),1)
 TESTS += test_loader_crop_psnr test_loader_badinput test_loader_determinism test_loader_daemon_kill \
          test_loader_daemon_reattach test_loader_daemon_pread test_loader_io test_loader_clipdump
 endif
+
+ifeq ($(HAVE_LIBAV),1)
+BENCHES += bench_loader
+endif
+.PHONY: bench-loader
+bench-loader: $(BUILD)/tests/bench_loader
+	$(BUILD)/tests/bench_loader $(BENCH_LOADER_DIR)

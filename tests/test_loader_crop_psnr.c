@@ -1,7 +1,7 @@
 // The fused path (seek by keyframe index, skip unneeded frames, crop in YUV, swscale into the
 // output) matches the reference (decode every frame from 0 -> full-frame RGB -> crop -> resize)
 // within 35 dB PSNR for training crops (with and without flip), eval crops, clips across two
-// chunks and PNG/JPEG images.
+// chunks, 2-frame clips (the decoder jumps between GOPs) and PNG/JPEG images.
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles
 #include "ld_error.h"         // defines: ld_error_name
 #include "test_loader_util.h" // defines: tl_dataset, tl_psnr, tl_rmdir
@@ -72,11 +72,19 @@ int main(void)
 		images += plan.kind == MANIFEST_KIND_IMAGE;
 		compare(d, m, g, p);
 	}
+	// two frames per clip: the decoder jumps from one GOP to a later one between them
+	p.frames = 2;
+	uint64_t j0 = ld_decoder_jumps(d);
+	for (uint64_t g = 0; g < n; g++)
+		compare(d, m, g, p);
+	uint64_t jumps = ld_decoder_jumps(d) - j0;
+	CHECK(jumps > 0);
 	p.train = 0;
 	p.frames = 4;
 	for (uint64_t g = 0; g < n; g += 3)
 		compare(d, m, g, p);
-	printf("%d clips (%d across chunks), %d images; worst frame %.1f dB (>= 35)\n", clips, crossing, images, worst);
+	printf("%d clips (%d across chunks), %d images, %llu GOP jumps; worst frame %.1f dB (>= 35)\n", clips, crossing,
+	       images, (unsigned long long)jumps, worst);
 	CHECK(clips > 0 && crossing > 0 && images > 0);
 	ld_decoder_free(d);
 	manifest_close(m);

@@ -2,7 +2,7 @@
 // owned by the backend, explicit workspace. Model code calls only these functions.
 #ifndef KERN_OPS_H
 #define KERN_OPS_H
-// defines: KernCtx, KOptHyper, kern_ctx_create_cpu, kern_ctx_destroy, kern_ctx_backend_name, kern_ctx_threads,
+// defines: KernCtx, KOptHyper, kern_ctx_create_cpu, kern_ctx_set_blas_threads, kern_ctx_destroy, kern_ctx_backend_name, kern_ctx_threads,
 //          kern_sync, kern_alloc, kern_free, kern_upload, kern_download, kern_zero, kern_copy, kern_convert,
 //          kern_scale, kern_sumsq, kern_linear_fwd/bwd, kern_proj_fwd/bwd, kern_layernorm_fwd/bwd,
 //          kern_gelu_fwd/bwd, kern_add_fwd/bwd, kern_patchify_fwd/bwd, kern_vis_embed_fwd/bwd,
@@ -29,6 +29,8 @@ typedef struct KernCtx KernCtx;
 // ---- context and memory ----
 // nthreads <= 0: every core OpenMP offers
 int kern_ctx_create_cpu(KernCtx **out, int nthreads);
+// CPU backend: threads of BLAS calls (1 after creation: the OpenMP team is the only pool)
+int kern_ctx_set_blas_threads(KernCtx *ctx, int n);
 void kern_ctx_destroy(KernCtx *ctx);
 const char *kern_ctx_backend_name(const KernCtx *ctx);
 int kern_ctx_threads(const KernCtx *ctx);

@@ -79,6 +79,7 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 		    kern_alloc(c, &din, KDT_F32, 2, si) || kern_alloc(c, &dw, KDT_F32, 2, sw) ||
 		    kern_alloc(c, &db, KDT_F32, 1, sb))
 			return 1;
+		double best_ours = 1e30, best_blas = 1e30; // minimum over reps: robust to other load
 		for (int r = 0; r <= reps; r++) {
 			double t0 = now();
 			kern_linear_fwd(c, &out, &in, &w, &b);
@@ -91,13 +92,15 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1, O, OC, X, IC, 1, dW, IC);
 			double t2 = now();
 			if (r) { // first round warms caches and thread pools
-				t_ours += t1 - t0;
-				t_blas += t2 - t1;
-				flops += 6.0 * N * IC * OC;
+				best_ours = t1 - t0 < best_ours ? t1 - t0 : best_ours;
+				best_blas = t2 - t1 < best_blas ? t2 - t1 : best_blas;
 			}
 			kern_zero(c, &din);
 			kern_zero(c, &dw);
 		}
+		t_ours += best_ours;
+		t_blas += best_blas;
+		flops += 6.0 * N * IC * OC;
 		KTensor *all[] = {&in, &w, &b, &out, &din, &dw, &db};
 		for (int i = 0; i < 7; i++)
 			kern_free(c, all[i]);
@@ -137,10 +140,11 @@ int main(int argc, char **argv)
 		return 1;
 	double ours, blas;
 	const int N = vb * (1 + vt * 196);
-	if (bench_matmul(c, N, 5, &ours, &blas))
+	if (bench_matmul(c, N, 10, &ours, &blas))
 		return 1;
-	printf("matmul vit-s16 block linears fwd+bwd, %d tokens: op interface %.1f GFLOP/s, cblas_sgemm %.1f GFLOP/s\n", N,
-	       ours, blas);
+	printf("matmul vit-s16 block linears fwd+bwd (+bias), %d tokens, best of 10: op interface %.1f GFLOP/s, "
+	       "cblas_sgemm %.1f GFLOP/s\n",
+	       N, ours, blas);
 	printf("ratio linear/sgemm: %.3f\n", ours / blas);
 	kern_ctx_destroy(c);
 	return 0;

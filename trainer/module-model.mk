@@ -14,8 +14,6 @@ BENCHES += bench_model_cpu
 bench_model_cpu_SRCS := trainer/model_bench.c
 bench_model_cpu_LIBS := avmodel kernels common
 .PHONY: bench-cpu
-# passive OpenMP waiting: spinning OpenMP workers otherwise steal the cores from OpenBLAS's
-# own threads during every sgemm (measured: vit-s16 step 5.8 s -> 1.8 s on 2 cores)
 bench-cpu: $(BUILD)/tests/bench_model_cpu
-	OMP_WAIT_POLICY=passive $(BUILD)/tests/bench_model_cpu
+	$(BUILD)/tests/bench_model_cpu
 endif

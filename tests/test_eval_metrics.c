@@ -1,0 +1,175 @@
+// tools/eval's metrics on hand-made matrices with known answers: ranks with ties, R@K, median
+// rank, EPIC-style mAP and nDCG (both directions), top-k accuracy, and bad shapes refused.
+#include "../tools/eval_metrics.h" // defines: eval_ranks, eval_retrieval, eval_map, eval_ndcg, ...
+#include "testutil.h"     // defines: CHECK, CHECK_OK, CHECK_EQ_INT
+
+#include <errno.h> // defines: EINVAL
+#include <math.h>  // defines: fabs, log2
+
+#define NEAR(a, b) CHECK(fabs((double)(a) - (double)(b)) < 1e-6)
+
+static void test_similarity(void)
+{
+	const float a[] = { 1, 0, 0, 2 }, b[] = { 1, 1, 3, 0, 0, -1 }; // (2, 2), (3, 2)
+	float sim[6];
+	CHECK_OK(eval_similarity(a, 2, b, 3, 2, sim));
+	const float want[] = { 1, 3, 0, 2, 0, -2 };
+	for (int i = 0; i < 6; i++)
+		NEAR(sim[i], want[i]);
+}
+
+static void test_ranks(void)
+{
+	const float sim[] = { 0.9f, 0.1f, 0.5f, //
+			      0.8f, 0.2f, 0.3f, // match 0.2: 0.8 and 0.3 above -> 3
+			      0.5f, 0.5f, 0.5f }; // match ties with lower indices 0, 1 -> 3
+	int64_t rank[3];
+	CHECK_OK(eval_ranks(sim, 3, 3, 0, NULL, rank));
+	CHECK_EQ_INT(rank[0], 1);
+	CHECK_EQ_INT(rank[1], 3);
+	CHECK_EQ_INT(rank[2], 3);
+	EvalRetrieval r;
+	CHECK_OK(eval_retrieval(rank, 3, &r));
+	NEAR(r.r1, 1.0 / 3);
+	NEAR(r.r5, 1);
+	NEAR(r.median_rank, 3);
+	NEAR(r.mean_rank, 7.0 / 3);
+	// the other direction reads columns: (0.9 .8 .5) -> 1, (.1 .2 .5) -> 2, (.5 .3 .5) -> 2 (tie, j=0 first)
+	CHECK_OK(eval_ranks(sim, 3, 3, 1, NULL, rank));
+	CHECK_EQ_INT(rank[0], 1);
+	CHECK_EQ_INT(rank[1], 2);
+	CHECK_EQ_INT(rank[2], 2);
+	// explicit ground truth
+	const int64_t gt[] = { 2, 0, 1 };
+	CHECK_OK(eval_ranks(sim, 3, 3, 0, gt, rank));
+	CHECK_EQ_INT(rank[0], 2);
+	CHECK_EQ_INT(rank[1], 1);
+	CHECK_EQ_INT(rank[2], 2);
+	const int64_t bad[] = { 0, 3, 0 };
+	CHECK_EQ_INT(eval_ranks(sim, 3, 3, 0, bad, rank), -EINVAL);
+}
+
+static void test_recall_median(void)
+{
+	int64_t rank[12];
+	for (int i = 0; i < 12; i++)
+		rank[i] = 12 - i; // 12 .. 1
+	EvalRetrieval r, c;
+	CHECK_OK(eval_retrieval(rank, 12, &r));
+	NEAR(r.r1, 1.0 / 12);
+	NEAR(r.r5, 5.0 / 12);
+	NEAR(r.r10, 10.0 / 12);
+	NEAR(r.median_rank, 6.5);
+	NEAR(r.mean_rank, 6.5);
+	CHECK_OK(eval_retrieval(rank, 11, &r)); // 12 .. 2: median 7
+	NEAR(r.median_rank, 7);
+	NEAR(r.r1, 0);
+	CHECK_EQ_INT(eval_retrieval(rank, 0, &r), -EINVAL);
+	eval_chance(4, &c);
+	NEAR(c.r1, 0.25);
+	NEAR(c.r5, 1);
+	NEAR(c.median_rank, 2.5);
+	eval_chance(100, &c);
+	NEAR(c.r5, 0.05);
+	NEAR(c.r10, 0.1);
+}
+
+// rel (3, 5): row 0 {0: 0.5, 1: 1, 3: 1}, row 1 empty, row 2 {4: 1}
+static void make_rel(EvalRel *rel)
+{
+	static int64_t row_ptr[] = { 0, 3, 3, 4 }, col[] = { 0, 1, 3, 4 };
+	static float val[] = { 0.5f, 1, 1, 1 };
+	*rel = (EvalRel){ .rows = 3, .cols = 5, .row_ptr = row_ptr, .col = col, .val = val };
+}
+
+static void test_map_ndcg(void)
+{
+	const float sim[] = { 0.9f, 0.8f, 0.7f, 0.6f, 0.5f, //
+			      0.3f, 0.2f, 0.1f, 0.0f, 0.4f, //
+			      0.1f, 0.2f, 0.3f, 0.4f, 0.5f };
+	EvalRel rel;
+	make_rel(&rel);
+	double v;
+	int64_t used;
+	// row 0: relevance-1 items at places 2 and 4 -> (1/2 + 2/4) / 2; row 2: place 1 -> 1; row 1 left out
+	CHECK_OK(eval_map(sim, 3, 5, 0, &rel, &v, &used));
+	CHECK_EQ_INT(used, 2);
+	NEAR(v, (0.5 + 1.0) / 2);
+	// row 0: k = 3 places: rel 0.5, 1, 0 against the ideal 1, 1, 0.5
+	double dcg = 0.5 / log2(2) + 1 / log2(3), idcg = 1 / log2(2) + 1 / log2(3) + 0.5 / log2(4);
+	CHECK_OK(eval_ndcg(sim, 3, 5, 0, &rel, &v, &used));
+	CHECK_EQ_INT(used, 2);
+	NEAR(v, (dcg / idcg + 1.0) / 2);
+	// the same through the transposed layout: simT (5, 3), relT (5, 3) transposed back
+	float simt[15];
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 5; j++)
+			simt[j * 3 + i] = sim[i * 5 + j];
+	double w;
+	CHECK_OK(eval_map(simt, 3, 5, 1, &rel, &w, &used));
+	CHECK_OK(eval_map(sim, 3, 5, 0, &rel, &v, NULL));
+	NEAR(w, v);
+	// a perfect ranking scores 1 on both
+	EvalRel relt;
+	CHECK_OK(eval_rel_transpose(&rel, &relt));
+	CHECK_EQ_INT(relt.rows, 5);
+	CHECK_EQ_INT(relt.cols, 3);
+	CHECK_EQ_INT(relt.row_ptr[5], 4);
+	CHECK_EQ_INT(relt.row_ptr[1] - relt.row_ptr[0], 1); // column 0 has row 0
+	CHECK_EQ_INT(relt.row_ptr[3] - relt.row_ptr[2], 0); // column 2 has none
+	float perfect[15];
+	for (int j = 0; j < 5; j++)
+		for (int i = 0; i < 3; i++)
+			perfect[j * 3 + i] = 0;
+	for (int64_t j = 0; j < relt.rows; j++)
+		for (int64_t p = relt.row_ptr[j]; p < relt.row_ptr[j + 1]; p++)
+			perfect[j * 3 + relt.col[p]] = relt.val[p];
+	// relt rows 0, 1, 3, 4 have one relevant query each; row 0's has relevance 0.5 (not 1): mAP skips it
+	CHECK_OK(eval_map(perfect, 5, 3, 0, &relt, &v, &used));
+	CHECK_EQ_INT(used, 3);
+	NEAR(v, 1);
+	CHECK_OK(eval_ndcg(perfect, 5, 3, 0, &relt, &v, &used));
+	CHECK_EQ_INT(used, 4);
+	NEAR(v, 1);
+	// the worst ranking for relt row 4 (query 2 relevant, scored lowest) has AP 1/3
+	perfect[4 * 3 + 2] = -1;
+	CHECK_OK(eval_map(perfect, 5, 3, 0, &relt, &v, &used));
+	NEAR(v, (1 + 1 + 1.0 / 3) / 3);
+	eval_rel_free(&relt);
+	// shapes must agree
+	CHECK_EQ_INT(eval_map(sim, 5, 3, 0, &rel, &v, &used), -EINVAL);
+	CHECK_EQ_INT(eval_ndcg(sim, 3, 4, 0, &rel, &v, &used), -EINVAL);
+}
+
+static void test_topk(void)
+{
+	const float s[] = { 0.1f, 0.2f, 0.9f, 0.0f, // label 2: first
+			    0.5f, 0.5f, 0.7f, 0.1f, // label 0: after 2, tied with 1 but lower index -> second
+			    1, 1, 1, 1,             // unlabelled
+			    0.3f, 0.3f, 0.3f, 0.3f }; // label 3: all tied -> fourth
+	const int label[] = { 2, 0, -1, 3 };
+	double acc;
+	int64_t used;
+	CHECK_OK(eval_topk_accuracy(s, 4, 4, label, 1, &acc, &used));
+	CHECK_EQ_INT(used, 3);
+	NEAR(acc, 1.0 / 3);
+	CHECK_OK(eval_topk_accuracy(s, 4, 4, label, 2, &acc, &used));
+	NEAR(acc, 2.0 / 3);
+	CHECK_OK(eval_topk_accuracy(s, 4, 4, label, 4, &acc, &used));
+	NEAR(acc, 1);
+	const int bad[] = { 2, 4, 0, 0 };
+	CHECK_EQ_INT(eval_topk_accuracy(s, 4, 4, bad, 1, &acc, &used), -EINVAL);
+	const int none[] = { -1, -1, -1, -1 };
+	CHECK_EQ_INT(eval_topk_accuracy(s, 4, 4, none, 1, &acc, &used), -EINVAL);
+}
+
+int main(void)
+{
+	test_similarity();
+	test_ranks();
+	test_recall_median();
+	test_map_ndcg();
+	test_topk();
+	printf("eval metrics: ranks, R@K, median rank, mAP, nDCG, top-k all as computed by hand\n");
+	return 0;
+}

@@ -4,7 +4,7 @@ LIBS += avmodel
 avmodel_SRCS := trainer/model_config.c trainer/model_params.c trainer/model_block.c trainer/model_clip.c \
                 trainer/model_synth.c trainer/optim_adam.c trainer/st_file.c trainer/st_model.c trainer/ckpt_io.c
 
-MODEL_TESTS := test_model_grad test_model_config test_optim_schedule test_optim_step test_st_roundtrip test_st_errors test_ckpt_resume test_ckpt_failures test_model_twin test_optim_twin test_model_train test_model_openclip_names
+MODEL_TESTS := test_model_grad test_model_config test_optim_schedule test_optim_step test_st_roundtrip test_st_errors test_ckpt_resume test_ckpt_failures test_model_twin test_optim_twin test_model_train test_model_openclip_names test_model_threads
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels common))
 

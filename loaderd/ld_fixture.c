@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void paint(AVFrame *f, int t, uint32_t pattern)
+static void paint(AVFrame *f, int t, uint32_t pattern, int texture)
 {
 	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
 	double ph = (pattern % 97) * 0.37;
@@ -26,6 +26,13 @@ static void paint(AVFrame *f, int t, uint32_t pattern)
 			double d = hypot(x - sx, y - sy) / (0.12 * f->height);
 			double sq = 70.0 / (1.0 + d * d * d * d);
 			double v = 110 + 45 * sin(0.045 * x + 0.09 * t + ph) + 30 * cos(0.06 * y - 0.05 * t) + sq;
+			if (texture) { // a fixed random texture that pans: detail the encoder must code, motion it can predict
+				uint32_t hsh = (uint32_t)(x + 2 * t) * 2654435761u ^ (uint32_t)y * 2246822519u ^ pattern;
+				hsh ^= hsh >> 15;
+				hsh *= 2246822519u;
+				hsh ^= hsh >> 13;
+				v += texture * ((double)(hsh & 255) / 255.0 - 0.5);
+			}
 			f->data[0][y * f->linesize[0] + x] = (uint8_t)fmax(16, fmin(235, v));
 		}
 	int cw = AV_CEIL_RSHIFT(f->width, desc->log2_chroma_w), ch = AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
@@ -109,7 +116,7 @@ int ld_fixture_encode(const char *path, const LdFixtureVideo *v)
 	for (int t = 0; t < v->n_frames && rc >= 0; t++) {
 		if ((rc = av_frame_make_writable(f)) < 0)
 			break;
-		paint(f, t, v->pattern);
+		paint(f, t, v->pattern, v->texture);
 		f->pts = pts;
 		pts += v->vfr ? 2 + (t * 7 % 5) : 1; // irregular gaps of 2..6 ticks
 		rc = pump(oc, c, st, pkt, f);
@@ -154,7 +161,7 @@ int ld_fixture_image(const char *name, int w, int h, uint32_t pattern, uint8_t *
 	if (!rc)
 		rc = av_frame_get_buffer(yuv, 0);
 	if (!rc) {
-		paint(yuv, 0, pattern);
+		paint(yuv, 0, pattern, 0);
 		f->format = fmt;
 		f->width = w;
 		f->height = h;
@@ -315,7 +322,8 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 			mkdir(path, 0755);
 			snprintf(path, sizeof(path), "%s/%s", dir, rel);
 			LdFixtureVideo fv = {.width = o->width, .height = o->height, .n_frames = (int)n, .fps = o->fps,
-					     .gop = o->gop, .bframes = o->bframes, .pattern = (uint32_t)(v * 31 + k)};
+					     .gop = o->gop, .bframes = o->bframes, .pattern = (uint32_t)(v * 31 + k),
+					     .texture = o->texture};
 			int e = ld_fixture_encode(path, &fv);
 			if (e < 0) {
 				snprintf(err, errlen, "encoding %s: %s", path, av_err2str(e));

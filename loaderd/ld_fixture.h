@@ -15,6 +15,7 @@ typedef struct {
 	int vfr;             // timestamps with irregular gaps (variable frame rate)
 	int crf;             // x264 quality (default 18)
 	uint32_t pattern;    // which picture (videos differ)
+	int texture;         // amplitude of a fine texture panning 2 px/frame (0: smooth picture)
 } LdFixtureVideo;
 
 // Encodes a video to path (container from the extension). 0 or a negative AVERROR.
@@ -41,6 +42,7 @@ typedef struct {
 	int videos, chunks_per_video; // chunks of one video are consecutive in time
 	int width, height, fps, frames_per_chunk, gop, bframes;
 	int images;                   // PNG/JPEG members of one tar shard (0: none)
+	int texture;                  // LdFixtureVideo.texture for every chunk
 } LdFixtureOpts;
 
 // A dataset in dir: chunk files, optional images.tar, manifest.bin with clip samples within

@@ -142,8 +142,8 @@ int main(int argc, char **argv)
 	if (access(mpath, R_OK) != 0) {
 		// 288p, 30 fps, 10-s chunks with a 16-frame GOP and B-frames, as tools/prep makes them
 		LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
-				   .frames_per_chunk = 300, .gop = 16, .bframes = 2};
-		printf("making 4 chunks of 512x288, 300 frames, GOP 16 in %s ...\n", dir);
+				   .frames_per_chunk = 300, .gop = 16, .bframes = 2, .texture = 48};
+		printf("making 4 chunks of 512x288, 300 frames, GOP 16, panning texture, in %s ...\n", dir);
 		fflush(stdout);
 		if (ld_fixture_dataset(dir, &o, err, sizeof(err)) != 0) {
 			fprintf(stderr, "%s\n", err);

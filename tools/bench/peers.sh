@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Side-by-side of loaderd's decode path with PyAV and decord on the same synthetic 288p chunks
+# (bench_loader's dataset): clips/s per core for 4- and 16-frame clips cropped to 224x224.
+# Optional Python deps from PyPI (reference only, never a runtime dependency):
+#   python3 -m venv build/peers-venv && build/peers-venv/bin/pip install av decord numpy pillow
+# Usage: tools/bench/peers.sh [DIR]   (DIR: where the dataset lives or is made; default build/bench-data)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+dir=${1:-build/bench-data}
+py=${PEERS_PYTHON:-}
+if [ -z "$py" ]; then
+	if [ -x build/peers-venv/bin/python ]; then py=build/peers-venv/bin/python; else py=python3; fi
+fi
+[ -x build/tests/bench_loader ] || { echo "build first: make build/tests/bench_loader"; exit 1; }
+echo "== loaderd (bench_loader) =="
+build/tests/bench_loader "$dir"
+echo
+echo "== peers ($py) =="
+"$py" - "$dir" <<'PY'
+import glob, math, random, sys, time
+dir = sys.argv[1]
+chunks = sorted(glob.glob(dir + "/chunks/*.mp4"))
+if not chunks:
+    sys.exit("no chunks in " + dir)
+try:
+    import numpy as np
+    from PIL import Image
+except ImportError:
+    print("skip: numpy and pillow are needed (pip install numpy pillow)")
+    sys.exit(0)
+
+def plan(rng, n, T):
+    start = rng.choice([0, n // 4, n // 2])
+    span = n // 2
+    seg = span / T
+    idx = [start + int(seg * t) + rng.randrange(max(1, int(seg * (t + 1)) - int(seg * t))) for t in range(T)]
+    return [min(i, n - 1) for i in idx]
+
+def rrc(rng, w, h):
+    area = w * h
+    for _ in range(10):
+        ta = area * rng.uniform(0.5, 1.0)
+        ar = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
+        cw, ch = round(math.sqrt(ta * ar)), round(math.sqrt(ta / ar))
+        if 0 < cw <= w and 0 < ch <= h:
+            return rng.randint(0, w - cw), rng.randint(0, h - ch), cw, ch
+    return 0, 0, w, h
+
+def crop_resize(rgb, box):
+    x, y, cw, ch = box
+    return np.asarray(Image.fromarray(rgb[y:y + ch, x:x + cw]).resize((224, 224), Image.BILINEAR))
+
+def bench(name, fn, T, clips=48):
+    rng = random.Random(1)
+    t0 = time.process_time()
+    for k in range(clips):
+        fn(rng, chunks[k % len(chunks)], T)
+    dt = time.process_time() - t0
+    print(f"  {name:<28} T={T:<2} {clips / dt:8.1f} clips/s per core")
+
+try:
+    import av
+    def pyav(rng, path, T):
+        with av.open(path) as c:
+            s = c.streams.video[0]
+            s.thread_type = "SLICE"
+            n = s.frames
+            fps = float(s.average_rate)
+            idx = plan(rng, n, T)
+            need = set(idx)
+            box = rrc(rng, s.codec_context.width, s.codec_context.height)
+            c.seek(int(idx[0] / fps / s.time_base), stream=s, backward=True)
+            got = 0
+            for f in c.decode(s):
+                i = round(f.pts * s.time_base * fps)
+                if i in need:
+                    crop_resize(f.to_ndarray(format="rgb24"), box)
+                    got += idx.count(i)
+                if i >= idx[-1]:
+                    break
+    for T in (4, 16):
+        bench("PyAV (needed frames to RGB)", pyav, T)
+except ImportError:
+    print("  PyAV: not installed (pip install av)")
+
+try:
+    import decord
+    def dec(rng, path, T):
+        vr = decord.VideoReader(path, num_threads=1)
+        idx = plan(rng, len(vr), T)
+        frames = vr.get_batch(idx).asnumpy()  # (T, H, W, 3) full-frame RGB
+        box = rrc(rng, frames.shape[2], frames.shape[1])
+        for fr in frames:
+            crop_resize(fr, box)
+    for T in (4, 16):
+        bench("decord (get_batch)", dec, T)
+except ImportError:
+    print("  decord: not installed (pip install decord)")
+PY

@@ -8,6 +8,10 @@
 #include <stdlib.h> // defines: calloc, malloc, free, qsort, qsort_r
 #include <string.h> // defines: memset
 
+#ifdef HAVE_BLAS
+#include <cblas.h> // defines: cblas_sgemm
+#endif
+
 #ifdef _OPENMP
 #define EOMP(x) _Pragma(x)
 #else
@@ -18,6 +22,13 @@ int eval_similarity(const float *a, int64_t na, const float *b, int64_t nb, int 
 {
 	if (na < 0 || nb < 0 || d <= 0)
 		return -EINVAL;
+#ifdef HAVE_BLAS
+	if (na && nb) {
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)na, (int)nb, d, 1.0f, a, d, b, d, 0.0f, sim,
+			    (int)nb);
+		return 0;
+	}
+#endif
 	EOMP("omp parallel for schedule(static)")
 	for (int64_t i = 0; i < na; i++)
 		for (int64_t j = 0; j < nb; j++) {

@@ -6,3 +6,15 @@ aveval_SRCS := tools/eval_metrics.c
 
 TESTS += test_eval_metrics
 test_eval_metrics_LIBS := aveval common
+
+ifeq ($(HAVE_LIBAV),1)
+aveval_SRCS += tools/eval_model.c tools/eval_embed.c tools/eval_input.c tools/eval_run.c
+PROGS += tools/eval
+tools/eval_SRCS := tools/eval.c
+tools/eval_LIBS := aveval avtrain avmodel kernels loader stream data common
+
+TESTS += test_eval_ckpt test_eval_input
+test_eval_ckpt_LIBS := aveval avmodel kernels common
+test_eval_input_LIBS := aveval common
+SCRIPT_TESTS += tests/test_eval_e2e.sh
+endif

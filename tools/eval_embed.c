@@ -1,0 +1,227 @@
+// Batched embedding: decode a batch of clips in parallel (one loader decoder per thread),
+// normalize, one forward of both towers, copy out the features.
+#include "eval_embed.h" // defines: eval_embed_manifest, eval_embed_texts, eval_check_manifest
+
+#include <errno.h>  // defines: EINVAL, ENOMEM
+#include <stdio.h>  // defines: snprintf
+#include <stdlib.h> // defines: calloc, malloc, free
+#include <string.h> // defines: memcpy, strerror
+#ifdef _OPENMP
+#include <omp.h> // defines: omp_get_max_threads, omp_get_thread_num
+#endif
+
+#include "ld_clip.h"         // defines: ld_sample_load, LdFiles, ld_files_free
+#include "ld_error.h"        // defines: ld_error_name
+#include "ld_plan.h"         // defines: LdParams, LdPlan, ld_params_default
+#include "trainer_augment.h" // defines: trainer_augment_batch
+
+int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
+{
+	const ManifestHeader *h = manifest_header(man);
+	if (!h->n_samples) {
+		snprintf(err, errlen, "the manifest has no samples");
+		return -EINVAL;
+	}
+	if ((int)h->context != m->cfg.ctx_len) {
+		snprintf(err, errlen, "the manifest's captions have context %u, the model's text tower %d", h->context,
+			 m->cfg.ctx_len);
+		return -EINVAL;
+	}
+	if ((int64_t)h->vocab_size > m->cfg.vocab) {
+		snprintf(err, errlen, "the manifest's vocabulary has %u tokens, the model's embedding only %d",
+			 h->vocab_size, m->cfg.vocab);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int forward(ClipModel *m, KTensor *video, KTensor *text, const float *vin, const int32_t *tin, char *err,
+		   size_t errlen)
+{
+	int rc = kern_upload(m->ctx, video, vin, kern_nbytes(video));
+	if (!rc)
+		rc = kern_upload(m->ctx, text, tin, kern_nbytes(text));
+	if (!rc)
+		rc = clip_model_forward(m, video, text);
+	if (rc)
+		snprintf(err, errlen, "model forward: %s", strerror(-rc));
+	return rc;
+}
+
+typedef struct {
+	KTensor video, text; // (B, T, S, S, 3) f32, (B, ctx) i32
+	float *vin;          // host (B, T, S, S, 3)
+	int32_t *tin;        // host (B, ctx)
+	uint8_t *clips;      // host (B, T, S, S, 3)
+} Batch;
+
+static int batch_new(ClipModel *m, Batch *b)
+{
+	const ModelConfig *c = &m->cfg;
+	const int64_t B = m->B, S = c->image_size;
+	memset(b, 0, sizeof *b);
+	int rc = kern_alloc(m->ctx, &b->video, KDT_F32, 5, (const int64_t[]){ B, c->frames, S, S, 3 });
+	if (!rc)
+		rc = kern_alloc(m->ctx, &b->text, KDT_I32, 2, (const int64_t[]){ B, c->ctx_len });
+	size_t px = (size_t)B * c->frames * S * S * 3;
+	b->vin = calloc(px, sizeof *b->vin);
+	b->tin = calloc((size_t)B * c->ctx_len, sizeof *b->tin);
+	b->clips = calloc(px, 1);
+	return rc ? rc : (!b->vin || !b->tin || !b->clips) ? -ENOMEM : 0;
+}
+
+static void batch_free(ClipModel *m, Batch *b)
+{
+	kern_free(m->ctx, &b->video);
+	kern_free(m->ctx, &b->text);
+	free(b->vin);
+	free(b->tin);
+	free(b->clips);
+}
+
+static int copy_out(ClipModel *m, int n, float *vfeat, float *tfeat)
+{
+	const size_t E = (size_t)m->cfg.embed_dim, all = sizeof(float) * (size_t)m->B * E;
+	float *tmp = malloc(all);
+	if (!tmp)
+		return -ENOMEM;
+	int rc = 0;
+	if (vfeat && !(rc = kern_download(m->ctx, tmp, all, &m->vfeat)))
+		memcpy(vfeat, tmp, sizeof(float) * (size_t)n * E);
+	if (!rc && tfeat && !(rc = kern_download(m->ctx, tmp, all, &m->tfeat)))
+		memcpy(tfeat, tmp, sizeof(float) * (size_t)n * E);
+	free(tmp);
+	return rc;
+}
+
+int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
+			char *err, size_t errlen)
+{
+	int rc = eval_check_manifest(m, man, err, errlen);
+	if (rc)
+		return rc;
+	const ModelConfig *c = &m->cfg;
+	const int B = m->B, ctx = c->ctx_len;
+	const int64_t n = (int64_t)manifest_header(man)->n_samples;
+	const size_t clip_bytes = (size_t)c->frames * c->image_size * c->image_size * 3;
+	int nd = o && o->decoders > 0 ? o->decoders : 1;
+#ifdef _OPENMP
+	if (!(o && o->decoders > 0))
+		nd = omp_get_max_threads();
+#endif
+	if (nd > B)
+		nd = B;
+	LdParams p;
+	ld_params_default(&p);
+	p.train = 0;
+	p.flip = 0;
+	p.frames = c->frames;
+	p.out_w = p.out_h = c->image_size;
+	Batch b;
+	LdDecoder **dec = calloc((size_t)nd, sizeof *dec);
+	LdFiles *files = calloc((size_t)nd, sizeof *files);
+	rc = batch_new(m, &b);
+	if (!rc && (!dec || !files))
+		rc = -ENOMEM;
+	for (int t = 0; t < nd && !rc; t++)
+		if (ld_decoder_new(&dec[t]))
+			rc = -ENOMEM;
+	if (rc)
+		snprintf(err, errlen, "out of memory for a batch of %d", B);
+	uint64_t pos[B];
+	for (int k = 0; k < B; k++)
+		pos[k] = 0;
+	for (int64_t b0 = 0; b0 < n && !rc; b0 += B) {
+		int valid = (int)(n - b0 < B ? n - b0 : B);
+		int bad = -1, bad_rc = 0;
+		char bad_err[256] = "";
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nd) schedule(dynamic, 1)
+#endif
+		for (int k = 0; k < valid; k++) {
+			int t = 0;
+#ifdef _OPENMP
+			t = omp_get_thread_num();
+#endif
+			uint64_t i = (uint64_t)(b0 + k);
+			LdPlan plan;
+			char e[256];
+			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.clips + (size_t)k * clip_bytes, e,
+					       sizeof e);
+			if (!r && plan.sample != i) {
+				r = -EINVAL;
+				snprintf(e, sizeof e, "eval-mode position %llu planned sample %llu", (unsigned long long)i,
+					 (unsigned long long)plan.sample);
+			}
+			if (r) {
+#ifdef _OPENMP
+#pragma omp critical(eval_embed_err)
+#endif
+				if (bad < 0 || k < bad) {
+					bad = k;
+					bad_rc = r;
+					snprintf(bad_err, sizeof bad_err, "%s", e);
+				}
+			}
+		}
+		if (bad >= 0) {
+			snprintf(err, errlen, "sample %lld: %s (%s)", (long long)(b0 + bad), bad_err,
+				 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
+			rc = bad_rc;
+			break;
+		}
+		for (int k = valid; k < B; k++) // padding: the last sample again
+			memcpy(b.clips + (size_t)k * clip_bytes, b.clips + (size_t)(valid - 1) * clip_bytes, clip_bytes);
+		trainer_augment_batch(b.clips, B, c->frames, c->image_size, c->image_size, pos, 0, 0, b.vin);
+		for (int k = 0; k < B; k++) {
+			const uint16_t *tok = manifest_tokens(man, (uint64_t)(b0 + (k < valid ? k : valid - 1)));
+			for (int j = 0; j < ctx; j++)
+				b.tin[(size_t)k * ctx + j] = tok[j];
+		}
+		if ((rc = forward(m, &b.video, &b.text, b.vin, b.tin, err, errlen)))
+			break;
+		if ((rc = copy_out(m, valid, vfeat + b0 * c->embed_dim, tfeat + b0 * c->embed_dim))) {
+			snprintf(err, errlen, "reading features back: %s", strerror(-rc));
+			break;
+		}
+		if (o && o->progress)
+			o->progress(o->progress_arg, b0 + valid, n);
+	}
+	for (int t = 0; t < nd && dec; t++) {
+		ld_decoder_free(dec[t]);
+		if (files)
+			ld_files_free(&files[t]);
+	}
+	free(dec);
+	free(files);
+	batch_free(m, &b);
+	return rc;
+}
+
+int eval_embed_texts(ClipModel *m, const int32_t *ids, int64_t n, float *tfeat, char *err, size_t errlen)
+{
+	const int B = m->B, ctx = m->cfg.ctx_len;
+	Batch b;
+	int rc = batch_new(m, &b);
+	if (rc)
+		snprintf(err, errlen, "out of memory for a batch of %d", B);
+	for (int64_t b0 = 0; b0 < n && !rc; b0 += B) {
+		int valid = (int)(n - b0 < B ? n - b0 : B);
+		for (int k = 0; k < B; k++)
+			memcpy(b.tin + (size_t)k * ctx, ids + (size_t)(b0 + (k < valid ? k : valid - 1)) * ctx,
+			       sizeof(int32_t) * (size_t)ctx);
+		for (int64_t k = 0; k < (int64_t)B * ctx; k++)
+			if (b.tin[k] < 0 || b.tin[k] >= m->cfg.vocab) {
+				snprintf(err, errlen, "prompt %lld has token id %d outside the vocabulary (%d)",
+					 (long long)(b0 + k / ctx), b.tin[k], m->cfg.vocab);
+				rc = -EINVAL;
+				break;
+			}
+		if (!rc)
+			rc = forward(m, &b.video, &b.text, b.vin, b.tin, err, errlen);
+		if (!rc && (rc = copy_out(m, valid, NULL, tfeat + b0 * m->cfg.embed_dim)))
+			snprintf(err, errlen, "reading features back: %s", strerror(-rc));
+	}
+	batch_free(m, &b);
+	return rc;
+}

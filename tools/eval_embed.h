@@ -1,0 +1,37 @@
+// Embedding for tools/eval: every manifest sample's clip through the video tower and caption
+// through the text tower, in batches, and extra token rows (class prompts) through the text tower.
+#ifndef TOOLS_EVAL_EMBED_H
+#define TOOLS_EVAL_EMBED_H
+// defines: EvalProgressFn, EvalEmbedOpts, eval_check_manifest, eval_embed_manifest, eval_embed_texts
+
+#include <stddef.h> // defines: size_t
+#include <stdint.h> // defines: int32_t, int64_t
+
+#include "manifest_reader.h" // defines: Manifest
+#include "model_clip.h"      // defines: ClipModel
+
+typedef void (*EvalProgressFn)(void *arg, int64_t done, int64_t total);
+
+typedef struct {
+	int decoders;            // clips decoded in parallel (<= 0: one per OpenMP thread)
+	EvalProgressFn progress; // called after each batch (may be NULL)
+	void *progress_arg;
+} EvalEmbedOpts;
+
+// Whether the model can read the manifest: caption context = ctx_len, every token id < vocab,
+// at least one sample. 0 or -EINVAL with a sentence in err.
+int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen);
+
+// vfeat, tfeat (n_samples, E): L2-normalized features of every sample in manifest order. Clips
+// are decoded as the loader does in eval mode (centre crop, segment midpoints) at the model's
+// frames and image size, and normalized as the trainer does, without flip. The last batch is
+// padded by repeating its last sample. A sample that cannot be decoded is an error (its index
+// and the loader's reason in err): 0 or -errno / -LD_ERR_*.
+int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
+			char *err, size_t errlen);
+
+// tfeat (n, E) of ids (n, ctx_len) token rows (class prompts). The model's forward runs both
+// towers, so the video tower sees zeros here and its output is dropped.
+int eval_embed_texts(ClipModel *m, const int32_t *ids, int64_t n, float *tfeat, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,267 @@
+// Loading the evaluated model. A trainer checkpoint stores the flat parameters as one tensor
+// (model.params) and its configuration as metadata, so a mismatch is explained here by walking
+// both parameter layouts and naming the first tensor whose shape differs.
+#include "eval_model.h" // defines: EvalModel, eval_model_load, ...
+
+#include <errno.h>    // defines: EINVAL, ENOENT, EBADMSG, ENOMEM, errno
+#include <stdio.h>    // defines: snprintf, fopen, fscanf
+#include <stdlib.h>   // defines: calloc, free
+#include <string.h>   // defines: strcmp, strchr, strerror, memset
+#include <sys/stat.h> // defines: stat, S_ISDIR
+
+#include "ckpt_io.h"      // defines: CKPT_MARKER
+#include "model_params.h" // defines: ParamSpec, model_layout, model_init_params
+#include "st_file.h"      // defines: StFile, st_open, st_find, st_meta, st_close
+#include "st_model.h"     // defines: st_model_load, StLoadOpts
+
+void eval_config_str(const ModelConfig *c, char *buf, size_t len)
+{
+	// must match ckpt_io.c's config_str: it is the checkpoint's "avclip.model" metadata
+	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d", c->image_size, c->patch, c->frames,
+		 c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width, c->txt_layers,
+		 c->txt_heads, c->embed_dim, c->mlp_ratio);
+}
+
+int eval_config_parse(const char *s, ModelConfig *c)
+{
+	ModelConfig t;
+	int used = 0;
+	if (sscanf(s, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%n", &t.image_size, &t.patch, &t.frames,
+		   &t.vis_width, &t.vis_layers, &t.vis_heads, &t.vocab, &t.ctx_len, &t.txt_width, &t.txt_layers,
+		   &t.txt_heads, &t.embed_dim, &t.mlp_ratio, &used) != 13 || s[used])
+		return -EINVAL;
+	char msg[160];
+	if (model_config_check(&t, msg, sizeof msg))
+		return -EINVAL;
+	*c = t;
+	return 0;
+}
+
+static void shape_str(char *buf, size_t len, const ParamSpec *p)
+{
+	size_t o = (size_t)snprintf(buf, len, "(");
+	for (int i = 0; i < p->ndim && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "", (long long)p->shape[i]);
+	if (o < len)
+		snprintf(buf + o, len - o, p->ndim == 1 ? ",)" : ")");
+}
+
+static ParamSpec *layout(const ModelConfig *c, int *n)
+{
+	int64_t nf;
+	model_layout(c, NULL, n, &nf);
+	ParamSpec *s = calloc((size_t)*n, sizeof *s);
+	if (s)
+		model_layout(c, s, n, &nf);
+	return s;
+}
+
+void eval_config_diff(const ModelConfig *have, const char *have_name, const ModelConfig *want,
+		      const char *want_name, char *msg, size_t len)
+{
+	msg[0] = 0;
+	int nh, nw;
+	ParamSpec *h = layout(have, &nh), *w = layout(want, &nw);
+	if (!h || !w) {
+		snprintf(msg, len, "out of memory comparing model configurations");
+		goto out;
+	}
+	for (int i = 0; i < nw; i++) {
+		int j = 0;
+		while (j < nh && strcmp(h[j].name, w[i].name))
+			j++;
+		char a[64], b[64];
+		shape_str(b, sizeof b, &w[i]);
+		if (j == nh) {
+			snprintf(msg, len, "tensor %s %s of %s is not in %s", w[i].name, b, want_name, have_name);
+			goto out;
+		}
+		shape_str(a, sizeof a, &h[j]);
+		if (strcmp(a, b)) {
+			snprintf(msg, len, "tensor %s is %s in %s, %s in %s", w[i].name, a, have_name, b, want_name);
+			goto out;
+		}
+	}
+	if (nh != nw) {
+		snprintf(msg, len, "%s has %d tensors, %s %d", have_name, nh, want_name, nw);
+		goto out;
+	}
+	// equal shapes everywhere: a head count differs
+	static const char *keys[] = { "vis-heads", "txt-heads" };
+	const int hv[] = { have->vis_heads, have->txt_heads }, wv[] = { want->vis_heads, want->txt_heads };
+	for (int k = 0; k < 2; k++)
+		if (hv[k] != wv[k]) {
+			snprintf(msg, len, "%s is %d in %s, %d in %s", keys[k], hv[k], have_name, wv[k], want_name);
+			goto out;
+		}
+out:
+	free(h);
+	free(w);
+}
+
+// the checkpoint file a directory's LATEST names, into file
+static int latest_in(const char *dir, char *file, size_t cap, char *err, size_t errlen)
+{
+	char marker[4200], name[256] = "";
+	snprintf(marker, sizeof marker, "%s/%s", dir, CKPT_MARKER);
+	FILE *f = fopen(marker, "r");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", marker, strerror(e));
+		return -e;
+	}
+	int got = fscanf(f, "%255s", name);
+	fclose(f);
+	if (got != 1 || strchr(name, '/')) {
+		snprintf(err, errlen, "%s does not name a checkpoint file", marker);
+		return -EBADMSG;
+	}
+	snprintf(file, cap, "%s/%s", dir, name);
+	return 0;
+}
+
+static int is_file(const char *p, int dir)
+{
+	struct stat st;
+	return !stat(p, &st) && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+}
+
+// RUN_DIR, RUN_DIR/ckpt or a file -> the file to read
+static int resolve(const char *path, char *file, size_t cap, char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat(path, &st)) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(file, cap, "%s", path);
+		return 0;
+	}
+	char sub[4200];
+	snprintf(sub, sizeof sub, "%s/ckpt/%s", path, CKPT_MARKER);
+	if (is_file(sub, 0)) {
+		snprintf(sub, sizeof sub, "%s/ckpt", path);
+		return latest_in(sub, file, cap, err, errlen);
+	}
+	snprintf(sub, sizeof sub, "%s/%s", path, CKPT_MARKER);
+	if (is_file(sub, 0))
+		return latest_in(path, file, cap, err, errlen);
+	snprintf(err, errlen, "%s holds no checkpoint (neither %s/ckpt/%s nor %s/%s): has the trainer saved one yet?",
+		 path, path, CKPT_MARKER, path, CKPT_MARKER);
+	return -ENOENT;
+}
+
+static int create(EvalModel *em, KernCtx *ctx, const ModelConfig *cfg, int batch, char *err, size_t errlen)
+{
+	char msg[160];
+	if (model_config_check(cfg, msg, sizeof msg)) {
+		snprintf(err, errlen, "model: %s", msg);
+		return -EINVAL;
+	}
+	em->cfg = *cfg;
+	int rc = clip_model_create(&em->model, ctx, cfg, batch, KDT_F32);
+	if (rc)
+		snprintf(err, errlen, "cannot create the model with batch %d: %s", batch, strerror(-rc));
+	return rc;
+}
+
+// a trainer checkpoint: model.params (flat f32) + the configuration it was written for
+static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *want, int batch, char *err,
+		     size_t errlen)
+{
+	const char *mc = st_meta(f, "avclip.model");
+	ModelConfig have;
+	if (!mc || eval_config_parse(mc, &have)) {
+		snprintf(err, errlen, "%s: the checkpoint's model configuration [%s] is not readable", em->source,
+			 mc ? mc : "none");
+		return -EBADMSG;
+	}
+	if (want && memcmp(want, &have, sizeof have)) {
+		char a[160], b[160], d[400];
+		eval_config_str(&have, a, sizeof a);
+		eval_config_str(want, b, sizeof b);
+		eval_config_diff(&have, "the checkpoint", want, "the requested model", d, sizeof d);
+		snprintf(err, errlen, "%s was written for another model: %s (checkpoint [%s], requested [%s]); "
+			 "leave out --model and the size flags to use the checkpoint's", em->source, d, a, b);
+		return -EINVAL;
+	}
+	int rc = create(em, ctx, &have, batch, err, errlen);
+	if (rc)
+		return rc;
+	const StTensor *p = st_find(f, "model.params"), *s = st_find(f, "state.step");
+	size_t bytes = kern_nbytes(&em->model->params);
+	if (!p || p->dtype != ST_F32 || p->nbytes != bytes) {
+		snprintf(err, errlen, "%s: tensor model.params is %s of %zu bytes, the model [%s] needs f32 of %zu",
+			 em->source, p ? st_dtype_name(p->dtype) : "missing", p ? p->nbytes : 0, mc, bytes);
+		return -EINVAL;
+	}
+	if (s && s->dtype == ST_I64 && s->nbytes == 8)
+		memcpy(&em->step, s->data, 8);
+	rc = kern_upload(ctx, &em->model->params, p->data, bytes);
+	if (rc)
+		snprintf(err, errlen, "uploading the weights: %s", strerror(-rc));
+	return rc;
+}
+
+int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelConfig *want, int batch, char *err,
+		    size_t errlen)
+{
+	memset(em, 0, sizeof *em);
+	em->step = -1;
+	int rc = resolve(path, em->source, sizeof em->source, err, errlen);
+	if (rc)
+		return rc;
+	StFile *f;
+	if ((rc = st_open(&f, em->source))) {
+		snprintf(err, errlen, "%s: %s", em->source,
+			 rc == -EBADMSG ? "not a safetensors checkpoint or weights file" : strerror(-rc));
+		return rc;
+	}
+	if (st_meta(f, "avclip.ckpt")) {
+		rc = load_ckpt(em, ctx, f, want, batch, err, errlen);
+	} else {
+		// open_clip-named weights: the configuration comes from the caller or the file's metadata
+		ModelConfig cfg;
+		const char *mc = st_meta(f, "avclip.model");
+		if (want)
+			cfg = *want;
+		else if (!mc || eval_config_parse(mc, &cfg)) {
+			snprintf(err, errlen, "%s holds weights without a model configuration: pass --model (and sizes)",
+				 em->source);
+			rc = -EINVAL;
+		}
+		if (!rc)
+			rc = create(em, ctx, &cfg, batch, err, errlen);
+		if (!rc) {
+			StLoadOpts o = { 0 };
+			ClipModel *m = em->model;
+			rc = st_model_load(em->source, ctx, m->specs, m->n_specs, &m->params, &o, err, errlen);
+		}
+	}
+	st_close(f);
+	if (rc)
+		eval_model_free(em);
+	return rc;
+}
+
+int eval_model_init(EvalModel *em, KernCtx *ctx, const ModelConfig *cfg, uint64_t seed, int batch, char *err,
+		    size_t errlen)
+{
+	memset(em, 0, sizeof *em);
+	em->step = -1;
+	snprintf(em->source, sizeof em->source, "init:%llu", (unsigned long long)seed);
+	int rc = create(em, ctx, cfg, batch, err, errlen);
+	if (!rc && (rc = model_init_params(ctx, cfg, &em->model->params, seed)))
+		snprintf(err, errlen, "initialising the model: %s", strerror(-rc));
+	if (rc)
+		eval_model_free(em);
+	return rc;
+}
+
+void eval_model_free(EvalModel *em)
+{
+	clip_model_destroy(em->model);
+	em->model = NULL;
+}

@@ -1,0 +1,44 @@
+// The model tools/eval scores: from a trainer checkpoint (RUN_DIR, its ckpt/ folder or one
+// ckpt-*.safetensors file), open_clip-named safetensors weights, or a seeded initialisation.
+#ifndef TOOLS_EVAL_MODEL_H
+#define TOOLS_EVAL_MODEL_H
+// defines: EvalModel, eval_model_load, eval_model_init, eval_model_free, eval_config_parse, eval_config_str,
+//          eval_config_diff
+
+#include <stddef.h> // defines: size_t
+#include <stdint.h> // defines: int64_t, uint64_t
+
+#include "kern_ops.h"     // defines: KernCtx
+#include "model_clip.h"   // defines: ClipModel
+#include "model_config.h" // defines: ModelConfig
+
+typedef struct {
+	ClipModel *model;
+	ModelConfig cfg;
+	int64_t step;       // optimizer steps of the checkpoint; -1 for weights or an initialisation
+	char source[1024];  // the file the weights came from, or "init:SEED"
+} EvalModel;
+
+// path: a directory holding ckpt/LATEST (a run) or LATEST (checkpoints), a checkpoint file, or a
+// safetensors file of open_clip-named tensors. want: the configuration asked for; NULL takes the
+// checkpoint's own (a weights file without "avclip.model" metadata then needs one). Errors with a
+// sentence in err: -ENOENT no checkpoint there, -EINVAL the checkpoint was written for another
+// configuration (the first tensor whose shape differs, both shapes) or a tensor is missing or
+// mis-shaped, -EBADMSG not a safetensors file, other -errno from the file system.
+int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelConfig *want, int batch, char *err,
+		    size_t errlen);
+// an untrained model (model_init_params with seed): the chance baseline
+int eval_model_init(EvalModel *em, KernCtx *ctx, const ModelConfig *cfg, uint64_t seed, int batch, char *err,
+		    size_t errlen);
+void eval_model_free(EvalModel *em);
+
+// the checkpoint's "avclip.model" string ("img32 p8 T2 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4") both
+// ways; parse: 0 or -EINVAL
+int eval_config_parse(const char *s, ModelConfig *cfg);
+void eval_config_str(const ModelConfig *c, char *buf, size_t len);
+// a sentence naming the first parameter tensor whose shape differs between the configurations
+// (or the first size that differs when every shape agrees); "" when they are equal
+void eval_config_diff(const ModelConfig *have, const char *have_name, const ModelConfig *want,
+		      const char *want_name, char *msg, size_t len);
+
+#endif

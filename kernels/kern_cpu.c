@@ -3,6 +3,7 @@
 #include "kern_cpu.h" // defines: kcpu_gemm_f32, kcpu_gemm_f64, kcpu_backend
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef HAVE_BLAS
@@ -11,20 +12,46 @@
 
 #define KCPU_ALIGN 64
 
+// Every block carries a list header, so destroying the context frees what is still allocated
+// (tensors die with their backend context, as device memory dies with a CUDA context).
+typedef struct Block {
+	struct Block *prev, *next;
+} Block;
+
+typedef struct {
+	pthread_mutex_t lock;
+	Block head; // circular list of live blocks
+} CpuPriv;
+
+_Static_assert(sizeof(Block) <= KCPU_ALIGN, "block header must fit the alignment padding");
+
 static int cpu_alloc(KernCtx *c, void **p, size_t bytes)
 {
-	size_t n = (bytes + KCPU_ALIGN - 1) / KCPU_ALIGN * KCPU_ALIGN;
-	void *m = aligned_alloc(KCPU_ALIGN, n);
-	if (!m)
+	CpuPriv *pv = c->priv;
+	size_t n = (bytes + KCPU_ALIGN - 1) / KCPU_ALIGN * KCPU_ALIGN + KCPU_ALIGN;
+	Block *b = aligned_alloc(KCPU_ALIGN, n);
+	if (!b)
 		return -ENOMEM;
-	memset(m, 0, n);
-	*p = m;
+	memset(b, 0, n);
+	pthread_mutex_lock(&pv->lock);
+	b->next = pv->head.next;
+	b->prev = &pv->head;
+	pv->head.next->prev = b;
+	pv->head.next = b;
+	pthread_mutex_unlock(&pv->lock);
+	*p = (char *)b + KCPU_ALIGN;
 	return 0;
 }
 
 static void cpu_free(KernCtx *c, void *p)
 {
-	free(p);
+	CpuPriv *pv = c->priv;
+	Block *b = (Block *)((char *)p - KCPU_ALIGN);
+	pthread_mutex_lock(&pv->lock);
+	b->prev->next = b->next;
+	b->next->prev = b->prev;
+	pthread_mutex_unlock(&pv->lock);
+	free(b);
 }
 
 static int cpu_copy(KernCtx *c, void *dst, const void *src, size_t n)
@@ -100,6 +127,11 @@ static int cpu_sync(KernCtx *c)
 
 static void cpu_destroy(KernCtx *c)
 {
+	CpuPriv *pv = c->priv;
+	while (pv->head.next != &pv->head)
+		cpu_free(c, (char *)pv->head.next + KCPU_ALIGN);
+	pthread_mutex_destroy(&pv->lock);
+	free(pv);
 	free(c);
 }
 
@@ -122,8 +154,15 @@ const KBackendImpl kcpu_backend = {
 int kern_ctx_create_cpu(KernCtx **out, int nthreads)
 {
 	KernCtx *c = calloc(1, sizeof *c);
-	if (!c)
+	CpuPriv *pv = calloc(1, sizeof *pv);
+	if (!c || !pv) {
+		free(c);
+		free(pv);
 		return -ENOMEM;
+	}
+	pthread_mutex_init(&pv->lock, NULL);
+	pv->head.next = pv->head.prev = &pv->head;
+	c->priv = pv;
 	c->be = &kcpu_backend;
 #ifdef _OPENMP
 	c->nthreads = nthreads > 0 ? nthreads : omp_get_max_threads();

@@ -31,6 +31,7 @@ typedef struct KernCtx KernCtx;
 int kern_ctx_create_cpu(KernCtx **out, int nthreads);
 // CPU backend: threads of BLAS calls (1 after creation: the OpenMP team is the only pool)
 int kern_ctx_set_blas_threads(KernCtx *ctx, int n);
+// frees every tensor still allocated in the context (views and kern_free after this are invalid)
 void kern_ctx_destroy(KernCtx *ctx);
 const char *kern_ctx_backend_name(const KernCtx *ctx);
 int kern_ctx_threads(const KernCtx *ctx);

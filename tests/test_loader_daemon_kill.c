@@ -26,6 +26,11 @@ int main(void)
 	if (t.errors == 0 || !th_log_has(&t, "b", "missing"))
 		th_dump_logs(&t, "b");
 	CHECK(t.checked == 100 && t.errors > 0);
+	RingStats st;
+	ring_stats(t.r, &st, NULL, 0, NULL);
+	printf("ring counters: produced %llu, errors %llu, adopted %llu\n", (unsigned long long)st.produced,
+	       (unsigned long long)st.errors, (unsigned long long)st.adopted);
+	CHECK(st.errors >= t.errors); // what ringstat shows
 	CHECK(th_log_has(&t, "b", "config:") || th_log_has(&t, "a", "config:"));
 	th_teardown(&t);
 	return 0;

@@ -3,7 +3,7 @@
 // library run in-process for the same (seed, g).
 #ifndef TESTS_TEST_LOADER_HARNESS_H
 #define TESTS_TEST_LOADER_HARNESS_H
-// defines: Th, th_setup, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
+// defines: Th, th_loaderd, th_setup, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
 
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles, LdPlan
 #include "ring.h"             // defines: ring_create, ring_consumer_*, ...
@@ -29,6 +29,13 @@ typedef struct {
 	uint64_t hash[4096]; // per position: FNV-1a of payload (or error code)
 } Th;
 
+// the daemon under test: $LOADERD (e.g. a sanitizer build) or the one built in place
+static inline const char *th_loaderd(void)
+{
+	const char *e = getenv("LOADERD");
+	return e && *e ? e : "loaderd/loaderd";
+}
+
 static inline void th_ring(Th *t)
 {
 	RingCreateOptions o;
@@ -50,7 +57,7 @@ static inline void th_setup(Th *t, const char *what)
 {
 	memset(t, 0, sizeof(*t));
 	ld_libav_quiet();
-	if (access("loaderd/loaderd", X_OK) != 0)
+	if (access(th_loaderd(), X_OK) != 0)
 		test_skip("loaderd/loaderd is not built (run from the repository root after make)");
 	LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 256, .height = 144, .fps = 24,
 			   .frames_per_chunk = 36, .gop = 12, .bframes = 2, .images = 2};
@@ -71,7 +78,7 @@ static inline void th_setup(Th *t, const char *what)
 // starts loaderd with extra arguments (NULL-terminated), output appended to dir/<tag>.log
 static inline pid_t th_spawn(Th *t, const char *tag, ...)
 {
-	const char *argv[32] = {"loaderd/loaderd", "--ring", t->ring, "--manifest", t->manifest, "--log-level", "info"};
+	const char *argv[32] = {th_loaderd(), "--ring", t->ring, "--manifest", t->manifest, "--log-level", "info"};
 	int n = 7;
 	va_list ap;
 	va_start(ap, tag);

@@ -1,0 +1,100 @@
+// JSON-lines reader of tools/plot: not a JSON parser, a key finder for the flat numeric objects
+// the trainer, tools/eval and tools/ringstat write, tolerant of a half-written last line.
+#include "plot_data.h" // defines: PlotTable, plot_json_number, plot_table_read, ...
+
+#include <errno.h>  // defines: ENOMEM, errno
+#include <math.h>   // defines: NAN, isfinite
+#include <stdio.h>  // defines: FILE, fopen, getline, snprintf
+#include <stdlib.h> // defines: realloc, free, strtod
+#include <string.h> // defines: strstr, strlen, strerror, memset
+
+int plot_json_number(const char *line, const char *key, double *v)
+{
+	char pat[80];
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(line, pat);
+	*v = NAN;
+	if (!p)
+		return -1;
+	p += strlen(pat);
+	while (*p == ' ')
+		p++;
+	char *end;
+	double x = strtod(p, &end);
+	if (end == p || (*end != ',' && *end != '}' && *end != ' '))
+		return 0;
+	*v = x;
+	return 1;
+}
+
+static int one_object(const char *s)
+{
+	size_t l = strlen(s);
+	while (l && (s[l - 1] == '\n' || s[l - 1] == '\r' || s[l - 1] == ' '))
+		l--;
+	while (*s == ' ')
+		s++, l--;
+	return l >= 2 && s[0] == '{' && s[l - 1] == '}';
+}
+
+int plot_table_read(const char *path, const char *const *keys, int nk, PlotTable *t, char *err, size_t errlen)
+{
+	memset(t, 0, sizeof *t);
+	t->nk = nk;
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	int rows_cap = 0, rc = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (!one_object(line)) {
+			t->bad_lines++;
+			continue;
+		}
+		double x;
+		if (plot_json_number(line, keys[0], &x) != 1)
+			continue;
+		if (t->n == rows_cap) {
+			rows_cap = rows_cap ? 2 * rows_cap : 256;
+			for (int k = 0; k < nk; k++) {
+				double *c = realloc(t->col[k], sizeof *c * (size_t)rows_cap);
+				if (!c) {
+					rc = -ENOMEM;
+					break;
+				}
+				t->col[k] = c;
+			}
+			if (rc)
+				break;
+		}
+		for (int k = 0; k < nk; k++)
+			plot_json_number(line, keys[k], &t->col[k][t->n]);
+		t->n++;
+	}
+	free(line);
+	fclose(f);
+	if (rc) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		plot_table_free(t);
+	}
+	return rc;
+}
+
+void plot_table_free(PlotTable *t)
+{
+	for (int k = 0; k < PLOT_MAX_KEYS; k++)
+		free(t->col[k]);
+	memset(t, 0, sizeof *t);
+}
+
+int plot_table_has(const PlotTable *t, int k)
+{
+	for (int i = 0; i < t->n; i++)
+		if (isfinite(t->col[k][i]))
+			return 1;
+	return 0;
+}

@@ -1,0 +1,29 @@
+// Columns of numbers from JSON-lines files (RUN_DIR/metrics.jsonl, eval.jsonl, ringstat.jsonl)
+// for tools/plot: one row per line, NaN where a key is absent or null.
+#ifndef TOOLS_PLOT_DATA_H
+#define TOOLS_PLOT_DATA_H
+// defines: PlotTable, PLOT_MAX_KEYS, plot_json_number, plot_table_read, plot_table_free, plot_table_has
+
+#include <stddef.h> // defines: size_t
+
+#define PLOT_MAX_KEYS 16
+
+typedef struct {
+	int n;                        // rows read
+	int nk;
+	double *col[PLOT_MAX_KEYS];   // (n) per key
+	int bad_lines;                // lines that are not one JSON object (e.g. a half-written last line)
+} PlotTable;
+
+// The number of "key": in a one-line JSON object with flat numeric fields (nested objects are not
+// searched apart, so keys must be unique in the line). 1 and *v: a number; 0: null or not a
+// number (*v = NaN); -1: absent.
+int plot_json_number(const char *line, const char *key, double *v);
+// Reads every line of path; rows lacking keys[0] (the x axis) are skipped. 0, -ENOENT / -errno
+// with err for an unreadable file, -ENOMEM.
+int plot_table_read(const char *path, const char *const *keys, int nk, PlotTable *t, char *err, size_t errlen);
+void plot_table_free(PlotTable *t);
+// 1 when column k holds a finite value
+int plot_table_has(const PlotTable *t, int k);
+
+#endif

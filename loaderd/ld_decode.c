@@ -267,11 +267,27 @@ static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChun
 	return 0;
 }
 
+// the container's own index points past the end of the bytes we have
+static int truncated(VideoCtx *v)
+{
+	if (v->si < 0 || !v->io.fc)
+		return 0;
+	AVStream *st = v->io.fc->streams[v->si];
+	int n = avformat_index_get_entries_count(st);
+	const AVIndexEntry *e = n > 0 ? avformat_index_get_entry(st, n - 1) : NULL;
+	return e && e->pos + e->size > (int64_t)v->io.size;
+}
+
 static int decode_err(VideoCtx *v, int rc, const char *what, char *err, size_t errlen)
 {
 	if (v->io.timed_out || rc == AVERROR_EXIT) {
 		snprintf(err, errlen, "watchdog: deadline passed while %s", what);
 		return -LD_ERR_TIMEOUT;
+	}
+	if (truncated(v)) {
+		snprintf(err, errlen, "%s failed: the file ends before its index does (truncated, %zu bytes)", what,
+			 v->io.size);
+		return -LD_ERR_TRUNCATED;
 	}
 	snprintf(err, errlen, "%s failed: %s", what, av_err2str(rc));
 	return -LD_ERR_CORRUPT;
@@ -360,7 +376,7 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 			snprintf(err, errlen, "frame list not ascending or past the chunk's %u frames", ci->n_frames);
 			return -LD_ERR_MANIFEST;
 		}
-	VideoCtx v = {.d = d};
+	VideoCtx v = {.d = d, .si = -1};
 	int rc = open_video(&v, buf, size, ci, o, err, errlen);
 	if (!rc && !o->no_seek)
 		rc = seek_to(&v, ci, frames[0], err, errlen);
@@ -373,7 +389,11 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 			rc = avcodec_send_packet(v.c, NULL);
 			rc = rc < 0 && rc != AVERROR_EOF ? decode_err(&v, rc, "flushing", err, errlen)
 							 : drain(&v, frames, n, &next, dst, o, err, errlen);
-			if (!rc && next < n) {
+			if (!rc && next < n && truncated(&v)) {
+				snprintf(err, errlen, "frame %u missing: the file ends before its index does (truncated, %zu bytes)",
+					 frames[next], size);
+				rc = -LD_ERR_TRUNCATED;
+			} else if (!rc && next < n) {
 				snprintf(err, errlen, "frame %u of %u not in the file: it ends earlier than the manifest says",
 					 frames[next], ci->n_frames);
 				rc = -LD_ERR_SHORT;
@@ -381,9 +401,7 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 			break;
 		}
 		if (rc < 0) {
-			rc = v.io.timed_out ? decode_err(&v, rc, "demuxing", err, errlen) : -LD_ERR_TRUNCATED;
-			if (rc == -LD_ERR_TRUNCATED)
-				snprintf(err, errlen, "container ends before frame %u (truncated file?)", frames[next]);
+			rc = decode_err(&v, rc, "demuxing", err, errlen);
 			break;
 		}
 		if (pkt->stream_index != v.si) {

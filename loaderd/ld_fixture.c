@@ -152,7 +152,7 @@ int ld_fixture_image(const char *name, int w, int h, uint32_t pattern, uint8_t *
 		c->pix_fmt = fmt;
 		c->time_base = (AVRational){1, 25};
 		c->flags |= AV_CODEC_FLAG_QSCALE;
-		c->global_quality = FF_QP2LAMBDA * 2;
+		c->global_quality = FF_QP2LAMBDA * (strcmp(name, "libwebp") ? 2 : 90); // JPEG qscale / WebP quality
 		rc = avcodec_open2(c, codec, NULL);
 	}
 	yuv->format = AV_PIX_FMT_YUV444P;
@@ -362,14 +362,17 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 		const char *np[64];
 		int ni = o->images < 64 ? o->images : 64;
 		for (int i = 0; i < ni && rc >= 0; i++) {
-			const char *codec = i % 2 ? "mjpeg" : "png";
+			static const char *const codecs[3] = {"png", "mjpeg", "libwebp"}, *const ext[3] = {"png", "jpg", "webp"};
+			const char *codec = codecs[i % 3];
+			if (!avcodec_find_encoder_by_name(codec))
+				codec = "png";
 			int e = ld_fixture_image(codec, 200 + 17 * i, 150 + 11 * i, (uint32_t)i, &data[i], &sizes[i]);
 			if (e < 0) {
 				snprintf(err, errlen, "encoding image %d: %s", i, av_err2str(e));
 				rc = -EIO;
 				ni = i;
 			}
-			snprintf(names[i], sizeof(names[i]), "%05d.%s", i, i % 2 ? "jpg" : "png");
+			snprintf(names[i], sizeof(names[i]), "%05d.%s", i, strcmp(codec, codecs[i % 3]) ? "png" : ext[i % 3]);
 			np[i] = names[i];
 		}
 		char path[1024];

@@ -41,7 +41,7 @@ int ld_fixture_manifest(const char *path, const LdFixtureChunk *chunks, int n_ch
 typedef struct {
 	int videos, chunks_per_video; // chunks of one video are consecutive in time
 	int width, height, fps, frames_per_chunk, gop, bframes;
-	int images;                   // PNG/JPEG members of one tar shard (0: none)
+	int images;                   // PNG/JPEG/WebP members of one tar shard, in turn (0: none)
 	int texture;                  // LdFixtureVideo.texture for every chunk
 } LdFixtureOpts;
 

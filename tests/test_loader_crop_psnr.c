@@ -1,7 +1,7 @@
 // The fused path (seek by keyframe index, skip unneeded frames, crop in YUV, swscale into the
 // output) matches the reference (decode every frame from 0 -> full-frame RGB -> crop -> resize)
 // within 35 dB PSNR for training crops (with and without flip), eval crops, clips across two
-// chunks, 2-frame clips (the decoder jumps between GOPs) and PNG/JPEG images.
+// chunks, 2-frame clips (the decoder jumps between GOPs) and PNG/JPEG/WebP images.
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles
 #include "ld_error.h"         // defines: ld_error_name
 #include "test_loader_util.h" // defines: tl_dataset, tl_psnr, tl_rmdir
@@ -61,7 +61,7 @@ int main(void)
 	LdParams p;
 	ld_params_default(&p);
 	p.seed = 3;
-	int clips = 0, crossing = 0, images = 0;
+	int clips = 0, crossing = 0, images = 0, webp = 0;
 	for (uint64_t g = 0; g < n; g++) {
 		LdPlan plan;
 		p.frames = g % 2 ? 8 : 4;
@@ -70,6 +70,13 @@ int main(void)
 		clips += plan.kind == MANIFEST_KIND_CLIP;
 		crossing += plan.n_sources > 1;
 		images += plan.kind == MANIFEST_KIND_IMAGE;
+		if (plan.kind == MANIFEST_KIND_IMAGE) { // which formats the images cover
+			uint8_t *hd = NULL;
+			size_t cap = 0, got = 0;
+			CHECK(ld_file_read(plan.src[0].path, plan.src[0].offset, 4, &hd, &cap, &got, err, sizeof(err)) == 0);
+			webp += !memcmp(hd, "RIFF", 4);
+			free(hd);
+		}
 		compare(d, m, g, p);
 	}
 	// two frames per clip: the decoder jumps from one GOP to a later one between them
@@ -83,9 +90,11 @@ int main(void)
 	p.frames = 4;
 	for (uint64_t g = 0; g < n; g += 3)
 		compare(d, m, g, p);
-	printf("%d clips (%d across chunks), %d images, %llu GOP jumps; worst frame %.1f dB (>= 35)\n", clips, crossing,
-	       images, (unsigned long long)jumps, worst);
+	printf("%d clips (%d across chunks), %d images (%d WebP), %llu GOP jumps; worst frame %.1f dB (>= 35)\n", clips,
+	       crossing, images, webp, (unsigned long long)jumps, worst);
 	CHECK(clips > 0 && crossing > 0 && images > 0);
+	if (avcodec_find_encoder_by_name("libwebp"))
+		CHECK(webp > 0);
 	ld_decoder_free(d);
 	manifest_close(m);
 	tl_rmdir(dir);

@@ -10,3 +10,8 @@ PROGS += tools/ringctl
 tools/ringctl_SRCS := tools/ringctl.c
 tools/ringctl_LIBS := ring common
 SCRIPT_TESTS += tests/test_ringctl.sh
+
+# tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)
+ifeq ($(HAVE_LIBAV),1)
+SCRIPT_TESTS += tests/test_launch.sh
+endif

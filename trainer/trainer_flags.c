@@ -34,6 +34,7 @@ static const Flag flags[] = {
 	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: create the --comm group for --ranks, exit" },
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
 	{ "resume-position", T_BOOL, N(resume_position), 0, 1, "0", "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit" },
+	{ "print-geometry", T_BOOL, N(print_geometry), 0, 1, "0", "launcher mode: print the ring geometry the model flags need (frames, image size, text length), exit" },
 	{ "comm-timeout", T_DBL, N(comm_timeout), 1, 86400, "600", "seconds a collective waits for a silent peer" },
 	{ "model", T_STR, S(model_name), 0, 0, "tiny", "model preset: tiny | vit-s16 | vit-b16 | vit-l14" },
 	{ "loss", T_STR, S(loss_name), 0, 0, "fastclip-v3", "openclip | fastclip-v0 | fastclip-v1 | fastclip-v2 | fastclip-v3" },
@@ -226,7 +227,7 @@ int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, si
 		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it once with --comm-create)", cfg->ranks);
 		return -EINVAL;
 	}
-	if (cfg->comm_create || cfg->comm_unlink)
+	if (cfg->comm_create || cfg->comm_unlink || cfg->print_geometry)
 		return 0;
 	if (!cfg->run_dir[0]) {
 		snprintf(err, errlen, "--run-dir DIR is required");
@@ -252,7 +253,8 @@ int trainer_flags_help(char *buf, size_t len)
 				    "               --batch-size B --steps S --dataset-size D --run-dir DIR [--resume] [flags]\n"
 				    "       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
 				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
-				    "       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n\n");
+				    "       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n"
+				    "       trainer --print-geometry [model flags]         (launcher: ring frames, size, text length)\n\n");
 	for (int i = 0; i < NFLAGS && n < len; i++) {
 		const Flag *f = &flags[i];
 		const char *arg = f->type == T_BOOL ? "" : f->type == T_STR ? " S" : " X";
@@ -293,7 +295,7 @@ int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 		const Flag *f = &flags[i];
 		const char *p = (const char *)cfg + f->off;
 		if (f->type == T_BOOL && (!strcmp(f->name, "help") || !strncmp(f->name, "comm-", 5) ||
-					  !strcmp(f->name, "resume-position")))
+					  !strcmp(f->name, "resume-position") || !strcmp(f->name, "print-geometry")))
 			continue;
 		switch (f->type) {
 		case T_STR: n += (size_t)snprintf(buf + n, len - n, "%s=%s ", f->name, p); break;

@@ -111,6 +111,10 @@ int main(int argc, char **argv)
 		log_info("comm group '%s' created for %d ranks", c.comm, c.ranks);
 		return 0;
 	}
+	if (c.print_geometry) { // the ring a launcher creates for this model: T, H = W, text length
+		printf("%d %d %d\n", c.model.frames, c.model.image_size, c.model.ctx_len);
+		return 0;
+	}
 	if (c.resume_position) {
 		char dir[1100];
 		int64_t step;

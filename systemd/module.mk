@@ -1,0 +1,25 @@
+# systemd/: units for running a job as services. The *.in files name @BINDIR@ and @SYSCONFDIR@;
+# `make install` renders them into $(DESTDIR)$(UNITDIR) next to the installed programs.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR ?= /etc/systemd/system
+SYSTEMD_UNITS_IN := $(wildcard systemd/*.service.in)
+INSTALL_PROGS := tools/ringctl tools/ringstat loaderd/loaderd trainer/trainer tools/prep tools/synth tools/eval tools/clipdump
+
+SCRIPT_TESTS += tests/test_systemd_units.sh
+
+.PHONY: install install-systemd
+install: all install-systemd
+	install -d $(DESTDIR)$(BINDIR)
+	for p in $(INSTALL_PROGS); do [ ! -x $$p ] || install -m 755 $$p $(DESTDIR)$(BINDIR)/; done
+	install -m 755 tools/launch.sh $(DESTDIR)$(BINDIR)/avclip-launch
+
+install-systemd:
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/avclip
+	for u in $(SYSTEMD_UNITS_IN); do \
+	  sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' $$u > $(DESTDIR)$(UNITDIR)/$$(basename $$u .in); done
+	install -m 644 systemd/avclip.target $(DESTDIR)$(UNITDIR)/
+	for n in $$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | sed 's|.*node||'); do \
+	  bash systemd/numa-dropin.sh $$n $(DESTDIR)$(UNITDIR); done
+	[ -e $(DESTDIR)$(SYSCONFDIR)/avclip/avclip.env ] || install -m 644 systemd/avclip.env.example $(DESTDIR)$(SYSCONFDIR)/avclip/avclip.env

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every systemd unit, rendered as `make install` renders it (programs from this build tree),
+# passes `systemd-analyze verify`, template units through an instance.
+set -u
+command -v systemd-analyze >/dev/null || { echo "skip: systemd-analyze not installed"; exit 77; }
+here=$(pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin" "$tmp/etc/avclip" "$tmp/units"
+for p in tools/ringctl trainer/trainer loaderd/loaderd; do
+	[ -x "$p" ] || { echo "skip: $p is not built"; exit 77; }
+	ln -s "$here/$p" "$tmp/bin/"
+done
+cp systemd/avclip.env.example "$tmp/etc/avclip/avclip.env"
+for u in systemd/*.service.in; do
+	sed -e "s|@BINDIR@|$tmp/bin|g" -e "s|@SYSCONFDIR@|$tmp/etc|g" "$u" >"$tmp/units/$(basename "$u" .in)"
+done
+cp systemd/avclip.target "$tmp/units/"
+ln -s avclip-loaderd@.service "$tmp/units/avclip-loaderd@0.service"
+bash systemd/numa-dropin.sh 0 "$tmp/units"
+grep -q '^NUMAMask=0$' "$tmp/units/avclip-loaderd@0.service.d/numa.conf" || { echo "FAIL: no NUMA drop-in"; exit 1; }
+ln -s avclip-trainer@.service "$tmp/units/avclip-trainer@3.service"
+rc=0
+for u in avclip.target avclip-ring.service avclip-stop.service avclip-loaderd@0.service avclip-trainer@3.service; do
+	out=$(cd "$tmp/units" && systemd-analyze verify --man=no "./$u" 2>&1)
+	st=$?
+	# a container without systemd as init cannot answer for /bin/systemctl's bus; nothing else may show
+	out=$(grep -v -e 'Failed to connect to bus' -e 'Cannot find unit for' <<<"$out")
+	if [ $st != 0 ] || [ -n "$out" ]; then
+		echo "FAIL: $u"
+		echo "$out"
+		rc=1
+	else
+		echo "ok: $u"
+	fi
+done
+# the units name the flags the programs really have
+for f in --comm-create --comm-unlink --resume-position --print-geometry; do
+	trainer/trainer --help | grep -q -- "$f" || { echo "FAIL: trainer has no $f"; rc=1; }
+done
+for f in --numa-node --threads --manifest --ring; do
+	loaderd/loaderd --help | grep -q -- "$f" || { echo "FAIL: loaderd has no $f"; rc=1; }
+done
+exit $rc

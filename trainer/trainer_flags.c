@@ -52,7 +52,7 @@ static const Flag flags[] = {
 	{ "adam-eps", T_DBL, N(adam_eps), 1e-12, 1, "1e-6", "optimizer ε" },
 	{ "clip-norm", T_DBL, N(clip_norm), 0, 1e9, "0", "gradient-norm clipping, 0 = off" },
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
-	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = all cores" },
+	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks" },
 	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
 	{ "bucket-mb", T_DBL, N(bucket_mb), 0.001, 4096, "4", "gradient all-reduce bucket size in MiB" },
 	{ "data-timeout", T_DBL, N(data_timeout), 0.1, 86400, "120", "seconds to wait for one READY slot before failing" },

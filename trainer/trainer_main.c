@@ -5,7 +5,9 @@
 // (stop flag, stream position), so all of them stop at the same step boundary, and rank 0
 // checkpoints with every rank's position. A wait for data is not interrupted (the step ends
 // first); a second signal exits at once without a checkpoint.
+#define _GNU_SOURCE // sched_getaffinity, CPU_COUNT
 #include <errno.h>    // defines: errno, ENOENT, EEXIST
+#include <sched.h>    // defines: sched_getaffinity, CPU_COUNT
 #include <math.h>     // defines: exp
 #include <signal.h>   // defines: sigaction, SIGTERM, SIGINT
 #include <stdio.h>    // defines: snprintf, fputs
@@ -158,8 +160,16 @@ int main(int argc, char **argv)
 	if (!c.resume && access(marker, F_OK) == 0)
 		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir", c.run_dir);
 
+	// threads 0: this process's CPUs shared among the ranks of the machine, so N ranks do not
+	// oversubscribe the cores
+	int threads = c.threads;
+	if (threads == 0) {
+		cpu_set_t cs;
+		int cpus = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+		threads = cpus / c.ranks > 1 ? cpus / c.ranks : 1;
+	}
 	KernCtx *ctx;
-	if ((rc = kern_ctx_create_cpu(&ctx, c.threads)) < 0)
+	if ((rc = kern_ctx_create_cpu(&ctx, threads)) < 0)
 		log_fatalx("cannot create the CPU kernel context: %s", strerror(-rc));
 	TrainStepConfig tc = { .model = c.model, .opt = c.opt, .loss = c.loss, .batch = c.batch_size,
 			       .dataset_size = c.dataset_size, .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0) };
@@ -251,8 +261,9 @@ int main(int argc, char **argv)
 			if (rc == -ERANGE)
 				log_fatalx("step %lld: the gradient is not finite (norm %g); last checkpoint at step %lld", (long long)step,
 					   st.grad_norm, (long long)last_ckpt);
-			log_fatalx("step %lld failed: %s%s%s", (long long)step, strerror(-rc), comm_error(comm)[0] ? ": " : "",
-				   comm_error(comm));
+			if (comm_error(comm)[0])
+				log_fatalx("step %lld failed: %s (%s)", (long long)step, comm_error(comm), strerror(-rc));
+			log_fatalx("step %lld failed: %s", (long long)step, strerror(-rc));
 		}
 		double comm_bytes = 0;
 		for (int op = 0; op < COMM_NOPS; op++)

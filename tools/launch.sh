@@ -271,6 +271,17 @@ for ((r = 0; r < N; r++)); do
 done
 say "trainers started (pids ${TRAINER_PID[*]}); logs in $RUN_DIR/logs, watch the ring with: tools/ringstat --ring $RING 1"
 
+# one line: where training stands (last metrics record) and how full the ring is
+field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; }
+progress() {
+	local m occ
+	m=$(tail -n 1 "$RUN_DIR/metrics.jsonl")
+	occ=$("$RINGSTAT" --ring "$RING" --json 2>/dev/null | sed -n 's/.*"occupancy_pct":\([^,]*\).*/\1/p')
+	say "$(printf 'step %s  loss %.4f  nce %.3f  acc %.2f  tau %.4f  lr %.2e  %.1f samples/s  data wait %.3f s  ring %s%% full' \
+		"$(field step "$m")" "$(field loss "$m")" "$(field nce "$m")" "$(field acc "$m")" "$(field tau "$m")" \
+		"$(field lr "$m")" "$(field samples_per_s "$m")" "$(field data_wait_s "$m")" "${occ:-?}")"
+}
+
 # ---- supervise ---------------------------------------------------------------------------------
 DONE=()
 last_progress=0
@@ -326,6 +337,6 @@ while :; do
 	now=$(date +%s)
 	if [ $((now - last_progress)) -ge 10 ] && [ -s "$RUN_DIR/metrics.jsonl" ]; then
 		last_progress=$now
-		say "progress: $(tail -n 1 "$RUN_DIR/metrics.jsonl" | cut -c1-160)"
+		progress
 	fi
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every bad input makes the trainer print exactly one clear line (naming the problem) and exit 1:
-# unknown flag, bad value, missing run dir, missing ring, geometry or rank-count mismatch,
+# unknown flag (also in a --config file), missing config file, bad value, missing run dir, missing ring, geometry or rank-count mismatch,
 # missing comm group, an existing checkpoint without --resume, a checkpoint of another model.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,6 +18,9 @@ expect() { # expect "PATTERN" ARGS...: exit 1 and one stderr line matching PATTE
 }
 ok=("${TT_MODEL[@]}" "${TT_DATA[@]}" --batch-size 4 --steps 2)
 expect "unknown flag --bogus" --bogus 3
+printf 'batch-size 4\nbogus-key 1\n' >"$TT_DIR/bad.conf"
+expect "unknown flag --bogus-key" --config "$TT_DIR/bad.conf" --run-dir "$TT_DIR/r"
+expect "config $TT_DIR/none.conf: No such file" --config "$TT_DIR/none.conf"
 expect "batch-size" --batch-size 0 --run-dir "$TT_DIR/r"
 expect "not an integer" --steps 1.5 --run-dir "$TT_DIR/r"
 expect "loss 'fastclip-v9'" --loss fastclip-v9 --run-dir "$TT_DIR/r"

@@ -2,12 +2,12 @@
 // and help; defaults are parsed through the same setter as user values, so they obey the bounds.
 #include "trainer_flags.h" // defines: TrainerConfig, ...
 
-#include <errno.h>  // defines: EINVAL, ENOENT, ERANGE
+#include <errno.h>  // defines: EINVAL, ENOENT, ERANGE, errno
 #include <math.h>   // defines: isfinite
 #include <stddef.h> // defines: offsetof
 #include <stdio.h>  // defines: snprintf
-#include <stdlib.h> // defines: strtod, strtoull
-#include <string.h> // defines: strcmp, strchr, strncmp
+#include <stdlib.h> // defines: strtod, strtoull, malloc, realloc, free
+#include <string.h> // defines: strcmp, strchr, strncmp, strspn, strcspn, strerror
 
 #include "fastclip_flags.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
 #include "log.h"            // defines: log_parse_level
@@ -62,6 +62,7 @@ static const Flag flags[] = {
 	{ "keep-last", T_INT, N(keep_last), 0, 1000000, "3", "checkpoints kept (0: all)" },
 	{ "log-every", T_I64, N(log_every), 1, 1e15, "1", "steps between progress log lines (metrics: every step)" },
 	{ "log-level", T_STR, S(log_level), 0, 0, "info", "debug | info | warn | error" },
+	{ "config", T_STR, S(config), 0, 0, "", "file of 'name value' lines (these flag names); the command line wins" },
 	{ "help", T_BOOL, N(help), 0, 1, "0", "this text" },
 };
 enum { NFLAGS = sizeof(flags) / sizeof(flags[0]) };
@@ -136,7 +137,99 @@ static int next_arg(int argc, char **argv, int *i, char *name, size_t nlen, cons
 	return 0;
 }
 
+// A config file's settings as "--name=value" arguments placed before the command line's, so
+// the command line wins: one "name value" or "name = value" per line, '#' comments, a name
+// alone sets a boolean. *out (argc entries) is malloc'ed, its strings in one block *mem.
+static int with_config(int argc, char **argv, int *oargc, char ***oargv, char **mem, char *err, size_t errlen)
+{
+	const char *path = NULL;
+	int at = -1;
+	for (int i = 1; i < argc && !path; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			path = argv[i + 1], at = i;
+		else if (!strncmp(argv[i], "--config=", 9))
+			path = argv[i] + 9, at = i;
+	}
+	*mem = NULL;
+	*oargv = NULL;
+	if (!path)
+		return 0;
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	size_t cap = 4096, used = 0;
+	char *buf = malloc(cap), line[1024];
+	int n = 0, lineno = 0;
+	while (buf && fgets(line, sizeof line, f)) {
+		lineno++;
+		char *h = strchr(line, '#');
+		if (h)
+			*h = 0;
+		char *k = line + strspn(line, " \t\r\n");
+		if (!*k)
+			continue;
+		size_t kl = strcspn(k, " \t\r\n=");
+		char *v = k + kl;
+		v += strspn(v, " \t=");
+		v[strcspn(v, "\r\n")] = 0;
+		for (size_t e = strlen(v); e > 0 && (v[e - 1] == ' ' || v[e - 1] == '\t'); e--)
+			v[e - 1] = 0;
+		k[kl] = 0;
+		if (!strncmp(k, "--", 2))
+			k += 2;
+		if (!*k || !strcmp(k, "config")) {
+			snprintf(err, errlen, "--config %s line %d: expected 'name value'", path, lineno);
+			fclose(f);
+			free(buf);
+			return -EINVAL;
+		}
+		size_t need = strlen(k) + strlen(v) + 4;
+		if (used + need > cap) {
+			char *nb = realloc(buf, cap = 2 * (cap + need));
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		used += (size_t)snprintf(buf + used, cap - used, *v ? "--%s=%s" : "--%s", k, v) + 1;
+		n++;
+	}
+	fclose(f);
+	char **av = buf ? malloc(sizeof(char *) * (size_t)(argc + n)) : NULL;
+	if (!av) {
+		free(buf);
+		snprintf(err, errlen, "--config %s: out of memory", path);
+		return -EINVAL;
+	}
+	int j = 0;
+	av[j++] = argv[0];
+	for (size_t off = 0; off < used; off += strlen(buf + off) + 1)
+		av[j++] = buf + off;
+	for (int i = 1; i < argc; i++)
+		if (i != at && !(i == at + 1 && !strcmp(argv[at], "--config")))
+			av[j++] = argv[i];
+	*oargc = j;
+	*oargv = av;
+	*mem = buf;
+	return 0;
+}
+
+static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen);
+
 int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+	char **av, *mem;
+	int ac = argc;
+	if (with_config(argc, argv, &ac, &av, &mem, err, errlen) < 0)
+		return -EINVAL;
+	int rc = parse(cfg, av ? ac : argc, av ? av : argv, err, errlen);
+	free(av);
+	free(mem);
+	return rc;
+}
+
+static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	for (int i = 0; i < NFLAGS; i++)

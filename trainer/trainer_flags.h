@@ -13,7 +13,7 @@
 #include "optim_adam.h"      // defines: OptConfig
 
 typedef struct {
-	char ring[128], comm[128], run_dir[1024], model_name[32], loss_name[32], optimizer[16], log_level[16];
+	char ring[128], comm[128], run_dir[1024], config[1024], model_name[32], loss_name[32], optimizer[16], log_level[16];
 	int rank, ranks, batch_size, threads, flip, keep_last, resume, help;
 	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
@@ -28,7 +28,8 @@ typedef struct {
 	OptConfig opt;
 } TrainerConfig;
 
-// Fills cfg from defaults and argv (--name value or --name=value; booleans take no value).
+// Fills cfg from defaults, the --config file if any, and argv (--name value or --name=value;
+// booleans take no value).
 // 0, or -EINVAL with one sentence in err naming the flag and what is wrong with it.
 int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen);
 // the --help text (usage, every flag with bounds and default, model and FastCLIP flags)

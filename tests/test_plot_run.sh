@@ -56,6 +56,17 @@ read -r w h < <(png_size "$d/all.png")
 [ "$w" = 1168 ] && [ "$h" = 1098 ] || { echo "FAIL: 7 panels should be 1168x1098, got ${w}x$h"; exit 1; }
 decode "$d/all.png" "$w" "$h"
 
+# eval results written into the metrics lines (no eval.jsonl) make their panel too
+mkdir "$d/run2"
+head -n 50 "$d/run/metrics.jsonl" >"$d/run2/metrics.jsonl"
+printf '{"step":50,"t2v_r1":0.1,"v2t_r1":0.1,"chance_r1":0.02}\n' >>"$d/run2/metrics.jsonl"
+sed -n 51,100p "$d/run/metrics.jsonl" >>"$d/run2/metrics.jsonl"
+printf '{"step":100,"t2v_r1":0.2,"v2t_r1":0.3,"chance_r1":0.02}\n' >>"$d/run2/metrics.jsonl"
+tools/plot "$d/run2" 2>"$d/log2"
+grep -q "6 panels from 100 steps, eval)" "$d/log2" || { echo "FAIL: no eval panel from metrics lines:"; cat "$d/log2"; exit 1; }
+read -r w h < <(png_size "$d/run2/plot.png")
+decode "$d/run2/plot.png" "$w" "$h"
+
 fails() { # expected message, then the command
 	local want=$1; shift
 	if "$@" >"$d/o" 2>"$d/e"; then echo "FAIL: '$*' succeeded"; exit 1; fi

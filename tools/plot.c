@@ -26,8 +26,8 @@ static void usage(void)
 	       "Draws the run's curves into RUN_DIR/plot.png (or FILE):\n"
 	       "  from RUN_DIR/metrics.jsonl (required): loss (with a moving average), temperature tau,\n"
 	       "    learning rate, throughput (samples/s), data wait and step time (s) against the step;\n"
-	       "  from RUN_DIR/eval.jsonl (tools/eval --append, lines with a step): held-out R@1/R@5 both\n"
-	       "    ways next to chance;\n"
+	       "  from RUN_DIR/eval.jsonl (tools/eval --append, lines with a step; without that file, the\n"
+	       "    same keys in metrics.jsonl): held-out R@1 both ways and text->video R@5 next to chance;\n"
 	       "  from RUN_DIR/ringstat.jsonl (tools/ringstat --json 1 > ...): ring occupancy and consumer\n"
 	       "    wait (%%) against seconds since the first line.\n"
 	       "Panels whose numbers are absent are left out.\n");
@@ -108,6 +108,8 @@ int main(int argc, char **argv)
 	if (!m.n)
 		log_fatalx("%s holds no metrics lines yet (the trainer writes one per step%s)", path,
 			   m.bad_lines ? "; the lines there are not JSON objects with a step" : "");
+	const int lines = m.n;
+	plot_table_keep_finite(&m, M_LOSS, M_STEP_S); // lines of eval results only are not steps
 	if (m.bad_lines)
 		log_warnx("%s: %d line(s) are not JSON objects (skipped)", path, m.bad_lines);
 
@@ -117,6 +119,12 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, "%s/eval.jsonl", run);
 	if ((rc = plot_table_read(path, ekeys, E_N, &e, err, sizeof err)) && rc != -ENOENT)
 		log_fatalx("%s", err);
+	if (rc == -ENOENT) { // a trainer may write its eval results into the metrics lines instead
+		snprintf(path, sizeof path, "%s/metrics.jsonl", run);
+		if ((rc = plot_table_read(path, ekeys, E_N, &e, err, sizeof err)))
+			log_fatalx("%s", err);
+	}
+	plot_table_keep_finite(&e, E_T2V1, E_V2T1);
 
 	enum { R_TIME, R_OCC, R_CWAIT, R_N };
 	static const char *rkeys[R_N] = { "time", "occupancy_pct", "consumer_wait_pct" };
@@ -164,7 +172,7 @@ int main(int argc, char **argv)
 		add_series(p, rt, r.col[R_CWAIT], r.n, PC_ORANGE, 0, "TRAINER WAIT");
 	}
 	if (!np)
-		log_fatalx("%s/metrics.jsonl has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s", run, m.n);
+		log_fatalx("%s/metrics.jsonl has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s", run, lines);
 
 	const int cols = np > 1 ? 2 : 1, rows = (np + cols - 1) / cols;
 	PlotImage im;
@@ -174,7 +182,7 @@ int main(int argc, char **argv)
 	const char *name = strrchr(run, '/') && strrchr(run, '/')[1] ? strrchr(run, '/') + 1 : run;
 	char head[512];
 	snprintf(head, sizeof head, "RUN %.200s: STEPS %.0f TO %.0f%s", name, m.col[M_STEP][0], m.col[M_STEP][m.n - 1],
-		 e.n ? "" : "  (NO EVAL.JSONL)");
+		 e.n ? "" : "  (NO EVAL YET)");
 	plot_text(&im, MARGIN, 10, head, PC_TEXT, 2);
 	for (int i = 0; i < np; i++) {
 		PlotBox b = { MARGIN + (i % cols) * (PANEL_W + MARGIN), HEADER + (i / cols) * (PANEL_H + MARGIN), PANEL_W,

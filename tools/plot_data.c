@@ -98,3 +98,19 @@ int plot_table_has(const PlotTable *t, int k)
 			return 1;
 	return 0;
 }
+
+void plot_table_keep_finite(PlotTable *t, int first, int last)
+{
+	int o = 0;
+	for (int i = 0; i < t->n; i++) {
+		int keep = 0;
+		for (int k = first; k <= last; k++)
+			keep |= isfinite(t->col[k][i]);
+		if (!keep)
+			continue;
+		for (int c = 0; c < t->nk; c++)
+			t->col[c][o] = t->col[c][i];
+		o++;
+	}
+	t->n = o;
+}

@@ -2,7 +2,8 @@
 // for tools/plot: one row per line, NaN where a key is absent or null.
 #ifndef TOOLS_PLOT_DATA_H
 #define TOOLS_PLOT_DATA_H
-// defines: PlotTable, PLOT_MAX_KEYS, plot_json_number, plot_table_read, plot_table_free, plot_table_has
+// defines: PlotTable, PLOT_MAX_KEYS, plot_json_number, plot_table_read, plot_table_free, plot_table_has,
+//          plot_table_keep_finite
 
 #include <stddef.h> // defines: size_t
 
@@ -25,5 +26,8 @@ int plot_table_read(const char *path, const char *const *keys, int nk, PlotTable
 void plot_table_free(PlotTable *t);
 // 1 when column k holds a finite value
 int plot_table_has(const PlotTable *t, int k);
+// keeps only the rows with a finite value in one of the columns first..last (drops, e.g., eval
+// lines among step lines, or step lines among eval lines)
+void plot_table_keep_finite(PlotTable *t, int first, int last);
 
 #endif

@@ -3,7 +3,7 @@
 // library run in-process for the same (seed, g).
 #ifndef TESTS_TEST_LOADER_HARNESS_H
 #define TESTS_TEST_LOADER_HARNESS_H
-// defines: Th, th_loaderd, th_setup, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
+// defines: Th, th_loaderd, th_setup, th_log_count, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
 
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles, LdPlan
 #include "ring.h"             // defines: ring_create, ring_consumer_*, ...
@@ -164,19 +164,21 @@ static inline void th_consume(Th *t, uint64_t until)
 	}
 }
 
-// 1 when dir/<tag>.log contains text
-static inline int th_log_has(const Th *t, const char *tag, const char *text)
+// lines of dir/<tag>.log that contain text
+static inline int th_log_count(const Th *t, const char *tag, const char *text)
 {
 	char p[400], line[1024];
 	snprintf(p, sizeof(p), "%s/%s.log", t->dir, tag);
 	FILE *f = fopen(p, "r");
 	int found = 0;
-	while (f && !found && fgets(line, sizeof(line), f))
-		found = strstr(line, text) != NULL;
+	while (f && fgets(line, sizeof(line), f))
+		found += strstr(line, text) != NULL;
 	if (f)
 		fclose(f);
 	return found;
 }
+
+static inline int th_log_has(const Th *t, const char *tag, const char *text) { return th_log_count(t, tag, text) > 0; }
 
 static inline void th_dump_logs(const Th *t, const char *tag)
 {

@@ -10,6 +10,7 @@
 #include "test_loader_util.h" // defines: tl_dataset, tl_rmdir
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #define TH_T 4
@@ -53,6 +54,17 @@ static inline void th_ring(Th *t)
 	CHECK(ring_consumer_attach(t->r, 0, &t->c) == 0);
 }
 
+static char th_exit_ring[64], th_exit_dir[256];
+
+// on any exit (a failed CHECK too): no ring or temporary folder is left behind
+static inline void th_atexit(void)
+{
+	if (th_exit_ring[0])
+		ring_destroy(th_exit_ring);
+	if (th_exit_dir[0])
+		tl_rmdir(th_exit_dir);
+}
+
 static inline void th_setup(Th *t, const char *what)
 {
 	memset(t, 0, sizeof(*t));
@@ -64,6 +76,9 @@ static inline void th_setup(Th *t, const char *what)
 	tl_dataset(t->dir, sizeof(t->dir), &o);
 	snprintf(t->manifest, sizeof(t->manifest), "%s/manifest.bin", t->dir);
 	snprintf(t->ring, sizeof(t->ring), "%s", test_ring_name(what));
+	snprintf(th_exit_ring, sizeof(th_exit_ring), "%s", t->ring);
+	snprintf(th_exit_dir, sizeof(th_exit_dir), "%s", t->dir);
+	atexit(th_atexit);
 	char err[256];
 	CHECK(manifest_open(&t->m, t->manifest, err, sizeof(err)) == 0);
 	CHECK(ld_decoder_new(&t->d) == 0);
@@ -92,6 +107,7 @@ static inline pid_t th_spawn(Th *t, const char *tag, ...)
 	pid_t pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); // a failed check (exit 1) takes its loaders with it
 		FILE *f = freopen(logp, "a", stderr);
 		(void)f;
 		execv(argv[0], (char *const *)argv);
@@ -201,6 +217,7 @@ static inline void th_teardown(Th *t)
 	manifest_close(t->m);
 	free(t->expect);
 	tl_rmdir(t->dir);
+	th_exit_ring[0] = th_exit_dir[0] = 0;
 }
 
 #endif

@@ -2,7 +2,8 @@
 # The trainer end to end through a real ring fed by the synthetic feeder (caption = colour
 # class, error slots every 9th position): 1 rank, then 2 rank processes over a comm group.
 # Each run exits 0, writes one metrics line per step with skipped error slots counted, and
-# the batch InfoNCE of the last 10 steps is below 0.8x that of the first 10.
+# the batch InfoNCE of the last 10 steps is below 0.8x that of the first 10; with 2 ranks the
+# bytes logged per step per collective equal the communication model.
 set -u
 cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
@@ -43,6 +44,15 @@ for r in 0 1; do
 	wait "${pids[$r]}" || fail "rank $r exited $?: $(tail -n 3 "$TT_DIR/two.$r.log")"
 	grep -q "finished $STEPS steps" "$TT_DIR/two.$r.log" || fail "rank $r did not report finishing"
 done
-grep -q '"comm_bytes":[1-9]' "$TT_DIR/two/metrics.jsonl" || fail "2-rank metrics show no communication"
+# bytes per step = DESIGN §7's model for K=2, B=8, d=16, FastCLIP pack width 2, P parameters:
+# all-gather features 2(K-1)Bd*4 + ids (K-1)B*8 + packs (K-1)B*2*4; all-reduce 2(K-1)/K*P*4
+P=$(sed -n 's/.*model tiny: \([0-9]*\) parameters.*/\1/p' "$TT_DIR/two.0.log")
+[ -n "$P" ] || fail "rank 0 did not log its parameter count"
+for f in "allgather_bytes 1152" "allreduce_bytes $((4 * P))" "reduce_scatter_bytes 0"; do
+	set -- $f
+	bad=$(tt_field "$TT_DIR/two/metrics.jsonl" "$1" | grep -v -x "$2" | head -n 1)
+	[ -z "$bad" ] || fail "$1 per step is $bad, the communication model says $2"
+done
+echo "  bytes per step match the model: all-gather 1152, all-reduce $((4 * P))"
 check_learned "$TT_DIR/two/metrics.jsonl"
 echo "1 and 2 ranks learn the feeder's pairs through the ring"

@@ -7,7 +7,7 @@ avtrain_SRCS := trainer/trainer_comm_local.c trainer/trainer_step.c trainer/trai
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c
 
-TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_augment
+TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_augment test_trainer_metrics
 TESTS += $(TRAINER_TESTS)
 SAN_TESTS += test_trainer_dist
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl

@@ -206,7 +206,7 @@ int main(int argc, char **argv)
 
 	start = step;
 	FILE *mf = NULL;
-	if (c.rank == 0 && !(mf = trainer_metrics_open(mpath, c.resume)))
+	if (c.rank == 0 && !(mf = trainer_metrics_open(mpath, last_ckpt >= 0 ? step : -1)))
 		log_fatalx("cannot open %s: %s", mpath, strerror(errno));
 	const ModelConfig *m = &c.model;
 	const int B = c.batch_size;
@@ -265,12 +265,13 @@ int main(int argc, char **argv)
 				log_fatalx("step %lld failed: %s (%s)", (long long)step, comm_error(comm), strerror(-rc));
 			log_fatalx("step %lld failed: %s", (long long)step, strerror(-rc));
 		}
+		const CommStats cst = comm->stats; // the step's collectives only
 		double comm_bytes = 0;
 		for (int op = 0; op < COMM_NOPS; op++)
-			comm_bytes += comm->stats.bytes[op];
+			comm_bytes += cst.bytes[op];
 		if (c.log_level[0] == 'd') {
 			char cs[256];
-			comm_stats_format(&comm->stats, cs, sizeof cs);
+			comm_stats_format(&cst, cs, sizeof cs);
 			log_debug("step %lld comm: %s", (long long)step, cs);
 		}
 		float red[5] = { (float)st.loss, (float)st.nce, (float)st.acc, (float)(in.wait_s - w0), (float)(in.errors - e0) };
@@ -283,6 +284,9 @@ int main(int argc, char **argv)
 					      .tau = exp(-st.log_s), .lr = st.lr, .grad_norm = st.grad_norm, .step_s = dt,
 					      .samples_per_s = (double)B * c.ranks / dt, .data_wait_s = red[3],
 					      .error_slots = (double)red[4] * c.ranks, .comm_bytes = comm_bytes,
+					      .allgather_bytes = cst.bytes[COMM_ALLGATHER],
+					      .reduce_scatter_bytes = cst.bytes[COMM_REDUCE_SCATTER],
+					      .allreduce_bytes = cst.bytes[COMM_ALLREDUCE],
 					      .t_forward = st.t_forward, .t_exchange = st.t_exchange, .t_backward = st.t_backward,
 					      .t_allreduce = st.t_allreduce, .t_update = st.t_update };
 			if ((rc = trainer_metrics_write(mf, &tm)) < 0)

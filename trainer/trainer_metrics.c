@@ -2,12 +2,39 @@
 // are written as null, which JSON has no other spelling for).
 #include "trainer_metrics.h" // defines: TrainerMetrics, ...
 
-#include <errno.h> // defines: errno
+#include <errno.h> // defines: errno, ENOENT, EIO
 #include <math.h>  // defines: isfinite
+#include <stdio.h> // defines: fopen, fgets, sscanf, rename
+#include <unistd.h> // defines: unlink
 
-FILE *trainer_metrics_open(const char *path, int append)
+FILE *trainer_metrics_open(const char *path, int64_t keep_through)
 {
-	return fopen(path, append ? "a" : "w");
+	if (keep_through < 0)
+		return fopen(path, "w");
+	FILE *in = fopen(path, "r");
+	if (!in)
+		return errno == ENOENT ? fopen(path, "a") : NULL;
+	char tmp[4200], line[8192];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *out = fopen(tmp, "w");
+	if (!out) {
+		fclose(in);
+		return NULL;
+	}
+	while (fgets(line, sizeof line, in)) {
+		long long step;
+		if (sscanf(line, "{\"step\":%lld", &step) == 1 && step <= keep_through)
+			fputs(line, out);
+	}
+	int bad = ferror(in);
+	fclose(in);
+	if (fclose(out) || bad || rename(tmp, path)) {
+		int e = bad ? EIO : errno;
+		unlink(tmp);
+		errno = e;
+		return NULL;
+	}
+	return fopen(path, "a");
 }
 
 static void num(FILE *f, const char *key, double v)
@@ -32,6 +59,9 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 	num(f, "data_wait_s", m->data_wait_s);
 	num(f, "error_slots", m->error_slots);
 	num(f, "comm_bytes", m->comm_bytes);
+	num(f, "allgather_bytes", m->allgather_bytes);
+	num(f, "reduce_scatter_bytes", m->reduce_scatter_bytes);
+	num(f, "allreduce_bytes", m->allreduce_bytes);
 	num(f, "t_forward", m->t_forward);
 	num(f, "t_exchange", m->t_exchange);
 	num(f, "t_backward", m->t_backward);

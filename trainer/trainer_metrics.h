@@ -17,11 +17,14 @@ typedef struct {
 	double data_wait_s;         // mean over ranks of the time waiting for READY slots
 	double error_slots;         // error slots skipped in this step, all ranks
 	double comm_bytes;          // bytes this rank sent in the step's collectives (DESIGN §7 model)
+	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes; // the same per collective
 	double t_forward, t_exchange, t_backward, t_allreduce, t_update; // rank 0's phases, seconds
 } TrainerMetrics;
 
-// path opened for appending (resume) or truncated; NULL with errno on failure
-FILE *trainer_metrics_open(const char *path, int append);
+// A fresh file (keep_through < 0), or the existing one cut after the line of step keep_through
+// (a resumed run: lines a crashed run wrote after its last checkpoint would repeat steps), then
+// opened for appending. NULL with errno on failure.
+FILE *trainer_metrics_open(const char *path, int64_t keep_through);
 // one JSON object on one line, flushed; -errno on a write error
 int trainer_metrics_write(FILE *f, const TrainerMetrics *m);
 

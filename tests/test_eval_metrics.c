@@ -1,10 +1,12 @@
 // tools/eval's metrics on hand-made matrices with known answers: ranks with ties, R@K, median
-// rank, EPIC-style mAP and nDCG (both directions), top-k accuracy, and bad shapes refused.
+// rank, EPIC-style mAP and nDCG (both directions, and against a full-sort reference on random
+// matrices with ties), top-k accuracy, and bad shapes refused.
 #include "../tools/eval_metrics.h" // defines: eval_ranks, eval_retrieval, eval_map, eval_ndcg, ...
 #include "testutil.h"     // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h> // defines: EINVAL
-#include <math.h>  // defines: fabs, log2
+#include <errno.h>  // defines: EINVAL
+#include <math.h>   // defines: fabs, log2
+#include <stdlib.h> // defines: rand, srand
 
 #define NEAR(a, b) CHECK(fabs((double)(a) - (double)(b)) < 1e-6)
 
@@ -141,6 +143,101 @@ static void test_map_ndcg(void)
 	CHECK_EQ_INT(eval_ndcg(sim, 3, 4, 0, &rel, &v, &used), -EINVAL);
 }
 
+// The EPIC definitions done the slow way: sort every row (stable, descending) and walk it.
+static void reference(const float *sim, int nq, int nc, int transposed, const EvalRel *rel, double *map, double *ndcg)
+{
+	double sm = 0, sn = 0;
+	int um = 0, un = 0;
+	int order[64];
+	float relv[64];
+	for (int i = 0; i < nq; i++) {
+		float row[64];
+		for (int j = 0; j < nc; j++) {
+			row[j] = transposed ? sim[j * nq + i] : sim[i * nc + j];
+			relv[j] = 0;
+			order[j] = j;
+		}
+		for (int64_t p = rel->row_ptr[i]; p < rel->row_ptr[i + 1]; p++)
+			relv[rel->col[p]] = rel->val[p];
+		for (int a = 1; a < nc; a++) // insertion sort: stable
+			for (int b = a; b > 0 && row[order[b]] > row[order[b - 1]]; b--) {
+				int t = order[b];
+				order[b] = order[b - 1];
+				order[b - 1] = t;
+			}
+		int ones = 0, pos = 0, found = 0;
+		double ap = 0, dcg = 0, idcg = 0;
+		float sorted[64];
+		for (int j = 0; j < nc; j++) {
+			ones += relv[j] >= 1;
+			if (relv[j] > 0)
+				sorted[pos++] = relv[j];
+		}
+		for (int p = 0; p < nc; p++)
+			if (relv[order[p]] >= 1)
+				ap += (double)++found / (p + 1);
+		for (int a = 1; a < pos; a++)
+			for (int b = a; b > 0 && sorted[b] > sorted[b - 1]; b--) {
+				float t = sorted[b];
+				sorted[b] = sorted[b - 1];
+				sorted[b - 1] = t;
+			}
+		for (int p = 0; p < pos; p++) {
+			dcg += relv[order[p]] / log2(p + 2.0);
+			idcg += sorted[p] / log2(p + 2.0);
+		}
+		if (ones) {
+			sm += ap / ones;
+			um++;
+		}
+		if (pos) {
+			sn += dcg / idcg;
+			un++;
+		}
+	}
+	*map = sm / um;
+	*ndcg = sn / un;
+}
+
+// random matrices with many ties (scores on a coarse grid) and graded relevance, both layouts
+static void test_against_reference(void)
+{
+	enum { NQ = 37, NC = 53 };
+	static float sim[NQ * NC];
+	static int64_t row_ptr[NQ + 1], col[NQ * NC];
+	static float val[NQ * NC];
+	srand(3);
+	for (int round = 0; round < 20; round++) {
+		for (int k = 0; k < NQ * NC; k++)
+			sim[k] = (float)(rand() % 9) / 8;
+		int64_t nnz = 0;
+		for (int i = 0; i < NQ; i++) {
+			row_ptr[i] = nnz;
+			for (int j = 0; j < NC; j++)
+				if (rand() % 6 == 0 || j == i) {
+					col[nnz] = j;
+					val[nnz++] = (rand() % 3 == 0) ? 1.0f : (float)(1 + rand() % 3) / 4;
+				}
+		}
+		row_ptr[NQ] = nnz;
+		EvalRel rel = { .rows = NQ, .cols = NC, .row_ptr = row_ptr, .col = col, .val = val }, relt;
+		double m, g, rm, rg;
+		CHECK_OK(eval_map(sim, NQ, NC, 0, &rel, &m, NULL));
+		CHECK_OK(eval_ndcg(sim, NQ, NC, 0, &rel, &g, NULL));
+		reference(sim, NQ, NC, 0, &rel, &rm, &rg);
+		NEAR(m, rm);
+		NEAR(g, rg);
+		// the other direction: queries are the columns of sim
+		CHECK_OK(eval_rel_transpose(&rel, &relt));
+		CHECK_OK(eval_map(sim, NC, NQ, 1, &relt, &m, NULL));
+		CHECK_OK(eval_ndcg(sim, NC, NQ, 1, &relt, &g, NULL));
+		reference(sim, NC, NQ, 1, &relt, &rm, &rg);
+		NEAR(m, rm);
+		NEAR(g, rg);
+		eval_rel_free(&relt);
+	}
+}
+
 static void test_topk(void)
 {
 	const float s[] = { 0.1f, 0.2f, 0.9f, 0.0f, // label 2: first
@@ -169,6 +266,7 @@ int main(void)
 	test_ranks();
 	test_recall_median();
 	test_map_ndcg();
+	test_against_reference();
 	test_topk();
 	printf("eval metrics: ranks, R@K, median rank, mAP, nDCG, top-k all as computed by hand\n");
 	return 0;

@@ -192,8 +192,8 @@ int main(int argc, char **argv)
 	ld_libav_quiet();
 	const ManifestHeader *h = manifest_header(man);
 	if (!quiet)
-		log_info("model [%s] from %s%s; %llu samples of %s, batch %d, %d threads", cfgs, em.source,
-			 em.step >= 0 ? "" : "", (unsigned long long)h->n_samples, manifest, batch, kern_ctx_threads(ctx));
+		log_info("model [%s] from %s (step %lld); %llu samples of %s, batch %d, %d threads", cfgs, em.source,
+			 (long long)em.step, (unsigned long long)h->n_samples, manifest, batch, kern_ctx_threads(ctx));
 	Progress pr = { .t0 = now_s(), .last = now_s(), .quiet = quiet };
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;

@@ -1,11 +1,10 @@
 // Metrics of tools/eval. Every ranking is a stable descending sort of the scores (ties go to the
 // lower candidate index), so results do not depend on the sort routine or the thread count.
-#define _GNU_SOURCE          // qsort_r
 #include "eval_metrics.h" // defines: EvalRetrieval, EvalRel, eval_*
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <math.h>   // defines: log2
-#include <stdlib.h> // defines: calloc, malloc, free, qsort, qsort_r
+#include <stdlib.h> // defines: calloc, malloc, free, qsort
 #include <string.h> // defines: memset
 
 #ifdef HAVE_BLAS
@@ -149,54 +148,82 @@ void eval_rel_free(EvalRel *rel)
 	memset(rel, 0, sizeof *rel);
 }
 
-// candidate indices by descending score, ties by ascending index
-static int by_score(const void *a, const void *b, void *arg)
+// A query's relevant candidates in ranking order (score descending, ties by ascending index).
+// Both metrics need only the places of these candidates: every other candidate scores 0, so
+// one pass over the row with a binary search among them replaces sorting the whole row.
+typedef struct {
+	float s, rel;
+	int64_t j;
+} RelItem;
+
+static int by_rank(const void *a, const void *b)
 {
-	const float *row = arg;
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	if (row[x] != row[y])
-		return row[x] > row[y] ? -1 : 1;
-	return (x > y) - (x < y);
+	const RelItem *x = a, *y = b;
+	if (x->s != y->s)
+		return x->s > y->s ? -1 : 1;
+	return (x->j > y->j) - (x->j < y->j);
+}
+
+static int by_rel_desc(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x < y) - (x > y);
 }
 
 typedef enum { METRIC_MAP, METRIC_NDCG } Metric;
 
+typedef struct {
+	float *row;        // (nc) the query's scores
+	RelItem *it;       // (max row nnz)
+	int64_t *ahead;    // (max row nnz + 1)
+	float *sorted_rel; // (max row nnz)
+} QueryBufs;
+
 // per query: the metric's value, or NAN when the query has no relevant candidate
-static double query_metric(Metric what, const float *row, int64_t nc, const float *relv, const EvalRel *rel,
-			   int64_t i, int64_t *order, float *sorted_rel)
+static double query_metric(Metric what, int64_t nc, const EvalRel *rel, int64_t i, QueryBufs *q)
 {
-	int64_t lo = rel->row_ptr[i], hi = rel->row_ptr[i + 1], k = 0;
-	for (int64_t p = lo; p < hi; p++)
-		k += what == METRIC_MAP ? rel->val[p] >= 1.0f : rel->val[p] > 0.0f;
+	const int64_t lo = rel->row_ptr[i], m = rel->row_ptr[i + 1] - lo;
+	int64_t k = 0;
+	for (int64_t p = 0; p < m; p++) {
+		const float v = rel->val[lo + p];
+		k += what == METRIC_MAP ? v >= 1.0f : v > 0.0f;
+		q->it[p] = (RelItem){ .s = q->row[rel->col[lo + p]], .rel = v, .j = rel->col[lo + p] };
+	}
 	if (!k)
 		return NAN;
-	for (int64_t j = 0; j < nc; j++)
-		order[j] = j;
-	qsort_r(order, (size_t)nc, sizeof *order, by_score, (void *)row);
-	if (what == METRIC_MAP) {
-		double ap = 0;
-		int64_t found = 0;
-		for (int64_t p = 0; p < nc && found < k; p++)
-			if (relv[order[p]] >= 1.0f)
-				ap += (double)++found / (double)(p + 1);
-		return ap / (double)k;
-	}
-	// nDCG: only the first k places count (as many as there are relevant candidates)
-	int64_t m = hi - lo;
-	for (int64_t p = 0; p < m; p++)
-		sorted_rel[p] = rel->val[lo + p];
-	for (int64_t a = 1; a < m; a++) // insertion sort, descending: rows are short
-		for (int64_t b = a; b > 0 && sorted_rel[b] > sorted_rel[b - 1]; b--) {
-			float t = sorted_rel[b];
-			sorted_rel[b] = sorted_rel[b - 1];
-			sorted_rel[b - 1] = t;
+	qsort(q->it, (size_t)m, sizeof *q->it, by_rank);
+	// ahead[p]: candidates whose first relevant candidate ranked after them is it[p]
+	memset(q->ahead, 0, sizeof *q->ahead * (size_t)(m + 1));
+	for (int64_t j = 0; j < nc; j++) {
+		const float s = q->row[j];
+		int64_t a = 0, b = m; // first p that j ranks before
+		while (a < b) {
+			int64_t mid = (a + b) / 2;
+			if (s > q->it[mid].s || (s == q->it[mid].s && j < q->it[mid].j))
+				b = mid;
+			else
+				a = mid + 1;
 		}
-	double dcg = 0, idcg = 0;
-	for (int64_t p = 0; p < k; p++) {
-		dcg += relv[order[p]] / log2((double)p + 2);
-		idcg += sorted_rel[p] / log2((double)p + 2);
+		q->ahead[a]++;
 	}
-	return dcg / idcg;
+	double sum = 0, ideal = 0;
+	int64_t before = 0, found = 0;
+	for (int64_t p = 0; p < m; p++) {
+		before += q->ahead[p];
+		const double place = (double)before + 1; // 1-based place of it[p] in the ranking
+		if (what == METRIC_MAP && q->it[p].rel >= 1.0f)
+			sum += (double)++found / place;
+		else if (what == METRIC_NDCG && place <= (double)k) // only the first k places count
+			sum += q->it[p].rel / log2(place + 1);
+	}
+	if (what == METRIC_MAP)
+		return sum / (double)k;
+	for (int64_t p = 0; p < m; p++)
+		q->sorted_rel[p] = rel->val[lo + p];
+	qsort(q->sorted_rel, (size_t)m, sizeof *q->sorted_rel, by_rel_desc);
+	for (int64_t p = 0; p < k; p++)
+		ideal += q->sorted_rel[p] / log2((double)p + 2);
+	return sum / ideal;
 }
 
 static int rel_metric(Metric what, const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel,
@@ -204,15 +231,18 @@ static int rel_metric(Metric what, const float *sim, int64_t nq, int64_t nc, int
 {
 	if (!rel || rel->rows != nq || rel->cols != nc || nq <= 0 || nc <= 0)
 		return -EINVAL;
+	int64_t most = 0;
+	for (int64_t i = 0; i < nq; i++)
+		most = rel->row_ptr[i + 1] - rel->row_ptr[i] > most ? rel->row_ptr[i + 1] - rel->row_ptr[i] : most;
 	double sum = 0;
 	int64_t n = 0;
 	int oom = 0;
 	EOMP("omp parallel reduction(+ : sum, n)")
 	{
-		float *row = malloc(sizeof *row * (size_t)nc), *relv = calloc((size_t)nc, sizeof *relv);
-		float *sorted_rel = malloc(sizeof *sorted_rel * (size_t)nc);
-		int64_t *order = malloc(sizeof *order * (size_t)nc);
-		int ok = row && relv && sorted_rel && order;
+		QueryBufs q = { .row = malloc(sizeof(float) * (size_t)nc), .it = malloc(sizeof(RelItem) * (size_t)(most + 1)),
+				.ahead = malloc(sizeof(int64_t) * (size_t)(most + 1)),
+				.sorted_rel = malloc(sizeof(float) * (size_t)(most + 1)) };
+		int ok = q.row && q.it && q.ahead && q.sorted_rel;
 		if (!ok) {
 			EOMP("omp atomic write")
 			oom = 1;
@@ -222,22 +252,18 @@ static int rel_metric(Metric what, const float *sim, int64_t nq, int64_t nc, int
 		for (int64_t i = 0; i < nq; i++) {
 			if (ok) {
 				for (int64_t j = 0; j < nc; j++)
-					row[j] = at(sim, nq, nc, transposed, i, j);
-				for (int64_t p = rel->row_ptr[i]; p < rel->row_ptr[i + 1]; p++)
-					relv[rel->col[p]] = rel->val[p];
-				double v = query_metric(what, row, nc, relv, rel, i, order, sorted_rel);
-				for (int64_t p = rel->row_ptr[i]; p < rel->row_ptr[i + 1]; p++)
-					relv[rel->col[p]] = 0;
+					q.row[j] = at(sim, nq, nc, transposed, i, j);
+				double v = query_metric(what, nc, rel, i, &q);
 				if (!isnan(v)) {
 					sum += v;
 					n++;
 				}
 			}
 		}
-		free(row);
-		free(relv);
-		free(sorted_rel);
-		free(order);
+		free(q.row);
+		free(q.it);
+		free(q.ahead);
+		free(q.sorted_rel);
 	}
 	if (oom)
 		return -ENOMEM;

@@ -9,7 +9,7 @@ for b in tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd 
 	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
 done
 tmp=$(mktemp -d /tmp/avclip-launch-test.XXXXXX)
-run=$tmp/run
+run=$tmp/run-$$
 lpid=""
 cleanup() {
 	[ -n "$lpid" ] && kill "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null

@@ -29,7 +29,7 @@ fed by loaderd processes through a shared-memory ring, and supervises it.
   --manifest FILE         training manifest (tools/prep)
   --run-dir DIR           run directory: launch.conf, logs/, metrics.jsonl, ckpt/, ringstat.jsonl
                           (default runs/<date>-<time>)
-  --ring NAME             ring name (default: avclip-<run dir name>)
+  --ring NAME             ring name (default: avclip-<run dir name>-<hash of its path>)
   --loaders-per-node K    loaderd processes per NUMA node (default 1)
   --loader-threads T      decode threads per loaderd (default 1)
   --slots S               ring slots (default 4 x N x batch size, at least 16)
@@ -133,7 +133,9 @@ RUN_DIR=$(cd "$RUN_DIR" && pwd)
 if [ -f "$RUN_DIR/launch.pid" ] && kill -0 "$(cat "$RUN_DIR/launch.pid")" 2>/dev/null; then
 	die "a job is already running in $RUN_DIR (pid $(cat "$RUN_DIR/launch.pid"))"
 fi
-RING=${RING:-avclip-$(basename "$RUN_DIR" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-40)}
+# default ring name: the run directory's name plus a hash of its full path, so two jobs never
+# share a ring even when their run directories have the same name
+RING=${RING:-avclip-$(basename "$RUN_DIR" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-28)-$(printf '%s' "$RUN_DIR" | cksum | cut -c1-8)}
 COMM=${RING}-comm
 
 # ---- what the model and data need --------------------------------------------------------------

@@ -39,6 +39,7 @@ void train_step_destroy(TrainStep *s)
 	free(s->e2);
 	free(s->de1);
 	free(s->de2);
+	free(s->sim);
 	free(s);
 }
 
@@ -75,7 +76,8 @@ static int create(TrainStep *s)
 	s->e2 = malloc(fe * sizeof(float));
 	s->de1 = malloc(fe * sizeof(float));
 	s->de2 = malloc(fe * sizeof(float));
-	if (!s->e1 || !s->e2 || !s->de1 || !s->de2)
+	s->sim = malloc((size_t)B * B * sizeof(double));
+	if (!s->e1 || !s->e2 || !s->de1 || !s->de2 || !s->sim)
 		return -ENOMEM;
 	const int64_t shape[2] = { B, E };
 	TRY(kern_alloc(s->ctx, &s->dv, KDT_F32, 2, shape));
@@ -118,41 +120,37 @@ int train_step_init(TrainStep *s, uint64_t seed)
 	return train_step_sync_log_s(s);
 }
 
-// symmetric InfoNCE and retrieval accuracy of the local B x B batch at scale exp(log_s)
-static void local_metrics(const float *e1, const float *e2, int B, int E, double log_s, double *nce, double *acc)
+// symmetric InfoNCE and retrieval accuracy of the local B x B batch at scale exp(log_s);
+// sim (B, B) scratch
+static void local_metrics(const float *e1, const float *e2, int B, int E, double log_s, double *sim, double *nce,
+			  double *acc)
 {
 	const double sc = exp(log_s);
+	for (int i = 0; i < B; i++)
+		for (int j = 0; j < B; j++) {
+			double d = 0.0;
+			for (int k = 0; k < E; k++)
+				d += (double)e1[i * E + k] * e2[j * E + k];
+			sim[i * B + j] = d;
+		}
 	double lrow = 0.0, lcol = 0.0;
 	int hits = 0;
 	for (int i = 0; i < B; i++) {
-		double mr = -INFINITY, mc = -INFINITY, diag = 0.0;
+		double mr = -INFINITY, mc = -INFINITY, sr = 0.0, scol = 0.0;
 		int best = 0;
 		for (int j = 0; j < B; j++) {
-			double r = 0.0, cl = 0.0;
-			for (int k = 0; k < E; k++) {
-				r += (double)e1[i * E + k] * e2[j * E + k];
-				cl += (double)e1[j * E + k] * e2[i * E + k];
-			}
-			if (r > mr) {
-				mr = r;
+			if (sim[i * B + j] > mr) {
+				mr = sim[i * B + j];
 				best = j;
 			}
-			mc = fmax(mc, cl);
-			if (j == i)
-				diag = r;
+			mc = fmax(mc, sim[j * B + i]);
 		}
-		double sr = 0.0, scol = 0.0;
 		for (int j = 0; j < B; j++) {
-			double r = 0.0, cl = 0.0;
-			for (int k = 0; k < E; k++) {
-				r += (double)e1[i * E + k] * e2[j * E + k];
-				cl += (double)e1[j * E + k] * e2[i * E + k];
-			}
-			sr += exp(sc * (r - mr));
-			scol += exp(sc * (cl - mc));
+			sr += exp(sc * (sim[i * B + j] - mr));
+			scol += exp(sc * (sim[j * B + i] - mc));
 		}
-		lrow += sc * (mr - diag) + log(sr);
-		lcol += sc * (mc - diag) + log(scol);
+		lrow += sc * (mr - sim[i * B + i]) + log(sr);
+		lcol += sc * (mc - sim[i * B + i]) + log(scol);
 		hits += best == i;
 	}
 	*nce = 0.5 * (lrow + lcol) / B;
@@ -173,7 +171,7 @@ int train_step_grads(TrainStep *s, const KTensor *video, const KTensor *text, co
 	double t1 = now_s();
 	FastclipGrads g = { .de1 = s->de1, .de2 = s->de2 };
 	TRY(fastclip_step_run(s->fstep, epoch, s->e1, s->e2, ids, s->temp.log_s, &g));
-	local_metrics(s->e1, s->e2, B, E, s->temp.log_s, &st->nce, &st->acc);
+	local_metrics(s->e1, s->e2, B, E, s->temp.log_s, s->sim, &st->nce, &st->acc);
 	st->loss = g.loss;
 	double t2 = now_s();
 	TRY(kern_upload(s->ctx, &s->dv, s->de1, fbytes));

@@ -40,6 +40,7 @@ typedef struct {
 	float *e1, *e2;         // (B, E) host copies of this rank's features
 	float *de1, *de2;       // (B, E) feature gradients of this rank's loss
 	KTensor dv, dt;         // (B, E) the same on the backend
+	double *sim;            // (B, B) e1 · e2ᵀ of the local batch, for the metrics
 } TrainStep;
 
 typedef struct {

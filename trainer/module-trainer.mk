@@ -5,14 +5,17 @@ LIBS += avtrain
 avtrain_SRCS := trainer/trainer_comm_local.c trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c \
                 trainer/trainer_augment.c trainer/trainer_ckpt.c trainer/trainer_metrics.c
 PROGS += trainer/trainer
-trainer/trainer_SRCS := trainer/trainer_main.c
+trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_eval.c
+# the in-trainer evaluation calls tools/' aveval (eval_run.h lives in tools/)
+$(BUILD)/obj/trainer/trainer_eval.o: CFLAGS += -Itools
 
 TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_augment test_trainer_metrics
 TESTS += $(TRAINER_TESTS)
 SAN_TESTS += test_trainer_dist
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
-                tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh
+                tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \
+                tests/test_trainer_eval.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

@@ -59,6 +59,8 @@ static const Flag flags[] = {
 	{ "run-dir", T_STR, S(run_dir), 0, 0, "", "run directory: metrics.jsonl, ckpt/ (required)" },
 	{ "resume", T_BOOL, N(resume), 0, 1, "0", "continue from RUN_DIR/ckpt (LATEST); a fresh start when none" },
 	{ "ckpt-every", T_I64, N(ckpt_every), 0, 1e15, "0", "checkpoint every K steps (0: only at the end and on SIGTERM)" },
+	{ "eval-manifest", T_STR, S(eval_manifest), 0, 0, "", "held-out manifest: rank 0 evaluates retrieval into RUN_DIR/eval.jsonl" },
+	{ "eval-every", T_I64, N(eval_every), 0, 1e15, "0", "evaluate every K steps (0: only at the end of the run)" },
 	{ "keep-last", T_INT, N(keep_last), 0, 1000000, "3", "checkpoints kept (0: all)" },
 	{ "log-every", T_I64, N(log_every), 1, 1e15, "1", "steps between progress log lines (metrics: every step)" },
 	{ "log-level", T_STR, S(log_level), 0, 0, "info", "debug | info | warn | error" },

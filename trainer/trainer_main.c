@@ -22,6 +22,7 @@
 #include "trainer_augment.h"    // defines: trainer_augment_batch
 #include "trainer_ckpt.h"       // defines: trainer_ckpt_save, trainer_ckpt_load
 #include "trainer_comm_local.h" // defines: trainer_comm_local_open
+#include "trainer_eval.h"       // defines: TrainerEval, trainer_eval_open, trainer_eval_run
 #include "trainer_flags.h"      // defines: TrainerConfig, trainer_flags_parse, ...
 #include "trainer_ingest.h"     // defines: TrainerIngest, ...
 #include "trainer_metrics.h"    // defines: TrainerMetrics, ...
@@ -149,9 +150,10 @@ int main(int argc, char **argv)
 	if ((rc = trainer_ingest_open(&in, c.ring, c.rank, c.ranks, &c.model, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
 	Comm *comm = open_comm(&c);
-	char ckdir[1100], mpath[1100];
+	char ckdir[1100], mpath[1100], epath[1100];
 	snprintf(ckdir, sizeof ckdir, "%s/ckpt", c.run_dir);
 	snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", c.run_dir);
+	snprintf(epath, sizeof epath, "%s/eval.jsonl", c.run_dir);
 	rc = mkdir_p(ckdir);
 	if (rc < 0)
 		log_fatalx("cannot create run directory %s: %s", ckdir, strerror(-rc));
@@ -177,11 +179,14 @@ int main(int argc, char **argv)
 	if ((rc = train_step_create(&ts, ctx, comm, &tc)) < 0)
 		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks, strerror(-rc));
 
+	TrainerEval *ev = NULL;
+	if (c.rank == 0 && c.eval_manifest[0] && (rc = trainer_eval_open(&ev, c.eval_manifest, ts->model, err, sizeof err)) < 0)
+		log_fatalx("%s", err);
 	uint64_t *positions = calloc((size_t)c.ranks, sizeof(uint64_t));
 	Agree *agree = calloc((size_t)c.ranks, sizeof(Agree));
 	if (!positions || !agree)
 		log_fatalx("out of memory");
-	int64_t step = 0, last_ckpt = -1, start;
+	int64_t step = 0, last_ckpt = -1, last_eval = -1, start;
 	rc = c.resume ? trainer_ckpt_load(ckdir, ts, &step, positions, c.ranks, in.seed, err, sizeof err) : -ENOENT;
 	if (rc == 0) {
 		last_ckpt = step;
@@ -243,6 +248,16 @@ int main(int argc, char **argv)
 				save_failed = 0;
 				last_ckpt = step;
 			}
+		}
+		// rank 0 evaluates between steps; the others wait at the next step's all-gather
+		if (ev && step > start && step != last_eval && !stopped &&
+		    (done || (c.eval_every && step % c.eval_every == 0))) {
+			double t2v, v2t, chance, te = now_s();
+			if ((rc = trainer_eval_run(ev, ts->model, step, epath, &t2v, &v2t, &chance, err, sizeof err)) < 0)
+				log_fatalx("evaluation at step %lld failed: %s", (long long)step, err);
+			log_info("eval at step %lld: R@1 text->video %.1f%% video->text %.1f%% (chance %.1f%%) in %.1f s",
+				 (long long)step, t2v, v2t, chance, now_s() - te);
+			last_eval = step;
 		}
 		if (done)
 			break;
@@ -314,6 +329,7 @@ int main(int argc, char **argv)
 	free(pos);
 	free(positions);
 	free(agree);
+	trainer_eval_close(ev);
 	train_step_destroy(ts);
 	kern_ctx_destroy(ctx);
 	comm_close(comm);

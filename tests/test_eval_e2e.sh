@@ -47,6 +47,22 @@ tools/eval --manifest "$m" --init 1 --batch-size 7 --classes-from action --relev
 	| sed 's/,"embed_s.*//' >"$d/b7"
 sed 's/,"embed_s.*//' "$d/out.json" | cmp - "$d/b7"
 
+# --match caption: any sample with the query's caption is a hit; chance rises with the repeats
+tools/eval --manifest "$m" --init 1 --match caption --json --quiet >"$d/cap.json"
+grep -q '"match":"caption"' "$d/cap.json" && grep -q '"match":"instance"' "$d/out.json" || { echo "FAIL: match mode not reported"; exit 1; }
+if command -v python3 >/dev/null; then
+	python3 - "$d/out.json" "$d/cap.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert b["captions"] < b["n"], b            # synth repeats captions
+assert b["chance_r1"] > a["chance_r1"] and b["chance_r5"] >= a["chance_r5"], (a, b)
+assert b["chance_medr"] < a["chance_medr"], (a, b)
+for d in ("t2v", "v2t"):  # a hit on the sample itself is a hit on its caption
+    assert b[d + "_r1"] >= a[d + "_r1"] and b[d + "_medr"] <= a[d + "_medr"], (d, a, b)
+print("caption matching: chance R@1", b["chance_r1"], "with", b["captions"], "distinct captions of", b["n"])
+PY
+fi
+
 fails() { # expected message, then the command
 	local want=$1; shift
 	if "$@" >"$d/o" 2>"$d/e"; then echo "FAIL: '$*' succeeded"; exit 1; fi
@@ -62,6 +78,7 @@ fails "needs a labels file" tools/eval --manifest "$m" --init 1 --classes "$d/sr
 fails "none of action, object, caption" tools/eval --manifest "$m" --init 1 --classes-from colour
 printf 'avclip-relevance 1 2 2\n' >"$d/bad.rel"
 fails "bad.rel:1: the matrix is 2 x 2, the manifest has" tools/eval --manifest "$m" --init 1 --relevance "$d/bad.rel"
+fails "neither instance nor caption" tools/eval --manifest "$m" --init 1 --match video
 fails "unknown option --frobnicate" tools/eval --manifest "$m" --init 1 --frobnicate 3
 fails "not a preset" tools/eval --manifest "$m" --init 1 --model vit-x
 fails "not a positive integer" tools/eval --manifest "$m" --init 1 --vis-width -3

@@ -51,6 +51,40 @@ static void test_ranks(void)
 	CHECK_EQ_INT(eval_ranks(sim, 3, 3, 0, bad, rank), -EINVAL);
 }
 
+// every candidate of the query's group is a match: the best-placed one counts
+static void test_grouped(void)
+{
+	const float sim[] = { 0.1f, 0.9f, 0.5f, 0.5f, // group 0: j=0, j=2 (0.5, ahead of j=3 by index) -> 2
+			      0.7f, 0.2f, 0.3f, 0.6f, // group 1: j=1, j=3 (0.6) -> 2
+			      0.0f, 0.0f, 0.0f, 0.0f };
+	const int64_t cg[] = { 0, 1, 0, 1 }, qg[] = { 0, 1, 2 };
+	int64_t rank[3];
+	CHECK_OK(eval_ranks_grouped(sim, 2, 4, 0, qg, cg, rank));
+	CHECK_EQ_INT(rank[0], 2);
+	CHECK_EQ_INT(rank[1], 2);
+	CHECK_EQ_INT(eval_ranks_grouped(sim, 3, 4, 0, qg, cg, rank), -EINVAL); // group 2 has no candidate
+	// singleton groups are the plain ranks
+	const int64_t id[] = { 0, 1, 2, 3 };
+	int64_t plain[3];
+	CHECK_OK(eval_ranks_grouped(sim, 3, 4, 0, id, id, rank));
+	CHECK_OK(eval_ranks(sim, 3, 4, 0, NULL, plain));
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_INT(rank[i], plain[i]);
+	// chance: 2 matches of 4 -> R@1 1/2, R@5 1, expected first place 5/3
+	EvalRetrieval c, p;
+	const int64_t two[] = { 2, 2 }, one[100] = { [0 ... 99] = 1 };
+	eval_chance_grouped(4, two, 2, &c);
+	NEAR(c.r1, 0.5);
+	NEAR(c.r5, 1);
+	NEAR(c.mean_rank, 5.0 / 3);
+	eval_chance_grouped(100, one, 100, &c);
+	eval_chance(100, &p);
+	NEAR(c.r1, p.r1);
+	NEAR(c.r5, p.r5);
+	NEAR(c.r10, p.r10);
+	NEAR(c.median_rank, p.median_rank);
+}
+
 static void test_recall_median(void)
 {
 	int64_t rank[12];
@@ -264,6 +298,7 @@ int main(void)
 {
 	test_similarity();
 	test_ranks();
+	test_grouped();
 	test_recall_median();
 	test_map_ndcg();
 	test_against_reference();

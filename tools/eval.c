@@ -24,6 +24,8 @@ static void usage(void)
 	       "  --init SEED         an untrained model initialised from SEED (the chance baseline)\n"
 	       "  --model PRESET      tiny | vit-s16 | vit-b16 | vit-l14; with --ckpt it must match the checkpoint\n"
 	       "  --SIZE N            model size overrides: %s\n"
+	       "  --match instance|caption   a retrieval hit is the query's own sample (default), or any\n"
+	       "                      sample with the same caption (datasets that repeat captions)\n"
 	       "  --batch-size B      samples per forward (default 16)\n"
 	       "  --threads N         compute threads (default: all cores); --decoders N clips decoded at once\n"
 	       "  --relevance FILE    EPIC-style mAP and nDCG against a relevance matrix (format in the README)\n"
@@ -132,6 +134,11 @@ int main(int argc, char **argv)
 			o.prompt = v;
 		else if (!strcmp(name, "bpe"))
 			o.bpe = v;
+		else if (!strcmp(name, "match")) {
+			if (strcmp(v, "instance") && strcmp(v, "caption"))
+				log_fatalx("--match '%s' is neither instance nor caption", v);
+			o.match_caption = !strcmp(v, "caption");
+		}
 		else if (!strcmp(name, "batch-size") || !strcmp(name, "threads") || !strcmp(name, "decoders")) {
 			char *end;
 			long x = strtol(v, &end, 10);

@@ -65,6 +65,37 @@ int eval_ranks(const float *sim, int64_t nq, int64_t nc, int transposed, const i
 	return 0;
 }
 
+int eval_ranks_grouped(const float *sim, int64_t nq, int64_t nc, int transposed, const int64_t *qgroup,
+		       const int64_t *cgroup, int64_t *rank)
+{
+	if (nq < 0 || nc <= 0)
+		return -EINVAL;
+	int bad = 0;
+	EOMP("omp parallel for schedule(static) reduction(| : bad)")
+	for (int64_t i = 0; i < nq; i++) {
+		int64_t g = -1; // the group's best candidate: highest score, lowest index
+		float s = 0;
+		for (int64_t j = 0; j < nc; j++) {
+			float x = at(sim, nq, nc, transposed, i, j);
+			if (cgroup[j] == qgroup[i] && (g < 0 || x > s)) {
+				g = j;
+				s = x;
+			}
+		}
+		if (g < 0) {
+			bad = 1;
+			continue;
+		}
+		int64_t r = 1;
+		for (int64_t j = 0; j < nc; j++) {
+			float x = at(sim, nq, nc, transposed, i, j);
+			r += x > s || (x == s && j < g);
+		}
+		rank[i] = r;
+	}
+	return bad ? -EINVAL : 0;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -108,6 +139,42 @@ void eval_chance(int64_t n, EvalRetrieval *out)
 	out->r5 = (double)(n < 5 ? n : 5) / (double)n;
 	out->r10 = (double)(n < 10 ? n : 10) / (double)n;
 	out->median_rank = out->mean_rank = (double)(n + 1) / 2;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+void eval_chance_grouped(int64_t n, const int64_t *matches, int64_t nq, EvalRetrieval *out)
+{
+	memset(out, 0, sizeof *out);
+	out->n = nq;
+	double *place = malloc(sizeof *place * (size_t)(nq ? nq : 1));
+	if (n <= 0 || nq <= 0 || !place) {
+		free(place);
+		return;
+	}
+	const int ks[3] = { 1, 5, 10 };
+	double *rk[3] = { &out->r1, &out->r5, &out->r10 };
+	for (int64_t i = 0; i < nq; i++) {
+		const int64_t g = matches[i];
+		for (int k = 0; k < 3; k++) {
+			double miss = 1; // none of the g matches in the first K of a random order
+			for (int t = 0; t < ks[k] && miss > 0; t++)
+				miss *= n - g - t > 0 ? (double)(n - g - t) / (double)(n - t) : 0;
+			*rk[k] += 1 - miss;
+		}
+		place[i] = (double)(n + 1) / (double)(g + 1);
+		out->mean_rank += place[i];
+	}
+	for (int k = 0; k < 3; k++)
+		*rk[k] /= (double)nq;
+	out->mean_rank /= (double)nq;
+	qsort(place, (size_t)nq, sizeof *place, cmp_double);
+	out->median_rank = nq % 2 ? place[nq / 2] : 0.5 * (place[nq / 2 - 1] + place[nq / 2]);
+	free(place);
 }
 
 int eval_rel_transpose(const EvalRel *rel, EvalRel *out)

@@ -2,7 +2,8 @@
 // median rank, EPIC-KITCHENS-100 style mAP and nDCG over a relevance matrix, top-k accuracy.
 #ifndef TOOLS_EVAL_METRICS_H
 #define TOOLS_EVAL_METRICS_H
-// defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_retrieval, eval_chance, eval_rel_transpose,
+// defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_retrieval, eval_chance,
+//          eval_chance_grouped, eval_rel_transpose,
 //          eval_rel_free, eval_map, eval_ndcg, eval_topk_accuracy
 
 #include <stdint.h> // defines: int64_t
@@ -30,10 +31,19 @@ int eval_similarity(const float *a, int64_t na, const float *b, int64_t nb, int 
 // scored higher + candidates scored equal with a lower index (a stable descending sort).
 // 0 or -EINVAL (a gt out of range).
 int eval_ranks(const float *sim, int64_t nq, int64_t nc, int transposed, const int64_t *gt, int64_t *rank);
+// The same when every candidate of the query's group is a match (e.g. samples with the same
+// caption): rank[i] = place of the first candidate j with cgroup[j] == qgroup[i] in the stable
+// descending ranking. -EINVAL when a query has no candidate of its group.
+int eval_ranks_grouped(const float *sim, int64_t nq, int64_t nc, int transposed, const int64_t *qgroup,
+		       const int64_t *cgroup, int64_t *rank);
 // R@1/5/10, median and mean rank of n ranks; -EINVAL when n is 0
 int eval_retrieval(const int64_t *rank, int64_t n, EvalRetrieval *out);
 // what a random ranking of n candidates scores in expectation: R@K = min(K, n)/n, ranks (n+1)/2
 void eval_chance(int64_t n, EvalRetrieval *out);
+// the same when query i has matches[i] matching candidates among n: R@K = mean over queries of
+// 1 - C(n - g, K) / C(n, K); mean rank = mean of the expected first place (n + 1) / (g + 1);
+// median rank = the median of those expected places
+void eval_chance_grouped(int64_t n, const int64_t *matches, int64_t nq, EvalRetrieval *out);
 
 // out = rel^T (allocated; free with eval_rel_free). 0 or -ENOMEM.
 int eval_rel_transpose(const EvalRel *rel, EvalRel *out);

@@ -69,6 +69,46 @@ static void captions_free(char **caps, int64_t n)
 	free(caps);
 }
 
+typedef struct {
+	const uint16_t *tok;
+	uint32_t ctx;
+	int64_t i;
+} CapRef;
+
+static int by_tokens(const void *a, const void *b)
+{
+	const CapRef *x = a, *y = b;
+	int c = memcmp(x->tok, y->tok, sizeof(uint16_t) * x->ctx);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+// gid[i]: one id per distinct caption (token row); size[i]: samples sharing sample i's caption
+static int caption_groups(const Manifest *man, int64_t n, int64_t *gid, int64_t *size, int64_t *distinct)
+{
+	CapRef *r = malloc(sizeof *r * (size_t)n);
+	if (!r)
+		return -ENOMEM;
+	uint32_t ctx = manifest_header(man)->context;
+	for (int64_t i = 0; i < n; i++)
+		r[i] = (CapRef){ manifest_tokens(man, (uint64_t)i), ctx, i };
+	qsort(r, (size_t)n, sizeof *r, by_tokens);
+	int64_t g = -1;
+	for (int64_t k = 0, start = 0; k < n; k++) {
+		if (!k || memcmp(r[k].tok, r[k - 1].tok, sizeof(uint16_t) * ctx)) {
+			g++;
+			start = k;
+		}
+		gid[r[k].i] = g;
+		int64_t end = k + 1;
+		if (end == n || memcmp(r[end].tok, r[k].tok, sizeof(uint16_t) * ctx))
+			for (int64_t t = start; t < end; t++)
+				size[r[t].i] = end - start;
+	}
+	*distinct = g + 1;
+	free(r);
+	return 0;
+}
+
 // zero-shot classification: prompts of the classes through the text tower, videos against them
 static int zero_shot(ClipModel *m, const float *vfeat, int64_t n, const EvalClasses *c, const EvalOpts *o,
 		     EvalReport *r, char *err, size_t errlen)
@@ -192,14 +232,29 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 		rc = eval_embed_manifest(m, man, vfeat, tfeat, &o->embed, err, errlen);
 		r->embed_s = now_s() - te;
 	}
+	int64_t *gid = malloc(sizeof(int64_t) * (size_t)n), *gsize = malloc(sizeof(int64_t) * (size_t)n);
+	if (!rc && (!gid || !gsize || caption_groups(man, n, gid, gsize, &r->captions))) {
+		snprintf(err, errlen, "out of memory grouping captions");
+		rc = -ENOMEM;
+	}
 	if (!rc) {
 		r->n = n;
+		r->match_caption = o->match_caption;
 		eval_similarity(vfeat, n, tfeat, n, E, sim); // (videos, captions)
-		eval_chance(n, &r->chance);
-		if ((rc = eval_ranks(sim, n, n, 0, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
-		    (rc = eval_ranks(sim, n, n, 1, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
-			snprintf(err, errlen, "ranking: %s", strerror(-rc));
+		if (o->match_caption) {
+			eval_chance_grouped(n, gsize, n, &r->chance);
+			if ((rc = eval_ranks_grouped(sim, n, n, 0, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
+			    (rc = eval_ranks_grouped(sim, n, n, 1, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
+				snprintf(err, errlen, "ranking: %s", strerror(-rc));
+		} else {
+			eval_chance(n, &r->chance);
+			if ((rc = eval_ranks(sim, n, n, 0, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
+			    (rc = eval_ranks(sim, n, n, 1, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
+				snprintf(err, errlen, "ranking: %s", strerror(-rc));
+		}
 	}
+	free(gid);
+	free(gsize);
 	if (!rc && rel.row_ptr)
 		rc = relevance(sim, n, &rel, r, err, errlen);
 	if (!rc && cls.names)
@@ -227,6 +282,13 @@ void eval_report_table(FILE *f, const EvalReport *r)
 	row(f, "text->video", &r->t2v);
 	row(f, "video->text", &r->v2t);
 	row(f, "chance", &r->chance);
+	if (r->match_caption)
+		fprintf(f, "  (a hit: any of the samples with the query's caption; %lld distinct captions)\n",
+			(long long)r->captions);
+	else if (r->captions < r->n)
+		fprintf(f, "  (a hit: the sample itself; only %lld distinct captions, so identical captions tie:\n"
+			   "   --match caption counts any sample with the same caption)\n",
+			(long long)r->captions);
 	if (r->has_rel) {
 		fprintf(f, "EPIC-style relevance            mAP    nDCG\n");
 		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries with a relevance-1 caption)\n", "video->text",
@@ -270,7 +332,8 @@ static void json_ret(FILE *f, const char *p, const EvalRetrieval *x)
 
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source)
 {
-	fprintf(f, "{\"n\":%lld", (long long)r->n);
+	fprintf(f, "{\"n\":%lld,\"captions\":%lld,\"match\":\"%s\"", (long long)r->n, (long long)r->captions,
+		r->match_caption ? "caption" : "instance");
 	if (step >= 0)
 		fprintf(f, ",\"step\":%lld", (long long)step);
 	if (source) {

@@ -20,11 +20,14 @@ typedef struct {
 	const char *classes_from;   // or derived from synth captions: action | object | caption
 	const char *prompt;         // class prompt template, "{}" = class name (NULL: "a video of {}")
 	const char *bpe;            // merges file of the manifest's captions (needed for prompts)
+	int match_caption;          // a retrieval hit is any sample with the same caption (not only itself)
 	EvalEmbedOpts embed;
 } EvalOpts;
 
 typedef struct {
 	int64_t n;                       // samples evaluated
+	int64_t captions;                // distinct captions among them
+	int match_caption;               // hits: the sample itself (0) or any sample with its caption (1)
 	EvalRetrieval t2v, v2t, chance;  // chance: a random ranking of n candidates
 	int has_rel;                     // mAP / nDCG computed
 	double map_v2t, map_t2v, ndcg_v2t, ndcg_t2v;
@@ -40,7 +43,7 @@ typedef struct {
 // 0 or -errno with a sentence in err
 int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r, char *err, size_t errlen);
 
-// human table; JSON: one object on one line with flat keys (n, t2v_r1 ... v2t_medr, chance_r1 ...,
+// human table; JSON: one object on one line with flat keys (n, captions, match, t2v_r1 ... v2t_medr, chance_r1 ...,
 // map_v2t ..., zs_top1 ...), plus step and source when given (step < 0 and NULL leave them out)
 void eval_report_table(FILE *f, const EvalReport *r);
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source);

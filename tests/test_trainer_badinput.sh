@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every bad input makes the trainer print exactly one clear line (naming the problem) and exit 1:
 # unknown flag (also in a --config file), missing config file, bad value, missing run dir, missing ring, geometry or rank-count mismatch,
-# missing comm group, an existing checkpoint without --resume, a checkpoint of another model.
+# missing comm group, an existing checkpoint without --resume, a checkpoint of another model or
+# of another rank count.
 set -u
 cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
@@ -45,4 +46,8 @@ tt_feeder "$TT_TAG-ok"
 "$TRAINER" "${ok[@]}" --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done" 2>/dev/null || fail "a good run failed"
 expect "already holds a checkpoint" "${ok[@]}" --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done"
 expect "written for model" "${ok[@]}" --vis-width 64 --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done" --resume
+"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+TT_COMMS+=("$TT_TAG-comm")
+expect "written by 1 ranks, this run has --ranks 2" "${ok[@]}" --ring "$TT_TAG-two" --ranks 2 --comm "$TT_TAG-comm" \
+	--run-dir "$TT_DIR/done" --resume
 echo "every bad input: one line, exit 1"

@@ -94,7 +94,8 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 	return train_step_sync_log_s(ts);
 }
 
-int trainer_ckpt_first_position(const char *dir, int64_t *step, uint64_t *first, char *err, size_t errlen)
+int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err,
+				size_t errlen)
 {
 	char mpath[4096], name[256] = "", path[4400];
 	snprintf(mpath, sizeof mpath, "%s/%s", dir, CKPT_MARKER);
@@ -129,6 +130,7 @@ int trainer_ckpt_first_position(const char *dir, int64_t *step, uint64_t *first,
 		lo = v < lo ? v : lo;
 	}
 	memcpy(step, st->data, 8);
+	*ranks = (int)(pos->nbytes / 8);
 	*first = lo;
 	st_close(f);
 	return 0;

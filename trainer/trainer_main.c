@@ -123,7 +123,7 @@ int main(int argc, char **argv)
 		int64_t step;
 		uint64_t first;
 		snprintf(dir, sizeof dir, "%s/ckpt", c.run_dir);
-		int rc = trainer_ckpt_first_position(dir, &step, &first, err, sizeof err);
+		int nr, rc = trainer_ckpt_first_position(dir, &step, &nr, &first, err, sizeof err);
 		if (rc == -ENOENT) {
 			printf("0\n");
 			return 0;
@@ -187,6 +187,14 @@ int main(int argc, char **argv)
 	if (!positions || !agree)
 		log_fatalx("out of memory");
 	int64_t step = 0, last_ckpt = -1, last_eval = -1, start;
+	if (c.resume) { // a clearer message than a tensor-size mismatch when the rank count changed
+		int64_t cs;
+		int nr;
+		uint64_t first;
+		if (trainer_ckpt_first_position(ckdir, &cs, &nr, &first, err, sizeof err) == 0 && nr != c.ranks)
+			log_fatalx("cannot resume: the checkpoint of step %lld was written by %d ranks, this run has --ranks %d",
+				   (long long)cs, nr, c.ranks);
+	}
 	rc = c.resume ? trainer_ckpt_load(ckdir, ts, &step, positions, c.ranks, in.seed, err, sizeof err) : -ENOENT;
 	if (rc == 0) {
 		last_ckpt = step;

@@ -6,6 +6,7 @@ PROGS += tools/plot
 tools/plot_SRCS := tools/plot.c
 tools/plot_LIBS := avplot data common
 
-TESTS += test_plot_png
+TESTS += test_plot_png test_plot_data
 test_plot_png_LIBS := avplot data common
+test_plot_data_LIBS := avplot common
 SCRIPT_TESTS += tests/test_plot_run.sh

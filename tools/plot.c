@@ -30,7 +30,8 @@ static void usage(void)
 	       "    same keys in metrics.jsonl): held-out R@1 both ways and text->video R@5 next to chance;\n"
 	       "  from RUN_DIR/ringstat.jsonl (tools/ringstat --json 1 > ...): ring occupancy and consumer\n"
 	       "    wait (%%) against seconds since the first line.\n"
-	       "Panels whose numbers are absent are left out.\n");
+	       "Panels whose numbers are absent are left out. Steps written again after a resume replace\n"
+	       "the earlier lines of the same steps.\n");
 }
 
 static Panel *add_panel(Panel *p, int *n, const char *title, const char *xlabel)
@@ -110,6 +111,7 @@ int main(int argc, char **argv)
 			   m.bad_lines ? "; the lines there are not JSON objects with a step" : "");
 	const int lines = m.n;
 	plot_table_keep_finite(&m, M_LOSS, M_STEP_S); // lines of eval results only are not steps
+	plot_table_latest(&m);
 	if (m.bad_lines)
 		log_warnx("%s: %d line(s) are not JSON objects (skipped)", path, m.bad_lines);
 
@@ -125,6 +127,7 @@ int main(int argc, char **argv)
 			log_fatalx("%s", err);
 	}
 	plot_table_keep_finite(&e, E_T2V1, E_V2T1);
+	plot_table_latest(&e);
 
 	enum { R_TIME, R_OCC, R_CWAIT, R_N };
 	static const char *rkeys[R_N] = { "time", "occupancy_pct", "consumer_wait_pct" };

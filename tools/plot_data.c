@@ -114,3 +114,16 @@ void plot_table_keep_finite(PlotTable *t, int first, int last)
 	}
 	t->n = o;
 }
+
+void plot_table_latest(PlotTable *t)
+{
+	int o = 0;
+	for (int i = 0; i < t->n; i++) {
+		while (o > 0 && t->col[0][o - 1] >= t->col[0][i])
+			o--;
+		for (int c = 0; c < t->nk; c++)
+			t->col[c][o] = t->col[c][i];
+		o++;
+	}
+	t->n = o;
+}

@@ -3,7 +3,7 @@
 #ifndef TOOLS_PLOT_DATA_H
 #define TOOLS_PLOT_DATA_H
 // defines: PlotTable, PLOT_MAX_KEYS, plot_json_number, plot_table_read, plot_table_free, plot_table_has,
-//          plot_table_keep_finite
+//          plot_table_keep_finite, plot_table_latest
 
 #include <stddef.h> // defines: size_t
 
@@ -29,5 +29,8 @@ int plot_table_has(const PlotTable *t, int k);
 // keeps only the rows with a finite value in one of the columns first..last (drops, e.g., eval
 // lines among step lines, or step lines among eval lines)
 void plot_table_keep_finite(PlotTable *t, int first, int last);
+// makes column 0 strictly increasing, later lines winning: a resumed run appends steps again from
+// its checkpoint, and those replace the ones written after it before the restart
+void plot_table_latest(PlotTable *t);
 
 #endif

@@ -224,12 +224,12 @@ int main(int argc, char **argv)
 	const ModelConfig *m = &c.model;
 	const int B = c.batch_size;
 	const size_t pix = (size_t)m->frames * m->image_size * m->image_size * 3;
-	uint8_t *clips = malloc((size_t)B * pix);
-	float *video = malloc((size_t)B * pix * sizeof(float));
-	int32_t *text = malloc((size_t)B * m->ctx_len * sizeof(int32_t));
-	int64_t *ids = malloc((size_t)B * sizeof(int64_t));
-	uint64_t *pos = malloc((size_t)B * sizeof(uint64_t));
-	KTensor tv, tt;
+	uint8_t *clips = malloc((size_t)B * pix);                          // (B, T, H, W, 3) from the ring
+	float *video = malloc((size_t)B * pix * sizeof(float));            // (B, T, H, W, 3) normalized
+	int32_t *text = malloc((size_t)B * m->ctx_len * sizeof(int32_t)); // (B, ctx) token ids
+	int64_t *ids = malloc((size_t)B * sizeof(int64_t));                // (B) sample ids (table rows)
+	uint64_t *pos = malloc((size_t)B * sizeof(uint64_t));              // (B) stream positions g
+	KTensor tv, tt; // the batch on the backend: (B, T, H, W, 3) f32, (B, ctx) i32
 	if (!clips || !video || !text || !ids || !pos ||
 	    kern_alloc(ctx, &tv, KDT_F32, 5, (int64_t[]){ B, m->frames, m->image_size, m->image_size, 3 }) < 0 ||
 	    kern_alloc(ctx, &tt, KDT_I32, 2, (int64_t[]){ B, m->ctx_len }) < 0)
@@ -247,7 +247,7 @@ int main(int argc, char **argv)
 			stopped |= agree[r].stop != 0;
 		}
 		int done = stopped || step >= c.steps || (c.stop_after_steps && step - start >= c.stop_after_steps);
-		if (c.rank == 0 && step != last_ckpt && (done || (c.ckpt_every && step % c.ckpt_every == 0))) {
+		if (c.rank == 0 && step != last_ckpt && (done || (c.ckpt_every && step > start && step % c.ckpt_every == 0))) {
 			if ((rc = trainer_ckpt_save(ckdir, ts, step, positions, c.ranks, in.seed, c.keep_last, err, sizeof err)) < 0) {
 				log_error("checkpoint at step %lld failed: %s", (long long)step, err);
 				save_failed = 1;

@@ -99,7 +99,7 @@ int main(void)
 		y[i] = i == 20 ? NAN : sin(i / 5.0);
 	}
 	PlotSeries s = { .x = x, .y = y, .n = 50, .colour = PC_BLUE, .label = "SIN" };
-	plot_chart(&im, (PlotBox){ 0, 0, 333, 201 }, "A TEST", "STEP", &s, 1);
+	plot_chart(&im, (PlotBox){ 0, 0, 333, 201 }, "A TEST", "STEP", &s, 1, NULL);
 	for (int i = 0; i < 333; i += 7) // a noisy stripe: literals as well as matches
 		im.px[100 * 333 + i] = (uint8_t)(i % PC_COUNT);
 	CHECK_OK(plot_png_write(&im, path));

@@ -80,7 +80,9 @@ fails "holds no metrics lines yet" tools/plot "$d/empty"
 printf 'step 1 loss 3\nnot json\n' >"$d/junk/metrics.jsonl"
 fails "not JSON objects with a step" tools/plot "$d/junk"
 printf '{"step":1,"epoch":0}\n' >"$d/junk/metrics.jsonl"
-fails "none of loss, tau" tools/plot "$d/junk"
+fails "has 1 lines but none of loss, tau" tools/plot "$d/junk"
+printf '{"step":1,"t2v_r1":0.5}\n' >"$d/junk/metrics.jsonl" # eval results only
+fails "has 1 lines but none of loss, tau" tools/plot "$d/junk"
 fails "usage: plot RUN_DIR" tools/plot
 fails "unexpected argument" tools/plot "$d/run" "$d/junk"
 [ ! -e "$d/empty/plot.png" ] && [ ! -e "$d/junk/plot.png" ] || { echo "FAIL: a failed run left a picture"; exit 1; }

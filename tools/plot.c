@@ -18,6 +18,7 @@ typedef struct {
 	const char *title, *xlabel;
 	PlotSeries s[MAX_SERIES];
 	int ns;
+	const double *xlim; // NULL: the data's own x range
 } Panel;
 
 static void usage(void)
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
 	const int lines = m.n;
 	plot_table_keep_finite(&m, M_LOSS, M_STEP_S); // lines of eval results only are not steps
 	plot_table_latest(&m);
+	if (!m.n)
+		log_fatalx("%s has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s, step_s", path, lines);
 	if (m.bad_lines)
 		log_warnx("%s: %d line(s) are not JSON objects (skipped)", path, m.bad_lines);
 
@@ -138,6 +141,7 @@ int main(int argc, char **argv)
 
 	Panel panels[MAX_PANELS];
 	int np = 0;
+	const double steps[2] = { m.col[M_STEP][0], m.col[M_STEP][m.n - 1] };
 	double *x = m.col[M_STEP], *smooth = NULL, *ev[4] = { 0 }, *rt = NULL;
 	if (plot_table_has(&m, M_LOSS)) {
 		Panel *p = add_panel(panels, &np, "LOSS", "STEP");
@@ -167,6 +171,7 @@ int main(int argc, char **argv)
 		add_series(p, e.col[E_STEP], ev[1], e.n, PC_RED, 0, "V2T R@1");
 		add_series(p, e.col[E_STEP], ev[2], e.n, PC_GREEN, 0, "T2V R@5");
 		add_series(p, e.col[E_STEP], ev[3], e.n, PC_GREY, 4, "CHANCE R@1");
+		p->xlim = steps; // on the run's step axis, so a few evals line up with the curves above
 	}
 	if (r.n && plot_table_has(&r, R_OCC)) {
 		Panel *p = add_panel(panels, &np, "RING OCCUPANCY AND CONSUMER WAIT (%)", "SECONDS");
@@ -175,7 +180,7 @@ int main(int argc, char **argv)
 		add_series(p, rt, r.col[R_CWAIT], r.n, PC_ORANGE, 0, "TRAINER WAIT");
 	}
 	if (!np)
-		log_fatalx("%s/metrics.jsonl has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s", run, lines);
+		log_fatalx("%s/metrics.jsonl: nothing to draw", run);
 
 	const int cols = np > 1 ? 2 : 1, rows = (np + cols - 1) / cols;
 	PlotImage im;
@@ -190,7 +195,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < np; i++) {
 		PlotBox b = { MARGIN + (i % cols) * (PANEL_W + MARGIN), HEADER + (i / cols) * (PANEL_H + MARGIN), PANEL_W,
 			      PANEL_H };
-		plot_chart(&im, b, panels[i].title, panels[i].xlabel, panels[i].s, panels[i].ns);
+		plot_chart(&im, b, panels[i].title, panels[i].xlabel, panels[i].s, panels[i].ns, panels[i].xlim);
 	}
 	if ((rc = plot_png_write(&im, out)))
 		log_fatalx("writing %s: %s", out, strerror(-rc));

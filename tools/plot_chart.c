@@ -40,7 +40,8 @@ static void label(char *buf, size_t cap, double v, double step)
 	snprintf(buf, cap, "%.4g", v);
 }
 
-void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel, const PlotSeries *s, int ns)
+void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel, const PlotSeries *s, int ns,
+		const double *xlim)
 {
 	const int left = 64, right = 12, top = 24, bottom = 30;
 	const int px = b.x + left, py = b.y + top, pw = b.w - left - right, ph = b.h - top - bottom;
@@ -60,6 +61,10 @@ void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel,
 	if (!(xlo <= xhi)) {
 		plot_text(im, px + pw / 2 - plot_text_width("no data", 1) / 2, py + ph / 2, "no data", PC_GREY, 1);
 		return;
+	}
+	if (xlim) {
+		xlo = fmin(xlo, xlim[0]);
+		xhi = fmax(xhi, xlim[1]);
 	}
 	if (xhi == xlo) {
 		xlo -= 0.5;

@@ -24,8 +24,10 @@ typedef struct {
 } PlotBox;
 
 void plot_palette(PlotImage *im);
-// draws the panel; a panel whose series hold no finite point says "no data" instead
-void plot_chart(PlotImage *im, PlotBox box, const char *title, const char *xlabel, const PlotSeries *s, int ns);
+// draws the panel; a panel whose series hold no finite point says "no data" instead. xlim: NULL
+// for the data's x range, else {lo, hi} widened to the data (e.g. the run's steps for sparse evals)
+void plot_chart(PlotImage *im, PlotBox box, const char *title, const char *xlabel, const PlotSeries *s, int ns,
+		const double *xlim);
 // round-number ticks covering [lo, hi]: first tick, step and count (<= max)
 void plot_ticks(double lo, double hi, int max, double *first, double *step, int *count);
 

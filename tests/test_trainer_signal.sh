@@ -35,6 +35,8 @@ latest=$(cat "$TT_DIR/run/ckpt/LATEST")
 [ "$latest" = "$(printf 'ckpt-%08d.safetensors' "$s0")" ] || fail "LATEST is $latest, the stop was at step $s0"
 [ "$(wc -l <"$TT_DIR/run/metrics.jsonl")" = "$s0" ] || fail "metrics lines differ from the stop step $s0"
 want=$((s0 + 3))
+# a comm group keeps the previous run's "left" marks: a new run needs a fresh one (launch.sh too)
+"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
 start --steps $want --resume
 for r in 0 1; do
 	wait "${pids[$r]}" || fail "resumed rank $r exited $?: $(tail -n 3 "$TT_DIR/r$r.log")"

@@ -31,7 +31,7 @@ static const Flag flags[] = {
 	{ "rank", T_INT, N(rank), 0, 63, "0", "this trainer's rank r: it consumes positions r, r+N, ..." },
 	{ "ranks", T_INT, N(ranks), 1, 64, "1", "number of trainer ranks N (must equal the ring's)" },
 	{ "comm", T_STR, S(comm), 0, 0, "", "comm shm group name (required when --ranks > 1)" },
-	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: create the --comm group for --ranks, exit" },
+	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: (re)create the --comm group for --ranks before every start of the ranks, exit" },
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
 	{ "resume-position", T_BOOL, N(resume_position), 0, 1, "0", "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit" },
 	{ "print-geometry", T_BOOL, N(print_geometry), 0, 1, "0", "launcher mode: print the ring geometry the model flags need (frames, image size, text length), exit" },
@@ -319,7 +319,7 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return -EINVAL;
 	}
 	if ((cfg->ranks > 1 || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
-		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it once with --comm-create)", cfg->ranks);
+		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)", cfg->ranks);
 		return -EINVAL;
 	}
 	if (cfg->comm_create || cfg->comm_unlink || cfg->print_geometry)

@@ -6,10 +6,10 @@
 #include "st_model.h"            // defines: st_model_save
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
+#include <errno.h>    // defines: EINVAL, ENOENT, ...
+#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
+#include <string.h>   // defines: memcmp, strstr, strcmp
+#include <sys/stat.h> // defines: mkdir
 
 static KernCtx *ctx;
 static char dir[] = "/tmp/test_eval_ckpt_XXXXXX";

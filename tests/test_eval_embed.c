@@ -9,10 +9,10 @@
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 #include "trainer_augment.h"     // defines: trainer_augment_batch
 
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>    // defines: EINVAL, ENOENT, ...
+#include <math.h>     // defines: fabs, isnan, log2
+#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
+#include <string.h>   // defines: memcmp, strstr, strcmp
 
 static KernCtx *ctx;
 static ModelConfig cfg;

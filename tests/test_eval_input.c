@@ -3,9 +3,9 @@
 #include "../tools/eval_input.h" // defines: eval_rel_read, eval_classes_read, eval_classes_from_captions, ...
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>    // defines: EINVAL, ENOENT, ...
+#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
+#include <string.h>   // defines: memcmp, strstr, strcmp
 
 static char dir[] = "/tmp/test_eval_input_XXXXXX";
 

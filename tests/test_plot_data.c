@@ -4,8 +4,8 @@
 #include "../tools/plot_data.h" // defines: PlotTable, plot_json_number, plot_table_read, ...
 #include "testutil.h"           // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>
-#include <math.h>
+#include <errno.h>    // defines: EINVAL, ENOENT, ...
+#include <math.h>     // defines: fabs, isnan, log2
 
 int main(void)
 {

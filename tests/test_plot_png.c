@@ -7,10 +7,10 @@
 #include "manifest_format.h"     // defines: manifest_crc32
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
+#include <errno.h>    // defines: EINVAL, ENOENT, ...
+#include <math.h>     // defines: fabs, isnan, log2
+#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
+#include <string.h>   // defines: memcmp, strstr, strcmp
 
 static uint32_t be32(const uint8_t *p)
 {

@@ -72,11 +72,14 @@ libpaths = $(foreach l,$(1),$(BUILD)/lib/lib$(l).a)
 ALL_LIB_ARCHIVES = $(call libpaths,$(LIBS))
 
 # ---- programs and tests -------------------------------------------------------
+# linked to a temporary name and renamed, so a program that is running (a test, a job) is never
+# seen half-written while it is rebuilt
 define PROG_template
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
 $(2): $$($(1)_OBJS) $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS)))
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(LDFLAGS) -o $$@ $$($(1)_OBJS) -Wl,--start-group $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS))) -Wl,--end-group $$($(1)_LDLIBS) $$(EXT_LDLIBS) $$(LDLIBS_BASE)
+	$$(CC) $$(LDFLAGS) -o $$@.tmp $$($(1)_OBJS) -Wl,--start-group $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS))) -Wl,--end-group $$($(1)_LDLIBS) $$(EXT_LDLIBS) $$(LDLIBS_BASE)
+	@mv -f $$@.tmp $$@
 ALL_OBJS += $$($(1)_OBJS)
 endef
 $(foreach p,$(PROGS),$(eval $(call PROG_template,$(p),$(p))))
@@ -95,7 +98,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 -include $(ALL_OBJS:.o=.d)
 
 # ---- top-level targets ----------------------------------------------------------
-.PHONY: all config deps deps-auto check test test-gpu test-san help clean distclean demo
+.PHONY: all config deps deps-auto check test test-gpu test-san help clean distclean demo demo-ring
 
 all: $(call libpaths,$(LIBS)) $(PROGS) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
 
@@ -145,13 +148,18 @@ demo:
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash tools/demo.sh
 
+demo-ring:
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash tools/demo-ring.sh
+
 help:
 	@echo "make            build everything this machine can (dependency summary first)"
 	@echo "make deps       install the Debian packages (root)"
 	@echo "make test       install missing packages if root, build, run all tests"
 	@echo "make test-san   concurrent tests under ASan+UBSan and TSan"
 	@echo "make test-gpu   tests that need a GPU (skip with 77 without one)"
-	@echo "make demo       the ring demo: producers fill a ring, consumers check it, ringstat watches"
+	@echo "make demo       synthesize data, train the tiny model with FastCLIP-v3 on the CPU, evaluate, plot"
+	@echo "make demo-ring  the ring alone: producers killed at random, consumers check every position"
 	@echo "make bench-ring ring handoff and payload benchmark"
 	@echo "make config     detect dependencies again"
 

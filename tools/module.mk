@@ -15,3 +15,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 ifeq ($(HAVE_LIBAV),1)
 SCRIPT_TESTS += tests/test_launch.sh
 endif
+
+.PHONY: bench-learn
+bench-learn: all
+	BUILD=$(BUILD) bash tools/bench/learn.sh

@@ -111,7 +111,7 @@ deps:
 	@if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (or: sudo make deps)"; exit 1; fi
 	@missing=$$(for p in $(DEBIAN_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -z "$$missing" ]; then echo "make deps: all packages present"; else \
-	  echo "make deps: installing $$missing"; \
+	  echo "make deps: installing" $$missing; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  (apt-get install -y -q --no-install-recommends $$missing >/dev/null || \
 	   (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing)) || exit 1; fi

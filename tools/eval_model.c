@@ -99,27 +99,6 @@ out:
 	free(w);
 }
 
-// the checkpoint file a directory's LATEST names, into file
-static int latest_in(const char *dir, char *file, size_t cap, char *err, size_t errlen)
-{
-	char marker[4200], name[256] = "";
-	snprintf(marker, sizeof marker, "%s/%s", dir, CKPT_MARKER);
-	FILE *f = fopen(marker, "r");
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", marker, strerror(e));
-		return -e;
-	}
-	int got = fscanf(f, "%255s", name);
-	fclose(f);
-	if (got != 1 || strchr(name, '/')) {
-		snprintf(err, errlen, "%s does not name a checkpoint file", marker);
-		return -EBADMSG;
-	}
-	snprintf(file, cap, "%s/%s", dir, name);
-	return 0;
-}
-
 static int is_file(const char *p, int dir)
 {
 	struct stat st;
@@ -143,11 +122,11 @@ static int resolve(const char *path, char *file, size_t cap, char *err, size_t e
 	snprintf(sub, sizeof sub, "%s/ckpt/%s", path, CKPT_MARKER);
 	if (is_file(sub, 0)) {
 		snprintf(sub, sizeof sub, "%s/ckpt", path);
-		return latest_in(sub, file, cap, err, errlen);
+		return ckpt_latest_path(sub, file, cap, err, errlen);
 	}
 	snprintf(sub, sizeof sub, "%s/%s", path, CKPT_MARKER);
 	if (is_file(sub, 0))
-		return latest_in(path, file, cap, err, errlen);
+		return ckpt_latest_path(path, file, cap, err, errlen);
 	snprintf(err, errlen, "%s holds no checkpoint (neither %s/ckpt/%s nor %s/%s): has the trainer saved one yet?",
 		 path, path, CKPT_MARKER, path, CKPT_MARKER);
 	return -ENOENT;

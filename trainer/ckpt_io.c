@@ -189,9 +189,9 @@ static const StTensor *need(const StFile *f, const char *path, const char *name,
 	return NULL;
 }
 
-int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, size_t errlen)
+int ckpt_latest_path(const char *dir, char *path, size_t len, char *err, size_t errlen)
 {
-	char mpath[4096], name[256] = "", path[4096];
+	char mpath[4096], name[256] = "";
 	snprintf(mpath, sizeof mpath, "%s/%s", dir, CKPT_MARKER);
 	FILE *m = fopen(mpath, "r");
 	if (!m) {
@@ -205,7 +205,19 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 		snprintf(err, errlen, "%s does not name a checkpoint file", mpath);
 		return -EBADMSG;
 	}
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if ((size_t)snprintf(path, len, "%s/%s", dir, name) >= len) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
+int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, size_t errlen)
+{
+	char path[4400];
+	int lrc = ckpt_latest_path(dir, path, sizeof path, err, errlen);
+	if (lrc < 0)
+		return lrc;
 	StFile *f;
 	int rc = st_open(&f, path);
 	if (rc) {

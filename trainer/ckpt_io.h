@@ -3,7 +3,7 @@
 // LATEST marker naming the newest complete one.
 #ifndef CKPT_IO_H
 #define CKPT_IO_H
-// defines: CkptState, CkptTarget, ckpt_save, ckpt_load_latest, CKPT_MARKER
+// defines: CkptState, CkptTarget, ckpt_save, ckpt_load_latest, ckpt_latest_path, CKPT_MARKER
 
 #include "kern_ops.h"     // defines: KernCtx, KTensor
 #include "model_config.h" // defines: ModelConfig
@@ -41,5 +41,8 @@ int ckpt_save(const char *dir, const CkptTarget *t, const CkptState *st, int kee
 // Loads the checkpoint LATEST names: -ENOENT when there is none (fresh start), -EINVAL when it was
 // written for another model configuration or misses a tensor, with err saying which.
 int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, size_t errlen);
+// the checkpoint file dir/LATEST names, as dir/<file>; -ENOENT without a marker, -EBADMSG when
+// the marker does not name a checkpoint file
+int ckpt_latest_path(const char *dir, char *path, size_t len, char *err, size_t errlen);
 
 #endif

@@ -97,21 +97,10 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err,
 				size_t errlen)
 {
-	char mpath[4096], name[256] = "", path[4400];
-	snprintf(mpath, sizeof mpath, "%s/%s", dir, CKPT_MARKER);
-	FILE *m = fopen(mpath, "r");
-	if (!m) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", mpath, strerror(e));
-		return -e;
-	}
-	int got = fscanf(m, "%255s", name);
-	fclose(m);
-	if (got != 1 || strchr(name, '/')) {
-		snprintf(err, errlen, "%s does not name a checkpoint file", mpath);
-		return -EBADMSG;
-	}
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char path[4400];
+	int lrc = ckpt_latest_path(dir, path, sizeof path, err, errlen);
+	if (lrc < 0)
+		return lrc;
 	StFile *f;
 	int rc = st_open(&f, path);
 	if (rc < 0) {

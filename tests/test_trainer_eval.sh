@@ -21,6 +21,13 @@ args=(--ring "$TT_TAG-ev" --model tiny --vis-layers 1 --txt-layers 1 --threads 1
 [ "$(sed -n 's/.*"step":\([0-9]*\),.*/\1/p' "$TT_DIR/run/eval.jsonl" | tr '\n' ' ')" = "2 4 " ] ||
 	fail "eval.jsonl should hold steps 2 and 4: $(cat "$TT_DIR/run/eval.jsonl")"
 grep -q '"t2v_r1":' "$TT_DIR/run/eval.jsonl" || fail "eval.jsonl has no text->video R@1"
+grep -q '"match":"instance"' "$TT_DIR/run/eval.jsonl" || fail "default hits should be instances"
+# --eval-match caption: any sample with the query's caption is a hit
+"$TRAINER" "${args[@]}" --steps 2 --eval-manifest "$TT_DIR/ho/manifest" --eval-match caption --run-dir "$TT_DIR/runc" \
+	2>"$TT_DIR/logc" || fail "trainer --eval-match caption exited $?: $(tail -n 3 "$TT_DIR/logc")"
+grep -q '"match":"caption"' "$TT_DIR/runc/eval.jsonl" || fail "--eval-match caption not used: $(cat "$TT_DIR/runc/eval.jsonl")"
+"$TRAINER" "${args[@]}" --steps 2 --eval-match sample --run-dir "$TT_DIR/runx" 2>"$TT_DIR/errx" && fail "--eval-match sample accepted"
+[ "$(wc -l <"$TT_DIR/errx")" = 1 ] && grep -q "eval-match" "$TT_DIR/errx" || fail "unclear refusal: $(cat "$TT_DIR/errx")"
 grep "eval at step 4" "$TT_DIR/log" | sed 's/.*info: /  /'
 # a model whose text context is shorter than the manifest's captions cannot read it
 "$RINGCTL" create --ring "$TT_TAG-ev8" --frames 2 --height 32 --width 32 --text-len 8 --slots 32 --replace \

@@ -21,7 +21,8 @@ struct TrainerEval {
 	EvalOpts opts;
 };
 
-int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, char *err, size_t errlen)
+int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, int match_caption, char *err,
+		      size_t errlen)
 {
 	TrainerEval *e = calloc(1, sizeof(*e));
 	if (!e)
@@ -41,6 +42,7 @@ int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *
 	struct stat st;
 	if (!manifest_resolve(e->man, "bpe_merges.txt", e->bpe, sizeof e->bpe) && !stat(e->bpe, &st))
 		e->opts.bpe = e->bpe;
+	e->opts.match_caption = match_caption;
 	ld_libav_quiet();
 	*out = e;
 	return 0;
@@ -82,7 +84,8 @@ void trainer_eval_close(TrainerEval *e)
 
 #else
 
-int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, char *err, size_t errlen)
+int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, int match_caption, char *err,
+		      size_t errlen)
 {
 	snprintf(err, errlen, "--eval-manifest: this trainer was built without libav (FFmpeg), which decoding needs");
 	return -ENOTSUP;

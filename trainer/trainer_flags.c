@@ -61,6 +61,7 @@ static const Flag flags[] = {
 	{ "ckpt-every", T_I64, N(ckpt_every), 0, 1e15, "0", "checkpoint every K steps (0: only at the end and on SIGTERM)" },
 	{ "eval-manifest", T_STR, S(eval_manifest), 0, 0, "", "held-out manifest: rank 0 evaluates retrieval into RUN_DIR/eval.jsonl" },
 	{ "eval-every", T_I64, N(eval_every), 0, 1e15, "0", "evaluate every K steps (0: only at the end of the run)" },
+	{ "eval-match", T_STR, S(eval_match), 0, 0, "instance", "a retrieval hit: instance (the query's own sample) | caption (any sample with its caption)" },
 	{ "keep-last", T_INT, N(keep_last), 0, 1000000, "3", "checkpoints kept (0: all)" },
 	{ "log-every", T_I64, N(log_every), 1, 1e15, "1", "steps between progress log lines (metrics: every step)" },
 	{ "log-level", T_STR, S(log_level), 0, 0, "info", "debug | info | warn | error" },
@@ -332,6 +333,10 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return 0;
 	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
 		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)", cfg->loss_name);
+		return -EINVAL;
+	}
+	if (strcmp(cfg->eval_match, "instance") && strcmp(cfg->eval_match, "caption")) {
+		snprintf(err, errlen, "--eval-match '%s' is not instance or caption", cfg->eval_match);
 		return -EINVAL;
 	}
 	if (log_parse_level(cfg->log_level) < 0) {

@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks, strerror(-rc));
 
 	TrainerEval *ev = NULL;
-	if (c.rank == 0 && c.eval_manifest[0] && (rc = trainer_eval_open(&ev, c.eval_manifest, ts->model, err, sizeof err)) < 0)
+	if (c.rank == 0 && c.eval_manifest[0] && (rc = trainer_eval_open(&ev, c.eval_manifest, ts->model, !strcmp(c.eval_match, "caption"), err, sizeof err)) < 0)
 		log_fatalx("%s", err);
 	uint64_t *positions = calloc((size_t)c.ranks, sizeof(uint64_t));
 	Agree *agree = calloc((size_t)c.ranks, sizeof(Agree));

@@ -160,6 +160,22 @@ static int add_tokens(ManifestWriter *w, const int32_t *tokens)
 	return n;
 }
 
+// appends a sample of this kind and source with its caption tokens; the caller fills the rest
+static int push_sample(ManifestWriter *w, const int32_t *tokens, uint32_t kind, uint32_t source, ManifestSample **out)
+{
+	int n = add_tokens(w, tokens);
+	if (n < 0)
+		return n;
+	ManifestSample *s = vec_push(&w->samples);
+	if (!s) {
+		w->tokens.n--;
+		return -ENOMEM;
+	}
+	*s = (ManifestSample){.kind = kind, .source = source, .n_tokens = (uint32_t)n};
+	*out = s;
+	return 0;
+}
+
 int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_first, uint32_t frame_begin,
 			  uint32_t chunk_last, uint32_t frame_end, const int32_t *tokens)
 {
@@ -171,15 +187,10 @@ int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_firs
 	    frame_begin >= c[chunk_first].n_frames || frame_end > c[chunk_last].n_frames || frame_end == 0 ||
 	    (chunk_first == chunk_last && frame_end <= frame_begin))
 		return -EINVAL;
-	int n = add_tokens(w, tokens);
-	if (n < 0)
-		return n;
-	ManifestSample *s = vec_push(&w->samples);
-	if (!s) {
-		w->tokens.n--;
-		return -ENOMEM;
-	}
-	*s = (ManifestSample){.kind = MANIFEST_KIND_CLIP, .source = video, .n_tokens = (uint32_t)n};
+	ManifestSample *s;
+	int rc = push_sample(w, tokens, MANIFEST_KIND_CLIP, video, &s);
+	if (rc < 0)
+		return rc;
 	s->clip.chunk_first = chunk_first, s->clip.chunk_last = chunk_last;
 	s->clip.frame_begin = frame_begin, s->clip.frame_end = frame_end;
 	return (int64_t)w->samples.n - 1;
@@ -193,15 +204,10 @@ int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, u
 	const ManifestShard *sh = (const ManifestShard *)w->shards.data + shard;
 	if (offset > sh->size || length > sh->size - offset)
 		return -EINVAL;
-	int n = add_tokens(w, tokens);
-	if (n < 0)
-		return n;
-	ManifestSample *s = vec_push(&w->samples);
-	if (!s) {
-		w->tokens.n--;
-		return -ENOMEM;
-	}
-	*s = (ManifestSample){.kind = MANIFEST_KIND_IMAGE, .source = shard, .n_tokens = (uint32_t)n};
+	ManifestSample *s;
+	int rc = push_sample(w, tokens, MANIFEST_KIND_IMAGE, shard, &s);
+	if (rc < 0)
+		return rc;
 	s->image.offset = offset, s->image.length = length;
 	return (int64_t)w->samples.n - 1;
 }

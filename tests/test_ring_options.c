@@ -19,6 +19,9 @@ int main(void) {
     char name[64], err[256] = "";
     snprintf(name, sizeof name, "%s", test_ring_name("opts"));
     Ring *r;
+    // removed at exit whatever happens, like the rings test_ring_create makes
+    snprintf(test_ring_created, sizeof test_ring_created, "%s", name);
+    atexit(test_ring_cleanup);
     CHECK_OK(ring_create(&r, name, &o, err, sizeof err));
     RingInfo info;
     ring_info(r, &info);

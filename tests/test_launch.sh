@@ -30,6 +30,10 @@ waitfor() { # waitfor SECONDS COMMAND...: until the command succeeds
 steps_done() { [ -s "$run/metrics.jsonl" ] && [ "$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' "$run/metrics.jsonl" | tail -n 1)" -ge "$1" ]; }
 loaders() { ls "$run"/pids/loaderd-*.pid 2>/dev/null | wc -l; }
 
+# controlling a job that does not run: one clear line, exit 1
+err=$(tools/launch.sh --add-loaders 1 --run "$tmp/none" 2>&1) && fail "--add-loaders on no job succeeded"
+[ "$(wc -l <<<"$err")" = 1 ] && grep -q "no running job" <<<"$err" || fail "unclear refusal: $err"
+
 tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
 tools/prep --annotations "$tmp/src/train.csv" --video-root "$tmp/src/videos" --out "$tmp/data" --short-side 64 \
 	--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"

@@ -45,7 +45,14 @@ Everything after -- goes to every trainer (see trainer/trainer --help), e.g.
 EOF
 }
 
-say() { printf '%s launch: %s\n' "$(date '+%Y-%m-%d %H:%M:%S')" "$*" | tee -a "${RUN_DIR:-/dev/null}/logs/launch.log" >&2; }
+# to stderr, and to the run's log once the run directory exists
+say() {
+	local line
+	line="$(date '+%Y-%m-%d %H:%M:%S') launch: $*"
+	echo "$line" >&2
+	[ -n "${RUN_DIR:-}" ] && [ -d "$RUN_DIR/logs" ] && echo "$line" >>"$RUN_DIR/logs/launch.log"
+	return 0
+}
 die() {
 	say "error: $*"
 	exit 1

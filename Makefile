@@ -12,11 +12,11 @@ SAN ?=
 CC := gcc
 CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS := -std=gnu11 -O2 -g -pthread -fno-strict-aliasing $(CFLAGS_WARN) -MMD -MP \
-          -Icommon -Ishm-layout -Ikernels -Itrainer -Iloaderd $(EXTRA_CFLAGS)
+          -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm -Iloaderd $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(EXTRA_LDFLAGS)
 LDLIBS_BASE := -lm -lrt
 NVCCFLAGS := -O2 -g -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
-             -Icommon -Ishm-layout -Ikernels -Itrainer $(EXTRA_NVCCFLAGS)
+             -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm $(EXTRA_NVCCFLAGS)
 CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80
 
 ifeq ($(SAN),address)
@@ -48,7 +48,7 @@ SAN_TESTS :=
 BENCHES :=
 DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
                libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
-include $(sort $(wildcard */module*.mk))
+include $(sort $(wildcard */module*.mk */*/module*.mk))
 
 # external libraries every program may link (static archives pull only what is used)
 EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE_URING)),$(URING_LIBS)) \

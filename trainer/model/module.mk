@@ -1,8 +1,8 @@
-# trainer/ model side (issue 5): the dual encoder on the op interface, optimizers, safetensors
+# trainer/model/: the model side (issue 5): the dual encoder on the op interface, optimizers, safetensors
 # weights and checkpoints, as library avmodel on top of kernels.
 LIBS += avmodel
-avmodel_SRCS := trainer/model_config.c trainer/model_params.c trainer/model_block.c trainer/model_clip.c \
-                trainer/model_synth.c trainer/optim_adam.c trainer/st_file.c trainer/st_model.c trainer/ckpt_io.c
+avmodel_SRCS := trainer/model/model_config.c trainer/model/model_params.c trainer/model/model_block.c trainer/model/model_clip.c \
+                trainer/model/model_synth.c trainer/model/optim_adam.c trainer/model/st_file.c trainer/model/st_model.c trainer/model/ckpt_io.c
 
 MODEL_TESTS := test_model_grad test_model_config test_optim_schedule test_optim_step test_st_roundtrip test_st_errors test_ckpt_resume test_ckpt_failures test_model_twin test_optim_twin test_model_train test_model_openclip_names test_model_threads
 TESTS += $(MODEL_TESTS)
@@ -11,7 +11,7 @@ $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels common))
 # make bench-cpu: step time of tiny and vit-s16, matmul GFLOP/s as a ratio to cblas_sgemm
 ifeq ($(HAVE_BLAS),1)
 BENCHES += bench_model_cpu
-bench_model_cpu_SRCS := trainer/model_bench.c
+bench_model_cpu_SRCS := trainer/model/model_bench.c
 bench_model_cpu_LIBS := avmodel kernels common
 .PHONY: bench-cpu
 bench-cpu: $(BUILD)/tests/bench_model_cpu

@@ -1,15 +1,16 @@
 # shm-layout/: the ring ABI and protocol (public header: ring.h); no dependency on other folders.
 LIBS += ring
-ring_SRCS := shm-layout/ring_segment.c shm-layout/ring_proto.c shm-layout/ring_reap.c shm-layout/ring_stats.c
+ring_SRCS := shm-layout/ring_segment.c shm-layout/ring_proto.c shm-layout/ring_reap.c shm-layout/ring_stats.c \
+             shm-layout/ring_boot.c
 
 TESTS += test_ring_transitions test_ring_wraparound test_ring_abi_mismatch test_ring_geometry_mismatch \
          test_ring_attach_detach test_ring_instance test_ring_waits test_ring_first_position \
-         test_ring_dead_consumer test_ring_options test_ring_attach_killed
+         test_ring_dead_consumer test_ring_options test_ring_attach_killed test_ring_boot
 
 # multi-process and threaded stress (tests/ring_stress.c is the shared harness)
 STRESS_TESTS := test_ring_stress_3x2 test_ring_stress_1x4 test_ring_kill test_ring_threads
 TESTS += $(STRESS_TESTS)
-SAN_TESTS += $(STRESS_TESTS) test_ring_transitions test_ring_attach_detach test_ring_waits
+SAN_TESTS += $(STRESS_TESTS) test_ring_transitions test_ring_attach_detach test_ring_waits test_ring_boot
 $(foreach t,$(STRESS_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/ring_stress.c))
 
 BENCHES += bench_ring

@@ -6,13 +6,15 @@
 //          RingConsumer, RingStats, RingProcStats, ring_create, ring_open, ring_close, ring_destroy,
 //          ring_producer_attach, ring_producer_claim, ring_producer_publish, ring_producer_publish_error,
 //          ring_producer_detach, ring_consumer_attach, ring_consumer_acquire, ring_consumer_release,
-//          ring_consumer_detach, ring_reap, ring_stats, ring_check_instance
+//          ring_consumer_detach, ring_reap, ring_stats, ring_check_instance, RingBootState, RingBootSeen,
+//          ring_boot_publish, ring_boot_read, ring_boot_clear, RING_BOOT_BLOB_MAX
 
 #include <stddef.h>
 #include <stdint.h>
 
 // Bumped whenever the layout or the meaning of any field changes; a mismatch is refused.
-#define RING_ABI_VERSION 1
+// 2: the control block's reserved NCCL-id bytes became the bootstrap record (ring_boot_*).
+#define RING_ABI_VERSION 2
 #define RING_MAX_PRODUCERS 256 // loader threads over all loaderd processes
 #define RING_MAX_CONSUMERS 64 // = the most ranks one ring serves
 #define RING_DEFAULT_NAME "avclip"
@@ -156,6 +158,43 @@ typedef struct {
 // Fills stats; with procs != NULL also per-process rows (up to max_procs, producers then
 // consumers, only entries not free) and returns their count.
 int ring_stats(const Ring *r, RingStats *stats, RingProcStats *procs, int max_procs, int *n_producers);
+
+// --- single-machine bootstrap (DESIGN §9) ----------------------------------------------------
+// Rank 0 of a job publishes an opaque blob (the NCCL unique id) in the control block; the other
+// ranks on this machine read it. The record carries the job token, the world size, the ring's
+// instance id and the publisher's identity (pid + process start time), so a reader never takes
+// the blob of another job, of an earlier incarnation of the ring, or of a rank 0 that has died
+// (a previous attempt of the same job). Ranks must share the machine's pid namespace.
+#define RING_BOOT_BLOB_MAX 128
+
+typedef enum {
+    RING_BOOT_NONE = 0,       // nothing published (or cleared)
+    RING_BOOT_READY,          // a usable blob of this job
+    RING_BOOT_BUSY,           // a publisher is writing it right now
+    RING_BOOT_OTHER_JOB,      // published by a job with another token
+    RING_BOOT_DEAD_PUBLISHER, // this job's token, but its publisher is gone: a previous attempt
+    RING_BOOT_OTHER_INSTANCE, // published in an earlier incarnation of the ring
+} RingBootState;
+
+// What a read found, for messages ("a stale id of pid 1234, generation 3").
+typedef struct {
+    RingBootState state;
+    uint64_t generation; // publishes since the ring was created
+    uint64_t token;
+    uint32_t world;
+    int pid;             // the publisher
+} RingBootSeen;
+
+// Publishes len (1..RING_BOOT_BLOB_MAX) bytes for job `token` of `world` ranks. -ESTALE when
+// the ring was recreated (re-open it), -EINVAL for a bad length, -EROFS on a read-only mapping.
+int ring_boot_publish(Ring *r, uint64_t token, uint32_t world, const void *blob, size_t len);
+// Copies the blob of job `token` into blob (len bytes, which must be the published length):
+// 0 when there was one; -EAGAIN when there is none usable yet (seen->state says what there
+// was); -EPROTO when this job's live publisher published another world size or length (the
+// ranks disagree: seen says what it published); -ESTALE when the ring was recreated. Never waits.
+int ring_boot_read(Ring *r, uint64_t token, uint32_t world, void *blob, size_t len, RingBootSeen *seen);
+// Clears the record when it belongs to `token` (0), or leaves another job's (-EPERM).
+int ring_boot_clear(Ring *r, uint64_t token);
 
 // --- helpers -----------------------------------------------------------------------------
 uint64_t ring_payload_bytes(const RingGeometry *g);

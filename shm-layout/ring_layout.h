@@ -109,9 +109,16 @@ typedef struct {
     _Atomic uint32_t dead_producers;                      // entries in PROC_DEAD
     _Atomic uint64_t last_reap_ns;
     uint8_t pad2[RING_CACHE_LINE - 16];
-    uint8_t nccl_unique_id[128];  // single-node NCCL bootstrap (written by rank 0)
-    _Atomic uint32_t nccl_id_ready;
-    uint8_t reserved[RING_PAGE - 384 - 128 - 4];
+    // single-machine bootstrap record (ring_boot.c): rank 0's blob (the NCCL unique id) under a
+    // seqlock; every field is an atomic word so readers never race a writer's plain stores
+    _Atomic uint64_t boot_seq;      // odd while a publisher writes; +2 per publish (the generation)
+    _Atomic uint64_t boot_token;    // the publisher's job token
+    _Atomic uint64_t boot_instance; // instance id of the ring it was published in
+    _Atomic uint64_t boot_start;    // publisher's process start time (/proc/<pid>/stat field 22)
+    _Atomic uint64_t boot_pid_len;  // publisher pid << 32 | blob length
+    _Atomic uint64_t boot_world;    // the job's world size
+    _Atomic uint64_t boot_blob[RING_BOOT_BLOB_MAX / 8];
+    uint8_t reserved[RING_PAGE - 384 - 48 - RING_BOOT_BLOB_MAX];
 } RingControl;
 
 #define RING_PRODUCERS_OFFSET ((uint64_t)RING_PAGE)
@@ -130,7 +137,8 @@ _Static_assert(offsetof(RingControl, seed) == 72, "RingControl layout");
 _Static_assert(offsetof(RingControl, created_mono_ns) == 152, "RingControl layout");
 _Static_assert(offsetof(RingControl, claim_hint) == 256, "RingControl layout");
 _Static_assert(offsetof(RingControl, closed) == 320, "RingControl layout");
-_Static_assert(offsetof(RingControl, nccl_unique_id) == 384, "RingControl layout");
+_Static_assert(offsetof(RingControl, boot_seq) == 384, "RingControl layout");
+_Static_assert(offsetof(RingControl, boot_blob) == 432, "RingControl layout");
 _Static_assert(sizeof(RingControl) == RING_PAGE, "control block is one page");
 _Static_assert(RING_SLOTS_OFFSET % RING_PAGE == 0, "slot headers start on a page");
 _Static_assert(RING_MAX_PRODUCERS < (1 << SLOT_OWNER_BITS) && RING_MAX_CONSUMERS < (1 << SLOT_OWNER_BITS),

@@ -1,8 +1,14 @@
 # trainer/comm/: the collective interface with its same-host shared-memory backend for CPU
-# ranks, and the bucketed all-reduce over the flat gradient buffer.
+# ranks, the bucketed all-reduce over the flat gradient buffer, and the rendezvous (ranks from
+# flags, torchrun or Slurm; rank 0's bootstrap blob over TCP, a shared file or the ring).
 LIBS += comm
-comm_SRCS := trainer/comm/comm.c trainer/comm/comm_shm.c trainer/comm/comm_bucket.c
+comm_SRCS := trainer/comm/comm.c trainer/comm/comm_shm.c trainer/comm/comm_bucket.c \
+             trainer/comm/rdv_env.c trainer/comm/rdv_syntax.c trainer/comm/rdv_exchange.c trainer/comm/rdv_tcp.c
 
 TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets \
          test_comm_badinput
 SAN_TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets
+
+# the rendezvous: environment parsing and Slurm syntaxes, then the id exchange over loopback TCP,
+# a file and the ring between forked ranks (timeouts included); no GPU needed
+TESTS += test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring

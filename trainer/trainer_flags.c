@@ -35,6 +35,7 @@ static const Flag flags[] = {
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
 	{ "resume-position", T_BOOL, N(resume_position), 0, 1, "0", "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit" },
 	{ "print-geometry", T_BOOL, N(print_geometry), 0, 1, "0", "launcher mode: print the ring geometry the model flags need (frames, image size, text length), exit" },
+	{ "print-params", T_BOOL, N(print_params), 0, 1, "0", "print the parameter counts of the model the flags describe as one JSON line (total, visual, text), exit" },
 	{ "comm-timeout", T_DBL, N(comm_timeout), 1, 86400, "600", "seconds a collective waits for a silent peer" },
 	{ "model", T_STR, S(model_name), 0, 0, "tiny", "model preset: tiny | vit-s16 | vit-b16 | vit-l14" },
 	{ "loss", T_STR, S(loss_name), 0, 0, "fastclip-v3", "openclip | fastclip-v0 | fastclip-v1 | fastclip-v2 | fastclip-v3" },
@@ -323,7 +324,7 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)", cfg->ranks);
 		return -EINVAL;
 	}
-	if (cfg->comm_create || cfg->comm_unlink || cfg->print_geometry)
+	if (cfg->comm_create || cfg->comm_unlink || cfg->print_geometry || cfg->print_params)
 		return 0;
 	if (!cfg->run_dir[0]) {
 		snprintf(err, errlen, "--run-dir DIR is required");
@@ -354,7 +355,8 @@ int trainer_flags_help(char *buf, size_t len)
 				    "       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
 				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
 				    "       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n"
-				    "       trainer --print-geometry [model flags]         (launcher: ring frames, size, text length)\n\n");
+				    "       trainer --print-geometry [model flags]         (launcher: ring frames, size, text length)\n"
+				    "       trainer --print-params [model flags]           (parameter counts, one JSON line)\n\n");
 	for (int i = 0; i < NFLAGS && n < len; i++) {
 		const Flag *f = &flags[i];
 		const char *arg = f->type == T_BOOL ? "" : f->type == T_STR ? " S" : " X";
@@ -395,7 +397,7 @@ int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 		const Flag *f = &flags[i];
 		const char *p = (const char *)cfg + f->off;
 		if (f->type == T_BOOL && (!strcmp(f->name, "help") || !strncmp(f->name, "comm-", 5) ||
-					  !strcmp(f->name, "resume-position") || !strcmp(f->name, "print-geometry")))
+					  !strcmp(f->name, "resume-position") || !strncmp(f->name, "print-", 6)))
 			continue;
 		switch (f->type) {
 		case T_STR: n += (size_t)snprintf(buf + n, len - n, "%s=%s ", f->name, p); break;

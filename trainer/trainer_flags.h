@@ -18,6 +18,7 @@ typedef struct {
 	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
 	int print_geometry;            // launcher mode: print "frames image_size ctx_len" for the ring, exit
+	int print_params;              // print the model's parameter counts as one JSON line, exit
 	int64_t steps, stop_after_steps, dataset_size, ckpt_every, eval_every, log_every, warmup_steps;
 	uint64_t seed;
 	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;

@@ -19,6 +19,7 @@
 
 #include "comm_shm.h"           // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink
 #include "log.h"                // defines: log_init, log_info, log_fatalx
+#include "model_params.h"       // defines: ParamSpec, model_layout
 #include "trainer_augment.h"    // defines: trainer_augment_batch
 #include "trainer_ckpt.h"       // defines: trainer_ckpt_save, trainer_ckpt_load
 #include "trainer_comm_local.h" // defines: trainer_comm_local_open
@@ -91,6 +92,25 @@ typedef struct {
 	uint64_t pos, stop;
 } Agree;
 
+// the parameter counts of the model the flags describe, for tools that rebuild it elsewhere
+// (tools/bench/torch_clip.py checks its PyTorch twin against this)
+static int print_params(const TrainerConfig *c)
+{
+	int n;
+	int64_t total, vis = 0;
+	model_layout(&c->model, NULL, &n, &total);
+	ParamSpec *specs = calloc((size_t)n, sizeof *specs);
+	if (!specs)
+		log_fatalx("out of memory");
+	model_layout(&c->model, specs, &n, &total);
+	for (int i = 0; i < n; i++)
+		vis += strncmp(specs[i].name, "visual.", 7) ? 0 : specs[i].numel;
+	printf("{\"model\":\"%s\",\"params\":%lld,\"visual\":%lld,\"text\":%lld,\"tensors\":%d}\n", c->model_name,
+	       (long long)total, (long long)vis, (long long)(total - vis), n);
+	free(specs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	log_init("trainer", LOG_INFO);
@@ -118,6 +138,8 @@ int main(int argc, char **argv)
 		printf("%d %d %d\n", c.model.frames, c.model.image_size, c.model.ctx_len);
 		return 0;
 	}
+	if (c.print_params)
+		return print_params(&c);
 	if (c.resume_position) {
 		char dir[1100];
 		int64_t step;

@@ -11,6 +11,7 @@ TESTS += test_ring_transitions test_ring_wraparound test_ring_abi_mismatch test_
 STRESS_TESTS := test_ring_stress_3x2 test_ring_stress_1x4 test_ring_kill test_ring_threads
 TESTS += $(STRESS_TESTS)
 SAN_TESTS += $(STRESS_TESTS) test_ring_transitions test_ring_attach_detach test_ring_waits test_ring_boot
+test_ring_boot_LIBS := ring
 $(foreach t,$(STRESS_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/ring_stress.c))
 
 BENCHES += bench_ring

@@ -1,7 +1,7 @@
 // Helpers for the ring tests: a small ring with a given shape, removed again at exit.
 #ifndef TESTS_RING_TESTUTIL_H
 #define TESTS_RING_TESTUTIL_H
-// defines: test_ring_create, test_ring_cleanup, test_fill_payload, test_check_payload
+// defines: test_ring_create, test_ring_recreate, test_ring_cleanup, test_fill_payload, test_check_payload
 
 #include "ring.h"
 #include "testutil.h"
@@ -31,6 +31,26 @@ static inline Ring *test_ring_create(const char *name, uint32_t slots, uint32_t 
     snprintf(test_ring_created, sizeof test_ring_created, "%s", name);
     atexit(test_ring_cleanup);
     return r;
+}
+
+// Recreates the ring r was opened from under the same name and shape (a new instance): what a
+// launcher does between two jobs. Returns the new ring; r's mapping stays valid but stale.
+static inline Ring *test_ring_recreate(Ring *r, const char *name) {
+    RingInfo info;
+    ring_info(r, &info);
+    RingCreateOptions o;
+    ring_create_options_default(&o);
+    o.geometry = info.geometry;
+    o.slots = info.slots;
+    o.ranks = info.ranks;
+    o.replace = 1;
+    Ring *fresh = NULL;
+    char err[256] = "";
+    if (ring_create(&fresh, name, &o, err, sizeof err)) {
+        fprintf(stderr, "ring_create(%s, replace): %s\n", name, err);
+        exit(1);
+    }
+    return fresh;
 }
 
 static inline void test_fill_payload(uint8_t *p, size_t bytes, int32_t *text, uint32_t text_len, uint64_t seed, uint64_t g) {

@@ -72,7 +72,7 @@ int main(void)
 	// only a stale file: the deadline fires on time and says so
 	RdvResult r = wait_one("newer", 4, 1000);
 	tr_expect_error(&r, -ETIMEDOUT, W("rank 1", "stale", "another job", path), "stale only");
-	CHECK(r.secs >= 1.0 && r.secs < 2.0);
+	CHECK(r.secs >= 1.0 - 0.005 && r.secs < 2.0); // the library reads its clock in ms
 
 	// a torn or foreign file is never taken
 	int fd = open(path, O_WRONLY | O_TRUNC);

@@ -40,7 +40,7 @@ static void dead_master(void)
 	tr_join(&pid, 1, 30);
 	tr_expect_error(&res[0], -ETIMEDOUT, W("rank 1", "timed out after", "Connection refused"), "dead master");
 	printf("dead master: gave up after %.2f s (timeout 1.50 s)\n", res[0].secs);
-	CHECK(res[0].secs >= 1.5 && res[0].secs < 1.5 + 1.0); // +1 s: a loaded machine
+	CHECK(res[0].secs >= 1.5 - 0.005 && res[0].secs < 1.5 + 1.0); // the clock is read in ms; +1 s: a loaded machine
 }
 
 // the master's port is held by another listener: rank 0 fails at once, saying so

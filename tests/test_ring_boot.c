@@ -146,16 +146,7 @@ static void recreated(Ring *r, const char *name) {
     uint8_t b[RING_BOOT_BLOB_MAX];
     blob_of(b, 11);
     CHECK_OK(ring_boot_publish(r, TOKEN, WORLD, b, sizeof b));
-    RingInfo info;
-    ring_info(r, &info);
-    RingCreateOptions o;
-    ring_create_options_default(&o);
-    o.geometry = info.geometry;
-    o.slots = info.slots;
-    o.replace = 1;
-    Ring *fresh;
-    char err[256];
-    CHECK_OK(ring_create(&fresh, name, &o, err, sizeof err));
+    Ring *fresh = test_ring_recreate(r, name);
     RingBootSeen seen;
     // the old mapping still holds the old id, but nobody may use it
     CHECK_EQ_INT(ring_boot_read(r, TOKEN, WORLD, b, sizeof b, &seen), -ESTALE);

@@ -269,7 +269,7 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 {
 	static const char *const lists[] = { "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST", NULL };
 	int port = -1;
-	const char *s, *which = NULL;
+	const char *s = NULL, *which = NULL;
 	long v;
 	if (opt->master) {
 		if (split_master(opt->master, info->master_addr, sizeof info->master_addr, &port) < 0)
@@ -319,7 +319,7 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 // counts are added so an attempt never takes a previous attempt's file.
 static void resolve_job(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 {
-	const char *s, *step, *restart;
+	const char *s = NULL, *step, *restart;
 	size_t n = sizeof info->job;
 	if (opt->job || (s = env_get(r, "AVCLIP_JOB"))) {
 		snprintf(info->job, n, "job:%s", opt->job ? opt->job : s);

@@ -104,7 +104,7 @@ typedef struct {
 	int foreign;      // connections of other jobs refused
 } Master;
 
-static void reply(int fd, const Master *m, RdvKind kind, RdvReason why, int64_t deadline)
+static int reply(int fd, const Master *m, RdvKind kind, RdvReason why, int64_t deadline)
 {
 	uint8_t buf[RDV_HEADER_BYTES + RDV_BLOB_MAX];
 	RdvHeader h = { RDV_MAGIC, RDV_VERSION, (uint16_t)kind, m->i->token, (uint32_t)m->i->world_size,
@@ -112,7 +112,7 @@ static void reply(int fd, const Master *m, RdvKind kind, RdvReason why, int64_t 
 	rdv_header_put(buf, &h);
 	if (kind == RDV_OK)
 		memcpy(buf + RDV_HEADER_BYTES, m->blob, m->len);
-	io_full(fd, buf, RDV_HEADER_BYTES + (kind == RDV_OK ? m->len : 0), deadline, 1);
+	return io_full(fd, buf, RDV_HEADER_BYTES + (kind == RDV_OK ? m->len : 0), deadline, 1);
 }
 
 // One accepted connection: 1 served, 0 ignored (not ours, or gone), < 0 an error of this job.
@@ -139,7 +139,8 @@ static int serve(Master *m, int fd, const char *peer, char *err, size_t errlen)
 		      : m->pid_of[h.rank] ? RDV_R_DUPLICATE
 					  : RDV_R_NONE;
 	if (why == RDV_R_NONE) {
-		reply(fd, m, RDV_OK, RDV_R_NONE, deadline);
+		if (reply(fd, m, RDV_OK, RDV_R_NONE, deadline) < 0)
+			return 0; // it went away: it asks again if it lives
 		m->pid_of[h.rank] = h.pid ? h.pid : 1;
 		m->served++;
 		return 1;

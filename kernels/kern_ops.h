@@ -1,125 +1,500 @@
-// The op interface every backend implements: a context handle passed to every op, tensors
-// owned by the backend, explicit workspace. Model code calls only these functions.
+// The op contract: everything a training step does to device memory, as one C interface that
+// every backend implements (the CPU reference in kernels/cpu/, CUDA in kernels/cuda/).
 #ifndef KERN_OPS_H
 #define KERN_OPS_H
-// defines: KernCtx, KOptHyper, kern_ctx_create_cpu, kern_ctx_set_blas_threads, kern_ctx_destroy, kern_ctx_backend_name, kern_ctx_threads,
-//          kern_sync, kern_alloc, kern_free, kern_upload, kern_download, kern_zero, kern_copy, kern_convert,
-//          kern_scale, kern_sumsq, kern_linear_fwd/bwd, kern_proj_fwd/bwd, kern_layernorm_fwd/bwd,
-//          kern_gelu_fwd/bwd, kern_add_fwd/bwd, kern_patchify_fwd/bwd, kern_vis_embed_fwd/bwd,
-//          kern_attention_ws_bytes, kern_attention_fwd/bwd, kern_tok_embed_fwd/bwd, kern_argmax_rows,
-//          kern_pool_fwd/bwd, kern_l2norm_fwd/bwd, kern_clip_loss_ws_bytes, kern_clip_loss, kern_adamw_step,
-//          kern_lamb_step
+// defines: KDtype, KTensor, KGrad, KG_SET, KG_ADD, KG_NONE, KernCtx, KEvent, KBackendKind, KCtxOptions,
+//          KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams, KFCCO_P_*, KFCCO_T_*,
+//          KTempStep, KOptSegment, KSEG_*, KOptPlan, KOptHyper, KERN_MAX_DIMS, KERN_OPT_CHUNK,
+//          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_shape_str, kern_tensor_make,
+//          kern_view, kern_bf16_from_f32, kern_f32_from_bf16,
+//          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
+//          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
+//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_sync, kern_stream_sync, kern_error_message,
+//          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
+//          kern_event_query, kern_event_sync, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
+//          kern_host_register, kern_host_unregister, kern_upload, kern_download, kern_upload_async,
+//          kern_download_async, kern_zero, kern_copy, kern_convert,
+//          kern_linear_ws_bytes, kern_linear, kern_linear_bwd, kern_layernorm_fwd, kern_layernorm_bwd, kern_add,
+//          kern_augment, kern_patchify_fwd, kern_patchify_bwd, kern_vis_embed_fwd, kern_vis_embed_bwd,
+//          kern_tok_embed_fwd, kern_tok_embed_bwd, kern_argmax_rows, kern_pool_fwd, kern_pool_bwd,
+//          kern_l2norm_fwd, kern_l2norm_bwd, kern_attention_ws_bytes, kern_attention_fwd, kern_attention_bwd,
+//          kern_loss_ws_bytes, kern_infonce, kern_fcco_pack_width, kern_fcco_table_width, kern_fcco_local,
+//          kern_fcco_scatter, kern_fcco_surrogate, kern_clip_metrics, kern_temp_step, kern_opt_plan_create,
+//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer, kern_adamw_step, kern_lamb_step,
+//          kern_sumsq, kern_scale
 //
-// Conventions:
-// - Every op returns 0 or -errno: -EINVAL for a shape/dtype mismatch, -ENOTSUP for a dtype the
-//   backend does not compute in (the CPU backend computes in f32, and in f64 for tests).
-// - Backward ops ACCUMULATE (+=) into every gradient they write, inputs and parameters alike,
-//   so a residual branch's gradient just adds into the stream's; callers zero what they reuse.
-// - Optional pointers (bias, a gradient that is not wanted) may be NULL where noted.
-// - Ops are queued on the context's stream (the CPU backend runs them at once); kern_download,
-//   kern_sumsq and kern_clip_loss's loss read-back are the only points that wait.
-
-#include "kern_tensor.h" // defines: KTensor, KDtype
+// ---- How to read this contract (a backend must do exactly this) ----
+//
+// ERRORS. Every function returns 0 or a negative errno. Argument errors are returned at once and
+// nothing runs: -EINVAL (shape, dtype, layout, NULL), -ENOSPC (the stream's workspace is smaller than
+// the op needs), -ENOTSUP (a dtype this backend does not compute in: the f64 path is CPU only).
+// Errors that depend on tensor CONTENTS (a token id out of range, a non-finite gradient norm) or
+// that a device reports later are "asynchronous": the op returns 0, the backend latches the first
+// such error in the device context with the op's name, and the next sync point returns it
+// (kern_error_message says "op: what"). Once an error is latched every op and sync point of the
+// device returns it at once, until kern_error_clear. The CPU backend behaves the same way (it
+// detects the error immediately but reports it only at the next sync), so code that trains on
+// the CPU already handles errors where a GPU reports them.
+//
+// STREAMS. A KernCtx handle is one stream of one device: ops queued on a handle run in order;
+// ops on two handles of the same device may overlap unless ordered with events. kern_ctx_create
+// opens a device (index in KCtxOptions) and its first stream; kern_stream_create adds a stream on
+// the same device. Memory belongs to the DEVICE, not the stream: a tensor allocated through any
+// handle may be used on every handle of its device. One thread issues to a handle at a time.
+// The CPU backend runs every op at once on the calling thread; its events are complete once
+// recorded. The API is still the asynchronous one: results are valid for the host only after a
+// sync point.
+//
+// SYNC POINTS (the host waits; each adds one to kern_ctx_host_waits): kern_sync,
+// kern_stream_sync, kern_event_sync, kern_upload, kern_download and kern_sumsq (transitional).
+// The setup calls (kern_alloc, kern_free, kern_host_*, kern_ctx_reserve_workspace, kern_opt_plan_*,
+// kern_stream_create, kern_event_create) may wait too, are not counted and do not belong in a
+// step. Nothing else waits: every other op is queued and returns.
+//
+// DTYPES are per argument, in four classes:
+//   ACT   activations, weights and their gradients: F32 or BF16 storage, chosen per tensor;
+//   STAT  statistics (layernorm mean/rstd, attention lse, L2 norms), losses, scalars, FastCLIP
+//         tables and packs, master weights, optimizer moments: F32;
+//   I32/I64/U8 as named (token ids i32, sample ids and stream positions i64, clips u8).
+// Arithmetic and accumulation are f32 (or wider: the CPU reference accumulates the loss ops and
+// every reduction that feeds a norm in f64). A BF16 store is the round-to-nearest-even of the f32
+// value (NaN stays NaN, overflow becomes inf), once per element per op: an accumulating output is
+// widened, summed in f32 and rounded once. THE F64 PATH: when the first ACT argument of an op is
+// F64, every ACT and STAT argument must be F64 and the op computes in double (CPU only, for
+// finite-difference tests; a device backend returns -ENOTSUP).
+//
+// LAYOUTS are row-major and contiguous; "(N, C)" means C varies fastest. "N = all leading dims"
+// means the op flattens every dim but the last. Outputs never alias inputs unless an op says so.
+//
+// GRADIENT OUTPUTS are KGrad pairs: KG_SET(t) writes t, KG_ADD(t) adds into it (t += result),
+// KG_NONE skips it. So backward needs no memsets: the first writer of a gradient buffer uses
+// KG_SET, later contributions KG_ADD.
+//
+// WORKSPACE belongs to the stream handle, in bytes: kern_ctx_reserve_workspace(ctx, bytes) once
+// at setup with the largest *_ws_bytes of the ops that handle will run. An op needing more than
+// the reserve returns -ENOSPC (an argument error: it never allocates inside a step).
+//
+// DETERMINISM: every reduction has a fixed order; a backend gives the same bits run to run, and
+// the CPU backend also for any thread count. Ops use no atomics whose order could change a result.
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct KernCtx KernCtx;
+// ======================================================================================
+// Tensors
+// ======================================================================================
 
-// ---- context and memory ----
-// nthreads <= 0: every core OpenMP offers
-int kern_ctx_create_cpu(KernCtx **out, int nthreads);
-// CPU backend: threads of BLAS calls (1 after creation: the OpenMP team is the only pool)
-int kern_ctx_set_blas_threads(KernCtx *ctx, int n);
-// frees every tensor still allocated in the context (views and kern_free after this are invalid)
+// F32 compute/master type; BF16 storage; F64 CPU-only test path; I32 token ids and row positions;
+// U8 clips; I64 sample ids and stream positions (a u64 position g < 2^63 is stored as is)
+typedef enum { KDT_F32 = 0, KDT_BF16 = 1, KDT_F64 = 2, KDT_I32 = 3, KDT_U8 = 4, KDT_I64 = 5, KDT_COUNT } KDtype;
+
+#define KERN_MAX_DIMS 5
+
+typedef struct {
+	void *data; // device memory (host memory on the CPU backend); model code never dereferences it
+	KDtype dtype;
+	int ndim;
+	int64_t shape[KERN_MAX_DIMS];
+	int owned; // 1 when kern_alloc made it (kern_free releases it), 0 for views
+} KTensor;
+
+size_t kern_dtype_size(KDtype dt);
+const char *kern_dtype_name(KDtype dt);
+int64_t kern_numel(const KTensor *t);
+size_t kern_nbytes(const KTensor *t);
+// writes "(2, 3, 4)" into buf; returns buf
+char *kern_shape_str(const KTensor *t, char *buf, size_t len);
+// a tensor header (no memory) with the given shape; ndim <= KERN_MAX_DIMS
+KTensor kern_tensor_make(void *data, KDtype dt, int ndim, const int64_t *shape);
+// a view of numel(shape) elements of parent starting at element offset; -EINVAL when out of range
+int kern_view(KTensor *out, const KTensor *parent, int64_t offset, int ndim, const int64_t *shape);
+// the store rule of every backend: round to nearest even; NaN stays a (quiet) NaN
+uint16_t kern_bf16_from_f32(float f);
+float kern_f32_from_bf16(uint16_t b);
+
+// a gradient output and how it is written
+typedef struct {
+	KTensor *t; // NULL: not wanted
+	int acc;    // 0: t = result; 1: t += result
+} KGrad;
+#define KG_SET(tp) ((KGrad){(tp), 0})
+#define KG_ADD(tp) ((KGrad){(tp), 1})
+#define KG_NONE ((KGrad){NULL, 0})
+
+// ======================================================================================
+// Devices, streams, events, errors
+// ======================================================================================
+
+typedef struct KernCtx KernCtx;
+typedef struct KEvent KEvent;
+
+typedef enum { KERN_BACKEND_CPU = 0, KERN_BACKEND_CUDA = 1 } KBackendKind;
+
+typedef struct {
+	KBackendKind backend;
+	int device;  // device index (CUDA ordinal); the CPU backend has only device 0
+	int threads; // CPU: OpenMP threads, <= 0 for all that OpenMP offers; ignored by CUDA
+} KCtxOptions;
+
+// opens the device and its first stream; -ENODEV when the backend is not built in or the device
+// does not exist, -EINVAL on bad options, -ENOMEM
+int kern_ctx_create(KernCtx **out, const KCtxOptions *opt);
+int kern_ctx_create_cpu(KernCtx **out, int threads);
+// another stream (handle) on ctx's device: shares its memory, host registrations and error latch,
+// has its own queue and workspace
+int kern_stream_create(KernCtx *ctx, KernCtx **out);
+// waits for the handle's queue and releases it; the device and every tensor still allocated on it
+// are released with its last handle (tensors and views are invalid afterwards)
 void kern_ctx_destroy(KernCtx *ctx);
-const char *kern_ctx_backend_name(const KernCtx *ctx);
+const char *kern_ctx_backend_name(const KernCtx *ctx); // "cpu", "cuda"
+int kern_ctx_device(const KernCtx *ctx);
 int kern_ctx_threads(const KernCtx *ctx);
+// CPU backend: threads of BLAS calls (1 after creation: the OpenMP team is the only pool);
+// -EINVAL on other backends
+int kern_ctx_set_blas_threads(KernCtx *ctx, int n);
+// grows this handle's workspace to at least bytes (setup time: waits)
+int kern_ctx_reserve_workspace(KernCtx *ctx, size_t bytes);
+size_t kern_ctx_workspace_bytes(const KernCtx *ctx);
+// host waits (sync points) on the device so far, every handle counted
+int64_t kern_ctx_host_waits(const KernCtx *ctx);
+
+// waits for every stream of the device; returns the latched error (0 when none)
 int kern_sync(KernCtx *ctx);
-// zero-filled backend memory of the given dtype and shape
+// waits for this handle's stream only; returns the latched error
+int kern_stream_sync(KernCtx *ctx);
+// "" or "op: what happened" for the latched error of ctx's device
+const char *kern_error_message(const KernCtx *ctx);
+void kern_error_clear(KernCtx *ctx);
+
+int kern_event_create(KernCtx *ctx, KEvent **out);
+void kern_event_destroy(KEvent *ev);
+// the event completes when every op queued on stream before this call has completed
+int kern_event_record(KEvent *ev, KernCtx *stream);
+// ops queued on stream after this call start after ev completes; the host does not wait
+int kern_stream_wait_event(KernCtx *stream, KEvent *ev);
+// 1 complete (or never recorded), 0 pending, < 0 the latched error; never waits
+int kern_event_query(KEvent *ev);
+// the host waits for ev; returns the latched error
+int kern_event_sync(KEvent *ev);
+
+// ======================================================================================
+// Memory
+// ======================================================================================
+
+// zero-filled device memory of the given dtype and shape (setup time: may wait)
 int kern_alloc(KernCtx *ctx, KTensor *t, KDtype dt, int ndim, const int64_t *shape);
 void kern_free(KernCtx *ctx, KTensor *t);
-// host <-> backend copies of exactly kern_nbytes(t) bytes (nbytes must match)
+// pinned host memory (zero-filled) that asynchronous copies may use
+int kern_host_alloc(KernCtx *ctx, void **p, size_t bytes);
+void kern_host_free(KernCtx *ctx, void *p);
+// makes an existing host mapping (the ring) usable by asynchronous copies, like
+// cudaHostRegister; -EEXIST when it overlaps a registered range; unregister before unmapping
+int kern_host_register(KernCtx *ctx, void *p, size_t bytes);
+int kern_host_unregister(KernCtx *ctx, void *p);
+// synchronous copies of exactly kern_nbytes bytes (nbytes must match), any host memory: both wait
+// for the stream, then copy, and return the latched error (sync points)
 int kern_upload(KernCtx *ctx, KTensor *dst, const void *host, size_t nbytes);
 int kern_download(KernCtx *ctx, void *host, size_t nbytes, const KTensor *src);
+// queued copies: host must lie in kern_host_alloc'd or registered memory (-EINVAL otherwise) and
+// must stay untouched until an event recorded after the copy completes
+int kern_upload_async(KernCtx *ctx, KTensor *dst, const void *host, size_t nbytes);
+int kern_download_async(KernCtx *ctx, void *host, size_t nbytes, const KTensor *src);
 int kern_zero(KernCtx *ctx, KTensor *t);
+// same dtype and element count
 int kern_copy(KernCtx *ctx, KTensor *dst, const KTensor *src);
-// element-wise dtype conversion between f32, f64 and bf16 (bf16: round to nearest even)
+// element-wise between F32, BF16 and F64 (to BF16: the store rule)
 int kern_convert(KernCtx *ctx, KTensor *dst, const KTensor *src);
-int kern_scale(KernCtx *ctx, KTensor *x, double s);
-// sum of squares in double, summed in a fixed order (same result for any thread count)
-int kern_sumsq(KernCtx *ctx, double *out, const KTensor *x);
 
-// ---- dense ----
-// out (N, OC) = in (N, IC) @ w^T, w (OC, IC), + b (OC) when b != NULL. N = all leading dims.
-int kern_linear_fwd(KernCtx *ctx, KTensor *out, const KTensor *in, const KTensor *w, const KTensor *b);
-// din (N, IC) += dout @ w (din may be NULL); dw += dout^T @ in; db += colsum(dout) (db may be NULL)
-int kern_linear_bwd(KernCtx *ctx, KTensor *din, KTensor *dw, KTensor *db, const KTensor *dout, const KTensor *in,
-		    const KTensor *w);
-// projection: out (N, OC) = in (N, IC) @ p, p (IC, OC) (open_clip's visual.proj / text_projection)
-int kern_proj_fwd(KernCtx *ctx, KTensor *out, const KTensor *in, const KTensor *p);
-int kern_proj_bwd(KernCtx *ctx, KTensor *din, KTensor *dp, const KTensor *dout, const KTensor *in, const KTensor *p);
-// layernorm over the last dim C (eps 1e-5); mean, rstd (N) are saved for backward
+// ======================================================================================
+// Dense layers
+// ======================================================================================
+
+// Activations an op can apply after the bias (forward) or differentiate (backward):
+//   GELU       exact 0.5·x·(1 + erf(x/√2)) (torch.nn.GELU, open_clip's default)
+//   GELU_TANH  0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (what cuBLASLt's GELU epilogues compute)
+//   QUICKGELU  x·σ(1.702·x) (OpenAI CLIP's weights)
+typedef enum { KACT_NONE = 0, KACT_GELU = 1, KACT_GELU_TANH = 2, KACT_QUICKGELU = 3 } KAct;
+
+// Forward: pre = in·op(W) + bias; out = act(pre) + residual.
+//   in (N, IC) ACT, N = all leading dims; out, pre, residual (N, OC) ACT (last dim OC)
+//   trans_w = 1: W (OC, IC), op(W) = Wᵀ (torch nn.Linear.weight, open_clip's in_proj / c_fc ...)
+//   trans_w = 0: W (IC, OC), op(W) = W (open_clip's visual.proj / text_projection)
+//   bias (OC) ACT or NULL; pre NULL unless act != NONE and backward will need it (it must be
+//   given for KACT_*); residual NULL or (N, OC), only with act == KACT_NONE; out may be residual.
+// cuBLASLt (column-major): a row-major (R, C) buffer is a column-major (C, R) matrix, so the op is
+//   Dᵀ(OC, N) = op(A)·B with B = in (IC, N) ld IC, N; A = W: trans_w 1 → OP_T, lda IC; trans_w 0 →
+//   OP_N, lda OC; m = OC, n = N, k = IC; D = out ld OC; C = residual, beta 1 (else beta 0); bias by
+//   EPILOGUE_BIAS (one value per m); act by GELU_AUX_BIAS with AUX = pre (ld OC) for GELU_TANH.
+//   Exact GELU and QuickGELU are not cuBLASLt epilogues: BIAS epilogue into pre, then an own
+//   element-wise kernel.
+typedef struct {
+	KTensor *out;
+	KTensor *pre;
+	const KTensor *in;
+	const KTensor *w;
+	int trans_w;
+	const KTensor *bias;
+	KAct act;
+	const KTensor *residual;
+} KLinear;
+// cuBLASLt workspace bytes for any linear on this handle (CPU: 0)
+size_t kern_linear_ws_bytes(KernCtx *ctx);
+int kern_linear(KernCtx *ctx, const KLinear *a);
+
+// Backward of pre = in·op(W) + bias, given dout = d(pre) (N, OC):
+//   dw    trans_w 1: dW (OC, IC) = doutᵀ·in; trans_w 0: dW (IC, OC) = inᵀ·dout
+//   dbias (OC) = Σ_n dout[n, :]                                     (bias-gradient epilogue)
+//   din   (N, IC) = dout·op(W)ᵀ, then with in_act != NONE: din ⊙ in_act'(in_pre), i.e. the gradient
+//         of the pre-activation of the layer that produced in = in_act(in_pre)  (GELU-backward
+//         epilogue; din must then be KG_SET)
+//   din_bias (IC) = Σ_n din[n, :] after that epilogue: the previous layer's bias gradient (only
+//         with in_act != NONE)
+// So an MLP's backward is: c_proj backward with in_pre = c_fc's pre and in_act = GELU (giving
+// d(c_fc pre) and c_fc's bias gradient), then c_fc backward with dbias = KG_NONE.
+// cuBLASLt: din: Dᵀ(IC, N) = op(A)·B, A = W (trans_w 1: OP_N lda IC; trans_w 0: OP_T lda OC),
+//   B = dout (OC, N) ld OC, m = IC, n = N, k = OC, epilogue DGELU_BGRAD (AUX = in_pre, bias ptr =
+//   din_bias) for GELU_TANH. dW: trans_w 1: Dᵀ(IC, OC) = in(IC, N)·dout(OC, N)ᵀ (OP_N, OP_T,
+//   m = IC, n = OC, k = N), dbias by BGRADB; trans_w 0: Dᵀ(OC, IC) = dout(OC, N)·in(IC, N)ᵀ
+//   (OP_N, OP_T, m = OC, n = IC, k = N), dbias by BGRADA. KG_ADD is beta = 1 with C = D.
+typedef struct {
+	KGrad din;
+	KGrad dw;
+	KGrad dbias;
+	KGrad din_bias;
+	const KTensor *dout;
+	const KTensor *in;
+	const KTensor *w;
+	int trans_w;
+	const KTensor *in_pre;
+	KAct in_act;
+} KLinearBwd;
+int kern_linear_bwd(KernCtx *ctx, const KLinearBwd *a);
+
+// LayerNorm over the last dim C with eps 1e-5 and the biased variance:
+// out (N, C) = (in − mean)·rstd·w + b; mean, rstd (N) STAT saved for backward; w, b (C) ACT
 int kern_layernorm_fwd(KernCtx *ctx, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in, const KTensor *w,
 		       const KTensor *b);
-int kern_layernorm_bwd(KernCtx *ctx, KTensor *din, KTensor *dw, KTensor *db, const KTensor *dout, const KTensor *in,
+int kern_layernorm_bwd(KernCtx *ctx, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
 		       const KTensor *w, const KTensor *mean, const KTensor *rstd);
-// exact GELU 0.5 x (1 + erf(x / sqrt 2)) (torch.nn.GELU, open_clip's default)
-int kern_gelu_fwd(KernCtx *ctx, KTensor *out, const KTensor *in);
-int kern_gelu_bwd(KernCtx *ctx, KTensor *din, const KTensor *dout, const KTensor *in);
-// residual add: out = a + b; backward da += dout, db += dout (either may be NULL)
-int kern_add_fwd(KernCtx *ctx, KTensor *out, const KTensor *a, const KTensor *b);
-int kern_add_bwd(KernCtx *ctx, KTensor *da, KTensor *db, const KTensor *dout);
+// residual add: out = a + b, all the same element count (backward needs no op: accumulate the
+// gradient into both branches with KG_ADD)
+int kern_add(KernCtx *ctx, KTensor *out, const KTensor *a, const KTensor *b);
 
-// ---- embeddings and pooling ----
-// img (B, T, H, W, C) channels-last -> out (B, T*P, C*p*p), P = (H/p)*(W/p) patches in raster
-// order, each flattened as (c, i, j) to match open_clip's conv1.weight (D, C, p, p)
+// ======================================================================================
+// Augmentation, embeddings, pooling
+// ======================================================================================
+
+// u8 clips straight to the patch embedding's input, in one pass:
+//   clips (B, T, H, W, 3) U8; pos (B) I64 stream positions g; out (B, T·P, 3·p·p) ACT with
+//   P = (H/p)·(W/p) patches in raster order, each flattened as (c, i, j) like open_clip's conv1:
+//   out[b, t·P + py·(W/p) + px, (c·p + i)·p + j] = LUT[c][clips[b, t, py·p + i, x, c]],
+//   x = px·p + j, or W − 1 − (px·p + j) when clip b is flipped.
+//   LUT[c][v] = (float)(((double)v / 255 − mean[c]) / std[c]) computed in double with OpenAI CLIP's
+//   mean (0.48145466, 0.4578275, 0.40821073) and std (0.26862954, 0.26130258, 0.27577711).
+//   Clip b is flipped when flip != 0 and bit 0 of word 0 of Philox4x32-10 (Random123 constants)
+//   with counter {g lo32, g hi32, 3, 0} and key {seed lo32, seed hi32} is 1 (g = pos[b]; 3 is
+//   the trainer's augmentation stream): the same rule and values as trainer/trainer_augment.c.
+// H and W must be multiples of patch.
+int kern_augment(KernCtx *ctx, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+		 int patch);
+// normalized video (B, T, H, W, C) ACT channels-last -> out (B, T·P, C·p·p), the same patch order
+// as kern_augment (evaluation feeds host-normalized video this way); backward scatters back
 int kern_patchify_fwd(KernCtx *ctx, KTensor *out, const KTensor *img, int patch);
-int kern_patchify_bwd(KernCtx *ctx, KTensor *dimg, const KTensor *dout, int patch);
-// x (B, T*P, D) -> out (B, 1+T*P, D): out[b,0] = cls + pos[0];
-// out[b, 1+t*P+p] = x[b, t*P+p] + pos[1+p] + tpos[t]; pos (1+P, D), tpos (T, D)
+int kern_patchify_bwd(KernCtx *ctx, KGrad dimg, const KTensor *dout, int patch);
+// x (B, T·P, D) -> out (B, 1 + T·P, D): out[b, 0] = cls + pos[0];
+// out[b, 1 + t·P + q] = x[b, t·P + q] + pos[1 + q] + tpos[t]; cls (D), pos (1 + P, D), tpos (T, D)
 int kern_vis_embed_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
 		       const KTensor *tpos);
-int kern_vis_embed_bwd(KernCtx *ctx, KTensor *dx, KTensor *dcls, KTensor *dpos, KTensor *dtpos, const KTensor *dout);
-// ids (B, L) i32 -> out (B, L, D) = wte[ids] + pos[:L]; wte (V, D), pos (Lmax >= L, D).
-// An id outside [0, V) is -ERANGE.
+int kern_vis_embed_bwd(KernCtx *ctx, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout);
+// ids (B, L) I32 -> out (B, L, D) = wte[ids] + pos[:L]; wte (V, D), pos (Lmax >= L, D).
+// An id outside [0, V) latches -ERANGE ("tok_embed"); the output is then unspecified.
 int kern_tok_embed_fwd(KernCtx *ctx, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos);
-int kern_tok_embed_bwd(KernCtx *ctx, KTensor *dwte, KTensor *dpos, const KTensor *dout, const KTensor *ids);
-// pos (B) i32 = index of each row's largest id (CLIP's end token has the largest id)
+// dwte (V, D), dpos (Lmax, D): KG_SET writes zeros to the rows no token uses
+int kern_tok_embed_bwd(KernCtx *ctx, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids);
+// pos (B) I32 = index of each row's largest id, the first on ties (CLIP's end token has the largest id)
 int kern_argmax_rows(KernCtx *ctx, KTensor *pos, const KTensor *ids);
-// out (B, D) = x[b, pos[b], :], x (B, L, D); end-token pooling (pos from kern_argmax_rows)
-// and class-token pooling (pos all 0)
+// out (B, D) = x[b, pos[b], :], x (B, L, D), pos (B) I32: end-token pooling (pos from
+// kern_argmax_rows) and class-token pooling (pos all 0). A pos outside [0, L) latches -ERANGE.
 int kern_pool_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, const KTensor *pos);
-int kern_pool_bwd(KernCtx *ctx, KTensor *dx, const KTensor *dout, const KTensor *pos);
-// out (N, C) = in / max(||in||, 1e-12) per row; norm (N) saved for backward
+// dx (B, L, D): KG_SET writes zeros to the rows that were not pooled
+int kern_pool_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KTensor *pos);
+// out (N, C) = in / max(‖in‖, 1e-12) per row; norm (N) STAT saved for backward
 int kern_l2norm_fwd(KernCtx *ctx, KTensor *out, KTensor *norm, const KTensor *in);
-int kern_l2norm_bwd(KernCtx *ctx, KTensor *din, const KTensor *dout, const KTensor *out, const KTensor *norm);
+int kern_l2norm_bwd(KernCtx *ctx, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm);
 
-// ---- attention ----
-// qkv (B, T, 3*D) packed as [q | k | v], each D = H * hd split into heads (open_clip's
-// in_proj layout) -> out (B, T, D), lse (B, H, T) f32/f64 log-sum-exp of each query row.
-// Tiled with an online softmax: no T x T matrix is ever stored; backward recomputes scores.
+// ======================================================================================
+// Attention
+// ======================================================================================
+
+// qkv (B, T, 3·D) packed as [q | k | v], each D = H·hd split into heads (open_clip's in_proj
+// layout) -> out (B, T, D) = softmax(q·kᵀ/√hd [causal: keys ≤ query]) · v per head, and
+// lse (B, H, T) STAT = the log-sum-exp of each query row's scaled scores. No T×T matrix is stored;
+// backward recomputes the scores from lse. Workspace: kern_attention_ws_bytes.
 size_t kern_attention_ws_bytes(KernCtx *ctx, KDtype dt, int B, int T, int H, int hd);
-int kern_attention_fwd(KernCtx *ctx, KTensor *out, KTensor *lse, const KTensor *qkv, int heads, int causal,
-		       KTensor *ws);
-int kern_attention_bwd(KernCtx *ctx, KTensor *dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
-		       const KTensor *lse, int heads, int causal, KTensor *ws);
+int kern_attention_fwd(KernCtx *ctx, KTensor *out, KTensor *lse, const KTensor *qkv, int heads, int causal);
+int kern_attention_bwd(KernCtx *ctx, KGrad dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
+		       const KTensor *lse, int heads, int causal);
 
-// ---- loss ----
-// Symmetric InfoNCE on the local batch: logits = exp(ls) * img @ txt^T (B x B), loss =
-// (CE(rows) + CE(columns)) / 2 written to loss (1); dimg, dtxt (B, E) and dls (1) += gradients.
-size_t kern_clip_loss_ws_bytes(KernCtx *ctx, KDtype dt, int B);
-int kern_clip_loss(KernCtx *ctx, KTensor *loss, KTensor *dimg, KTensor *dtxt, KTensor *dls, const KTensor *img,
-		   const KTensor *txt, const KTensor *ls, KTensor *ws);
+// ======================================================================================
+// Contrastive losses (FastCLIP and OpenCLIP), exactly as trainer/fastclip/ computes them
+// ======================================================================================
 
-// ---- optimizer steps on one parameter tensor (p, g, m, v all the same shape) ----
+// One rank's view of a step: N = K·B gathered rows, this rank's at [offset, offset + B).
+typedef struct {
+	const KTensor *e1, *e2; // (B, d) ACT: this rank's video / text features (L2-normalized)
+	const KTensor *E1, *E2; // (N, d) ACT: every rank's features, gathered without gradient
+	int offset;             // rank·B
+	const KTensor *log_s;   // (1) STAT: log(1/τ) of the global temperature (unused by v2)
+} KContrastBatch;
+
+// workspace of the loss ops for B local and N gathered rows of width d
+size_t kern_loss_ws_bytes(KernCtx *ctx, int B, int N, int d);
+
+// OpenCLIP's ClipLoss over the gathered batch (local loss, gather-with-gradient), s = exp(log_s):
+//   loss (1) STAT = 1/(2B) Σ_i [CE(s·e1_i·E2ᵀ, offset+i) + CE(s·e2_i·E1ᵀ, offset+i)]
+//   dE1, dE2 (N, d) ACT: gradients w.r.t. the gathered rows, each anchor's own gradient added to its
+//   row offset+i (a sum reduce-scatter over the ranks gives each rank dL/de1, dL/de2; with K = 1
+//   and E = e this is the local InfoNCE and dE its full gradient); dlog_s (1) ACT: dloss/dlog_s
+//   (ACT so that it may be the logit_scale entry of the flat gradient buffer).
+int kern_infonce(KernCtx *ctx, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s);
+
+typedef enum { KFCCO_V0 = 0, KFCCO_V1 = 1, KFCCO_V2 = 2, KFCCO_V3 = 3 } KFccoVersion;
+
+// the pack one sample contributes to the all-gather (B or N rows of kern_fcco_pack_width floats:
+// 2 for v0/v1/v3 (U1, U2), 12 for v2), in this order
+enum {
+	KFCCO_P_U1 = 0, KFCCO_P_U2, KFCCO_P_TAU1, KFCCO_P_TAU2, KFCCO_P_B1, KFCCO_P_B2,
+	KFCCO_P_TAU1_OLD, KFCCO_P_TAU2_OLD, KFCCO_P_M1, KFCCO_P_M2, KFCCO_P_V1, KFCCO_P_V2,
+};
+// the per-sample table (n, kern_fcco_table_width) STAT, one row per dataset sample: 2 columns
+// (U1, U2; start 0) for v0/v1/v3, 10 for v2 (TAU start at the initial τ, the rest at 0)
+enum {
+	KFCCO_T_U1 = 0, KFCCO_T_U2, KFCCO_T_TAU1, KFCCO_T_TAU2, KFCCO_T_B1, KFCCO_T_B2,
+	KFCCO_T_M1, KFCCO_T_M2, KFCCO_T_V1, KFCCO_T_V2,
+};
+int kern_fcco_pack_width(KFccoVersion v);
+int kern_fcco_table_width(KFccoVersion v);
+
+typedef struct {
+	KFccoVersion version;
+	double gamma;     // inner rate of this step (the epoch's γ)
+	double eps;       // ε in u + ε
+	double rho;       // ρ of v2's τ gradient and v3's RGCL-g objective
+	// v2's per-sample τ update (FastCLIPLossIndividual)
+	double lr_tau, beta1, beta2, eps_tau; // beta1/2 as the epoch uses them (0 in epoch 0)
+	double tau_min, tau_max, grad_clamp;
+	int epoch;        // bias correction 1 − β^(epoch+1)
+} KFccoParams;
+
+// The local phase (fastclip_local): for each local anchor i with sample id = ids[i], row r = offset+i,
+// pos = e1_i·e2_i, and rows of the table gathered by id:
+//   v0/v1/v3, s = exp(log_s):
+//     g1 = 1/(N−1) Σ_{j≠r} exp((e1_i·E2_j − pos)·s),  g2 = 1/(N−1) Σ_{j≠r} exp((e2_i·E1_j − pos)·s)
+//     u_k' = bad(u_k) ? g_k : (1−γ)·u_k + γ·g_k, bad(u) = NaN, ±inf or u < 1e-35
+//     pack[i] = (u1', u2')
+//   v2, per side k (k = 1: a = e1_i vs M = E2; k = 2: a = e2_i vs M = E1) with the row's τ, bound
+//   b0, u, m, v: x_j = (a·M_j − pos)/τ; b = (float) max(b0, max_j x_j over every j incl. r);
+//     g = 1/(N−1) Σ_{j≠r} exp(x_j − b); sx = Σ_{j≠r} exp(x_j − b)·x_j
+//     u' = (float) (bad(u) ? g : (1−γ)·u·exp(b0 − b) + γ·g)
+//     grad = clamp(−sx/(u'+ε)/(N−1) + log(u'+ε) + b + ρ, ±grad_clamp)
+//     m' = (float)(β1·m + (1−β1)·grad); v' = (float)(β2·v + (1−β2)·grad²)
+//     τ' = (float) clamp(τ − lr_tau·(m'/(1−β1^(e+1))) / (√(v'/(1−β2^(e+1))) + eps_tau), tau_min, tau_max)
+//     pack[i]: U_k = u', TAU_k = τ', B_k = b, TAU_k_OLD = τ, M_k = m', V_k = v'
+// ids (B) I64; table (n, width) STAT read only; pack (B, pack width) STAT written. An id outside
+// [0, n) latches -ERANGE ("fcco_local"). N ≥ 2.
+int kern_fcco_local(KernCtx *ctx, const KContrastBatch *b, const KTensor *ids, const KTensor *table,
+		    const KFccoParams *p, KTensor *pack);
+// Writes gathered packs into the table (fastclip_tables_scatter): for r = 0..N−1 in order, row
+// ids_all[r] gets the pack's U1, U2 (v2 also TAU, B, M, V); a later r wins when ids repeat (a
+// device must resolve duplicates so, not by racing). ids_all (N) I64, pack_all (N, pack width).
+// An id outside [0, n) latches -ERANGE ("fcco_scatter") and nothing is written.
+int kern_fcco_scatter(KernCtx *ctx, KTensor *table, const KTensor *ids_all, const KTensor *pack_all,
+		      KFccoVersion v);
+// The surrogate whose gradient is the FCCO estimator (fastclip_surrogate), s = exp(log_s); for v2
+// each anchor uses its pack's TAU_k_OLD (scale 1/τ) and bound B_k, the others scale s and bound 0:
+//   L = Σ_i Σ_{j≠r} w_i·exp((e1_i·E2_j − pos_i)·sc1_i − b1_i)  + (the same for e2_i vs E1, u2)
+//     + Σ_j Σ_{i≠j−offset} W_j·exp((E1_j·e2_i − D_j)·SC1_j − B1_j) + (E2_j vs e1_i, U2)
+//   with w_i = 1/(2B(N−1)(u1_i+ε)) from pack (local), W_j from pack_all (gathered), D_j = E1_j·E2_j;
+//   gradients flow into e1, e2 only (E and the second term's anchors are detached).
+//   v0: dlog_s = ∂L/∂log s; v1, v2: dlog_s = 0; v3 (RGCL-g): with c = ρ + ½·mean_i(log u1_i + log u2_i):
+//   loss = (L + c)/s, de = ∂L/∂e / s, dlog_s = ∂L/∂log s / s − c/s. loss (1) STAT, de1/de2 (B, d) ACT,
+//   dlog_s (1) ACT. pack (B, width) local, pack_all (N, width) gathered. N ≥ 2.
+int kern_fcco_surrogate(KernCtx *ctx, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
+			const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s);
+// Logged metrics of the local B×B batch at s = exp(log_s), sim = e1·e2ᵀ: metrics (2) STAT =
+// [symmetric InfoNCE ½·mean(CE rows + CE columns), fraction of rows i whose first maximum of sim_i
+// is at j = i]
+int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s);
+
+// Adam on the global temperature (FastclipTemp): m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²;
+// log_s' = clamp(log_s − r/(1−β1^step)·m'/(√v'/√(1−β2^step) + eps), lo, hi) where r = lr_low if
+// exp(−log_s) ≤ tau_low else lr (v3: lr/3 below τ 0.03; tau_low 0: never).
+typedef struct {
+	double lr, lr_low, tau_low;
+	double beta1, beta2, eps;
+	int64_t step; // 1 on the first update
+	double lo, hi;
+} KTempStep;
+// log_s (1), mv (2) = (m, v): STAT; grad (1) ACT; copy (1) ACT or NULL receives log_s' too (e.g.
+// the model's logit_scale weight). A non-finite grad latches -ERANGE ("temp_step"), nothing changes.
+int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy,
+		   const KTempStep *h);
+
+// ======================================================================================
+// Optimizer over the flat parameter buffer
+// ======================================================================================
+
+// A segment of the flat buffers (one parameter tensor), its update rule from flags:
+//   KSEG_DECAY   weight decay applies (AdamW: decoupled p·(1 − lr·wd); LAMB: + wd·p in r)
+//   KSEG_LAMB    LAMB instead of AdamW; its trust ratio ‖p‖/‖r‖ (1 if a norm is 0) is used only
+//                when KSEG_DECAY is set too, else 1 (upstream fast_clip's LAMB)
+//   KSEG_FROZEN  not updated (moments untouched) and left out of the gradient norm
+//   KSEG_CLAMP   the master value is clamped to [clamp_lo, clamp_hi] after the update
+typedef struct {
+	int64_t offset, length; // elements
+	uint32_t flags;
+	float clamp_lo, clamp_hi;
+} KOptSegment;
+enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u };
+// reductions run over chunks of at most KERN_OPT_CHUNK elements that never straddle a segment,
+// summed per segment in chunk order: the fixed order every backend uses
+#define KERN_OPT_CHUNK 4096
+
+typedef struct KOptPlan KOptPlan;
+// segments sorted by offset, not overlapping, inside [0, n_params); elements in no segment are
+// never touched. The plan holds the chunk table and per-chunk partial sums on the device.
+int kern_opt_plan_create(KernCtx *ctx, KOptPlan **out, const KOptSegment *segs, int n_segs, int64_t n_params);
+void kern_opt_plan_destroy(KOptPlan *plan);
+
+// norm_clip (2) STAT = [‖g‖ over every non-frozen segment, clip factor], factor =
+// clip_norm / (‖g‖ + 1e-6) when clip_norm > 0 and ‖g‖ > clip_norm, else 1 (torch's
+// clip_grad_norm_); NaN when ‖g‖ is not finite. grads (n_params) ACT.
+int kern_grad_norm(KernCtx *ctx, const KOptPlan *plan, KTensor *norm_clip, const KTensor *grads, double clip_norm);
+
+// Hyper-parameters of one update, host arguments per call
 typedef struct {
 	double lr, beta1, beta2, eps, weight_decay;
-	int64_t step; // 1 on the first update (bias correction)
+	int64_t step; // 1 on the first update (bias correction as torch: 1 − β^step)
 } KOptHyper;
-// torch.optim.AdamW: p *= 1 - lr*wd; p -= lr/bc1 * m / (sqrt(v)/sqrt(bc2) + eps)
+
+// One fused AdamW/LAMB update of every non-frozen segment with g = grads·factor (factor from
+// norm_clip[1], or 1 when norm_clip is NULL); m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²:
+//   AdamW (torch.optim.AdamW): p' = p·(1 − lr·wd) − (lr/(1−β1^t))·m' / (√v'/√(1−β2^t) + eps)
+//   LAMB: r = (m'/(1−β1^t)) / (√(v'/(1−β2^t)) + eps) + wd·p; p' = p − lr·trust·r
+// with wd = weight_decay on KSEG_DECAY segments, else 0, then the KSEG_CLAMP clamp. master
+// (n_params) STAT; copy (n_params) ACT or NULL: every element of every segment (frozen ones too)
+// gets its master value, stored (the bf16 weights the model reads); grads ACT; m, v STAT. A
+// non-finite factor latches -ERANGE ("optimizer") and changes nothing.
+int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTensor *master, KTensor *copy,
+		   const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+
+// ---- Transitional, until the trainer's optimizer moves onto kern_optimizer (F32/F64 only) ----
+// per tensor (p, g, m, v the same shape and dtype): AdamW as above; LAMB with the trust ratio on
+// every tensor (the pre-fused rule); sumsq waits and returns Σx² summed in double in a fixed
+// order; scale multiplies in place.
 int kern_adamw_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-// LAMB (You et al.): r = mhat/(sqrt(vhat)+eps) + wd*p; p -= lr * (||p||/||r||) * r (ratio 1 if a norm is 0)
 int kern_lamb_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
+int kern_sumsq(KernCtx *ctx, double *out, const KTensor *x);
+int kern_scale(KernCtx *ctx, KTensor *x, double s);
 
 #endif

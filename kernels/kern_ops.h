@@ -276,8 +276,8 @@ int kern_layernorm_fwd(KernCtx *ctx, KTensor *out, KTensor *mean, KTensor *rstd,
 		       const KTensor *b);
 int kern_layernorm_bwd(KernCtx *ctx, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
 		       const KTensor *w, const KTensor *mean, const KTensor *rstd);
-// residual add: out = a + b, all the same element count (backward needs no op: accumulate the
-// gradient into both branches with KG_ADD)
+// residual add: out = a + b, all the same element count; out may be a or b (in place). Backward
+// needs no op: accumulate the gradient into both branches with KG_ADD.
 int kern_add(KernCtx *ctx, KTensor *out, const KTensor *a, const KTensor *b);
 
 // ======================================================================================
@@ -347,7 +347,7 @@ typedef struct {
 	const KTensor *log_s;   // (1) STAT: log(1/τ) of the global temperature (unused by v2)
 } KContrastBatch;
 
-// workspace of the loss ops for B local and N gathered rows of width d
+// workspace of the loss ops for B local and N gathered rows of width d (kern_clip_metrics: N = B)
 size_t kern_loss_ws_bytes(KernCtx *ctx, int B, int N, int d);
 
 // OpenCLIP's ClipLoss over the gathered batch (local loss, gather-with-gradient), s = exp(log_s):
@@ -462,7 +462,8 @@ enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u };
 
 typedef struct KOptPlan KOptPlan;
 // segments sorted by offset, not overlapping, inside [0, n_params); elements in no segment are
-// never touched. The plan holds the chunk table and per-chunk partial sums on the device.
+// never touched. The plan holds the chunk table and per-chunk partial sums on the device, so one
+// stream at a time uses it.
 int kern_opt_plan_create(KernCtx *ctx, KOptPlan **out, const KOptSegment *segs, int n_segs, int64_t n_params);
 void kern_opt_plan_destroy(KOptPlan *plan);
 

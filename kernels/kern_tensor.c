@@ -1,6 +1,6 @@
-// Tensor headers, shapes, views and the bf16 <-> f32 conversion shared by all backends.
+// Tensor headers, shapes, views and the bf16 <-> f32 store rule shared by all backends.
 // Nothing here allocates or touches backend memory.
-#include "kern_tensor.h" // defines: KTensor helpers
+#include "kern_ops.h" // defines: KTensor helpers
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,13 +13,15 @@ size_t kern_dtype_size(KDtype dt)
 	case KDT_BF16: return 2;
 	case KDT_F64: return 8;
 	case KDT_I32: return 4;
+	case KDT_U8: return 1;
+	case KDT_I64: return 8;
 	default: return 0;
 	}
 }
 
 const char *kern_dtype_name(KDtype dt)
 {
-	static const char *names[KDT_COUNT] = {"f32", "bf16", "f64", "i32"};
+	static const char *names[KDT_COUNT] = {"f32", "bf16", "f64", "i32", "u8", "i64"};
 	return (unsigned)dt < KDT_COUNT ? names[dt] : "?";
 }
 

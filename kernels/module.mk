@@ -1,9 +1,22 @@
-# kernels/: the op interface (kern_ops.h) and its CPU backend (fp32 reference, fp64 for
-# gradient checks), OpenMP + BLAS sgemm. The CUDA backend plugs into kern_backend.h later.
+# kernels/: the op contract (kern_ops.h, the one public header), its front end (argument checks,
+# devices, streams, events, memory) and the CPU backend in cpu/ (f32 reference with bf16 storage
+# by rounding, f64 for gradient checks; OpenMP + BLAS). backend/ holds the private table a backend
+# fills; only kernels/ sees it. The CUDA backend goes into cuda/.
 LIBS += kernels
-kernels_SRCS := kernels/kern_tensor.c kernels/kern_ops.c kernels/kern_cpu.c kernels/kern_cpu_f32.c \
-                kernels/kern_cpu_f64.c kernels/kern_gradcheck.c
+kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_ops_dense.c kernels/kern_ops_loss.c \
+                kernels/kern_gradcheck.c kernels/cpu/kern_cpu.c kernels/cpu/kern_cpu_stage.c \
+                kernels/cpu/kern_cpu_ops.c kernels/cpu/kern_cpu_f32.c kernels/cpu/kern_cpu_f64.c \
+                kernels/cpu/kern_cpu_augment.c kernels/cpu/kern_cpu_loss.c kernels/cpu/kern_cpu_optim.c
+# private headers of kernels/ (the backend table, the argument checks) are on its own path only
+$(BUILD)/obj/kernels/%.o: CFLAGS += -Ikernels/backend
 
-KERN_TESTS := test_kernels_linear test_kernels_layernorm test_kernels_eltwise test_kernels_embed test_kernels_attention test_kernels_attention_fd test_kernels_loss test_kernels_optim test_kernels_errors
+KERN_TESTS := test_kernels_linear test_kernels_layernorm test_kernels_eltwise test_kernels_embed test_kernels_attention \
+              test_kernels_attention_fd test_kernels_loss test_kernels_optim test_kernels_errors test_kernels_bf16 \
+              test_kernels_async_error test_kernels_streams test_kernels_fused_optim test_kernels_accumulate
 TESTS += $(KERN_TESTS)
-$(foreach t,$(KERN_TESTS),$(eval $(t)_LIBS := kernels common))
+# the CPU backend's augment op draws its flips from common's Philox (library stream)
+$(foreach t,$(KERN_TESTS),$(eval $(t)_LIBS := kernels stream common))
+# the loss ops against the host code they reproduce (trainer/fastclip)
+KERN_LOSS_TESTS := test_kernels_fcco test_kernels_openclip test_kernels_temp
+TESTS += $(KERN_LOSS_TESTS)
+$(foreach t,$(KERN_LOSS_TESTS),$(eval $(t)_LIBS := fastclip kernels stream common))

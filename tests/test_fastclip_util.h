@@ -2,10 +2,10 @@
 // relative-error check that prints the worst element.
 #ifndef TESTS_TEST_FASTCLIP_UTIL_H
 #define TESTS_TEST_FASTCLIP_UTIL_H
-// defines: tf_rng, tf_uniform, tf_features, tf_max_rel
+// defines: tf_rng, tf_uniform, tf_features, tf_max_rel, tf_max_rel_f
 
-#include <math.h>   // defines: sqrt, fabs
-#include <stdint.h> // defines: uint64_t
+#include <math.h>   // defines: sqrt, fabs, fmax
+#include <stdint.h> // defines: uint64_t, int64_t
 #include <stdio.h>  // defines: printf
 
 static inline uint64_t tf_rng(uint64_t *s)
@@ -46,6 +46,17 @@ static inline double tf_max_rel(const double *a, const double *b, int n, double 
 			md = fabs(a[i] - b[i]);
 	}
 	return md / (mb + floor);
+}
+
+// max |a−b| / max |b| over n floats (0 when both are all zero)
+static inline double tf_max_rel_f(const float *a, const float *b, int64_t n)
+{
+	double md = 0.0, mb = 1e-30;
+	for (int64_t i = 0; i < n; i++) {
+		md = fmax(md, fabs((double)a[i] - b[i]));
+		mb = fmax(mb, fabs((double)b[i]));
+	}
+	return md / mb;
 }
 
 #endif

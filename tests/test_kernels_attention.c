@@ -41,23 +41,21 @@ static int run(KernCtx *c, int T, int causal)
 {
 	const int B = 2, H = 3, hd = 8, Dm = H * hd;
 	const int64_t sq[] = {B, T, 3 * Dm}, so[] = {B, T, Dm}, sl[] = {B, H, T};
-	KTensor q32, q64, o32, o64, l32, l64, ws32, ws64, r32, r64, d32, d64;
-	const int64_t w32[] = {(int64_t)kern_attention_ws_bytes(c, KDT_F32, B, T, H, hd)};
-	const int64_t w64[] = {(int64_t)kern_attention_ws_bytes(c, KDT_F64, B, T, H, hd)};
+	KTensor q32, q64, o32, o64, l32, l64, r32, r64, d32, d64;
+	if (kern_ctx_reserve_workspace(c, kern_attention_ws_bytes(c, KDT_F64, B, T, H, hd)))
+		return 1;
 	if (kern_alloc(c, &q64, KDT_F64, 3, sq) || kern_alloc(c, &q32, KDT_F32, 3, sq) ||
 	    kern_alloc(c, &o32, KDT_F32, 3, so) || kern_alloc(c, &o64, KDT_F64, 3, so) ||
 	    kern_alloc(c, &r32, KDT_F32, 3, so) || kern_alloc(c, &r64, KDT_F64, 3, so) ||
 	    kern_alloc(c, &l32, KDT_F32, 3, sl) || kern_alloc(c, &l64, KDT_F64, 3, sl) ||
-	    kern_alloc(c, &d32, KDT_F32, 3, sq) || kern_alloc(c, &d64, KDT_F64, 3, sq) ||
-	    kern_alloc(c, &ws32, KDT_F32, 1, (int64_t[]){w32[0] / 4 + 1}) ||
-	    kern_alloc(c, &ws64, KDT_F32, 1, (int64_t[]){w64[0] / 4 + 1}))
+	    kern_alloc(c, &d32, KDT_F32, 3, sq) || kern_alloc(c, &d64, KDT_F64, 3, sq))
 		return 1;
 	kgc_fill(&q64, 60 + T, 2.0);
 	kgc_fill(&r64, 61 + T, 1.0);
 	kern_convert(c, &q32, &q64);
 	kern_convert(c, &r32, &r64);
-	int bad = kern_attention_fwd(c, &o32, &l32, &q32, H, causal, &ws32) != 0;
-	bad |= kern_attention_fwd(c, &o64, &l64, &q64, H, causal, &ws64) != 0;
+	int bad = kern_attention_fwd(c, &o32, &l32, &q32, H, causal) != 0;
+	bad |= kern_attention_fwd(c, &o64, &l64, &q64, H, causal) != 0;
 	double *no = malloc(sizeof(double) * (size_t)T * hd), *nl = malloc(sizeof(double) * (size_t)T);
 	double eo = 0, el = 0, e64 = 0;
 	for (int b = 0; b < B; b++)
@@ -72,15 +70,15 @@ static int run(KernCtx *c, int T, int causal)
 				el = fmax(el, fabs(kgc_get(&l32, ((int64_t)b * H + h) * T + i) - nl[i]));
 			}
 		}
-	bad |= kern_attention_bwd(c, &d32, &r32, &q32, &o32, &l32, H, causal, &ws32) != 0;
-	bad |= kern_attention_bwd(c, &d64, &r64, &q64, &o64, &l64, H, causal, &ws64) != 0;
+	bad |= kern_attention_bwd(c, KG_SET(&d32), &r32, &q32, &o32, &l32, H, causal) != 0;
+	bad |= kern_attention_bwd(c, KG_SET(&d64), &r64, &q64, &o64, &l64, H, causal) != 0;
 	double ed = kgc_maxdiff(&d32, &d64);
 	int ok = !bad && eo < 2e-6 && el < 2e-6 && e64 < 1e-12 && ed < 2e-5;
 	printf("%-4s T=%3d causal=%d  |out-naive| f32 %.2g f64 %.2g  |lse-naive| %.2g  dqkv f32 vs f64 %.2g\n",
 	       ok ? "ok" : "FAIL", T, causal, eo, e64, el, ed);
 	free(no);
 	free(nl);
-	KTensor *all[] = {&q32, &q64, &o32, &o64, &l32, &l64, &ws32, &ws64, &r32, &r64, &d32, &d64};
+	KTensor *all[] = {&q32, &q64, &o32, &o64, &l32, &l64, &r32, &r64, &d32, &d64};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		kern_free(c, all[i]);
 	return ok ? 0 : 1;

@@ -8,14 +8,14 @@
 
 typedef struct {
 	KernCtx *c;
-	KTensor qkv, out, lse, r, ws;
+	KTensor qkv, out, lse, r;
 	int heads, causal;
 } At;
 
 static double loss(void *a)
 {
 	At *s = a;
-	if (kern_attention_fwd(s->c, &s->out, &s->lse, &s->qkv, s->heads, s->causal, &s->ws))
+	if (kern_attention_fwd(s->c, &s->out, &s->lse, &s->qkv, s->heads, s->causal))
 		return NAN;
 	return kgc_dot(&s->out, &s->r);
 }
@@ -28,10 +28,9 @@ int main(void)
 	const int B = 2, T = 37, H = 2, hd = 3; // T = one full tile of 32 plus 5
 	const int64_t sq[] = {B, T, 3 * H * hd}, so[] = {B, T, H * hd}, sl[] = {B, H, T};
 	At s = {.c = c, .heads = H};
-	const int64_t sw[] = {(int64_t)kern_attention_ws_bytes(c, KDT_F64, B, T, H, hd) / 8};
-	if (kern_alloc(c, &s.qkv, KDT_F64, 3, sq) || kern_alloc(c, &s.out, KDT_F64, 3, so) ||
-	    kern_alloc(c, &s.r, KDT_F64, 3, so) || kern_alloc(c, &s.lse, KDT_F64, 3, sl) ||
-	    kern_alloc(c, &s.ws, KDT_F64, 1, sw))
+	if (kern_ctx_reserve_workspace(c, kern_attention_ws_bytes(c, KDT_F64, B, T, H, hd)) ||
+	    kern_alloc(c, &s.qkv, KDT_F64, 3, sq) || kern_alloc(c, &s.out, KDT_F64, 3, so) ||
+	    kern_alloc(c, &s.r, KDT_F64, 3, so) || kern_alloc(c, &s.lse, KDT_F64, 3, sl))
 		return 1;
 	kgc_fill(&s.qkv, 51, 1.5);
 	kgc_fill(&s.r, 52, 1);
@@ -40,9 +39,8 @@ int main(void)
 	int bad = 0;
 	for (int causal = 0; causal < 2; causal++) {
 		s.causal = causal;
-		kern_zero(c, &dqkv);
 		loss(&s);
-		bad |= kern_attention_bwd(c, &dqkv, &s.r, &s.qkv, &s.out, &s.lse, H, causal, &s.ws) != 0;
+		bad |= kern_attention_bwd(c, KG_SET(&dqkv), &s.r, &s.qkv, &s.out, &s.lse, H, causal) != 0;
 		bad |= kgc_check(causal ? "attention causal d/dqkv" : "attention d/dqkv", &s.qkv, &dqkv, loss, &s, 1e-5,
 				 1e-9, 1e-6);
 	}

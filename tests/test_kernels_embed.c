@@ -109,14 +109,14 @@ int main(void)
 	kgc_alloc_like(c, &dwte, &s.wte, d);
 	kgc_alloc_like(c, &dtp, &s.tp, d);
 	kgc_alloc_like(c, &dpx, &s.px, d);
-	bad |= kern_patchify_bwd(c, &dimg, &s.rp, PS) != 0;
+	bad |= kern_patchify_bwd(c, KG_SET(&dimg), &s.rp, PS) != 0;
 	bad |= kgc_check("patchify d/dimg", &s.img, &dimg, loss_patch, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kern_vis_embed_bwd(c, &dx, &dcls, &dpos, &dtpos, &s.rv) != 0;
+	bad |= kern_vis_embed_bwd(c, KG_SET(&dx), KG_SET(&dcls), KG_SET(&dpos), KG_SET(&dtpos), &s.rv) != 0;
 	bad |= kgc_check("vis_embed d/dx", &s.x, &dx, loss_vis, &s, 1e-5, 1e-9, 1e-6);
 	bad |= kgc_check("vis_embed d/dcls", &s.cls, &dcls, loss_vis, &s, 1e-5, 1e-9, 1e-6);
 	bad |= kgc_check("vis_embed d/dpos", &s.pos, &dpos, loss_vis, &s, 1e-5, 1e-9, 1e-6);
 	bad |= kgc_check("vis_embed d/dtpos", &s.tpos, &dtpos, loss_vis, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kern_tok_embed_bwd(c, &dwte, &dtp, &s.rt, &s.ids) != 0;
+	bad |= kern_tok_embed_bwd(c, KG_SET(&dwte), KG_SET(&dtp), &s.rt, &s.ids) != 0;
 	bad |= kgc_check("tok_embed d/dwte", &s.wte, &dwte, loss_tok, &s, 1e-5, 1e-9, 1e-6);
 	bad |= kgc_check("tok_embed d/dpos", &s.tp, &dtp, loss_tok, &s, 1e-5, 1e-9, 1e-6);
 
@@ -130,7 +130,7 @@ int main(void)
 		printf("FAIL pool forward\n");
 		bad = 1;
 	}
-	bad |= kern_pool_bwd(c, &dpx, &s.rpool, &s.ppos) != 0;
+	bad |= kern_pool_bwd(c, KG_SET(&dpx), &s.rpool, &s.ppos) != 0;
 	bad |= kgc_check("pool d/dx", &s.px, &dpx, loss_pool, &s, 1e-5, 1e-9, 1e-6);
 	kern_ctx_destroy(c);
 	printf("%s\n", bad ? "FAIL embedding ops" : "PASS patchify, vis_embed, tok_embed, argmax, pool");

@@ -58,7 +58,7 @@ int main(void)
 	kgc_alloc_like(c, &din, &s.in, KDT_F64);
 	kgc_alloc_like(c, &dw, &s.w, KDT_F64);
 	kgc_alloc_like(c, &db, &s.b, KDT_F64);
-	bad |= kern_layernorm_bwd(c, &din, &dw, &db, &s.r, &s.in, &s.w, &s.mean, &s.rstd) != 0;
+	bad |= kern_layernorm_bwd(c, KG_SET(&din), KG_SET(&dw), KG_SET(&db), &s.r, &s.in, &s.w, &s.mean, &s.rstd) != 0;
 	bad |= kgc_check("layernorm d/din", &s.in, &din, loss, &s, 1e-5, 1e-9, 1e-6);
 	bad |= kgc_check("layernorm d/dw", &s.w, &dw, loss, &s, 1e-5, 1e-9, 1e-6);
 	bad |= kgc_check("layernorm d/db", &s.b, &db, loss, &s, 1e-5, 1e-9, 1e-6);
@@ -68,7 +68,7 @@ int main(void)
 	kgc_alloc_like(c, &fdb, &f.b, KDT_F32);
 	loss(&s);
 	loss(&f);
-	kern_layernorm_bwd(c, &fdin, &fdw, &fdb, &f.r, &f.in, &f.w, &f.mean, &f.rstd);
+	kern_layernorm_bwd(c, KG_SET(&fdin), KG_SET(&fdw), KG_SET(&fdb), &f.r, &f.in, &f.w, &f.mean, &f.rstd);
 	double e[4] = {kgc_maxdiff(&f.out, &s.out), kgc_maxdiff(&fdin, &din), kgc_maxdiff(&fdw, &dw),
 		       kgc_maxdiff(&fdb, &db)};
 	for (int i = 0; i < 4; i++)

@@ -1,46 +1,110 @@
-// Checks linear (+bias) and the projection op: backward against central finite differences
-// in f64, accumulation into existing gradients, and the f32 ops against the f64 ones.
+// Checks the linear op and its epilogues through a two-layer chain h = act(x·W1ᵀ + b1),
+// y = h·op(W2) + b2 + res: every gradient (incl. the GELU-backward and bias-gradient epilogues
+// of layer 2's input gradient) against central finite differences in f64, for every activation
+// and both weight layouts; and the f32 op against the f64 one.
 #include "kern_gradcheck.h" // defines: kgc_*
-#include "kern_ops.h"       // defines: kern_linear_*, kern_proj_*
+#include "kern_ops.h"       // defines: kern_linear, kern_linear_bwd
 
 #include <math.h>
 #include <stdio.h>
 
+enum { N = 6, IC = 5, HID = 7, OC = 4 };
+
 typedef struct {
 	KernCtx *c;
-	KTensor in, w, b, p, out, pout, r, pr;
-} Lin;
+	KAct act;
+	int trans2; // layer 2's weight layout
+	KTensor x, w1, b1, pre, h, w2, b2, res, y, r;
+} Chain;
 
-static double loss_lin(void *a)
+static int forward(Chain *s)
 {
-	Lin *s = a;
-	if (kern_linear_fwd(s->c, &s->out, &s->in, &s->w, &s->b))
-		return NAN;
-	return kgc_dot(&s->out, &s->r);
+	if (kern_linear(s->c, &(KLinear){.out = &s->h, .pre = s->act ? &s->pre : NULL, .in = &s->x, .w = &s->w1,
+					 .trans_w = 1, .bias = &s->b1, .act = s->act}))
+		return -1;
+	return kern_linear(s->c, &(KLinear){.out = &s->y, .in = &s->h, .w = &s->w2, .trans_w = s->trans2, .bias = &s->b2,
+					    .residual = &s->res});
 }
 
-static double loss_proj(void *a)
+static double loss(void *a)
 {
-	Lin *s = a;
-	if (kern_proj_fwd(s->c, &s->pout, &s->in, &s->p))
-		return NAN;
-	return kgc_dot(&s->pout, &s->pr);
+	Chain *s = a;
+	return forward(s) ? NAN : kgc_dot(&s->y, &s->r);
 }
 
-static int setup(KernCtx *c, Lin *s, KDtype dt)
+static int setup(KernCtx *c, Chain *s, KDtype dt, int trans2)
 {
-	const int64_t sin[] = {2, 3, 5}, sw[] = {4, 5}, sb[] = {4}, so[] = {2, 3, 4}, sp[] = {5, 7}, spo[] = {2, 3, 7};
-	s->c = c;
-	int rc = kern_alloc(c, &s->in, dt, 3, sin) | kern_alloc(c, &s->w, dt, 2, sw) | kern_alloc(c, &s->b, dt, 1, sb) |
-		 kern_alloc(c, &s->out, dt, 3, so) | kern_alloc(c, &s->r, dt, 3, so) | kern_alloc(c, &s->p, dt, 2, sp) |
-		 kern_alloc(c, &s->pout, dt, 3, spo) | kern_alloc(c, &s->pr, dt, 3, spo);
-	kgc_fill(&s->in, 1, 1);
-	kgc_fill(&s->w, 2, 0.5);
-	kgc_fill(&s->b, 3, 0.5);
-	kgc_fill(&s->r, 4, 1);
-	kgc_fill(&s->p, 5, 0.5);
-	kgc_fill(&s->pr, 6, 1);
+	*s = (Chain){.c = c, .trans2 = trans2};
+	const int64_t sx[] = {2, 3, IC}, sw1[] = {HID, IC}, sb1[] = {HID}, sh[] = {2, 3, HID}, sb2[] = {OC},
+		      sy[] = {2, 3, OC}, sw2t[] = {OC, HID}, sw2n[] = {HID, OC};
+	int rc = kern_alloc(c, &s->x, dt, 3, sx) | kern_alloc(c, &s->w1, dt, 2, sw1) | kern_alloc(c, &s->b1, dt, 1, sb1) |
+		 kern_alloc(c, &s->pre, dt, 3, sh) | kern_alloc(c, &s->h, dt, 3, sh) |
+		 kern_alloc(c, &s->w2, dt, 2, trans2 ? sw2t : sw2n) | kern_alloc(c, &s->b2, dt, 1, sb2) |
+		 kern_alloc(c, &s->res, dt, 3, sy) | kern_alloc(c, &s->y, dt, 3, sy) | kern_alloc(c, &s->r, dt, 3, sy);
+	kgc_fill(&s->x, 1, 1.5);
+	kgc_fill(&s->w1, 2, 0.8);
+	kgc_fill(&s->b1, 3, 0.5);
+	kgc_fill(&s->w2, 4, 0.7);
+	kgc_fill(&s->b2, 5, 0.5);
+	kgc_fill(&s->res, 6, 1);
+	kgc_fill(&s->r, 7, 1);
 	return rc;
+}
+
+// the chain's gradients, every one written (KG_SET) into g[0..5] = dx, dW1, db1, dW2, db2, dres
+static int backward(Chain *s, KTensor *g)
+{
+	if (forward(s) || kern_copy(s->c, &g[5], &s->r)) // d res = dy
+		return -1;
+	KTensor dpre = g[6]; // scratch (N, HID): d h, or d pre with the epilogue
+	int rc = kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&dpre), .dw = KG_SET(&g[3]), .dbias = KG_SET(&g[4]),
+						     .din_bias = s->act ? KG_SET(&g[2]) : KG_NONE, .dout = &s->r,
+						     .in = &s->h, .w = &s->w2, .trans_w = s->trans2,
+						     .in_pre = s->act ? &s->pre : NULL, .in_act = s->act});
+	return rc ? rc
+		  : kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&g[0]), .dw = KG_SET(&g[1]),
+						       .dbias = s->act ? KG_NONE : KG_SET(&g[2]), .dout = &dpre,
+						       .in = &s->x, .w = &s->w1, .trans_w = 1});
+}
+
+static int alloc_grads(KernCtx *c, const Chain *s, KTensor *g, KDtype dt)
+{
+	const KTensor *like[7] = {&s->x, &s->w1, &s->b1, &s->w2, &s->b2, &s->res, &s->h};
+	for (int i = 0; i < 7; i++)
+		if (kgc_alloc_like(c, &g[i], like[i], dt))
+			return -1;
+	for (int i = 0; i < 7; i++) // garbage: every gradient must be written, never added to
+		kgc_fill(&g[i], 100 + (uint64_t)i, 9);
+	return 0;
+}
+
+static int run(KernCtx *c, KAct act, int trans2)
+{
+	static const char *an[] = {"none", "gelu", "gelu_tanh", "quickgelu"};
+	Chain s, f;
+	KTensor g[7], fg[7];
+	if (setup(c, &s, KDT_F64, trans2) || setup(c, &f, KDT_F32, trans2) || alloc_grads(c, &s, g, KDT_F64) ||
+	    alloc_grads(c, &f, fg, KDT_F32))
+		return 1;
+	s.act = f.act = act;
+	int bad = backward(&s, g) != 0;
+	const char *what[6] = {"dx", "dW1", "db1", "dW2", "db2", "dres"};
+	KTensor *wrt[6] = {&s.x, &s.w1, &s.b1, &s.w2, &s.b2, &s.res};
+	for (int i = 0; i < 6; i++) {
+		char nm[64];
+		snprintf(nm, sizeof nm, "%s W2%s %s", an[act], trans2 ? "ᵀ" : "", what[i]);
+		bad |= kgc_check(nm, wrt[i], &g[i], loss, &s, 1e-5, 1e-9, 1e-6);
+	}
+	bad |= backward(&f, fg) != 0;
+	loss(&s);
+	double e = kgc_maxdiff(&f.y, &s.y);
+	for (int i = 0; i < 6; i++)
+		e = fmax(e, kgc_maxdiff(&fg[i], &g[i]));
+	if (!(e < 1e-5)) {
+		printf("FAIL %s f32 vs f64 rel diff %g\n", an[act], e);
+		bad = 1;
+	}
+	return bad;
 }
 
 int main(void)
@@ -48,50 +112,11 @@ int main(void)
 	KernCtx *c;
 	if (kern_ctx_create_cpu(&c, 2))
 		return 1;
-	Lin s, f;
-	KTensor din, dw, db, dp, dpin, fdin, fdw, fdb;
-	if (setup(c, &s, KDT_F64) || setup(c, &f, KDT_F32))
-		return 1;
-	kgc_alloc_like(c, &din, &s.in, KDT_F64);
-	kgc_alloc_like(c, &dw, &s.w, KDT_F64);
-	kgc_alloc_like(c, &db, &s.b, KDT_F64);
-	kgc_alloc_like(c, &dp, &s.p, KDT_F64);
-	kgc_alloc_like(c, &dpin, &s.in, KDT_F64);
 	int bad = 0;
-	bad |= kern_linear_bwd(c, &din, &dw, &db, &s.r, &s.in, &s.w) != 0;
-	bad |= kgc_check("linear d/din", &s.in, &din, loss_lin, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kgc_check("linear d/dw", &s.w, &dw, loss_lin, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kgc_check("linear d/db", &s.b, &db, loss_lin, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kern_proj_bwd(c, &dpin, &dp, &s.pr, &s.in, &s.p) != 0;
-	bad |= kgc_check("proj d/din", &s.in, &dpin, loss_proj, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kgc_check("proj d/dp", &s.p, &dp, loss_proj, &s, 1e-5, 1e-9, 1e-6);
-
-	// backward accumulates: a second call doubles the gradients
-	double w0 = kgc_get(&dw, 3), b0 = kgc_get(&db, 1);
-	kern_linear_bwd(c, NULL, &dw, &db, &s.r, &s.in, &s.w);
-	if (fabs(kgc_get(&dw, 3) - 2 * w0) > 1e-12 || fabs(kgc_get(&db, 1) - 2 * b0) > 1e-12) {
-		printf("FAIL linear_bwd does not accumulate\n");
-		bad = 1;
-	}
-	kern_scale(c, &dw, 0.5);
-	kern_scale(c, &db, 0.5);
-
-	// the f32 instantiation against f64, forward and backward
-	kgc_alloc_like(c, &fdin, &f.in, KDT_F32);
-	kgc_alloc_like(c, &fdw, &f.w, KDT_F32);
-	kgc_alloc_like(c, &fdb, &f.b, KDT_F32);
-	loss_lin(&s);
-	loss_lin(&f);
-	kern_linear_bwd(c, &fdin, &fdw, &fdb, &f.r, &f.in, &f.w);
-	double e[4] = {kgc_maxdiff(&f.out, &s.out), kgc_maxdiff(&fdin, &din), kgc_maxdiff(&fdw, &dw),
-		       kgc_maxdiff(&fdb, &db)};
-	for (int i = 0; i < 4; i++)
-		if (!(e[i] < 1e-5)) {
-			printf("FAIL f32 vs f64 [%d] rel diff %g\n", i, e[i]);
-			bad = 1;
-		}
-	printf("f32 vs f64 rel diffs: out %.2g din %.2g dw %.2g db %.2g\n", e[0], e[1], e[2], e[3]);
+	for (int act = KACT_NONE; act <= KACT_QUICKGELU; act++)
+		for (int t = 0; t < 2; t++)
+			bad |= run(c, (KAct)act, t);
 	kern_ctx_destroy(c);
-	printf("%s\n", bad ? "FAIL linear/projection gradients" : "PASS linear/projection gradients");
+	printf("%s\n", bad ? "FAIL linear op and epilogues" : "PASS linear op, epilogues and gradients");
 	return bad ? 1 : 0;
 }

@@ -1,7 +1,7 @@
-// Checks the local symmetric InfoNCE loss: value against a direct computation, gradients for
-// both feature sets and the log logit scale against central finite differences in f64.
+// Checks the InfoNCE op on a one-rank batch (E = e, the local symmetric InfoNCE): value against a
+// direct computation, gradients for both feature sets and log s against finite differences in f64.
 #include "kern_gradcheck.h" // defines: kgc_*
-#include "kern_ops.h"       // defines: kern_clip_loss
+#include "kern_ops.h"       // defines: kern_infonce
 
 #include <math.h>
 #include <stdio.h>
@@ -10,14 +10,14 @@ enum { B = 5, E = 4 };
 
 typedef struct {
 	KernCtx *c;
-	KTensor img, txt, ls, loss, dimg, dtxt, dls, ws;
+	KTensor img, txt, ls, loss, dimg, dtxt, dls;
 } Lo;
 
 static double loss(void *a)
 {
 	Lo *s = a;
-	// the op always accumulates gradients; these scratch ones are discarded
-	if (kern_clip_loss(s->c, &s->loss, &s->dimg, &s->dtxt, &s->dls, &s->img, &s->txt, &s->ls, &s->ws))
+	KContrastBatch b = {.e1 = &s->img, .e2 = &s->txt, .E1 = &s->img, .E2 = &s->txt, .log_s = &s->ls};
+	if (kern_infonce(s->c, &b, &s->loss, KG_SET(&s->dimg), KG_SET(&s->dtxt), KG_SET(&s->dls)))
 		return NAN;
 	return kgc_get(&s->loss, 0);
 }
@@ -28,11 +28,12 @@ int main(void)
 	if (kern_ctx_create_cpu(&c, 2))
 		return 1;
 	Lo s = {.c = c};
-	const int64_t sf[] = {B, E}, s1[] = {1}, sw[] = {(int64_t)kern_clip_loss_ws_bytes(c, KDT_F64, B) / 8};
-	if (kern_alloc(c, &s.img, KDT_F64, 2, sf) || kern_alloc(c, &s.txt, KDT_F64, 2, sf) ||
+	const int64_t sf[] = {B, E}, s1[] = {1};
+	if (kern_ctx_reserve_workspace(c, kern_loss_ws_bytes(c, B, B, E)) || kern_alloc(c, &s.img, KDT_F64, 2, sf) ||
+	    kern_alloc(c, &s.txt, KDT_F64, 2, sf) ||
 	    kern_alloc(c, &s.dimg, KDT_F64, 2, sf) || kern_alloc(c, &s.dtxt, KDT_F64, 2, sf) ||
 	    kern_alloc(c, &s.ls, KDT_F64, 1, s1) || kern_alloc(c, &s.dls, KDT_F64, 1, s1) ||
-	    kern_alloc(c, &s.loss, KDT_F64, 1, s1) || kern_alloc(c, &s.ws, KDT_F64, 1, sw))
+	    kern_alloc(c, &s.loss, KDT_F64, 1, s1))
 		return 1;
 	kgc_fill(&s.img, 71, 1);
 	kgc_fill(&s.txt, 72, 1);
@@ -63,11 +64,12 @@ int main(void)
 	kgc_alloc_like(c, &gi, &s.img, KDT_F64);
 	kgc_alloc_like(c, &gt, &s.txt, KDT_F64);
 	kgc_alloc_like(c, &gl, &s.ls, KDT_F64);
-	bad |= kern_clip_loss(c, &s.loss, &gi, &gt, &gl, &s.img, &s.txt, &s.ls, &s.ws) != 0;
-	bad |= kgc_check("clip_loss d/dimg", &s.img, &gi, loss, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kgc_check("clip_loss d/dtxt", &s.txt, &gt, loss, &s, 1e-5, 1e-9, 1e-6);
-	bad |= kgc_check("clip_loss d/dlogit_scale", &s.ls, &gl, loss, &s, 1e-5, 1e-9, 1e-6);
+	KContrastBatch b = {.e1 = &s.img, .e2 = &s.txt, .E1 = &s.img, .E2 = &s.txt, .log_s = &s.ls};
+	bad |= kern_infonce(c, &b, &s.loss, KG_SET(&gi), KG_SET(&gt), KG_SET(&gl)) != 0;
+	bad |= kgc_check("infonce d/dimg", &s.img, &gi, loss, &s, 1e-5, 1e-9, 1e-6);
+	bad |= kgc_check("infonce d/dtxt", &s.txt, &gt, loss, &s, 1e-5, 1e-9, 1e-6);
+	bad |= kgc_check("infonce d/dlog_s", &s.ls, &gl, loss, &s, 1e-5, 1e-9, 1e-6);
 	kern_ctx_destroy(c);
-	printf("%s\n", bad ? "FAIL clip loss" : "PASS clip loss value and gradients");
+	printf("%s\n", bad ? "FAIL local InfoNCE" : "PASS local InfoNCE value and gradients");
 	return bad ? 1 : 0;
 }

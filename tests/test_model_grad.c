@@ -15,8 +15,8 @@ static double loss_eval(void)
 {
 	if (clip_model_forward(m, &video, &text))
 		return NAN;
-	if (kern_clip_loss(m->ctx, &m->loss, &m->dvfeat, &m->dtfeat, &dls, &m->vfeat, &m->tfeat, &m->w.logit_scale,
-			   &m->loss_ws))
+	KContrastBatch b = {.e1 = &m->vfeat, .e2 = &m->tfeat, .E1 = &m->vfeat, .E2 = &m->tfeat, .log_s = &m->log_s};
+	if (kern_infonce(m->ctx, &b, &m->loss, KG_NONE, KG_NONE, KG_SET(&dls)))
 		return NAN;
 	return kgc_get(&m->loss, 0);
 }
@@ -37,7 +37,7 @@ static int check(KernCtx *c, int frames)
 	KTensor noise;
 	kern_alloc(c, &noise, KDT_F64, 1, &m->n_params);
 	kgc_fill(&noise, 99, 0.02);
-	kern_add_fwd(c, &m->params, &m->params, &noise);
+	kern_add(c, &m->params, &m->params, &noise);
 	kern_free(c, &noise);
 	const int64_t sv[] = {B, cfg.frames, cfg.image_size, cfg.image_size, 3}, st[] = {B, cfg.ctx_len}, s1[] = {1};
 	if (kern_alloc(c, &video, KDT_F64, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st) ||

@@ -15,7 +15,7 @@ tools/eval_LIBS := aveval avtrain avmodel kernels loader stream data common
 
 TESTS += test_eval_ckpt test_eval_input test_eval_embed
 test_eval_embed_LIBS := aveval avtrain avmodel kernels loader loaderfix stream data common
-test_eval_ckpt_LIBS := aveval avmodel kernels common
+test_eval_ckpt_LIBS := aveval avmodel kernels stream common
 test_eval_input_LIBS := aveval common
 SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh
 endif

@@ -11,6 +11,9 @@ $(BUILD)/obj/trainer/trainer_eval.o: CFLAGS += -Itools
 
 TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_augment test_trainer_metrics
 TESTS += $(TRAINER_TESTS)
+# the augment op of kernels/ against this augmentation followed by patchify, bit for bit
+TESTS += test_kernels_augment
+test_kernels_augment_LIBS := avtrain kernels stream common
 SAN_TESTS += test_trainer_dist
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \

@@ -82,8 +82,9 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 		double best_ours = 1e30, best_blas = 1e30; // minimum over reps: robust to other load
 		for (int r = 0; r <= reps; r++) {
 			double t0 = now();
-			kern_linear_fwd(c, &out, &in, &w, &b);
-			kern_linear_bwd(c, &din, &dw, &db, &out, &in, &w);
+			kern_linear(c, &(KLinear){.out = &out, .in = &in, .w = &w, .trans_w = 1, .bias = &b});
+			kern_linear_bwd(c, &(KLinearBwd){.din = KG_ADD(&din), .dw = KG_ADD(&dw), .dbias = KG_ADD(&db),
+							 .dout = &out, .in = &in, .w = &w, .trans_w = 1});
 			double t1 = now();
 			const float *X = in.data, *Wm = w.data;
 			float *O = out.data, *dI = din.data, *dW = dw.data;

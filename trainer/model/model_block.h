@@ -2,12 +2,14 @@
 // on the op interface, shared by the video tower (joint space-time) and the text tower (causal).
 #ifndef MODEL_BLOCK_H
 #define MODEL_BLOCK_H
-// defines: BlockActs, TowerScratch, block_acts_alloc, tower_scratch_alloc, block_forward, block_backward
+// defines: BlockActs, TowerScratch, ModelAllocFn, block_acts_alloc, tower_scratch_alloc, block_forward,
+//          block_backward
 
 #include "kern_ops.h"     // defines: KernCtx, KTensor
 #include "model_params.h" // defines: BlockWeights
 
-// what one block keeps for its backward; N = B * L tokens of width W
+// what one block keeps for its backward; N = B * L tokens of width W. Activations are in the
+// model's activation dtype, the statistics (means, rstds, lse) in f32 (f64 in the f64 path).
 typedef struct {
 	KTensor ln1, ln1_m, ln1_r; // (B, L, W), (N), (N)
 	KTensor qkv, att, lse;     // (B, L, 3W), (B, L, W), (B, H, L)
@@ -19,19 +21,18 @@ typedef struct {
 
 // per-tower scratch reused by every block; dres carries the residual stream's gradient
 typedef struct {
-	KTensor tmp;                           // (B, L, W) branch output before the residual add
-	KTensor dres, dln, datt, dqkv, dfc, dact; // (B, L, W) x3, (B, L, 3W), (B, L, mW) x2
-	KTensor dhead1, dhead2, demb;          // (B, W), (B, W), (B, E): the pooling/projection head
-	KTensor ws;                            // attention workspace
+	KTensor dres, dln, datt, dqkv, dfc; // (B, L, W) x3, (B, L, 3W), (B, L, mW)
+	KTensor dhead1, dhead2, demb;       // (B, W), (B, W), (B, E): the pooling/projection head
 	int B, L, W, H, causal;
 } TowerScratch;
 
-// allocations go through alloc_fn so the caller can free them as a group
-typedef int (*ModelAllocFn)(void *owner, KTensor *t, int ndim, const int64_t *shape);
+// allocations go through alloc_fn so the caller can free them as a group; stat = 1 for a
+// statistics tensor, 0 for an activation
+typedef int (*ModelAllocFn)(void *owner, KTensor *t, int stat, int ndim, const int64_t *shape);
 
 int block_acts_alloc(BlockActs *a, ModelAllocFn fn, void *owner, int B, int L, int W, int H, int mlp);
-int tower_scratch_alloc(TowerScratch *s, ModelAllocFn fn, void *owner, KernCtx *ctx, KDtype dt, int B, int L, int W,
-			int H, int mlp, int E, int causal);
+int tower_scratch_alloc(TowerScratch *s, ModelAllocFn fn, void *owner, int B, int L, int W, int H, int mlp, int E,
+			int causal);
 // x (B, L, W) -> a->res2
 int block_forward(KernCtx *ctx, const BlockWeights *w, BlockActs *a, const KTensor *x, TowerScratch *s);
 // s->dres holds d(res2) on entry and d(x) on exit; parameter gradients accumulate into g

@@ -2,8 +2,8 @@
 // text transformer (causal, end-token pooling), both projected to a shared L2-normalized space.
 #ifndef MODEL_CLIP_H
 #define MODEL_CLIP_H
-// defines: ClipModel, clip_model_create, clip_model_destroy, clip_model_forward, clip_model_backward,
-//          clip_model_zero_grad, clip_model_infonce_step
+// defines: ClipModel, clip_model_create, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
+//          clip_model_forward_patches, clip_model_backward, clip_model_zero_grad, clip_model_infonce_step
 
 #include "kern_ops.h"     // defines: KernCtx, KTensor
 #include "model_block.h"  // defines: BlockActs, TowerScratch
@@ -15,17 +15,21 @@
 typedef struct {
 	KernCtx *ctx;
 	ModelConfig cfg;
-	KDtype dt; // f32 for training; f64 for gradient checks
-	int B;     // batch the activations are sized for
+	KDtype dt;  // activations and the weights the ops read: f32 or bf16 (f64 for gradient checks)
+	KDtype pdt; // master parameters, gradients and statistics: f32 (f64 with f64 activations)
+	int B;      // batch the activations are sized for
 
 	ParamSpec *specs; // n_specs tensors, open_clip names, offsets into params/grads
 	int n_specs;
 	int64_t n_params;
-	KTensor params, grads; // flat (n_params)
-	ModelWeights w, g;     // views of every tensor into params / grads
+	KTensor params, grads; // flat (n_params) pdt: the master weights and their gradients
+	KTensor weights;       // flat (n_params) dt: a bf16 copy of params, or params itself
+	ModelWeights w, g;     // views of every tensor into weights / grads
+	KTensor log_s;         // (1) pdt: logit_scale in params, the loss ops' temperature
 
 	// video tower: Lv = 1 + T*P tokens
-	KTensor patches, pemb;       // (B, T*P, 3*p*p), (B, T*P, Wv)
+	KTensor patches, pemb;       // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
+	KTensor patch_in;            // view of the patches the last forward read, for backward
 	KTensor x0, xpre, pre_m, pre_r; // (B, Lv, Wv) embedded and after ln_pre, (B*Lv) x2
 	BlockActs *vacts;
 	KTensor cls_pos;             // (B) i32 zeros: class-token pooling
@@ -42,17 +46,23 @@ typedef struct {
 	KTensor text_ids;            // view of the last forward's ids, for backward
 
 	// local InfoNCE
-	KTensor loss, dvfeat, dtfeat, loss_ws; // (1), (B, E) x2
+	KTensor loss, dvfeat, dtfeat; // (1) pdt, (B, E) x2
 
 	KTensor *owned[MODEL_MAX_TENSORS];
 	int n_owned;
 } ClipModel;
 
-// parameters zero until model_init_params(ctx, &cfg, &m->params, seed) or a weight load
+// dt: the activation dtype (f32, bf16 or f64). Parameters are zero until
+// model_init_params(ctx, &cfg, &m->params, seed) or a weight load, then clip_model_sync_weights.
+// Reserves the op workspace the model needs on ctx.
 int clip_model_create(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt);
 void clip_model_destroy(ClipModel *m);
+// refreshes m->weights from m->params after they changed (a no-op unless dt is bf16)
+int clip_model_sync_weights(ClipModel *m);
 // video (B, T, H, W, 3) normalized pixels, text (B, ctx) i32 ids -> m->vfeat, m->tfeat
 int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text);
+// the same from patches (B, T*P, 3*p*p) as kern_augment writes them (kept for backward)
+int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTensor *text);
 // gradients of both feature sets (B, E) from any loss; parameter gradients accumulate in m->grads
 int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat);
 int clip_model_zero_grad(ClipModel *m);

@@ -12,9 +12,10 @@ typedef float real;
 #define REXP expf
 #define RLOG logf
 #define RERF erff
+#define RTANH tanhf
 
 #include "kern_cpu_dense.inc"
 #include "kern_cpu_embed.inc"
 #include "kern_cpu_attn.inc"
-#include "kern_cpu_loss.inc"
+#include "kern_cpu_optim.inc"
 #include "kern_cpu_table.inc"

@@ -12,9 +12,10 @@ typedef double real;
 #define REXP exp
 #define RLOG log
 #define RERF erf
+#define RTANH tanh
 
 #include "kern_cpu_dense.inc"
 #include "kern_cpu_embed.inc"
 #include "kern_cpu_attn.inc"
-#include "kern_cpu_loss.inc"
+#include "kern_cpu_optim.inc"
 #include "kern_cpu_table.inc"

@@ -1,0 +1,151 @@
+// What a backend provides behind kern_ops.h (private to kernels/): device, stream and event
+// state, memory functions and one entry per op. The front end (kern_ctx.c, kern_ops_*.c) checks
+// every argument once for all backends and then calls these with the sizes it derived.
+#ifndef KERN_BACKEND_H
+#define KERN_BACKEND_H
+// defines: KBackend, KernDev, struct KernCtx, struct KEvent, struct KOptPlan, KOptChunk, kern_latch,
+//          kern_latched, kcpu_backend
+
+#include "kern_ops.h" // defines: the public types
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct KBackend KBackend;
+
+// one device: memory, host registrations and the error latch are shared by its stream handles
+typedef struct KernDev {
+	const KBackend *be;
+	int device, nthreads;
+	pthread_mutex_t lock; // error latch and handle count
+	int handles;          // live KernCtx handles; the device closes with the last
+	atomic_int err;       // the first latched error (0: none)
+	char errmsg[256];     // "op: what"
+	atomic_llong waits;   // host waits (sync points)
+	void *priv;           // backend device state
+} KernDev;
+
+struct KernCtx {
+	KernDev *dev;
+	void *ws; // this stream's workspace (device memory), ws_bytes long
+	size_t ws_bytes;
+	void *priv; // backend stream state
+};
+
+struct KEvent {
+	KernDev *dev;
+	void *priv;
+};
+
+// a run of at most KERN_OPT_CHUNK elements inside one segment
+typedef struct {
+	int64_t start, len;
+	int32_t seg;
+} KOptChunk;
+
+struct KOptPlan {
+	KernDev *dev;
+	int n_segs, n_chunks;
+	int64_t n_params;
+	KOptSegment *segs; // host copies of the tables; a device backend keeps its own copies in priv
+	KOptChunk *chunks;
+	void *priv;
+};
+
+struct KBackend {
+	const char *name;
+	int has_f64; // computes the f64 path
+	// device and streams
+	int (*dev_open)(KernDev *d, const KCtxOptions *o);
+	void (*dev_close)(KernDev *d);
+	int (*stream_open)(KernCtx *c);
+	void (*stream_close)(KernCtx *c);
+	int (*stream_sync)(KernCtx *c);
+	int (*dev_sync)(KernDev *d);
+	int (*set_blas_threads)(KernCtx *c, int n);
+	// memory
+	int (*alloc)(KernDev *d, void **p, size_t bytes); // zero-filled
+	void (*free)(KernDev *d, void *p);
+	int (*host_alloc)(KernDev *d, void **p, size_t bytes);
+	void (*host_free)(KernDev *d, void *p);
+	int (*host_register)(KernDev *d, void *p, size_t bytes);
+	int (*host_unregister)(KernDev *d, void *p);
+	int (*host_pinned)(KernDev *d, const void *p, size_t bytes); // 1 when the range is pinned or registered
+	int (*upload)(KernCtx *c, void *dst, const void *host, size_t n, int async);
+	int (*download)(KernCtx *c, void *host, const void *src, size_t n, int async);
+	int (*memzero)(KernCtx *c, void *p, size_t n);
+	int (*memcopy)(KernCtx *c, void *dst, const void *src, size_t n);
+	int (*convert)(KernCtx *c, KTensor *dst, const KTensor *src);
+	// events
+	int (*event_create)(KEvent *e);
+	void (*event_destroy)(KEvent *e);
+	int (*event_record)(KEvent *e, KernCtx *c);
+	int (*stream_wait_event)(KernCtx *c, KEvent *e);
+	int (*event_query)(KEvent *e); // 1 complete, 0 pending
+	int (*event_sync)(KEvent *e);
+	// ops: arguments checked, sizes derived by the front end
+	size_t (*linear_ws_bytes)(KernCtx *c);
+	int (*linear)(KernCtx *c, const KLinear *a, int64_t N, int IC, int OC);
+	int (*linear_bwd)(KernCtx *c, const KLinearBwd *a, int64_t N, int IC, int OC);
+	int (*layernorm_fwd)(KernCtx *c, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in,
+			     const KTensor *w, const KTensor *b, int64_t N, int C);
+	int (*layernorm_bwd)(KernCtx *c, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
+			     const KTensor *w, const KTensor *mean, const KTensor *rstd, int64_t N, int C);
+	int (*add)(KernCtx *c, KTensor *out, const KTensor *a, const KTensor *b, int64_t n);
+	int (*augment)(KernCtx *c, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+		       int patch);
+	int (*patchify)(KernCtx *c, KTensor *patches, KGrad dimg, const KTensor *img, int patch); // one of both
+	int (*vis_embed_fwd)(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
+			     const KTensor *tpos, int B, int T, int P, int D);
+	int (*vis_embed_bwd)(KernCtx *c, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout, int B,
+			     int T, int P, int D);
+	int (*tok_embed_fwd)(KernCtx *c, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos);
+	int (*tok_embed_bwd)(KernCtx *c, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids);
+	int (*argmax_rows)(KernCtx *c, KTensor *pos, const KTensor *ids);
+	int (*pool_fwd)(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *pos);
+	int (*pool_bwd)(KernCtx *c, KGrad dx, const KTensor *dout, const KTensor *pos);
+	int (*l2norm_fwd)(KernCtx *c, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C);
+	int (*l2norm_bwd)(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm,
+			  int64_t N, int C);
+	size_t (*attention_ws_bytes)(KernCtx *c, KDtype dt, int B, int T, int H, int hd);
+	int (*attention_fwd)(KernCtx *c, KTensor *out, KTensor *lse, const KTensor *qkv, int B, int T, int H, int hd,
+			     int causal);
+	int (*attention_bwd)(KernCtx *c, KGrad dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
+			     const KTensor *lse, int B, int T, int H, int hd, int causal);
+	// losses (B local rows, N gathered, width d)
+	size_t (*loss_ws_bytes)(KernCtx *c, int B, int N, int d);
+	int (*infonce)(KernCtx *c, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s, int B,
+		       int N, int d);
+	int (*fcco_local)(KernCtx *c, const KContrastBatch *b, const KTensor *ids, const KTensor *table,
+			  const KFccoParams *p, KTensor *pack, int B, int N, int d);
+	int (*fcco_scatter)(KernCtx *c, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int w);
+	int (*fcco_surrogate)(KernCtx *c, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
+			      const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N,
+			      int d);
+	int (*clip_metrics)(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
+			    int B, int d);
+	int (*temp_step)(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy,
+			 const KTempStep *h);
+	// optimizer
+	int (*opt_plan_open)(KOptPlan *p); // device copies of the tables and the partial sums
+	void (*opt_plan_close)(KOptPlan *p);
+	int (*grad_norm)(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
+	int (*optimizer)(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
+			 const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+	int (*adamw_step)(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
+	int (*lamb_step)(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
+	int (*sumsq)(KernCtx *c, double *out, const KTensor *x);
+	int (*scale)(KernCtx *c, KTensor *x, double s);
+};
+
+// latches rc (< 0) as the device's asynchronous error, named "op: message", unless one is latched
+// already; backends call it for content errors and device failures
+void kern_latch(KernCtx *c, int rc, const char *op, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+// the latched error of c's device, 0 when none
+int kern_latched(const KernCtx *c);
+
+extern const KBackend kcpu_backend;
+
+#endif

@@ -215,14 +215,15 @@ int kern_convert(KernCtx *ctx, KTensor *dst, const KTensor *src);
 //   QUICKGELU  x·σ(1.702·x) (OpenAI CLIP's weights)
 typedef enum { KACT_NONE = 0, KACT_GELU = 1, KACT_GELU_TANH = 2, KACT_QUICKGELU = 3 } KAct;
 
-// Forward: pre = in·op(W) + bias; out = act(pre) + residual.
+// Forward: out = act(in·op(W) + bias), keeping pre = in·op(W) + bias; or, without an activation,
+// out = in·op(W) + residual + bias (the residual add of a pre-LN block).
 //   in (N, IC) ACT, N = all leading dims; out, pre, residual (N, OC) ACT (last dim OC)
 //   trans_w = 1: W (OC, IC), op(W) = Wᵀ (torch nn.Linear.weight, open_clip's in_proj / c_fc ...)
 //   trans_w = 0: W (IC, OC), op(W) = W (open_clip's visual.proj / text_projection)
-//   bias (OC) ACT or NULL; pre NULL unless act != NONE and backward will need it (it must be
-//   given for KACT_*); residual NULL or (N, OC), only with act == KACT_NONE; out may be residual.
+//   bias (OC) ACT or NULL; pre only with an activation, where backward needs it (NULL: not
+//   kept); residual NULL or (N, OC), only with act == KACT_NONE; out may be residual (in place).
 // cuBLASLt (column-major): a row-major (R, C) buffer is a column-major (C, R) matrix, so the op is
-//   Dᵀ(OC, N) = op(A)·B with B = in (IC, N) ld IC, N; A = W: trans_w 1 → OP_T, lda IC; trans_w 0 →
+//   Dᵀ(OC, N) = op(A)·B with B = in as (IC, N), ldb IC; A = W: trans_w 1 → OP_T, lda IC; trans_w 0 →
 //   OP_N, lda OC; m = OC, n = N, k = IC; D = out ld OC; C = residual, beta 1 (else beta 0); bias by
 //   EPILOGUE_BIAS (one value per m); act by GELU_AUX_BIAS with AUX = pre (ld OC) for GELU_TANH.
 //   Exact GELU and QuickGELU are not cuBLASLt epilogues: BIAS epilogue into pre, then an own

@@ -211,7 +211,9 @@ int kern_convert(KernCtx *ctx, KTensor *dst, const KTensor *src);
 
 // Activations an op can apply after the bias (forward) or differentiate (backward):
 //   GELU       exact 0.5·x·(1 + erf(x/√2)) (torch.nn.GELU, open_clip's default)
-//   GELU_TANH  0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (what cuBLASLt's GELU epilogues compute)
+//   GELU_TANH  0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (the form cuBLASLt's GELU epilogues are
+//              taken to compute: PyTorch fuses only approximate='tanh' into them; the CUDA twin
+//              test against this CPU op decides before a backend relies on it)
 //   QUICKGELU  x·σ(1.702·x) (OpenAI CLIP's weights)
 typedef enum { KACT_NONE = 0, KACT_GELU = 1, KACT_GELU_TANH = 2, KACT_QUICKGELU = 3 } KAct;
 

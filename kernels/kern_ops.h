@@ -494,7 +494,8 @@ int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTens
 
 // ---- Transitional, until the trainer's optimizer moves onto kern_optimizer (F32/F64 only) ----
 // per tensor (p, g, m, v the same shape and dtype): AdamW as above; LAMB with the trust ratio on
-// every tensor (the pre-fused rule); sumsq waits and returns Σx² summed in double in a fixed
+// every tensor with weight decay and 1 on those without (FastCLIP's optimizer.py, as the fused
+// op's segments); sumsq waits and returns Σx² summed in double in a fixed
 // order; scale multiplies in place.
 int kern_adamw_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
 int kern_lamb_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);

@@ -77,13 +77,22 @@ int main(void)
 		       (long long)want_f);
 		bad = 1;
 	}
-	int decay = 0;
-	for (int i = 0; i < n; i++)
-		decay += !(s[i].flags & PARAM_NO_DECAY);
-	// decayed: 4 matrices per block, conv1, visual.proj, text_projection
-	if (decay != 4 * 24 + 3) {
-		printf("FAIL %d tensors with weight decay, want %d\n", decay, 4 * 24 + 3);
-		bad = 1;
+	// open_clip's rule (the table's default): 4 matrices per block, conv1, visual.proj,
+	// text_projection and the four 2-D embeddings (visual positional and temporal, token, text
+	// positional); avclip's rule leaves the embeddings out
+	const WdGroups rules[2] = {WD_OPEN_CLIP, WD_AVCLIP};
+	const int want_decay[2] = {4 * 24 + 3 + 4, 4 * 24 + 3};
+	for (int r = 0; r < 2; r++) {
+		if (r > 0)
+			model_params_set_wd_groups(s, n, rules[r]);
+		int decay = 0;
+		for (int i = 0; i < n; i++)
+			decay += !(s[i].flags & PARAM_NO_DECAY);
+		if (decay != want_decay[r]) {
+			printf("FAIL --wd-groups %s: %d tensors with weight decay, want %d\n", wd_groups_name(rules[r]), decay,
+			       want_decay[r]);
+			bad = 1;
+		}
 	}
 	free(s);
 	printf("%s\n", bad ? "FAIL model config" : "PASS model config, presets and parameter table");

@@ -59,9 +59,9 @@ static int run(KernCtx *ctx, OptKind kind)
 					rn += r[i] * r[i];
 				}
 			}
-			if (kind == OPT_LAMB)
+			if (kind == OPT_LAMB) // trust ratio 1 without weight decay (FastCLIP optimizer.py)
 				for (int64_t i = sp[k].offset; i < sp[k].offset + sp[k].numel; i++)
-					hp[i] -= lr * sqrt(pn) / sqrt(rn) * r[i];
+					hp[i] -= lr * (wd != 0 ? sqrt(pn) / sqrt(rn) : 1.0) * r[i];
 		}
 	}
 	double e = 0;

@@ -2,11 +2,14 @@
 // step, and deterministic synthetic batches (pixels, captions ending in the end token, ids).
 #ifndef TESTS_TEST_TRAINER_UTIL_H
 #define TESTS_TEST_TRAINER_UTIL_H
-// defines: tt_small_model, tt_step_config, tt_batch
+// defines: tt_small_model, tt_step_config, tt_batch, TtRank, tt_rank_open, tt_rank_grads, tt_rank_close
 
 #include <stdint.h> // defines: uint64_t, int64_t, int32_t
 
-#include "trainer_step.h" // defines: TrainStepConfig
+#include <stdlib.h> // defines: malloc, free
+
+#include "trainer_comm_local.h" // defines: trainer_comm_local_open
+#include "trainer_step.h"       // defines: TrainStepConfig
 
 // the tiny preset shrunk further: one block per tower, 16 px clips of 2 frames, 64 tokens
 static inline void tt_small_model(ModelConfig *m)
@@ -63,6 +66,50 @@ static inline void tt_batch(const ModelConfig *m, uint64_t seed, int step, int r
 							       : i == len - 1 ? m->vocab - 1 : 0;
 		ids[b] = (int64_t)((step * 7 + (row0 + b) * 3) % n);
 	}
+}
+
+// one rank's step on a local comm with a batch uploaded once (tests of the update rules)
+typedef struct {
+	Comm *comm;
+	KernCtx *ctx;
+	TrainStep *ts;
+	KTensor tv, tt;
+	int64_t ids[64];
+} TtRank;
+
+static inline int tt_rank_open(TtRank *r, const TrainStepConfig *cfg, uint64_t seed)
+{
+	const ModelConfig *m = &cfg->model;
+	const int B = cfg->batch;
+	const int64_t per = (int64_t)m->frames * m->image_size * m->image_size * 3;
+	if (B > 64 || trainer_comm_local_open(&r->comm) < 0 || kern_ctx_create_cpu(&r->ctx, 1) < 0 ||
+	    train_step_create(&r->ts, r->ctx, r->comm, cfg) < 0 || train_step_init(r->ts, seed) < 0)
+		return -1;
+	float *video = malloc(sizeof(float) * (size_t)(per * B));
+	int32_t *text = malloc(sizeof(int32_t) * (size_t)B * m->ctx_len);
+	int rc = !video || !text ||
+		 kern_alloc(r->ctx, &r->tv, KDT_F32, 5, (int64_t[]){ B, m->frames, m->image_size, m->image_size, 3 }) < 0 ||
+		 kern_alloc(r->ctx, &r->tt, KDT_I32, 2, (int64_t[]){ B, m->ctx_len }) < 0;
+	if (!rc) {
+		tt_batch(m, seed, 0, 0, B, video, text, r->ids, cfg->dataset_size > 0 ? cfg->dataset_size : 1000);
+		rc = kern_upload(r->ctx, &r->tv, video, kern_nbytes(&r->tv)) < 0 ||
+		     kern_upload(r->ctx, &r->tt, text, kern_nbytes(&r->tt)) < 0;
+	}
+	free(video);
+	free(text);
+	return rc ? -1 : 0;
+}
+
+static inline int tt_rank_grads(TtRank *r, int epoch, TrainStepStats *st)
+{
+	return train_step_grads(r->ts, &r->tv, &r->tt, r->ids, epoch, st);
+}
+
+static inline void tt_rank_close(TtRank *r)
+{
+	train_step_destroy(r->ts);
+	kern_ctx_destroy(r->ctx);
+	comm_close(r->comm);
 }
 
 #endif

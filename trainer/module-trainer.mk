@@ -10,6 +10,9 @@ trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_eval.c
 $(BUILD)/obj/trainer/trainer_eval.o: CFLAGS += -Itools
 
 TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_augment test_trainer_metrics
+# FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
+# optimizer (a fused op over the flat buffer) carries each over
+TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch
 TESTS += $(TRAINER_TESTS)
 # the augment op of kernels/ against this augmentation followed by patchify, bit for bit
 TESTS += test_kernels_augment

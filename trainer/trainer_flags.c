@@ -43,15 +43,17 @@ static const Flag flags[] = {
 	{ "steps", T_I64, N(steps), 1, 1e15, "100", "optimizer steps of the whole run (a resumed run continues to it)" },
 	{ "stop-after-steps", T_I64, N(stop_after_steps), 0, 1e15, "0", "end this run (with a checkpoint) after K steps, 0 = at --steps" },
 	{ "dataset-size", T_I64, N(dataset_size), 0, 1e12, "0", "samples in the manifest: rows of the u/τ tables (FastCLIP: required)" },
+	{ "train-num-samples", T_I64, N(train_num_samples), 0, 1e15, "0", "samples in one epoch: an epoch is ceil(N / (B x ranks)) steps (0: --dataset-size)" },
 	{ "optimizer", T_STR, S(optimizer), 0, 0, "adamw", "adamw | lamb" },
 	{ "lr", T_DBL, N(lr), 0, 10, "5e-4", "peak learning rate" },
 	{ "lr-min", T_DBL, N(lr_min), 0, 10, "0", "learning rate at the end of the cosine" },
 	{ "warmup-steps", T_I64, N(warmup_steps), 0, 1e15, "0", "linear warmup steps" },
-	{ "weight-decay", T_DBL, N(weight_decay), 0, 10, "0.1", "decoupled weight decay (not on 1-D, embeddings, τ)" },
+	{ "weight-decay", T_DBL, N(weight_decay), 0, 10, "0.1", "decoupled weight decay of the tensors --wd-groups decays" },
+	{ "wd-groups", T_STR, S(wd_groups), 0, 0, "open_clip", "open_clip (decay >= 2-D tensors without bn/ln/bias/logit_scale in the name) | avclip (also no decay on embeddings)" },
 	{ "beta1", T_DBL, N(beta1), 0, 0.999999, "0.9", "optimizer β1" },
 	{ "beta2", T_DBL, N(beta2), 0, 0.999999, "0.98", "optimizer β2" },
 	{ "adam-eps", T_DBL, N(adam_eps), 1e-12, 1, "1e-6", "optimizer ε" },
-	{ "clip-norm", T_DBL, N(clip_norm), 0, 1e9, "0", "gradient-norm clipping, 0 = off" },
+	{ "clip-norm", T_DBL, N(clip_norm), 0, 1e9, "0", "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off" },
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
 	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks" },
 	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
@@ -316,6 +318,12 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 	cfg->opt.eps = cfg->adam_eps;
 	cfg->opt.weight_decay = cfg->weight_decay;
 	cfg->opt.clip_norm = cfg->clip_norm;
+	if (wd_groups_parse(cfg->wd_groups, &cfg->wd) < 0) {
+		snprintf(err, errlen, "--wd-groups '%s' is not open_clip or avclip", cfg->wd_groups);
+		return -EINVAL;
+	}
+	if (cfg->train_num_samples == 0)
+		cfg->train_num_samples = cfg->dataset_size;
 	if (cfg->rank >= cfg->ranks) {
 		snprintf(err, errlen, "--rank %d must be below --ranks %d", cfg->rank, cfg->ranks);
 		return -EINVAL;

@@ -13,13 +13,13 @@
 #include "optim_adam.h"      // defines: OptConfig
 
 typedef struct {
-	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], model_name[32], loss_name[32], optimizer[16], log_level[16], eval_match[16];
+	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], model_name[32], loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16];
 	int rank, ranks, batch_size, threads, flip, keep_last, resume, help;
 	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
 	int print_geometry;            // launcher mode: print "frames image_size ctx_len" for the ring, exit
 	int print_params;              // print the model's parameter counts as one JSON line, exit
-	int64_t steps, stop_after_steps, dataset_size, ckpt_every, eval_every, log_every, warmup_steps;
+	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every, warmup_steps;
 	uint64_t seed;
 	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;
 	double comm_timeout, data_timeout, bucket_mb;
@@ -27,6 +27,7 @@ typedef struct {
 	ModelConfig model;
 	FastclipConfig loss;
 	OptConfig opt;
+	WdGroups wd;
 } TrainerConfig;
 
 // Fills cfg from defaults, the --config file if any, and argv (--name value or --name=value;

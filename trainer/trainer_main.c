@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	if ((rc = kern_ctx_create_cpu(&ctx, threads)) < 0)
 		log_fatalx("cannot create the CPU kernel context: %s", strerror(-rc));
 	TrainStepConfig tc = { .model = c.model, .opt = c.opt, .loss = c.loss, .batch = c.batch_size,
-			       .dataset_size = c.dataset_size, .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0) };
+			       .dataset_size = c.dataset_size, .wd_groups = c.wd, .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0) };
 	TrainStep *ts;
 	if ((rc = train_step_create(&ts, ctx, comm, &tc)) < 0)
 		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks, strerror(-rc));
@@ -238,6 +238,11 @@ int main(int argc, char **argv)
 	log_info("model %s: %lld parameters, backend %s with %d threads, ring '%s' seed %llu", c.model_name,
 		 (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), c.ring,
 		 (unsigned long long)in.seed);
+	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
+	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
+	const int64_t steps_per_epoch = fastclip_steps_per_epoch(c.train_num_samples, (int64_t)c.batch_size * c.ranks);
+	log_info("epoch: %lld samples (--train-num-samples) = %lld steps of %d x %d; u tables: %lld rows (--dataset-size)",
+		 (long long)c.train_num_samples, (long long)steps_per_epoch, c.batch_size, c.ranks, (long long)c.dataset_size);
 
 	start = step;
 	FILE *mf = NULL;
@@ -299,7 +304,7 @@ int main(int argc, char **argv)
 		trainer_augment_batch(clips, B, m->frames, m->image_size, m->image_size, pos, in.seed, c.flip, video);
 		if (kern_upload(ctx, &tv, video, kern_nbytes(&tv)) < 0 || kern_upload(ctx, &tt, text, kern_nbytes(&tt)) < 0)
 			log_fatalx("step %lld: cannot upload the batch", (long long)step);
-		int epoch = c.dataset_size > 0 ? (int)((uint64_t)step * B * c.ranks / (uint64_t)c.dataset_size) : 0;
+		int epoch = steps_per_epoch > 0 ? (int)(step / steps_per_epoch) : 0;
 		comm_stats_reset(comm);
 		TrainStepStats st;
 		if ((rc = train_step_run(ts, &tv, &tt, ids, epoch, &st)) < 0) {

@@ -49,6 +49,7 @@ static int create(TrainStep *s)
 	const int B = c->batch, E = c->model.embed_dim;
 	TRY(clip_model_create(&s->model, s->ctx, &c->model, B, KDT_F32));
 	ClipModel *m = s->model;
+	TRY(model_params_set_wd_groups(m->specs, m->n_specs, c->wd_groups));
 	TRY(optim_create(&s->opt, s->ctx, &c->opt, m->specs, m->n_specs, m->n_params, KDT_F32));
 	if (c->loss.kind != FASTCLIP_OPENCLIP) {
 		TRY(fastclip_tables_create(&s->tables, &c->loss, c->dataset_size));
@@ -195,30 +196,50 @@ int train_step_grads(TrainStep *s, const KTensor *video, const KTensor *text, co
 	return 0;
 }
 
+// the global τ's rate for the update after `step` completed ones (FastCLIP main.py: the
+// logit_scale group); 0 when τ is not learned
+static double tau_lr(const TrainStep *s, int64_t step)
+{
+	const FastclipConfig *lc = &s->cfg.loss;
+	if (lc->kind == FASTCLIP_V3) // step_thresh: constant, ×1/3 once τ ≤ 0.03
+		return fastclip_tau_lr_rgclg(lc, s->temp.log_s);
+	if (lc->kind == FASTCLIP_V0) // cosine_lr with the model's warmup, steps and lr_min
+		return optim_lr_of(&s->opt->cfg, lc->lr_tau < 0 ? s->opt->cfg.lr : lc->lr_tau, step);
+	return 0.0;
+}
+
 int train_step_update(TrainStep *s, TrainStepStats *st)
 {
 	ClipModel *m = s->model;
 	const FastclipConfig *lc = &s->cfg.loss;
 	double t0 = now_s();
 	st->lr = optim_lr(&s->opt->cfg, s->opt->step);
+	st->lr_tau = tau_lr(s, s->opt->step);
 	if (lc->kind == FASTCLIP_OPENCLIP) {
-		// open_clip: logit_scale is an ordinary parameter of the optimizer, clamped after the step
+		// open_clip: logit_scale is an ordinary parameter of the optimizer
 		TRY(optim_step(s->opt, &m->params, &m->grads, &st->grad_norm));
 		float ls;
 		TRY(kern_download(s->ctx, &ls, sizeof ls, &m->w.logit_scale));
-		s->temp.log_s = fastclip_clamp_log_s(ls);
-		TRY(train_step_sync_log_s(s));
+		s->temp.log_s = ls;
 	} else {
-		// FastCLIP: τ has its own rule; the model optimizer sees a zero gradient for it
-		float zero = 0.0f;
+		// FastCLIP: logit_scale requires a gradient only when τ is learned (v0, v3), so only then
+		// is its gradient in the clipped norm; τ then follows its own rule with the clipped gradient
+		const float zero = 0.0f;
+		const int learned = lc->kind == FASTCLIP_V0 || lc->kind == FASTCLIP_V3;
+		if (!learned)
+			TRY(kern_upload(s->ctx, &m->g.logit_scale, &zero, sizeof zero));
+		TRY(optim_clip_grads(s->opt, &m->grads, &st->grad_norm));
+		float dls;
+		TRY(kern_download(s->ctx, &dls, sizeof dls, &m->g.logit_scale));
 		TRY(kern_upload(s->ctx, &m->g.logit_scale, &zero, sizeof zero));
-		TRY(optim_step(s->opt, &m->params, &m->grads, &st->grad_norm));
-		if (lc->kind == FASTCLIP_V0 || lc->kind == FASTCLIP_V3) {
-			double lr = lc->kind == FASTCLIP_V3 ? fastclip_tau_lr_rgclg(lc, s->temp.log_s) : lc->lr_tau;
-			TRY(fastclip_temp_step(&s->temp, st->dlog_s, lr, lc->beta1_tau, lc->beta2_tau, lc->eps_tau));
-		}
-		TRY(train_step_sync_log_s(s));
+		TRY(optim_update(s->opt, &m->params, &m->grads));
+		if (learned)
+			TRY(fastclip_temp_step(&s->temp, dls, st->lr_tau, lc->beta1_tau, lc->beta2_tau, lc->eps_tau));
 	}
+	// every loss, constant τ included: FastCLIP clamps logit_scale after each step, so
+	// --temperature 0.005 trains at 0.01 from the second step on
+	s->temp.log_s = fastclip_clamp_log_s(s->temp.log_s);
+	TRY(train_step_sync_log_s(s));
 	st->log_s = s->temp.log_s;
 	st->t_update = now_s() - t0;
 	return 0;

@@ -23,6 +23,7 @@ typedef struct {
 	FastclipConfig loss;
 	int batch;             // B: this rank's samples per step
 	int64_t dataset_size;  // rows of the u / τ tables (manifest samples); unused by openclip
+	WdGroups wd_groups;    // which tensors the optimizer decays (written into the model's spec table)
 	size_t bucket_bytes;   // gradient all-reduce bucket bound
 } TrainStepConfig;
 
@@ -51,6 +52,7 @@ typedef struct {
 	double dlog_s;    // rank-averaged gradient of log s
 	double log_s;     // log s after the update
 	double lr;        // learning rate of this update
+	double lr_tau;    // the global temperature's learning rate of this update (v0, v3; else 0)
 	double grad_norm; // global gradient norm before clipping
 	double t_forward, t_exchange, t_backward, t_allreduce, t_update; // seconds
 } TrainStepStats;
@@ -66,8 +68,11 @@ int train_step_init(TrainStep *s, uint64_t seed);
 // video (B, T, H, W, 3) normalized f32, text (B, ctx) i32, ids (B) table rows; epoch drives γ.
 int train_step_grads(TrainStep *s, const KTensor *video, const KTensor *text, const int64_t *ids, int epoch,
 		     TrainStepStats *st);
-// optimizer step on the parameters and the temperature update of the loss kind; -ERANGE when
-// the gradient norm is not finite (nothing changed)
+// optimizer step on the parameters and the temperature update of the loss kind, as FastCLIP:
+// the gradient norm and its clipping cover logit_scale when τ is learned (v0, v3); v0's τ rate
+// is --lr-tau (default the model's --lr) on the model's warmup+cosine; logit_scale is clamped to
+// [0, ln 100] after every step for every loss. -ERANGE when the gradient norm is not finite
+// (nothing changed)
 int train_step_update(TrainStep *s, TrainStepStats *st);
 int train_step_run(TrainStep *s, const KTensor *video, const KTensor *text, const int64_t *ids, int epoch,
 		   TrainStepStats *st);

@@ -5,7 +5,8 @@ Run by hand with Debian's python3-torch:  /usr/bin/python3 tools/ref/optim_twin.
 Three tensors (a decayed matrix, a 1-D bias and an embedding, both without decay) take four
 steps with per-step gradients under global-norm clipping and warmup+cosine LR:
   adamw: torch.optim.AdamW with two param groups, clip_grad_norm_, LambdaLR
-  lamb:  LAMB written here in torch: r = mhat/(sqrt(vhat)+eps) + wd*p, p -= lr*||p||/||r||*r
+  lamb:  LAMB as FastCLIP's src/training/optimizer.py: r = mhat/(sqrt(vhat)+eps) + wd*p,
+         p -= lr*||p||/||r||*r, with the trust ratio 1 in a group without weight decay
 Stored: init/<name>, grad<k>/<name>, adamw/<name> and lamb/<name> after the last step (float32
 tensors; the reference runs in float64). Format version 1 (metadata avclip.optim_twin).
 """
@@ -58,10 +59,11 @@ def run(kind, init, grads):
                 m.mul_(h["beta1"]).add_(p.grad, alpha=1 - h["beta1"])
                 v.mul_(h["beta2"]).addcmul_(p.grad, p.grad, value=1 - h["beta2"])
                 r = (m / (1 - h["beta1"] ** t)) / ((v / (1 - h["beta2"] ** t)).sqrt() + h["eps"])
+                trust = 1.0
                 if DECAY[k]:
                     r = r + h["wd"] * p
-                pn, rn = p.norm(), r.norm()
-                trust = (pn / rn).item() if pn > 0 and rn > 0 else 1.0
+                    pn, rn = p.norm(), r.norm()
+                    trust = (pn / rn).item() if pn > 0 and rn > 0 else 1.0
                 p.sub_(lr * trust * r)
     return {k: p.detach().float().numpy() for k, p in ps.items()}
 

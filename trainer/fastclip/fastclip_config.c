@@ -38,7 +38,8 @@ void fastclip_config_default(FastclipConfig *cfg, FastclipKind kind)
 	cfg->rho = 8.0;              // params.py --rho
 	cfg->eps = 1e-14;            // params.py --fastclip_eps
 	cfg->tau_init = kind == FASTCLIP_V2 ? 0.03 : 0.07; // README v2 script --temperature 0.03; params.py 0.07
-	cfg->lr_tau = kind == FASTCLIP_V2 ? 0.0133 : 2e-4; // README v2 / v3 (CC3M) scripts
+	// README v2 / v3 (CC3M) scripts; v0: main.py sets a negative --lr_tau to the model's lr
+	cfg->lr_tau = kind == FASTCLIP_V2 ? 0.0133 : kind == FASTCLIP_V0 ? -1.0 : 2e-4;
 	cfg->beta1_tau = 0.9;        // params.py get_default_params("vit")
 	cfg->beta2_tau = 0.98;
 	cfg->eps_tau = 1e-6;
@@ -55,7 +56,8 @@ int fastclip_config_check(const FastclipConfig *cfg)
 		return -EINVAL;
 	if (cfg->gamma_schedule != FASTCLIP_GAMMA_COSINE && cfg->gamma_schedule != FASTCLIP_GAMMA_CONSTANT)
 		return -EINVAL;
-	if (!isfinite(cfg->rho) || !(cfg->eps >= 0.0) || !(cfg->tau_init > 0.0) || !(cfg->lr_tau >= 0.0))
+	if (!isfinite(cfg->rho) || !(cfg->eps >= 0.0) || !(cfg->tau_init > 0.0) ||
+	    !(cfg->lr_tau >= 0.0 || (cfg->kind == FASTCLIP_V0 && cfg->lr_tau == -1.0)))
 		return -EINVAL;
 	if (!(cfg->beta1_tau >= 0.0 && cfg->beta1_tau < 1.0) || !(cfg->beta2_tau >= 0.0 && cfg->beta2_tau < 1.0))
 		return -EINVAL;
@@ -91,4 +93,11 @@ int fastclip_pack_width(FastclipKind kind)
 	case FASTCLIP_V2: return 12;
 	default: return 2;
 	}
+}
+
+int64_t fastclip_steps_per_epoch(int64_t train_num_samples, int64_t global_batch)
+{
+	if (train_num_samples < 1 || global_batch < 1)
+		return 0;
+	return (train_num_samples + global_batch - 1) / global_batch;
 }

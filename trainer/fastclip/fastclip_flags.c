@@ -26,7 +26,7 @@ static const Flag flags[] = {
 	{ "rho", F_DOUBLE, offsetof(FastclipConfig, rho), 0.0, 1000.0, "ρ of RGCL / RGCL-g (v2, v3)" },
 	{ "fastclip-eps", F_DOUBLE, offsetof(FastclipConfig, eps), 0.0, 1.0, "ε added to u in g/(u+ε)" },
 	{ "temperature", F_DOUBLE, offsetof(FastclipConfig, tau_init), 1e-3, 10.0, "initial τ (per-sample τ for v2)" },
-	{ "lr-tau", F_DOUBLE, offsetof(FastclipConfig, lr_tau), 0.0, 10.0, "τ learning rate: v2 per-sample, v3 global (×1/3 when τ ≤ 0.03)" },
+	{ "lr-tau", F_DOUBLE, offsetof(FastclipConfig, lr_tau), 0.0, 10.0, "τ learning rate: v2 per-sample, v3 global (×1/3 when τ ≤ 0.03), v0 peak on the model's warmup+cosine" },
 	{ "tau-beta1", F_DOUBLE, offsetof(FastclipConfig, beta1_tau), 0.0, 0.999999, "β1 of the τ updates" },
 	{ "tau-beta2", F_DOUBLE, offsetof(FastclipConfig, beta2_tau), 0.0, 0.999999, "β2 of the τ updates" },
 	{ "tau-eps", F_DOUBLE, offsetof(FastclipConfig, eps_tau), 1e-12, 1.0, "ε of the τ updates" },
@@ -90,7 +90,7 @@ int fastclip_flags_help(char *buf, size_t len)
 		else
 			n += (size_t)snprintf(buf + n, len - n, "  --%s X  %s [%g, %g] (default %g%s)\n", f->name, f->help, f->lo,
 					      f->hi, get(&d, f), strcmp(f->name, "temperature") == 0 ? "; v2 0.03" :
-								 strcmp(f->name, "lr-tau") == 0 ? "; v2 0.0133" : "");
+								 strcmp(f->name, "lr-tau") == 0 ? "; v2 0.0133; v0 the model's --lr" : "");
 	}
 	return (int)n;
 }
@@ -105,6 +105,8 @@ int fastclip_config_describe(const FastclipConfig *cfg, char *buf, size_t len)
 		if (f->type == F_SCHEDULE)
 			n += (size_t)snprintf(buf + n, len - n, " %s=%s", f->name,
 					      cfg->gamma_schedule == FASTCLIP_GAMMA_COSINE ? "cosine" : "constant");
+		else if (strcmp(f->name, "lr-tau") == 0 && get(cfg, f) < 0)
+			n += (size_t)snprintf(buf + n, len - n, " %s=lr", f->name);
 		else
 			n += (size_t)snprintf(buf + n, len - n, " %s=%g", f->name, get(cfg, f));
 	}

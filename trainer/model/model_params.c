@@ -37,7 +37,7 @@ static void add(Walk *wk, KTensor *dst, int flags, int nd, const int64_t *shape,
 			s->shape[i] = shape[i];
 		s->offset = wk->off;
 		s->numel = numel;
-		s->flags = flags | (nd <= 1 ? PARAM_NO_DECAY : 0);
+		s->flags = flags | (model_param_decays(s->name, nd, WD_OPEN_CLIP) ? 0 : PARAM_NO_DECAY);
 	}
 	if (dst && wk->flat) {
 		if (vnd < 0) {
@@ -79,11 +79,10 @@ static void walk(const ModelConfig *c, Walk *wk, ModelWeights *w)
 {
 	const int Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch;
 	const int P = (c->image_size / p) * (c->image_size / p);
-	const int ND = PARAM_NO_DECAY;
 #define WT(field) (w ? &w->field : NULL)
-	add(wk, WT(cls), ND, NSH(Wv), -1, NULL, "visual.class_embedding");
-	add(wk, WT(pos), ND, NSH(1 + P, Wv), -1, NULL, "visual.positional_embedding");
-	add(wk, WT(tpos), ND, NSH(c->frames, Wv), -1, NULL, "visual.temporal_embedding");
+	add(wk, WT(cls), 0, NSH(Wv), -1, NULL, "visual.class_embedding");
+	add(wk, WT(pos), 0, NSH(1 + P, Wv), -1, NULL, "visual.positional_embedding");
+	add(wk, WT(tpos), 0, NSH(c->frames, Wv), -1, NULL, "visual.temporal_embedding");
 	add(wk, WT(conv), 0, NSH(Wv, 3, p, p), NSH(Wv, 3 * p * p), "visual.conv1.weight");
 	add(wk, WT(ln_pre_w), 0, NSH(Wv), -1, NULL, "visual.ln_pre.weight");
 	add(wk, WT(ln_pre_b), 0, NSH(Wv), -1, NULL, "visual.ln_pre.bias");
@@ -91,13 +90,13 @@ static void walk(const ModelConfig *c, Walk *wk, ModelWeights *w)
 	add(wk, WT(ln_post_w), 0, NSH(Wv), -1, NULL, "visual.ln_post.weight");
 	add(wk, WT(ln_post_b), 0, NSH(Wv), -1, NULL, "visual.ln_post.bias");
 	add(wk, WT(vproj), 0, NSH(Wv, E), -1, NULL, "visual.proj");
-	add(wk, WT(wte), ND, NSH(c->vocab, Wt), -1, NULL, "token_embedding.weight");
-	add(wk, WT(txt_pos), ND, NSH(c->ctx_len, Wt), -1, NULL, "positional_embedding");
+	add(wk, WT(wte), 0, NSH(c->vocab, Wt), -1, NULL, "token_embedding.weight");
+	add(wk, WT(txt_pos), 0, NSH(c->ctx_len, Wt), -1, NULL, "positional_embedding");
 	walk_blocks(wk, w ? w->tblk : NULL, "transformer.", c->txt_layers, Wt, c->mlp_ratio);
 	add(wk, WT(ln_final_w), 0, NSH(Wt), -1, NULL, "ln_final.weight");
 	add(wk, WT(ln_final_b), 0, NSH(Wt), -1, NULL, "ln_final.bias");
 	add(wk, WT(tproj), 0, NSH(Wt, E), -1, NULL, "text_projection");
-	add(wk, WT(logit_scale), ND, 0, NULL, NSH(1), "logit_scale");
+	add(wk, WT(logit_scale), 0, 0, NULL, NSH(1), "logit_scale");
 #undef WT
 }
 
@@ -131,6 +130,42 @@ void model_weights_release(ModelWeights *w)
 	free(w->vblk);
 	free(w->tblk);
 	w->vblk = w->tblk = NULL;
+}
+
+// ---- weight-decay groups ----
+int model_param_decays(const char *name, int ndim, WdGroups g)
+{
+	if (g == WD_AVCLIP) // embeddings: the class token, positions, tokens
+		return ndim >= 2 && !strstr(name, "embedding") && strcmp(name, "logit_scale") != 0;
+	// open_clip main.py: exclude = p.ndim < 2 or "bn"/"ln"/"bias"/"logit_scale" in name
+	return ndim >= 2 && !strstr(name, "bn") && !strstr(name, "ln") && !strstr(name, "bias") &&
+	       !strstr(name, "logit_scale");
+}
+
+int model_params_set_wd_groups(ParamSpec *specs, int n, WdGroups g)
+{
+	if (g != WD_OPEN_CLIP && g != WD_AVCLIP)
+		return -EINVAL;
+	for (int i = 0; i < n; i++)
+		specs[i].flags = (specs[i].flags & ~PARAM_NO_DECAY) |
+				 (model_param_decays(specs[i].name, specs[i].ndim, g) ? 0 : PARAM_NO_DECAY);
+	return 0;
+}
+
+int wd_groups_parse(const char *name, WdGroups *out)
+{
+	if (!strcmp(name, "open_clip"))
+		*out = WD_OPEN_CLIP;
+	else if (!strcmp(name, "avclip"))
+		*out = WD_AVCLIP;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *wd_groups_name(WdGroups g)
+{
+	return g == WD_AVCLIP ? "avclip" : "open_clip";
 }
 
 // ---- initialisation ----

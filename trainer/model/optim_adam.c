@@ -20,15 +20,20 @@ void optim_config_default(OptConfig *c)
 			 .clip_norm = 0};
 }
 
-double optim_lr(const OptConfig *c, int64_t step)
+double optim_lr_of(const OptConfig *c, double peak, int64_t step)
 {
 	if (step < c->warmup_steps)
-		return c->lr * (double)(step + 1) / (double)c->warmup_steps;
+		return peak * (double)(step + 1) / (double)c->warmup_steps;
 	int64_t span = c->total_steps - c->warmup_steps;
 	if (span <= 0 || step >= c->total_steps)
 		return c->lr_min;
 	double t = (double)(step - c->warmup_steps) / (double)span;
-	return c->lr_min + 0.5 * (c->lr - c->lr_min) * (1 + cos(M_PI * t));
+	return c->lr_min + 0.5 * (peak - c->lr_min) * (1 + cos(M_PI * t));
+}
+
+double optim_lr(const OptConfig *c, int64_t step)
+{
+	return optim_lr_of(c, c->lr, step);
 }
 
 int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
@@ -65,11 +70,10 @@ void optim_destroy(Optimizer *o)
 	free(o);
 }
 
-int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm)
+int optim_clip_grads(Optimizer *o, KTensor *grads, double *grad_norm)
 {
 	KernCtx *c = o->ctx;
-	int64_t n = kern_numel(&o->m);
-	if (kern_numel(params) != n || kern_numel(grads) != n)
+	if (kern_numel(grads) != kern_numel(&o->m))
 		return -EINVAL;
 	double ss;
 	int rc = kern_sumsq(c, &ss, grads);
@@ -80,11 +84,17 @@ int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm)
 		*grad_norm = norm;
 	if (!isfinite(norm))
 		return -ERANGE;
-	if (o->cfg.clip_norm > 0 && norm > o->cfg.clip_norm) { // torch.nn.utils.clip_grad_norm_
-		rc = kern_scale(c, grads, o->cfg.clip_norm / (norm + 1e-6));
-		if (rc)
-			return rc;
-	}
+	if (o->cfg.clip_norm > 0 && norm > o->cfg.clip_norm) // torch.nn.utils.clip_grad_norm_
+		return kern_scale(c, grads, o->cfg.clip_norm / (norm + 1e-6));
+	return 0;
+}
+
+int optim_update(Optimizer *o, KTensor *params, KTensor *grads)
+{
+	KernCtx *c = o->ctx;
+	int64_t n = kern_numel(&o->m);
+	if (kern_numel(params) != n || kern_numel(grads) != n)
+		return -EINVAL;
 	KOptHyper h = {.lr = optim_lr(&o->cfg, o->step),
 		       .beta1 = o->cfg.beta1,
 		       .beta2 = o->cfg.beta2,
@@ -93,9 +103,11 @@ int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm)
 	for (int i = 0; i < o->n_specs; i++) {
 		const ParamSpec *s = &o->specs[i];
 		KTensor p, g, m, v;
+		int rc;
 		if ((rc = kern_view(&p, params, s->offset, 1, &s->numel)) || (rc = kern_view(&g, grads, s->offset, 1, &s->numel)) ||
 		    (rc = kern_view(&m, &o->m, s->offset, 1, &s->numel)) || (rc = kern_view(&v, &o->v, s->offset, 1, &s->numel)))
 			return rc;
+		// weight decay 0 also gives LAMB a trust ratio of 1 (FastCLIP optimizer.py)
 		h.weight_decay = (s->flags & PARAM_NO_DECAY) ? 0 : o->cfg.weight_decay;
 		rc = o->cfg.kind == OPT_LAMB ? kern_lamb_step(c, &p, &g, &m, &v, &h) : kern_adamw_step(c, &p, &g, &m, &v, &h);
 		if (rc)
@@ -103,4 +115,12 @@ int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm)
 	}
 	o->step++;
 	return 0;
+}
+
+int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm)
+{
+	if (kern_numel(params) != kern_numel(&o->m))
+		return -EINVAL;
+	int rc = optim_clip_grads(o, grads, grad_norm);
+	return rc ? rc : optim_update(o, params, grads);
 }

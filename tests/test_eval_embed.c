@@ -88,7 +88,7 @@ int main(void)
 	CHECK_OK(model_config_preset(&cfg, "tiny"));
 	const int E = cfg.embed_dim;
 
-	ClipModel *m1 = model(1), *m3 = model(3);
+	ClipModel *m1 = model(1), *m3 = model(EVAL_EMBED_BLOCK);
 	float *v = malloc(sizeof(float) * n * E), *t = malloc(sizeof(float) * n * E);
 	float *v2 = malloc(sizeof(float) * n * E), *t2 = malloc(sizeof(float) * n * E), hv[64], ht[64];
 	CHECK(v && t && v2 && t2 && E <= 64);
@@ -111,6 +111,19 @@ int main(void)
 	o.decoders = 3;
 	CHECK_OK(eval_embed_manifest(m3, man, v2, t2, &o, err, sizeof err));
 	CHECK(!memcmp(v, v2, sizeof(float) * n * E) && !memcmp(t, t2, sizeof(float) * n * E));
+	// any round size (tools/eval --batch-size): the same features, bit for bit, because the model
+	// runs fixed blocks whatever the round
+	for (int r = 1; r <= 17; r += 8) {
+		o.round = r;
+		CHECK_OK(eval_embed_manifest(m3, man, v2, t2, &o, err, sizeof err));
+		CHECK(!memcmp(v, v2, sizeof(float) * n * E) && !memcmp(t, t2, sizeof(float) * n * E));
+	}
+	o.round = 0;
+	// a model of another batch is refused rather than giving batch-dependent features
+	ClipModel *mb = model(3);
+	CHECK_EQ_INT(eval_embed_manifest(mb, man, v2, t2, &o, err, sizeof err), -EINVAL);
+	CHECK(strstr(err, "fixed block"));
+	clip_model_destroy(mb);
 	// the captions' tokens as prompts give the captions' features
 	int32_t *ids = malloc(sizeof *ids * n * 77);
 	CHECK(ids);
@@ -127,7 +140,7 @@ int main(void)
 	ModelConfig short_ctx = cfg;
 	short_ctx.ctx_len = 16;
 	ClipModel *ms;
-	CHECK_OK(clip_model_create(&ms, ctx, &short_ctx, 2, KDT_F32));
+	CHECK_OK(clip_model_create(&ms, ctx, &short_ctx, EVAL_EMBED_BLOCK, KDT_F32));
 	CHECK_EQ_INT(eval_check_manifest(ms, man, err, sizeof err), -EINVAL);
 	CHECK(strstr(err, "context 77, the model's text tower 16"));
 	clip_model_destroy(ms);

@@ -26,7 +26,8 @@ static void usage(void)
 	       "  --SIZE N            model size overrides: %s\n"
 	       "  --match instance|caption   a retrieval hit is the query's own sample (default), or any\n"
 	       "                      sample with the same caption (datasets that repeat captions)\n"
-	       "  --batch-size B      samples per forward (default 16)\n"
+	       "  --batch-size B      clips decoded per round (default 16); the model runs fixed blocks of 8,\n"
+	       "                      so the features and every figure are the same for any B\n"
 	       "  --threads N         compute threads (default: all cores); --decoders N clips decoded at once\n"
 	       "  --relevance FILE    EPIC-style mAP and nDCG against a relevance matrix (format in the README)\n"
 	       "  --relevance-from-captions   the same with relevance from synth captions 'a <colour> <shape>\n"
@@ -187,9 +188,9 @@ int main(int argc, char **argv)
 		unsigned long long seed = strtoull(init, &end, 10);
 		if (*end || end == init)
 			log_fatalx("--init '%s' is not a seed (an integer)", init);
-		rc = eval_model_init(&em, ctx, &want, seed, batch, err, sizeof err);
+		rc = eval_model_init(&em, ctx, &want, seed, EVAL_EMBED_BLOCK, err, sizeof err);
 	} else {
-		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, (model || sized || weights) ? &want : NULL, batch,
+		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, (model || sized || weights) ? &want : NULL, EVAL_EMBED_BLOCK,
 				     err, sizeof err);
 	}
 	if (rc)
@@ -202,6 +203,7 @@ int main(int argc, char **argv)
 		log_info("model [%s] from %s (step %lld); %llu samples of %s, batch %d, %d threads", cfgs, em.source,
 			 (long long)em.step, (unsigned long long)h->n_samples, manifest, batch, kern_ctx_threads(ctx));
 	Progress pr = { .t0 = now_s(), .last = now_s(), .quiet = quiet };
+	o.embed.round = batch;
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;
 	EvalReport r;

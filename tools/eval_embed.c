@@ -1,5 +1,5 @@
-// Batched embedding: decode a batch of clips in parallel (one loader decoder per thread),
-// normalize, one forward of both towers, copy out the features.
+// Batched embedding: decode a round of clips in parallel (one loader decoder per thread), then
+// per fixed block of EVAL_EMBED_BLOCK: normalize, one forward of both towers, copy out the features.
 #include "eval_embed.h" // defines: eval_embed_manifest, eval_embed_texts, eval_check_manifest
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
@@ -18,6 +18,10 @@
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
 {
 	const ManifestHeader *h = manifest_header(man);
+	if (m->B != EVAL_EMBED_BLOCK) {
+		snprintf(err, errlen, "the evaluation model has batch %d, not the fixed block %d", m->B, EVAL_EMBED_BLOCK);
+		return -EINVAL;
+	}
 	if (!h->n_samples) {
 		snprintf(err, errlen, "the manifest has no samples");
 		return -EINVAL;
@@ -52,10 +56,10 @@ typedef struct {
 	KTensor video, text; // (B, T, S, S, 3) f32, (B, ctx) i32
 	float *vin;          // host (B, T, S, S, 3)
 	int32_t *tin;        // host (B, ctx)
-	uint8_t *clips;      // host (B, T, S, S, 3)
+	uint8_t *clips;      // host (R, T, S, S, 3): a decoding round
 } Batch;
 
-static int batch_new(ClipModel *m, Batch *b)
+static int batch_new(ClipModel *m, Batch *b, int R)
 {
 	const ModelConfig *c = &m->cfg;
 	const int64_t B = m->B, S = c->image_size;
@@ -66,7 +70,7 @@ static int batch_new(ClipModel *m, Batch *b)
 	size_t px = (size_t)B * c->frames * S * S * 3;
 	b->vin = calloc(px, sizeof *b->vin);
 	b->tin = calloc((size_t)B * c->ctx_len, sizeof *b->tin);
-	b->clips = calloc(px, 1);
+	b->clips = calloc(px / (size_t)B * (size_t)R, 1);
 	return rc ? rc : (!b->vin || !b->tin || !b->clips) ? -ENOMEM : 0;
 }
 
@@ -109,8 +113,10 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 	if (!(o && o->decoders > 0))
 		nd = omp_get_max_threads();
 #endif
-	if (nd > B)
-		nd = B;
+	// a round is whole blocks; a sample's block and place in it depend only on its index
+	int R = o && o->round > B ? (o->round + B - 1) / B * B : B;
+	if (nd > R)
+		nd = R;
 	LdParams p;
 	ld_params_default(&p);
 	p.train = 0;
@@ -120,19 +126,19 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 	Batch b;
 	LdDecoder **dec = calloc((size_t)nd, sizeof *dec);
 	LdFiles *files = calloc((size_t)nd, sizeof *files);
-	rc = batch_new(m, &b);
+	rc = batch_new(m, &b, R);
 	if (!rc && (!dec || !files))
 		rc = -ENOMEM;
 	for (int t = 0; t < nd && !rc; t++)
 		if (ld_decoder_new(&dec[t]))
 			rc = -ENOMEM;
 	if (rc)
-		snprintf(err, errlen, "out of memory for a batch of %d", B);
+		snprintf(err, errlen, "out of memory for a round of %d", R);
 	uint64_t pos[B];
 	for (int k = 0; k < B; k++)
 		pos[k] = 0;
-	for (int64_t b0 = 0; b0 < n && !rc; b0 += B) {
-		int valid = (int)(n - b0 < B ? n - b0 : B);
+	for (int64_t r0 = 0; r0 < n && !rc; r0 += R) {
+		int valid = (int)(n - r0 < R ? n - r0 : R);
 		int bad = -1, bad_rc = 0;
 		char bad_err[256] = "";
 #ifdef _OPENMP
@@ -143,7 +149,7 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 #ifdef _OPENMP
 			t = omp_get_thread_num();
 #endif
-			uint64_t i = (uint64_t)(b0 + k);
+			uint64_t i = (uint64_t)(r0 + k);
 			LdPlan plan;
 			char e[256];
 			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.clips + (size_t)k * clip_bytes, e,
@@ -165,27 +171,30 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			}
 		}
 		if (bad >= 0) {
-			snprintf(err, errlen, "sample %lld: %s (%s)", (long long)(b0 + bad), bad_err,
+			snprintf(err, errlen, "sample %lld: %s (%s)", (long long)(r0 + bad), bad_err,
 				 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
 			rc = bad_rc;
 			break;
 		}
-		for (int k = valid; k < B; k++) // padding: the last sample again
+		for (int k = valid; k < R; k++) // padding: the last sample again
 			memcpy(b.clips + (size_t)k * clip_bytes, b.clips + (size_t)(valid - 1) * clip_bytes, clip_bytes);
-		trainer_augment_batch(b.clips, B, c->frames, c->image_size, c->image_size, pos, 0, 0, b.vin);
-		for (int k = 0; k < B; k++) {
-			const uint16_t *tok = manifest_tokens(man, (uint64_t)(b0 + (k < valid ? k : valid - 1)));
-			for (int j = 0; j < ctx; j++)
-				b.tin[(size_t)k * ctx + j] = tok[j];
+		for (int k0 = 0; k0 < valid && !rc; k0 += B) {
+			int in_block = valid - k0 < B ? valid - k0 : B;
+			int64_t b0 = r0 + k0;
+			trainer_augment_batch(b.clips + (size_t)k0 * clip_bytes, B, c->frames, c->image_size, c->image_size, pos,
+					      0, 0, b.vin);
+			for (int k = 0; k < B; k++) {
+				const uint16_t *tok = manifest_tokens(man, (uint64_t)(b0 + (k < in_block ? k : in_block - 1)));
+				for (int j = 0; j < ctx; j++)
+					b.tin[(size_t)k * ctx + j] = tok[j];
+			}
+			if ((rc = forward(m, &b.video, &b.text, b.vin, b.tin, err, errlen)))
+				break;
+			if ((rc = copy_out(m, in_block, vfeat + b0 * c->embed_dim, tfeat + b0 * c->embed_dim)))
+				snprintf(err, errlen, "reading features back: %s", strerror(-rc));
 		}
-		if ((rc = forward(m, &b.video, &b.text, b.vin, b.tin, err, errlen)))
-			break;
-		if ((rc = copy_out(m, valid, vfeat + b0 * c->embed_dim, tfeat + b0 * c->embed_dim))) {
-			snprintf(err, errlen, "reading features back: %s", strerror(-rc));
-			break;
-		}
-		if (o && o->progress)
-			o->progress(o->progress_arg, b0 + valid, n);
+		if (!rc && o && o->progress)
+			o->progress(o->progress_arg, r0 + valid, n);
 	}
 	for (int t = 0; t < nd && dec; t++) {
 		ld_decoder_free(dec[t]);
@@ -201,8 +210,12 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 int eval_embed_texts(ClipModel *m, const int32_t *ids, int64_t n, float *tfeat, char *err, size_t errlen)
 {
 	const int B = m->B, ctx = m->cfg.ctx_len;
+	if (B != EVAL_EMBED_BLOCK) {
+		snprintf(err, errlen, "the evaluation model has batch %d, not the fixed block %d", B, EVAL_EMBED_BLOCK);
+		return -EINVAL;
+	}
 	Batch b;
-	int rc = batch_new(m, &b);
+	int rc = batch_new(m, &b, B);
 	if (rc)
 		snprintf(err, errlen, "out of memory for a batch of %d", B);
 	for (int64_t b0 = 0; b0 < n && !rc; b0 += B) {

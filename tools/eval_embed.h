@@ -2,7 +2,8 @@
 // through the text tower, in batches, and extra token rows (class prompts) through the text tower.
 #ifndef TOOLS_EVAL_EMBED_H
 #define TOOLS_EVAL_EMBED_H
-// defines: EvalProgressFn, EvalEmbedOpts, eval_check_manifest, eval_embed_manifest, eval_embed_texts
+// defines: EvalProgressFn, EvalEmbedOpts, EVAL_EMBED_BLOCK, eval_check_manifest, eval_embed_manifest,
+//          eval_embed_texts
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int32_t, int64_t
@@ -10,22 +11,29 @@
 #include "manifest_reader.h" // defines: Manifest
 #include "model_clip.h"      // defines: ClipModel
 
+// Rows of every forward. BLAS results depend on the row count (and a row's place in the tiles),
+// so features are computed in blocks of this many samples at fixed places, the last block padded:
+// a sample's features depend only on its index, never on the batch a user asks for. The model
+// given to the functions below must have been created with this batch.
+#define EVAL_EMBED_BLOCK 8
+
 typedef void (*EvalProgressFn)(void *arg, int64_t done, int64_t total);
 
 typedef struct {
+	int round;               // clips decoded per round (<= 0: EVAL_EMBED_BLOCK; rounded up to a multiple of it)
 	int decoders;            // clips decoded in parallel (<= 0: one per OpenMP thread)
 	EvalProgressFn progress; // called after each batch (may be NULL)
 	void *progress_arg;
 } EvalEmbedOpts;
 
-// Whether the model can read the manifest: caption context = ctx_len, every token id < vocab,
+// Whether the model can read the manifest (and has the batch EVAL_EMBED_BLOCK): caption context = ctx_len, every token id < vocab,
 // at least one sample. 0 or -EINVAL with a sentence in err.
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen);
 
 // vfeat, tfeat (n_samples, E): L2-normalized features of every sample in manifest order. Clips
 // are decoded as the loader does in eval mode (centre crop, segment midpoints) at the model's
-// frames and image size, and normalized as the trainer does, without flip. The last batch is
-// padded by repeating its last sample. A sample that cannot be decoded is an error (its index
+// frames and image size, and normalized as the trainer does, without flip, then embedded in
+// blocks of EVAL_EMBED_BLOCK (the last padded by repeating its last sample). A sample that cannot be decoded is an error (its index
 // and the loader's reason in err): 0 or -errno / -LD_ERR_*.
 int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
 			char *err, size_t errlen);

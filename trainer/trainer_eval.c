@@ -19,6 +19,7 @@ struct TrainerEval {
 	Manifest *man;
 	char bpe[4096];
 	EvalOpts opts;
+	ClipModel *model; // batch EVAL_EMBED_BLOCK, its weights views of the training model's parameters
 };
 
 int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, int match_caption, char *err,
@@ -34,7 +35,15 @@ int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *
 		free(e);
 		return rc < 0 ? rc : -EINVAL;
 	}
-	if ((rc = eval_check_manifest(m, e->man, why, sizeof why))) {
+	// evaluation runs fixed blocks (features independent of the training batch), on a model of
+	// that batch whose weights are views into the training parameters: no copy per evaluation
+	if ((rc = clip_model_create(&e->model, m->ctx, &m->cfg, EVAL_EMBED_BLOCK, KDT_F32)) ||
+	    (model_weights_release(&e->model->w), rc = model_weights_bind(&e->model->w, &m->cfg, &m->params))) {
+		snprintf(err, errlen, "--eval-manifest: cannot create the evaluation model: %s", strerror(-rc));
+		trainer_eval_close(e);
+		return rc;
+	}
+	if ((rc = eval_check_manifest(e->model, e->man, why, sizeof why))) {
 		snprintf(err, errlen, "--eval-manifest %s: %s", manifest, why);
 		trainer_eval_close(e);
 		return rc < 0 ? rc : -EINVAL;
@@ -52,7 +61,7 @@ int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *pat
 		     double *chance_r1, char *err, size_t errlen)
 {
 	EvalReport r;
-	int rc = eval_run(m, e->man, &e->opts, &r, err, errlen);
+	int rc = eval_run(e->model, e->man, &e->opts, &r, err, errlen); // reads m's parameters through its views
 	if (rc)
 		return rc < 0 ? rc : -EINVAL;
 	FILE *f = fopen(path, "a");
@@ -79,6 +88,7 @@ void trainer_eval_close(TrainerEval *e)
 		return;
 	if (e->man)
 		manifest_close(e->man);
+	clip_model_destroy(e->model);
 	free(e);
 }
 

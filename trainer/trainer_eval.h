@@ -11,12 +11,14 @@
 
 typedef struct TrainerEval TrainerEval;
 
-// Opens the manifest and checks the model can read it (caption length, vocabulary). With
+// Opens the manifest and checks the model can read it (caption length, vocabulary); m must
+// outlive the TrainerEval (its parameters are read in place). With
 // match_caption any sample with the query's caption is a hit. -ENOTSUP when the trainer was
 // built without libav; other errors with a sentence in err.
 int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, int match_caption, char *err,
 		      size_t errlen);
-// Embeds the manifest with the model's current weights and appends one JSON line with `step` to
+// Embeds the manifest with the current weights of the model given to trainer_eval_open (m), in
+// fixed blocks of EVAL_EMBED_BLOCK whatever the training batch, and appends one JSON line with `step` to
 // path; *t2v_r1, *v2t_r1, *chance_r1 (percent) for the log line. 0 or -errno with err.
 int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, double *t2v_r1, double *v2t_r1,
 		     double *chance_r1, char *err, size_t errlen);

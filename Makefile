@@ -53,8 +53,8 @@ include $(sort $(wildcard */module*.mk */*/module*.mk))
 # external libraries every program may link (static archives pull only what is used)
 EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE_URING)),$(URING_LIBS)) \
               $(if $(filter 1,$(HAVE_LIBAV)),$(LIBAV_LIBS)) $(if $(filter 1,$(HAVE_BLAS)),$(BLAS_LIBS)) \
-              $(if $(filter 1,$(HAVE_OPENMP)),$(OPENMP_LIBS))
-CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1))
+              $(if $(filter 1,$(HAVE_OPENMP)),$(OPENMP_LIBS)) $(UTF8PROC_LIBS) $(ZLIB_LIBS)
+CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP UTF8PROC ZLIB,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1))
 
 # ---- libraries ----------------------------------------------------------------
 define LIB_template

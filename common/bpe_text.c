@@ -1,6 +1,8 @@
-// Text side of the CLIP-style BPE tokenizer: UTF-8 checking, clean-up, lower-casing,
-// CLIP's pre-token pattern in plain C, and the byte<->unicode table of bytes_to_unicode.
+// Text side of the CLIP-style BPE tokenizer: UTF-8 checking, the clean-up (bpe_clean.c), CLIP's
+// pre-token pattern with Unicode's classes (utf8proc), and the byte<->unicode table.
 #include "bpe_text.h" // defines: bpe_normalize, bpe_pretokenize, bpe_byte_unicode, ...
+
+#include "bpe_clean.h" // defines: BpeU32, bpe_clip_clean, bpe_is_letter, bpe_is_number, bpe_py_isspace
 
 #include <errno.h>
 #include <stdlib.h>
@@ -108,228 +110,18 @@ int bpe_unicode_byte(uint32_t cp)
 	return n <= 32 ? n : n <= 66 ? 0x7f + n - 33 : 0xad;
 }
 
-// ---- character classes (approximate Unicode \s, \p{L}, \p{N}) -------------------
-static int is_space(uint32_t c)
-{
-	return (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 ||
-	       c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 ||
-	       c == 0x202f || c == 0x205f || c == 0x3000;
-}
-
-static int is_number(uint32_t c)
-{
-	return (c >= '0' && c <= '9') || c == 0xb2 || c == 0xb3 || c == 0xb9 ||
-	       (c >= 0xbc && c <= 0xbe) || (c >= 0x660 && c <= 0x669) || (c >= 0x6f0 && c <= 0x6f9) ||
-	       (c >= 0x966 && c <= 0x96f) || c == 0x2070 || (c >= 0x2074 && c <= 0x2079) ||
-	       (c >= 0x2080 && c <= 0x2089) || (c >= 0x2150 && c <= 0x2189) ||
-	       (c >= 0x2460 && c <= 0x249b) || c == 0x3007 || (c >= 0x3021 && c <= 0x3029) ||
-	       (c >= 0xff10 && c <= 0xff19);
-}
-
-static int is_letter(uint32_t c)
-{
-	if (c < 0x80)
-		return (c | 0x20) >= 'a' && (c | 0x20) <= 'z';
-	if (c < 0x100)
-		return c == 0xaa || c == 0xb5 || c == 0xba || (c >= 0xc0 && c != 0xd7 && c != 0xf7);
-	if (c < 0x300)
-		return 1; // Latin extended, IPA, modifier letters
-	if (c < 0x370)
-		return 0; // combining marks
-	if (c == 0x375 || c == 0x37e || c == 0x384 || c == 0x385 || c == 0x387 || c == 0x3f6)
-		return 0;
-	if (c >= 0x482 && c <= 0x489)
-		return 0;
-	if (is_number(c))
-		return 0;
-	// punctuation, symbols, arrows, maths, box drawing, dingbats; CJK punctuation;
-	// variation selectors; half/full-width punctuation; private use; emoji and symbols
-	if ((c >= 0x2000 && c <= 0x2bff) || (c >= 0x2e00 && c <= 0x2e7f) ||
-	    (c >= 0x3000 && c <= 0x3004) || (c >= 0x3008 && c <= 0x3020) ||
-	    (c >= 0xe000 && c <= 0xf8ff) || (c >= 0xfe00 && c <= 0xfe6f) ||
-	    (c >= 0xff00 && c <= 0xff20) || (c >= 0xff3b && c <= 0xff40) ||
-	    (c >= 0xff5b && c <= 0xff65) || (c >= 0x1f000 && c <= 0x1faff) ||
-	    (c >= 0x591 && c <= 0x5c7) || (c >= 0x64b && c <= 0x65f) ||
-	    (c >= 0x1ab0 && c <= 0x1aff) || (c >= 0x1dc0 && c <= 0x1dff) || (c >= 0x20d0 && c <= 0x20ff))
-		return 0;
-	// Indic vowel signs, viramas and nuktas (the same offsets in each 128-code-point block)
-	if (c >= 0x900 && c <= 0xdff) {
-		uint32_t o = c & 0x7f;
-		if (o <= 3 || (o >= 0x3a && o <= 0x4f) || (o >= 0x51 && o <= 0x57) || o == 0x62 || o == 0x63)
-			return 0;
-	}
-	return 1;
-}
-
-// Python's str.lower() for the cased scripts above; writes 1 or 2 code points
-static int lower_cp(uint32_t c, uint32_t out[2])
-{
-	uint32_t l = c;
-	if (c >= 'A' && c <= 'Z')
-		l = c + 32;
-	else if (c < 0xc0)
-		l = c;
-	else if (c <= 0xde && c != 0xd7)
-		l = c + 32;
-	else if (c == 0x130) {
-		out[0] = 'i', out[1] = 0x307;
-		return 2;
-	} else if ((c >= 0x100 && c <= 0x137) || (c >= 0x14a && c <= 0x177))
-		l = c | 1;
-	else if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17e))
-		l = (c & 1) ? c + 1 : c;
-	else if (c == 0x178)
-		l = 0xff;
-	else if (c == 0x18f)
-		l = 0x259;
-	else if (c == 0x386)
-		l = 0x3ac;
-	else if (c >= 0x388 && c <= 0x38a)
-		l = c + 37;
-	else if (c == 0x38c)
-		l = 0x3cc;
-	else if (c == 0x38e || c == 0x38f)
-		l = c + 63;
-	else if (c >= 0x391 && c <= 0x3ab && c != 0x3a2)
-		l = c + 32;
-	else if (c >= 0x400 && c <= 0x40f)
-		l = c + 80;
-	else if (c >= 0x410 && c <= 0x42f)
-		l = c + 32;
-	else if ((c >= 0x460 && c <= 0x481) || (c >= 0x48a && c <= 0x4bf) || (c >= 0x4d0 && c <= 0x52f))
-		l = c | 1;
-	else if (c >= 0x531 && c <= 0x556)
-		l = c + 48;
-	else if ((c >= 0x1e00 && c <= 0x1e95) || (c >= 0x1ea0 && c <= 0x1eff))
-		l = c | 1;
-	else if (c >= 0xff21 && c <= 0xff3a)
-		l = c + 32;
-	out[0] = l;
-	return 1;
-}
-
-// ---- normalization ----------------------------------------------------------------
-static const struct {
-	const char *name;
-	uint32_t cp;
-} entities[] = {
-	{"amp;", '&'}, {"lt;", '<'}, {"gt;", '>'}, {"quot;", '"'}, {"apos;", '\''},
-	{"nbsp;", 0xa0}, {"ndash;", 0x2013}, {"mdash;", 0x2014}, {"hellip;", 0x2026},
-	{"lsquo;", 0x2018}, {"rsquo;", 0x2019}, {"ldquo;", 0x201c}, {"rdquo;", 0x201d},
-	{"eacute;", 0xe9}, {"copy;", 0xa9}, {"reg;", 0xae}, {"deg;", 0xb0},
-};
-
-// one pass of html.unescape for the common named and all numeric entities; out has room
-// for n bytes (an entity never grows)
-static size_t html_unescape(const char *s, size_t n, char *out)
-{
-	size_t o = 0;
-	for (size_t i = 0; i < n;) {
-		if (s[i] == '&') {
-			uint32_t cp = 0;
-			size_t used = 0;
-			if (i + 2 < n && s[i + 1] == '#') {
-				size_t j = i + 2;
-				int hex = j < n && (s[j] == 'x' || s[j] == 'X');
-				j += (size_t)hex;
-				size_t d0 = j;
-				while (j < n && j - d0 < 7 &&
-				       ((s[j] >= '0' && s[j] <= '9') ||
-					(hex && ((s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'f'))))
-					j++;
-				if (j > d0 && j < n && s[j] == ';') {
-					cp = (uint32_t)strtoul(s + d0, NULL, hex ? 16 : 10);
-					if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-						cp = 0xfffd;
-					used = j + 1 - i;
-				}
-			} else {
-				for (size_t k = 0; k < sizeof(entities) / sizeof(entities[0]); k++) {
-					size_t l = strlen(entities[k].name);
-					if (i + 1 + l <= n && memcmp(s + i + 1, entities[k].name, l) == 0) {
-						cp = entities[k].cp;
-						used = 1 + l;
-						break;
-					}
-				}
-			}
-			// an entity's UTF-8 form is never longer than the entity text
-			if (used) {
-				o += (size_t)bpe_utf8_put(cp, out + o);
-				i += used;
-				continue;
-			}
-		}
-		out[o++] = s[i++];
-	}
-	return o;
-}
-
-// the character fixes of ftfy.fix_text that change CLIP tokens on ordinary captions:
-// curly quotes -> straight, full-width ASCII -> ASCII, Latin ligatures -> letters (never grows)
-static size_t ftfy_chars(const char *s, size_t n, char *out)
-{
-	static const char *const lig[7] = {"ff", "fi", "fl", "ffi", "ffl", "st", "st"};
-	size_t o = 0;
-	for (size_t i = 0; i < n;) {
-		int32_t c = bpe_utf8_next(s, n, &i);
-		if (c == 0x2bc || (c >= 0x2018 && c <= 0x201b))
-			out[o++] = '\'';
-		else if (c >= 0x201c && c <= 0x201f)
-			out[o++] = '"';
-		else if (c >= 0xff01 && c <= 0xff5e)
-			out[o++] = (char)(c - 0xfee0);
-		else if (c == 0x3000)
-			out[o++] = ' ';
-		else if (c >= 0xfb00 && c <= 0xfb06) {
-			memcpy(out + o, lig[c - 0xfb00], strlen(lig[c - 0xfb00]));
-			o += strlen(lig[c - 0xfb00]);
-		} else
-			o += (size_t)bpe_utf8_put((uint32_t)c, out + o);
-	}
-	return o;
-}
-
 long bpe_normalize(const char *text, size_t n, char **out)
 {
 	*out = NULL;
 	if (!bpe_utf8_valid(text, n))
 		return -EILSEQ;
-	// lower-casing at most grows 2 bytes into 3 (U+0130 -> 'i' U+0307); nothing before grows
-	char *a = malloc(n + 1), *b = malloc(n + n / 2 + 8);
-	if (!a || !b) {
-		free(a);
-		free(b);
-		return -ENOMEM;
-	}
-	// ftfy unescapes HTML first unless the text has a '<'; CLIP then unescapes twice more
-	size_t m = memchr(text, '<', n) ? (memcpy(b, text, n), n) : html_unescape(text, n, b);
-	m = ftfy_chars(b, m, a);
-	m = html_unescape(a, m, b);
-	m = html_unescape(b, m, a);
-	size_t o = 0;
-	int pending_space = 0;
-	for (size_t i = 0; i < m;) {
-		int32_t c = bpe_utf8_next(a, m, &i);
-		if (c < 0) // cannot happen: every step above writes well-formed UTF-8
-			c = 0xfffd;
-		if (is_space((uint32_t)c)) {
-			pending_space = o > 0;
-			continue;
-		}
-		if (pending_space) {
-			b[o++] = ' ';
-			pending_space = 0;
-		}
-		uint32_t lc[2];
-		int k = lower_cp((uint32_t)c, lc);
-		for (int j = 0; j < k; j++)
-			o += (size_t)bpe_utf8_put(lc[j], b + o);
-	}
-	b[o] = 0;
-	free(a);
-	*out = b;
-	return (long)o;
+	BpeU32 s = {0};
+	int rc = bpe_u32_from_utf8(&s, text, n);
+	if (!rc)
+		rc = bpe_clip_clean(&s);
+	long len = rc ? rc : bpe_u32_to_utf8(&s, out);
+	bpe_u32_free(&s);
+	return len;
 }
 
 // ---- pre-tokenization ---------------------------------------------------------------
@@ -358,28 +150,28 @@ size_t bpe_pretokenize(const char *s, size_t n, BpeSpan *spans, size_t cap)
 				i++;
 				continue;
 			}
-			if (is_space((uint32_t)c)) {
+			if (bpe_py_isspace((uint32_t)c)) {
 				i = j;
 				continue;
 			}
-			if (is_letter((uint32_t)c)) {
+			if (bpe_is_letter((uint32_t)c)) {
 				size_t e = j;
 				while (e < n) {
 					size_t t = e;
 					int32_t d = bpe_utf8_next(s, n, &t);
-					if (d < 0 || !is_letter((uint32_t)d))
+					if (d < 0 || !bpe_is_letter((uint32_t)d))
 						break;
 					e = t;
 				}
 				len = e - i;
-			} else if (is_number((uint32_t)c)) {
+			} else if (bpe_is_number((uint32_t)c)) {
 				len = j - i;
 			} else {
 				size_t e = j;
 				while (e < n) {
 					size_t t = e;
 					int32_t d = bpe_utf8_next(s, n, &t);
-					if (d < 0 || is_space((uint32_t)d) || is_letter((uint32_t)d) || is_number((uint32_t)d))
+					if (d < 0 || bpe_py_isspace((uint32_t)d) || bpe_is_letter((uint32_t)d) || bpe_is_number((uint32_t)d))
 						break;
 					e = t;
 				}

@@ -15,17 +15,15 @@ typedef struct {
 // 1 when s[0..n) is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF)
 int bpe_utf8_valid(const char *s, size_t n);
 
-// CLIP's basic_clean + whitespace_clean + lower(): ftfy's quote/width/ligature fixes, HTML
-// entities unescaped (ftfy once unless the text has '<', CLIP twice), runs of
-// white space become one space, ends stripped, letters lower-cased (Latin, Greek, Cyrillic,
-// Armenian; other scripts are caseless or left as they are; ftfy's mojibake and NFC
-// repairs are not done). *out is malloc'ed and NUL-terminated.
-// Returns its length, -EILSEQ for invalid UTF-8, -ENOMEM.
+// open_clip's clean-up, exactly: whitespace_clean(basic_clean(text)).lower(), i.e. ftfy.fix_text
+// (mojibake repair, entities, C1 controls, ligatures, width, quotes, control characters, NFC),
+// html.unescape twice, runs of white space -> one space, ends stripped, Python's lower().
+// *out is malloc'ed and NUL-terminated. Returns its length, -EILSEQ for invalid UTF-8, -ENOMEM.
 long bpe_normalize(const char *text, size_t n, char **out);
 
 // Splits normalized text the way CLIP's pattern does: <|startoftext|>, <|endoftext|>, 's 't
 // 're 've 'm 'll 'd, a run of letters, one digit, a run of anything else but white space.
-// Letter/number classes approximate Unicode's \p{L} and \p{N}. Writes up to cap spans,
+// Letters and numbers are Unicode's \p{L} and \p{N} (utf8proc's data). Writes up to cap spans,
 // returns how many there are (may exceed cap: call again with a bigger array).
 size_t bpe_pretokenize(const char *s, size_t n, BpeSpan *spans, size_t cap);
 

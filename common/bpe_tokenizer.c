@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 typedef struct {
 	uint64_t key; // left id << 32 | right id; 0 = empty slot (id pair (0,0) stored +1)
@@ -254,25 +255,46 @@ int bpe_load(BpeTokenizer **out, const char *path, int *bad_line)
 		close(fd);
 		return e ? e : -EINVAL;
 	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
+	// zlib reads gzip (open_clip ships bpe_simple_vocab_16e6.txt.gz) and plain files alike
+	gzFile gz = gzdopen(fd, "rb");
+	if (!gz) {
 		close(fd);
 		return -ENOMEM;
 	}
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = r < 0 ? -errno : -EIO;
-			free(buf);
-			close(fd);
-			return e;
+	size_t cap = (size_t)st.st_size + 1, got = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		if (!buf) {
+			gzclose(gz);
+			return -ENOMEM;
 		}
+		if (got + 1 == cap) {
+			char *nb = cap > ((size_t)1 << 30) ? NULL : realloc(buf, 2 * cap); // merges files are MBs
+			if (!nb) {
+				free(buf);
+				gzclose(gz);
+				return cap > ((size_t)1 << 30) ? -EFBIG : -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		int r = gzread(gz, buf + got, (unsigned)(cap - 1 - got));
+		if (r < 0) { // a damaged gzip stream
+			free(buf);
+			gzclose(gz);
+			return -EBADMSG;
+		}
+		if (r == 0)
+			break;
 		got += (size_t)r;
 	}
-	close(fd);
+	int zerr;
+	gzerror(gz, &zerr);
+	gzclose(gz);
+	if (zerr != Z_OK) { // a stream cut short ends in Z_BUF_ERROR, not in an error from gzread
+		free(buf);
+		return -EBADMSG;
+	}
 	int rc = bpe_load_mem(out, buf, got, bad_line);
 	free(buf);
 	return rc;
@@ -327,10 +349,15 @@ static int bpe_word(const BpeTokenizer *t, const char *s, size_t n, int32_t *ids
 
 int bpe_tokenize(const BpeTokenizer *t, const char *text, int32_t *ids, int ctx)
 {
+	return bpe_tokenize_len(t, text, strlen(text), ids, ctx);
+}
+
+int bpe_tokenize_len(const BpeTokenizer *t, const char *text, size_t len, int32_t *ids, int ctx)
+{
 	if (ctx < 2)
 		return -EINVAL;
 	char *norm;
-	long n = bpe_normalize(text, strlen(text), &norm);
+	long n = bpe_normalize(text, len, &norm);
 	if (n < 0)
 		return (int)n;
 	BpeSpan stack_sp[128], *sp = stack_sp;

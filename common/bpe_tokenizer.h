@@ -2,7 +2,7 @@
 // caption into context-length token ids (<|startoftext|> ... <|endoftext|>, zero padded).
 #ifndef COMMON_BPE_TOKENIZER_H
 #define COMMON_BPE_TOKENIZER_H
-// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_sot, bpe_eot, bpe_tokenize, bpe_decode, bpe_token_str
+// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_sot, bpe_eot, bpe_tokenize, bpe_tokenize_len, bpe_decode, bpe_token_str
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +16,8 @@ typedef struct BpeTokenizer BpeTokenizer;
 // Merges file layout (bpe_simple_vocab_16e6.txt): one header line, then one merge per line,
 // "left right", both sides in bytes_to_unicode form, "</w>" marking the end of a word.
 // Vocabulary: 256 bytes, 256 bytes + "</w>", one token per merge, <|startoftext|>, <|endoftext|>.
-// Returns 0, -ENOENT/-EACCES/... from open, -EINVAL for a malformed line (its 1-based number in
+// bpe_load reads the file plain or gzip-compressed (as open_clip ships it, .txt.gz).
+// Returns 0, -ENOENT/-EACCES/... from open, -EBADMSG for a damaged gzip stream, -EINVAL for a malformed line (its 1-based number in
 // *bad_line when not NULL), -EILSEQ for a line that is not UTF-8, -ENOMEM.
 int bpe_load(BpeTokenizer **out, const char *path, int *bad_line);
 int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line);
@@ -32,6 +33,8 @@ const char *bpe_token_str(const BpeTokenizer *t, int id);
 // Returns the number of non-padding ids, -EILSEQ for invalid UTF-8, -EINVAL for ctx < 2,
 // -ENOMEM.
 int bpe_tokenize(const BpeTokenizer *t, const char *text, int32_t *ids, int ctx);
+// the same for text[0..len), which may hold NUL characters (ftfy drops them as controls)
+int bpe_tokenize_len(const BpeTokenizer *t, const char *text, size_t len, int32_t *ids, int ctx);
 
 // ids back to text (words separated by spaces; stops at eot, skips sot). Writes at most
 // cap bytes including the NUL; returns the full length, or -EINVAL for an unknown id.

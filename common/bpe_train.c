@@ -434,12 +434,14 @@ int bpe_trainer_train(BpeTrainer *tr, int vocab_size, char **text, size_t *len, 
 		rc = -ENOMEM;
 		goto out;
 	}
-	size_t n = (size_t)snprintf(t, cap, "#version: 0.2\n");
+	// lines joined by '\n' with none after the last: open_clip splits the file on '\n' and
+	// would read a trailing empty line as one more (empty) merge, shifting the special ids
+	size_t n = (size_t)snprintf(t, cap, "#version: 0.2");
 	for (int k = 0; k < done; k++) {
+		t[n++] = '\n';
 		n += (size_t)sym_string(merged, parts[k][0], t + n);
 		t[n++] = ' ';
 		n += (size_t)sym_string(merged, parts[k][1], t + n);
-		t[n++] = '\n';
 	}
 	t[n] = 0;
 	*text = t;

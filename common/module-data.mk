@@ -1,8 +1,16 @@
 # common/ data side: CLIP BPE tokenizer (load, tokenize, train) and the dataset manifest.
-# Plain C, no optional dependency: the loader and trainer read manifests everywhere.
+# The tokenizer needs utf8proc (Unicode data: NFC, case, letter/number classes) and zlib (gzipped
+# merges files, as open_clip ships them): both are required, `make deps` installs them.
+DEBIAN_PKGS += libutf8proc-dev zlib1g-dev
+ifeq ($(HAVE_UTF8PROC),0)
+$(error libutf8proc-dev is missing: the tokenizer needs its Unicode data (run: sudo make deps, or apt-get install libutf8proc-dev))
+endif
+ifeq ($(HAVE_ZLIB),0)
+$(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it (run: sudo make deps))
+endif
 LIBS += data
-data_SRCS := common/bpe_text.c common/bpe_tokenizer.c common/bpe_train.c \
+data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_tokenizer.c common/bpe_train.c \
              common/manifest_crc.c common/manifest_writer.c common/manifest_reader.c
 
-TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train
+TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
 TESTS += test_manifest_roundtrip test_manifest_errors

@@ -56,6 +56,12 @@ int main(void){ return avformat_version() == 0 || avcodec_version() == 0 || swsc
 	"$(pc --cflags libavformat libavcodec libswscale libavutil)" "$(pc --libs libavformat libavcodec libswscale libavutil || echo -lavformat -lavcodec -lswscale -lavutil)" \
 	"FFmpeg libs (libavformat, libavcodec, libswscale)"
 
+try UTF8PROC "libutf8proc-dev" '#include <utf8proc.h>
+int main(void){ return utf8proc_tolower(0x41) == 0x61 ? 0 : 1; }' "$(pc --cflags libutf8proc)" "$(pc --libs libutf8proc || echo -lutf8proc)" "utf8proc (Unicode data for the tokenizer)"
+
+try ZLIB "zlib1g-dev" '#include <zlib.h>
+int main(void){ return zlibVersion() == 0; }' "$(pc --cflags zlib)" "$(pc --libs zlib || echo -lz)" "zlib (gzipped merges files)"
+
 # CUDA: nvcc must compile a kernel; cuBLAS and NCCL must link against the toolkit.
 nvcc=${NVCC:-$(command -v nvcc || echo "$cuda_home/bin/nvcc")}
 if [ "${WITH_CUDA:-1}" != 0 ] && [ -x "$nvcc" ] && printf '__global__ void k(int *p){ *p = 1; }\nint main(void){ return 0; }\n' >"$tmp/t.cu" \

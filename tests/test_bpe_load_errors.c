@@ -1,10 +1,12 @@
 // Bad merges files give a clear error code (and the offending line), never a crash:
-// missing file, directory, empty file, no merges after the header, malformed line, bad UTF-8.
+// missing file, directory, truncated gzip, empty file, no merges after the header, malformed line, bad UTF-8.
 #include "bpe_tokenizer.h" // defines: bpe_load, bpe_load_mem
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int fails;
 
@@ -33,6 +35,22 @@ int main(void)
 		printf("FAIL directory: %d\n", rc);
 		fails++;
 	}
+	// a gzip stream cut short: a clear -EBADMSG, not a silently short vocabulary
+	char tmp[] = "/tmp/test_bpe_gz_XXXXXX";
+	int fd = mkstemp(tmp);
+	FILE *src = fopen("tests/fixtures/bpe_simple_vocab_16e6.txt.gz", "rb");
+	static char gzbuf[4096];
+	size_t got = src ? fread(gzbuf, 1, sizeof gzbuf, src) : 0;
+	if (fd < 0 || got != sizeof gzbuf || write(fd, gzbuf, got) != (ssize_t)got ||
+	    (rc = bpe_load(&t, tmp, &line)) != -EBADMSG) {
+		printf("FAIL truncated gzip merges: %d\n", rc);
+		fails++;
+	}
+	if (src)
+		fclose(src);
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
 	expect_mem("empty", "", 0, -EINVAL, 1);
 	expect_mem("header only, no newline", "#version: 0.2", 13, -EINVAL, 1);
 	const char ok[] = "#version: 0.2\nt h\nth e</w>\n\n\n";

@@ -52,6 +52,15 @@ int main(void)
 		fails++;
 	}
 	free(text2);
+	// open_clip splits on '\n': a trailing newline would be one more (empty) merge
+	int lines = 1;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	if (len == 0 || text[len - 1] == '\n' || lines != 1 + n_merges) {
+		printf("FAIL the merges text has %d lines for %d merges%s\n", lines, n_merges,
+		       len && text[len - 1] == '\n' ? " and ends in a newline" : "");
+		fails++;
+	}
 	BpeTokenizer *t;
 	int line;
 	if ((rc = bpe_load_mem(&t, text, len, &line))) {

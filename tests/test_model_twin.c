@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 			   meta_int(f, "vis_width"),  meta_int(f, "vis_layers"), meta_int(f, "vis_heads"),
 			   meta_int(f, "vocab"),      meta_int(f, "ctx_len"),    meta_int(f, "txt_width"),
 			   meta_int(f, "txt_layers"), meta_int(f, "txt_heads"),  meta_int(f, "embed_dim"),
-			   meta_int(f, "mlp_ratio")};
+			   meta_int(f, "mlp_ratio"), MODEL_ACT_GELU};
 	int B = meta_int(f, "batch");
 	KernCtx *c;
 	ClipModel *m;

@@ -24,6 +24,7 @@ static void usage(void)
 	       "  --init SEED         an untrained model initialised from SEED (the chance baseline)\n"
 	       "  --model PRESET      tiny | vit-s16 | vit-b16 | vit-l14; with --ckpt it must match the checkpoint\n"
 	       "  --SIZE N            model size overrides: %s\n"
+	       "  --act gelu|quickgelu   MLP activation of --weights / --init (quickgelu: OpenAI CLIP weights)\n"
 	       "  --match instance|caption   a retrieval hit is the query's own sample (default), or any\n"
 	       "                      sample with the same caption (datasets that repeat captions)\n"
 	       "  --batch-size B      clips decoded per round (default 16); the model runs fixed blocks of 8,\n"
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
 				log_fatalx("--%s '%s' is not a positive integer", name, v);
 			*(!strcmp(name, "batch-size") ? &batch : !strcmp(name, "threads") ? &threads : &o.embed.decoders) =
 				(int)x;
-		} else if (is_key(name) && n_sizes < 64) {
+		} else if ((is_key(name) || !strcmp(name, "act")) && n_sizes < 64) {
 			snprintf(sizes[n_sizes][0], 64, "%s", name);
 			snprintf(sizes[n_sizes++][1], 64, "%s", v);
 			sized = 1;

@@ -16,25 +16,12 @@
 
 void eval_config_str(const ModelConfig *c, char *buf, size_t len)
 {
-	// must match ckpt_io.c's config_str: it is the checkpoint's "avclip.model" metadata
-	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d", c->image_size, c->patch, c->frames,
-		 c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width, c->txt_layers,
-		 c->txt_heads, c->embed_dim, c->mlp_ratio);
+	model_config_str(c, buf, len); // the checkpoint's "avclip.model" metadata
 }
 
 int eval_config_parse(const char *s, ModelConfig *c)
 {
-	ModelConfig t;
-	int used = 0;
-	if (sscanf(s, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%n", &t.image_size, &t.patch, &t.frames,
-		   &t.vis_width, &t.vis_layers, &t.vis_heads, &t.vocab, &t.ctx_len, &t.txt_width, &t.txt_layers,
-		   &t.txt_heads, &t.embed_dim, &t.mlp_ratio, &used) != 13 || s[used])
-		return -EINVAL;
-	char msg[160];
-	if (model_config_check(&t, msg, sizeof msg))
-		return -EINVAL;
-	*c = t;
-	return 0;
+	return model_config_parse(s, c);
 }
 
 static void shape_str(char *buf, size_t len, const ParamSpec *p)

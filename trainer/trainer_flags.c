@@ -383,6 +383,8 @@ int trainer_flags_help(char *buf, size_t len)
 	for (char *save = NULL, *k = strtok_r(keys, " ", &save); k && n < len; k = strtok_r(NULL, " ", &save))
 		n += (size_t)snprintf(buf + n, len - n, " --%s N", k);
 	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "\n  --act gelu|quickgelu  MLP activation (default gelu; quickgelu for OpenAI CLIP weights)");
+	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n, "\n\nFastCLIP:\n");
 	if (n < len) { // its first line repeats --loss, which the table above already has
 		int k = fastclip_flags_help(buf + n, len - n);
@@ -420,9 +422,10 @@ int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n,
 				      "| image-size=%d patch=%d frames=%d vis-width=%d vis-layers=%d vis-heads=%d vocab=%d "
-				      "ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d | ",
+				      "ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d act=%s | ",
 				      m->image_size, m->patch, m->frames, m->vis_width, m->vis_layers, m->vis_heads, m->vocab,
-				      m->ctx_len, m->txt_width, m->txt_layers, m->txt_heads, m->embed_dim, m->mlp_ratio);
+				      m->ctx_len, m->txt_width, m->txt_layers, m->txt_heads, m->embed_dim, m->mlp_ratio,
+				      model_act_name(m->act));
 	if (n < len)
 		n += (size_t)fastclip_config_describe(&cfg->loss, buf + n, len - n);
 	return (int)n;

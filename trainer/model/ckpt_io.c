@@ -14,13 +14,6 @@
 
 #define CKPT_VERSION "1"
 
-static void config_str(const ModelConfig *c, char *buf, size_t len)
-{
-	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d", c->image_size, c->patch, c->frames,
-		 c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width, c->txt_layers,
-		 c->txt_heads, c->embed_dim, c->mlp_ratio);
-}
-
 static int fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -158,7 +151,7 @@ int ckpt_save(const char *dir, const CkptTarget *t, const CkptState *st, int kee
 		k++;
 	}
 	char cfgs[256], name[64];
-	config_str(t->cfg, cfgs, sizeof cfgs);
+	model_config_str(t->cfg, cfgs, sizeof cfgs);
 	const char *meta[] = {"avclip.ckpt", CKPT_VERSION, "avclip.model", cfgs};
 	snprintf(name, sizeof name, "ckpt-%08lld.safetensors", (long long)st->step);
 	rc = write_atomic(dir, name, ts, k, meta, 2, NULL, 0, err, errlen);
@@ -225,7 +218,7 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 		return rc;
 	}
 	char cfgs[256];
-	config_str(t->cfg, cfgs, sizeof cfgs);
+	model_config_str(t->cfg, cfgs, sizeof cfgs);
 	const char *ver = st_meta(f, "avclip.ckpt"), *mc = st_meta(f, "avclip.model");
 	int64_t np = kern_numel(t->params);
 	size_t bytes = sizeof(float) * (size_t)np;

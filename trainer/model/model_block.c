@@ -61,7 +61,7 @@ int block_forward(KernCtx *c, const BlockWeights *w, BlockActs *a, const KTensor
 				     .residual = x}));
 	TRY(kern_layernorm_fwd(c, &a->ln2, &a->ln2_m, &a->ln2_r, &a->res1, &w->ln2_w, &w->ln2_b));
 	TRY(kern_linear(c, &(KLinear){.out = &a->act, .pre = &a->fc, .in = &a->ln2, .w = &w->fc_w, .trans_w = 1,
-				     .bias = &w->fc_b, .act = KACT_GELU}));
+				     .bias = &w->fc_b, .act = s->act}));
 	TRY(kern_linear(c, &(KLinear){.out = &a->res2, .in = &a->act, .w = &w->proj_w, .trans_w = 1, .bias = &w->proj_b,
 				     .residual = &a->res1}));
 	return 0;
@@ -74,7 +74,7 @@ int block_backward(KernCtx *c, const BlockWeights *w, BlockWeights *g, const Blo
 	// (dfc = d(c_fc pre)) and gives c_fc's bias gradient on the way
 	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dfc), .dw = KG_ADD(&g->proj_w), .dbias = KG_ADD(&g->proj_b),
 					     .din_bias = KG_ADD(&g->fc_b), .dout = &s->dres, .in = &a->act,
-					     .w = &w->proj_w, .trans_w = 1, .in_pre = &a->fc, .in_act = KACT_GELU}));
+					     .w = &w->proj_w, .trans_w = 1, .in_pre = &a->fc, .in_act = s->act}));
 	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_ADD(&g->fc_w), .dout = &s->dfc,
 					     .in = &a->ln2, .w = &w->fc_w, .trans_w = 1}));
 	// dres += ln_2 backward: now d(res1)

@@ -24,6 +24,7 @@ typedef struct {
 	KTensor dres, dln, datt, dqkv, dfc; // (B, L, W) x3, (B, L, 3W), (B, L, mW)
 	KTensor dhead1, dhead2, demb;       // (B, W), (B, W), (B, E): the pooling/projection head
 	int B, L, W, H, causal;
+	KAct act; // the MLP's activation: KACT_GELU, or KACT_QUICKGELU for OpenAI CLIP's weights
 } TowerScratch;
 
 // allocations go through alloc_fn so the caller can free them as a group; stat = 1 for a

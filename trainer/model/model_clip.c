@@ -98,6 +98,7 @@ static int create(ClipModel *m)
 	TRY(alloc_in(m, &m->vfeat, 0, NSH(B, E)));
 	TRY(alloc_in(m, &m->vnorm, 1, NSH(B)));
 	TRY(tower_scratch_alloc(&m->vs, alloc_in, m, B, Lv, Wv, c->vis_heads, c->mlp_ratio, E, 0));
+	m->vs.act = c->act == MODEL_ACT_QUICKGELU ? KACT_QUICKGELU : KACT_GELU;
 
 	TRY(alloc_in(m, &m->tx0, 0, NSH(B, Lt, Wt)));
 	for (int l = 0; l < c->txt_layers; l++)
@@ -111,6 +112,7 @@ static int create(ClipModel *m)
 	TRY(alloc_in(m, &m->tfeat, 0, NSH(B, E)));
 	TRY(alloc_in(m, &m->tnorm, 1, NSH(B)));
 	TRY(tower_scratch_alloc(&m->ts, alloc_in, m, B, Lt, Wt, c->txt_heads, c->mlp_ratio, E, 1));
+	m->ts.act = m->vs.act;
 
 	TRY(alloc_in(m, &m->loss, 1, NSH(1)));
 	TRY(alloc_in(m, &m->dvfeat, 0, NSH(B, E)));

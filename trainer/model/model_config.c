@@ -12,10 +12,10 @@ static const struct {
 	ModelConfig cfg;
 } presets[] = {
 	// tiny: trains on two CPU cores in minutes
-	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4}},
-	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4}},
-	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4}},
-	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4}},
+	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, MODEL_ACT_GELU}},
+	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, MODEL_ACT_GELU}},
+	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, MODEL_ACT_GELU}},
+	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, MODEL_ACT_GELU}},
 };
 
 int model_config_preset(ModelConfig *cfg, const char *name)
@@ -46,8 +46,19 @@ const char *model_config_keys(void)
 	       "embed-dim mlp-ratio";
 }
 
+const char *model_act_name(int act)
+{
+	return act == MODEL_ACT_QUICKGELU ? "quickgelu" : "gelu";
+}
+
 int model_config_set(ModelConfig *cfg, const char *key, const char *value)
 {
+	if (!strcmp(key, "act")) {
+		if (strcmp(value, "gelu") && strcmp(value, "quickgelu"))
+			return -EINVAL;
+		cfg->act = !strcmp(value, "quickgelu") ? MODEL_ACT_QUICKGELU : MODEL_ACT_GELU;
+		return 0;
+	}
 	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
 		if (strcmp(key, fields[i].key))
 			continue;
@@ -83,9 +94,40 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 		snprintf(msg, len, "--txt-width %d is not a multiple of --txt-heads %d", c->txt_width, c->txt_heads);
 		return -EINVAL;
 	}
+	if (c->act != MODEL_ACT_GELU && c->act != MODEL_ACT_QUICKGELU) {
+		snprintf(msg, len, "--act %d is not gelu or quickgelu", c->act);
+		return -EINVAL;
+	}
 	if (c->vocab < 2) {
 		snprintf(msg, len, "--vocab %d leaves no room for an end token", c->vocab);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+void model_config_str(const ModelConfig *c, char *buf, size_t len)
+{
+	// GELU adds nothing, so checkpoints written before --act read the same
+	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s", c->image_size, c->patch, c->frames,
+		 c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width, c->txt_layers,
+		 c->txt_heads, c->embed_dim, c->mlp_ratio, c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
+}
+
+int model_config_parse(const char *s, ModelConfig *c)
+{
+	ModelConfig t = {0};
+	int used = 0;
+	if (sscanf(s, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%n", &t.image_size, &t.patch, &t.frames,
+		   &t.vis_width, &t.vis_layers, &t.vis_heads, &t.vocab, &t.ctx_len, &t.txt_width, &t.txt_layers,
+		   &t.txt_heads, &t.embed_dim, &t.mlp_ratio, &used) != 13)
+		return -EINVAL;
+	if (!strcmp(s + used, " quickgelu"))
+		t.act = MODEL_ACT_QUICKGELU;
+	else if (s[used])
+		return -EINVAL;
+	char msg[160];
+	if (model_config_check(&t, msg, sizeof msg))
+		return -EINVAL;
+	*c = t;
 	return 0;
 }

@@ -5,7 +5,7 @@ BINDIR ?= $(PREFIX)/bin
 SYSCONFDIR ?= /etc
 UNITDIR ?= /etc/systemd/system
 SYSTEMD_UNITS_IN := $(wildcard systemd/*.service.in)
-INSTALL_PROGS := tools/ringctl tools/ringstat loaderd/loaderd trainer/trainer tools/prep tools/synth tools/eval tools/clipdump
+INSTALL_PROGS := tools/ringctl tools/ringstat loaderd/loaderd trainer/trainer tools/prep tools/synth tools/eval tools/clipdump tools/export
 
 SCRIPT_TESTS += tests/test_systemd_units.sh
 

@@ -2,13 +2,22 @@
 # manifest. Library aveval holds the logic (the trainer can call it in-process); the metrics
 # need nothing optional, embedding a manifest needs the loader's decode path (libav).
 LIBS += aveval
-aveval_SRCS := tools/eval_metrics.c
+aveval_SRCS := tools/eval_metrics.c tools/eval_model.c
+
+# tools/export (issue 14): a checkpoint as open_clip-named safetensors with every size in the metadata
+PROGS += tools/export
+tools/export_SRCS := tools/export.c
+tools/export_LIBS := aveval avmodel kernels common
+TESTS += test_export_roundtrip
+test_export_roundtrip_LIBS := aveval avmodel kernels common
+# exported weights in PyTorch (the twin) and in open_clip with strict=True; skips without torch
+SCRIPT_TESTS += tests/test_export_openclip.sh
 
 TESTS += test_eval_metrics
 test_eval_metrics_LIBS := aveval common
 
 ifeq ($(HAVE_LIBAV),1)
-aveval_SRCS += tools/eval_model.c tools/eval_embed.c tools/eval_input.c tools/eval_run.c
+aveval_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c
 PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c
 tools/eval_LIBS := aveval avtrain avmodel kernels loader stream data common

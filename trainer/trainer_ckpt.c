@@ -1,4 +1,4 @@
-// Trainer checkpoint contents as ckpt_io extra tensors: trainer.positions (ranks) u64,
+// Trainer checkpoint contents as ckpt_io extra tensors: trainer.positions (ranks) u64 stored as I64,
 // trainer.temp [log s, m, v] f64 + trainer.temp_steps i64, fastclip.<table> f32 (dataset size).
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save, trainer_ckpt_load
 
@@ -33,7 +33,7 @@ static void add(Extras *e, const char *name, StDtype dt, void *data, int64_t n)
 static void extras(Extras *e, TrainStep *ts, uint64_t *positions, int ranks)
 {
 	e->n = 0;
-	add(e, "trainer.positions", ST_U64, positions, ranks);
+	add(e, "trainer.positions", ST_I64, positions, ranks); // u64 values: safetensors readers lack U64
 	add(e, "trainer.temp", ST_F64, e->temp, 3);
 	add(e, "trainer.temp_steps", ST_I64, &e->temp_steps, 1);
 	if (!ts->has_tables)
@@ -108,7 +108,7 @@ int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint
 		return rc;
 	}
 	const StTensor *pos = st_find(f, "extra/trainer.positions"), *st = st_find(f, "state.step");
-	if (!pos || pos->dtype != ST_U64 || pos->nbytes < 8 || !st || st->dtype != ST_I64 || st->nbytes != 8) {
+	if (!pos || (pos->dtype != ST_I64 && pos->dtype != ST_U64) || pos->nbytes < 8 || !st || st->dtype != ST_I64 || st->nbytes != 8) {
 		snprintf(err, errlen, "%s: not a trainer checkpoint (no positions or step)", path);
 		st_close(f);
 		return -EBADMSG;

@@ -55,6 +55,8 @@ static const Flag flags[] = {
 	{ "adam-eps", T_DBL, N(adam_eps), 1e-12, 1, "1e-6", "optimizer ε" },
 	{ "clip-norm", T_DBL, N(clip_norm), 0, 1e9, "0", "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off" },
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
+	{ "init-from", T_STR, S(init_from), 0, 0, "", "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)" },
+	{ "init-skip-mismatched", T_BOOL, N(init_skip_mismatched), 0, 1, "0", "with --init-from: keep projections whose widths differ from the file's at their initial values" },
 	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks" },
 	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
 	{ "bucket-mb", T_DBL, N(bucket_mb), 0.001, 4096, "4", "gradient all-reduce bucket size in MiB" },

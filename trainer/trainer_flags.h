@@ -13,8 +13,8 @@
 #include "optim_adam.h"      // defines: OptConfig
 
 typedef struct {
-	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], model_name[32], loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16];
-	int rank, ranks, batch_size, threads, flip, keep_last, resume, help;
+	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], model_name[32], loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16], init_from[1024];
+	int rank, ranks, batch_size, threads, flip, keep_last, resume, help, init_skip_mismatched;
 	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
 	int print_geometry;            // launcher mode: print "frames image_size ctx_len" for the ring, exit

@@ -229,6 +229,12 @@ int main(int argc, char **argv)
 			log_info("no checkpoint in %s: fresh start", ckdir);
 		if ((rc = train_step_init(ts, c.seed)) < 0)
 			log_fatalx("cannot initialise the parameters: %s", strerror(-rc));
+		if (c.init_from[0]) {
+			StInitOpts io = { .skip_mismatched = c.init_skip_mismatched };
+			if ((rc = train_step_init_from(ts, c.init_from, &io, err, sizeof err)) < 0)
+				log_fatalx("--init-from: %s", err);
+			log_info("weights from %s%s%s", c.init_from, io.note[0] ? "; " : "", io.note);
+		}
 	} else {
 		log_fatalx("cannot resume: %s", err);
 	}

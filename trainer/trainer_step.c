@@ -121,6 +121,13 @@ int train_step_init(TrainStep *s, uint64_t seed)
 	return train_step_sync_log_s(s);
 }
 
+int train_step_init_from(TrainStep *s, const char *path, StInitOpts *o, char *err, size_t errlen)
+{
+	ClipModel *m = s->model;
+	TRY(st_openclip_init(path, s->ctx, &s->cfg.model, m->specs, m->n_specs, &m->params, o, err, errlen));
+	return train_step_sync_log_s(s);
+}
+
 // symmetric InfoNCE and retrieval accuracy of the local B x B batch at scale exp(log_s);
 // sim (B, B) scratch
 static void local_metrics(const float *e1, const float *e2, int B, int E, double log_s, double *sim, double *nce,

@@ -4,7 +4,7 @@
 #ifndef TRAINER_STEP_H
 #define TRAINER_STEP_H
 // defines: TrainStepConfig, TrainStep, TrainStepStats, train_step_create, train_step_destroy,
-//          train_step_init, train_step_grads, train_step_update, train_step_run, train_step_sync_log_s
+//          train_step_init, train_step_init_from, train_step_grads, train_step_update, train_step_run, train_step_sync_log_s
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
@@ -16,6 +16,7 @@
 #include "fastclip_temp.h"   // defines: FastclipTemp
 #include "model_clip.h"      // defines: ClipModel
 #include "optim_adam.h"      // defines: Optimizer, OptConfig
+#include "st_openclip.h"     // defines: StInitOpts
 
 typedef struct {
 	ModelConfig model;
@@ -63,6 +64,9 @@ int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStep
 void train_step_destroy(TrainStep *s);
 // deterministic parameters from seed, the loss's initial temperature written into logit_scale
 int train_step_init(TrainStep *s, uint64_t seed);
+// after train_step_init: weights from an open_clip / OpenAI CLIP safetensors file (see
+// st_openclip_init: the temporal embedding stays zero, τ stays the loss's --temperature)
+int train_step_init_from(TrainStep *s, const char *path, StInitOpts *o, char *err, size_t errlen);
 // forward, exchange, backward and all-reduce: afterwards s->model->grads holds the rank-averaged
 // parameter gradients (logit_scale's entry: the averaged dL/dlog s) and the tables are updated.
 // video (B, T, H, W, 3) normalized f32, text (B, ctx) i32, ids (B) table rows; epoch drives γ.

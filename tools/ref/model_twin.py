@@ -24,15 +24,22 @@ CFG = dict(image_size=16, patch=8, frames=2, vis_width=16, vis_layers=2, vis_hea
            txt_width=16, txt_layers=2, txt_heads=2, embed_dim=8, mlp_ratio=4, batch=4)
 
 
+class QuickGELU(nn.Module):
+    """OpenAI CLIP's activation (--act quickgelu)"""
+
+    def forward(self, x):
+        return x * torch.sigmoid(1.702 * x)
+
+
 class Block(nn.Module):
-    def __init__(self, w, heads, mlp):
+    def __init__(self, w, heads, mlp, act="gelu"):
         super().__init__()
         self.ln_1 = nn.LayerNorm(w)
         self.attn = nn.MultiheadAttention(w, heads, batch_first=True)
         self.ln_2 = nn.LayerNorm(w)
         self.mlp = nn.Sequential()
         self.mlp.add_module("c_fc", nn.Linear(w, mlp * w))
-        self.mlp.add_module("gelu", nn.GELU())
+        self.mlp.add_module("gelu", QuickGELU() if act == "quick_gelu" else nn.GELU())
         self.mlp.add_module("c_proj", nn.Linear(mlp * w, w))
 
     def forward(self, x, mask=None):
@@ -42,9 +49,9 @@ class Block(nn.Module):
 
 
 class Transformer(nn.Module):
-    def __init__(self, w, layers, heads, mlp):
+    def __init__(self, w, layers, heads, mlp, act="gelu"):
         super().__init__()
-        self.resblocks = nn.ModuleList([Block(w, heads, mlp) for _ in range(layers)])
+        self.resblocks = nn.ModuleList([Block(w, heads, mlp, act) for _ in range(layers)])
 
     def forward(self, x, mask=None):
         for b in self.resblocks:
@@ -65,7 +72,7 @@ class Visual(nn.Module):
         self.positional_embedding = nn.Parameter(torch.zeros(n + 1, w))
         self.temporal_embedding = nn.Parameter(torch.zeros(c["frames"], w))
         self.ln_pre = nn.LayerNorm(w)
-        self.transformer = Transformer(w, c["vis_layers"], c["vis_heads"], c["mlp_ratio"])
+        self.transformer = Transformer(w, c["vis_layers"], c["vis_heads"], c["mlp_ratio"], c.get("act", "gelu"))
         self.ln_post = nn.LayerNorm(w)
         self.proj = nn.Parameter(torch.zeros(w, c["embed_dim"]))
 
@@ -88,7 +95,8 @@ class Clip(nn.Module):
         self.visual = Visual(c)
         self.token_embedding = nn.Embedding(c["vocab"], c["txt_width"])
         self.positional_embedding = nn.Parameter(torch.zeros(c["ctx_len"], c["txt_width"]))
-        self.transformer = Transformer(c["txt_width"], c["txt_layers"], c["txt_heads"], c["mlp_ratio"])
+        self.transformer = Transformer(c["txt_width"], c["txt_layers"], c["txt_heads"], c["mlp_ratio"],
+                                       c.get("act", "gelu"))
         self.ln_final = nn.LayerNorm(c["txt_width"])
         self.text_projection = nn.Parameter(torch.zeros(c["txt_width"], c["embed_dim"]))
         self.logit_scale = nn.Parameter(torch.ones([]) * math.log(1 / 0.07))

@@ -138,8 +138,9 @@ int ckpt_save(const char *dir, const CkptTarget *t, const CkptState *st, int kee
 	int64_t opt_step = t->opt ? t->opt->step : 0;
 	ts[k++] = vec("model.params", ST_F32, host, np);
 	ts[k++] = vec("state.step", ST_I64, &st->step, 1);
-	ts[k++] = vec("state.stream_pos", ST_U64, &st->stream_pos, 1);
-	ts[k++] = vec("state.rng", ST_U64, st->rng, 4);
+	// unsigned values are stored as I64 (same bytes): readers such as PyTorch's have no U64
+	ts[k++] = vec("state.stream_pos", ST_I64, &st->stream_pos, 1);
+	ts[k++] = vec("state.rng", ST_I64, st->rng, 4);
 	if (t->opt) {
 		ts[k++] = vec("optim.m", ST_F32, host + np, np);
 		ts[k++] = vec("optim.v", ST_F32, host + 2 * np, np);
@@ -172,9 +173,11 @@ static const StTensor *need(const StFile *f, const char *path, const char *name,
 			    size_t errlen)
 {
 	const StTensor *x = st_find(f, name);
+	// checkpoints before I64 stored the unsigned values as U64: the same bytes
+	int same = x && (x->dtype == dt || (x->dtype == ST_U64 && dt == ST_I64));
 	if (!x)
 		snprintf(err, errlen, "%s: no tensor %s", path, name);
-	else if (x->dtype != dt || x->nbytes != nbytes)
+	else if (!same || x->nbytes != nbytes)
 		snprintf(err, errlen, "%s: tensor %s is %s of %zu bytes, expected %s of %zu", path, name,
 			 st_dtype_name(x->dtype), x->nbytes, st_dtype_name(dt), nbytes);
 	else
@@ -230,8 +233,8 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 		snprintf(err, errlen, "%s: written for model [%s], this run is [%s]", path, mc ? mc : "?", cfgs);
 	else if ((p = need(f, path, "model.params", ST_F32, bytes, err, errlen)) &&
 		 (s = need(f, path, "state.step", ST_I64, 8, err, errlen)) &&
-		 (sp = need(f, path, "state.stream_pos", ST_U64, 8, err, errlen)) &&
-		 (r = need(f, path, "state.rng", ST_U64, 32, err, errlen)) &&
+		 (sp = need(f, path, "state.stream_pos", ST_I64, 8, err, errlen)) &&
+		 (r = need(f, path, "state.rng", ST_I64, 32, err, errlen)) &&
 		 (!t->opt || ((om = need(f, path, "optim.m", ST_F32, bytes, err, errlen)) &&
 			      (ov = need(f, path, "optim.v", ST_F32, bytes, err, errlen)) &&
 			      (os = need(f, path, "optim.step", ST_I64, 8, err, errlen))))) {

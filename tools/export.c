@@ -1,0 +1,61 @@
+// tools/export: a trainer checkpoint as open_clip-named safetensors that open_clip loads with
+// strict=True (--image: an image model, the temporal embedding folded into the positions).
+#include "eval_model.h"  // defines: EvalModel, eval_model_load, eval_model_free
+#include "kern_ops.h"    // defines: kern_ctx_create_cpu, kern_ctx_destroy
+#include "log.h"         // defines: log_init, log_info, log_fatalx
+#include "st_openclip.h" // defines: st_openclip_export
+
+#include <stdio.h>  // defines: printf
+#include <string.h> // defines: strcmp
+
+static void usage(void)
+{
+	printf("usage: export RUN_DIR|CKPT_DIR|CKPT_FILE --out FILE [--image]\n"
+	       "Writes the checkpoint's weights as F32 safetensors under open_clip's names, with every size in\n"
+	       "__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n"
+	       "  --out FILE   the safetensors file to write\n"
+	       "  --image      an image model: the temporal embedding of frame 0 is added to the positional\n"
+	       "               embedding and not written (exact for a 1-frame model); without it the file\n"
+	       "               keeps visual.temporal_embedding, which open_clip's image tower does not have\n");
+}
+
+int main(int argc, char **argv)
+{
+	log_init("export", LOG_INFO);
+	const char *in = NULL, *out = NULL;
+	int image = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage();
+			return 0;
+		} else if (!strcmp(argv[i], "--image")) {
+			image = 1;
+		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (argv[i][0] != '-' && !in) {
+			in = argv[i];
+		} else {
+			log_fatalx("unexpected argument '%s' (see --help)", argv[i]);
+		}
+	}
+	if (!in || !out)
+		log_fatalx("give a checkpoint (RUN_DIR, its ckpt/ folder or a ckpt-*.safetensors file) and --out FILE");
+	KernCtx *ctx;
+	EvalModel em;
+	char err[1024];
+	if (kern_ctx_create_cpu(&ctx, 1) < 0)
+		log_fatalx("cannot create the CPU kernel context");
+	if (eval_model_load(&em, ctx, in, NULL, 1, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	ClipModel *m = em.model;
+	if (st_openclip_export(out, ctx, &em.cfg, m->specs, m->n_specs, &m->params, image, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	if (image && em.cfg.frames > 1)
+		log_info("--image on a %d-frame model: an image is its frame 0 (features differ from the video model's)",
+			 em.cfg.frames);
+	log_info("wrote %s from %s (step %lld)%s", out, em.source, (long long)em.step,
+		 image ? " as an image model" : "");
+	eval_model_free(&em);
+	kern_ctx_destroy(ctx);
+	return 0;
+}

@@ -1,0 +1,147 @@
+// Export to and initialisation from open_clip-named safetensors: metadata with every size, the
+// temporal embedding folded for image models, head/activation checks, projection mismatches.
+#include "st_openclip.h" // defines: st_openclip_export, st_openclip_init
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "st_file.h"  // defines: StFile, StTensor, st_open, st_find, st_meta, st_write
+#include "st_model.h" // defines: st_model_load, StLoadOpts
+
+static const ParamSpec *spec_named(const ParamSpec *s, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s[i].name, name))
+			return &s[i];
+	return NULL;
+}
+
+int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *c, const ParamSpec *specs, int n,
+		       const KTensor *params, int image, char *err, size_t errlen)
+{
+	const ParamSpec *pos = spec_named(specs, n, "visual.positional_embedding"),
+			*tpos = spec_named(specs, n, "visual.temporal_embedding");
+	if (params->dtype != KDT_F32 || !pos || !tpos) {
+		snprintf(err, errlen, "export: not a model parameter buffer");
+		return -EINVAL;
+	}
+	size_t bytes = kern_nbytes(params);
+	float *host = malloc(bytes);
+	StTensor *t = calloc((size_t)n, sizeof *t);
+	int rc = (!host || !t) ? -ENOMEM : kern_download(ctx, host, bytes, params);
+	if (rc) {
+		snprintf(err, errlen, "export: cannot read the parameters: %s", strerror(-rc));
+		free(host);
+		free(t);
+		return rc;
+	}
+	const int W = c->vis_width;
+	if (image) // position 1 + p of frame 0 sees pos[1 + p] + tpos[0]; the class token no temporal term
+		for (int64_t p = 1; p < pos->shape[0]; p++)
+			for (int d = 0; d < W; d++)
+				host[pos->offset + p * W + d] += host[tpos->offset + d];
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (image && &specs[i] == tpos)
+			continue;
+		snprintf(t[k].name, sizeof t[k].name, "%s", specs[i].name);
+		t[k].dtype = ST_F32;
+		t[k].ndim = specs[i].ndim;
+		for (int d = 0; d < specs[i].ndim; d++)
+			t[k].shape[d] = specs[i].shape[d];
+		t[k].data = host + specs[i].offset;
+		t[k].nbytes = sizeof(float) * (size_t)specs[i].numel;
+		k++;
+	}
+	char v[16][32], line[256];
+	ModelConfig lc = *c;
+	lc.frames = image ? 1 : c->frames; // the model the file holds: tools/eval --weights reads it
+	model_config_str(&lc, line, sizeof line);
+	const int vals[] = {c->embed_dim, c->image_size, c->patch, c->vis_width, c->vis_layers, c->vis_heads,
+			    c->vis_width / c->vis_heads, image ? 1 : c->frames, c->ctx_len, c->vocab, c->txt_width,
+			    c->txt_layers, c->txt_heads, c->mlp_ratio};
+	for (int i = 0; i < 14; i++)
+		snprintf(v[i], sizeof v[i], "%d", vals[i]);
+	const char *meta[] = {"format", "pt", "avclip.export", ST_OPENCLIP_FORMAT, "avclip.model", line,
+			      "embed_dim", v[0], "vision.image_size", v[1], "vision.patch_size", v[2],
+			      "vision.width", v[3], "vision.layers", v[4], "vision.heads", v[5],
+			      "vision.head_width", v[6], "vision.frames", v[7], "text.context_length", v[8],
+			      "text.vocab_size", v[9], "text.width", v[10], "text.layers", v[11], "text.heads", v[12],
+			      "mlp_ratio", v[13], "act", c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu",
+			      "avclip.image", image ? "1" : "0"};
+	rc = st_write(path, t, k, meta, (int)(sizeof meta / sizeof meta[0]) / 2);
+	if (rc)
+		snprintf(err, errlen, "export: cannot write %s: %s", path, strerror(-rc));
+	free(host);
+	free(t);
+	return rc;
+}
+
+// a metadata integer that disagrees with the model: -EINVAL with err naming both
+static int check_meta(const StFile *f, const char *path, const char *key, int have, const char *flag, char *err,
+		      size_t errlen)
+{
+	const char *m = st_meta(f, key);
+	if (!m || atoi(m) == have)
+		return 0;
+	snprintf(err, errlen, "%s: the file's %s is %s, this model's %s is %d", path, key, m, flag, have);
+	return -EINVAL;
+}
+
+static int same_shape(const StTensor *t, const ParamSpec *s)
+{
+	int same = t->ndim == s->ndim;
+	for (int d = 0; same && d < s->ndim; d++)
+		same = t->shape[d] == s->shape[d];
+	return same;
+}
+
+int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const ParamSpec *specs, int n,
+		     KTensor *params, StInitOpts *o, char *err, size_t errlen)
+{
+	o->note[0] = 0;
+	StFile *f;
+	int rc = st_open(&f, path);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not a valid safetensors file" : strerror(-rc));
+		return rc;
+	}
+	const char *act = st_meta(f, "act");
+	if (!(rc = check_meta(f, path, "vision.heads", c->vis_heads, "--vis-heads", err, errlen)) &&
+	    !(rc = check_meta(f, path, "text.heads", c->txt_heads, "--txt-heads", err, errlen)) && act &&
+	    strcmp(act, c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu")) {
+		snprintf(err, errlen, "%s: the file's act is %s, this model's --act is %s", path, act, model_act_name(c->act));
+		rc = -EINVAL;
+	}
+	const char *skip[3] = {"logit_scale"};
+	int n_skip = 1;
+	static const char *const proj[2] = {"visual.proj", "text_projection"};
+	char named[256] = "";
+	for (int i = 0; i < 2 && !rc; i++) {
+		const ParamSpec *s = spec_named(specs, n, proj[i]);
+		const StTensor *t = st_find(f, proj[i]);
+		if (!s || !t || same_shape(t, s))
+			continue;
+		size_t l = strlen(named);
+		snprintf(named + l, sizeof named - l, "%s%s (%lld x %lld in the file, %lld x %lld here)", l ? ", " : "",
+			 proj[i], (long long)t->shape[0], (long long)(t->ndim > 1 ? t->shape[1] : 1),
+			 (long long)s->shape[0], (long long)s->shape[1]);
+		skip[n_skip++] = proj[i];
+	}
+	st_close(f);
+	if (!rc && named[0] && !o->skip_mismatched) {
+		snprintf(err, errlen, "%s: projection widths differ: %s; pass --init-skip-mismatched to keep them at "
+			 "their initial values", path, named);
+		rc = -EINVAL;
+	}
+	if (rc)
+		return rc;
+	StLoadOpts lo = {.skip = skip, .n_skip = n_skip};
+	if ((rc = st_model_load(path, ctx, specs, n, params, &lo, err, errlen)))
+		return rc;
+	if (named[0])
+		snprintf(o->note, sizeof o->note, "kept at their initial values (widths differ): %s", named);
+	return 0;
+}

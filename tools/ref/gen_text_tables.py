@@ -234,20 +234,15 @@ def main():
     w("const int bpe_utf8_strict_set = %d, bpe_utf8_cont_set = %d;" % (strict, cont))
     w("const int bpe_utf8_first_sets[3] = {%d, %d, %d};" % tuple(firsts))
     w("")
-    wm = sorted(chardata.WIDTH_MAP.items())
-    w("// ftfy's width map (U+3000 and the NFKC forms of U+FF01..U+FFEF)")
-    w("const BpeMap bpe_width_map[] = {")
-    for k, v in wm:
-        w("\t{0x%x, %d, %s}," % (k, len(v), cps(v, 3)))
-    w("};")
-    w("const int bpe_n_width_map = %d;" % len(wm))
-    lg = sorted(chardata.LIGATURES.items())
-    w("// ftfy's ligature map")
-    w("const BpeMap bpe_ligatures[] = {")
-    for k, v in lg:
-        w("\t{0x%x, %d, %s}," % (k, len(v), cps(v, 3)))
-    w("};")
-    w("const int bpe_n_ligatures = %d;" % len(lg))
+    for var, what, table in (("bpe_width_map", "ftfy's width map (U+3000 and the NFKC forms of U+FF01..U+FFEF)",
+                              chardata.WIDTH_MAP), ("bpe_ligatures", "ftfy's ligature map", chardata.LIGATURES)):
+        items = sorted(table.items())
+        w("// " + what)
+        w("const BpeMap %s[] = {" % var)
+        for k, v in items:
+            w("\t{0x%x, %d, %s}," % (k, len(v), cps(v, 3)))
+        w("};")
+        w("const int bpe_n_%s = %d;" % (var[4:], len(items)))
     ctrl = sorted(chardata.CONTROL_CHARS)
     w("// ftfy.fixes.remove_control_chars")
     w("const uint32_t bpe_control_chars[] = {" + ", ".join("0x%x" % c for c in ctrl) + "};")

@@ -18,6 +18,24 @@ static void shape_str(char *buf, size_t len, int nd, const int64_t *shape)
 		snprintf(buf + o, len - o, nd == 1 ? ",)" : ")");
 }
 
+int st_model_tensors(StTensor *t, const ParamSpec *specs, int n, const float *host, const char *skip)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		if (skip && !strcmp(specs[i].name, skip))
+			continue;
+		snprintf(t[k].name, sizeof t[k].name, "%s", specs[i].name);
+		t[k].dtype = ST_F32;
+		t[k].ndim = specs[i].ndim;
+		for (int d = 0; d < specs[i].ndim; d++)
+			t[k].shape[d] = specs[i].shape[d];
+		t[k].data = host + specs[i].offset;
+		t[k].nbytes = sizeof(float) * (size_t)specs[i].numel;
+		k++;
+	}
+	return k;
+}
+
 int st_model_save(const char *path, KernCtx *ctx, const ParamSpec *specs, int n, const KTensor *params,
 		  const char *const *meta, int n_meta)
 {
@@ -27,17 +45,8 @@ int st_model_save(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 	float *host = malloc(bytes);
 	StTensor *t = calloc((size_t)n, sizeof *t);
 	int rc = (!host || !t) ? -ENOMEM : kern_download(ctx, host, bytes, params);
-	for (int i = 0; i < n && !rc; i++) {
-		snprintf(t[i].name, sizeof t[i].name, "%s", specs[i].name);
-		t[i].dtype = ST_F32;
-		t[i].ndim = specs[i].ndim;
-		for (int d = 0; d < specs[i].ndim; d++)
-			t[i].shape[d] = specs[i].shape[d];
-		t[i].data = host + specs[i].offset;
-		t[i].nbytes = sizeof(float) * (size_t)specs[i].numel;
-	}
 	if (!rc)
-		rc = st_write(path, t, n, meta, n_meta);
+		rc = st_write(path, t, st_model_tensors(t, specs, n, host, NULL), meta, n_meta);
 	free(host);
 	free(t);
 	return rc;

@@ -2,10 +2,11 @@
 // start from an open_clip / OpenAI CLIP checkpoint and our weights load in open_clip.
 #ifndef ST_MODEL_H
 #define ST_MODEL_H
-// defines: StLoadOpts, st_model_save, st_model_load
+// defines: StLoadOpts, st_model_save, st_model_load, st_model_tensors
 
 #include "kern_ops.h"     // defines: KernCtx, KTensor
 #include "model_params.h" // defines: ParamSpec
+#include "st_file.h"      // defines: StTensor
 
 #include <stddef.h>
 
@@ -16,6 +17,9 @@ typedef struct {
 	int n_skip;              // starting a 256-d AVION tower from a 512-d CLIP checkpoint
 } StLoadOpts;
 
+// t[] (room for n) describes every tensor of host (the flat f32 buffer) but `skip` (a name, or
+// NULL) as F32 with its open_clip shape; returns how many
+int st_model_tensors(StTensor *t, const ParamSpec *specs, int n, const float *host, const char *skip);
 // every tensor as F32 with its open_clip shape; meta: n_meta key/value string pairs
 int st_model_save(const char *path, KernCtx *ctx, const ParamSpec *specs, int n, const KTensor *params,
 		  const char *const *meta, int n_meta);

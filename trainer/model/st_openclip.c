@@ -42,19 +42,7 @@ int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *c, con
 		for (int64_t p = 1; p < pos->shape[0]; p++)
 			for (int d = 0; d < W; d++)
 				host[pos->offset + p * W + d] += host[tpos->offset + d];
-	int k = 0;
-	for (int i = 0; i < n; i++) {
-		if (image && &specs[i] == tpos)
-			continue;
-		snprintf(t[k].name, sizeof t[k].name, "%s", specs[i].name);
-		t[k].dtype = ST_F32;
-		t[k].ndim = specs[i].ndim;
-		for (int d = 0; d < specs[i].ndim; d++)
-			t[k].shape[d] = specs[i].shape[d];
-		t[k].data = host + specs[i].offset;
-		t[k].nbytes = sizeof(float) * (size_t)specs[i].numel;
-		k++;
-	}
+	int k = st_model_tensors(t, specs, n, host, image ? tpos->name : NULL);
 	char v[16][32], line[256];
 	ModelConfig lc = *c;
 	lc.frames = image ? 1 : c->frames; // the model the file holds: tools/eval --weights reads it

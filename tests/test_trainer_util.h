@@ -31,6 +31,7 @@ static inline void tt_small_model(ModelConfig *m)
 
 static inline void tt_step_config(TrainStepConfig *c, FastclipKind kind, int batch, int64_t n)
 {
+	*c = (TrainStepConfig){0}; // fields this helper does not name keep their zero defaults (wd_groups)
 	tt_small_model(&c->model);
 	optim_config_default(&c->opt);
 	c->opt.lr = 1e-3;

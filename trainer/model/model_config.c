@@ -11,11 +11,13 @@ static const struct {
 	const char *name;
 	ModelConfig cfg;
 } presets[] = {
+	// the fields in ModelConfig's order, the last (act) 0 = MODEL_ACT_GELU: plain numbers, because
+	// tools/bench/torch_clip.py reads this table
 	// tiny: trains on two CPU cores in minutes
-	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, MODEL_ACT_GELU}},
-	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, MODEL_ACT_GELU}},
-	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, MODEL_ACT_GELU}},
-	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, MODEL_ACT_GELU}},
+	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, 0}},
+	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, 0}},
+	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, 0}},
+	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, 0}},
 };
 
 int model_config_preset(ModelConfig *cfg, const char *name)

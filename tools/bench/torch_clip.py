@@ -9,8 +9,8 @@ blocks, exact GELU; CLIP text transformer, causal, end-token pooling; both proje
 shared embedding and L2-normalised), and the parameter counts are checked against
 `trainer/trainer --print-params` before anything is timed. The step is what a PyTorch user would
 write: uint8 clips copied from pinned memory, CLIP normalisation and flips on the device,
-bf16 autocast, F.scaled_dot_product_attention (flash kernels only on CUDA), fused AdamW (no
-decay on 1-D tensors, embeddings, logit_scale), and the loss: open_clip's symmetric InfoNCE or
+bf16 autocast, F.scaled_dot_product_attention (flash kernels only on CUDA), fused AdamW (decay
+as open_clip and the trainer's default --wd-groups: >= 2-D, no bn/ln/bias/logit_scale), and the loss: open_clip's symmetric InfoNCE or
 FastCLIP-v3 as in tools/ref/fastclip_ref.py (one rank: u tables, RGCL-g, τ by its own Adam).
 
 Prints one JSON line: clips/s, step ms, peak memory and TFLOP/s (forward matmul FLOPs x 3,
@@ -53,6 +53,9 @@ def read_presets(path=os.path.join(ROOT, "trainer", "model", "model_config.c")):
     presets = {}
     for name, body in re.findall(r'\{\s*"([\w-]+)"\s*,\s*\{([\d,\s]+)\}\s*\}', src):
         vals = [int(v) for v in body.replace(" ", "").split(",") if v]
+        if len(vals) == len(FIELDS) + 1:  # ModelConfig's act after the sizes: 0 is exact GELU, as here
+            if vals.pop() != 0:
+                raise SystemExit(f"torch_clip: preset {name} in {path} is not a GELU model")
         if len(vals) != len(FIELDS):
             raise SystemExit(f"torch_clip: preset {name} in {path} has {len(vals)} sizes, expected {len(FIELDS)}")
         presets[name] = dict(zip(FIELDS, vals))
@@ -298,8 +301,10 @@ def trainer_counts(trainer, args):
 
 
 def make_optimizer(model, args, device):
-    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embedding" not in n]
-    rest = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "embedding" not in n)]
+    def decays(n, p):  # open_clip's groups, the trainer's default --wd-groups
+        return p.ndim >= 2 and not any(k in n for k in ("bn", "ln", "bias", "logit_scale"))
+    decay = [p for n, p in model.named_parameters() if decays(n, p)]
+    rest = [p for n, p in model.named_parameters() if not decays(n, p)]
     groups = [{"params": decay, "weight_decay": args.weight_decay}, {"params": rest, "weight_decay": 0.0}]
     kw = dict(lr=args.lr, betas=(0.9, 0.98), eps=1e-6)
     if device.type == "cuda":

@@ -3,7 +3,7 @@
 # merges files, as open_clip ships them): both are required, `make deps` installs them.
 DEBIAN_PKGS += libutf8proc-dev zlib1g-dev
 ifeq ($(HAVE_UTF8PROC),0)
-$(error libutf8proc-dev is missing: the tokenizer needs its Unicode data (run: sudo make deps, or apt-get install libutf8proc-dev))
+$(error libutf8proc-dev is missing or WITH_UTF8PROC=0: the tokenizer needs its Unicode data (run: sudo make deps, or apt-get install libutf8proc-dev))
 endif
 ifeq ($(HAVE_ZLIB),0)
 $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it (run: sudo make deps))

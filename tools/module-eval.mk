@@ -7,9 +7,9 @@ aveval_SRCS := tools/eval_metrics.c tools/eval_model.c
 # tools/export (issue 14): a checkpoint as open_clip-named safetensors with every size in the metadata
 PROGS += tools/export
 tools/export_SRCS := tools/export.c
-tools/export_LIBS := aveval avmodel kernels common
+tools/export_LIBS := aveval avmodel kernels stream common
 TESTS += test_export_roundtrip
-test_export_roundtrip_LIBS := aveval avmodel kernels common
+test_export_roundtrip_LIBS := aveval avmodel kernels stream common
 # exported weights in PyTorch (the twin) and in open_clip with strict=True; skips without torch
 SCRIPT_TESTS += tests/test_export_openclip.sh
 

@@ -3,9 +3,12 @@
 #
 # Each source folder describes itself in a */module*.mk fragment (see mk/README.md):
 #   LIBS += name              name_SRCS, name_CU_SRCS -> $(BUILD)/lib/libname.a
+#   TEST_LIBS += name         likewise, linked only by programs that name it in _LIBS (tests)
 #   PROGS += dir/prog         dir/prog_SRCS, dir/prog_LIBS, dir/prog_LDLIBS -> dir/prog
 #   TESTS += test_x           tests/test_x.c (or test_x_SRCS), test_x_LIBS, test_x_LDLIBS
 #   GPU_TESTS, SAN_TESTS, BENCHES likewise; SCRIPT_TESTS += tests/test_y.sh
+# Sources by suffix: .c (gcc), .cpp (g++), .cu in _SRCS (g++ for the CPU execution shim, objects
+# under $(BUILD)/obj/emu/), .cu in _CU_SRCS (nvcc, with a ptxas resource report next to each object).
 
 BUILD ?= build
 SAN ?=
@@ -15,12 +18,22 @@ CFLAGS := -std=gnu11 -O2 -g -pthread -fno-strict-aliasing $(CFLAGS_WARN) -MMD -M
           -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm -Iloaderd $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(EXTRA_LDFLAGS)
 LDLIBS_BASE := -lm -lrt
-NVCCFLAGS := -O2 -g -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror \
-             -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm $(EXTRA_NVCCFLAGS)
-CUDA_ARCH ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80
+CXXFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
+# the execution shim: .cu files compiled as C++ for the CPU (kernels/cuda/emu/README.md)
+EMU_CXXFLAGS = -std=c++17 -O2 -g -pthread -fno-strict-aliasing $(CXXFLAGS_WARN) -MMD -MP -DKEMU=1 \
+               $(CUDA_EMU_CFLAGS) -Ikernels/cuda $(EXTRA_CXXFLAGS)
+NVCCFLAGS := -O2 -g -lineinfo -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -MMD -MP \
+             -Icommon -Ishm-layout -Ikernels -Ikernels/cuda -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm \
+             $(EXTRA_NVCCFLAGS)
+# Ampere (A100 sm_80, RTX 30xx sm_86), Ada (RTX 40xx sm_89), Hopper (H100/H200 sm_90), and sm_90
+# PTX so that newer GPUs can JIT-compile the kernels
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
+             -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
 
 ifeq ($(SAN),address)
   CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  EMU_CXXFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
   LDFLAGS += -fsanitize=address,undefined
 else ifeq ($(SAN),thread)
   CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
@@ -40,6 +53,7 @@ ifeq ($(filter help deps deps-auto clean distclean,$(MAKECMDGOALS)),)
 endif
 
 LIBS :=
+TEST_LIBS :=
 PROGS :=
 TESTS :=
 SCRIPT_TESTS :=
@@ -57,8 +71,10 @@ EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE
 CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP UTF8PROC ZLIB,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1))
 
 # ---- libraries ----------------------------------------------------------------
+src_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1))) $(patsubst %.cpp,$(BUILD)/obj/%.o,$(filter %.cpp,$(1))) \
+           $(patsubst %.cu,$(BUILD)/obj/emu/%.o,$(filter %.cu,$(1)))
 define LIB_template
-$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS)) \
+$(1)_OBJS := $$(call src_objs,$$($(1)_SRCS)) \
              $$(if $$(filter 1,$$(HAVE_NVCC)),$$(patsubst %.cu,$(BUILD)/obj/%.cu.o,$$($(1)_CU_SRCS)))
 $(BUILD)/lib/lib$(1).a: $$($(1)_OBJS)
 	@mkdir -p $$(dir $$@)
@@ -66,7 +82,7 @@ $(BUILD)/lib/lib$(1).a: $$($(1)_OBJS)
 	ar rcs $$@ $$^
 ALL_OBJS += $$($(1)_OBJS)
 endef
-$(foreach l,$(LIBS),$(eval $(call LIB_template,$(l))))
+$(foreach l,$(LIBS) $(TEST_LIBS),$(eval $(call LIB_template,$(l))))
 libpaths = $(foreach l,$(1),$(BUILD)/lib/lib$(l).a)
 # internal libraries in dependency order (later ones are used by earlier ones)
 ALL_LIB_ARCHIVES = $(call libpaths,$(LIBS))
@@ -75,7 +91,7 @@ ALL_LIB_ARCHIVES = $(call libpaths,$(LIBS))
 # linked to a temporary name and renamed, so a program that is running (a test, a job) is never
 # seen half-written while it is rebuilt
 define PROG_template
-$(1)_OBJS := $$(patsubst %.c,$(BUILD)/obj/%.o,$$($(1)_SRCS))
+$(1)_OBJS := $$(call src_objs,$$($(1)_SRCS)) $$(patsubst %.cu,$(BUILD)/obj/%.cu.o,$$($(1)_CU_SRCS))
 $(2): $$($(1)_OBJS) $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS)))
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(LDFLAGS) -o $$@.tmp $$($(1)_OBJS) -Wl,--start-group $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS))) -Wl,--end-group $$($(1)_LDLIBS) $$(EXT_LDLIBS) $$(LDLIBS_BASE)
@@ -83,7 +99,7 @@ $(2): $$($(1)_OBJS) $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS)))
 ALL_OBJS += $$($(1)_OBJS)
 endef
 $(foreach p,$(PROGS),$(eval $(call PROG_template,$(p),$(p))))
-test_src = $(or $($(1)_SRCS),tests/$(1).c)
+test_src = $(or $($(1)_SRCS),$(if $($(1)_CU_SRCS),,tests/$(1).c))
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(t)_SRCS := $(call test_src,$(t))))
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(call PROG_template,$(t),$(BUILD)/tests/$(t))))
 
@@ -91,9 +107,21 @@ $(BUILD)/obj/%.o: %.c $(CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+$(BUILD)/obj/%.o: %.cpp $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/emu/%.o: %.cu $(CONFIG)
+	@mkdir -p $(dir $@)
+	$(CXX) $(EMU_CXXFLAGS) -x c++ -c -o $@ $<
+
+# ptxas's resource report of every kernel goes to OBJECT.ptxas (tests/test_cuda_spills.sh reads
+# it); anything else the compiler says is shown
 $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) $(CUDA_ARCH) -c -o $@ $<
+	@echo "# arch: $(CUDA_ARCH)" >$@.ptxas
+	$(NVCC) $(NVCCFLAGS) $(CUDA_ARCH) -Xptxas -v -c -o $@ $< 2>>$@.ptxas || { cat $@.ptxas >&2; rm -f $@; exit 1; }
+	@grep -v -e '^#' -e '^ptxas info' -e '^    [0-9]* bytes stack frame' $@.ptxas >&2 || true
 
 -include $(ALL_OBJS:.o=.d)
 
@@ -161,6 +189,8 @@ help:
 	@echo "make demo       synthesize data, train the tiny model with FastCLIP-v3 on the CPU, evaluate, plot"
 	@echo "make demo-ring  the ring alone: producers killed at random, consumers check every position"
 	@echo "make bench-ring ring handoff and payload benchmark"
+	@echo "make bench-kernels  own CUDA kernels in GB/s and GEMMs in TFLOP/s against copy and cuBLASLt baselines (GPU)"
+	@echo "tools/gpu-check.sh  the whole GPU check in one command: build, test-gpu, compute-sanitizer, bench-kernels"
 	@echo "make config     detect dependencies again"
 
 clean:

@@ -1,0 +1,375 @@
+// The part of the CUDA runtime API the kernels' host code uses, for the shim: device memory is
+// host memory, streams and events exist for validation only, and everything runs at once.
+#include "kemu_impl.h" // defines: kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+enum : uint32_t { MAGIC_DEV = 0x6b656d64, MAGIC_HOST = 0x6b656d68, MAGIC_STREAM = 0x6b656d73, MAGIC_EVENT = 0x6b656d65 };
+enum { SMEM_DEFAULT = 48 * 1024, SMEM_OPTIN = 227 * 1024, ALLOC_ALIGN = 256 };
+
+struct CUstream_st {
+	uint32_t magic;
+};
+struct CUevent_st {
+	uint32_t magic;
+	unsigned flags;
+	int recorded;
+	double t_ms;
+};
+struct AllocHead { // in front of every allocation, one alignment unit
+	uint32_t magic;
+	size_t bytes;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static cudaError_t last_error = cudaSuccess;
+static struct {
+	const void *func;
+	int limit;
+} smem_optin[256];
+static int n_optin;
+
+cudaError_t kemu_set_error(cudaError_t e)
+{
+	if (e != cudaSuccess) {
+		pthread_mutex_lock(&lock);
+		last_error = e;
+		pthread_mutex_unlock(&lock);
+	}
+	return e;
+}
+
+bool kemu_stream_ok(cudaStream_t s)
+{
+	return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread || s->magic == MAGIC_STREAM;
+}
+
+size_t kemu_func_dyn_smem_limit(const void *func)
+{
+	size_t limit = SMEM_DEFAULT;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < n_optin; i++)
+		if (smem_optin[i].func == func)
+			limit = (size_t)smem_optin[i].limit;
+	pthread_mutex_unlock(&lock);
+	return limit;
+}
+
+// ---- errors ----
+cudaError_t cudaGetLastError(void)
+{
+	pthread_mutex_lock(&lock);
+	cudaError_t e = last_error;
+	last_error = cudaSuccess;
+	pthread_mutex_unlock(&lock);
+	return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return last_error; }
+
+static const struct {
+	cudaError_t e;
+	const char *name, *text;
+} errors[] = {
+	{cudaSuccess, "cudaSuccess", "no error"},
+	{cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+	{cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+	{cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+	{cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+	{cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
+	{cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
+	 "CUDA driver version is insufficient for CUDA runtime version"},
+	{cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+	{cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+	{cudaErrorNoKernelImageForDevice, "cudaErrorNoKernelImageForDevice",
+	 "no kernel image is available for execution on the device"},
+	{cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+	{cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+	{cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+	{cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+	{cudaErrorMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
+	{cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+	{cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+	{cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
+};
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+	for (const auto &x : errors)
+		if (x.e == e)
+			return x.name;
+	return "cudaErrorUnknown";
+}
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+	for (const auto &x : errors)
+		if (x.e == e)
+			return x.text;
+	return "unrecognized error code";
+}
+
+// ---- device ----
+cudaError_t cudaGetDeviceCount(int *count)
+{
+	if (!count)
+		return kemu_set_error(cudaErrorInvalidValue);
+	*count = 1;
+	return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int dev) { return dev == 0 ? cudaSuccess : kemu_set_error(cudaErrorInvalidDevice); }
+
+cudaError_t cudaGetDevice(int *dev)
+{
+	if (!dev)
+		return kemu_set_error(cudaErrorInvalidValue);
+	*dev = 0;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
+{
+	if (!p || dev != 0)
+		return kemu_set_error(p ? cudaErrorInvalidDevice : cudaErrorInvalidValue);
+	memset(p, 0, sizeof *p);
+	snprintf(p->name, sizeof p->name, "kemu (CPU execution shim, sm_90 limits)");
+	p->major = 9;
+	p->minor = 0;
+	p->totalGlobalMem = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+	p->sharedMemPerBlock = SMEM_DEFAULT;
+	p->sharedMemPerBlockOptin = SMEM_OPTIN;
+	p->regsPerBlock = 65536;
+	p->warpSize = 32;
+	p->maxThreadsPerBlock = 1024;
+	p->maxThreadsDim[0] = p->maxThreadsDim[1] = 1024;
+	p->maxThreadsDim[2] = 64;
+	p->maxGridSize[0] = 0x7fffffff;
+	p->maxGridSize[1] = p->maxGridSize[2] = 65535;
+	p->multiProcessorCount = 1;
+	return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev)
+{
+	if (!value || dev != 0)
+		return kemu_set_error(value ? cudaErrorInvalidDevice : cudaErrorInvalidValue);
+	switch (attr) {
+	case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+	case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+	case cudaDevAttrMultiProcessorCount: *value = 1; break;
+	case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+	case cudaDevAttrWarpSize: *value = 32; break;
+	case cudaDevAttrMaxSharedMemoryPerBlock: *value = SMEM_DEFAULT; break;
+	case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = SMEM_OPTIN; break;
+	default: return kemu_set_error(cudaErrorNotSupported);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+	if (!func)
+		return kemu_set_error(cudaErrorInvalidValue);
+	if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
+		return cudaSuccess; // carve-out preferences and the like change nothing here
+	if (value < 0 || value > SMEM_OPTIN)
+		return kemu_set_error(cudaErrorInvalidValue);
+	pthread_mutex_lock(&lock);
+	int i = 0;
+	while (i < n_optin && smem_optin[i].func != func)
+		i++;
+	cudaError_t e = cudaSuccess;
+	if (i < (int)(sizeof smem_optin / sizeof smem_optin[0])) {
+		smem_optin[i].func = func;
+		smem_optin[i].limit = value;
+		n_optin += i == n_optin;
+	} else {
+		e = cudaErrorMemoryAllocation;
+	}
+	pthread_mutex_unlock(&lock);
+	return kemu_set_error(e);
+}
+
+// ---- memory: 256-byte aligned like cudaMalloc, device memory poisoned (NaN bytes) because a
+// device's fresh memory is undefined ----
+static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
+{
+	if (!p)
+		return kemu_set_error(cudaErrorInvalidValue);
+	*p = nullptr;
+	if (bytes == 0)
+		return cudaSuccess;
+	char *m = (char *)aligned_alloc(ALLOC_ALIGN, ALLOC_ALIGN + ((bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1)));
+	if (!m)
+		return kemu_set_error(cudaErrorMemoryAllocation);
+	AllocHead *h = (AllocHead *)m;
+	h->magic = magic;
+	h->bytes = bytes;
+	if (magic == MAGIC_DEV)
+		memset(m + ALLOC_ALIGN, 0xff, bytes);
+	*p = m + ALLOC_ALIGN;
+	return cudaSuccess;
+}
+
+static cudaError_t release(void *p, uint32_t magic)
+{
+	if (!p)
+		return cudaSuccess;
+	AllocHead *h = (AllocHead *)((char *)p - ALLOC_ALIGN);
+	if (((uintptr_t)p & (ALLOC_ALIGN - 1)) || h->magic != magic)
+		return kemu_set_error(cudaErrorInvalidValue);
+	h->magic = 0;
+	free(h);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void **p, size_t bytes) { return alloc(p, bytes, MAGIC_DEV); }
+cudaError_t cudaFree(void *p) { return release(p, MAGIC_DEV); }
+cudaError_t cudaMallocHost(void **p, size_t bytes) { return alloc(p, bytes, MAGIC_HOST); }
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags) { return alloc(p, bytes, MAGIC_HOST); }
+cudaError_t cudaFreeHost(void *p) { return release(p, MAGIC_HOST); }
+
+cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned int flags)
+{
+	return p && bytes ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaHostUnregister(void *p) { return p ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue); }
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+	if (!free_bytes || !total)
+		return kemu_set_error(cudaErrorInvalidValue);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	*total = (size_t)sysconf(_SC_PHYS_PAGES) * page;
+	*free_bytes = (size_t)sysconf(_SC_AVPHYS_PAGES) * page;
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+	if ((unsigned)kind > (unsigned)cudaMemcpyDefault)
+		return kemu_set_error(cudaErrorInvalidMemcpyDirection);
+	if (n && (!dst || !src))
+		return kemu_set_error(cudaErrorInvalidValue);
+	if (n)
+		memmove(dst, src, n);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s)
+{
+	return kemu_stream_ok(s) ? cudaMemcpy(dst, src, n, kind) : kemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaMemset(void *p, int v, size_t n)
+{
+	if (n && !p)
+		return kemu_set_error(cudaErrorInvalidValue);
+	if (n)
+		memset(p, v, n);
+	return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
+{
+	return kemu_stream_ok(s) ? cudaMemset(p, v, n) : kemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+// ---- streams and events: work runs when it is issued, so waits return at once ----
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+	if (!s)
+		return kemu_set_error(cudaErrorInvalidValue);
+	*s = (cudaStream_t)calloc(1, sizeof(CUstream_st));
+	if (!*s)
+		return kemu_set_error(cudaErrorMemoryAllocation);
+	(*s)->magic = MAGIC_STREAM;
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+	if (!s || !kemu_stream_ok(s) || s == cudaStreamLegacy || s == cudaStreamPerThread)
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	s->magic = 0;
+	free(s);
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+	return kemu_stream_ok(s) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
+
+static bool event_ok(cudaEvent_t e) { return e && e->magic == MAGIC_EVENT; }
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+	if (!e)
+		return kemu_set_error(cudaErrorInvalidValue);
+	*e = (cudaEvent_t)calloc(1, sizeof(CUevent_st));
+	if (!*e)
+		return kemu_set_error(cudaErrorMemoryAllocation);
+	(*e)->magic = MAGIC_EVENT;
+	(*e)->flags = flags;
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+	if (!event_ok(e))
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	e->magic = 0;
+	free(e);
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+	if (!event_ok(e) || !kemu_stream_ok(s))
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	e->recorded = 1;
+	e->t_ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+	return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+	return event_ok(e) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+	return kemu_stream_ok(s) && event_ok(e) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
+}
+
+// host time between the records: the shim does not model device time
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+	if (!ms)
+		return kemu_set_error(cudaErrorInvalidValue);
+	if (!event_ok(a) || !event_ok(b) || ((a->flags | b->flags) & cudaEventDisableTiming))
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	if (!a->recorded || !b->recorded)
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	*ms = (float)(b->t_ms - a->t_ms);
+	return cudaSuccess;
+}

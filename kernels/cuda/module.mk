@@ -1,0 +1,59 @@
+# kernels/cuda/: the CUDA kernel dialect (kcuda.h), tensor-core fragments (kmma.h), result checks
+# (kcheck.h), the GEMM wrapper (kgemm.h), the CPU execution shim (emu/) and its example kernels.
+# Kernel tests are .cu files built twice: with g++ for the shim (make test) and with nvcc for a
+# device (make test-gpu, exit 77 without a GPU). The shim is linked into tests only, never into
+# a program (tests/test_kemu_not_in_programs.sh holds that).
+
+$(BUILD)/obj/kernels/cuda/%.o: CFLAGS += -Ikernels/cuda $(CUDA_EMU_CFLAGS)
+
+# what the CUDA backend links: result checks and kgemm on cuBLASLt
+ifeq ($(HAVE_CUDART),1)
+LIBS += kcuda
+kcuda_SRCS := kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(if $(filter 1,$(HAVE_CUBLAS)),kernels/cuda/kgemm_lt.c)
+endif
+
+KEX_SRCS := kernels/cuda/examples/kex_blocksum.cu kernels/cuda/examples/kex_softmax.cu kernels/cuda/examples/kex_mma_gemm.cu
+# kernel tests: tests/NAME.cu -> NAME (shim) and NAME_gpu (device)
+KCUDA_TESTS := test_kemu_barrier test_kemu_warp test_kemu_smem test_kemu_atomic test_kemu_bf16 test_kemu_mma \
+               test_kemu_launch test_kex
+
+ifeq ($(HAVE_CUDA_EMU),1)
+# the shim: an archive outside LIBS, so no program can pick its cudaMalloc up
+TEST_LIBS += kemu
+kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp kernels/cuda/emu/kemu_runtime.cpp \
+             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
+             kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
+TESTS += $(KCUDA_TESTS)
+$(foreach t,$(KCUDA_TESTS),$(eval $(t)_SRCS := tests/$(t).cu) $(eval $(t)_LIBS := kemu) $(eval $(t)_LDLIBS := -lstdc++))
+$(BUILD)/obj/emu/tests/%.o: EMU_CXXFLAGS += -Itests -Ikernels/cuda/examples
+endif
+
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART),11)
+TEST_LIBS += kexgpu
+kexgpu_CU_SRCS := $(KEX_SRCS)
+GPU_TESTS += $(addsuffix _gpu,$(KCUDA_TESTS))
+$(foreach t,$(KCUDA_TESTS),$(eval $(t)_gpu_CU_SRCS := tests/$(t).cu) $(eval $(t)_gpu_LIBS := kexgpu kcuda) \
+	$(eval $(t)_gpu_LDLIBS := $(CUDART_LIBS) -lstdc++))
+$(BUILD)/obj/tests/%.cu.o: NVCCFLAGS += -Itests -Ikernels/cuda/examples
+# nvcc compiles every kernel for every target arch in `make`: warnings are errors, and the spill
+# check reads the resource reports
+all: $(addprefix $(BUILD)/tests/,$(addsuffix _gpu,$(KCUDA_TESTS)))
+endif
+
+# the reference GEMM against naive loops (plain C, no shim needed beyond the reference)
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_kgemm_ref
+test_kgemm_ref_LIBS := kemu
+$(BUILD)/obj/tests/test_kgemm_ref.o: CFLAGS += -Ikernels/cuda
+endif
+SCRIPT_TESTS += tests/test_cuda_spills.sh
+
+# kgemm on cuBLASLt against the reference on the host (a device test)
+ifeq ($(HAVE_CUBLAS),1)
+GPU_TESTS += test_kgemm_gpu
+test_kgemm_gpu_SRCS := tests/test_kgemm_gpu.c kernels/cuda/emu/kgemm_ref.c
+test_kgemm_gpu_LIBS := kcuda
+test_kgemm_gpu_LDLIBS := $(CUBLAS_LIBS)
+$(BUILD)/obj/tests/test_kgemm_gpu.o: CFLAGS += -Ikernels/cuda $(CUDART_CFLAGS)
+all: $(BUILD)/tests/test_kgemm_gpu
+endif

@@ -131,8 +131,8 @@ int main()
 				   v / 3, tanh(v), log(fabs(v) + 1), fmin(v, -0.25)};
 		for (int j = 0; j < 10; j++)
 			worst[j] = fmax(worst[j], fabs(o[10 * i + j] - want[j]) / fmax(fabs(want[j]), 1e-30));
-		unsigned u = __float_as_uint(x[i]);
-		unsigned r = 0;
+		unsigned u, r = 0;
+		memcpy(&u, &x[i], 4);
 		for (int b = 0; b < 32; b++)
 			r |= ((u >> b) & 1u) << (31 - b);
 		int wi[6] = {(int)nearbyintf(x[i] * 10.0f), __builtin_popcount(u), u ? __builtin_clz(u) : 32, (int)r,

@@ -32,8 +32,9 @@
 void kemu_config(int shuffle, uint64_t seed);
 // the shim's explanation of the last failed launch ("" if none): a deadlock, a divergent barrier, ...
 const char *kemu_fault_detail(void);
-// fiber context switches since the process started (for the shim's own benchmark)
+// fiber context switches since the process started, and how they switch (for the benchmark)
 uint64_t kemu_switch_count(void);
+const char *kemu_switch_name(void);
 
 namespace kemu {
 

@@ -25,6 +25,7 @@
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <pthread.h>
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -255,6 +256,10 @@ static int reserve(int nthreads)
 
 static void init_fiber(KemuFiber *f)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	// a stack is reused block after block; the frames a finished fiber left poisoned are gone
+	ASAN_UNPOISON_MEMORY_REGION(f->stack_lo, S.stack_bytes);
+#endif
 #ifdef KEMU_USE_UCONTEXT
 	getcontext(&f->uc);
 	f->uc.uc_stack.ss_sp = f->stack_lo;
@@ -321,6 +326,15 @@ int kemu_fibers_run_block(const dim3 &block, kemu::Body body, void *ctx, int shu
 }
 
 uint64_t kemu_switch_count(void) { return S.switches; }
+
+const char *kemu_switch_name(void)
+{
+#ifdef KEMU_USE_UCONTEXT
+	return "ucontext (swapcontext)";
+#else
+	return "hand-written x86-64";
+#endif
+}
 
 // ---- barriers (called from fibers) ----
 void kemu::syncthreads(const char *file, int line)

@@ -111,7 +111,8 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 		// shared memory starts undefined on a device: NaN-filled here, so reads before writes show
 		if (__start_kemu_shared)
 			memset(__start_kemu_shared, 0xff, (size_t)(__stop_kemu_shared - __start_kemu_shared));
-		memset(L.dyn, 0xff, smem);
+		if (smem)
+			memset(L.dyn, 0xff, smem);
 		char msg[768];
 		int rc = kemu_fibers_run_block(block, body, ctx, L.shuffle, &L.rng, msg, sizeof msg);
 		if (rc == -ENOMEM)

@@ -4,6 +4,9 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,6 +218,10 @@ static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
 	if (magic == MAGIC_DEV)
 		memset(m + ALLOC_ALIGN, 0xff, bytes);
 	*p = m + ALLOC_ALIGN;
+#if defined(__SANITIZE_ADDRESS__)
+	// under AddressSanitizer an access past `bytes` is caught, not only past the rounded size
+	ASAN_POISON_MEMORY_REGION(m + ALLOC_ALIGN + bytes, ((bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1)) - bytes);
+#endif
 	return cudaSuccess;
 }
 

@@ -7,6 +7,8 @@
 #   PROGS += dir/prog         dir/prog_SRCS, dir/prog_LIBS, dir/prog_LDLIBS -> dir/prog
 #   TESTS += test_x           tests/test_x.c (or test_x_SRCS), test_x_LIBS, test_x_LDLIBS
 #   GPU_TESTS, SAN_TESTS, BENCHES likewise; SCRIPT_TESTS += tests/test_y.sh
+#   GPU_SANITIZE_TESTS += test_z_gpu  also run under compute-sanitizer by tools/gpu-check.sh
+#   ASAN_TESTS += test_x      also run under AddressSanitizer+UBSan (not TSan) by make test-san
 # Sources by suffix: .c (gcc), .cpp (g++), .cu in _SRCS (g++ for the CPU execution shim, objects
 # under $(BUILD)/obj/emu/), .cu in _CU_SRCS (nvcc, with a ptxas resource report next to each object).
 
@@ -58,7 +60,9 @@ PROGS :=
 TESTS :=
 SCRIPT_TESTS :=
 GPU_TESTS :=
+GPU_SANITIZE_TESTS :=
 SAN_TESTS :=
+ASAN_TESTS :=
 BENCHES :=
 DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
                libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
@@ -126,7 +130,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 -include $(ALL_OBJS:.o=.d)
 
 # ---- top-level targets ----------------------------------------------------------
-.PHONY: all config deps deps-auto check test test-gpu test-san help clean distclean demo demo-ring
+.PHONY: all config deps deps-auto check test test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring
 
 all: $(call libpaths,$(LIBS)) $(PROGS) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
 
@@ -163,11 +167,16 @@ test:
 test-gpu: all $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
 	@BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
 
+# for tools/gpu-check.sh: the device tests that compute-sanitizer checks
+list-gpu-sanitize-tests:
+	@echo $(addprefix $(BUILD)/tests/,$(GPU_SANITIZE_TESTS))
+
 # the concurrent tests under AddressSanitizer+UBSan and ThreadSanitizer, in their own build trees
+# (ASAN_TESTS only under the first: the CPU shim's fibers are announced to ASan, not to TSan)
 test-san:
 	@$(MAKE) --no-print-directory deps-auto
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS))
-	@BUILD=$(BUILD)/asan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=address bash tests/run.sh $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS))
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS) $(ASAN_TESTS))
+	@BUILD=$(BUILD)/asan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=address bash tests/run.sh $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS) $(ASAN_TESTS))
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
 	@BUILD=$(BUILD)/tsan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=thread bash tests/run.sh $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
 
@@ -184,7 +193,7 @@ help:
 	@echo "make            build everything this machine can (dependency summary first)"
 	@echo "make deps       install the Debian packages (root)"
 	@echo "make test       install missing packages if root, build, run all tests"
-	@echo "make test-san   concurrent tests under ASan+UBSan and TSan"
+	@echo "make test-san   concurrent tests under ASan+UBSan and TSan, the CPU kernel shim's tests under ASan+UBSan"
 	@echo "make test-gpu   tests that need a GPU (skip with 77 without one)"
 	@echo "make demo       synthesize data, train the tiny model with FastCLIP-v3 on the CPU, evaluate, plot"
 	@echo "make demo-ring  the ring alone: producers killed at random, consumers check every position"

@@ -24,7 +24,28 @@ kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp ke
              kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 TESTS += $(KCUDA_TESTS)
+ASAN_TESTS += $(KCUDA_TESTS) test_kemu_barrier_uctx # out-of-bounds accesses of kernels, caught on the CPU
 $(foreach t,$(KCUDA_TESTS),$(eval $(t)_SRCS := tests/$(t).cu) $(eval $(t)_LIBS := kemu) $(eval $(t)_LDLIBS := -lstdc++))
+# the same shim with the ucontext fallback in place of the x86-64 switch, so that it is tested
+TEST_LIBS += kemuuc
+kemuuc_SRCS := $(filter-out kernels/cuda/emu/kemu_fiber.cpp,$(kemu_SRCS)) kernels/cuda/emu/kemu_fiber_uctx.cpp
+TESTS += test_kemu_barrier_uctx
+test_kemu_barrier_uctx_SRCS := tests/test_kemu_barrier.cu
+test_kemu_barrier_uctx_LIBS := kemuuc
+test_kemu_barrier_uctx_LDLIBS := -lstdc++
+
+# make bench-kemu: the shim's speed (fiber switches/s, barriers, shuffles, mma), both switches
+BENCHES += bench_kemu bench_kemu_uctx
+bench_kemu_SRCS := tests/bench_kemu.cu
+bench_kemu_uctx_SRCS := tests/bench_kemu.cu
+bench_kemu_LIBS := kemu
+bench_kemu_uctx_LIBS := kemuuc
+bench_kemu_LDLIBS := -lstdc++
+bench_kemu_uctx_LDLIBS := -lstdc++
+.PHONY: bench-kemu
+bench-kemu: $(BUILD)/tests/bench_kemu $(BUILD)/tests/bench_kemu_uctx
+	$(BUILD)/tests/bench_kemu_uctx | tail -n 1
+	$(BUILD)/tests/bench_kemu
 $(BUILD)/obj/emu/tests/%.o: EMU_CXXFLAGS += -Itests -Ikernels/cuda/examples
 endif
 
@@ -32,6 +53,7 @@ ifeq ($(HAVE_NVCC)$(HAVE_CUDART),11)
 TEST_LIBS += kexgpu
 kexgpu_CU_SRCS := $(KEX_SRCS)
 GPU_TESTS += $(addsuffix _gpu,$(KCUDA_TESTS))
+GPU_SANITIZE_TESTS += $(addsuffix _gpu,$(KCUDA_TESTS))
 $(foreach t,$(KCUDA_TESTS),$(eval $(t)_gpu_CU_SRCS := tests/$(t).cu) $(eval $(t)_gpu_LIBS := kexgpu kcuda) \
 	$(eval $(t)_gpu_LDLIBS := $(CUDART_LIBS) -lstdc++))
 $(BUILD)/obj/tests/%.cu.o: NVCCFLAGS += -Itests -Ikernels/cuda/examples
@@ -46,7 +68,7 @@ TESTS += test_kgemm_ref
 test_kgemm_ref_LIBS := kemu
 $(BUILD)/obj/tests/test_kgemm_ref.o: CFLAGS += -Ikernels/cuda
 endif
-SCRIPT_TESTS += tests/test_cuda_spills.sh
+SCRIPT_TESTS += tests/test_cuda_spills.sh tests/test_kemu_not_in_programs.sh tests/test_kemu_dialect.sh
 
 # kgemm on cuBLASLt against the reference on the host (a device test)
 ifeq ($(HAVE_CUBLAS),1)
@@ -56,4 +78,13 @@ test_kgemm_gpu_LIBS := kcuda
 test_kgemm_gpu_LDLIBS := $(CUBLAS_LIBS)
 $(BUILD)/obj/tests/test_kgemm_gpu.o: CFLAGS += -Ikernels/cuda $(CUDART_CFLAGS)
 all: $(BUILD)/tests/test_kgemm_gpu
+
+# make bench-kernels: own kernels against copy and cuBLASLt baselines (GPU; skips without one)
+BENCHES += bench_kernels
+bench_kernels_CU_SRCS := tests/bench_kernels.cu
+bench_kernels_LIBS := kexgpu kcuda
+bench_kernels_LDLIBS := $(CUBLAS_LIBS) -lstdc++
+.PHONY: bench-kernels
+bench-kernels: $(BUILD)/tests/bench_kernels
+	@$(BUILD)/tests/bench_kernels || { rc=$$?; [ $$rc = 77 ] && echo "bench-kernels: skipped (no GPU)"; [ $$rc = 77 ]; }
 endif

@@ -87,6 +87,19 @@ static int count_shift_errors(const float *dout, const std::vector<float> &in, i
 	return bad;
 }
 
+static int count_tile_loop_errors(const float *dout, const std::vector<float> &in)
+{
+	std::vector<float> acc = kt_download(dout, N);
+	int bad = 0;
+	for (int t = 0; t < N; t++) {
+		float want = 0;
+		for (int it = 0; it < ITERS; it++)
+			want += in[it * N + (t + 17) % N] * (float)(it + 1);
+		bad += acc[t] != want;
+	}
+	return bad;
+}
+
 int main()
 {
 	uint64_t seed = kt_setup("test_kemu_barrier");
@@ -111,14 +124,7 @@ int main()
 	}
 
 	KLAUNCH(NULL, k_tile_loop, 1, N, 0, 0, din, dout, 1);
-	std::vector<float> acc = kt_download(dout, N);
-	bad = 0;
-	for (int t = 0; t < N; t++) {
-		float want = 0;
-		for (int it = 0; it < ITERS; it++)
-			want += in[it * N + (t + 17) % N] * (float)(it + 1);
-		bad += acc[t] != want;
-	}
+	bad = count_tile_loop_errors(dout, in);
 	KT_CHECK(bad == 0, "tile loop with both barriers: %d wrong", bad);
 
 	int *dc = kt_dev_alloc<int>(6 * 2 * 3 * 2 * 4 * 2 * 3);
@@ -149,14 +155,7 @@ int main()
 
 	// the missing second barrier (write-after-read) is caught too
 	KLAUNCH(NULL, k_tile_loop, 1, N, 0, 0, din, dout, 0);
-	acc = kt_download(dout, N);
-	bad = 0;
-	for (int t = 0; t < N; t++) {
-		float want = 0;
-		for (int it = 0; it < ITERS; it++)
-			want += in[it * N + (t + 17) % N] * (float)(it + 1);
-		bad += acc[t] != want;
-	}
+	bad = count_tile_loop_errors(dout, in);
 	printf("missing trailing __syncthreads in a tile loop: %d of %d wrong\n", bad, N);
 	KT_CHECK(bad > 0, "the shuffled order must expose the write-after-read race");
 

@@ -99,9 +99,13 @@ int kcheck_launch(KErr *e, int s, const char *kernel, const char *detail, const 
 		return 0;
 	char what[200], name[400];
 	snprintf(what, sizeof what, "launch of %s", kernel);
+	int shim = detail && *detail; // the CPU shim explains what the kernel did wrong
 	snprintf(name, sizeof name, "%s (%s)%s%s", cudaGetErrorName((cudaError_t)s), cudaGetErrorString((cudaError_t)s),
-		 detail && *detail ? ": " : "", detail ? detail : "");
-	return report(e, kcheck_errno_cuda(s), what, name, kcheck_hint_cuda(s), file, line);
+		 shim ? ": " : "", shim ? detail : "");
+	const char *hint = shim && s == cudaErrorLaunchFailure
+				   ? "the kernel broke a rule of the kernel dialect (kernels/cuda/emu/README.md)"
+				   : kcheck_hint_cuda(s);
+	return report(e, kcheck_errno_cuda(s), what, name, hint, file, line);
 }
 
 // cublasStatus_t values are part of cuBLAS's ABI (cublas_api.h)

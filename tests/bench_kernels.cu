@@ -88,8 +88,8 @@ int main()
 	// the plain cuBLASLt bf16 GEMM: C (G x G, bf16) = A^T B as the linear layers call it (TN)
 	auto gemm = [&](int n) {
 		KgCall k = {};
-		k.opA = KG_T, k.opB = KG_N, k.M = n, k.N = n, k.K = n, k.A = a, k.lda = n, k.B = b, k.ldb = n, k.C = c;
-		k.ldc = n, k.ab = KG_BF16, k.c = KG_BF16, k.alpha = 1.0f;
+		k.opA = KGEMM_T, k.opB = KGEMM_N, k.M = n, k.N = n, k.K = n, k.A = a, k.lda = n, k.B = b, k.ldb = n, k.C = c;
+		k.ldc = n, k.ab = KGEMM_BF16, k.c = KGEMM_BF16, k.alpha = 1.0f;
 		return kgemm(g, NULL, &k, &e);
 	};
 

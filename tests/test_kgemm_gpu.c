@@ -18,10 +18,10 @@ static double uni(void)
 	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 	return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
-static size_t esize(KgType t) { return t == KG_BF16 ? 2 : 4; }
+static size_t esize(KgType t) { return t == KGEMM_BF16 ? 2 : 4; }
 static double get(const void *p, KgType t, size_t i)
 {
-	if (t == KG_F32)
+	if (t == KGEMM_F32)
 		return ((const float *)p)[i];
 	uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
 	float f;
@@ -32,7 +32,7 @@ static void fill(void *p, KgType t, size_t n, double scale)
 {
 	for (size_t i = 0; i < n; i++) {
 		float f = (float)(scale * uni());
-		if (t == KG_F32) {
+		if (t == KGEMM_F32) {
 			((float *)p)[i] = f;
 		} else {
 			uint32_t u;
@@ -56,12 +56,12 @@ static double rel_l2(const void *got, const void *want, KgType t, size_t n)
 // gradient NT accumulating, with the bias gradient
 static int required(KgOp a, KgOp b, KgEpi e, int acc)
 {
-	if (a == KG_T && b == KG_N)
-		return !acc && (e == KG_EPI_NONE || e == KG_EPI_BIAS || e == KG_EPI_GELU_AUX_BIAS);
-	if (a == KG_N && b == KG_N)
-		return e == KG_EPI_NONE || e == KG_EPI_DGELU || e == KG_EPI_DGELU_BGRAD;
-	if (a == KG_N && b == KG_T)
-		return e == KG_EPI_NONE || e == KG_EPI_BGRADB;
+	if (a == KGEMM_T && b == KGEMM_N)
+		return !acc && (e == KGEMM_EPI_NONE || e == KGEMM_EPI_BIAS || e == KGEMM_EPI_GELU_AUX_BIAS);
+	if (a == KGEMM_N && b == KGEMM_N)
+		return e == KGEMM_EPI_NONE || e == KGEMM_EPI_DGELU || e == KGEMM_EPI_DGELU_BGRAD;
+	if (a == KGEMM_N && b == KGEMM_T)
+		return e == KGEMM_EPI_NONE || e == KGEMM_EPI_BGRADB;
 	return 0;
 }
 
@@ -74,8 +74,8 @@ static void one_case(KGemm *g, KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType 
 	memset(&c, 0, sizeof c);
 	c.opA = opA, c.opB = opB, c.M = M, c.N = N, c.K = K, c.ab = ab, c.c = ct, c.epi = epi;
 	c.alpha = 1.0f, c.accumulate = acc, c.bias_type = ct, c.ldaux = M;
-	c.lda = opA == KG_N ? M : K, c.ldb = opB == KG_N ? K : N, c.ldc = M;
-	size_t asz = (size_t)c.lda * (opA == KG_N ? K : M), bsz = (size_t)c.ldb * (opB == KG_N ? N : K);
+	c.lda = opA == KGEMM_N ? M : K, c.ldb = opB == KGEMM_N ? K : N, c.ldc = M;
+	size_t asz = (size_t)c.lda * (opA == KGEMM_N ? K : M), bsz = (size_t)c.ldb * (opB == KGEMM_N ? N : K);
 	size_t csz = (size_t)M * N, nb = (size_t)(M > N ? M : N);
 	void *hA = malloc(asz * 4), *hB = malloc(bsz * 4), *hC = malloc(csz * 4), *hX = malloc(csz * 4),
 	     *hb = malloc(nb * 4);
@@ -120,7 +120,7 @@ static void one_case(KGemm *g, KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType 
 		h.A = hA, h.B = hB, h.C = rC, h.aux = rX, h.bias = rb;
 		KErr e = {0, ""};
 		kgemm_ref(&h, &e);
-		double tol = ct == KG_BF16 ? 1e-2 : 1e-5;
+		double tol = ct == KGEMM_BF16 ? 1e-2 : 1e-5;
 		double ec = rel_l2(gC, rC, ct, csz), ex = rel_l2(gX, rX, ct, csz), eb = rel_l2(gb, rb, ct, nb);
 		int same = memcmp(gC, gC2, csz * esize(ct)) == 0;
 		int ok = ec <= tol && ex <= tol && eb <= tol && same;
@@ -152,11 +152,11 @@ int main(void)
 		printf("kgemm_create: %s\n", e.msg);
 		return 1;
 	}
-	const KgType types[3][2] = {{KG_BF16, KG_BF16}, {KG_BF16, KG_F32}, {KG_F32, KG_F32}};
+	const KgType types[3][2] = {{KGEMM_BF16, KGEMM_BF16}, {KGEMM_BF16, KGEMM_F32}, {KGEMM_F32, KGEMM_F32}};
 	int cases = 0;
 	for (int opA = 0; opA < 2; opA++)
 		for (int opB = 0; opB < 2; opB++)
-			for (int epi = 0; epi < KG_EPI_COUNT; epi++)
+			for (int epi = 0; epi < KGEMM_EPI_COUNT; epi++)
 				for (int t = 0; t < 3; t++)
 					for (int acc = 0; acc < 2; acc++, cases++)
 						one_case(g, (KgOp)opA, (KgOp)opB, (KgEpi)epi, types[t][0], types[t][1], acc);

@@ -45,11 +45,11 @@ static double from_bf16(uint16_t b)
 }
 static double get(const void *p, KgType t, size_t i)
 {
-	return t == KG_BF16 ? from_bf16(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+	return t == KGEMM_BF16 ? from_bf16(((const uint16_t *)p)[i]) : ((const float *)p)[i];
 }
 static void put(void *p, KgType t, size_t i, double v)
 {
-	if (t == KG_BF16)
+	if (t == KGEMM_BF16)
 		((uint16_t *)p)[i] = to_bf16((float)v);
 	else
 		((float *)p)[i] = (float)v;
@@ -73,10 +73,10 @@ static void naive(const KgCall *c, int rm, void *C, void *bias, void *aux)
 		for (int j = 0; j < N; j++) {
 			double acc = 0;
 			for (int k = 0; k < K; k++) {
-				size_t ai = rm ? (c->opA == KG_N ? (size_t)i * c->lda + k : (size_t)k * c->lda + i)
-					       : (c->opA == KG_N ? (size_t)i + (size_t)k * c->lda : (size_t)k + (size_t)i * c->lda);
-				size_t bi = rm ? (c->opB == KG_N ? (size_t)k * c->ldb + j : (size_t)j * c->ldb + k)
-					       : (c->opB == KG_N ? (size_t)k + (size_t)j * c->ldb : (size_t)j + (size_t)k * c->ldb);
+				size_t ai = rm ? (c->opA == KGEMM_N ? (size_t)i * c->lda + k : (size_t)k * c->lda + i)
+					       : (c->opA == KGEMM_N ? (size_t)i + (size_t)k * c->lda : (size_t)k + (size_t)i * c->lda);
+				size_t bi = rm ? (c->opB == KGEMM_N ? (size_t)k * c->ldb + j : (size_t)j * c->ldb + k)
+					       : (c->opB == KGEMM_N ? (size_t)k + (size_t)j * c->ldb : (size_t)j + (size_t)k * c->ldb);
 				acc += get(c->A, c->ab, ai) * get(c->B, c->ab, bi);
 			}
 			size_t ci = rm ? (size_t)i * c->ldc + j : (size_t)i + (size_t)j * c->ldc;
@@ -84,37 +84,37 @@ static void naive(const KgCall *c, int rm, void *C, void *bias, void *aux)
 			int bidx = rm ? j : i; // the bias runs along D's rows in cuBLASLt's (column-major) terms
 			double x = (double)c->alpha * acc + (c->accumulate ? get(C, c->c, ci) : 0.0), d = x;
 			switch (c->epi) {
-			case KG_EPI_BIAS: d = x + get(c->bias, c->bias_type, bidx); break;
-			case KG_EPI_GELU: d = kgemm_gelu(x); break;
-			case KG_EPI_GELU_BIAS: d = kgemm_gelu(x + get(c->bias, c->bias_type, bidx)); break;
-			case KG_EPI_GELU_AUX: put(aux, c->c, xi, x), d = kgemm_gelu(x); break;
-			case KG_EPI_GELU_AUX_BIAS:
+			case KGEMM_EPI_BIAS: d = x + get(c->bias, c->bias_type, bidx); break;
+			case KGEMM_EPI_GELU: d = kgemm_gelu(x); break;
+			case KGEMM_EPI_GELU_BIAS: d = kgemm_gelu(x + get(c->bias, c->bias_type, bidx)); break;
+			case KGEMM_EPI_GELU_AUX: put(aux, c->c, xi, x), d = kgemm_gelu(x); break;
+			case KGEMM_EPI_GELU_AUX_BIAS:
 				x += get(c->bias, c->bias_type, bidx);
 				put(aux, c->c, xi, x), d = kgemm_gelu(x);
 				break;
-			case KG_EPI_DGELU: d = x * kgemm_dgelu(get(aux, c->c, xi)); break;
-			case KG_EPI_DGELU_BGRAD: d = x * kgemm_dgelu(get(aux, c->c, xi)), bg[bidx] += d; break;
+			case KGEMM_EPI_DGELU: d = x * kgemm_dgelu(get(aux, c->c, xi)); break;
+			case KGEMM_EPI_DGELU_BGRAD: d = x * kgemm_dgelu(get(aux, c->c, xi)), bg[bidx] += d; break;
 			default: break;
 			}
 			put(C, c->c, ci, d);
 		}
-	if (c->epi == KG_EPI_BGRADA || c->epi == KG_EPI_BGRADB) {
-		int rows_of_a = c->epi == KG_EPI_BGRADA; // in the caller's terms
+	if (c->epi == KGEMM_EPI_BGRADA || c->epi == KGEMM_EPI_BGRADB) {
+		int rows_of_a = c->epi == KGEMM_EPI_BGRADA; // in the caller's terms
 		int n = rows_of_a ? M : N;
 		for (int r = 0; r < n; r++)
 			for (int k = 0; k < K; k++) {
 				size_t idx;
 				if (rows_of_a)
-					idx = rm ? (c->opA == KG_N ? (size_t)r * c->lda + k : (size_t)k * c->lda + r)
-						 : (c->opA == KG_N ? (size_t)r + (size_t)k * c->lda : (size_t)k + (size_t)r * c->lda);
+					idx = rm ? (c->opA == KGEMM_N ? (size_t)r * c->lda + k : (size_t)k * c->lda + r)
+						 : (c->opA == KGEMM_N ? (size_t)r + (size_t)k * c->lda : (size_t)k + (size_t)r * c->lda);
 				else
-					idx = rm ? (c->opB == KG_N ? (size_t)k * c->ldb + r : (size_t)r * c->ldb + k)
-						 : (c->opB == KG_N ? (size_t)k + (size_t)r * c->ldb : (size_t)r + (size_t)k * c->ldb);
+					idx = rm ? (c->opB == KGEMM_N ? (size_t)k * c->ldb + r : (size_t)r * c->ldb + k)
+						 : (c->opB == KGEMM_N ? (size_t)k + (size_t)r * c->ldb : (size_t)r + (size_t)k * c->ldb);
 				bg[r] += get(rows_of_a ? c->A : c->B, c->ab, idx);
 			}
 	}
-	if (c->epi == KG_EPI_DGELU_BGRAD || c->epi == KG_EPI_BGRADA || c->epi == KG_EPI_BGRADB) {
-		int n = c->epi == KG_EPI_BGRADA ? M : c->epi == KG_EPI_BGRADB ? N : (rm ? N : M);
+	if (c->epi == KGEMM_EPI_DGELU_BGRAD || c->epi == KGEMM_EPI_BGRADA || c->epi == KGEMM_EPI_BGRADB) {
+		int n = c->epi == KGEMM_EPI_BGRADA ? M : c->epi == KGEMM_EPI_BGRADB ? N : (rm ? N : M);
 		for (int r = 0; r < n; r++)
 			put(bias, c->bias_type, r, bg[r]);
 	}
@@ -126,10 +126,10 @@ static int one_case(KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType ct, int acc
 	KgCall c;
 	memset(&c, 0, sizeof c);
 	c.opA = opA, c.opB = opB, c.M = M, c.N = N, c.K = K, c.ab = ab, c.c = ct, c.epi = epi;
-	c.alpha = acc ? 0.5f : 1.0f, c.accumulate = acc, c.bias_type = ct == KG_F32 ? KG_F32 : (epi % 2 ? KG_BF16 : KG_F32);
+	c.alpha = acc ? 0.5f : 1.0f, c.accumulate = acc, c.bias_type = ct == KGEMM_F32 ? KGEMM_F32 : (epi % 2 ? KGEMM_BF16 : KGEMM_F32);
 	// leading dimensions with padding, in the caller's layout
-	int arows = rm ? (opA == KG_N ? M : K) : (opA == KG_N ? M : K), acols = opA == KG_N ? K : M;
-	int brows = opB == KG_N ? K : N, bcols = opB == KG_N ? N : K;
+	int arows = rm ? (opA == KGEMM_N ? M : K) : (opA == KGEMM_N ? M : K), acols = opA == KGEMM_N ? K : M;
+	int brows = opB == KGEMM_N ? K : N, bcols = opB == KGEMM_N ? N : K;
 	c.lda = (rm ? acols : arows) + 3, c.ldb = (rm ? bcols : brows) + 2, c.ldc = (rm ? N : M) + 1;
 	c.ldaux = 24; // >= 13 and a multiple of 8 either way
 	size_t asz = (size_t)c.lda * (rm ? arows : acols), bsz = (size_t)c.ldb * (rm ? brows : bcols);
@@ -153,9 +153,9 @@ static int one_case(KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType ct, int acc
 	KErr e = {0, ""};
 	int rc = kgemm_ref(&got, &e);
 	int bad = rc != 0;
-	bad += memcmp(C1, C2, csz * (ct == KG_BF16 ? 2 : 4)) != 0;
-	bad += memcmp(X1, X2, xsz * (ct == KG_BF16 ? 2 : 4)) != 0;
-	bad += memcmp(b1, b2, 32 * (c.bias_type == KG_BF16 ? 2 : 4)) != 0;
+	bad += memcmp(C1, C2, csz * (ct == KGEMM_BF16 ? 2 : 4)) != 0;
+	bad += memcmp(X1, X2, xsz * (ct == KGEMM_BF16 ? 2 : 4)) != 0;
+	bad += memcmp(b1, b2, 32 * (c.bias_type == KGEMM_BF16 ? 2 : 4)) != 0;
 	CHECK(bad == 0, "%s op %c%c %s, %s -> %s, accumulate %d: rc %d %s (outputs differ from the naive loops)",
 	      rm ? "row-major" : "column-major", "NT"[opA], "NT"[opB], kgemm_epi_name(epi), ab ? "bf16" : "f32",
 	      ct ? "bf16" : "f32", acc, rc, e.msg);
@@ -168,20 +168,20 @@ static int one_case(KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType ct, int acc
 static void check_refusals(void)
 {
 	float a[64] = {0}, b[64] = {0}, c[64] = {0};
-	KgCall ok = {.opA = KG_N, .opB = KG_N, .M = 4, .N = 4, .K = 4, .A = a, .lda = 4, .B = b, .ldb = 4, .C = c,
-		     .ldc = 4, .ab = KG_F32, .c = KG_F32, .alpha = 1};
+	KgCall ok = {.opA = KGEMM_N, .opB = KGEMM_N, .M = 4, .N = 4, .K = 4, .A = a, .lda = 4, .B = b, .ldb = 4, .C = c,
+		     .ldc = 4, .ab = KGEMM_F32, .c = KGEMM_F32, .alpha = 1};
 	KErr e = {0, ""};
 	CHECK(kgemm_ref(&ok, &e) == 0, "a plain call: %s", e.msg);
 	KgCall bad = ok;
 	bad.lda = 3;
 	CHECK(kgemm_ref(&bad, &e) == -EINVAL && strstr(e.msg, "leading dimensions"), "lda below M: %s", e.msg);
-	kerr_clear(&e), bad = ok, bad.opA = KG_T, bad.M = 5;
+	kerr_clear(&e), bad = ok, bad.opA = KGEMM_T, bad.M = 5;
 	CHECK(kgemm_ref(&bad, &e) == -EINVAL, "op T: lda must cover K rows, M %d ldc %d", bad.M, bad.ldc);
-	kerr_clear(&e), bad = ok, bad.epi = KG_EPI_BIAS;
+	kerr_clear(&e), bad = ok, bad.epi = KGEMM_EPI_BIAS;
 	CHECK(kgemm_ref(&bad, &e) == -EINVAL && strstr(e.msg, "bias"), "bias missing: %s", e.msg);
-	kerr_clear(&e), bad = ok, bad.epi = KG_EPI_GELU_AUX, bad.aux = c, bad.ldaux = 6;
+	kerr_clear(&e), bad = ok, bad.epi = KGEMM_EPI_GELU_AUX, bad.aux = c, bad.ldaux = 6;
 	CHECK(kgemm_ref(&bad, &e) == -EINVAL && strstr(e.msg, "multiple of 8"), "ldaux 6: %s", e.msg);
-	kerr_clear(&e), bad = ok, bad.c = KG_BF16;
+	kerr_clear(&e), bad = ok, bad.c = KGEMM_BF16;
 	CHECK(kgemm_ref(&bad, &e) == -ENOTSUP, "f32 in, bf16 out: %s", e.msg);
 	kerr_clear(&e), bad = ok, bad.K = 0;
 	CHECK(kgemm_ref(&bad, &e) == -EINVAL, "K 0: %s", e.msg);
@@ -198,11 +198,11 @@ int main(void)
 	CHECK(fabs(kgemm_dgelu(1.0) - 1.0829640838457826) < 1e-15, "gelu'(1) %.17g", kgemm_dgelu(1.0));
 	CHECK(fabs(kgemm_dgelu(-2.0) + 0.08609925662361825) < 1e-15, "gelu'(-2) %.17g", kgemm_dgelu(-2.0));
 	int cases = 0, passed = 0;
-	const KgType types[3][2] = {{KG_BF16, KG_BF16}, {KG_BF16, KG_F32}, {KG_F32, KG_F32}};
+	const KgType types[3][2] = {{KGEMM_BF16, KGEMM_BF16}, {KGEMM_BF16, KGEMM_F32}, {KGEMM_F32, KGEMM_F32}};
 	for (int rm = 0; rm < 2; rm++)
 		for (int opA = 0; opA < 2; opA++)
 			for (int opB = 0; opB < 2; opB++)
-				for (int epi = 0; epi < KG_EPI_COUNT; epi++)
+				for (int epi = 0; epi < KGEMM_EPI_COUNT; epi++)
 					for (int t = 0; t < 3; t++)
 						for (int acc = 0; acc < 2; acc++, cases++)
 							passed += one_case((KgOp)opA, (KgOp)opB, (KgEpi)epi, types[t][0],

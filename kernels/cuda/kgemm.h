@@ -13,28 +13,29 @@
 extern "C" {
 #endif
 
-typedef enum { KG_F32 = 0, KG_BF16 = 1 } KgType;
-typedef enum { KG_N = 0, KG_T = 1 } KgOp;
+typedef enum { KGEMM_F32 = 0, KGEMM_BF16 = 1 } KgType;
+typedef enum { KGEMM_N = 0, KGEMM_T = 1 } KgOp;
 
 // With x = alpha * op(A) op(B) + (accumulate ? C : 0), computed in f32, the result D written
-// over C is (m < M indexes rows of D, n < N its columns; gelu is the tanh approximation
-// cuBLASLt uses, not erf):
+// over C is (m < M indexes rows of D, n < N its columns; gelu is GELU's tanh approximation, the
+// form cuBLASLt's epilogue is taken to compute (PyTorch fuses only approximate='tanh' into it;
+// test_kgemm_gpu holds cuBLASLt against it on a device), KACT_GELU_TANH of kern_ops.h):
 typedef enum {
-	KG_EPI_NONE,          // D = x
-	KG_EPI_BIAS,          // D = x + bias[m]
-	KG_EPI_GELU,          // D = gelu(x)
-	KG_EPI_GELU_BIAS,     // D = gelu(x + bias[m])
-	KG_EPI_GELU_AUX,      // D = gelu(x), aux = x (the pre-activation, for backward)
-	KG_EPI_GELU_AUX_BIAS, // D = gelu(x + bias[m]), aux = x + bias[m]
-	KG_EPI_DGELU,         // D = x * gelu'(aux)
-	KG_EPI_DGELU_BGRAD,   // D = x * gelu'(aux), bias[m] = sum over n of D
-	KG_EPI_BGRADA,        // D = x, bias[m] = sum over k of op(A)[m][k]
-	KG_EPI_BGRADB,        // D = x, bias[n] = sum over k of op(B)[k][n]
-	KG_EPI_COUNT
+	KGEMM_EPI_NONE,          // D = x
+	KGEMM_EPI_BIAS,          // D = x + bias[m]
+	KGEMM_EPI_GELU,          // D = gelu(x)
+	KGEMM_EPI_GELU_BIAS,     // D = gelu(x + bias[m])
+	KGEMM_EPI_GELU_AUX,      // D = gelu(x), aux = x (the pre-activation, for backward)
+	KGEMM_EPI_GELU_AUX_BIAS, // D = gelu(x + bias[m]), aux = x + bias[m]
+	KGEMM_EPI_DGELU,         // D = x * gelu'(aux)
+	KGEMM_EPI_DGELU_BGRAD,   // D = x * gelu'(aux), bias[m] = sum over n of D
+	KGEMM_EPI_BGRADA,        // D = x, bias[m] = sum over k of op(A)[m][k]
+	KGEMM_EPI_BGRADB,        // D = x, bias[n] = sum over k of op(B)[k][n]
+	KGEMM_EPI_COUNT
 } KgEpi;
 
 // One call, column-major as cuBLAS: element (r, c) of a matrix with leading dimension ld is at
-// [r + c * ld]. A is M x K after op (stored M x K for KG_N, K x M for KG_T), B is K x N after op,
+// [r + c * ld]. A is M x K after op (stored M x K for KGEMM_N, K x M for KGEMM_T), B is K x N after op,
 // C is M x N. A row-major caller converts with kgcall_from_row_major.
 typedef struct KgCall {
 	KgOp opA, opB;

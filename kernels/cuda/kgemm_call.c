@@ -7,16 +7,16 @@
 
 const char *kgemm_epi_name(KgEpi epi)
 {
-	static const char *names[KG_EPI_COUNT] = {"none",     "bias",          "gelu",  "gelu_bias",   "gelu_aux",
+	static const char *names[KGEMM_EPI_COUNT] = {"none",     "bias",          "gelu",  "gelu_bias",   "gelu_aux",
 						  "gelu_aux_bias", "dgelu", "dgelu_bgrad", "bgrada",   "bgradb"};
-	return (unsigned)epi < KG_EPI_COUNT ? names[epi] : "?";
+	return (unsigned)epi < KGEMM_EPI_COUNT ? names[epi] : "?";
 }
 
-static int epi_reads_bias(KgEpi e) { return e == KG_EPI_BIAS || e == KG_EPI_GELU_BIAS || e == KG_EPI_GELU_AUX_BIAS; }
-static int epi_writes_bias(KgEpi e) { return e == KG_EPI_DGELU_BGRAD || e == KG_EPI_BGRADA || e == KG_EPI_BGRADB; }
+static int epi_reads_bias(KgEpi e) { return e == KGEMM_EPI_BIAS || e == KGEMM_EPI_GELU_BIAS || e == KGEMM_EPI_GELU_AUX_BIAS; }
+static int epi_writes_bias(KgEpi e) { return e == KGEMM_EPI_DGELU_BGRAD || e == KGEMM_EPI_BGRADA || e == KGEMM_EPI_BGRADB; }
 static int epi_uses_aux(KgEpi e)
 {
-	return e == KG_EPI_GELU_AUX || e == KG_EPI_GELU_AUX_BIAS || e == KG_EPI_DGELU || e == KG_EPI_DGELU_BGRAD;
+	return e == KGEMM_EPI_GELU_AUX || e == KGEMM_EPI_GELU_AUX_BIAS || e == KGEMM_EPI_DGELU || e == KGEMM_EPI_DGELU_BGRAD;
 }
 
 int kgemm_check(const KgCall *c, KErr *e)
@@ -25,17 +25,17 @@ int kgemm_check(const KgCall *c, KErr *e)
 		return kerr_set(e, -EINVAL, "kgemm: no call");
 	if (c->M < 1 || c->N < 1 || c->K < 1)
 		return kerr_set(e, -EINVAL, "kgemm: M, N, K = %d, %d, %d must be >= 1", c->M, c->N, c->K);
-	if ((unsigned)c->opA > KG_T || (unsigned)c->opB > KG_T || (unsigned)c->epi >= KG_EPI_COUNT)
+	if ((unsigned)c->opA > KGEMM_T || (unsigned)c->opB > KGEMM_T || (unsigned)c->epi >= KGEMM_EPI_COUNT)
 		return kerr_set(e, -EINVAL, "kgemm: unknown transpose or epilogue");
-	int arows = c->opA == KG_N ? c->M : c->K, brows = c->opB == KG_N ? c->K : c->N;
+	int arows = c->opA == KGEMM_N ? c->M : c->K, brows = c->opB == KGEMM_N ? c->K : c->N;
 	if (c->lda < arows || c->ldb < brows || c->ldc < c->M)
 		return kerr_set(e, -EINVAL,
 				"kgemm: leading dimensions lda %d ldb %d ldc %d below the stored rows %d, %d, %d "
 				"(column-major)",
 				c->lda, c->ldb, c->ldc, arows, brows, c->M);
-	if ((unsigned)c->ab > KG_BF16 || (unsigned)c->c > KG_BF16 || (unsigned)c->bias_type > KG_BF16)
+	if ((unsigned)c->ab > KGEMM_BF16 || (unsigned)c->c > KGEMM_BF16 || (unsigned)c->bias_type > KGEMM_BF16)
 		return kerr_set(e, -EINVAL, "kgemm: unknown dtype");
-	if (c->ab == KG_F32 && c->c == KG_BF16)
+	if (c->ab == KGEMM_F32 && c->c == KGEMM_BF16)
 		return kerr_set(e, -ENOTSUP, "kgemm: f32 operands with a bf16 output is not a cuBLASLt combination");
 	if (!c->A || !c->B || !c->C)
 		return kerr_set(e, -EINVAL, "kgemm: NULL operand");
@@ -61,10 +61,10 @@ void kgcall_from_row_major(KgCall *c)
 	t = c->lda;
 	c->lda = c->ldb;
 	c->ldb = t;
-	if (c->epi == KG_EPI_BGRADA)
-		c->epi = KG_EPI_BGRADB;
-	else if (c->epi == KG_EPI_BGRADB)
-		c->epi = KG_EPI_BGRADA;
+	if (c->epi == KGEMM_EPI_BGRADA)
+		c->epi = KGEMM_EPI_BGRADB;
+	else if (c->epi == KGEMM_EPI_BGRADB)
+		c->epi = KGEMM_EPI_BGRADA;
 }
 
 #define GELU_K 0.7978845608028654 // sqrt(2 / pi)

@@ -35,14 +35,14 @@ struct KGemm {
 	uint64_t clock;
 };
 
-static const cublasLtEpilogue_t epilogues[KG_EPI_COUNT] = {
+static const cublasLtEpilogue_t epilogues[KGEMM_EPI_COUNT] = {
 	CUBLASLT_EPILOGUE_DEFAULT,	 CUBLASLT_EPILOGUE_BIAS,	   CUBLASLT_EPILOGUE_GELU,
 	CUBLASLT_EPILOGUE_GELU_BIAS,	 CUBLASLT_EPILOGUE_GELU_AUX,	   CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
 	CUBLASLT_EPILOGUE_DGELU,	 CUBLASLT_EPILOGUE_DGELU_BGRAD, CUBLASLT_EPILOGUE_BGRADA,
 	CUBLASLT_EPILOGUE_BGRADB,
 };
 
-static cudaDataType_t dtype(KgType t) { return t == KG_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+static cudaDataType_t dtype(KgType t) { return t == KGEMM_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
 
 static int align_of(const void *p)
 {
@@ -115,7 +115,7 @@ static PlanKey key_of(const KgCall *c)
 static int plan_make(KGemm *g, Plan *p, const KgCall *c, KErr *e)
 {
 	p->key = key_of(c);
-	cublasOperation_t ta = c->opA == KG_T ? CUBLAS_OP_T : CUBLAS_OP_N, tb = c->opB == KG_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+	cublasOperation_t ta = c->opA == KGEMM_T ? CUBLAS_OP_T : CUBLAS_OP_N, tb = c->opB == KGEMM_T ? CUBLAS_OP_T : CUBLAS_OP_N;
 	cublasLtEpilogue_t epi = epilogues[c->epi];
 	int32_t bias_type = dtype(c->bias_type), aux_type = dtype(c->c);
 	int64_t ldaux = c->ldaux;
@@ -132,8 +132,8 @@ static int plan_make(KGemm *g, Plan *p, const KgCall *c, KErr *e)
 		rc = rc ? rc : cublas_try(e, SET(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, aux_type));
 		rc = rc ? rc : cublas_try(e, SET(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c->aux));
 	}
-	int arows = c->opA == KG_N ? c->M : c->K, acols = c->opA == KG_N ? c->K : c->M;
-	int brows = c->opB == KG_N ? c->K : c->N, bcols = c->opB == KG_N ? c->N : c->K;
+	int arows = c->opA == KGEMM_N ? c->M : c->K, acols = c->opA == KGEMM_N ? c->K : c->M;
+	int brows = c->opB == KGEMM_N ? c->K : c->N, bcols = c->opB == KGEMM_N ? c->N : c->K;
 	rc = rc ? rc : cublas_try(e, cublasLtMatrixLayoutCreate(&p->a, dtype(c->ab), arows, acols, c->lda));
 	rc = rc ? rc : cublas_try(e, cublasLtMatrixLayoutCreate(&p->b, dtype(c->ab), brows, bcols, c->ldb));
 	rc = rc ? rc : cublas_try(e, cublasLtMatrixLayoutCreate(&p->c, dtype(c->c), c->M, c->N, c->ldc));
@@ -163,8 +163,8 @@ static int plan_make(KGemm *g, Plan *p, const KgCall *c, KErr *e)
 		rc = kerr_set(e, -ENOTSUP,
 			      "kgemm: cuBLASLt has no algorithm for op %c%c, M %d N %d K %d, %s -> %s, epilogue %s "
 			      "(alignments %d/%d/%d bytes)",
-			      "NT"[c->opA], "NT"[c->opB], c->M, c->N, c->K, c->ab == KG_BF16 ? "bf16" : "f32",
-			      c->c == KG_BF16 ? "bf16" : "f32", kgemm_epi_name(c->epi), al[0], al[1], al[2]);
+			      "NT"[c->opA], "NT"[c->opB], c->M, c->N, c->K, c->ab == KGEMM_BF16 ? "bf16" : "f32",
+			      c->c == KGEMM_BF16 ? "bf16" : "f32", kgemm_epi_name(c->epi), al[0], al[1], al[2]);
 	if (!rc)
 		p->algo = res.algo;
 	return rc;

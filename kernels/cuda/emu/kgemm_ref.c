@@ -28,13 +28,13 @@ static uint16_t f32_to_bf16(float f)
 
 static double load(const void *p, KgType t, size_t i)
 {
-	return t == KG_BF16 ? (double)bf16_to_f32(((const uint16_t *)p)[i]) : (double)((const float *)p)[i];
+	return t == KGEMM_BF16 ? (double)bf16_to_f32(((const uint16_t *)p)[i]) : (double)((const float *)p)[i];
 }
 
 // the device computes the epilogue in f32 and converts that to the output type
 static void store(void *p, KgType t, size_t i, double v)
 {
-	if (t == KG_BF16)
+	if (t == KGEMM_BF16)
 		((uint16_t *)p)[i] = f32_to_bf16((float)v);
 	else
 		((float *)p)[i] = (float)v;
@@ -50,7 +50,7 @@ static float *gather(const void *X, KgType t, int ld, KgOp op, int rows, int K, 
 		for (int k = 0; k < K; k++) {
 			// A: op(A)[r][k] is A[r + k ld] (N) or A[k + r ld] (T); B is K x N after op, so
 			// its column r: op(B)[k][r] is B[k + r ld] (N) or B[r + k ld] (T)
-			int trans = x_is_b ? op == KG_N : op == KG_T;
+			int trans = x_is_b ? op == KGEMM_N : op == KGEMM_T;
 			size_t i = trans ? (size_t)k + (size_t)r * (size_t)ld : (size_t)r + (size_t)k * (size_t)ld;
 			out[(size_t)r * (size_t)K + (size_t)k] = (float)load(X, t, i);
 		}
@@ -81,27 +81,27 @@ int kgemm_ref(const KgCall *c, KErr *e)
 				acc += (double)ar[k] * (double)br[k]; // exact products, sums in k order
 			size_t ci = (size_t)m + (size_t)n * (size_t)c->ldc, xi = (size_t)m + (size_t)n * (size_t)c->ldaux;
 			double x = (double)c->alpha * acc + (c->accumulate ? load(c->C, c->c, ci) : 0.0), d = x;
-			if (epi == KG_EPI_BIAS || epi == KG_EPI_GELU_BIAS || epi == KG_EPI_GELU_AUX_BIAS)
+			if (epi == KGEMM_EPI_BIAS || epi == KGEMM_EPI_GELU_BIAS || epi == KGEMM_EPI_GELU_AUX_BIAS)
 				x = d = x + load(c->bias, c->bias_type, (size_t)m);
-			if (epi == KG_EPI_GELU_AUX || epi == KG_EPI_GELU_AUX_BIAS)
+			if (epi == KGEMM_EPI_GELU_AUX || epi == KGEMM_EPI_GELU_AUX_BIAS)
 				store(c->aux, c->c, xi, x);
-			if (epi == KG_EPI_GELU || epi == KG_EPI_GELU_BIAS || epi == KG_EPI_GELU_AUX ||
-			    epi == KG_EPI_GELU_AUX_BIAS)
+			if (epi == KGEMM_EPI_GELU || epi == KGEMM_EPI_GELU_BIAS || epi == KGEMM_EPI_GELU_AUX ||
+			    epi == KGEMM_EPI_GELU_AUX_BIAS)
 				d = kgemm_gelu(x);
-			if (epi == KG_EPI_DGELU || epi == KG_EPI_DGELU_BGRAD)
+			if (epi == KGEMM_EPI_DGELU || epi == KGEMM_EPI_DGELU_BGRAD)
 				d = x * kgemm_dgelu(load(c->aux, c->c, xi));
-			if (epi == KG_EPI_DGELU_BGRAD)
+			if (epi == KGEMM_EPI_DGELU_BGRAD)
 				bgrad[m] += d;
 			store(c->C, c->c, ci, d);
 		}
-	if (epi == KG_EPI_BGRADA || epi == KG_EPI_BGRADB) {
-		const float *x = epi == KG_EPI_BGRADA ? a : b;
-		for (int r = 0; r < (epi == KG_EPI_BGRADA ? M : N); r++)
+	if (epi == KGEMM_EPI_BGRADA || epi == KGEMM_EPI_BGRADB) {
+		const float *x = epi == KGEMM_EPI_BGRADA ? a : b;
+		for (int r = 0; r < (epi == KGEMM_EPI_BGRADA ? M : N); r++)
 			for (int k = 0; k < K; k++)
 				bgrad[r] += (double)x[(size_t)r * (size_t)K + (size_t)k];
 	}
-	if (epi == KG_EPI_DGELU_BGRAD || epi == KG_EPI_BGRADA || epi == KG_EPI_BGRADB)
-		for (int r = 0; r < (epi == KG_EPI_BGRADB ? N : M); r++)
+	if (epi == KGEMM_EPI_DGELU_BGRAD || epi == KGEMM_EPI_BGRADA || epi == KGEMM_EPI_BGRADB)
+		for (int r = 0; r < (epi == KGEMM_EPI_BGRADB ? N : M); r++)
 			store(c->bias, c->bias_type, (size_t)r, bgrad[r]);
 	free(a);
 	free(b);

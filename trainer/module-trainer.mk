@@ -21,7 +21,8 @@ SAN_TESTS += test_trainer_dist
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
                 tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \
-                tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh
+                tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh \
+                tests/test_trainer_stop_nodata.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

@@ -3,7 +3,7 @@
 #include "trainer_flags.h" // defines: TrainerConfig, ...
 
 #include <errno.h>  // defines: EINVAL, ENOENT, ERANGE, errno
-#include <math.h>   // defines: isfinite
+#include <math.h>   // defines: isfinite, ceil
 #include <stddef.h> // defines: offsetof
 #include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: strtod, strtoull, malloc, realloc, free
@@ -34,13 +34,15 @@ static const Flag flags[] = {
 	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: (re)create the --comm group for --ranks before every start of the ranks, exit" },
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
 	{ "resume-position", T_BOOL, N(resume_position), 0, 1, "0", "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit" },
-	{ "print-geometry", T_BOOL, N(print_geometry), 0, 1, "0", "launcher mode: print the ring geometry the model flags need (frames, image size, text length), exit" },
+	{ "print-geometry", T_BOOL, N(print_geometry), 0, 1, "0", "launcher mode: print the ring geometry the model flags need as ringctl flags (--frames T --height H --width W --text-len L), exit" },
 	{ "print-params", T_BOOL, N(print_params), 0, 1, "0", "print the parameter counts of the model the flags describe as one JSON line (total, visual, text), exit" },
+	{ "print-steps", T_BOOL, N(print_steps), 0, 1, "0", "launcher mode: print 'steps S steps-per-epoch E' of this run (--steps or --epochs, --dataset-size, --batch-size, --ranks), exit" },
 	{ "comm-timeout", T_DBL, N(comm_timeout), 1, 86400, "600", "seconds a collective waits for a silent peer" },
 	{ "model", T_STR, S(model_name), 0, 0, "tiny", "model preset: tiny | vit-s16 | vit-b16 | vit-l14" },
 	{ "loss", T_STR, S(loss_name), 0, 0, "fastclip-v3", "openclip | fastclip-v0 | fastclip-v1 | fastclip-v2 | fastclip-v3" },
 	{ "batch-size", T_INT, N(batch_size), 1, 65536, "8", "samples per step on this rank (global batch = N x B)" },
 	{ "steps", T_I64, N(steps), 1, 1e15, "100", "optimizer steps of the whole run (a resumed run continues to it)" },
+	{ "epochs", T_DBL, N(epochs), 0, 1e9, "0", "instead of --steps: steps = ceil(E x steps per epoch), FastCLIP's epoch of ceil(train-num-samples / (batch-size x ranks)) steps; 0 = use --steps" },
 	{ "stop-after-steps", T_I64, N(stop_after_steps), 0, 1e15, "0", "end this run (with a checkpoint) after K steps, 0 = at --steps" },
 	{ "dataset-size", T_I64, N(dataset_size), 0, 1e12, "0", "samples in the manifest: rows of the u/τ tables (FastCLIP: required)" },
 	{ "train-num-samples", T_I64, N(train_num_samples), 0, 1e15, "0", "samples in one epoch: an epoch is ceil(N / (B x ranks)) steps (0: --dataset-size)" },
@@ -57,7 +59,7 @@ static const Flag flags[] = {
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
 	{ "init-from", T_STR, S(init_from), 0, 0, "", "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)" },
 	{ "init-skip-mismatched", T_BOOL, N(init_skip_mismatched), 0, 1, "0", "with --init-from: keep projections whose widths differ from the file's at their initial values" },
-	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks" },
+	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)" },
 	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
 	{ "bucket-mb", T_DBL, N(bucket_mb), 0.001, 4096, "4", "gradient all-reduce bucket size in MiB" },
 	{ "data-timeout", T_DBL, N(data_timeout), 0.1, 86400, "120", "seconds to wait for one READY slot before failing" },
@@ -147,16 +149,16 @@ static int next_arg(int argc, char **argv, int *i, char *name, size_t nlen, cons
 
 // A config file's settings as "--name=value" arguments placed before the command line's, so
 // the command line wins: one "name value" or "name = value" per line, '#' comments, a name
-// alone sets a boolean. *out (argc entries) is malloc'ed, its strings in one block *mem.
+// alone sets a boolean. *out (argc entries) is malloc'ed, its strings in one block *mem. The
+// --config flag itself stays, so the configuration names the file it came from.
 static int with_config(int argc, char **argv, int *oargc, char ***oargv, char **mem, char *err, size_t errlen)
 {
 	const char *path = NULL;
-	int at = -1;
 	for (int i = 1; i < argc && !path; i++) {
 		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			path = argv[i + 1], at = i;
+			path = argv[i + 1];
 		else if (!strncmp(argv[i], "--config=", 9))
-			path = argv[i] + 9, at = i;
+			path = argv[i] + 9;
 	}
 	*mem = NULL;
 	*oargv = NULL;
@@ -215,8 +217,7 @@ static int with_config(int argc, char **argv, int *oargc, char ***oargv, char **
 	for (size_t off = 0; off < used; off += strlen(buf + off) + 1)
 		av[j++] = buf + off;
 	for (int i = 1; i < argc; i++)
-		if (i != at && !(i == at + 1 && !strcmp(argv[at], "--config")))
-			av[j++] = argv[i];
+		av[j++] = argv[i];
 	*oargc = j;
 	*oargv = av;
 	*mem = buf;
@@ -244,6 +245,7 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		if (set(cfg, &flags[i], flags[i].def, err, errlen) < 0)
 			return -EINVAL;
 	// pass 1: the trainer's own flags (so --model and --loss pick the defaults of pass 2)
+	int steps_given = 0;
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *v;
@@ -252,6 +254,7 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		const Flag *f = find(name);
 		if (!f)
 			continue;
+		steps_given |= !strcmp(name, "steps");
 		if (f->type == T_BOOL && v) {
 			if (set(cfg, f, v, err, errlen) < 0)
 				return -EINVAL;
@@ -302,6 +305,19 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "the FastCLIP settings are inconsistent (see --help for bounds)");
 		return -EINVAL;
 	}
+	if (cfg->epochs > 0) {
+		if (steps_given) {
+			snprintf(err, errlen, "give --steps or --epochs, not both");
+			return -EINVAL;
+		}
+		int64_t per = trainer_steps_per_epoch(cfg);
+		if (per < 1) {
+			snprintf(err, errlen, "--epochs needs --dataset-size or --train-num-samples (tools/launch.sh passes the manifest's size)");
+			return -EINVAL;
+		}
+		double s = ceil(cfg->epochs * (double)per);
+		cfg->steps = s < 1 ? 1 : (int64_t)s;
+	}
 	optim_config_default(&cfg->opt);
 	if (!strcmp(cfg->optimizer, "adamw"))
 		cfg->opt.kind = OPT_ADAMW;
@@ -330,11 +346,12 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "--rank %d must be below --ranks %d", cfg->rank, cfg->ranks);
 		return -EINVAL;
 	}
-	if ((cfg->ranks > 1 || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
+	const int launcher_print = cfg->print_geometry || cfg->print_steps || cfg->print_params;
+	if (((cfg->ranks > 1 && !launcher_print) || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
 		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)", cfg->ranks);
 		return -EINVAL;
 	}
-	if (cfg->comm_create || cfg->comm_unlink || cfg->print_geometry || cfg->print_params)
+	if (cfg->comm_create || cfg->comm_unlink || launcher_print)
 		return 0;
 	if (!cfg->run_dir[0]) {
 		snprintf(err, errlen, "--run-dir DIR is required");
@@ -365,8 +382,9 @@ int trainer_flags_help(char *buf, size_t len)
 				    "       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
 				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
 				    "       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n"
-				    "       trainer --print-geometry [model flags]         (launcher: ring frames, size, text length)\n"
-				    "       trainer --print-params [model flags]           (parameter counts, one JSON line)\n\n");
+				    "       trainer --print-geometry [model flags]         (launcher: ringctl --frames --height --width --text-len)\n"
+				    "       trainer --print-params [model flags]           (parameter counts, one JSON line)\n"
+				    "       trainer --print-steps [run flags]              (launcher: total steps, steps per epoch)\n\n");
 	for (int i = 0; i < NFLAGS && n < len; i++) {
 		const Flag *f = &flags[i];
 		const char *arg = f->type == T_BOOL ? "" : f->type == T_STR ? " S" : " X";
@@ -399,6 +417,12 @@ int trainer_flags_help(char *buf, size_t len)
 		n += (size_t)(k > 0 ? k : 0);
 	}
 	return (int)n;
+}
+
+int64_t trainer_steps_per_epoch(const TrainerConfig *cfg)
+{
+	const int64_t samples = cfg->train_num_samples > 0 ? cfg->train_num_samples : cfg->dataset_size;
+	return fastclip_steps_per_epoch(samples, (int64_t)cfg->batch_size * cfg->ranks);
 }
 
 int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)

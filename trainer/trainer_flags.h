@@ -3,7 +3,8 @@
 // FastCLIP hyper-parameters come from their own tables (model_config_set, fastclip_flag_set).
 #ifndef TRAINER_FLAGS_H
 #define TRAINER_FLAGS_H
-// defines: TrainerConfig, trainer_flags_parse, trainer_flags_help, trainer_flags_describe
+// defines: TrainerConfig, trainer_flags_parse, trainer_flags_help, trainer_flags_describe,
+//          trainer_steps_per_epoch
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
@@ -17,10 +18,12 @@ typedef struct {
 	int rank, ranks, batch_size, threads, flip, keep_last, resume, help, init_skip_mismatched;
 	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
-	int print_geometry;            // launcher mode: print "frames image_size ctx_len" for the ring, exit
+	int print_geometry;            // launcher mode: print the ringctl geometry flags the model needs, exit
 	int print_params;              // print the model's parameter counts as one JSON line, exit
+	int print_steps;               // launcher mode: print "steps S steps-per-epoch E" of this run, exit
 	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every, warmup_steps;
 	uint64_t seed;
+	double epochs; // > 0: --steps resolved from it (trainer_steps_per_epoch)
 	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;
 	double comm_timeout, data_timeout, bucket_mb;
 	// resolved from the above
@@ -36,6 +39,10 @@ typedef struct {
 int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen);
 // the --help text (usage, every flag with bounds and default, model and FastCLIP flags)
 int trainer_flags_help(char *buf, size_t len);
+// Steps per epoch of this run: FastCLIP's epoch, ceil(train-num-samples (default dataset-size) /
+// (batch-size x ranks)) (fastclip_steps_per_epoch), 0 when neither size is known. The trainer's
+// one epoch: --epochs, the epoch passed to the γ schedule and the log all use it.
+int64_t trainer_steps_per_epoch(const TrainerConfig *cfg);
 // "ring=avclip rank=0 ... | model ... | loss=fastclip-v3 ..." with every effective value
 int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len);
 

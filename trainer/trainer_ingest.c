@@ -2,7 +2,7 @@
 // backend's "device" is host memory), so a rank holds at most one slot and never starves a ring.
 #include "trainer_ingest.h" // defines: TrainerIngest, ...
 
-#include <errno.h>  // defines: ENOENT, EINVAL, ERANGE, ETIMEDOUT, ESHUTDOWN
+#include <errno.h>  // defines: ENOENT, EINVAL, ERANGE, ETIMEDOUT, ESHUTDOWN, ECANCELED
 #include <stdio.h>  // defines: snprintf
 #include <string.h> // defines: memcpy, memset, strerror
 #include <time.h>   // defines: clock_gettime
@@ -76,7 +76,9 @@ uint64_t trainer_ingest_position(const TrainerIngest *in)
 	return ring_consumer_position(in->cons);
 }
 
-// the next slot of this rank, waiting in short slices up to timeout_s
+// the next slot of this rank, waiting in short slices up to timeout_s; a stop request ends the
+// wait after a slice without data (with data flowing the batch completes, so a resumed run can
+// continue on the same ring)
 static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *err, size_t errlen)
 {
 	double t0 = now_s();
@@ -86,6 +88,13 @@ static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *er
 		if (rc == 0) {
 			in->wait_s += t - t0;
 			return 0;
+		}
+		// a ring destroyed while stopping is the job ending around us, not a failure
+		if ((rc == -ETIMEDOUT || rc == -ESHUTDOWN) && in->cancel && *in->cancel) {
+			in->wait_s += t - t0;
+			snprintf(err, errlen, "stop requested while waiting for position %llu of ring '%s'",
+				 (unsigned long long)trainer_ingest_position(in), in->name);
+			return -ECANCELED;
 		}
 		if (rc == -ETIMEDOUT && t - t0 < timeout_s)
 			continue;

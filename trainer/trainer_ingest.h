@@ -6,6 +6,7 @@
 // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_close, trainer_ingest_position,
 //          trainer_ingest_skip_to, trainer_ingest_batch
 
+#include <signal.h> // defines: sig_atomic_t
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: uint64_t, int64_t, int32_t, uint8_t
 
@@ -22,6 +23,9 @@ typedef struct {
 	size_t clip_bytes;    // T*H*W*C
 	uint64_t errors;      // error slots skipped since open
 	double wait_s;        // seconds spent waiting for READY slots since open
+	// when set and nonzero (a stop request), a wait that finds no data for 200 ms ends with
+	// -ECANCELED: the batch is abandoned (the checkpoint holds the positions before it)
+	const volatile sig_atomic_t *cancel;
 } TrainerIngest;
 
 // Opens the ring and attaches as consumer rank. Errors with one sentence in err: -ENOENT no
@@ -37,7 +41,8 @@ uint64_t trainer_ingest_position(const TrainerIngest *in);
 int trainer_ingest_skip_to(TrainerIngest *in, uint64_t pos, double timeout_s, char *err, size_t errlen);
 // clips (B, T, H, W, C) uint8, text (B, text_len) ids, ids (B) sample ids, pos (B) positions.
 // Sample ids >= dataset_size (when > 0) and token ids outside the vocabulary: -ERANGE.
-// No READY slot within timeout_s: -ETIMEDOUT; ring destroyed: -ESHUTDOWN. err says which.
+// No READY slot within timeout_s: -ETIMEDOUT; ring destroyed: -ESHUTDOWN; *cancel set while
+// waiting: -ECANCELED (also from trainer_ingest_skip_to). err says which.
 int trainer_ingest_batch(TrainerIngest *in, int B, uint8_t *clips, int32_t *text, int64_t *ids, uint64_t *pos,
 			 int64_t dataset_size, double timeout_s, char *err, size_t errlen);
 

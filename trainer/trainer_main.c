@@ -1,10 +1,13 @@
 // trainer: one rank of the CPU backend. Consumes rank r's positions of the ring, augments,
 // runs the training step with the other ranks over comm, logs metrics and checkpoints.
 //
-// Stopping: SIGTERM/SIGINT only set a flag. At the start of every step the ranks all-gather
-// (stop flag, stream position), so all of them stop at the same step boundary, and rank 0
-// checkpoints with every rank's position. A wait for data is not interrupted (the step ends
-// first); a second signal exits at once without a checkpoint.
+// Stopping: SIGTERM, SIGINT and SIGHUP only set a flag; a later signal changes nothing (a
+// terminal's Ctrl-C reaches the trainers and then launch.sh's SIGTERM follows), so every stop
+// request ends in a checkpoint; SIGKILL is the way to exit without one. A rank waiting for data
+// abandons that batch at once (the loaders may be stopping too). Each step starts with an
+// all-gather of (stop flag, stream position before this rank's batch), so all ranks stop at the
+// same step boundary and rank 0 checkpoints every rank's position; an abandoned batch is read
+// again after a resume.
 #define _GNU_SOURCE // sched_getaffinity, CPU_COUNT
 #include <errno.h>    // defines: errno, ENOENT, EEXIST
 #include <sched.h>    // defines: sched_getaffinity, CPU_COUNT
@@ -31,17 +34,28 @@
 
 #define COMM_SLOT_BYTES (4u << 20)
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop; // the signal of the first stop request
 
 static void on_signal(int sig)
 {
 	if (g_stop) {
-		static const char msg[] = "trainer: second signal, exiting without a checkpoint\n";
+		static const char msg[] = "trainer: already stopping: the checkpoint of the last step comes first "
+					  "(SIGKILL exits without it)\n";
 		ssize_t w = write(2, msg, sizeof msg - 1);
 		(void)w;
-		_exit(128 + sig);
+		return;
 	}
 	g_stop = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 static double now_s(void)
@@ -86,6 +100,59 @@ static Comm *open_comm(const TrainerConfig *c)
 	if (comm->world != c->ranks)
 		log_fatalx("comm group '%s' has %d ranks but this run has --ranks %d", c->comm, comm->world, c->ranks);
 	return comm;
+}
+
+// the --config file as it was read, so a run's log shows what it ran with even after the
+// file changes
+static void log_config_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return; // trainer_flags_parse has read it already; a vanished file is not worth a stop
+	char line[1024];
+	log_info("config file %s:", path);
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\r\n")] = 0;
+		log_info("  | %s", line);
+	}
+	fclose(f);
+}
+
+// --threads 0: this process's CPUs shared among the ranks of the machine, so N ranks do not
+// oversubscribe the cores (launch.sh passes the cores left after its loaders instead)
+static int pick_threads(const TrainerConfig *c, char *why, size_t len)
+{
+	if (c->threads > 0) {
+		snprintf(why, len, "--threads %d", c->threads);
+		return c->threads;
+	}
+	cpu_set_t cs;
+	int cpus = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : (int)sysconf(_SC_NPROCESSORS_ONLN);
+	int threads = cpus / c->ranks > 1 ? cpus / c->ranks : 1;
+	snprintf(why, len, "--threads 0: %d CPUs / %d rank(s); loaders on this machine share them", cpus, c->ranks);
+	return threads;
+}
+
+// what the run will do, in the words a user checks first: steps, epochs, which column shows
+// learning, and a batch that swallows the dataset
+static void log_plan(const TrainerConfig *c, int64_t step)
+{
+	const int64_t per_epoch = trainer_steps_per_epoch(c), per_step = (int64_t)c->batch_size * c->ranks;
+	const int64_t samples = c->train_num_samples > 0 ? c->train_num_samples : c->dataset_size;
+	if (per_epoch > 0)
+		log_info("plan: steps %lld to %lld, %lld steps per epoch (%lld samples, %lld per step): %.1f epochs",
+			 (long long)step, (long long)c->steps, (long long)per_epoch, (long long)samples, (long long)per_step,
+			 (double)c->steps / (double)per_epoch);
+	const int fastclip = c->loss.kind != FASTCLIP_OPENCLIP;
+	if (fastclip)
+		log_info("note: with --loss %s the loss column is FastCLIP's surrogate, whose gradient is the estimator; "
+			 "it stays nearly flat (fastclip-v1: about 2.0 by construction). Learning shows as nce falling "
+			 "and acc rising", c->loss_name);
+	if (samples > 0 && per_step > samples)
+		log_warnx("one step takes %lld samples (--batch-size %d x %d ranks), more than an epoch's %lld: every "
+			  "step is a new epoch%s", (long long)per_step, c->batch_size, c->ranks, (long long)samples,
+			  fastclip ? ", so FastCLIP's γ schedule (per epoch, --gamma-decay-epochs) is used up within a few "
+				     "steps; use a smaller batch or more data" : "");
 }
 
 typedef struct {
@@ -134,8 +201,13 @@ int main(int argc, char **argv)
 		log_info("comm group '%s' created for %d ranks", c.comm, c.ranks);
 		return 0;
 	}
-	if (c.print_geometry) { // the ring a launcher creates for this model: T, H = W, text length
-		printf("%d %d %d\n", c.model.frames, c.model.image_size, c.model.ctx_len);
+	if (c.print_geometry) { // the ring a launcher creates for this model, as ringctl flags
+		printf("--frames %d --height %d --width %d --text-len %d\n", c.model.frames, c.model.image_size,
+		       c.model.image_size, c.model.ctx_len);
+		return 0;
+	}
+	if (c.print_steps) {
+		printf("steps %lld steps-per-epoch %lld\n", (long long)c.steps, (long long)trainer_steps_per_epoch(&c));
 		return 0;
 	}
 	if (c.print_params)
@@ -161,16 +233,15 @@ int main(int argc, char **argv)
 			log_fatalx("cannot remove comm group '%s': %s", c.comm, strerror(-rc));
 		return 0;
 	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	catch_stop_signals();
+	if (c.config[0])
+		log_config_file(c.config);
 
 	TrainerIngest in;
 	int rc;
 	if ((rc = trainer_ingest_open(&in, c.ring, c.rank, c.ranks, &c.model, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
+	in.cancel = &g_stop;
 	Comm *comm = open_comm(&c);
 	char ckdir[1100], mpath[1100], epath[1100];
 	snprintf(ckdir, sizeof ckdir, "%s/ckpt", c.run_dir);
@@ -184,14 +255,8 @@ int main(int argc, char **argv)
 	if (!c.resume && access(marker, F_OK) == 0)
 		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir", c.run_dir);
 
-	// threads 0: this process's CPUs shared among the ranks of the machine, so N ranks do not
-	// oversubscribe the cores
-	int threads = c.threads;
-	if (threads == 0) {
-		cpu_set_t cs;
-		int cpus = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : (int)sysconf(_SC_NPROCESSORS_ONLN);
-		threads = cpus / c.ranks > 1 ? cpus / c.ranks : 1;
-	}
+	char why_threads[96];
+	int threads = pick_threads(&c, why_threads, sizeof why_threads);
 	KernCtx *ctx;
 	if ((rc = kern_ctx_create_cpu(&ctx, threads)) < 0)
 		log_fatalx("cannot create the CPU kernel context: %s", strerror(-rc));
@@ -222,11 +287,13 @@ int main(int argc, char **argv)
 		last_ckpt = step;
 		log_info("resumed from %s at step %lld, stream position %llu", ckdir, (long long)step,
 			 (unsigned long long)positions[c.rank]);
-		if ((rc = trainer_ingest_skip_to(&in, positions[c.rank], c.data_timeout, err, sizeof err)) < 0)
+		// a stop request here leaves nothing new to save: the loop's first boundary sees it
+		if ((rc = trainer_ingest_skip_to(&in, positions[c.rank], c.data_timeout, err, sizeof err)) < 0 &&
+		    rc != -ECANCELED)
 			log_fatalx("%s", err);
 	} else if (rc == -ENOENT) {
 		if (c.resume)
-			log_info("no checkpoint in %s: fresh start", ckdir);
+			log_warnx("--resume: %s holds no checkpoint, so this run starts from scratch at step 0", ckdir);
 		if ((rc = train_step_init(ts, c.seed)) < 0)
 			log_fatalx("cannot initialise the parameters: %s", strerror(-rc));
 		if (c.init_from[0]) {
@@ -241,14 +308,15 @@ int main(int argc, char **argv)
 	static char desc[8192];
 	trainer_flags_describe(&c, desc, sizeof desc);
 	log_info("effective config: %s", desc);
-	log_info("model %s: %lld parameters, backend %s with %d threads, ring '%s' seed %llu", c.model_name,
-		 (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), c.ring,
+	log_info("model %s: %lld parameters, backend %s with %d threads (%s), ring '%s' seed %llu", c.model_name,
+		 (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), why_threads, c.ring,
 		 (unsigned long long)in.seed);
 	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
 	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
-	const int64_t steps_per_epoch = fastclip_steps_per_epoch(c.train_num_samples, (int64_t)c.batch_size * c.ranks);
+	const int64_t steps_per_epoch = trainer_steps_per_epoch(&c);
 	log_info("epoch: %lld samples (--train-num-samples) = %lld steps of %d x %d; u tables: %lld rows (--dataset-size)",
 		 (long long)c.train_num_samples, (long long)steps_per_epoch, c.batch_size, c.ranks, (long long)c.dataset_size);
+	log_plan(&c, step);
 
 	start = step;
 	FILE *mf = NULL;
@@ -270,27 +338,28 @@ int main(int argc, char **argv)
 
 	int save_failed = 0, stopped = 0;
 	double t_run = now_s();
-	for (;;) {
-		// every rank's stop flag and stream position: one agreed step boundary for all
+	for (int abandoned = 0;;) {
+		// every rank's stop flag and stream position: one agreed step boundary for all ranks
 		Agree mine = { trainer_ingest_position(&in), (uint64_t)g_stop };
-		if ((rc = comm_allgather(comm, &mine, agree, sizeof mine)) < 0)
+		if (!abandoned && (rc = comm_allgather(comm, &mine, agree, sizeof mine)) < 0)
 			log_fatalx("step %lld: ranks lost each other: %s", (long long)step, comm_error(comm));
-		for (int r = 0; r < c.ranks; r++) {
+		for (int r = 0; r < c.ranks && !abandoned; r++) {
 			positions[r] = agree[r].pos;
 			stopped |= agree[r].stop != 0;
 		}
+		stopped |= abandoned;
 		int done = stopped || step >= c.steps || (c.stop_after_steps && step - start >= c.stop_after_steps);
 		if (c.rank == 0 && step != last_ckpt && (done || (c.ckpt_every && step > start && step % c.ckpt_every == 0))) {
 			if ((rc = trainer_ckpt_save(ckdir, ts, step, positions, c.ranks, in.seed, c.keep_last, err, sizeof err)) < 0) {
 				log_error("checkpoint at step %lld failed: %s", (long long)step, err);
 				save_failed = 1;
 			} else {
-				log_info("checkpoint at step %lld", (long long)step);
+				log_info("checkpoint at step %lld: %s/ckpt-%08lld.safetensors", (long long)step, ckdir, (long long)step);
 				save_failed = 0;
 				last_ckpt = step;
 			}
 		}
-		// rank 0 evaluates between steps; the others wait at the next step's all-gather
+		// rank 0 evaluates between steps; the others wait in the step's first collective
 		if (ev && step > start && step != last_eval && !stopped &&
 		    (done || (c.eval_every && step % c.eval_every == 0))) {
 			double t2v, v2t, chance, te = now_s();
@@ -303,10 +372,25 @@ int main(int argc, char **argv)
 		if (done)
 			break;
 
-		double t0 = now_s(), w0 = in.wait_s;
-		uint64_t e0 = in.errors;
-		if ((rc = trainer_ingest_batch(&in, B, clips, text, ids, pos, c.dataset_size, c.data_timeout, err, sizeof err)) < 0)
+		// a stop request while no data comes abandons the batch on every rank (the loaders may be
+		// stopping too); the checkpoint above the loop's next turn holds the positions before it
+		const double t0 = now_s(), w0 = in.wait_s;
+		const uint64_t e0 = in.errors;
+		rc = trainer_ingest_batch(&in, B, clips, text, ids, pos, c.dataset_size, c.data_timeout, err, sizeof err);
+		if (rc < 0 && rc != -ECANCELED)
 			log_fatalx("step %lld: %s", (long long)step, err);
+		int gone = rc == -ECANCELED, any_gone = 0;
+		int *all_gone = (int *)agree; // c.ranks ints fit in c.ranks Agree records
+		if ((rc = comm_allgather(comm, &gone, all_gone, sizeof gone)) < 0)
+			log_fatalx("step %lld: ranks lost each other: %s", (long long)step, comm_error(comm));
+		for (int r = 0; r < c.ranks; r++)
+			any_gone |= all_gone[r];
+		if (any_gone) {
+			log_info("step %lld: a stop request came while rank(s) waited for data: the batch is abandoned",
+				 (long long)step);
+			abandoned = 1;
+			continue;
+		}
 		trainer_augment_batch(clips, B, m->frames, m->image_size, m->image_size, pos, in.seed, c.flip, video);
 		if (kern_upload(ctx, &tv, video, kern_nbytes(&tv)) < 0 || kern_upload(ctx, &tt, text, kern_nbytes(&tt)) < 0)
 			log_fatalx("step %lld: cannot upload the batch", (long long)step);
@@ -349,13 +433,14 @@ int main(int argc, char **argv)
 				log_fatalx("cannot write %s: %s", mpath, strerror(-rc));
 		}
 		if (c.rank == 0 && (step % c.log_every == 0 || step == c.steps))
-			log_info("step %lld/%lld loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s) %.1f samples/s",
-				 (long long)step, (long long)c.steps, red[0], red[1], red[2], exp(-st.log_s), st.lr, dt, red[3],
+			log_info("step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s) %.1f samples/s",
+				 (long long)step, (long long)c.steps, epoch, red[0], red[1], red[2], exp(-st.log_s), st.lr, dt, red[3],
 				 (double)B * c.ranks / dt);
 	}
 	double total = now_s() - t_run;
 	if (stopped)
-		log_info("stopped by a signal at step %lld; checkpoint saved", (long long)step);
+		log_info("stopped by a signal at step %lld; %s", (long long)step,
+			 c.rank ? "rank 0 writes the checkpoint" : save_failed ? "the checkpoint failed" : "checkpoint saved");
 	else
 		log_info("finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
 			 (long long)step, (long long)(step - start), total, (unsigned long long)in.errors, in.wait_s);

@@ -120,7 +120,7 @@ static int validate(Manifest *m, char *err, size_t errlen)
 {
 	const ManifestHeader *h = m->h;
 	if (m->size < 16 || memcmp(h->magic, MANIFEST_MAGIC, 8) != 0)
-		return fail(err, errlen, -EBADMSG, "not a manifest (magic is not %s)", MANIFEST_MAGIC);
+		return fail(err, errlen, -EBADMSG, "not a manifest (magic is not %s; annotations such as a CSV become a manifest with tools/prep)", MANIFEST_MAGIC);
 	if (h->version != MANIFEST_VERSION)
 		return fail(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
 			    h->version, MANIFEST_VERSION);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # launch.sh end to end on a tiny synthetic dataset: 2 trainer ranks and 2 loaders; a loader is
 # SIGKILLed mid-run and restarted by the supervisor; --add-loaders and --remove-loaders change a
-# running job; SIGTERM stops it with a checkpoint; --resume continues to the end; afterwards no
-# process of the job and no shared memory is left.
+# running job and answer the shell that asked (also when the last loader is kept); --stop --wait
+# stops it with a checkpoint and returns once it has ended; --resume continues to the end;
+# afterwards no process of the job and no shared memory is left.
 set -u
 BUILD=${BUILD:-build}
 for b in tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl; do
@@ -31,7 +32,7 @@ steps_done() { [ -s "$run/metrics.jsonl" ] && [ "$(sed -n 's/.*"step":\([0-9]*\)
 loaders() { ls "$run"/pids/loaderd-*.pid 2>/dev/null | wc -l; }
 
 # controlling a job that does not run: one clear line, exit 1
-err=$(tools/launch.sh --add-loaders 1 --run "$tmp/none" 2>&1) && fail "--add-loaders on no job succeeded"
+err=$(tools/launch.sh --add-loaders 1 --run-dir "$tmp/none" 2>&1) && fail "--add-loaders on no job succeeded"
 [ "$(wc -l <<<"$err")" = 1 ] && grep -q "no running job" <<<"$err" || fail "unclear refusal: $err"
 
 tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
@@ -55,13 +56,18 @@ waitfor 10 grep -q "loader 0 (pid $victim) died" "$run/logs/launch.log" || fail 
 waitfor 10 bash -c "[ \"\$(cat $run/pids/loaderd-0.pid)\" != $victim ] && kill -0 \$(cat $run/pids/loaderd-0.pid)" || fail "loader 0 not restarted"
 
 # scaling loaders of the running job
-tools/launch.sh --add-loaders 1 --run "$run" | grep -q "loaders now: 3" || fail "--add-loaders"
-waitfor 10 bash -c "tools/ringstat --ring $ring --json | grep -q '\"live_producers\":3'" || fail "ringstat does not show 3 producers"
-tools/launch.sh --remove-loaders 1 --run "$run" | grep -q "loaders now: 2" || fail "--remove-loaders"
+tools/launch.sh --add-loaders 1 --run-dir "$run" | grep -q "loaders now: 3" || fail "--add-loaders"
+waitfor 10 bash -c "tools/ringstat --run-dir $run --json | grep -q '\"live_producers\":3'" || fail "ringstat does not show 3 producers"
+tools/launch.sh --remove-loaders 1 --run-dir "$run" | grep -q "loaders now: 2" || fail "--remove-loaders"
+out=$(tools/launch.sh --remove-loaders 5 --run-dir "$run")
+grep -q "kept the last loader" <<<"$out" && grep -q "loaders now: 1" <<<"$out" || fail "--remove-loaders 5 said: $out"
 
-# SIGTERM: a final checkpoint, then nothing left
+# --stop --wait (SIGTERM to launch.sh): a final checkpoint, the summary, then nothing left
 waitfor 120 steps_done 8 || fail "training stalled"
-kill -TERM "$lpid"
+out=$(tools/launch.sh --stop --run-dir "$run" --wait) || fail "--stop --wait failed: $out"
+kill -0 "$lpid" 2>/dev/null && fail "--stop --wait returned while the job runs"
+grep -q "stopped at step [0-9]* of 1000000; checkpoint $run/ckpt/ckpt-" <<<"$out" || fail "--stop --wait printed no summary: $out"
+grep -q "step [0-9]*/1000000 (epoch [0-9]*)  loss" "$tmp/launch1.out" || fail "no progress line with step/total and epoch"
 wait "$lpid"
 st=$?
 lpid=""

@@ -3,45 +3,58 @@
 # processes (a group per NUMA node) and N trainer ranks, and supervises them until the end.
 #
 # Supervision: a dead loader is restarted and logged; a dead trainer stops the job with a
-# message naming the rank and its last log lines; Ctrl-C / SIGTERM stops everything after
-# the trainers write a final checkpoint, and removes the ring and the rank group.
+# message naming the rank and its last log lines; Ctrl-C / SIGTERM / SIGHUP stops everything
+# after the trainers write a final checkpoint, and removes the ring and the rank group.
+# Nothing is written before the request is checked: a refused start leaves no run directory.
 set -uo pipefail
 
-here=$(cd "$(dirname "$0")/.." && pwd)
-TRAINER=${TRAINER:-$here/trainer/trainer}
-LOADERD=${LOADERD:-$here/loaderd/loaderd}
-RINGCTL=${RINGCTL:-$here/tools/ringctl}
-RINGSTAT=${RINGSTAT:-$here/tools/ringstat}
-PREP=${PREP:-$here/tools/prep}
+# the programs: installed side by side as avclip-* (make install), or this source tree's
+self=$(readlink -f "$0")
+bindir=$(dirname "$self")
+if [ -x "$bindir/avclip-trainer" ]; then
+	TRAINER=${TRAINER:-$bindir/avclip-trainer} LOADERD=${LOADERD:-$bindir/avclip-loaderd}
+	RINGCTL=${RINGCTL:-$bindir/avclip-ringctl} RINGSTAT=${RINGSTAT:-$bindir/avclip-ringstat}
+	PREP=${PREP:-$bindir/avclip-prep}
+else
+	here=$(dirname "$bindir")
+	TRAINER=${TRAINER:-$here/trainer/trainer} LOADERD=${LOADERD:-$here/loaderd/loaderd}
+	RINGCTL=${RINGCTL:-$here/tools/ringctl} RINGSTAT=${RINGSTAT:-$here/tools/ringstat}
+	PREP=${PREP:-$here/tools/prep}
+fi
+ME=$0 # as the user typed it, for the commands we print
 
 usage() {
 	cat <<EOF
-usage: tools/launch.sh N --manifest FILE [options] [-- trainer flags]
-       tools/launch.sh --resume RUN_DIR [-- extra trainer flags]
-       tools/launch.sh --add-loaders K --run RUN_DIR
-       tools/launch.sh --remove-loaders K --run RUN_DIR
-       tools/launch.sh --stop --run RUN_DIR
+usage: $ME N --manifest FILE [options] [-- trainer flags]
+       $ME --resume RUN_DIR [--loaders-per-node K] [--loader-threads T] [--slots S] [-- trainer flags]
+       $ME --add-loaders K --run-dir RUN_DIR
+       $ME --remove-loaders K --run-dir RUN_DIR
+       $ME --stop --run-dir RUN_DIR [--wait]
 
 Starts a job of N trainer ranks (GPU i for rank i when GPUs exist, the CPU backend otherwise)
-fed by loaderd processes through a shared-memory ring, and supervises it.
+fed by loaderd processes through a shared-memory ring, and supervises it. Ctrl-C stops it
+after a final checkpoint; --resume continues it.
 
   N                       trainer ranks on this machine
   --manifest FILE         training manifest (tools/prep)
   --run-dir DIR           run directory: launch.conf, logs/, metrics.jsonl, ckpt/, ringstat.jsonl
-                          (default runs/<date>-<time>)
+                          (default runs/<date>-<time>); with --add-loaders, --remove-loaders,
+                          --stop: the running job's
   --ring NAME             ring name (default: avclip-<run dir name>-<hash of its path>)
   --loaders-per-node K    loaderd processes per NUMA node (default 1)
   --loader-threads T      decode threads per loaderd (default 1)
   --slots S               ring slots (default 4 x N x batch size, at least 16)
   --seed X                data stream seed: which sample and crop each position gets (default 1)
-  --resume RUN_DIR        continue a run from its last checkpoint, with its launch.conf
-  --add-loaders K         start K more loaderd processes in the running job at --run
-  --remove-loaders K      stop K loaderd processes of the running job at --run
-  --stop                  stop the job at --run (as Ctrl-C does)
-  --run RUN_DIR           the running job for --add-loaders, --remove-loaders, --stop
+  --resume RUN_DIR        continue a run from its last checkpoint, with its launch.conf; trainer
+                          flags after -- replace the ones it had (e.g. -- --steps 4000) and are kept
+  --add-loaders K         start K more loaderd processes in the running job
+  --remove-loaders K      stop K loaderd processes of the running job (the last one stays)
+  --stop                  stop the running job (as Ctrl-C does: a final checkpoint first)
+  --wait                  with --stop: return when the job has ended, with its summary
   --help                  this text
-Everything after -- goes to every trainer (see trainer/trainer --help), e.g.
-  tools/launch.sh 2 --manifest data/manifest -- --model tiny --loss fastclip-v3 --batch-size 32 --steps 500
+Everything after -- goes to every trainer (see trainer --help), e.g.
+  $ME 2 --manifest data/manifest -- --model tiny --loss fastclip-v3 --batch-size 32 --steps 500
+Unless given there, --threads is the cores left after the loaders, divided among the ranks.
 EOF
 }
 
@@ -53,122 +66,222 @@ say() {
 	[ -n "${RUN_DIR:-}" ] && [ -d "$RUN_DIR/logs" ] && echo "$line" >>"$RUN_DIR/logs/launch.log"
 	return 0
 }
+# a refused request: one line, exit 2 (usage) or 1
+usage_error() {
+	echo "launch: $*" >&2
+	exit 2
+}
+CREATED_DIR=0 STARTED=0
 die() {
 	say "error: $*"
+	# a start that failed before any trainer ran leaves nothing behind
+	if [ $CREATED_DIR = 1 ] && [ $STARTED = 0 ]; then
+		rm -rf "$RUN_DIR"
+		echo "launch: removed $RUN_DIR (nothing ran)" >&2
+	fi
 	exit 1
 }
+isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
+field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; } # field KEY JSON-LINE
 
 # ---- control of a running job from another shell -------------------------------------------
 control() { # control RUN_DIR VERB [COUNT]
 	local dir=$1 verb=$2 n=${3:-0}
-	[ -f "$dir/launch.pid" ] || die "no running job at $dir (no launch.pid)"
+	[ -f "$dir/launch.pid" ] || { echo "launch: no running job at $dir (no launch.pid)" >&2; exit 1; }
 	local pid
 	pid=$(cat "$dir/launch.pid")
-	kill -0 "$pid" 2>/dev/null || die "the job at $dir is not running (launch pid $pid is gone)"
+	kill -0 "$pid" 2>/dev/null || { echo "launch: the job at $dir is not running (launch pid $pid is gone)" >&2; exit 1; }
 	if [ "$verb" = stop ]; then
+		local from
+		from=$(stat -c %s "$dir/logs/launch.log" 2>/dev/null || echo 0)
 		kill -TERM "$pid"
-		echo "asked the job at $dir (pid $pid) to stop"
+		echo "asked the job at $dir (pid $pid) to stop: the trainers write a final checkpoint"
+		[ "$WAIT" = 1 ] || return 0
+		while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+		tail -c +$((from + 1)) "$dir/logs/launch.log" 2>/dev/null
 		return 0
 	fi
-	local req="$dir/control/$(date +%s%N).$$"
+	local req
+	req="$dir/control/$(date +%s%N).$$"
 	echo "$verb $n" >"$req.tmp" && mv "$req.tmp" "$req"
-	for _ in $(seq 100); do
-		[ -e "$req" ] || break
+	# stopping a loader lets it finish its slots first (up to 10 s each)
+	for _ in $(seq 600); do
+		[ -e "$req.reply" ] && [ ! -e "$req" ] && break
 		sleep 0.1
 	done
-	[ -e "$req" ] && die "the job did not take the request within 10 s"
-	echo "loaders now: $(ls "$dir"/pids/loaderd-*.pid 2>/dev/null | wc -l)"
+	[ -e "$req.reply" ] || { echo "launch: the job did not answer the request within 60 s" >&2; exit 1; }
+	cat "$req.reply"
+	rm -f "$req.reply"
 }
 
 # ---- argument parsing ---------------------------------------------------------------------------
-N="" MANIFEST="" RUN_DIR="" RING="" LOADERS_PER_NODE=1 LOADER_THREADS=1 SLOTS="" SEED=1
-RESUME="" CONTROL_VERB="" CONTROL_N="" CONTROL_RUN=""
+N="" MANIFEST="" RUN_DIR="" RING="" LOADERS_PER_NODE="" LOADER_THREADS="" SLOTS="" SEED=""
+RESUME="" CONTROL_VERB="" CONTROL_N="" WAIT=0
 TRAINER_ARGS=()
+need_value() { [ $# -ge 2 ] || usage_error "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--help | -h) usage; exit 0 ;;
-	--manifest) MANIFEST=$2; shift ;;
-	--run-dir) RUN_DIR=$2; shift ;;
-	--ring) RING=$2; shift ;;
-	--loaders-per-node) LOADERS_PER_NODE=$2; shift ;;
-	--loader-threads) LOADER_THREADS=$2; shift ;;
-	--slots) SLOTS=$2; shift ;;
-	--seed) SEED=$2; shift ;;
-	--resume) RESUME=$2; shift ;;
-	--add-loaders) CONTROL_VERB=add CONTROL_N=$2; shift ;;
-	--remove-loaders) CONTROL_VERB=remove CONTROL_N=$2; shift ;;
+	--manifest) need_value "$@"; MANIFEST=$2; shift ;;
+	--run-dir) need_value "$@"; RUN_DIR=$2; shift ;;
+	--ring) need_value "$@"; RING=$2; shift ;;
+	--loaders-per-node) need_value "$@"; LOADERS_PER_NODE=$2; shift ;;
+	--loader-threads) need_value "$@"; LOADER_THREADS=$2; shift ;;
+	--slots) need_value "$@"; SLOTS=$2; shift ;;
+	--seed) need_value "$@"; SEED=$2; shift ;;
+	--resume) need_value "$@"; RESUME=$2; shift ;;
+	--add-loaders) need_value "$@"; CONTROL_VERB=add CONTROL_N=$2; shift ;;
+	--remove-loaders) need_value "$@"; CONTROL_VERB=remove CONTROL_N=$2; shift ;;
 	--stop) CONTROL_VERB=stop ;;
-	--run) CONTROL_RUN=$2; shift ;;
+	--wait) WAIT=1 ;;
+	--run) usage_error "--run is spelled --run-dir (see --help)" ;;
 	--) shift; TRAINER_ARGS=("$@"); break ;;
-	-*) echo "launch: unknown option $1 (see --help)" >&2; exit 2 ;;
-	*) [ -z "$N" ] || { echo "launch: unexpected argument $1" >&2; exit 2; }; N=$1 ;;
+	-*)
+		flag=${1%%=*}
+		if [ -x "$TRAINER" ] && "$TRAINER" --help 2>/dev/null | grep -qE -- "(^| )$flag( |=|\$)"; then
+			usage_error "$flag is a trainer flag: trainer flags go after --, e.g. $ME 1 --manifest M -- $flag ..."
+		fi
+		usage_error "unknown option $1 (see --help; trainer flags go after --)"
+		;;
+	*) [ -z "$N" ] || usage_error "unexpected argument $1 (see --help)"; N=$1 ;;
 	esac
-	shift || { echo "launch: $1 needs a value" >&2; exit 2; }
+	shift
 done
-isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
+for v in "--loaders-per-node:$LOADERS_PER_NODE" "--loader-threads:$LOADER_THREADS" "--slots:$SLOTS" "--seed:$SEED"; do
+	[ -z "${v#*:}" ] || isnum "${v#*:}" || usage_error "${v%%:*} must be a whole number, got '${v#*:}'"
+done
 
 if [ -n "$CONTROL_VERB" ]; then
-	[ -n "$CONTROL_RUN" ] || { echo "launch: --$CONTROL_VERB needs --run RUN_DIR" >&2; exit 2; }
-	[ "$CONTROL_VERB" = stop ] || isnum "$CONTROL_N" || { echo "launch: loader count must be a number" >&2; exit 2; }
-	control "$CONTROL_RUN" "$CONTROL_VERB" "$CONTROL_N"
+	opt=--stop
+	[ "$CONTROL_VERB" = stop ] || opt=--$CONTROL_VERB-loaders
+	[ -n "$RUN_DIR" ] || usage_error "$opt needs --run-dir RUN_DIR (the running job's)"
+	[ "$CONTROL_VERB" = stop ] || isnum "$CONTROL_N" || usage_error "$opt needs a whole number, got '$CONTROL_N'"
+	[ $WAIT = 0 ] || [ "$CONTROL_VERB" = stop ] || usage_error "--wait goes with --stop"
+	control "$RUN_DIR" "$CONTROL_VERB" "$CONTROL_N"
 	exit $?
 fi
+[ $WAIT = 0 ] || usage_error "--wait goes with --stop"
 
 for b in "$TRAINER" "$LOADERD" "$RINGCTL" "$RINGSTAT" "$PREP"; do
 	[ -x "$b" ] || { echo "launch: $b is not built (run make)" >&2; exit 1; }
 done
 
+# ---- trainer flags: values of, removing, path flags made absolute --------------------------------
+BOOL_FLAGS=" --resume --help --comm-create --comm-unlink --resume-position --print-geometry --print-steps "
+flag_value() { # flag_value NAME [DEFAULT]: the last value TRAINER_ARGS gives --NAME
+	local i v=${2:-} a
+	for ((i = 0; i < ${#TRAINER_ARGS[@]}; i++)); do
+		a=${TRAINER_ARGS[$i]}
+		if [ "$a" = "--$1" ]; then v=${TRAINER_ARGS[$((i + 1))]:-}; elif [[ $a == --$1=* ]]; then v=${a#*=}; fi
+	done
+	printf '%s' "$v"
+}
+has_flag() { local a; for a in "${TRAINER_ARGS[@]}"; do [ "$a" = "--$1" ] || [[ $a == --$1=* ]] && return 0; done; return 1; }
+drop_flag() { # drop_flag NAME: removes --NAME VALUE and --NAME=VALUE from TRAINER_ARGS
+	local out=() i a
+	for ((i = 0; i < ${#TRAINER_ARGS[@]}; i++)); do
+		a=${TRAINER_ARGS[$i]}
+		if [ "$a" = "--$1" ]; then
+			[[ $BOOL_FLAGS == *" --$1 "* ]] || i=$((i + 1))
+			continue
+		fi
+		[[ $a == --$1=* ]] || out+=("$a")
+	done
+	TRAINER_ARGS=("${out[@]}")
+}
+absolute() { # absolute PATH: without symlinks resolved; it need not exist
+	realpath -m -s -- "$1"
+}
+absolute_paths() { # the trainer flags that name files, so a resume from anywhere finds them
+	local f v
+	for f in eval-manifest config; do
+		has_flag "$f" || continue
+		v=$(flag_value "$f")
+		drop_flag "$f"
+		TRAINER_ARGS+=("--$f" "$(absolute "$v")")
+	done
+}
+ckpt_step() { # ckpt_step DIR: the step of DIR/ckpt/LATEST, empty when there is none
+	local l
+	l=$(cat "$1/ckpt/LATEST" 2>/dev/null) || return 0
+	[[ $l =~ ^ckpt-([0-9]+)\. ]] && echo $((10#${BASH_REMATCH[1]}))
+}
+
+# ---- what to run: a new run, or the run being resumed -------------------------------------------
 RESUMING=0
 if [ -n "$RESUME" ]; then
-	[ -f "$RESUME/launch.conf" ] || { echo "launch: $RESUME has no launch.conf to resume" >&2; exit 1; }
-	EXTRA=("${TRAINER_ARGS[@]}")
+	[ -f "$RESUME/launch.conf" ] || { echo "launch: $RESUME has no launch.conf to resume (was it started by launch.sh?)" >&2; exit 1; }
+	for v in "N:$N" "--manifest:$MANIFEST" "--ring:$RING" "--seed:$SEED" "--run-dir:$RUN_DIR"; do
+		[ -z "${v#*:}" ] || usage_error "--resume keeps the run's ${v%%:*}; start a new run to change it"
+	done
+	EXTRA=("${TRAINER_ARGS[@]}") CLI_LPN=$LOADERS_PER_NODE CLI_LT=$LOADER_THREADS CLI_SLOTS=$SLOTS
 	# shellcheck source=/dev/null
-	. "$RESUME/launch.conf"
+	. "$RESUME/launch.conf" || { echo "launch: $RESUME/launch.conf is not readable" >&2; exit 1; }
+	LOADERS_PER_NODE=${CLI_LPN:-$LOADERS_PER_NODE} LOADER_THREADS=${CLI_LT:-$LOADER_THREADS} SLOTS=${CLI_SLOTS:-$SLOTS}
+	# later flags replace earlier ones: launch.conf keeps one of each
+	for ((i = 0; i < ${#EXTRA[@]}; i++)); do
+		[[ ${EXTRA[$i]} == --* ]] && { f=${EXTRA[$i]#--}; drop_flag "${f%%=*}"; }
+	done
 	TRAINER_ARGS+=("${EXTRA[@]}")
-	RUN_DIR=$RESUME
+	RUN_DIR=$(absolute "$RESUME")
 	RESUMING=1
 else
-	isnum "$N" && [ "$N" -ge 1 ] || { echo "launch: give the number of trainer ranks N (see --help)" >&2; exit 2; }
-	[ -n "$MANIFEST" ] || { echo "launch: --manifest FILE is required" >&2; exit 2; }
+	isnum "$N" && [ "$N" -ge 1 ] || usage_error "give the number of trainer ranks N, e.g. $ME 1 --manifest FILE (see --help)"
+	[ -n "$MANIFEST" ] || usage_error "--manifest FILE is required"
 	[ -f "$MANIFEST" ] || { echo "launch: manifest $MANIFEST not found" >&2; exit 1; }
-	MANIFEST=$(cd "$(dirname "$MANIFEST")" && pwd)/$(basename "$MANIFEST")
-	RUN_DIR=${RUN_DIR:-runs/$(date +%Y%m%d-%H%M%S)}
+	if [ "$(head -c 8 "$MANIFEST")" != AVCLIPMF ]; then
+		echo "launch: $MANIFEST is not a manifest; if it lists videos and captions, make one with" >&2
+		echo "        tools/prep --annotations $MANIFEST --video-root VIDEO_DIR --out DATA_DIR, then pass --manifest DATA_DIR/manifest" >&2
+		exit 1
+	fi
+	MANIFEST=$(absolute "$MANIFEST")
+	RUN_DIR=$(absolute "${RUN_DIR:-runs/$(date +%Y%m%d-%H%M%S)}")
+	done_step=$(ckpt_step "$RUN_DIR")
+	if [ -n "$done_step" ]; then
+		echo "launch: $RUN_DIR already holds a run with a checkpoint at step $done_step; continue it with" >&2
+		echo "        $ME --resume $RUN_DIR   (add -- --steps M to go further), or choose a new --run-dir" >&2
+		exit 1
+	fi
+	SEED=${SEED:-1} LOADERS_PER_NODE=${LOADERS_PER_NODE:-1} LOADER_THREADS=${LOADER_THREADS:-1}
+	absolute_paths
 fi
-for v in LOADERS_PER_NODE LOADER_THREADS SEED; do isnum "${!v}" || { echo "launch: --${v,,} must be a number" >&2; exit 2; }; done
-mkdir -p "$RUN_DIR"/{logs,pids,control} || exit 1
-RUN_DIR=$(cd "$RUN_DIR" && pwd)
 if [ -f "$RUN_DIR/launch.pid" ] && kill -0 "$(cat "$RUN_DIR/launch.pid")" 2>/dev/null; then
-	die "a job is already running in $RUN_DIR (pid $(cat "$RUN_DIR/launch.pid"))"
+	echo "launch: a job is already running in $RUN_DIR (pid $(cat "$RUN_DIR/launch.pid")); stop it with $ME --stop --run-dir $RUN_DIR" >&2
+	exit 1
 fi
 # default ring name: the run directory's name plus a hash of its full path, so two jobs never
 # share a ring even when their run directories have the same name
 RING=${RING:-avclip-$(basename "$RUN_DIR" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-28)-$(printf '%s' "$RUN_DIR" | cksum | cut -c1-8)}
 COMM=${RING}-comm
 
-# ---- what the model and data need --------------------------------------------------------------
-info=$("$PREP" --info "$MANIFEST") || die "cannot read manifest $MANIFEST"
+# ---- what the model and data need (all checked before anything is written) ------------------
+info=$("$PREP" --info "$MANIFEST" 2>&1) || { echo "launch: cannot read manifest $MANIFEST: $info" >&2; exit 1; }
 DATASET_SIZE=$(sed -n 's/^samples *\([0-9]*\).*/\1/p' <<<"$info")
 VOCAB=$(sed -n 's/.*vocabulary \([0-9]*\).*/\1/p' <<<"$info")
-has_flag() { local f; for f in "${TRAINER_ARGS[@]}"; do [ "$f" = "$1" ] && return 0; done; return 1; }
 if [ $RESUMING = 0 ]; then
-	has_flag --dataset-size || TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE")
-	has_flag --vocab || [ -z "$VOCAB" ] || TRAINER_ARGS+=(--vocab "$VOCAB")
+	has_flag dataset-size || TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE")
+	has_flag vocab || [ -z "$VOCAB" ] || TRAINER_ARGS+=(--vocab "$VOCAB")
 fi
-geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}") || die "the trainer flags do not describe a model: ${TRAINER_ARGS[*]}"
-read -r FRAMES SIZE CTX <<<"$geom"
-BATCH=8
-for ((i = 0; i < ${#TRAINER_ARGS[@]}; i++)); do [ "${TRAINER_ARGS[$i]}" = --batch-size ] && BATCH=${TRAINER_ARGS[$((i + 1))]}; done
+geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
+plan=$("$TRAINER" --print-steps --ranks "$N" "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
+read -r -a GEOM <<<"$geom"
+read -r _ FRAMES _ SIZE _ _ _ CTX <<<"$geom"
+read -r _ TOTAL _ PER_EPOCH <<<"$plan"
+BATCH=$(flag_value batch-size 8)
 SLOTS=${SLOTS:-$((4 * N * BATCH < 16 ? 16 : 4 * N * BATCH))}
-
-if [ $RESUMING = 0 ]; then
-	{
-		echo "# written by tools/launch.sh; --resume reads it"
-		printf 'N=%q MANIFEST=%q RING=%q LOADERS_PER_NODE=%q LOADER_THREADS=%q SLOTS=%q SEED=%q\n' \
-			"$N" "$MANIFEST" "$RING" "$LOADERS_PER_NODE" "$LOADER_THREADS" "$SLOTS" "$SEED"
-		printf 'TRAINER_ARGS=('; printf '%q ' "${TRAINER_ARGS[@]}"; printf ')\n'
-	} >"$RUN_DIR/launch.conf"
+FIRST=0
+if [ $RESUMING = 1 ]; then
+	done_step=$(ckpt_step "$RUN_DIR")
+	if [ -z "$done_step" ]; then
+		echo "launch: WARNING: $RUN_DIR has no checkpoint: --resume starts this run again from step 0" >&2
+	elif [ "$done_step" -ge "$TOTAL" ]; then
+		echo "launch: the run in $RUN_DIR is finished: its checkpoint is at step $done_step of $TOTAL." >&2
+		echo "        To train longer: $ME --resume $RUN_DIR -- --steps $((TOTAL * 2))" >&2
+		exit 0
+	else
+		FIRST=$("$TRAINER" --resume-position --run-dir "$RUN_DIR") || { echo "launch: cannot read the checkpoint in $RUN_DIR" >&2; exit 1; }
+	fi
 fi
-echo $$ >"$RUN_DIR/launch.pid"
 
 # NUMA nodes with CPUs; one group of loaders per node, pinned when there is more than one
 NODES=()
@@ -176,6 +289,30 @@ for d in /sys/devices/system/node/node[0-9]*; do
 	[ -d "$d" ] && [ -n "$(tr -d '\n' <"$d/cpulist" 2>/dev/null)" ] && NODES+=("${d##*node}")
 done
 [ ${#NODES[@]} -gt 0 ] || NODES=(0)
+# the trainers' kernel threads: the cores the loaders leave, shared by the ranks (OpenMP threads
+# that compete with busy loaders for a core run several times slower than fewer threads)
+CORES=$(nproc)
+LOADER_CORES=$((LOADERS_PER_NODE * ${#NODES[@]} * LOADER_THREADS))
+THREAD_ARGS=()
+if has_flag threads; then
+	THREADS_NOTE="--threads $(flag_value threads) as given"
+else
+	T=$(((CORES - LOADER_CORES) / N))
+	[ $T -ge 1 ] || T=1
+	THREAD_ARGS=(--threads "$T")
+	THREADS_NOTE="$T per rank: $CORES cores, $LOADER_CORES for loader threads, the rest over $N rank(s) (choose with -- --threads K)"
+fi
+
+# ---- the run directory: written only now --------------------------------------------------------
+[ -d "$RUN_DIR" ] || CREATED_DIR=1
+mkdir -p "$RUN_DIR"/{logs,pids,control} || exit 1
+{
+	echo "# written by tools/launch.sh; --resume reads it"
+	printf 'N=%q MANIFEST=%q RING=%q LOADERS_PER_NODE=%q LOADER_THREADS=%q SLOTS=%q SEED=%q\n' \
+		"$N" "$MANIFEST" "$RING" "$LOADERS_PER_NODE" "$LOADER_THREADS" "$SLOTS" "$SEED"
+	printf 'TRAINER_ARGS=('; printf '%q ' "${TRAINER_ARGS[@]}"; printf ')\n'
+} >"$RUN_DIR/launch.conf.tmp" && mv "$RUN_DIR/launch.conf.tmp" "$RUN_DIR/launch.conf" || die "cannot write $RUN_DIR/launch.conf"
+echo $$ >"$RUN_DIR/launch.pid"
 
 # ---- processes ---------------------------------------------------------------------------------
 declare -A LOADER_PID=() LOADER_NODE=() LOADER_RESTARTS=() LOADER_FIRST_RESTART=()
@@ -183,6 +320,13 @@ TRAINER_PID=()
 STATPID=""
 STOPPING=0
 NEXT_LOADER=0
+REPLY_TEXT=""
+NAP="" # the supervisor's sleep, so a signal ends it with the job
+
+reply() { # a line for the console and for the shell that sent a control request
+	say "$*"
+	REPLY_TEXT+="$*"$'\n'
+}
 
 start_loader() { # start_loader ID NODE
 	local id=$1 node=$2 numa=()
@@ -200,7 +344,7 @@ add_loaders() { # add_loaders K: round-robin over the nodes
 		local id=$NEXT_LOADER node=${NODES[$((NEXT_LOADER % ${#NODES[@]}))]}
 		NEXT_LOADER=$((NEXT_LOADER + 1))
 		start_loader "$id" "$node"
-		say "loader $id started (pid ${LOADER_PID[$id]}, node $node)"
+		reply "loader $id started (pid ${LOADER_PID[$id]}, node $node)"
 	done
 }
 
@@ -219,9 +363,46 @@ remove_loaders() { # remove_loaders K: the newest first, always leaving one
 	mapfile -t ids < <(printf '%s\n' "${!LOADER_PID[@]}" | sort -n -r)
 	for ((k = 0; k < $1 && k < ${#ids[@]} - 1; k++)); do
 		stop_loader "${ids[$k]}"
-		say "loader ${ids[$k]} stopped on request"
+		reply "loader ${ids[$k]} stopped on request"
 	done
-	[ "$1" -gt $k ] && say "kept the last loader: a job needs at least one"
+	[ "$1" -gt $k ] && reply "kept the last loader: a job needs at least one ($k of $1 stopped)"
+	return 0
+}
+
+# the lines of rank 0's log a user wants on the console: plan, backend, evaluations,
+# checkpoints, warnings and errors (the per-step lines stay in the log); a resumed run's log
+# goes on from the lines of the runs before
+RELAYED=$(cat "$RUN_DIR/logs/trainer-0.log" 2>/dev/null | wc -l)
+relay() {
+	local f=$RUN_DIR/logs/trainer-0.log n
+	[ -f "$f" ] || return 0
+	n=$(wc -l <"$f")
+	[ "$n" -gt "$RELAYED" ] || return 0
+	sed -n "$((RELAYED + 1)),${n}p" "$f" |
+		grep -E ' (warn|error|fatal):|: (plan|note):|backend |checkpoint at step|eval at step|resumed from|stopped by a signal|abandoned|finished [0-9]+ steps' |
+		sed -E 's/^[0-9-]+ [0-9:]+ trainer\.r0\[[0-9]+\] (info: )?/rank 0: /' |
+		while IFS= read -r l; do say "$l"; done
+	RELAYED=$n
+}
+
+# the end of a run in three lines: where it stands, the last checkpoint, the command that continues
+summary() {
+	local step last=""
+	step=$(ckpt_step "$RUN_DIR")
+	[ -s "$RUN_DIR/eval.jsonl" ] && last=$(tail -n 1 "$RUN_DIR/eval.jsonl")
+	if [ -n "$last" ]; then
+		say "$(awk -v s="$(field step "$last")" -v t="$(field t2v_r1 "$last")" -v v="$(field v2t_r1 "$last")" -v c="$(field chance_r1 "$last")" \
+			'BEGIN { printf "held-out at step %s: R@1 text->video %.1f%%, video->text %.1f%% (chance %.1f%%)", s, 100 * t, 100 * v, 100 * c }')"
+	fi
+	if [ -z "$step" ]; then
+		say "no checkpoint was written; $ME --resume $RUN_DIR would start from step 0"
+	elif [ "$step" -ge "$TOTAL" ]; then
+		say "finished at step $step of $TOTAL; checkpoint $RUN_DIR/ckpt/$(cat "$RUN_DIR/ckpt/LATEST")"
+		say "to train longer: $ME --resume $RUN_DIR -- --steps $((TOTAL * 2))"
+	else
+		say "stopped at step $step of $TOTAL; checkpoint $RUN_DIR/ckpt/$(cat "$RUN_DIR/ckpt/LATEST")"
+		say "to continue: $ME --resume $RUN_DIR"
+	fi
 }
 
 cleanup() {
@@ -233,39 +414,55 @@ cleanup() {
 	rm -f "$RUN_DIR/launch.pid"
 }
 
-stop_job() { # stop_job REASON: trainers checkpoint on SIGTERM; then everything else goes
+stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then everything else goes
 	STOPPING=1
-	say "stopping ($1): trainers write a final checkpoint"
-	local p
+	say "stopping ($1): the trainers write a final checkpoint"
+	local p waited=0
 	for p in "${TRAINER_PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
-	for _ in $(seq 1200); do
+	while :; do
 		local alive=0
 		for p in "${TRAINER_PID[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && break
 		sleep 0.1
+		waited=$((waited + 1))
+		[ $((waited % 300)) = 0 ] && say "still waiting for the trainers' final checkpoint ($((waited / 10)) s)"
+		if [ $waited -ge 3000 ]; then
+			say "the trainers did not stop within 300 s: killing them (the last checkpoint stays)"
+			break
+		fi
 	done
 	for p in "${TRAINER_PID[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	relay
 	cleanup
 }
-trap 'stop_job "signal"; exit 130' INT
-trap 'stop_job "signal"; exit 143' TERM
+on_signal() { # on_signal NAME STATUS: the first stop request stops the job; later ones only say so
+	if [ $STOPPING = 1 ]; then
+		say "already stopping: waiting for the trainers' final checkpoint (SIGKILL abandons it)"
+		return
+	fi
+	[ -n "$NAP" ] && kill "$NAP" 2>/dev/null
+	stop_job "SIG$1"
+	summary
+	exit "$2"
+}
+trap 'on_signal INT 130' INT
+trap 'on_signal TERM 143' TERM
+trap 'on_signal HUP 129' HUP
 
 # ---- start -------------------------------------------------------------------------------------
-FIRST=0
-if [ $RESUMING = 1 ]; then
-	FIRST=$("$TRAINER" --resume-position --run-dir "$RUN_DIR") || die "cannot read the checkpoint in $RUN_DIR"
-	TRAINER_ARGS+=(--resume)
-fi
+[ $RESUMING = 1 ] && TRAINER_ARGS+=(--resume)
 say "run $RUN_DIR: $N trainer rank(s), ${#NODES[@]} NUMA node(s) x $LOADERS_PER_NODE loader(s), ring $RING ($SLOTS slots, T=$FRAMES ${SIZE}x$SIZE, text $CTX), seed $SEED, first position $FIRST"
-"$RINGCTL" create --ring "$RING" --frames "$FRAMES" --height "$SIZE" --width "$SIZE" --text-len "$CTX" --slots "$SLOTS" \
+say "steps: $TOTAL$([ "${PER_EPOCH:-0}" -gt 0 ] && printf ' (%s per epoch of %s samples)' "$PER_EPOCH" "$DATASET_SIZE"); threads: $THREADS_NOTE"
+"$RINGCTL" create --ring "$RING" "${GEOM[@]}" --slots "$SLOTS" \
 	--ranks "$N" --seed "$SEED" --first-position "$FIRST" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
-	die "cannot create the ring (see $RUN_DIR/logs/launch.log)"
+	die "cannot create the ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
 if [ "$N" -gt 1 ]; then
 	"$TRAINER" --comm-create --comm "$COMM" --ranks "$N" >>"$RUN_DIR/logs/launch.log" 2>&1 || die "cannot create the rank group"
 fi
 "$RINGSTAT" --ring "$RING" -n --json 5 >>"$RUN_DIR/ringstat.jsonl" 2>/dev/null &
 STATPID=$!
 add_loaders $((LOADERS_PER_NODE * ${#NODES[@]}))
+REPLY_TEXT=""
 NGPU=0
 command -v nvidia-smi >/dev/null 2>&1 && NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 for ((r = 0; r < N; r++)); do
@@ -274,21 +471,31 @@ for ((r = 0; r < N; r++)); do
 	dev=""
 	[ "$NGPU" -gt 0 ] && dev=$((r % NGPU))
 	CUDA_VISIBLE_DEVICES=$dev "$TRAINER" --ring "$RING" --rank "$r" --ranks "$N" "${comm[@]}" --run-dir "$RUN_DIR" \
-		"${TRAINER_ARGS[@]}" >>"$RUN_DIR/logs/trainer-$r.log" 2>&1 &
+		"${THREAD_ARGS[@]}" "${TRAINER_ARGS[@]}" >>"$RUN_DIR/logs/trainer-$r.log" 2>&1 &
 	TRAINER_PID[$r]=$!
 	echo "${TRAINER_PID[$r]}" >"$RUN_DIR/pids/trainer-$r.pid"
 done
-say "trainers started (pids ${TRAINER_PID[*]}); logs in $RUN_DIR/logs, watch the ring with: tools/ringstat --ring $RING 1"
+STARTED=1
+say "trainers started (pids ${TRAINER_PID[*]}; $([ "$NGPU" -gt 0 ] && echo "$NGPU GPU(s) found" || echo "no GPU found")); logs in $RUN_DIR/logs"
+say "watch the ring: $(dirname "$RINGSTAT")/$(basename "$RINGSTAT") --run-dir $RUN_DIR 1; stop: Ctrl-C or $ME --stop --run-dir $RUN_DIR"
 
-# one line: where training stands (last metrics record) and how full the ring is
-field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; }
+# one line: where training stands (last metrics record), when it ends and how full the ring is
+T_SEEN="" STEP_SEEN=""
 progress() {
-	local m occ
+	local m occ step eta="" now
 	m=$(tail -n 1 "$RUN_DIR/metrics.jsonl")
+	step=$(field step "$m")
+	now=$(date +%s)
+	if [ -z "$T_SEEN" ]; then
+		T_SEEN=$now STEP_SEEN=$step
+	elif [ "$step" -gt "$STEP_SEEN" ]; then
+		local left=$(((TOTAL - step) * (now - T_SEEN) / (step - STEP_SEEN)))
+		eta=$(printf '  ETA %d:%02d:%02d' $((left / 3600)) $((left / 60 % 60)) $((left % 60)))
+	fi
 	occ=$("$RINGSTAT" --ring "$RING" --json 2>/dev/null | sed -n 's/.*"occupancy_pct":\([^,]*\).*/\1/p')
-	say "$(printf 'step %s  loss %.4f  nce %.3f  acc %.2f  tau %.4f  lr %.2e  %.1f samples/s  data wait %.3f s  ring %s%% full' \
-		"$(field step "$m")" "$(field loss "$m")" "$(field nce "$m")" "$(field acc "$m")" "$(field tau "$m")" \
-		"$(field lr "$m")" "$(field samples_per_s "$m")" "$(field data_wait_s "$m")" "${occ:-?}")"
+	say "$(printf 'step %s/%s (epoch %s)  loss %.4f  nce %.3f  acc %.2f  tau %.4f  lr %.2e | %.1f samples/s  data wait %.3f s  ring %s%% full%s' \
+		"$step" "$TOTAL" "$(field epoch "$m")" "$(field loss "$m")" "$(field nce "$m")" "$(field acc "$m")" "$(field tau "$m")" \
+		"$(field lr "$m")" "$(field samples_per_s "$m")" "$(field data_wait_s "$m")" "${occ:-?}" "$eta")"
 }
 
 # ---- supervise ---------------------------------------------------------------------------------
@@ -296,15 +503,19 @@ DONE=()
 last_progress=0
 while :; do
 	sleep 1 &
-	wait $! 2>/dev/null
+	NAP=$!
+	wait $NAP 2>/dev/null
 	for req in "$RUN_DIR"/control/*; do
-		[ -f "$req" ] && [[ $req != *.tmp ]] || continue
+		[ -f "$req" ] && [[ $req != *.tmp ]] && [[ $req != *.reply ]] || continue
 		read -r verb k <"$req"
+		REPLY_TEXT=""
 		case $verb in
 		add) add_loaders "$k" ;;
 		remove) remove_loaders "$k" ;;
-		*) say "ignored request '$verb $k'" ;;
+		*) reply "ignored request '$verb $k'" ;;
 		esac
+		REPLY_TEXT+="loaders now: ${#LOADER_PID[@]}"$'\n'
+		printf '%s' "$REPLY_TEXT" >"$req.reply.tmp" && mv "$req.reply.tmp" "$req.reply"
 		rm -f "$req"
 	done
 	for id in "${!LOADER_PID[@]}"; do
@@ -319,11 +530,13 @@ while :; do
 			say "loader $id died 5 times within a minute; last lines of $RUN_DIR/logs/loaderd-$id.log:"
 			tail -n 10 "$RUN_DIR/logs/loaderd-$id.log" | sed 's/^/    /' >&2
 			stop_job "loader $id keeps dying"
+			summary
 			exit 1
 		fi
 		say "loader $id (pid $pid) died with status $st; restarting it"
 		start_loader "$id" "${LOADER_NODE[$id]}"
 	done
+	relay
 	for ((r = 0; r < N; r++)); do
 		[ -n "${DONE[$r]:-}" ] && continue
 		pid=${TRAINER_PID[$r]}
@@ -334,13 +547,16 @@ while :; do
 			say "trainer rank $r (pid $pid) died with status $st; last lines of $RUN_DIR/logs/trainer-$r.log:"
 			tail -n 15 "$RUN_DIR/logs/trainer-$r.log" | sed 's/^/    /' >&2
 			stop_job "trainer rank $r died"
+			summary
 			exit 1
 		fi
 		DONE[$r]=1
 	done
 	if [ ${#DONE[@]} = "$N" ]; then
+		relay
 		say "all $N trainer rank(s) finished"
 		cleanup
+		summary
 		exit 0
 	fi
 	now=$(date +%s)

@@ -13,7 +13,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 
 # tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)
 ifeq ($(HAVE_LIBAV),1)
-SCRIPT_TESTS += tests/test_launch.sh
+SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh
 endif
 
 .PHONY: bench-learn

@@ -1,18 +1,22 @@
 # systemd/: units for running a job as services. The *.in files name @BINDIR@ and @SYSCONFDIR@;
-# `make install` renders them into $(DESTDIR)$(UNITDIR) next to the installed programs.
+# `make install` renders them into $(DESTDIR)$(UNITDIR) next to the installed programs, which
+# all carry one prefix (avclip-trainer, avclip-eval, ...): a bare `eval` would be shadowed by
+# the shell builtin, and the prefix keeps them together in $(BINDIR). avclip-launch finds its
+# siblings there.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SYSCONFDIR ?= /etc
 UNITDIR ?= /etc/systemd/system
 SYSTEMD_UNITS_IN := $(wildcard systemd/*.service.in)
-INSTALL_PROGS := tools/ringctl tools/ringstat loaderd/loaderd trainer/trainer tools/prep tools/synth tools/eval tools/clipdump tools/export
+INSTALL_PROGS := tools/ringctl tools/ringstat loaderd/loaderd trainer/trainer tools/prep tools/synth tools/eval tools/clipdump \
+                 tools/plot tools/export
 
-SCRIPT_TESTS += tests/test_systemd_units.sh
+SCRIPT_TESTS += tests/test_systemd_units.sh tests/test_install.sh
 
 .PHONY: install install-systemd
 install: all install-systemd
 	install -d $(DESTDIR)$(BINDIR)
-	for p in $(INSTALL_PROGS); do [ ! -x $$p ] || install -m 755 $$p $(DESTDIR)$(BINDIR)/; done
+	for p in $(INSTALL_PROGS); do [ ! -x $$p ] || install -m 755 $$p $(DESTDIR)$(BINDIR)/avclip-$$(basename $$p); done
 	install -m 755 tools/launch.sh $(DESTDIR)$(BINDIR)/avclip-launch
 
 install-systemd:

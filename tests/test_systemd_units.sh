@@ -9,7 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/etc/avclip" "$tmp/units"
 for p in tools/ringctl trainer/trainer loaderd/loaderd; do
 	[ -x "$p" ] || { echo "skip: $p is not built"; exit 77; }
-	ln -s "$here/$p" "$tmp/bin/"
+	ln -s "$here/$p" "$tmp/bin/avclip-$(basename "$p")"
 done
 cp systemd/avclip.env.example "$tmp/etc/avclip/avclip.env"
 for u in systemd/*.service.in; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# ringctl from the shell: create, info, refuse to overwrite, replace, bad numbers and a
-# missing ring give one clear line and a non-zero exit, destroy removes it.
+# ringctl from the shell: create, info, list, refuse to overwrite, replace (with the same default
+# seed as launch.sh), bad numbers and a missing ring give one clear line and a non-zero exit,
+# destroy removes it.
 set -u
 ring=t-ringctl-$$
 fail() { echo "FAIL: $*"; tools/ringctl destroy --ring "$ring" >/dev/null 2>&1; exit 1; }
@@ -13,6 +14,9 @@ err=$(tools/ringctl create --ring "$ring" 2>&1) && fail "create over an existing
 grep -q "already exists" <<<"$err" || fail "no reason given: $err"
 tools/ringctl create --ring "$ring" --replace --slots 2 2>/dev/null || fail "replace"
 tools/ringctl info --ring "$ring" | grep -q "slots 2 x" || fail "replace did not take"
+tools/ringctl info --ring "$ring" | grep -q "seed 1," || fail "the default seed is not launch.sh's (1)"
+grep -q -- '--seed X .*(default 1)' tools/launch.sh || fail "launch.sh's --seed default is not 1"
+tools/ringctl list | grep -q "^$ring  *T=16 H=224 W=224 C=3 text=77  *2  *1 " || fail "list: $(tools/ringctl list)"
 err=$(tools/ringctl create --ring "$ring" --replace --slots many 2>&1) && fail "bad number accepted"
 grep -q "slots" <<<"$err" || fail "bad number: $err"
 tools/ringctl destroy --ring "$ring" 2>/dev/null || fail "destroy"

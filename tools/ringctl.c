@@ -1,5 +1,6 @@
-// ringctl: create, describe and remove a job's ring from the shell (launch.sh and the ring
+// ringctl: create, list, describe and remove a job's ring from the shell (launch.sh and the ring
 // systemd unit use it). Creation logs where the segment lives and why hugepages were not used.
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,9 +12,14 @@
 #include "log.h"
 #include "ring.h"
 
+// the data stream seed a ring gets unless told: the same as tools/launch.sh's --seed default,
+// so a ring made by hand serves the same stream as a launched job's
+#define RINGCTL_DEFAULT_SEED 1
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: ringctl create [options]    create a ring (fails if it exists, unless --replace)\n"
+            "       ringctl list                 the rings in /dev/shm: name, geometry, live processes\n"
             "       ringctl info   [--ring NAME] print its geometry, size and identity\n"
             "       ringctl destroy [--ring NAME] wake everyone attached and remove it\n"
             "\n"
@@ -24,13 +30,45 @@ static void usage(FILE *f) {
             "  --text-len L         caption tokens per slot (default 77)\n"
             "  --slots S            slots (default 64; cover prefetch depth x ranks)\n"
             "  --ranks N            trainer ranks (default 1)\n"
-            "  --seed X             data stream seed recorded in the ring (default 0)\n"
+            "  --seed X             data stream seed recorded in the ring (default %d, as launch.sh)\n"
             "  --first-position G   stream starts at position G (resume; default 0)\n"
             "  --adopt-timeout-ms M how often producers look for dead peers (default 200)\n"
             "  --numa-node K        bind the ring's memory to NUMA node K\n"
             "  --hugepages          back the ring with hugetlbfs pages when available\n"
             "  --replace            replace an existing ring of the same name\n",
-            RING_DEFAULT_NAME);
+            RING_DEFAULT_NAME, RINGCTL_DEFAULT_SEED);
+}
+
+// every ring in /dev/shm (segments that open as a ring; others, e.g. comm groups, are skipped)
+static int list_rings(void) {
+    DIR *d = opendir("/dev/shm");
+    if (!d) log_fatal("/dev/shm");
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        Ring *r;
+        char err[256];
+        RingOpenOptions ro = {.read_only = 1};
+        if (ring_open(&r, e->d_name, &ro, err, sizeof err) != 0) continue;
+        RingInfo in;
+        RingStats st;
+        ring_info(r, &in);
+        ring_stats(r, &st, NULL, 0, NULL);
+        char geom[96], when[64];
+        ring_geometry_format(&in.geometry, geom, sizeof geom);
+        time_t t = (time_t)(in.created_unix_ns / 1000000000ull);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        if (n++ == 0) printf("%-40s %-28s %6s %5s %5s %5s  %s\n", "# ring", "geometry", "slots", "ranks", "prod", "cons", "created");
+        printf("%-40s %-28s %6u %5u %5u %5u  %s%s\n", e->d_name, geom, in.slots, in.ranks, st.live_producers, st.live_consumers, when,
+               in.closed ? " CLOSED" : "");
+        ring_close(r);
+    }
+    closedir(d);
+    if (n == 0) printf("no rings in /dev/shm\n");
+    return 0;
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
@@ -68,6 +106,7 @@ int main(int argc, char **argv) {
     const char *name = env && *env ? env : RING_DEFAULT_NAME;
     RingCreateOptions o;
     ring_create_options_default(&o);
+    o.seed = RINGCTL_DEFAULT_SEED;
     static const struct option opts[] = {
         {"ring", 1, 0, 'r'},     {"frames", 1, 0, 'T'},    {"height", 1, 0, 'H'},          {"width", 1, 0, 'W'},
         {"channels", 1, 0, 'C'}, {"text-len", 1, 0, 'L'},  {"slots", 1, 0, 'S'},           {"ranks", 1, 0, 'N'},
@@ -104,6 +143,7 @@ int main(int argc, char **argv) {
     char err[512] = "";
     Ring *r = NULL;
     int e;
+    if (strcmp(cmd, "list") == 0) return list_rings();
     if (strcmp(cmd, "create") == 0) {
         if ((e = ring_create(&r, name, &o, err, sizeof err)) != 0) log_fatalx("%s", err);
         RingInfo in;
@@ -126,5 +166,5 @@ int main(int argc, char **argv) {
         log_info("removed ring %s", name);
         return 0;
     }
-    log_fatalx("unknown command '%s' (create, info, destroy)", cmd);
+    log_fatalx("unknown command '%s' (create, list, info, destroy)", cmd);
 }

@@ -33,12 +33,13 @@ typedef struct {
 
 static void usage(FILE *f) {
     fprintf(f,
-            "usage: ringstat [--ring NAME] [-n] [-v] [--json] [--prom FILE] [interval [count]]\n"
+            "usage: ringstat [--ring NAME | --run-dir DIR] [-n] [-v] [--json] [--prom FILE] [interval [count]]\n"
             "\n"
             "Shows a running ring like vmstat: the first line covers the time since the ring was\n"
             "created, then one line per interval. It only reads the ring and never disturbs it.\n"
             "\n"
             "  --ring NAME   ring to watch (default: $AVCLIP_RING or '%s')\n"
+            "  --run-dir DIR the ring of the job tools/launch.sh runs in DIR (from DIR/launch.conf)\n"
             "  -n            print the header once only\n"
             "  -v            add one row per producer and per consumer\n"
             "  --json        one JSON object per line instead of columns\n"
@@ -55,14 +56,46 @@ static void usage(FILE *f) {
             RING_DEFAULT_NAME);
 }
 
+// the RING= setting launch.sh writes into RUN_DIR/launch.conf (a name of [A-Za-z0-9_.-], so
+// shell quoting leaves it as it is); 0, or -1 with a message on stderr
+static int ring_of_run(const char *dir, char *name, size_t len) {
+    char path[4096], line[8192];
+    snprintf(path, sizeof path, "%s/launch.conf", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "ringstat: %s: %s (is %s a run directory of tools/launch.sh?)\n", path, strerror(errno), dir);
+        return -1;
+    }
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        for (char *p = strstr(line, "RING="); p && !found; p = strstr(p + 1, "RING=")) {
+            if (p != line && p[-1] != ' ') continue;
+            size_t n = strcspn(p + 5, " \t\r\n");
+            if (n == 0 || n >= len) continue;
+            memcpy(name, p + 5, n);
+            name[n] = 0;
+            found = 1;
+        }
+    }
+    fclose(f);
+    if (!found) fprintf(stderr, "ringstat: %s names no RING\n", path);
+    return found ? 0 : -1;
+}
+
 static int parse_args(int argc, char **argv, Options *o) {
-    static const struct option opts[] = {{"ring", 1, 0, 'r'}, {"json", 0, 0, 'j'}, {"prom", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {{"ring", 1, 0, 'r'}, {"run-dir", 1, 0, 'R'}, {"json", 0, 0, 'j'},
+                                         {"prom", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+    static char run_ring[256];
     const char *env = getenv("AVCLIP_RING");
     *o = (Options){.ring = env && *env ? env : RING_DEFAULT_NAME};
     int ch;
     while ((ch = getopt_long(argc, argv, "nvh", opts, NULL)) != -1) {
         switch (ch) {
         case 'r': o->ring = optarg; break;
+        case 'R':
+            if (ring_of_run(optarg, run_ring, sizeof run_ring) < 0) return -1;
+            o->ring = run_ring;
+            break;
         case 'n': o->header_once = 1; break;
         case 'v': o->verbose = 1; break;
         case 'j': o->json = 1; break;

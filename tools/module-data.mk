@@ -20,7 +20,7 @@ TESTS += test_prep_annot
 test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_json.c
 TESTS += test_prep_tar
 test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c tools/synth_image.c
-SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh
+SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh
 
 # chunk GOP length: size vs random-access decode work (the --gop default comes from it)
 BENCHES += bench_prep_gop

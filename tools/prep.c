@@ -26,7 +26,7 @@
 
 typedef struct {
 	const char *annotations, *format, *video_root, *out, *manifest, *bpe, *report, *shards;
-	int train_bpe, jobs;
+	int train_bpe, train_bpe_set, jobs;
 	double ego4d_window;
 	PrepChunkOpts chunk;
 } PrepOpts;
@@ -51,8 +51,11 @@ static void usage(FILE *f)
 		"  -j, --jobs N      videos prepared in parallel (default: CPUs)\n"
 		"  --bpe FILE        OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)\n"
 		"  --train-bpe N     without --bpe: train a vocabulary of N tokens (default 49408)\n"
-		"                    from the captions, saved as ROOT/bpe_merges.txt\n"
-		"  --report FILE     problems, one line each (default ROOT/prep-report.txt)\n"
+		"                    from the captions, saved as ROOT/bpe_merges.txt; without either,\n"
+		"                    an existing ROOT/bpe_merges.txt is used (a second manifest in ROOT)\n"
+		"                    The vocabulary is also copied next to the manifest (for eval).\n"
+		"  --report FILE     problems, one line each (default ROOT/prep-report.txt, or with\n"
+		"                    --manifest DIR/NAME[.manifest]: DIR/NAME-report.txt)\n"
 		"  --ego4d-window S  seconds either side of an Ego4D narration (default 1.0)\n");
 }
 
@@ -129,8 +132,8 @@ static void run_pool(Pool *p, int jobs)
 	for (int i = 0; i < jobs; i++)
 		if (pthread_create(&th[i], NULL, worker, p) != 0)
 			log_fatalx("cannot start worker threads");
-	double t0 = now(), last = t0;
 	int tty = isatty(2);
+	double t0 = now(), last = t0 - (tty ? 1.0 : 10.0); // the first line at once: prep has started
 	for (;;) {
 		usleep(200000);
 		pthread_mutex_lock(&p->mu);
@@ -139,10 +142,14 @@ static void run_pool(Pool *p, int jobs)
 		double t = now();
 		if (done == p->n || t - last >= (tty ? 1.0 : 10.0)) {
 			uint64_t fr = __atomic_load_n(&p->frames, __ATOMIC_RELAXED);
-			double el = t - t0, eta = done ? el * (p->n - done) / done : 0;
-			fprintf(stderr, "%sprep: %d/%d videos, %llu frames, %.0f frames/s, ETA %d:%02d:%02d%s", tty ? "\r" : "",
-				done, p->n, (unsigned long long)fr, el > 0 ? fr / el : 0, (int)eta / 3600, (int)eta / 60 % 60,
-				(int)eta % 60, tty && done < p->n ? "   " : "\n");
+			// the ETA needs one finished video to go by; at the end the line says how long it took
+			double el = t - t0, eta = done == p->n ? el : done ? el * (p->n - done) / done : -1;
+			char when[48] = "ETA unknown until a video is done";
+			if (eta >= 0)
+				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA", (int)eta / 3600,
+					 (int)eta / 60 % 60, (int)eta % 60);
+			fprintf(stderr, "%sprep: %d/%d videos, %llu frames encoded, %.0f frames/s, %s%s", tty ? "\r" : "", done, p->n,
+				(unsigned long long)fr, el > 0 ? fr / el : 0, when, tty && done < p->n ? "   " : "\n");
 			last = t;
 		}
 		if (done == p->n)
@@ -168,15 +175,91 @@ static const char *rel_path(const char *mdir, const char *path, char *buf, size_
 	return buf;
 }
 
-static BpeTokenizer *tokenizer(const PrepOpts *o, char *const *caps, size_t n)
+// a whole small file (a vocabulary), malloc'ed; NULL with errno set
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t cap = 0, n = 0, k;
+	do {
+		if (n == cap) {
+			char *nb = cap < (64u << 20) ? realloc(buf, cap = cap ? 2 * cap : 1 << 16) : NULL;
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = nb;
+		}
+	} while ((k = fread(buf + n, 1, cap - n, f)) > 0 && (n += k));
+	fclose(f);
+	*len = n;
+	return buf;
+}
+
+// eval and clipdump look for bpe_merges.txt next to a manifest, so the vocabulary src goes
+// there too; a different one already there is an error (that folder's manifests would
+// disagree on token ids)
+static void merges_next_to_manifest(const char *src, const char *mdir)
+{
+	char dst[4200], tmp[4300], a[PATH_MAX], b[PATH_MAX];
+	snprintf(dst, sizeof(dst), "%s/bpe_merges.txt", mdir);
+	if (realpath(src, a) && realpath(dst, b) && !strcmp(a, b))
+		return;
+	size_t n, m;
+	char *want = slurp(src, &n), *have = NULL;
+	if (!want)
+		log_fatal("reading %s", src);
+	if (is_file(dst)) {
+		have = slurp(dst, &m);
+		if (!have || m != n || memcmp(want, have, n))
+			log_fatalx("%s holds another vocabulary than %s: the manifests next to it would disagree on token "
+				   "ids (write this manifest to another folder, or pass --bpe %s)", dst, src, dst);
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s.part", dst);
+		FILE *f = fopen(tmp, "wb");
+		if (!f || fwrite(want, 1, n, f) != n || fclose(f) != 0 || rename(tmp, dst) < 0)
+			log_fatal("writing %s", dst);
+		log_info("vocabulary copied next to the manifest: %s", dst);
+	}
+	free(want);
+	free(have);
+}
+
+static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size_t n);
+
+// --bpe FILE; else ROOT/bpe_merges.txt when it exists and --train-bpe was not asked for (a
+// held-out manifest written into the training ROOT must share its token ids); else one trained
+// from the captions. The merges end up next to the manifest as well.
+static BpeTokenizer *tokenizer(const PrepOpts *o, const char *mdir, char *const *caps, size_t n)
 {
 	BpeTokenizer *t;
 	int line, rc;
-	if (o->bpe) {
-		if ((rc = bpe_load(&t, o->bpe, &line)) < 0)
-			log_fatalx("--bpe %s: %s%s", o->bpe, strerror(-rc), line ? " (see its line number in the file)" : "");
-		return t;
+	char own[4200];
+	snprintf(own, sizeof(own), "%s/bpe_merges.txt", o->out);
+	const char *src = o->bpe;
+	if (!src && !o->train_bpe_set && is_file(own)) {
+		src = own;
+		log_info("using the vocabulary in %s (--train-bpe N trains a new one)", own);
 	}
+	if (src) {
+		if ((rc = bpe_load(&t, src, &line)) < 0)
+			log_fatalx("--bpe %s: %s%s", src, strerror(-rc), line ? " (see its line number in the file)" : "");
+	} else {
+		t = train_vocabulary(o, caps, n);
+		src = own;
+	}
+	merges_next_to_manifest(src, mdir);
+	return t;
+}
+
+static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size_t n)
+{
+	BpeTokenizer *t;
+	int line, rc;
 	BpeTrainer *tr;
 	if (bpe_trainer_new(&tr))
 		log_fatalx("out of memory");
@@ -244,7 +327,7 @@ int main(int argc, char **argv)
 		case 'B': o.chunk.bframes = (int)strtol(optarg, &end, 10); break;
 		case 'j': o.jobs = (int)strtol(optarg, &end, 10); break;
 		case 'b': o.bpe = optarg; break;
-		case 't': o.train_bpe = (int)strtol(optarg, &end, 10); break;
+		case 't': o.train_bpe = (int)strtol(optarg, &end, 10), o.train_bpe_set = 1; break;
 		case 'R': o.report = optarg; break;
 		case 'w': o.ego4d_window = strtod(optarg, &end); break;
 		case 'S': o.shards = optarg; break;
@@ -276,9 +359,15 @@ int main(int argc, char **argv)
 	snprintf(manifest, sizeof(manifest), "%s", o.manifest ? o.manifest : "");
 	if (!o.manifest)
 		snprintf(manifest, sizeof(manifest), "%s/manifest", o.out);
+	// a second manifest (--manifest DIR/heldout.manifest) gets its own report, never the first's
 	snprintf(report, sizeof(report), "%s", o.report ? o.report : "");
-	if (!o.report)
+	if (!o.report && !o.manifest)
 		snprintf(report, sizeof(report), "%s/prep-report.txt", o.out);
+	else if (!o.report) {
+		size_t ml = strlen(o.manifest), sl = strlen(".manifest");
+		int stem = ml > sl && !strcmp(o.manifest + ml - sl, ".manifest") ? (int)(ml - sl) : (int)ml;
+		snprintf(report, sizeof(report), "%.*s-report.txt", stem, o.manifest);
+	}
 	snprintf(mdir, sizeof(mdir), "%s", manifest);
 	char *slash = strrchr(mdir, '/');
 	if (slash)
@@ -326,7 +415,7 @@ int main(int argc, char **argv)
 			for (size_t k = 0; k < ix[i].n; k++)
 				caps[ncaps++] = ix[i].img[k].caption;
 		}
-		tok = tokenizer(&o, caps, ncaps);
+		tok = tokenizer(&o, mdir, caps, ncaps);
 		free(caps);
 		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), 0, 0) < 0)
 			log_fatalx("tokenizer vocabulary too large for the manifest");
@@ -384,7 +473,7 @@ int main(int argc, char **argv)
 		char **caps = malloc((rep.n + 1) * sizeof(char *));
 		for (size_t i = 0; i < rep.n; i++)
 			caps[i] = rep.a[i].caption;
-		tok = tokenizer(&o, caps, rep.n);
+		tok = tokenizer(&o, mdir, caps, rep.n);
 		free(caps);
 		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), (uint32_t)o.chunk.chunk_sec * 1000,
 					(uint32_t)o.chunk.short_side) < 0)

@@ -284,7 +284,7 @@ static int emit(Run *r)
 			return set_error(r->res, rc, "encoding");
 	}
 	r->i++;
-	if (r->o->frames_done)
+	if (r->o->frames_done && !r->skipping) // the progress line counts encoding work only
 		__atomic_add_fetch(r->o->frames_done, 1, __ATOMIC_RELAXED);
 	if (r->i % r->per_chunk == 0)
 		return end_chunk(r);

@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # Runs test programs one by one under a per-test timeout: exit 0 pass, 77 skip, else fail.
 # Prints one line per test, the log tail of failures, and a closing "N passed, N failed".
+# A test is named by its path or by the name this prints (test_launch is tests/test_launch.sh,
+# test_ring_kill is build/tests/test_ring_kill), so a failure can be rerun as printed.
 set -u
 build=${BUILD:-build}
 limit=${TEST_TIMEOUT:-300}
 logdir=$build/test-logs
 mkdir -p "$logdir"
 pass=0 fail=0 skip=0 failed=()
+resolve() { # resolve ARG: the test file ARG names
+	local n=${1##*/}
+	n=${n%.sh}
+	local c
+	for c in "$1" "$build/tests/$n" "tests/$n.sh"; do
+		[ -f "$c" ] && { echo "$c"; return 0; }
+	done
+	echo "$1"
+}
 for t in "$@"; do
+	t=$(resolve "$t")
 	name=$(basename "$t")
 	name=${name%.sh}
 	log=$logdir/$name.log

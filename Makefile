@@ -71,8 +71,9 @@ include $(sort $(wildcard */module*.mk */*/module*.mk))
 # external libraries every program may link (static archives pull only what is used)
 EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE_URING)),$(URING_LIBS)) \
               $(if $(filter 1,$(HAVE_LIBAV)),$(LIBAV_LIBS)) $(if $(filter 1,$(HAVE_BLAS)),$(BLAS_LIBS)) \
-              $(if $(filter 1,$(HAVE_OPENMP)),$(OPENMP_LIBS)) $(UTF8PROC_LIBS) $(ZLIB_LIBS)
-CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP UTF8PROC ZLIB,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1))
+              $(if $(filter 1,$(HAVE_OPENMP)),$(OPENMP_LIBS)) $(UTF8PROC_LIBS) $(ZLIB_LIBS) \
+              $(if $(filter 1,$(HAVE_FREETYPE)),$(FREETYPE_LIBS))
+CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP UTF8PROC ZLIB FREETYPE,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1))
 
 # ---- libraries ----------------------------------------------------------------
 src_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1))) $(patsubst %.cpp,$(BUILD)/obj/%.o,$(filter %.cpp,$(1))) \

@@ -1,3 +1,3 @@
 # common/: small libraries every program uses (logging, RNG, time).
 LIBS += common
-common_SRCS := common/log.c
+common_SRCS := common/log.c common/run_conf.c

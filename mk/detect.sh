@@ -62,6 +62,19 @@ int main(void){ return utf8proc_tolower(0x41) == 0x61 ? 0 : 1; }' "$(pc --cflags
 try ZLIB "zlib1g-dev" '#include <zlib.h>
 int main(void){ return zlibVersion() == 0; }' "$(pc --cflags zlib)" "$(pc --libs zlib || echo -lz)" "zlib (gzipped merges files)"
 
+try FREETYPE "libfreetype-dev" '#include <ft2build.h>
+#include FT_FREETYPE_H
+int main(void){ FT_Library l; return FT_Init_FreeType(&l) == 12345; }' \
+	"$(pc --cflags freetype2 || echo -I/usr/include/freetype2)" "$(pc --libs freetype2 || echo -lfreetype)" "FreeType (UTF-8 captions in clipdump)"
+# a data package, not a library: clipdump falls back to its bitmap font without it
+font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+if [ -r "$font" ]; then
+	summary+=("  ✓ DejaVu Sans font ($font)")
+else
+	summary+=("  ✗ DejaVu Sans font (apt: fonts-dejavu-core; clipdump uses its bitmap font without it)")
+	missing_pkgs+=(fonts-dejavu-core)
+fi
+
 # CUDA: nvcc must compile a kernel; cuBLAS and NCCL must link against the toolkit.
 nvcc=${NVCC:-$(command -v nvcc || echo "$cuda_home/bin/nvcc")}
 if [ "${WITH_CUDA:-1}" != 0 ] && [ -x "$nvcc" ] && printf '__global__ void k(int *p){ *p = 1; }\nint main(void){ return 0; }\n' >"$tmp/t.cu" \

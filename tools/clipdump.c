@@ -1,11 +1,17 @@
 // clipdump: shows what the model will see. Takes clips from a live ring (as rank R's consumer)
-// or renders positions of a manifest in-process, and writes each as a PNG contact sheet.
+// or renders positions of a manifest in-process, and writes PNG contact sheets: one clip per
+// sheet, or a grid of several, with captions in UTF-8 (FreeType) or the built-in bitmap font.
 #include "bpe_tokenizer.h"  // defines: bpe_load, bpe_decode, bpe_free
+#include "ckpt_io.h"        // defines: ckpt_latest_path
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
+#include "eval_model.h"     // defines: eval_config_parse
 #include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
 #include "ld_error.h"       // defines: ld_error_name
 #include "log.h"            // defines: log_init, log_info, log_fatalx
 #include "ring.h"           // defines: ring_open, ring_consumer_attach, ring_consumer_acquire, ...
+#include "run_conf.h"       // defines: run_conf_get
+#include "st_file.h"        // defines: st_open, st_meta, st_close
+#include "text_font.h"      // defines: TextFont, text_font_open, text_font_bitmap
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,25 +19,43 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
-	const char *ring, *manifest, *out, *bpe;
-	int rank, count, frames, size, eval, flip;
+	const char *ring, *manifest, *out, *bpe, *font, *run_dir;
+	int rank, count, frames, size, eval, flip, grid;
+	int frames_set, size_set, seed_set;
 	long long seed;
 	uint64_t first, last;
 } Opts;
 
+// the sheet being filled: o->grid rows, one clip each
+typedef struct {
+	Sheet s;
+	TextFont *font;
+	int rows, files;
+	uint64_t g0, g1;
+} Page;
+
 static void usage(void)
 {
-	printf("usage: clipdump --ring NAME --rank R --count K --out DIR [--bpe MERGES]\n"
+	printf("usage: clipdump --ring NAME --rank R --count K --out DIR [--grid G] [--bpe MERGES] [--font FILE]\n"
 	       "       clipdump --manifest FILE --positions A-B --out DIR [--seed S] [--frames T] [--size N]\n"
-	       "                [--eval] [--flip] [--bpe MERGES]\n"
+	       "                [--eval] [--flip] [--grid G] [--bpe MERGES] [--font FILE]\n"
+	       "       clipdump --run-dir RUN --positions A-B --out DIR [--grid G] ...\n"
 	       "Writes DIR/pos<g>.png: the clip's frames side by side, with position, sample id, crop box and\n"
-	       "caption (decoded with --bpe, else token ids) under them; error slots say the error.\n"
-	       "With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n");
+	       "caption (decoded with --bpe, default bpe_merges.txt next to the manifest, else token ids)\n"
+	       "under them; error slots say the error. --grid G puts G clips on a sheet, one per row\n"
+	       "(DIR/grid<first>-<last>.png). --run-dir takes the manifest and data seed from a run of\n"
+	       "tools/launch.sh and frames and size from its checkpoint's model (flags given win).\n"
+	       "Captions are drawn in UTF-8 with --font FILE (default $AVCLIP_FONT or %s) through\n"
+	       "FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
+	       "--seed is the data stream seed (default 1, as tools/launch.sh).\n"
+	       "With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n",
+	       TEXT_FONT_DEFAULT);
 }
 
-static void caption(const Opts *o, BpeTokenizer *bpe, const int32_t *tok, int n, char *buf, size_t cap)
+static void caption(BpeTokenizer *bpe, const int32_t *tok, int n, char *buf, size_t cap)
 {
 	int len = 0;
 	while (len < n && tok[len])
@@ -41,35 +65,50 @@ static void caption(const Opts *o, BpeTokenizer *bpe, const int32_t *tok, int n,
 	size_t k = (size_t)snprintf(buf, cap, "TOKENS");
 	for (int i = 0; i < len && k < cap; i++)
 		k += (size_t)snprintf(buf + k, cap - k, " %d", tok[i]);
-	(void)o;
 }
 
-static void write_sheet(const Opts *o, uint64_t g, const uint8_t *frames, int T, int W, int H, int errcode,
-			const char *errtext, uint64_t sample, const uint16_t crop[4], const char *cap)
+static void page_flush(const Opts *o, Page *pg)
 {
-	Sheet s;
-	if (sheet_new(&s, T, W, H, 8) != 0)
-		log_fatalx("out of memory for a %dx%d sheet", T * W, H);
-	char line[1200];
-	if (errcode) {
-		snprintf(line, sizeof(line), "POSITION %llu SAMPLE %llu ERROR %d (%s) %s", (unsigned long long)g,
-			 (unsigned long long)sample, errcode, ld_error_name(errcode), errtext ? errtext : "");
-		sheet_text(&s, 0, line);
-	} else {
-		sheet_put_frames(&s, frames, T, W, H);
-		snprintf(line, sizeof(line), "POSITION %llu SAMPLE %llu CROP X=%u Y=%u W=%u H=%u\n%s", (unsigned long long)g,
-			 (unsigned long long)sample, crop[0], crop[1], crop[2], crop[3], cap);
-		sheet_text(&s, 0, line);
-	}
+	if (!pg->rows)
+		return;
 	char path[1024];
-	snprintf(path, sizeof(path), "%s/pos%llu.png", o->out, (unsigned long long)g);
-	int rc = sheet_write_png(&s, path);
+	if (o->grid == 1)
+		snprintf(path, sizeof(path), "%s/pos%llu.png", o->out, (unsigned long long)pg->g0);
+	else
+		snprintf(path, sizeof(path), "%s/grid%llu-%llu.png", o->out, (unsigned long long)pg->g0,
+			 (unsigned long long)pg->g1);
+	pg->s.h = pg->rows * pg->s.row_h; // a last, partial grid is cut after its rows
+	int rc = sheet_write_png(&pg->s, path);
 	if (rc)
 		log_fatalx("%s: %s", path, strerror(-rc));
-	sheet_free(&s);
+	sheet_free(&pg->s);
+	pg->rows = 0;
+	pg->files++;
 }
 
-static int from_ring(const Opts *o, BpeTokenizer *bpe)
+static void page_add(const Opts *o, Page *pg, uint64_t g, const uint8_t *frames, int T, int W, int H, int errcode,
+		     const char *errtext, uint64_t sample, const uint16_t crop[4], const char *cap)
+{
+	if (!pg->rows && sheet_new(&pg->s, o->grid, T, W, H, o->grid > 1 ? 4 : 6, pg->font) != 0)
+		log_fatalx("out of memory for a %dx%d sheet of %d clips", T * W, H, o->grid);
+	if (!pg->rows)
+		pg->g0 = g;
+	pg->g1 = g;
+	char line[1200];
+	if (errcode) {
+		snprintf(line, sizeof(line), "position %llu sample %llu ERROR %d (%s) %s", (unsigned long long)g,
+			 (unsigned long long)sample, errcode, ld_error_name(errcode), errtext ? errtext : "");
+	} else {
+		sheet_put_frames(&pg->s, pg->rows, frames, T, W, H);
+		snprintf(line, sizeof(line), "position %llu sample %llu crop x=%u y=%u w=%u h=%u\n%s", (unsigned long long)g,
+			 (unsigned long long)sample, crop[0], crop[1], crop[2], crop[3], cap);
+	}
+	sheet_text(&pg->s, pg->rows, 0, line);
+	if (++pg->rows == o->grid)
+		page_flush(o, pg);
+}
+
+static int from_ring(const Opts *o, BpeTokenizer *bpe, Page *pg)
 {
 	Ring *r;
 	RingConsumer *c;
@@ -87,19 +126,19 @@ static int from_ring(const Opts *o, BpeTokenizer *bpe)
 		if ((rc = ring_consumer_acquire(c, &s, 60000)) != 0)
 			log_fatalx("acquire: %s", strerror(-rc));
 		char cap[1024];
-		caption(o, bpe, s.text, (int)info.geometry.text_len, cap, sizeof(cap));
-		write_sheet(o, s.position, s.payload, (int)info.geometry.frames, (int)info.geometry.width,
-			    (int)info.geometry.height, s.flags & RING_SLOT_ERROR ? s.error : 0, NULL, s.sample_id, s.crop,
-			    cap);
+		caption(bpe, s.text, (int)info.geometry.text_len, cap, sizeof(cap));
+		page_add(o, pg, s.position, s.payload, (int)info.geometry.frames, (int)info.geometry.width,
+			 (int)info.geometry.height, s.flags & RING_SLOT_ERROR ? s.error : 0, NULL, s.sample_id, s.crop, cap);
 		ring_consumer_release(c, &s);
 	}
+	page_flush(o, pg);
 	ring_consumer_detach(c);
 	ring_close(r);
-	log_info("wrote %d sheets from rank %d of ring %s into %s", o->count, o->rank, o->ring, o->out);
+	log_info("wrote %d clips on %d sheets from rank %d of ring %s into %s", o->count, pg->files, o->rank, o->ring, o->out);
 	return 0;
 }
 
-static int from_manifest(const Opts *o, BpeTokenizer *bpe)
+static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg)
 {
 	Manifest *m;
 	char err[512];
@@ -129,10 +168,11 @@ static int from_manifest(const Opts *o, BpeTokenizer *bpe)
 		for (uint32_t i = 0; i < ctx && i < 512; i++)
 			tok[i] = t16 ? t16[i] : 0;
 		char cap[1024];
-		caption(o, bpe, tok, (int)(ctx < 512 ? ctx : 512), cap, sizeof(cap));
-		write_sheet(o, g, clip, p.frames, p.out_w, p.out_h, rc, err, plan.sample, crop, cap);
+		caption(bpe, tok, (int)(ctx < 512 ? ctx : 512), cap, sizeof(cap));
+		page_add(o, pg, g, clip, p.frames, p.out_w, p.out_h, rc, err, plan.sample, crop, cap);
 	}
-	log_info("wrote %llu sheets into %s", (unsigned long long)(o->last - o->first + 1), o->out);
+	page_flush(o, pg);
+	log_info("wrote %llu clips on %d sheets into %s", (unsigned long long)(o->last - o->first + 1), pg->files, o->out);
 	free(clip);
 	ld_files_free(&files);
 	ld_decoder_free(d);
@@ -140,16 +180,78 @@ static int from_manifest(const Opts *o, BpeTokenizer *bpe)
 	return 0;
 }
 
+// --run-dir: the run's manifest and data seed (launch.conf), and frames and size of the model
+// its last checkpoint was written for, each unless given on the command line
+static void from_run_dir(Opts *o)
+{
+	static char manifest[4096];
+	char seed[32], ck[4200], path[4400], err[512];
+	int rc;
+	if (!o->manifest) {
+		if ((rc = run_conf_get(o->run_dir, "MANIFEST", manifest, sizeof manifest)) < 0)
+			log_fatalx("--run-dir %s: no manifest in its launch.conf (%s)", o->run_dir,
+				   rc == -ENOENT ? "there is no launch.conf" : strerror(-rc));
+		o->manifest = manifest;
+	}
+	if (!o->seed_set && run_conf_get(o->run_dir, "SEED", seed, sizeof seed) == 0)
+		o->seed = atoll(seed);
+	if (o->frames_set && o->size_set)
+		return;
+	snprintf(ck, sizeof ck, "%s/ckpt", o->run_dir);
+	StFile *f;
+	ModelConfig mc;
+	if (ckpt_latest_path(ck, path, sizeof path, err, sizeof err) < 0)
+		log_fatalx("--run-dir %s: %s (give --frames and --size)", o->run_dir, err);
+	if ((rc = st_open(&f, path)) < 0)
+		log_fatalx("--run-dir %s: cannot read %s: %s", o->run_dir, path, strerror(-rc));
+	const char *meta = st_meta(f, "avclip.model");
+	if (!meta || eval_config_parse(meta, &mc) < 0)
+		log_fatalx("--run-dir %s: %s names no readable model configuration (give --frames and --size)", o->run_dir,
+			   path);
+	st_close(f);
+	if (!o->frames_set)
+		o->frames = mc.frames;
+	if (!o->size_set)
+		o->size = mc.image_size;
+	log_info("the run's model: %d frames of %dx%d (from %s)", o->frames, o->size, o->size, path);
+}
+
+// the captions' font: a real one through FreeType, else the bitmap font, saying why
+static TextFont *caption_font(const Opts *o)
+{
+	TextFont *f;
+	int rc = text_font_open(&f, o->font, 13);
+	if (rc == 0)
+		return f;
+	if (o->font && rc != -ENOTSUP)
+		log_fatalx("--font %s: %s", o->font, rc == -ENOENT ? "no such file" : "FreeType cannot read it");
+	log_info("captions in the built-in bitmap font (ASCII, upper case): %s",
+		 rc == -ENOTSUP ? "this build has no FreeType (apt install libfreetype-dev, then make config)"
+		 : rc == -ENOENT ? "no font file (apt install fonts-dejavu-core, or --font FILE)"
+				  : "FreeType cannot read the font");
+	return text_font_bitmap(1);
+}
+
+// bpe_merges.txt next to the manifest, as tools/eval and tools/prep keep it
+static const char *default_bpe(const char *manifest)
+{
+	static char path[4200];
+	const char *slash = strrchr(manifest, '/');
+	snprintf(path, sizeof path, "%.*sbpe_merges.txt", slash ? (int)(slash - manifest + 1) : 0, manifest);
+	return access(path, R_OK) == 0 ? path : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	log_init("clipdump", LOG_INFO);
-	Opts o = {.rank = 0, .count = 1, .frames = 4, .size = 224, .seed = 0, .first = 0, .last = 0};
+	Opts o = {.rank = 0, .count = 1, .frames = 4, .size = 224, .seed = 1, .grid = 1, .first = 0, .last = 0};
 	int have_pos = 0;
 	static const struct option lo[] = {
 		{"ring", 1, 0, 'r'},  {"rank", 1, 0, 'k'},  {"count", 1, 0, 'c'}, {"out", 1, 0, 'o'},
 		{"manifest", 1, 0, 'm'}, {"positions", 1, 0, 'p'}, {"seed", 1, 0, 's'}, {"frames", 1, 0, 't'},
 		{"size", 1, 0, 'z'},  {"eval", 0, 0, 'e'},  {"flip", 0, 0, 'f'},  {"bpe", 1, 0, 'b'},
-		{"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+		{"grid", 1, 0, 'g'},  {"font", 1, 0, 'F'},  {"run-dir", 1, 0, 'R'}, {"help", 0, 0, 'h'},
+		{0, 0, 0, 0}};
 	int ch;
 	char *end;
 	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -166,29 +268,41 @@ int main(int argc, char **argv)
 				log_fatalx("--positions %s: want A-B with A <= B (at most 100000 positions)", optarg);
 			have_pos = 1;
 			break;
-		case 's': o.seed = atoll(optarg); break;
-		case 't': o.frames = atoi(optarg); break;
-		case 'z': o.size = atoi(optarg); break;
+		case 's': o.seed = atoll(optarg), o.seed_set = 1; break;
+		case 't': o.frames = atoi(optarg), o.frames_set = 1; break;
+		case 'z': o.size = atoi(optarg), o.size_set = 1; break;
 		case 'e': o.eval = 1; break;
 		case 'f': o.flip = 1; break;
 		case 'b': o.bpe = optarg; break;
+		case 'g': o.grid = atoi(optarg); break;
+		case 'F': o.font = optarg; break;
+		case 'R': o.run_dir = optarg; break;
 		case 'h': usage(); return 0;
 		default: usage(); return 2;
 		}
 	}
+	if (o.run_dir && o.ring)
+		log_fatalx("--run-dir renders the run's manifest; a running job's ring ranks are held by its trainers");
+	if (o.run_dir)
+		from_run_dir(&o);
 	if (!o.out || (!o.ring == !o.manifest) || (o.manifest && !have_pos)) {
 		usage();
-		log_fatalx("need --out and either --ring (with --rank/--count) or --manifest with --positions");
+		log_fatalx("need --out and either --ring (with --rank/--count) or --manifest/--run-dir with --positions");
 	}
-	if (o.count < 1 || o.rank < 0 || o.frames < 1 || o.frames > LD_MAX_FRAMES || o.size < 8 || o.size > 4096)
-		log_fatalx("--count >= 1, --rank >= 0, --frames 1..%d, --size 8..4096", LD_MAX_FRAMES);
+	if (o.count < 1 || o.rank < 0 || o.frames < 1 || o.frames > LD_MAX_FRAMES || o.size < 8 || o.size > 4096 ||
+	    o.grid < 1 || o.grid > 256)
+		log_fatalx("--count >= 1, --rank >= 0, --frames 1..%d, --size 8..4096, --grid 1..256", LD_MAX_FRAMES);
 	mkdir(o.out, 0755);
 	ld_libav_quiet();
+	if (!o.bpe && o.manifest)
+		o.bpe = default_bpe(o.manifest);
 	BpeTokenizer *bpe = NULL;
 	int bad = 0;
 	if (o.bpe && bpe_load(&bpe, o.bpe, &bad) != 0)
 		log_fatalx("--bpe %s: cannot load (line %d)", o.bpe, bad);
-	int rc = o.ring ? from_ring(&o, bpe) : from_manifest(&o, bpe);
+	Page pg = {.font = caption_font(&o)};
+	int rc = o.ring ? from_ring(&o, bpe, &pg) : from_manifest(&o, bpe, &pg);
+	text_font_close(pg.font);
 	if (bpe)
 		bpe_free(bpe);
 	return rc;

@@ -1,58 +1,34 @@
-// Contact-sheet canvas, a 5x7 bitmap font (digits, letters shown upper-case, some punctuation)
-// and a dependency-free PNG writer: stored deflate blocks, Adler-32, CRC-32 per chunk.
+// Contact-sheet canvas: rows of frames with word-wrapped UTF-8 text under each (the tools' text
+// renderer), and a dependency-free PNG writer: stored deflate blocks, Adler-32, CRC-32 per chunk.
 #include "clipdump_sheet.h" // defines: sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 
 #include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32, as PNG uses)
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GLYPH_W 6  // 5 pixels + 1 spacing
-#define LINE_H 10  // 7 pixels + 3 spacing
 #define MARGIN 4
+#define BG 24   // dark grey background
+#define INK 235 // text
 
-static const char glyph_chars[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ:-=.,/()+_'";
-static const uint8_t glyphs[][7] = {
-	{0x0E, 0x11, 0x13, 0x15, 0x19, 0x11, 0x0E}, {0x04, 0x0C, 0x04, 0x04, 0x04, 0x04, 0x0E},
-	{0x0E, 0x11, 0x01, 0x02, 0x04, 0x08, 0x1F}, {0x1F, 0x02, 0x04, 0x02, 0x01, 0x11, 0x0E},
-	{0x02, 0x06, 0x0A, 0x12, 0x1F, 0x02, 0x02}, {0x1F, 0x10, 0x1E, 0x01, 0x01, 0x11, 0x0E},
-	{0x06, 0x08, 0x10, 0x1E, 0x11, 0x11, 0x0E}, {0x1F, 0x01, 0x02, 0x04, 0x08, 0x08, 0x08},
-	{0x0E, 0x11, 0x11, 0x0E, 0x11, 0x11, 0x0E}, {0x0E, 0x11, 0x11, 0x0F, 0x01, 0x02, 0x0C},
-	{0x0E, 0x11, 0x11, 0x11, 0x1F, 0x11, 0x11}, {0x1E, 0x11, 0x11, 0x1E, 0x11, 0x11, 0x1E},
-	{0x0E, 0x11, 0x10, 0x10, 0x10, 0x11, 0x0E}, {0x1C, 0x12, 0x11, 0x11, 0x11, 0x12, 0x1C},
-	{0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x1F}, {0x1F, 0x10, 0x10, 0x1E, 0x10, 0x10, 0x10},
-	{0x0E, 0x11, 0x10, 0x17, 0x11, 0x11, 0x0F}, {0x11, 0x11, 0x11, 0x1F, 0x11, 0x11, 0x11},
-	{0x0E, 0x04, 0x04, 0x04, 0x04, 0x04, 0x0E}, {0x07, 0x02, 0x02, 0x02, 0x02, 0x12, 0x0C},
-	{0x11, 0x12, 0x14, 0x18, 0x14, 0x12, 0x11}, {0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x1F},
-	{0x11, 0x1B, 0x15, 0x15, 0x11, 0x11, 0x11}, {0x11, 0x11, 0x19, 0x15, 0x13, 0x11, 0x11},
-	{0x0E, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E}, {0x1E, 0x11, 0x11, 0x1E, 0x10, 0x10, 0x10},
-	{0x0E, 0x11, 0x11, 0x11, 0x15, 0x12, 0x0D}, {0x1E, 0x11, 0x11, 0x1E, 0x14, 0x12, 0x11},
-	{0x0F, 0x10, 0x10, 0x0E, 0x01, 0x01, 0x1E}, {0x1F, 0x04, 0x04, 0x04, 0x04, 0x04, 0x04},
-	{0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x0E}, {0x11, 0x11, 0x11, 0x11, 0x11, 0x0A, 0x04},
-	{0x11, 0x11, 0x11, 0x15, 0x15, 0x15, 0x0A}, {0x11, 0x11, 0x0A, 0x04, 0x0A, 0x11, 0x11},
-	{0x11, 0x11, 0x11, 0x0A, 0x04, 0x04, 0x04}, {0x1F, 0x01, 0x02, 0x04, 0x08, 0x10, 0x1F},
-	{0x00, 0x0C, 0x0C, 0x00, 0x0C, 0x0C, 0x00}, {0x00, 0x00, 0x00, 0x1F, 0x00, 0x00, 0x00},
-	{0x00, 0x00, 0x1F, 0x00, 0x1F, 0x00, 0x00}, {0x00, 0x00, 0x00, 0x00, 0x00, 0x0C, 0x0C},
-	{0x00, 0x00, 0x00, 0x00, 0x0C, 0x04, 0x08}, {0x00, 0x01, 0x02, 0x04, 0x08, 0x10, 0x00},
-	{0x02, 0x04, 0x08, 0x08, 0x08, 0x04, 0x02}, {0x08, 0x04, 0x02, 0x02, 0x02, 0x04, 0x08},
-	{0x00, 0x04, 0x04, 0x1F, 0x04, 0x04, 0x00}, {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1F},
-	{0x0C, 0x04, 0x08, 0x00, 0x00, 0x00, 0x00},
-};
-
-int sheet_new(Sheet *s, int frames, int fw, int fh, int lines)
+int sheet_new(Sheet *s, int rows, int frames, int fw, int fh, int lines, TextFont *font)
 {
+	s->font = font;
+	s->rows = rows;
+	s->fh = fh;
+	s->lines = lines;
 	s->w = frames * fw;
-	if (s->w < 40 * GLYPH_W + 2 * MARGIN)
-		s->w = 40 * GLYPH_W + 2 * MARGIN;
-	s->text_y = fh + MARGIN;
-	s->h = fh + 2 * MARGIN + lines * LINE_H;
-	s->rgb = calloc((size_t)s->w * s->h, 3);
+	int min_w = 40 * text_width(font, "M") + 2 * MARGIN; // room for 40 characters
+	if (s->w < min_w)
+		s->w = min_w;
+	s->row_h = fh + 2 * MARGIN + lines * text_font_line_height(font);
+	s->h = rows * s->row_h;
+	s->rgb = malloc((size_t)s->w * s->h * 3);
 	if (!s->rgb)
 		return -ENOMEM;
-	memset(s->rgb, 24, (size_t)s->w * s->h * 3); // dark grey background
+	memset(s->rgb, BG, (size_t)s->w * s->h * 3);
 	return 0;
 }
 
@@ -62,40 +38,83 @@ void sheet_free(Sheet *s)
 	s->rgb = NULL;
 }
 
-void sheet_put_frames(Sheet *s, const uint8_t *frames, int T, int fw, int fh)
+void sheet_put_frames(Sheet *s, int row, const uint8_t *frames, int T, int fw, int fh)
 {
-	for (int t = 0; t < T; t++)
+	uint8_t *top = s->rgb + (size_t)row * s->row_h * s->w * 3;
+	for (int t = 0; t < T && (t + 1) * fw <= s->w; t++)
 		for (int y = 0; y < fh; y++)
-			memcpy(s->rgb + ((size_t)y * s->w + (size_t)t * fw) * 3, frames + (((size_t)t * fh + y) * fw) * 3,
+			memcpy(top + ((size_t)y * s->w + (size_t)t * fw) * 3, frames + (((size_t)t * fh + y) * fw) * 3,
 			       (size_t)fw * 3);
 }
 
-static void draw_char(Sheet *s, int x0, int y0, char c)
+typedef struct {
+	Sheet *s;
+	int y0, y1; // the row's band: text never spills into the next row
+} Ink;
+
+static void put(void *ctx, int x, int y, uint8_t a)
 {
-	const char *p = strchr(glyph_chars, toupper((unsigned char)c));
-	if (!p || !c)
+	Ink *k = ctx;
+	if (x < 0 || x >= k->s->w || y < k->y0 || y >= k->y1)
 		return;
-	const uint8_t *g = glyphs[p - glyph_chars];
-	for (int y = 0; y < 7; y++)
-		for (int x = 0; x < 5; x++)
-			if (g[y] & (0x10 >> x) && x0 + x < s->w && y0 + y < s->h)
-				memset(s->rgb + ((size_t)(y0 + y) * s->w + x0 + x) * 3, 235, 3);
+	uint8_t *p = k->s->rgb + ((size_t)y * k->s->w + x) * 3;
+	int v = p[0] + (INK - p[0]) * a / 255; // coverage blends toward the ink
+	p[0] = p[1] = p[2] = (uint8_t)v;
 }
 
-int sheet_text(Sheet *s, int line, const char *text)
+// the longest prefix of [p, end) that fits in width w: up to its last space, else as many
+// characters as fit (at least one); *next is where the following line starts
+static size_t fit(TextFont *f, const char *p, const char *end, int w, const char **next)
 {
-	int per_line = (s->w - 2 * MARGIN) / GLYPH_W, col = 0;
-	for (const char *c = text; *c; c++) {
-		if (*c == '\n' || col == per_line) {
-			line++;
-			col = 0;
-			if (*c == '\n')
-				continue;
-		}
-		draw_char(s, MARGIN + col * GLYPH_W, s->text_y + line * LINE_H, *c);
-		col++;
+	char buf[1024];
+	size_t best_space = 0, n = 0;
+	for (const char *q = p; q < end;) {
+		const char *c = q;
+		text_utf8_next(&q);
+		size_t len = (size_t)(q - p);
+		if (len >= sizeof buf)
+			break;
+		memcpy(buf, p, len);
+		buf[len] = 0;
+		if (text_width(f, buf) > w && n > 0)
+			break;
+		if (*c == ' ')
+			best_space = (size_t)(c - p);
+		n = len;
 	}
-	return line + 1;
+	if (p + n < end && best_space > 0) {
+		*next = p + best_space + 1;
+		return best_space;
+	}
+	*next = p + n;
+	return n;
+}
+
+int sheet_text(Sheet *s, int row, int line, const char *text)
+{
+	const int lh = text_font_line_height(s->font), y_band = row * s->row_h + s->fh + MARGIN;
+	Ink k = { s, row * s->row_h, (row + 1) * s->row_h };
+	char buf[1024];
+	while (*text) {
+		const char *end = strchr(text, '\n');
+		if (!end)
+			end = text + strlen(text);
+		const char *p = text;
+		do {
+			const char *next;
+			size_t n = fit(s->font, p, end, s->w - 2 * MARGIN, &next);
+			if (n >= sizeof buf)
+				n = sizeof buf - 1;
+			memcpy(buf, p, n);
+			buf[n] = 0;
+			if (line < s->lines)
+				text_draw(s->font, MARGIN, y_band + line * lh, buf, put, &k);
+			line++;
+			p = next;
+		} while (p < end);
+		text = *end ? end + 1 : end;
+	}
+	return line;
 }
 
 static void be32(uint8_t *p, uint32_t v)

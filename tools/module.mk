@@ -1,7 +1,7 @@
 # tools/: user-facing programs built in place (tools/ringstat, ...).
 PROGS += tools/ringstat
 tools/ringstat_SRCS := tools/ringstat.c
-tools/ringstat_LIBS := ring
+tools/ringstat_LIBS := ring common
 
 TESTS += test_ringstat
 test_ringstat_LIBS := ring
@@ -13,7 +13,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 
 # tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)
 ifeq ($(HAVE_LIBAV),1)
-SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh
+SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh tests/test_clipdump_grid.sh
 endif
 
 .PHONY: bench-learn

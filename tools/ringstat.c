@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ring.h"
+#include "run_conf.h"
 
 #define MAX_ROWS (RING_MAX_PRODUCERS + RING_MAX_CONSUMERS)
 
@@ -56,30 +57,15 @@ static void usage(FILE *f) {
             RING_DEFAULT_NAME);
 }
 
-// the RING= setting launch.sh writes into RUN_DIR/launch.conf (a name of [A-Za-z0-9_.-], so
-// shell quoting leaves it as it is); 0, or -1 with a message on stderr
+// the ring of the job tools/launch.sh runs in dir; 0, or -1 with a message on stderr
 static int ring_of_run(const char *dir, char *name, size_t len) {
-    char path[4096], line[8192];
-    snprintf(path, sizeof path, "%s/launch.conf", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "ringstat: %s: %s (is %s a run directory of tools/launch.sh?)\n", path, strerror(errno), dir);
-        return -1;
-    }
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        for (char *p = strstr(line, "RING="); p && !found; p = strstr(p + 1, "RING=")) {
-            if (p != line && p[-1] != ' ') continue;
-            size_t n = strcspn(p + 5, " \t\r\n");
-            if (n == 0 || n >= len) continue;
-            memcpy(name, p + 5, n);
-            name[n] = 0;
-            found = 1;
-        }
-    }
-    fclose(f);
-    if (!found) fprintf(stderr, "ringstat: %s names no RING\n", path);
-    return found ? 0 : -1;
+    int rc = run_conf_get(dir, "RING", name, len);
+    if (rc == 0) return 0;
+    if (rc == -ENOENT)
+        fprintf(stderr, "ringstat: %s has no launch.conf (is it a run directory of tools/launch.sh?)\n", dir);
+    else
+        fprintf(stderr, "ringstat: %s/launch.conf names no ring: %s\n", dir, strerror(-rc));
+    return -1;
 }
 
 static int parse_args(int argc, char **argv, Options *o) {

@@ -6,7 +6,8 @@ PROGS += tools/plot
 tools/plot_SRCS := tools/plot.c
 tools/plot_LIBS := avplot avtext data common
 
-TESTS += test_plot_png test_plot_data
+TESTS += test_plot_png test_plot_data test_plot_legend
 test_plot_png_LIBS := avplot avtext data common
 test_plot_data_LIBS := avplot avtext common
+test_plot_legend_LIBS := avplot avtext data common
 SCRIPT_TESTS += tests/test_plot_run.sh

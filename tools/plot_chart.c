@@ -40,12 +40,39 @@ static void label(char *buf, size_t cap, double v, double step)
 	snprintf(buf, cap, "%.4g", v);
 }
 
+// The legend goes in the header, right of the title, in as many rows as it needs, so it never
+// covers a line; returns the rows used (0: no labels). draw 0 only measures.
+static int legend(PlotImage *im, int x0, int x1, int y, const PlotSeries *s, int ns, int draw)
+{
+	int rows = 0, x = x1;
+	for (int k = ns - 1; k >= 0; k--) { // right to left, so the first series ends up leftmost
+		if (!s[k].label)
+			continue;
+		int w = plot_text_width(s[k].label, 1) + 26;
+		if (rows == 0 || (x - w < x0 && x < x1)) {
+			rows++;
+			x = x1;
+		}
+		x -= w;
+		if (!draw)
+			continue;
+		int ly = y + (rows - 1) * 12;
+		plot_line(im, x + 4, ly + 3, x + 18, ly + 3, s[k].colour, s[k].dash);
+		plot_line(im, x + 4, ly + 4, x + 18, ly + 4, s[k].colour, s[k].dash);
+		plot_text(im, x + 22, ly, s[k].label, PC_TEXT, 1);
+	}
+	return rows;
+}
+
 void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel, const PlotSeries *s, int ns,
 		const double *xlim)
 {
-	const int left = 64, right = 12, top = 24, bottom = 30;
+	const int left = 64, right = 12, bottom = 30;
+	const int key_x0 = b.x + left + plot_text_width(title, 1) + 24, key_x1 = b.x + b.w - right;
+	const int rows = legend(im, key_x0, key_x1, b.y + 6, s, ns, 0), top = 24 + 12 * (rows > 1 ? rows - 1 : 0);
 	const int px = b.x + left, py = b.y + top, pw = b.w - left - right, ph = b.h - top - bottom;
 	plot_text(im, b.x + left, b.y + 6, title, PC_TEXT, 1);
+	legend(im, key_x0, key_x1, b.y + 6, s, ns, 1);
 	plot_text(im, b.x + b.w - right - plot_text_width(xlabel, 1), b.y + b.h - 10, xlabel, PC_AXIS, 1);
 	double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
 	for (int k = 0; k < ns; k++)
@@ -70,6 +97,8 @@ void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel,
 		xlo -= 0.5;
 		xhi += 0.5;
 	}
+	// a margin, so a point on the last step (a final evaluation) is not cut by the frame
+	const double xpad = 0.015 * (xhi - xlo);
 	double pad = yhi > ylo ? 0.05 * (yhi - ylo) : (ylo ? 0.1 * fabs(ylo) : 1);
 	ylo -= pad;
 	yhi += pad;
@@ -86,6 +115,8 @@ void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel,
 		plot_text(im, px - 7 - plot_text_width(buf, 1), y - 3, buf, PC_TEXT, 1);
 	}
 	plot_ticks(xlo, xhi, 7, &first, &step, &n);
+	xlo -= xpad;
+	xhi += xpad;
 	for (int i = 0; i < n; i++) {
 		double v = first + i * step;
 		int x = px + (int)((v - xlo) / (xhi - xlo) * pw + 0.5);
@@ -105,23 +136,16 @@ void plot_chart(PlotImage *im, PlotBox b, const char *title, const char *xlabel,
 			int y = py + ph - (int)((s[k].y[i] - ylo) / (yhi - ylo) * ph + 0.5);
 			if (have)
 				plot_line(im, lx, ly, x, y, s[k].colour, s[k].dash);
-			else
-				plot_rect(im, x - 1, y - 1, 3, 3, s[k].colour); // a lone point stays visible
+			int alone = !have && (i + 1 >= s[k].n || !isfinite(s[k].x[i + 1]) || !isfinite(s[k].y[i + 1]));
+			if (alone) { // a lone point (one evaluation) gets a marker and its value
+				plot_rect(im, x - 2, y - 2, 5, 5, s[k].colour);
+				label(buf, sizeof buf, s[k].y[i], 1e-9);
+				int tw = plot_text_width(buf, 1);
+				plot_text(im, x + 6 + tw < px + pw ? x + 6 : x - 6 - tw, y - 3, buf, s[k].colour, 1);
+			}
 			have = 1;
 			lx = x;
 			ly = y;
 		}
-	}
-	// legend, top right inside the plot area
-	int ly = py + 4;
-	for (int k = 0; k < ns; k++) {
-		if (!s[k].label)
-			continue;
-		int w = plot_text_width(s[k].label, 1), x = px + pw - w - 6;
-		plot_rect(im, x - 22, ly - 2, w + 26, 11, PC_BG);
-		plot_line(im, x - 18, ly + 3, x - 4, ly + 3, s[k].colour, s[k].dash);
-		plot_line(im, x - 18, ly + 4, x - 4, ly + 4, s[k].colour, s[k].dash);
-		plot_text(im, x, ly, s[k].label, PC_TEXT, 1);
-		ly += 12;
 	}
 }

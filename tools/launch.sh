@@ -318,7 +318,6 @@ echo $$ >"$RUN_DIR/launch.pid"
 declare -A LOADER_PID=() LOADER_NODE=() LOADER_RESTARTS=() LOADER_FIRST_RESTART=()
 TRAINER_PID=()
 STATPID=""
-STOPPING=0
 NEXT_LOADER=0
 REPLY_TEXT=""
 NAP="" # the supervisor's sleep, so a signal ends it with the job
@@ -381,8 +380,11 @@ relay() {
 	sed -n "$((RELAYED + 1)),${n}p" "$f" |
 		grep -E ' (warn|error|fatal):|: (plan|note):|backend |checkpoint at step|eval at step|resumed from|stopped by a signal|abandoned|finished [0-9]+ steps' |
 		sed -E 's/^[0-9-]+ [0-9:]+ trainer\.r0\[[0-9]+\] (info: )?/rank 0: /' |
-		while IFS= read -r l; do say "$l"; done
-	RELAYED=$n
+		while IFS= read -r l; do [ -n "$l" ] && say "$l"; done
+	# a Ctrl-C reaches these pipes too: lines are only marked done when every part finished
+	local st=("${PIPESTATUS[@]}")
+	[ "${st[0]}" = 0 ] && [ "${st[1]}" -le 1 ] && [ "${st[2]}" = 0 ] && RELAYED=$n
+	return 0
 }
 
 # the end of a run in three lines: where it stands, the last checkpoint, the command that continues
@@ -415,7 +417,6 @@ cleanup() {
 }
 
 stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then everything else goes
-	STOPPING=1
 	say "stopping ($1): the trainers write a final checkpoint"
 	local p waited=0
 	for p in "${TRAINER_PID[@]}"; do kill -TERM "$p" 2>/dev/null; done
@@ -435,15 +436,17 @@ stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then e
 	relay
 	cleanup
 }
-on_signal() { # on_signal NAME STATUS: the first stop request stops the job; later ones only say so
-	if [ $STOPPING = 1 ]; then
-		say "already stopping: waiting for the trainers' final checkpoint (SIGKILL abandons it)"
+# a signal only records the request: the supervisor loop stops the job outside the trap, so a
+# second Ctrl-C during the stop runs this again and is answered
+STOP_SIG="" STOP_STATUS=0
+on_signal() { # on_signal NAME STATUS
+	if [ -n "$STOP_SIG" ]; then
+		say "already stopping after SIG$STOP_SIG: the trainers' final checkpoint comes first (SIGKILL abandons it)"
 		return
 	fi
+	STOP_SIG=$1 STOP_STATUS=$2
 	[ -n "$NAP" ] && kill "$NAP" 2>/dev/null
-	stop_job "SIG$1"
-	summary
-	exit "$2"
+	return 0
 }
 trap 'on_signal INT 130' INT
 trap 'on_signal TERM 143' TERM
@@ -505,6 +508,11 @@ while :; do
 	sleep 1 &
 	NAP=$!
 	wait $NAP 2>/dev/null
+	if [ -n "$STOP_SIG" ]; then
+		stop_job "SIG$STOP_SIG"
+		summary
+		exit "$STOP_STATUS"
+	fi
 	for req in "$RUN_DIR"/control/*; do
 		[ -f "$req" ] && [[ $req != *.tmp ]] && [[ $req != *.reply ]] || continue
 		read -r verb k <"$req"

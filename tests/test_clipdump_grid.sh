@@ -5,15 +5,10 @@
 # puts several clips on one sheet, and UTF-8 captions are drawn with the real font (a missing
 # font falls back to the bitmap font with a log line, and looks different).
 set -u
-for b in tools/synth tools/prep tools/launch.sh tools/clipdump trainer/trainer loaderd/loaderd; do
-	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
-done
-tmp=$(mktemp -d /tmp/avclip-clipdump-test.XXXXXX)
-trap '[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
+. tests/job_testlib.sh
+jt_need tools/synth tools/prep tools/launch.sh tools/clipdump trainer/trainer loaderd/loaderd
+jt_tmp clipdump
+tmp=$JT_TMP
 png_size() { # "W H" from the IHDR
 	echo $((0x$(head -c 20 "$1" | tail -c 4 | od -An -tx1 | tr -d ' \n'))) $((0x$(head -c 24 "$1" | tail -c 4 | od -An -tx1 | tr -d ' \n')))
 }

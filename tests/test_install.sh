@@ -5,17 +5,10 @@
 # the demo job (synth -> prep -> launch -> eval -> plot, shortened) with the installed trainer,
 # loaderd and ringctl, from a directory outside the source tree.
 set -u
-BUILD=${BUILD:-build}
-for b in tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl tools/eval tools/plot; do
-	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
-done
-repo=$(pwd)
-tmp=$(mktemp -d /tmp/avclip-install-test.XXXXXX)
-trap '[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
+. tests/job_testlib.sh
+jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl tools/eval tools/plot
+jt_tmp install
+tmp=$JT_TMP
 dest=$tmp/root
 # a make of its own: not the jobserver of a `make test` that runs this script
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s install DESTDIR="$dest" BUILD="$BUILD" \

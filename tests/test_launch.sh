@@ -5,29 +5,18 @@
 # stops it with a checkpoint and returns once it has ended; --resume continues to the end;
 # afterwards no process of the job and no shared memory is left.
 set -u
-BUILD=${BUILD:-build}
-for b in tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl; do
-	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
-done
-tmp=$(mktemp -d /tmp/avclip-launch-test.XXXXXX)
+. tests/job_testlib.sh
+jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl
+jt_tmp launch
+tmp=$JT_TMP
 run=$tmp/run-$$
+JT_FAIL_LOGS="$run/logs/*.log"
 lpid=""
 cleanup() {
 	[ -n "$lpid" ] && kill "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
-	[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
+	jt_cleanup
 }
 trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
-	tail -n 30 "$run"/logs/*.log 2>/dev/null
-	exit 1
-}
-waitfor() { # waitfor SECONDS COMMAND...: until the command succeeds
-	local t=$1
-	shift
-	for _ in $(seq $((t * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 steps_done() { [ -s "$run/metrics.jsonl" ] && [ "$(sed -n 's/.*"step":\([0-9]*\).*/\1/p' "$run/metrics.jsonl" | tail -n 1)" -ge "$1" ]; }
 loaders() { ls "$run"/pids/loaderd-*.pid 2>/dev/null | wc -l; }
 
@@ -35,11 +24,8 @@ loaders() { ls "$run"/pids/loaderd-*.pid 2>/dev/null | wc -l; }
 err=$(tools/launch.sh --add-loaders 1 --run-dir "$tmp/none" 2>&1) && fail "--add-loaders on no job succeeded"
 [ "$(wc -l <<<"$err")" = 1 ] && grep -q "no running job" <<<"$err" || fail "unclear refusal: $err"
 
-tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
-tools/prep --annotations "$tmp/src/train.csv" --video-root "$tmp/src/videos" --out "$tmp/data" --short-side 64 \
-	--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"
-model=(--model tiny --image-size 16 --patch 8 --frames 2 --vis-width 32 --vis-layers 1 --vis-heads 2
-	--txt-width 32 --txt-layers 1 --txt-heads 2 --embed-dim 16 --threads 1 --batch-size 4 --steps 1000000 --ckpt-every 50)
+jt_data "$tmp"
+model=("${JT_MODEL[@]}" --threads 1 --steps 1000000 --ckpt-every 50)
 
 tools/launch.sh 2 --manifest "$tmp/data/manifest" --run-dir "$run" --loaders-per-node 2 --seed 3 -- "${model[@]}" \
 	>"$tmp/launch1.out" 2>&1 &

@@ -5,16 +5,11 @@
 # finished run says so and starts nothing; resuming a run without a checkpoint warns loudly;
 # the console tells the story (plan, evaluations, checkpoints, the summary and its command).
 set -u
-for b in tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl; do
-	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
-done
+. tests/job_testlib.sh
+jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl
 repo=$(pwd)
-tmp=$(mktemp -d /tmp/avclip-resume-test.XXXXXX)
-trap '[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
+jt_tmp resume
+tmp=$JT_TMP
 launch() { "$repo/tools/launch.sh" "$@"; }
 last_step() { sed -n 's/.*"step":\([0-9]*\).*/\1/p' "$1/metrics.jsonl" | tail -n 1; }
 # refused CODE PATTERN ARGS...: launch.sh exits CODE with PATTERN in its message
@@ -27,13 +22,10 @@ refused() {
 	grep -q -- "$pat" <<<"$out" || fail "launch $*: message lacks '$pat': $out"
 }
 
-tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
-tools/prep --annotations "$tmp/src/train.csv" --video-root "$tmp/src/videos" --out "$tmp/data" --short-side 64 \
-	--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"
+jt_data "$tmp"
 tools/prep --annotations "$tmp/src/heldout.csv" --video-root "$tmp/src/videos" --out "$tmp/heldout" --short-side 64 \
 	--chunk-sec 10 --bpe "$tmp/data/bpe_merges.txt" >/dev/null 2>&1 || fail "prep heldout"
-model=(--model tiny --image-size 16 --patch 8 --frames 2 --vis-width 32 --vis-layers 1 --vis-heads 2
-	--txt-width 32 --txt-layers 1 --txt-heads 2 --embed-dim 16 --batch-size 4)
+model=("${JT_MODEL[@]}")
 cd "$tmp" || exit 1
 
 # refused before anything is written

@@ -5,12 +5,13 @@
 # the command that continues it; that command continues from there, and a double Ctrl-C
 # (SIGINT twice, the trainers see INT, TERM, INT) still ends in a checkpoint of the last step.
 set -u
-for b in tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl; do
-	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
-done
+. tests/job_testlib.sh
+jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl
 command -v setsid >/dev/null || { echo "skip: no setsid"; exit 77; }
-tmp=$(mktemp -d /tmp/avclip-sigint-test.XXXXXX)
+jt_tmp sigint
+tmp=$JT_TMP
 run=$tmp/run
+JT_FAIL_LOGS="$tmp/job*.out $run/logs/trainer-*.log"
 jpid="" pgid=""
 cleanup() {
 	[ -n "$pgid" ] && kill -KILL -- "-$pgid" 2>/dev/null
@@ -18,20 +19,9 @@ cleanup() {
 	local ring
 	ring=$(sed -n 's/^.*RING=\([^ ]*\).*/\1/p' "$run/launch.conf" 2>/dev/null)
 	[ -n "$ring" ] && tools/ringctl destroy --ring "$ring" >/dev/null 2>&1 && trainer/trainer --comm-unlink --comm "$ring-comm" >/dev/null 2>&1
-	[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"
+	jt_cleanup
 }
 trap cleanup EXIT
-fail() {
-	echo "FAIL: $*"
-	tail -n 20 "$tmp"/job*.out "$run"/logs/trainer-*.log 2>/dev/null
-	exit 1
-}
-waitfor() { # waitfor SECONDS COMMAND...: until the command succeeds
-	local t=$1
-	shift
-	for _ in $(seq $((t * 10))); do "$@" && return 0; sleep 0.1; done
-	return 1
-}
 last_step() { sed -n 's/.*"step":\([0-9]*\).*/\1/p' "$run/metrics.jsonl" | tail -n 1; }
 steps_past() { [ -s "$run/metrics.jsonl" ] && [ "$(last_step)" -ge "$1" ]; }
 
@@ -55,7 +45,9 @@ ctrl_c() {
 	jpid=""
 	[ $st = 130 ] || fail "launch exited $st after Ctrl-C (want 130)"
 	sleep 0.5
-	pgrep -g "$pgid" >/dev/null && fail "processes of the job left: $(pgrep -a -g "$pgid")"
+	# (an exited shell of the job that init has not reaped yet is no process left behind)
+	left=$(ps -o stat=,pid=,args= -g "$pgid" | grep -v '^Z')
+	[ -n "$left" ] && fail "processes of the job left: $left"
 	pgid=""
 }
 # the checkpoint is of the last step trained, and the console says how to continue
@@ -71,11 +63,8 @@ check_stop() {
 	echo "$1: Ctrl-C at step $s kept a checkpoint of step $s"
 }
 
-tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
-tools/prep --annotations "$tmp/src/train.csv" --video-root "$tmp/src/videos" --out "$tmp/data" --short-side 64 \
-	--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"
-model=(--model tiny --image-size 16 --patch 8 --frames 2 --vis-width 32 --vis-layers 1 --vis-heads 2
-	--txt-width 32 --txt-layers 1 --txt-heads 2 --embed-dim 16 --threads 1 --batch-size 4 --ckpt-every 0)
+jt_data "$tmp"
+model=("${JT_MODEL[@]}" --threads 1 --ckpt-every 0)
 
 job job1 tools/launch.sh 2 --manifest "$tmp/data/manifest" --run-dir "$run" --loaders-per-node 2 -- "${model[@]}" --steps 1000000
 waitfor 120 steps_past 20 || fail "no training progress"

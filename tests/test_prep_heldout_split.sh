@@ -7,15 +7,10 @@
 # "frames encoded" (0 when every chunk exists), never "ETA 0:00:00" (on a terminal the first
 # line comes before any video is done), and ends with "done in".
 set -u
-for b in tools/synth tools/prep tools/eval; do
-	[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
-done
-tmp=$(mktemp -d /tmp/avclip-split-test.XXXXXX)
-trap '[ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"' EXIT
-fail() {
-	echo "FAIL: $*"
-	exit 1
-}
+. tests/job_testlib.sh
+jt_need tools/synth tools/prep tools/eval
+jt_tmp split
+tmp=$JT_TMP
 tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 1 --size 320x180 --seed 4 >/dev/null 2>&1 || fail "synth"
 # the training annotations split in two over the same videos
 { head -n 1 "$tmp/src/train.csv"; sed -n '2~2p' "$tmp/src/train.csv"; } >"$tmp/a.csv"

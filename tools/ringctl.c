@@ -39,6 +39,14 @@ static void usage(FILE *f) {
             RING_DEFAULT_NAME, RINGCTL_DEFAULT_SEED);
 }
 
+// the ring's creation time, local
+static void created(const RingInfo *in, char *when, size_t len) {
+    time_t t = (time_t)(in->created_unix_ns / 1000000000ull);
+    struct tm tm;
+    localtime_r(&t, &tm);
+    strftime(when, len, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
 // every ring in /dev/shm (segments that open as a ring; others, e.g. comm groups, are skipped)
 static int list_rings(void) {
     DIR *d = opendir("/dev/shm");
@@ -57,10 +65,7 @@ static int list_rings(void) {
         ring_stats(r, &st, NULL, 0, NULL);
         char geom[96], when[64];
         ring_geometry_format(&in.geometry, geom, sizeof geom);
-        time_t t = (time_t)(in.created_unix_ns / 1000000000ull);
-        struct tm tm;
-        localtime_r(&t, &tm);
-        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        created(&in, when, sizeof when);
         if (n++ == 0) printf("%-40s %-28s %6s %5s %5s %5s  %s\n", "# ring", "geometry", "slots", "ranks", "prod", "cons", "created");
         printf("%-40s %-28s %6u %5u %5u %5u  %s%s\n", e->d_name, geom, in.slots, in.ranks, st.live_producers, st.live_consumers, when,
                in.closed ? " CLOSED" : "");
@@ -85,10 +90,7 @@ static void print_info(const Ring *r, const char *name) {
     ring_info(r, &in);
     char geom[96], when[64];
     ring_geometry_format(&in.geometry, geom, sizeof geom);
-    time_t t = (time_t)(in.created_unix_ns / 1000000000ull);
-    struct tm tm;
-    localtime_r(&t, &tm);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    created(&in, when, sizeof when);
     printf("ring %s\n  path %s (%" PRIu64 " bytes%s)\n  geometry %s\n  slots %u x %" PRIu64 " B, ranks %u\n"
            "  seed %" PRIu64 ", first position %" PRIu64 ", instance %016" PRIx64 "\n  created %s, adopt timeout %u ms, numa node %d%s\n",
            name, in.path, in.segment_bytes, in.hugepages ? ", hugepages" : "", geom, in.slots, in.slot_stride, in.ranks, in.seed, in.first_position,

@@ -1,0 +1,41 @@
+# Sourced by the script tests that run whole jobs as a user does (launch.sh, install, clipdump,
+# prep): skip unless the programs are built, a temporary directory removed at exit (KEEP=1
+# keeps it), fail/waitfor, and the small synthetic dataset most of them train on.
+BUILD=${BUILD:-build}
+# jt_need PROG...: exit 77 unless every program is built
+jt_need() {
+	local b
+	for b in "$@"; do
+		[ -x "$b" ] || { echo "skip: $b is not built"; exit 77; }
+	done
+}
+# jt_tmp NAME: sets JT_TMP; jt_cleanup (the EXIT trap unless a test sets its own and calls it) removes it
+jt_tmp() {
+	JT_TMP=$(mktemp -d "/tmp/avclip-$1-test.XXXXXX")
+	trap jt_cleanup EXIT
+}
+jt_cleanup() {
+	[ -n "${KEEP:-}" ] && echo "kept $JT_TMP" || rm -rf "$JT_TMP"
+}
+# fail MESSAGE: a test may define JT_FAIL_LOGS (files whose tails explain a failure)
+fail() {
+	echo "FAIL: $*"
+	[ -n "${JT_FAIL_LOGS:-}" ] && tail -n 20 $JT_FAIL_LOGS 2>/dev/null
+	exit 1
+}
+# waitfor SECONDS COMMAND...: until the command succeeds
+waitfor() {
+	local t=$1
+	shift
+	for _ in $(seq $((t * 10))); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+# jt_data DIR: 2 synthetic videos of 30 s (and a held-out one) prepared into DIR/data, with
+# DIR/src/{train,heldout}.csv and DIR/src/videos; the tiny model that fits their ring is JT_MODEL
+jt_data() {
+	tools/synth --out "$1/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
+	tools/prep --annotations "$1/src/train.csv" --video-root "$1/src/videos" --out "$1/data" --short-side 64 \
+		--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"
+}
+JT_MODEL=(--model tiny --image-size 16 --patch 8 --frames 2 --vis-width 32 --vis-layers 1 --vis-heads 2
+	--txt-width 32 --txt-layers 1 --txt-heads 2 --embed-dim 16 --batch-size 4)

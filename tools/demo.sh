@@ -25,7 +25,7 @@ tools/eval --manifest "$data/heldout/manifest" --init 1 "${model[@]}" --match ca
 
 echo "== 3/4 training: tiny model, FastCLIP-v3, batch 32, $steps steps; 2 loaders -> ring -> 1 CPU trainer"
 tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 -- "${model[@]}" \
-	--loss fastclip-v3 --batch-size 32 --steps "$steps" --lr 2e-3 --warmup-steps 50 --threads 1 \
+	--loss fastclip-v3 --batch-size 32 --steps "$steps" --lr 2e-3 --warmup-steps 50 \
 	--log-every 100 --eval-manifest "$data/heldout/manifest" --eval-every 300 --eval-match caption
 
 echo "== 4/4 held-out retrieval of the trained model"

@@ -207,6 +207,7 @@ help:
 	@echo "make bench-cpu      CPU step times of tiny and vit-s16, linear layers vs cblas_sgemm"
 	@echo "make bench-prep-gop chunk size vs random-access decode work for GOP lengths"
 	@echo "make bench-learn    FastCLIP vs OpenCLIP at a small batch on the demo data, 3 seeds"
+	@echo "make gpu-race       our GPU step against the same model in PyTorch (tools/bench/gpu_race.sh; needs a GPU)"
 	@echo "make bench-kemu     the CPU kernel shim's speed"
 	@echo "make bench-kernels  own CUDA kernels in GB/s and GEMMs in TFLOP/s against copy and cuBLASLt baselines (GPU)"
 	@echo "make list-gpu-sanitize-tests  the kernel tests tools/gpu-check.sh runs under compute-sanitizer"

@@ -320,7 +320,6 @@ TRAINER_PID=()
 STATPID=""
 NEXT_LOADER=0
 REPLY_TEXT=""
-NAP="" # the supervisor's sleep, so a signal ends it with the job
 
 reply() { # a line for the console and for the shell that sent a control request
 	say "$*"
@@ -410,7 +409,12 @@ summary() {
 cleanup() {
 	local id
 	for id in "${!LOADER_PID[@]}"; do stop_loader "$id"; done
-	[ -n "$STATPID" ] && kill "$STATPID" 2>/dev/null && wait "$STATPID" 2>/dev/null
+	if [ -n "$STATPID" ]; then # bounded: never wait on a helper that does not go
+		kill "$STATPID" 2>/dev/null
+		for _ in $(seq 20); do kill -0 "$STATPID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$STATPID" 2>/dev/null
+		wait "$STATPID" 2>/dev/null
+	fi
 	"$RINGCTL" destroy --ring "$RING" >/dev/null 2>&1
 	[ "$N" -gt 1 ] && "$TRAINER" --comm-unlink --comm "$COMM" >/dev/null 2>&1
 	rm -f "$RUN_DIR/launch.pid"
@@ -442,11 +446,15 @@ STOP_SIG="" STOP_STATUS=0
 on_signal() { # on_signal NAME STATUS
 	if [ -n "$STOP_SIG" ]; then
 		say "already stopping after SIG$STOP_SIG: the trainers' final checkpoint comes first (SIGKILL abandons it)"
-		return
+		return 0
 	fi
 	STOP_SIG=$1 STOP_STATUS=$2
-	[ -n "$NAP" ] && kill "$NAP" 2>/dev/null
 	return 0
+}
+stop_on_request() { # the stop a signal asked for, from the supervisor loop
+	stop_job "SIG$STOP_SIG"
+	summary
+	exit "$STOP_STATUS"
 }
 trap 'on_signal INT 130' INT
 trap 'on_signal TERM 143' TERM
@@ -486,8 +494,9 @@ say "watch the ring: $(dirname "$RINGSTAT")/$(basename "$RINGSTAT") --run-dir $R
 T_SEEN="" STEP_SEEN=""
 progress() {
 	local m occ step eta="" now
-	m=$(tail -n 1 "$RUN_DIR/metrics.jsonl")
+	m=$(tail -n 2 "$RUN_DIR/metrics.jsonl" | grep '}$' | tail -n 1) # a complete line, not one being written
 	step=$(field step "$m")
+	isnum "$step" || return 0
 	now=$(date +%s)
 	if [ -z "$T_SEEN" ]; then
 		T_SEEN=$now STEP_SEEN=$step
@@ -505,14 +514,10 @@ progress() {
 DONE=()
 last_progress=0
 while :; do
-	sleep 1 &
-	NAP=$!
-	wait $NAP 2>/dev/null
-	if [ -n "$STOP_SIG" ]; then
-		stop_job "SIG$STOP_SIG"
-		summary
-		exit "$STOP_STATUS"
-	fi
+	# a foreground nap: the terminal's Ctrl-C ends it at once, a SIGTERM within a second (bash's
+	# `wait` on a background nap was seen to hang in bash 5.2 under load, waiting for any child)
+	[ -n "$STOP_SIG" ] || sleep 1
+	[ -n "$STOP_SIG" ] && stop_on_request
 	for req in "$RUN_DIR"/control/*; do
 		[ -f "$req" ] && [[ $req != *.tmp ]] && [[ $req != *.reply ]] || continue
 		read -r verb k <"$req"
@@ -560,6 +565,8 @@ while :; do
 		fi
 		DONE[$r]=1
 	done
+	# trainers that stopped on the terminal's Ctrl-C exit 0 like finished ones: a stop still
+	[ -n "$STOP_SIG" ] && stop_on_request
 	if [ ${#DONE[@]} = "$N" ]; then
 		relay
 		say "all $N trainer rank(s) finished"

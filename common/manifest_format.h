@@ -2,7 +2,7 @@
 // table, videos, chunks, keyframe index, tar shards, samples, caption token ids.
 #ifndef COMMON_MANIFEST_FORMAT_H
 #define COMMON_MANIFEST_FORMAT_H
-// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, manifest_crc32
+// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, manifest_crc32, manifest_packets_check
 
 #include <assert.h>
 #include <stddef.h>
@@ -11,8 +11,10 @@
 // All integers little-endian; every section starts 8-byte aligned; offsets are from the
 // start of the file. Paths in the string table are relative to the manifest's folder
 // unless they start with '/'.
+// Version 2 added the per-chunk packet index (packets and codec configuration sections, the
+// chunk record's index fields); version 1 files are refused (tools/prep --upgrade converts).
 #define MANIFEST_MAGIC "AVCLIPMF"
-#define MANIFEST_VERSION 1u
+#define MANIFEST_VERSION 2u
 
 typedef struct {
 	char magic[8];          // MANIFEST_MAGIC, no NUL
@@ -34,6 +36,9 @@ typedef struct {
 	uint64_t shards_off;    // ManifestShard[n_shards]
 	uint64_t samples_off;   // ManifestSample[n_samples]
 	uint64_t tokens_off;    // uint16_t[n_samples][context], padded with 0 after <|endoftext|>
+	uint64_t packets_off;   // ManifestPacket[n_packets]: each indexed chunk's packets in decode order
+	uint64_t n_packets;
+	uint64_t configs_off, configs_size; // codec configuration bytes (H.264 avcC) chunks point into
 	uint64_t reserved[2];
 } ManifestHeader;
 
@@ -53,8 +58,29 @@ typedef struct {
 	uint32_t n_frames;        // decodable frames (exact)
 	uint32_t fps_num, fps_den; // constant frame rate
 	uint16_t width, height;
-	uint32_t reserved;
+	uint32_t codec;           // MANIFEST_CODEC_*: NONE = no packet index (the loader demuxes the file)
+	uint64_t pkt_first;       // packet index: packets pkt_first .. pkt_first + pkt_count - 1
+	uint32_t pkt_count;       // n_frames when indexed, else 0
+	uint32_t config_size;     // codec configuration: configs section bytes [config_off, +config_size)
+	uint64_t config_off;
+	uint64_t file_size;       // bytes of the chunk file the index describes (0 when not indexed)
 } ManifestChunk;
+
+#define MANIFEST_CODEC_NONE 0u
+#define MANIFEST_CODEC_H264 1u // AVCC (length-prefixed NAL units), config = avcC record
+
+// One frame's packet in the chunk file. An indexed chunk has exactly one packet per frame, in
+// decode order, at increasing non-overlapping offsets, and closed GOPs: a KEY packet at decode
+// position i shows frame i and every packet before it shows an earlier frame, so decoding from a
+// KEY packet after a flush reaches every frame up to the next one.
+#define MANIFEST_PKT_KEY 1u // an IDR picture: decoding may start here
+#define MANIFEST_PKT_REF 2u // other pictures may reference it (nal_ref_idc != 0)
+typedef struct {
+	uint32_t offset; // byte offset in the chunk file
+	uint32_t size;
+	uint16_t frame;  // display frame number within the chunk
+	uint16_t flags;  // MANIFEST_PKT_*
+} ManifestPacket;
 
 typedef struct {
 	uint64_t path_off; // string table
@@ -85,14 +111,18 @@ typedef struct {
 } ManifestSample;
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the manifest is read in place: little-endian hosts only");
-static_assert(sizeof(ManifestHeader) == 160, "manifest header size is part of the format");
+static_assert(sizeof(ManifestHeader) == 192, "manifest header size is part of the format");
 static_assert(offsetof(ManifestHeader, file_size) == 16, "manifest header layout");
 static_assert(offsetof(ManifestHeader, n_samples) == 48, "manifest header layout");
 static_assert(offsetof(ManifestHeader, strings_off) == 80, "manifest header layout");
 static_assert(offsetof(ManifestHeader, tokens_off) == 136, "manifest header layout");
+static_assert(offsetof(ManifestHeader, configs_size) == 168, "manifest header layout");
 static_assert(sizeof(ManifestVideo) == 24, "manifest video record");
-static_assert(sizeof(ManifestChunk) == 48, "manifest chunk record");
+static_assert(sizeof(ManifestChunk) == 80, "manifest chunk record");
 static_assert(offsetof(ManifestChunk, width) == 40, "manifest chunk layout");
+static_assert(offsetof(ManifestChunk, pkt_first) == 48, "manifest chunk layout");
+static_assert(offsetof(ManifestChunk, file_size) == 72, "manifest chunk layout");
+static_assert(sizeof(ManifestPacket) == 12, "manifest packet record");
 static_assert(sizeof(ManifestShard) == 16, "manifest shard record");
 static_assert(sizeof(ManifestSample) == 32, "manifest sample record");
 static_assert(offsetof(ManifestSample, clip.frame_end) == 20, "manifest sample layout");
@@ -100,5 +130,11 @@ static_assert(offsetof(ManifestSample, n_tokens) == 24, "manifest sample layout"
 
 // CRC-32 (IEEE, as zlib's crc32): crc = manifest_crc32(crc, buf, n), start with 0
 uint32_t manifest_crc32(uint32_t crc, const void *buf, size_t n);
+
+// Checks an indexed chunk's packets (pkt[0..c->n_frames)) against its record and keyframes as
+// the ManifestPacket comment says. seen: scratch of at least c->n_frames bytes. NULL when
+// consistent, else a static reason.
+const char *manifest_packets_check(const ManifestChunk *c, const uint32_t *keyframes, const ManifestPacket *pkt,
+				   uint8_t *seen);
 
 #endif

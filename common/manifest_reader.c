@@ -16,6 +16,8 @@ struct Manifest {
 	const uint8_t *base;
 	size_t size;
 	const ManifestHeader *h;
+	uint8_t *seen; // scratch of the packet index check at open
+	uint32_t seen_cap;
 	char dir[4096]; // folder of the manifest, for relative paths
 };
 
@@ -60,6 +62,25 @@ const uint32_t *manifest_keyframes(const Manifest *m, uint32_t chunk, uint32_t *
 	const ManifestChunk *c = manifest_chunk(m, chunk);
 	*n = c->kf_count;
 	return (const uint32_t *)(m->base + m->h->keyframes_off) + c->kf_first;
+}
+
+static const ManifestPacket *manifest_packets_of(const Manifest *m, const ManifestChunk *c)
+{
+	return (const ManifestPacket *)(m->base + m->h->packets_off) + c->pkt_first;
+}
+
+const ManifestPacket *manifest_packets(const Manifest *m, uint32_t chunk, uint32_t *n)
+{
+	const ManifestChunk *c = manifest_chunk(m, chunk);
+	*n = c->pkt_count;
+	return c->pkt_count ? manifest_packets_of(m, c) : NULL;
+}
+
+const uint8_t *manifest_codec_config(const Manifest *m, uint32_t chunk, uint32_t *size)
+{
+	const ManifestChunk *c = manifest_chunk(m, chunk);
+	*size = c->config_size;
+	return c->config_size ? m->base + m->h->configs_off + c->config_off : NULL;
 }
 
 uint32_t manifest_keyframe_at_or_before(const Manifest *m, uint32_t chunk, uint32_t frame)
@@ -116,11 +137,37 @@ static int section_ok(const ManifestHeader *h, uint64_t off, uint64_t count, uin
 	return 1;
 }
 
+// a chunk's packet index: absent (codec NONE, no packets), or in range and consistent
+static int check_index(Manifest *m, uint32_t i, const ManifestChunk *c, const uint32_t *kf, char *err, size_t errlen)
+{
+	const ManifestHeader *h = m->h;
+	if (c->codec == MANIFEST_CODEC_NONE) {
+		if (c->pkt_count || c->config_size)
+			return fail(err, errlen, -EBADMSG, "chunk %u: packets or codec configuration without a codec", i);
+		return 0;
+	}
+	if (c->pkt_first > h->n_packets || c->pkt_count > h->n_packets - c->pkt_first ||
+	    c->config_off > h->configs_size || c->config_size > h->configs_size - c->config_off)
+		return fail(err, errlen, -EBADMSG, "chunk %u: packet or codec configuration range outside its section", i);
+	if (c->n_frames > m->seen_cap) {
+		uint8_t *p = realloc(m->seen, c->n_frames);
+		if (!p)
+			return fail(err, errlen, -ENOMEM, "out of memory checking chunk %u", i);
+		m->seen = p, m->seen_cap = c->n_frames;
+	}
+	const char *why = manifest_packets_check(c, kf, manifest_packets_of(m, c), m->seen);
+	return why ? fail(err, errlen, -EBADMSG, "chunk %u: packet index: %s", i, why) : 0;
+}
+
 static int validate(Manifest *m, char *err, size_t errlen)
 {
 	const ManifestHeader *h = m->h;
 	if (m->size < 16 || memcmp(h->magic, MANIFEST_MAGIC, 8) != 0)
 		return fail(err, errlen, -EBADMSG, "not a manifest (magic is not %s; annotations such as a CSV become a manifest with tools/prep)", MANIFEST_MAGIC);
+	if (h->version == 1)
+		return fail(err, errlen, -EPROTONOSUPPORT,
+			    "manifest version 1 has no packet index, this build reads version %u: convert it with "
+			    "tools/prep --upgrade FILE (chunks are indexed, not re-encoded)", MANIFEST_VERSION);
 	if (h->version != MANIFEST_VERSION)
 		return fail(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
 			    h->version, MANIFEST_VERSION);
@@ -150,7 +197,9 @@ static int validate(Manifest *m, char *err, size_t errlen)
 		   {"keyframes", h->keyframes_off, h->n_keyframes, sizeof(uint32_t)},
 		   {"shards", h->shards_off, h->n_shards, sizeof(ManifestShard)},
 		   {"samples", h->samples_off, h->n_samples, sizeof(ManifestSample)},
-		   {"tokens", h->tokens_off, h->n_samples, (uint64_t)h->context * 2}};
+		   {"tokens", h->tokens_off, h->n_samples, (uint64_t)h->context * 2},
+		   {"packets", h->packets_off, h->n_packets, sizeof(ManifestPacket)},
+		   {"configs", h->configs_off, h->configs_size, 1}};
 	for (size_t i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
 		if (!section_ok(h, sec[i].off, sec[i].count, sec[i].elem))
 			return fail(err, errlen, -EBADMSG, "%s section (offset %llu, %llu records) outside the file",
@@ -180,6 +229,9 @@ static int validate(Manifest *m, char *err, size_t errlen)
 		for (uint32_t k = 1; k < nk; k++)
 			if (kf[k] <= kf[k - 1] || kf[k] >= c->n_frames)
 				return fail(err, errlen, -EBADMSG, "chunk %u: keyframes not ascending within the chunk", i);
+		int rc = check_index(m, i, c, kf, err, errlen);
+		if (rc)
+			return rc;
 	}
 	for (uint32_t i = 0; i < h->n_shards; i++)
 		if (manifest_shard(m, i)->path_off >= h->strings_size)
@@ -247,6 +299,8 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 	else
 		snprintf(m->dir, sizeof(m->dir), "%.*s", (int)(slash - path), path);
 	int rc = validate(m, err, errlen);
+	free(m->seen);
+	m->seen = NULL;
 	if (rc) {
 		manifest_close(m);
 		return rc;

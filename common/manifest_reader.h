@@ -2,7 +2,7 @@
 // trainer and tools can index chunks, keyframes, samples and caption tokens in place.
 #ifndef COMMON_MANIFEST_READER_H
 #define COMMON_MANIFEST_READER_H
-// defines: Manifest, manifest_open, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve
+// defines: Manifest, manifest_open, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve
 
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...
 
@@ -27,6 +27,10 @@ const ManifestSample *manifest_sample(const Manifest *m, uint64_t i);
 const char *manifest_string(const Manifest *m, uint64_t off);
 // the chunk's keyframe frame numbers (ascending, first 0); *n gets their count
 const uint32_t *manifest_keyframes(const Manifest *m, uint32_t chunk, uint32_t *n);
+// the chunk's packet index (ManifestPacket, decode order); NULL and *n = 0 when not indexed
+const ManifestPacket *manifest_packets(const Manifest *m, uint32_t chunk, uint32_t *n);
+// the chunk's codec configuration bytes (H.264: avcC); NULL and *size = 0 when not indexed
+const uint8_t *manifest_codec_config(const Manifest *m, uint32_t chunk, uint32_t *size);
 // (context) token ids of sample i
 const uint16_t *manifest_tokens(const Manifest *m, uint64_t i);
 // the last keyframe <= frame in the chunk: where a decoder seeks to reach frame

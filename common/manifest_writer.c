@@ -32,6 +32,8 @@ struct ManifestWriter {
 	uint32_t context, vocab_size, chunk_ms, short_side;
 	Vec strings; // (bytes)
 	Vec videos, chunks, keyframes, shards, samples, tokens;
+	Vec packets, configs; // configs: (bytes)
+	uint64_t last_config_off, last_config_size; // identical configurations are stored once
 };
 
 int manifest_writer_new(ManifestWriter **out, uint32_t context, uint32_t vocab_size, uint32_t chunk_ms,
@@ -51,6 +53,8 @@ int manifest_writer_new(ManifestWriter **out, uint32_t context, uint32_t vocab_s
 	w->shards.elem = sizeof(ManifestShard);
 	w->samples.elem = sizeof(ManifestSample);
 	w->tokens.elem = (size_t)context * sizeof(uint16_t);
+	w->packets.elem = sizeof(ManifestPacket);
+	w->configs.elem = 1;
 	*out = w;
 	return 0;
 }
@@ -59,7 +63,8 @@ void manifest_writer_free(ManifestWriter *w)
 {
 	if (!w)
 		return;
-	Vec *v[] = {&w->strings, &w->videos, &w->chunks, &w->keyframes, &w->shards, &w->samples, &w->tokens};
+	Vec *v[] = {&w->strings, &w->videos, &w->chunks, &w->keyframes, &w->shards, &w->samples, &w->tokens,
+		    &w->packets, &w->configs};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		free(v[i]->data);
 	free(w);
@@ -124,6 +129,49 @@ int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, 
 			     .fps_den = fps_den, .width = width, .height = height};
 	v->n_chunks++;
 	return (int64_t)w->chunks.n - 1;
+}
+
+static int vec_append(Vec *v, const void *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *d = vec_push(v);
+		if (!d)
+			return -ENOMEM;
+		memcpy(d, (const char *)src + i * v->elem, v->elem);
+	}
+	return 0;
+}
+
+int manifest_set_chunk_index(ManifestWriter *w, uint32_t chunk, uint32_t codec, const ManifestPacket *packets,
+			     uint32_t n_packets, const uint8_t *config, uint32_t config_size, uint64_t file_size)
+{
+	if (chunk >= w->chunks.n || !packets || !config)
+		return -EINVAL;
+	ManifestChunk c = ((ManifestChunk *)w->chunks.data)[chunk];
+	if (c.codec != MANIFEST_CODEC_NONE)
+		return -EINVAL;
+	c.codec = codec, c.pkt_count = n_packets, c.config_size = config_size, c.file_size = file_size;
+	uint8_t *seen = malloc(c.n_frames ? c.n_frames : 1);
+	if (!seen)
+		return -ENOMEM;
+	const char *why = manifest_packets_check(&c, (const uint32_t *)w->keyframes.data + c.kf_first, packets, seen);
+	free(seen);
+	if (why)
+		return -EINVAL;
+	c.pkt_first = w->packets.n;
+	if (config_size == w->last_config_size &&
+	    !memcmp((const uint8_t *)w->configs.data + w->last_config_off, config, config_size)) {
+		c.config_off = w->last_config_off;
+	} else {
+		c.config_off = w->configs.n;
+		if (vec_append(&w->configs, config, config_size))
+			return -ENOMEM;
+		w->last_config_off = c.config_off, w->last_config_size = config_size;
+	}
+	if (vec_append(&w->packets, packets, n_packets))
+		return -ENOMEM;
+	((ManifestChunk *)w->chunks.data)[chunk] = c;
+	return 0;
 }
 
 int64_t manifest_add_shard(ManifestWriter *w, const char *path, uint64_t size)
@@ -237,12 +285,13 @@ int manifest_write(ManifestWriter *w, const char *path)
 	h.n_videos = (uint32_t)w->videos.n, h.n_chunks = (uint32_t)w->chunks.n, h.n_shards = (uint32_t)w->shards.n;
 	h.context = w->context, h.n_samples = w->samples.n, h.n_keyframes = w->keyframes.n;
 	h.vocab_size = w->vocab_size, h.chunk_ms = w->chunk_ms, h.short_side = w->short_side;
+	h.n_packets = w->packets.n;
 	struct {
 		uint64_t *off;
 		const Vec *v;
 	} sec[] = {{&h.strings_off, &w->strings}, {&h.videos_off, &w->videos}, {&h.chunks_off, &w->chunks},
 		   {&h.keyframes_off, &w->keyframes}, {&h.shards_off, &w->shards}, {&h.samples_off, &w->samples},
-		   {&h.tokens_off, &w->tokens}};
+		   {&h.tokens_off, &w->tokens}, {&h.packets_off, &w->packets}, {&h.configs_off, &w->configs}};
 	enum { NSEC = sizeof(sec) / sizeof(sec[0]) };
 	uint64_t pos = sizeof(h);
 	for (int i = 0; i < NSEC; i++) {
@@ -251,6 +300,7 @@ int manifest_write(ManifestWriter *w, const char *path)
 		pos += sec[i].v->n * sec[i].v->elem;
 	}
 	h.strings_size = w->strings.n;
+	h.configs_size = w->configs.n;
 	h.file_size = pos;
 	// data checksum over exactly the bytes written after the header, padding included
 	static const char zeros[8];

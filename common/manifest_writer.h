@@ -2,7 +2,9 @@
 // with caption tokens) and writes it atomically (temp file, fsync, rename).
 #ifndef COMMON_MANIFEST_WRITER_H
 #define COMMON_MANIFEST_WRITER_H
-// defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_add_video, manifest_add_chunk, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write
+// defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_add_video, manifest_add_chunk, manifest_set_chunk_index, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write
+
+#include "manifest_format.h" // defines: ManifestPacket, MANIFEST_CODEC_*
 
 #include <stdint.h>
 
@@ -20,6 +22,11 @@ int64_t manifest_add_video(ManifestWriter *w, const char *name, uint64_t duratio
 int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, uint32_t start_ms,
 			   uint32_t n_frames, uint32_t fps_num, uint32_t fps_den, uint16_t width,
 			   uint16_t height, const uint32_t *keyframes, uint32_t n_keyframes);
+// Gives chunk its packet index (packets in decode order, one per frame; see ManifestPacket), the
+// codec configuration bytes (stored once while consecutive chunks share them) and the size of the
+// file it describes. 0, or -EINVAL when inconsistent (manifest_packets_check) / -ENOMEM.
+int manifest_set_chunk_index(ManifestWriter *w, uint32_t chunk, uint32_t codec, const ManifestPacket *packets,
+			     uint32_t n_packets, const uint8_t *config, uint32_t config_size, uint64_t file_size);
 int64_t manifest_add_shard(ManifestWriter *w, const char *path, uint64_t size);
 // frames [frame_begin of chunk_first, frame_end of chunk_last), chunks of the same video;
 // tokens: (context) ids as bpe_tokenize writes them

@@ -1,6 +1,7 @@
 // Bad manifests give an error code and a one-line reason, never a crash: missing, empty,
-// wrong magic, other version, corrupt header, truncated, trailing bytes, corrupt data,
-// out-of-range references; and the writer refuses inconsistent records.
+// wrong magic, other version (version 1 names the upgrade), corrupt header, truncated, trailing
+// bytes, corrupt data, out-of-range references, an inconsistent packet index; and the writer
+// refuses inconsistent records.
 #include "manifest_reader.h" // defines: manifest_open, manifest_check_data
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 
@@ -61,6 +62,38 @@ int main(void)
 	manifest_add_chunk(w, 0, "v/0.mp4", 0, 16, 8, 1, 512, 288, kf, 2);
 	manifest_add_chunk(w, 0, "v/15.mp4", 15000, 16, 8, 1, 512, 288, kf, 2);
 	manifest_add_clip(w, 0, 0, 10, 1, 4, tok);
+	// chunk 1 gets a packet index: 16 frames in display order, keyframes 0 and 8
+	ManifestPacket pk[16], bad_pk[16];
+	const uint8_t config[] = {1, 0x64, 0, 0x1f, 0xff, 0xe1};
+	for (int i = 0; i < 16; i++)
+		pk[i] = (ManifestPacket){.offset = 100 + 50 * (uint32_t)i, .size = 50, .frame = (uint16_t)i,
+					 .flags = MANIFEST_PKT_REF | (i % 8 ? 0 : MANIFEST_PKT_KEY)};
+	struct {
+		const char *what;
+		int field, value;
+	} pkbad[] = {{"duplicate frame", 2, 3}, {"key packet off its keyframe", 3, MANIFEST_PKT_KEY}, {"overlap", 1, 0}};
+	for (size_t i = 0; i < sizeof(pkbad) / sizeof(pkbad[0]); i++) {
+		memcpy(bad_pk, pk, sizeof(pk));
+		if (pkbad[i].field == 2)
+			bad_pk[5].frame = (uint16_t)pkbad[i].value;
+		else if (pkbad[i].field == 3)
+			bad_pk[5].flags |= (uint16_t)pkbad[i].value;
+		else
+			bad_pk[5].offset = bad_pk[4].offset + 10;
+		if (manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, bad_pk, 16, config, sizeof(config), 1000) != -EINVAL) {
+			printf("FAIL writer accepted a packet index with a %s\n", pkbad[i].what);
+			fails++;
+		}
+	}
+	if (manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, pk, 15, config, sizeof(config), 1000) != -EINVAL ||
+	    manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, pk, 16, config, sizeof(config), 800) != -EINVAL) {
+		printf("FAIL writer accepted a short packet index or packets past the file size\n");
+		fails++;
+	}
+	if (manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, pk, 16, config, sizeof(config), 1000) != 0) {
+		printf("FAIL writer refused a good packet index\n");
+		fails++;
+	}
 
 	// writer refusals
 	int32_t badtok[77] = {998, 1000, 999}, notok[77] = {0};
@@ -121,9 +154,12 @@ int main(void)
 	expect("tiny file", img, 12, -EBADMSG, "not a manifest");
 	expect("text file", "hello, this is not a manifest at all", 36, -EBADMSG, "magic");
 	memcpy(p, img, img_n);
-	h->version = 2;
+	h->version = 3;
 	fix_header_crc(p);
-	expect("version 2", p, img_n, -EPROTONOSUPPORT, "version 2");
+	expect("version 3", p, img_n, -EPROTONOSUPPORT, "version 3");
+	h->version = 1;
+	fix_header_crc(p);
+	expect("version 1", p, img_n, -EPROTONOSUPPORT, "prep --upgrade");
 	memcpy(p, img, img_n);
 	p[offsetof(ManifestHeader, n_chunks)] ^= 1;
 	expect("header bit flip", p, img_n, -EBADMSG, "header checksum");
@@ -147,6 +183,22 @@ int main(void)
 	ManifestChunk *c = (ManifestChunk *)(p + ((ManifestHeader *)img)->chunks_off);
 	c->kf_count = 1000;
 	expect("keyframe range", p, img_n, -EBADMSG, "chunk 0");
+	memcpy(p, img, img_n);
+	ManifestPacket *pp = (ManifestPacket *)(p + ((ManifestHeader *)img)->packets_off);
+	pp[6].frame = 2;
+	expect("packet frame twice", p, img_n, -EBADMSG, "chunk 1: packet index");
+	memcpy(p, img, img_n);
+	pp[9].offset = 2000;
+	expect("packet past the file", p, img_n, -EBADMSG, "chunk 1: packet index");
+	memcpy(p, img, img_n);
+	c[1].pkt_first = 5;
+	expect("packet range", p, img_n, -EBADMSG, "chunk 1: packet or codec configuration range");
+	memcpy(p, img, img_n);
+	c[1].codec = 7;
+	expect("unknown codec", p, img_n, -EBADMSG, "unknown codec");
+	memcpy(p, img, img_n);
+	c[0].pkt_count = 3;
+	expect("packets without a codec", p, img_n, -EBADMSG, "chunk 0: packets");
 	memcpy(p, img, img_n);
 	p[((ManifestHeader *)img)->strings_off + ((ManifestHeader *)img)->strings_size - 1] = 'x';
 	expect("unterminated strings", p, img_n, -EBADMSG, "string table");

@@ -22,6 +22,7 @@ static void opts_from(const LdParams *p, const LdPlan *plan, uint64_t deadline, 
 	o->threads = p->threads;
 	o->deadline_ns = deadline;
 	o->no_seek = p->no_seek;
+	o->loop_filter = p->loop_filter;
 }
 
 static int decode_image(LdDecoder *d, LdPlan *plan, const LdParams *p, const LdBuffer *b, uint8_t *dst,
@@ -67,12 +68,19 @@ int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams
 				frames[n] = plan->frame_no[t];
 				dsts[n++] = dst + t * fb;
 			}
-		const ManifestChunk *c = manifest_chunk(m, plan->src[k].chunk);
+		const LdSource *src = &plan->src[k];
+		const ManifestChunk *c = manifest_chunk(m, src->chunk);
 		LdChunkInfo ci = {.n_frames = c->n_frames, .fps_num = c->fps_num, .fps_den = c->fps_den,
 				  .width = c->width, .height = c->height};
-		ci.keyframes = manifest_keyframes(m, plan->src[k].chunk, &ci.n_keyframes);
+		ci.keyframes = manifest_keyframes(m, src->chunk, &ci.n_keyframes);
+		if (src->indexed) {
+			uint32_t np;
+			ci.packets = manifest_packets(m, src->chunk, &np);
+			ci.config = manifest_codec_config(m, src->chunk, &ci.config_size);
+		}
 		char why[200];
-		int rc = ld_decode_video(d, bufs[k].data, bufs[k].size, &ci, frames, n, dsts, &o, why, sizeof(why));
+		int rc = ld_decode_video(d, bufs + src->first_range, src->n_ranges, &ci, frames, n, dsts, &o, why,
+					 sizeof(why));
 		if (rc) {
 			snprintf(err, errlen, "%s: %s", plan->src[k].path, why);
 			return rc;
@@ -83,15 +91,36 @@ int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams
 
 void ld_files_free(LdFiles *f)
 {
-	for (int i = 0; i < LD_MAX_SOURCES; i++) {
+	for (int i = 0; i < LD_MAX_RANGES; i++) {
 		free(f->buf[i]);
 		f->buf[i] = NULL;
 		f->cap[i] = 0;
 	}
 }
 
-int ld_file_read(const char *path, uint64_t offset, uint64_t length, uint8_t **buf, size_t *cap, size_t *size,
-		 char *err, size_t errlen)
+int ld_file_size_error(const char *path, uint64_t size, uint64_t offset, uint64_t length, uint64_t expect_size,
+		       char *err, size_t errlen)
+{
+	if (expect_size && size != expect_size) {
+		snprintf(err, errlen, "%s: %llu bytes, the manifest's packet index describes %llu (%s since prep)", path,
+			 (unsigned long long)size, (unsigned long long)expect_size,
+			 size < expect_size ? "truncated" : "replaced");
+		return size < expect_size ? -LD_ERR_TRUNCATED : -LD_ERR_CORRUPT;
+	}
+	if (length == 0 && size == 0) {
+		snprintf(err, errlen, "%s: zero-length file", path);
+		return -LD_ERR_EMPTY;
+	}
+	if (length && offset + length > size) {
+		snprintf(err, errlen, "%s: member [%llu, +%llu) past the end (%llu bytes)", path, (unsigned long long)offset,
+			 (unsigned long long)length, (unsigned long long)size);
+		return -LD_ERR_TRUNCATED;
+	}
+	return 0;
+}
+
+int ld_file_read(const char *path, uint64_t offset, uint64_t length, uint64_t expect_size, uint8_t **buf, size_t *cap,
+		 size_t *size, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -103,13 +132,8 @@ int ld_file_read(const char *path, uint64_t offset, uint64_t length, uint8_t **b
 	if (fstat(fd, &st) != 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		rc = -LD_ERR_IO;
-	} else if (length == 0 && st.st_size == 0) {
-		snprintf(err, errlen, "%s: zero-length file", path);
-		rc = -LD_ERR_EMPTY;
-	} else if (length && offset + length > (uint64_t)st.st_size) {
-		snprintf(err, errlen, "%s: member [%llu, +%llu) past the end (%lld bytes)", path,
-			 (unsigned long long)offset, (unsigned long long)length, (long long)st.st_size);
-		rc = -LD_ERR_TRUNCATED;
+	} else {
+		rc = ld_file_size_error(path, (uint64_t)st.st_size, offset, length, expect_size, err, errlen);
 	}
 	size_t want = length ? length : (size_t)st.st_size;
 	if (!rc && want > *cap) {
@@ -145,15 +169,18 @@ int ld_sample_load(LdDecoder *d, LdFiles *files, const Manifest *m, uint64_t g, 
 	int rc = ld_plan_make(m, g, p, plan, err, errlen);
 	if (rc)
 		return rc;
-	LdBuffer bufs[LD_MAX_SOURCES];
+	LdBuffer bufs[LD_MAX_RANGES];
 	for (int k = 0; k < plan->n_sources; k++) {
-		size_t size = 0;
-		rc = ld_file_read(plan->src[k].path, plan->src[k].offset, plan->src[k].length, &files->buf[k],
-				  &files->cap[k], &size, err, errlen);
-		if (rc)
-			return rc;
-		bufs[k].data = files->buf[k];
-		bufs[k].size = size;
+		const LdSource *src = &plan->src[k];
+		for (int i = src->first_range; i < src->first_range + src->n_ranges; i++) {
+			size_t size = 0;
+			const LdRange *r = &plan->ranges[i];
+			rc = ld_file_read(src->path, r->offset, r->length, src->file_size, &files->buf[i], &files->cap[i], &size,
+					  err, errlen);
+			if (rc)
+				return rc;
+			bufs[i] = (LdBuffer){files->buf[i], size, r->offset};
+		}
 	}
 	return ld_clip_decode(d, m, plan, p, bufs, dst, err, errlen);
 }

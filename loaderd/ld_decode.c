@@ -1,40 +1,30 @@
-// Decodes the frames a clip needs from an in-memory chunk and writes them cropped and scaled.
-// Fused path: crop = plane-pointer offsets into the decoded YUV frame, swscale converts the crop
-// straight into the destination, so no pixel outside the crop is converted. Frames before the
-// first needed one are reached from the keyframe the manifest names (and again whenever the next
-// needed frame lies past another keyframe); packets of frames nobody needs are sent with
-// skip_frame=nonref (a non-reference frame never feeds another frame).
-#include "ld_decode.h" // defines: LdDecoder, ld_decode_video, ld_image_load, ld_image_render, ...
+// Decoder entry points and the demux path: chunks without a packet index (and the tests'
+// reference path) are demuxed from memory, seeked to the keyframe the manifest names (and again
+// whenever the next needed frame lies past another keyframe); packets of frames nobody needs are
+// sent with skip_frame=nonref (a non-reference frame never feeds another frame). Images too.
+#include "ld_decoder_priv.h" // defines: LdDecoder, ld_render, ld_decode_indexed
 
 #include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
 #include "ld_error.h" // defines: LD_ERR_*
 
 #include <libavcodec/avcodec.h>
-#include <libavutil/imgutils.h>
-#include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define LD_SWS_FLAGS SWS_BILINEAR
-
-struct LdDecoder {
-	AVFrame *frame;       // last decoded frame (the image after ld_image_load)
-	AVPacket *pkt;
-	struct SwsContext *sws_crop; // crop (any format) -> out RGB24
-	struct SwsContext *sws_full; // naive: full frame -> full RGB24
-	uint8_t *rgb;         // naive: (H, W, 3) full-frame RGB
-	size_t rgb_cap;
-	uint64_t frames_decoded;
-	uint64_t seeks; // seeks to a later keyframe between needed frames
-};
-
 uint64_t ld_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ld_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
@@ -59,6 +49,10 @@ void ld_decoder_free(LdDecoder *d)
 {
 	if (!d)
 		return;
+	for (int i = 0; i < LD_CODEC_SLOTS; i++) {
+		avcodec_free_context(&d->slots[i].c);
+		free(d->slots[i].config);
+	}
 	av_frame_free(&d->frame);
 	av_packet_free(&d->pkt);
 	sws_freeContext(d->sws_crop);
@@ -69,129 +63,8 @@ void ld_decoder_free(LdDecoder *d)
 
 uint64_t ld_decoder_frames(const LdDecoder *d) { return d->frames_decoded; }
 uint64_t ld_decoder_jumps(const LdDecoder *d) { return d->seeks; }
-
-static void flip_rows(uint8_t *dst, int w, int h)
-{
-	for (int y = 0; y < h; y++) {
-		uint8_t *row = dst + (size_t)y * w * 3;
-		for (int a = 0, b = w - 1; a < b; a++, b--)
-			for (int c = 0; c < 3; c++) {
-				uint8_t t = row[3 * a + c];
-				row[3 * a + c] = row[3 * b + c];
-				row[3 * b + c] = t;
-			}
-	}
-}
-
-// crop clamped into the frame and aligned to the format's chroma subsampling
-static int crop_fit(const AVFrame *f, const LdCrop *c, int *x, int *y, int *w, int *h, char *err, size_t errlen)
-{
-	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
-	if (!desc || (desc->flags & (AV_PIX_FMT_FLAG_BITSTREAM | AV_PIX_FMT_FLAG_HWACCEL))) {
-		snprintf(err, errlen, "pixel format %s cannot be cropped", desc ? desc->name : "?");
-		return -LD_ERR_CODEC;
-	}
-	int ax = 1 << desc->log2_chroma_w, ay = 1 << desc->log2_chroma_h;
-	*x = c->x & ~(ax - 1);
-	*y = c->y & ~(ay - 1);
-	*w = c->w;
-	*h = c->h;
-	if (*x + *w > f->width)
-		*w = f->width - *x;
-	if (*y + *h > f->height)
-		*h = f->height - *y;
-	if (*w < 1 || *h < 1 || c->x < 0 || c->y < 0) {
-		snprintf(err, errlen, "crop %dx%d+%d+%d outside the %dx%d frame", c->w, c->h, c->x, c->y, f->width,
-			 f->height);
-		return -LD_ERR_GEOMETRY;
-	}
-	return 0;
-}
-
-// fused: plane pointers moved to the crop's corner, swscale scales + converts only the crop
-static int render_fused(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uint8_t *dst, char *err, size_t errlen)
-{
-	int x, y, w, h, rc;
-	if ((rc = crop_fit(f, &o->crop, &x, &y, &w, &h, err, errlen)) != 0)
-		return rc;
-	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
-	const uint8_t *src[4] = {0};
-	int stride[4] = {0};
-	for (int p = 0; p < 4 && f->data[p]; p++) {
-		stride[p] = f->linesize[p];
-		if (p == 1 && (desc->flags & AV_PIX_FMT_FLAG_PAL)) {
-			src[p] = f->data[p];
-			continue;
-		}
-		int step = 1, chroma = 0;
-		for (int c = 0; c < desc->nb_components; c++)
-			if (desc->comp[c].plane == p) {
-				step = desc->comp[c].step;
-				chroma = (c == 1 || c == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB) && desc->nb_components >= 3;
-			}
-		int px = chroma ? x >> desc->log2_chroma_w : x, py = chroma ? y >> desc->log2_chroma_h : y;
-		src[p] = f->data[p] + (ptrdiff_t)py * f->linesize[p] + (ptrdiff_t)px * step;
-	}
-	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, f->format, o->out_w, o->out_h, AV_PIX_FMT_RGB24,
-					   LD_SWS_FLAGS, NULL, NULL, NULL);
-	if (!d->sws_crop) {
-		snprintf(err, errlen, "no scaler from %s %dx%d", desc->name, w, h);
-		return -LD_ERR_CODEC;
-	}
-	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
-	int ds[4] = {o->out_w * 3, 0, 0, 0};
-	sws_scale(d->sws_crop, src, stride, 0, h, dp, ds);
-	if (o->crop.flip)
-		flip_rows(dst, o->out_w, o->out_h);
-	return 0;
-}
-
-// naive step 1: the whole frame to RGB (what a decode-everything pipeline does per frame)
-static int naive_convert(LdDecoder *d, const AVFrame *f, char *err, size_t errlen)
-{
-	size_t need = (size_t)f->width * f->height * 3;
-	if (need > d->rgb_cap) {
-		uint8_t *p = realloc(d->rgb, need);
-		if (!p) {
-			snprintf(err, errlen, "out of memory for a %dx%d RGB frame", f->width, f->height);
-			return -LD_ERR_NOMEM;
-		}
-		d->rgb = p;
-		d->rgb_cap = need;
-	}
-	d->sws_full = sws_getCachedContext(d->sws_full, f->width, f->height, f->format, f->width, f->height,
-					   AV_PIX_FMT_RGB24, LD_SWS_FLAGS, NULL, NULL, NULL);
-	if (!d->sws_full) {
-		snprintf(err, errlen, "no RGB converter for this pixel format");
-		return -LD_ERR_CODEC;
-	}
-	uint8_t *dp[4] = {d->rgb, NULL, NULL, NULL};
-	int ds[4] = {f->width * 3, 0, 0, 0};
-	sws_scale(d->sws_full, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dp, ds);
-	return 0;
-}
-
-// naive step 2: crop the RGB frame and resize it into dst
-static int naive_crop(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uint8_t *dst, char *err, size_t errlen)
-{
-	int x, y, w, h, rc;
-	if ((rc = crop_fit(f, &o->crop, &x, &y, &w, &h, err, errlen)) != 0)
-		return rc;
-	const uint8_t *src[4] = {d->rgb + ((size_t)y * f->width + x) * 3, NULL, NULL, NULL};
-	int ss[4] = {f->width * 3, 0, 0, 0};
-	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, AV_PIX_FMT_RGB24, o->out_w, o->out_h,
-					   AV_PIX_FMT_RGB24, LD_SWS_FLAGS, NULL, NULL, NULL);
-	if (!d->sws_crop) {
-		snprintf(err, errlen, "no RGB scaler");
-		return -LD_ERR_NOMEM;
-	}
-	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
-	int ds[4] = {o->out_w * 3, 0, 0, 0};
-	sws_scale(d->sws_crop, src, ss, 0, h, dp, ds);
-	if (o->crop.flip)
-		flip_rows(dst, o->out_w, o->out_h);
-	return 0;
-}
+void ld_decoder_timing(LdDecoder *d, int on) { d->timing = on; }
+const LdCost *ld_decoder_cost(const LdDecoder *d) { return &d->cost; }
 
 static int is_needed(const uint32_t *frames, int n, int64_t fn)
 {
@@ -304,8 +177,8 @@ static int deliver(VideoCtx *v, const AVFrame *f, const uint32_t *frames, int n,
 			 v->c->width, v->c->height);
 		return -LD_ERR_GEOMETRY;
 	}
-	int rc = 0;
-	if (o->mode == LD_MODE_NAIVE && (rc = naive_convert(d, f, err, errlen)) != 0)
+	int rc = ld_render_every(d, f, o, err, errlen);
+	if (rc)
 		return rc;
 	if (*next < n && fn > (int64_t)frames[*next]) {
 		snprintf(err, errlen, "frame %u never decoded (next frame is %lld): missing or variable frame rate",
@@ -313,11 +186,7 @@ static int deliver(VideoCtx *v, const AVFrame *f, const uint32_t *frames, int n,
 		return -LD_ERR_SHORT;
 	}
 	while (*next < n && fn == (int64_t)frames[*next]) {
-		if (o->mode == LD_MODE_FUSED)
-			rc = render_fused(d, f, o, dst[*next], err, errlen);
-		else if (o->mode == LD_MODE_NAIVE)
-			rc = naive_crop(d, f, o, dst[*next], err, errlen);
-		if (rc)
+		if ((rc = ld_render(d, f, o, dst[*next], err, errlen)) != 0)
 			return rc;
 		(*next)++;
 	}
@@ -334,6 +203,7 @@ static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t 
 		if (rc < 0)
 			return decode_err(v, rc, "decoding", err, errlen);
 		v->d->frames_decoded++;
+		v->d->cost.frames++;
 		rc = deliver(v, v->d->frame, frames, n, next, dst, o, err, errlen);
 		av_frame_unref(v->d->frame);
 		if (rc)
@@ -366,25 +236,44 @@ static int seek_to(VideoCtx *v, const LdChunkInfo *ci, uint32_t first, char *err
 	return 0;
 }
 
-int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunkInfo *ci, const uint32_t *frames,
-		    int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
+// sends one demuxed packet and takes the frames it releases; its time goes to the needed or the
+// referenced-only bucket (rendering is counted apart)
+static int send_counted(VideoCtx *v, AVPacket *pkt, int needed, const uint32_t *frames, int n, int *next,
+			uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
 {
-	if (n <= 0)
-		return 0;
-	for (int i = 0; i < n; i++)
-		if ((i && frames[i] < frames[i - 1]) || frames[i] >= ci->n_frames) {
-			snprintf(err, errlen, "frame list not ascending or past the chunk's %u frames", ci->n_frames);
-			return -LD_ERR_MANIFEST;
-		}
+	LdDecoder *d = v->d;
+	uint64_t t0 = ld_cost_clock(d), c0 = d->cost.convert_ns;
+	d->cost.packets++;
+	d->cost.bytes += (uint64_t)pkt->size;
+	int rc = avcodec_send_packet(v->c, pkt);
+	av_packet_unref(pkt);
+	if (rc < 0 && rc != AVERROR(EAGAIN))
+		rc = decode_err(v, rc, "decoding", err, errlen);
+	else
+		rc = drain(v, frames, n, next, dst, o, err, errlen);
+	uint64_t dt = ld_cost_clock(d) - t0 - (d->cost.convert_ns - c0);
+	*(needed ? &d->cost.decode_needed_ns : &d->cost.decode_ref_ns) += dt;
+	return rc;
+}
+
+// the demux path: the whole file in buf, libavformat finds the packets
+static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunkInfo *ci,
+			  const uint32_t *frames, int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err,
+			  size_t errlen)
+{
 	VideoCtx v = {.d = d, .si = -1};
+	uint64_t t0 = ld_cost_clock(d);
 	int rc = open_video(&v, buf, size, ci, o, err, errlen);
 	if (!rc && !o->no_seek)
 		rc = seek_to(&v, ci, frames[0], err, errlen);
+	d->cost.open_ns += ld_cost_clock(d) - t0;
 	int next = 0, seeked_back = o->no_seek;
 	int64_t max_pn = -1;
 	AVPacket *pkt = d->pkt;
 	while (!rc && next < n) {
+		t0 = ld_cost_clock(d);
 		rc = av_read_frame(v.io.fc, pkt);
+		d->cost.demux_ns += ld_cost_clock(d) - t0;
 		if (rc == AVERROR_EOF) {
 			rc = avcodec_send_packet(v.c, NULL);
 			rc = rc < 0 && rc != AVERROR_EOF ? decode_err(&v, rc, "flushing", err, errlen)
@@ -420,22 +309,18 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 			continue;
 		}
 		seeked_back = 1;
-		v.c->skip_frame = o->mode != LD_MODE_NAIVE && pn >= 0 && !is_needed(frames, n, pn) ? AVDISCARD_NONREF
-												 : AVDISCARD_DEFAULT;
-		rc = avcodec_send_packet(v.c, pkt);
-		av_packet_unref(pkt);
-		if (rc < 0 && rc != AVERROR(EAGAIN)) {
-			rc = decode_err(&v, rc, "decoding", err, errlen);
-			break;
-		}
+		int needed = pn >= 0 && is_needed(frames, n, pn);
+		v.c->skip_frame = o->mode != LD_MODE_NAIVE && !needed ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
 		if (pn > max_pn)
 			max_pn = pn;
-		rc = drain(&v, frames, n, &next, dst, o, err, errlen);
+		rc = send_counted(&v, pkt, needed, frames, n, &next, dst, o, err, errlen);
 		// the next needed frame lies past a keyframe we have not reached: jump there instead of
 		// decoding the frames between (nothing still inside the decoder is needed)
 		if (!rc && next < n && o->mode != LD_MODE_NAIVE && !o->no_seek &&
 		    keyframe_before(ci, frames[next]) > max_pn + 1) {
+			t0 = ld_cost_clock(d);
 			rc = seek_to(&v, ci, frames[next], err, errlen);
+			d->cost.demux_ns += ld_cost_clock(d) - t0;
 			seeked_back = 0;
 			d->seeks++;
 		}
@@ -443,6 +328,26 @@ int ld_decode_video(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunk
 	avcodec_free_context(&v.c);
 	ld_avio_close(&v.io);
 	return rc;
+}
+
+int ld_decode_video(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const uint32_t *frames,
+		    int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
+{
+	if (n <= 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		if ((i && frames[i] < frames[i - 1]) || frames[i] >= ci->n_frames) {
+			snprintf(err, errlen, "frame list not ascending or past the chunk's %u frames", ci->n_frames);
+			return -LD_ERR_MANIFEST;
+		}
+	d->cost.samples++;
+	if (ci->packets && !o->no_seek && o->mode != LD_MODE_NAIVE)
+		return ld_decode_indexed(d, bufs, n_bufs, ci, frames, n, dst, o, err, errlen);
+	if (n_bufs != 1 || bufs[0].offset != 0) {
+		snprintf(err, errlen, "demuxing needs the whole file as one buffer");
+		return -LD_ERR_MANIFEST;
+	}
+	return decode_demuxed(d, bufs[0].data, bufs[0].size, ci, frames, n, dst, o, err, errlen);
 }
 
 static enum AVCodecID image_codec(const uint8_t *b, size_t n)
@@ -510,11 +415,6 @@ int ld_image_render(LdDecoder *d, uint8_t *dst, const LdDecodeOpts *o, char *err
 		snprintf(err, errlen, "no image loaded");
 		return -LD_ERR_MANIFEST;
 	}
-	if (o->mode == LD_MODE_FUSED)
-		return render_fused(d, d->frame, o, dst, err, errlen);
-	if (o->mode == LD_MODE_NAIVE) {
-		int rc = naive_convert(d, d->frame, err, errlen);
-		return rc ? rc : naive_crop(d, d->frame, o, dst, err, errlen);
-	}
-	return 0;
+	int rc = ld_render_every(d, d->frame, o, err, errlen);
+	return rc ? rc : ld_render(d, d->frame, o, dst, err, errlen);
 }

@@ -3,7 +3,8 @@
 // prediction), images, tar shards and manifests built with the manifest writer.
 #include "ld_fixture.h" // defines: ld_fixture_encode, ld_fixture_image, ld_fixture_tar, ...
 
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "ld_index.h"        // defines: ld_index_chunk, ld_index_free, LdChunkIndex
+#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
 
 #include <errno.h>
 #include <libavcodec/avcodec.h>
@@ -300,6 +301,37 @@ int ld_fixture_manifest(const char *path, const LdFixtureChunk *chunks, int n_ch
 	return rc < 0 ? rc : 0;
 }
 
+// a chunk as tools/prep records it: frame count and keyframes as encoded, plus its packet index
+// (unless o->no_index); the arithmetic keyframes are what the encoder was asked for
+static int64_t add_indexed_chunk(ManifestWriter *w, uint32_t vid, const char *rel, const char *path, uint32_t start_ms,
+				 uint32_t n, uint32_t fps, const LdFixtureOpts *o, const uint32_t *kf, uint32_t nk,
+				 char *err, size_t errlen)
+{
+	LdChunkIndex ix;
+	int e = ld_index_chunk(path, &ix);
+	if (e < 0) {
+		snprintf(err, errlen, "indexing %s: %s", path, av_err2str(e));
+		return -EIO;
+	}
+	if (ix.n_frames != n || ix.n_keyframes != nk || memcmp(ix.keyframes, kf, nk * sizeof(uint32_t))) {
+		snprintf(err, errlen, "%s: %u frames / %u keyframes encoded, %u / %u asked for", path, ix.n_frames,
+			 ix.n_keyframes, n, nk);
+		ld_index_free(&ix);
+		return -EIO;
+	}
+	int64_t ci = manifest_add_chunk(w, vid, rel, start_ms, n, fps, 1, (uint16_t)o->width, (uint16_t)o->height, kf, nk);
+	if (ci >= 0 && ix.codec != MANIFEST_CODEC_NONE && !o->no_index) {
+		int rc = manifest_set_chunk_index(w, (uint32_t)ci, ix.codec, ix.packets, ix.n_frames, ix.config,
+						  ix.config_size, ix.file_size);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: packet index refused by the manifest writer", path);
+			ci = rc;
+		}
+	}
+	ld_index_free(&ix);
+	return ci;
+}
+
 int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_t errlen)
 {
 	ManifestWriter *w;
@@ -330,9 +362,8 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 				rc = -EIO;
 				break;
 			}
-			int64_t ci = manifest_add_chunk(w, (uint32_t)vid, rel, (uint32_t)(k * n * 1000 / o->fps), n,
-							(uint32_t)o->fps, 1, (uint16_t)o->width, (uint16_t)o->height, kf,
-							(uint32_t)nk);
+			int64_t ci = add_indexed_chunk(w, (uint32_t)vid, rel, path, (uint32_t)(k * n * 1000 / o->fps), n,
+						       (uint32_t)o->fps, o, kf, (uint32_t)nk, err, errlen);
 			if (ci < 0) {
 				rc = (int)ci;
 				break;

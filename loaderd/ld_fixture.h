@@ -43,10 +43,12 @@ typedef struct {
 	int width, height, fps, frames_per_chunk, gop, bframes;
 	int images;                   // PNG/JPEG/WebP members of one tar shard, in turn (0: none)
 	int texture;                  // LdFixtureVideo.texture for every chunk
+	int no_index;                 // 1: no packet index in the manifest (the loader demuxes)
 } LdFixtureOpts;
 
-// A dataset in dir: chunk files, optional images.tar, manifest.bin with clip samples within
-// chunks and crossing chunk boundaries. 0 or -errno; err gets a reason.
+// A dataset in dir: chunk files (each with its packet index, as tools/prep writes it), optional
+// images.tar, manifest.bin with clip samples within chunks and crossing chunk boundaries. 0 or
+// -errno; err gets a reason.
 int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_t errlen);
 
 // mkdtemp under $TMPDIR or /tmp into buf ("/tmp/ldtest-XXXXXX"); 0 or -errno

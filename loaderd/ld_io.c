@@ -1,9 +1,11 @@
-// Reader for the loader. With io_uring each submit opens the file, sizes it and queues one
-// read of all its bytes; short reads are requeued for the rest; a thread keeps up to depth
-// files in flight so the disk works while it decodes. Without io_uring (ENOSYS/EPERM in many
-// containers, or forced) each submit preads at once and the completion is queued in order.
+// Reader for the loader. With io_uring each submit opens the file, checks its size and queues
+// one read of the range (or all its bytes); short reads are requeued for the rest; a thread
+// keeps up to depth reads in flight so the disk works while it decodes. Without io_uring
+// (ENOSYS/EPERM in many containers, or forced) each submit preads at once and the completion is
+// queued in order.
 #include "ld_io.h" // defines: ld_reader_new, ld_reader_submit, ld_reader_wait, ...
 
+#include "ld_clip.h"  // defines: ld_file_size_error
 #include "ld_error.h" // defines: LD_ERR_*
 
 #include <errno.h>
@@ -87,13 +89,9 @@ static int prepare(LdRead *rd)
 	if (fstat(rd->fd, &st) != 0) {
 		snprintf(rd->reason, sizeof(rd->reason), "%s: %s", rd->path, strerror(errno));
 		rd->error = -LD_ERR_IO;
-	} else if (!rd->length && st.st_size == 0) {
-		snprintf(rd->reason, sizeof(rd->reason), "%s: zero-length file", rd->path);
-		rd->error = -LD_ERR_EMPTY;
-	} else if (rd->length && rd->offset + rd->length > (uint64_t)st.st_size) {
-		snprintf(rd->reason, sizeof(rd->reason), "%s: member [%llu, +%llu) past the end (%lld bytes)", rd->path,
-			 (unsigned long long)rd->offset, (unsigned long long)rd->length, (long long)st.st_size);
-		rd->error = -LD_ERR_TRUNCATED;
+	} else {
+		rd->error = ld_file_size_error(rd->path, (uint64_t)st.st_size, rd->offset, rd->length, rd->expect_size,
+					       rd->reason, sizeof(rd->reason));
 	}
 	rd->want = rd->length ? rd->length : (size_t)st.st_size;
 	if (!rd->error && rd->want > rd->cap) {

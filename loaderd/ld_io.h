@@ -1,4 +1,4 @@
-// Whole-file (or tar member) reads for the loader: io_uring with several reads in flight, or
+// Whole-file and byte-range (tar member, GOP) reads for the loader: io_uring with several reads in flight, or
 // pread when io_uring is refused or forced off. Completions come back in any order.
 #ifndef LOADERD_LD_IO_H
 #define LOADERD_LD_IO_H
@@ -11,6 +11,7 @@
 typedef struct LdRead {
 	const char *path;
 	uint64_t offset, length; // length 0: the whole file
+	uint64_t expect_size;    // the file's size a packet index describes (0: not checked)
 	uint8_t *buf;
 	size_t cap;
 	size_t size;            // bytes read (valid when done)

@@ -3,12 +3,16 @@
 #include "ld_plan.h" // defines: ld_plan_make, ld_crop_make, ld_params_default
 
 #include "ld_error.h"   // defines: LD_ERR_*
+#include "ld_gop.h"     // defines: LdGop, ld_gops
 #include "rng_philox.h" // defines: RngStream, rng_stream_init, rng_next_float, rng_next_below
 #include "stream_perm.h" // defines: stream_position
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+// ranges closer than this are read as one (a page: fewer reads, little extra)
+#define LD_RANGE_MERGE_GAP 4096
 
 void ld_params_default(LdParams *p)
 {
@@ -22,6 +26,7 @@ void ld_params_default(LdParams *p)
 	p->ratio_max = 4.0f / 3.0f;
 	p->threads = 1;
 	p->timeout_ms = 10000;
+	p->loop_filter = LD_LOOP_FILTER_REF;
 }
 
 static int even_down(int v) { return v & ~1; }
@@ -95,6 +100,51 @@ static void sample_frames(const LdParams *p, uint64_t g, uint64_t n, uint64_t *o
 	}
 }
 
+// source k's byte ranges: the whole file, or from an indexed chunk's packet index one range per
+// GOP holding needed frames (key packet .. last packet to decode), adjacent ones merged
+static int plan_ranges(const Manifest *m, const LdParams *p, LdPlan *plan, int k, char *err, size_t errlen)
+{
+	LdSource *src = &plan->src[k];
+	src->first_range = plan->n_ranges;
+	uint32_t n_pk, nk;
+	const ManifestPacket *pk = manifest_packets(m, src->chunk, &n_pk);
+	const ManifestChunk *c = manifest_chunk(m, src->chunk);
+	src->indexed = pk && !p->demux && !p->no_seek && p->mode != LD_MODE_NAIVE;
+	if (!src->indexed) {
+		plan->ranges[plan->n_ranges++] = (LdRange){0, 0};
+		src->n_ranges = 1;
+		return 0;
+	}
+	src->file_size = c->file_size;
+	uint32_t frames[LD_MAX_FRAMES];
+	int n = 0;
+	for (int t = 0; t < plan->frames; t++)
+		if (plan->frame_src[t] == k)
+			frames[n++] = plan->frame_no[t];
+	LdGop gops[LD_MAX_FRAMES];
+	const uint32_t *kf = manifest_keyframes(m, src->chunk, &nk);
+	int ng = ld_gops(pk, c->n_frames, kf, nk, frames, n, gops);
+	if (ng < 0) {
+		snprintf(err, errlen, "chunk %u: a needed frame is missing from its packet index", src->chunk);
+		return -LD_ERR_MANIFEST;
+	}
+	for (int i = 0; i < ng; i++) {
+		uint64_t a = pk[gops[i].first].offset, b = (uint64_t)pk[gops[i].last].offset + pk[gops[i].last].size;
+		LdRange *last = src->n_ranges ? &plan->ranges[plan->n_ranges - 1] : NULL;
+		if (last && a <= last->offset + last->length + LD_RANGE_MERGE_GAP) {
+			last->length = b - last->offset;
+			continue;
+		}
+		if (plan->n_ranges == LD_MAX_RANGES) {
+			snprintf(err, errlen, "more than %d byte ranges in one sample", LD_MAX_RANGES);
+			return -LD_ERR_MANIFEST;
+		}
+		plan->ranges[plan->n_ranges++] = (LdRange){a, b - a};
+		src->n_ranges++;
+	}
+	return 0;
+}
+
 int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan, char *err, size_t errlen)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -119,6 +169,9 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 		plan->n_sources = 1;
 		plan->src[0].offset = s->image.offset;
 		plan->src[0].length = s->image.length;
+		plan->src[0].n_ranges = 1;
+		plan->ranges[0] = (LdRange){s->image.offset, s->image.length};
+		plan->n_ranges = 1;
 		if (!sh || manifest_resolve(m, manifest_string(m, sh->path_off), plan->src[0].path, LD_PATH_MAX) != 0) {
 			snprintf(err, errlen, "sample %llu: shard %u has no usable path", (unsigned long long)sp.sample,
 				 s->source);
@@ -165,5 +218,10 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 		plan->frame_no[t] = frame;
 	}
 	ld_crop_make(p, g, plan->src_w, plan->src_h, &plan->crop);
+	for (int k = 0; k < plan->n_sources; k++) {
+		int rc = plan_ranges(m, p, plan, k, err, errlen);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }

@@ -2,7 +2,7 @@
 // and the crop box + flip, all pure functions of (seed, g) and the manifest.
 #ifndef LOADERD_LD_PLAN_H
 #define LOADERD_LD_PLAN_H
-// defines: LdParams, LdSource, LdPlan, ld_params_default, ld_plan_make, ld_crop_make, LD_MAX_FRAMES, LD_MAX_SOURCES
+// defines: LdParams, LdSource, LdRange, LdPlan, ld_params_default, ld_plan_make, ld_crop_make, LD_MAX_FRAMES, LD_MAX_SOURCES, LD_MAX_RANGES
 
 #include "ld_decode.h"       // defines: LdCrop, LdMode
 #include "manifest_reader.h" // defines: Manifest
@@ -11,6 +11,7 @@
 
 #define LD_MAX_FRAMES 64
 #define LD_MAX_SOURCES 4 // chunks one clip may span
+#define LD_MAX_RANGES LD_MAX_FRAMES // byte ranges one sample reads (at most one per needed frame)
 #define LD_PATH_MAX 512
 
 typedef struct {
@@ -25,14 +26,24 @@ typedef struct {
 	uint32_t timeout_ms;  // per-sample watchdog; 0: none
 	LdMode mode;
 	int no_seek;          // decode every chunk from frame 0 (the tests' reference path)
+	int demux;            // 1: demux whole files even where the manifest has a packet index
+	LdLoopFilter loop_filter; // deblocking on the indexed path (LD_LOOP_FILTER_REF by default)
 } LdParams;
 
 void ld_params_default(LdParams *p);
 
-// one file (chunk, or the byte range of a tar member) the sample needs
+// a byte range to read; length 0: the whole file
 typedef struct {
-	uint32_t chunk;         // manifest chunk index (clips)
-	uint64_t offset, length; // byte range; length 0: the whole file
+	uint64_t offset, length;
+} LdRange;
+
+// one file (chunk, or a tar member) the sample needs, read as ranges[first_range, +n_ranges)
+typedef struct {
+	uint32_t chunk;          // manifest chunk index (clips)
+	uint64_t offset, length; // image: the tar member's bytes
+	uint64_t file_size;      // indexed chunk: the size its index describes (checked when read); else 0
+	int indexed;             // decoded from the packet index (its ranges cover the needed GOPs)
+	int first_range, n_ranges;
 	char path[LD_PATH_MAX];
 } LdSource;
 
@@ -48,6 +59,8 @@ typedef struct {
 	uint32_t frame_no[LD_MAX_FRAMES];  // frame within that chunk, non-decreasing per source
 	int src_w, src_h;      // 0 for images until decoded
 	LdCrop crop;           // valid when src_w > 0
+	int n_ranges;          // what to read, source by source, in file order within a source
+	LdRange ranges[LD_MAX_RANGES];
 } LdPlan;
 
 // Plans position g. 0 or -LD_ERR_MANIFEST / -LD_ERR_GEOMETRY with a reason.

@@ -22,7 +22,7 @@ typedef struct {
 	int busy;
 	RingSlot slot;
 	LdPlan plan;
-	LdRead reads[LD_MAX_SOURCES];
+	LdRead reads[LD_MAX_RANGES]; // one per plan range
 	int pending;
 	int error;
 	char reason[300];
@@ -68,9 +68,9 @@ static void publish(LdShared *sh, RingProducer *p, LdDecoder *d, Item *it)
 	RingSlot *s = &it->slot;
 	s->sample_id = it->plan.sample;
 	if (!it->error) {
-		LdBuffer bufs[LD_MAX_SOURCES];
-		for (int k = 0; k < it->plan.n_sources; k++)
-			bufs[k] = (LdBuffer){it->reads[k].buf, it->reads[k].size};
+		LdBuffer bufs[LD_MAX_RANGES];
+		for (int i = 0; i < it->plan.n_ranges; i++)
+			bufs[i] = (LdBuffer){it->reads[i].buf, it->reads[i].size, it->plan.ranges[i].offset};
 		it->error = ld_clip_decode(d, sh->m, &it->plan, &sh->params, bufs, s->payload, it->reason,
 					   sizeof(it->reason));
 	}
@@ -104,13 +104,17 @@ static void start_item(LdShared *sh, LdReader *rd, RingProducer *p, LdDecoder *d
 		return;
 	}
 	for (int k = 0; k < it->plan.n_sources; k++) {
-		LdRead *r = &it->reads[k];
-		r->path = it->plan.src[k].path;
-		r->offset = it->plan.src[k].offset;
-		r->length = it->plan.src[k].length;
-		r->user = it;
-		if (ld_reader_submit(rd, r) == 0)
-			it->pending++;
+		const LdSource *src = &it->plan.src[k];
+		for (int i = src->first_range; i < src->first_range + src->n_ranges; i++) {
+			LdRead *r = &it->reads[i];
+			r->path = src->path;
+			r->offset = it->plan.ranges[i].offset;
+			r->length = it->plan.ranges[i].length;
+			r->expect_size = src->file_size;
+			r->user = it;
+			if (ld_reader_submit(rd, r) == 0)
+				it->pending++;
+		}
 	}
 }
 
@@ -138,7 +142,7 @@ void *ld_worker_main(void *arg)
 	LdDecoder *d = NULL;
 	RingProducer *p = NULL;
 	char why[160];
-	w->rc = !items ? -ENOMEM : ld_reader_new(&rd, (unsigned)(q * LD_MAX_SOURCES), !strcmp(sh->cfg->io, "pread"), why, sizeof(why));
+	w->rc = !items ? -ENOMEM : ld_reader_new(&rd, (unsigned)(q * LD_MAX_RANGES), !strcmp(sh->cfg->io, "pread"), why, sizeof(why));
 	if (!w->rc && !strcmp(ld_reader_kind(rd), "pread") && !atomic_exchange(&sh->pread_noted, 1))
 		log_info("reading with pread: %s", why);
 	if (!w->rc && ld_decoder_new(&d) != 0)
@@ -198,7 +202,7 @@ void *ld_worker_main(void *arg)
 out:
 	if (items)
 		for (int i = 0; i < q; i++)
-			for (int k = 0; k < LD_MAX_SOURCES; k++)
+			for (int k = 0; k < LD_MAX_RANGES; k++)
 				free(items[i].reads[k].buf);
 	free(items);
 	ld_reader_free(rd);

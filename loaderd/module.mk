@@ -4,8 +4,8 @@
 # otherwise).
 ifeq ($(HAVE_LIBAV),1)
 LIBS += loader
-loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_plan.c loaderd/ld_clip.c \
-               loaderd/ld_io.c
+loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \
+               loaderd/ld_gop.c loaderd/ld_plan.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c
 
 PROGS += loaderd/loaderd
 loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c
@@ -18,11 +18,4 @@ loaderfix_SRCS := loaderd/ld_fixture.c
 TESTS += test_loader_crop_psnr test_loader_badinput test_loader_determinism test_loader_io \
          test_loader_daemon_kill test_loader_daemon_reattach test_loader_daemon_pread test_loader_clipdump
 SCRIPT_TESTS += tests/test_loader_config.sh tests/test_loader_prep_e2e.sh
-
-BENCHES += bench_loader
 endif
-
-# make bench-loader [BENCH_LOADER_DIR=dir to keep the synthetic chunks between runs]
-.PHONY: bench-loader
-bench-loader: $(BUILD)/tests/bench_loader
-	$(BUILD)/tests/bench_loader $(BENCH_LOADER_DIR)

@@ -34,7 +34,7 @@ static uint8_t *read_all(const char *name, size_t *n)
 	uint8_t *b = NULL;
 	size_t cap = 0;
 	char err[256];
-	CHECK(ld_file_read(p, 0, 0, &b, &cap, n, err, sizeof(err)) == 0);
+	CHECK(ld_file_read(p, 0, 0, 0, &b, &cap, n, err, sizeof(err)) == 0);
 	return b;
 }
 

@@ -8,7 +8,7 @@ static uint8_t *png_read(const char *path, int *w, int *h)
 	size_t n = 0, cap = 0;
 	uint8_t *buf = NULL;
 	char err[256];
-	CHECK(ld_file_read(path, 0, 0, &buf, &cap, &n, err, sizeof(err)) == 0);
+	CHECK(ld_file_read(path, 0, 0, 0, &buf, &cap, &n, err, sizeof(err)) == 0);
 	const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_PNG);
 	AVCodecContext *c = avcodec_alloc_context3(codec);
 	CHECK(avcodec_open2(c, codec, NULL) == 0);

@@ -73,7 +73,7 @@ int main(void)
 		if (plan.kind == MANIFEST_KIND_IMAGE) { // which formats the images cover
 			uint8_t *hd = NULL;
 			size_t cap = 0, got = 0;
-			CHECK(ld_file_read(plan.src[0].path, plan.src[0].offset, 4, &hd, &cap, &got, err, sizeof(err)) == 0);
+			CHECK(ld_file_read(plan.src[0].path, plan.src[0].offset, 4, 0, &hd, &cap, &got, err, sizeof(err)) == 0);
 			webp += !memcmp(hd, "RIFF", 4);
 			free(hd);
 		}

@@ -168,7 +168,7 @@ static void run_case(const char *dir, const char *name, const char *fmt, const c
 	}
 	int first = 0, ok = (int)r.n_frames >= min_frames && (int)r.n_frames <= max_frames;
 	Check c = {.pts_ms = pts_ms, .n_src = n, .src_w = w, .src_h = h, .fps = 10, .rot = rot};
-	if (rot && r.n_chunks && r.chunks[0].width > r.chunks[0].height) {
+	if (rot && r.n_chunks && r.chunks[0].ix.width > r.chunks[0].ix.height) {
 		printf("FAIL %s: rotated source came out landscape\n", name);
 		fails++;
 	}
@@ -177,13 +177,13 @@ static void run_case(const char *dir, const char *name, const char *fmt, const c
 		snprintf(path, sizeof(path), "%s/%s", root, r.chunks[k].path);
 		c.first = first;
 		int got = tp_decode(path, on_frame, &c);
-		ok = ok && got == (int)r.chunks[k].n_frames && (r.chunks[k].height < r.chunks[k].width ? r.chunks[k].height : r.chunks[k].width) == 96;
+		ok = ok && got == (int)r.chunks[k].ix.n_frames && (r.chunks[k].ix.height < r.chunks[k].ix.width ? r.chunks[k].ix.height : r.chunks[k].ix.width) == 96;
 		first += got;
 	}
 	ok = ok && !c.bad && !c.not420 && first == (int)r.n_frames;
 	printf("%s %s: %s %s %dx%d%s -> %llu frames in %d chunks of %ux%u\n", ok ? "ok  " : "FAIL", name, codec,
 	       av_get_pix_fmt_name(pix), w, h, audio ? " + audio" : "", (unsigned long long)r.n_frames, r.n_chunks,
-	       r.n_chunks ? r.chunks[0].width : 0, r.n_chunks ? r.chunks[0].height : 0);
+	       r.n_chunks ? r.chunks[0].ix.width : 0, r.n_chunks ? r.chunks[0].ix.height : 0);
 	fails += !ok;
 	prep_video_result_free(&r);
 }

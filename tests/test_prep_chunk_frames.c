@@ -67,15 +67,19 @@ static void check_video(const char *name, PrepVideoResult *r, const char *root, 
 		int n = tp_decode(path, on_frame, &c);
 		double secs = 0, want_secs = frames[k] * (double)r->fps_den / r->fps_num;
 		int fk[64], nfk = format_index_keys(path, fk, 64, &secs);
-		int ok = (int)ci->n_frames == frames[k] && n == frames[k] && !c.bad && ci->width == out_w &&
+		int ok = (int)ci->ix.n_frames == frames[k] && n == frames[k] && !c.bad && ci->ix.width == out_w &&
 			 fabs(secs - want_secs) < 1e-6 &&
-			 ci->height == out_h && (int)ci->n_keyframes == c.n_keys && nfk == c.n_keys;
+			 ci->ix.height == out_h && (int)ci->ix.n_keyframes == c.n_keys && nfk == c.n_keys;
 		for (int i = 0; ok && i < c.n_keys; i++)
-			ok = (int)ci->keyframes[i] == c.keys[i] && fk[i] == c.keys[i] && c.keys[i] == i * gop;
+			ok = (int)ci->ix.keyframes[i] == c.keys[i] && fk[i] == c.keys[i] && c.keys[i] == i * gop;
+		if (ok && ci->ix.codec != MANIFEST_CODEC_H264) { // the loader reads prep's chunks by packet index
+			printf("FAIL %s chunk %s: no packet index: %s\n", name, ci->path, ci->ix.why);
+			ok = 0;
+		}
 		if (!ok) {
 			printf("FAIL %s chunk %s: index %u frames %u keys %ux%u; decoded %d frames %d keys; libavformat %d keys, "
 			       "%.6f s; want %d frames %dx%d %.6f s\n",
-			       name, ci->path, ci->n_frames, ci->n_keyframes, ci->width, ci->height, n, c.n_keys, nfk, secs,
+			       name, ci->path, ci->ix.n_frames, ci->ix.n_keyframes, ci->ix.width, ci->ix.height, n, c.n_keys, nfk, secs,
 			       frames[k], out_w, out_h, want_secs);
 			fails++;
 		}

@@ -42,9 +42,12 @@ snap "$d/b" | diff "$d/full.md5" -
 
 # other encoding settings into the same root: the chunks are made again, not reused
 $prep $args --out "$d/b" --gop 8
-if snap "$d/b" | diff -q "$d/full.md5" - >/dev/null; then echo "FAIL: --gop 8 reused GOP-16 chunks"; exit 1; fi
+if snap "$d/b" | diff -q "$d/full.md5" - >/dev/null; then echo "FAIL: --gop 8 reused chunks of the default GOP"; exit 1; fi
 grep -q 'gop=8' "$d/b/train-0000/.done"
 $prep --verify "$d/b/manifest" --deep
+$prep --info "$d/b/manifest" | grep -Eq 'keyframes each, ([0-9]+) with a packet index' || { echo "FAIL: no packet index"; exit 1; }
+chunks=$($prep --info "$d/b/manifest" | sed -n 's/^chunks *\([0-9]*\) of.*/\1/p')
+$prep --info "$d/b/manifest" | grep -q "$chunks with a packet index" || { echo "FAIL: a chunk of prep's lacks a packet index"; exit 1; }
 
 # an OpenAI-format merges file instead of a trained vocabulary
 $prep $args --out "$d/c" --bpe tests/fixtures/bpe_corpus_merges.txt

@@ -6,6 +6,7 @@ tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/
 
 PROGS += tools/prep
 tools/prep_SRCS := tools/prep.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
+                   tools/prep_upgrade.c \
                    tools/prep_tar.c tools/prep_info.c
 
 TESTS += test_synth_heldout
@@ -21,13 +22,8 @@ test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_js
 TESTS += test_prep_tar
 test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c tools/synth_image.c
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh
-
-# chunk GOP length: size vs random-access decode work (the --gop default comes from it)
-BENCHES += bench_prep_gop
-bench_prep_gop_SRCS := tools/prep_bench_gop.c tools/prep_encode.c
-.PHONY: bench-prep-gop
-bench-prep-gop: $(BUILD)/tests/bench_prep_gop
-	$(BUILD)/tests/bench_prep_gop
+TESTS += test_prep_upgrade
+test_prep_upgrade_SRCS := tests/test_prep_upgrade.c tools/prep_upgrade.c
 
 # the data half of the demo, from nothing: synthetic videos -> chunks + manifests, verified
 DEMO_DATA := $(BUILD)/demo-data

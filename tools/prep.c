@@ -6,15 +6,18 @@
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
 #include "prep_chunk.h"      // defines: prep_chunk_video, PrepVideoResult, ...
+#include "prep_defaults.h"   // defines: PREP_DEFAULT_*
 #include "prep_encode.h"     // defines: prep_encoder_available
 #include "prep_info.h"       // defines: prep_info, prep_verify
 #include "prep_tar.h"        // defines: prep_tar_index, PrepTarIndex
+#include "prep_upgrade.h"    // defines: prep_upgrade
 
 #include <dirent.h>
 #include <errno.h>
 #include <libavutil/log.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,18 +39,20 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: prep --annotations FILE --video-root DIR --out ROOT [options]\n"
 		"       prep --shards DIR --out ROOT [options]\n"
-		"       prep --info MANIFEST | --verify MANIFEST [--deep]\n"
+		"       prep --info MANIFEST | --verify MANIFEST [--deep] | --upgrade MANIFEST [-j N]\n"
 		"Cuts videos into ROOT/<video-id>/<start-sec>.mp4 chunks (or indexes tar shards) and\n"
 		"writes ROOT/manifest. Exit status: 0 all prepared, 3 some input dropped (see the\n"
-		"report), 1 failure.\n"
+		"report), 1 failure. --upgrade converts a version 1 manifest in place (chunks indexed,\n"
+		"not re-encoded; the old file kept as MANIFEST.v1).\n"
 		"  --format F        auto|csv|tsv|epic|ego4d (default auto)\n"
 		"  --manifest M      manifest path (default ROOT/manifest)\n"
 		"  --chunk-sec N     chunk length in seconds (default 15)\n"
 		"  --short-side N    short side of the chunks in pixels (default 288)\n"
 		"  --fps N[/D]       output frame rate (default: the source's, rounded)\n"
-		"  --gop N           keyframe interval in frames (default 16)\n"
+		"  --gop N           keyframe interval in frames (default 32)\n"
 		"  --crf N           x264 quality (default 23); --preset P (default veryfast)\n"
-		"  --bframes N       B-frames (default 0: decode order is display order)\n"
+		"  --bframes N       most B-frames in a row (default 7; never references, so the loader\n"
+		"                    skips the ones a clip does not need; 0: decode order is display order)\n"
 		"  -j, --jobs N      videos prepared in parallel (default: CPUs)\n"
 		"  --bpe FILE        OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)\n"
 		"  --train-bpe N     without --bpe: train a vocabulary of N tokens (default 49408)\n"
@@ -285,6 +290,28 @@ static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size
 	return t;
 }
 
+// a chunk and its packet index into the manifest; a chunk prep cannot index (it always can) is
+// recorded without one, so the loader demuxes it, and reported
+static int64_t add_chunk(ManifestWriter *w, uint32_t video, const char *rel, const PrepVideoResult *r,
+			 const PrepChunkInfo *ci, PrepAnnotList *rep)
+{
+	const LdChunkIndex *ix = &ci->ix;
+	int64_t cid = manifest_add_chunk(w, video, rel, (uint32_t)llround(ci->start_frame * 1000.0 * r->fps_den / r->fps_num),
+					 ix->n_frames, r->fps_num, r->fps_den, ix->width, ix->height, ix->keyframes,
+					 ix->n_keyframes);
+	if (cid < 0)
+		log_fatalx("manifest: chunk %s refused (%s)", ci->path, strerror((int)-cid));
+	if (ix->codec == MANIFEST_CODEC_NONE) {
+		prep_annot_problem(rep, "chunk %s: no packet index (%s): the loader will demux it", ci->path, ix->why);
+		return cid;
+	}
+	int rc = manifest_set_chunk_index(w, (uint32_t)cid, ix->codec, ix->packets, ix->n_frames, ix->config,
+					  ix->config_size, ix->file_size);
+	if (rc < 0)
+		log_fatalx("manifest: the packet index of chunk %s refused (%s)", ci->path, strerror(-rc));
+	return cid;
+}
+
 static void add_problem_counts(PrepAnnotList *r, size_t *dropped)
 {
 	*dropped = r->bad_utf8 + r->bad_time + r->bad_record;
@@ -293,10 +320,17 @@ static void add_problem_counts(PrepAnnotList *r, size_t *dropped)
 int main(int argc, char **argv)
 {
 	log_init("prep", LOG_INFO);
+	// libx264 (0.164) reads a few bytes past the end of some of its own buffers; with B-frames those
+	// bytes change its decisions, and from glibc's heap they depend on what other threads did, so
+	// chunks came out different from run to run under -j (valgrind: invalid reads of size 16).
+	// Buffers of 64 KiB and more mapped on their own end in zero-filled pages: the same bytes always.
+	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
 	PrepOpts o = {.format = "auto", .train_bpe = 49408, .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), .ego4d_window = 1.0,
-		      .chunk = {.chunk_sec = 15, .short_side = 288, .gop = 16, .crf = 23, .preset = "veryfast"}};
-	const char *info = NULL, *verify = NULL;
+		      .chunk = {.chunk_sec = PREP_DEFAULT_CHUNK_SEC, .short_side = PREP_DEFAULT_SHORT_SIDE,
+				.gop = PREP_DEFAULT_GOP, .bframes = PREP_DEFAULT_BFRAMES, .crf = PREP_DEFAULT_CRF,
+				.preset = PREP_DEFAULT_PRESET}};
+	const char *info = NULL, *verify = NULL, *upgrade = NULL;
 	int deep = 0;
 	static const struct option lo[] = {
 		{"annotations", 1, 0, 'a'}, {"format", 1, 0, 'F'},  {"video-root", 1, 0, 'r'}, {"out", 1, 0, 'o'},
@@ -304,7 +338,7 @@ int main(int argc, char **argv)
 		{"gop", 1, 0, 'g'},         {"crf", 1, 0, 'C'},     {"preset", 1, 0, 'P'},     {"bframes", 1, 0, 'B'},
 		{"jobs", 1, 0, 'j'},        {"bpe", 1, 0, 'b'},     {"train-bpe", 1, 0, 't'},  {"report", 1, 0, 'R'},
 		{"ego4d-window", 1, 0, 'w'}, {"shards", 1, 0, 'S'}, {"info", 1, 0, 'i'},       {"verify", 1, 0, 'v'},
-		{"deep", 0, 0, 'd'},        {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+		{"deep", 0, 0, 'd'},        {"upgrade", 1, 0, 'U'}, {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
 	int c;
 	while ((c = getopt_long(argc, argv, "j:h", lo, NULL)) != -1) {
 		char *end = (char *)"";
@@ -334,6 +368,7 @@ int main(int argc, char **argv)
 		case 'i': info = optarg; break;
 		case 'v': verify = optarg; break;
 		case 'd': deep = 1; break;
+		case 'U': upgrade = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -344,6 +379,8 @@ int main(int argc, char **argv)
 		return prep_info(info);
 	if (verify)
 		return prep_verify(verify, deep);
+	if (upgrade)
+		return prep_upgrade(upgrade, o.jobs);
 	if (!o.out || (!o.shards && (!o.annotations || !o.video_root)) || (o.shards && o.annotations)) {
 		usage(stderr);
 		return 1;
@@ -492,12 +529,7 @@ int main(int argc, char **argv)
 				PrepChunkInfo *ci = &r->chunks[k];
 				char full[8192], rel[8192];
 				snprintf(full, sizeof(full), "%s/%s", o.out, ci->path);
-				int64_t cid = manifest_add_chunk(w, (uint32_t)vidx[i], rel_path(mdir, full, rel, sizeof(rel)),
-								 (uint32_t)llround(ci->start_frame * 1000.0 * r->fps_den / r->fps_num),
-								 ci->n_frames, r->fps_num, r->fps_den, ci->width, ci->height,
-								 ci->keyframes, ci->n_keyframes);
-				if (cid < 0)
-					log_fatalx("manifest: chunk %s refused (%s)", ci->path, strerror((int)-cid));
+				int64_t cid = add_chunk(w, (uint32_t)vidx[i], rel_path(mdir, full, rel, sizeof(rel)), r, ci, &rep);
 				if (k == 0)
 					first_chunk[i] = (uint32_t)cid;
 			}

@@ -2,7 +2,8 @@
 // source frame at each output instant, as ffmpeg's cfr mode), scale to the short side in
 // 8-bit 4:2:0, and cut into fixed-length H.264 chunks written as temp file + rename.
 #include "prep_chunk.h"  // defines: prep_chunk_video, prep_index_chunk, ...
-#include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
+#include "prep_defaults.h" // defines: PREP_DEFAULT_B_PYRAMID
+#include "prep_encode.h"   // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 
 #include <errno.h>
 #include <libavcodec/avcodec.h>
@@ -16,84 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int cmp_pts(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a >> 1, y = *(const int64_t *)b >> 1;
-	return x < y ? -1 : x > y;
-}
-
-int prep_index_chunk(const char *path, PrepChunkInfo *info)
-{
-	AVFormatContext *ic = NULL;
-	int rc = avformat_open_input(&ic, path, NULL, NULL);
-	if (rc < 0)
-		return rc;
-	int vs = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
-	if (vs < 0) {
-		avformat_close_input(&ic);
-		return vs;
-	}
-	AVStream *st = ic->streams[vs];
-	AVPacket *pkt = av_packet_alloc();
-	size_t n = 0, cap = 1024;
-	int64_t *pts = malloc(cap * sizeof(int64_t)); // pts << 1 | key flag
-	if (!pkt || !pts) {
-		rc = AVERROR(ENOMEM);
-		goto out;
-	}
-	while ((rc = av_read_frame(ic, pkt)) >= 0) {
-		if (pkt->stream_index == vs && !(pkt->flags & AV_PKT_FLAG_DISCARD)) {
-			if (n == cap) {
-				int64_t *p = realloc(pts, 2 * cap * sizeof(int64_t));
-				if (!p) {
-					av_packet_unref(pkt);
-					rc = AVERROR(ENOMEM);
-					goto out;
-				}
-				pts = p, cap *= 2;
-			}
-			int64_t t = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
-			pts[n++] = (int64_t)((uint64_t)t << 1) | !!(pkt->flags & AV_PKT_FLAG_KEY);
-		}
-		av_packet_unref(pkt);
-	}
-	if (rc != AVERROR_EOF)
-		goto out;
-	rc = 0;
-	if (n == 0) {
-		rc = AVERROR_INVALIDDATA;
-		goto out;
-	}
-	// display order: with B-frames packets come in decode order
-	qsort(pts, n, sizeof(int64_t), cmp_pts);
-	uint32_t nk = 0;
-	for (size_t i = 0; i < n; i++)
-		nk += (uint32_t)(pts[i] & 1);
-	info->keyframes = malloc((nk ? nk : 1) * sizeof(uint32_t));
-	if (!info->keyframes) {
-		rc = AVERROR(ENOMEM);
-		goto out;
-	}
-	info->n_keyframes = 0;
-	for (size_t i = 0; i < n; i++)
-		if (pts[i] & 1)
-			info->keyframes[info->n_keyframes++] = (uint32_t)i;
-	info->n_frames = (uint32_t)n;
-	AVRational r = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
-	av_reduce(&r.num, &r.den, r.num, r.den, 1 << 30);
-	info->fps_num = (uint32_t)r.num, info->fps_den = (uint32_t)r.den;
-	info->width = (uint16_t)st->codecpar->width, info->height = (uint16_t)st->codecpar->height;
-out:
-	free(pts);
-	av_packet_free(&pkt);
-	avformat_close_input(&ic);
-	return rc;
-}
+int prep_index_chunk(const char *path, PrepChunkInfo *info) { return ld_index_chunk(path, &info->ix); }
 
 void prep_video_result_free(PrepVideoResult *res)
 {
 	for (int i = 0; i < res->n_chunks; i++)
-		free(res->chunks[i].keyframes);
+		ld_index_free(&res->chunks[i].ix);
 	free(res->chunks);
 	res->chunks = NULL;
 	res->n_chunks = 0;
@@ -113,7 +42,7 @@ int prep_clip_frames(const PrepVideoResult *res, double start, double end, uint3
 	if (start < 0 || fb >= n || fe > n)
 		return -ERANGE;
 	// every chunk but the last has the same length
-	uint64_t per = res->chunks[0].n_frames;
+	uint64_t per = res->chunks[0].ix.n_frames;
 	*c0 = (uint32_t)((uint64_t)fb / per), *f0 = (uint32_t)((uint64_t)fb % per);
 	*c1 = (uint32_t)((uint64_t)(fe - 1) / per), *f1 = (uint32_t)((uint64_t)(fe - 1) % per) + 1;
 	return 0;
@@ -153,7 +82,7 @@ static int set_error(PrepVideoResult *res, int rc, const char *what)
 }
 
 // keyframes exactly every gop frames: a chunk made with another --gop is not reused
-static int gop_matches(const PrepChunkInfo *c, int gop)
+static int gop_matches(const LdChunkIndex *c, int gop)
 {
 	if (c->n_keyframes != (c->n_frames + (uint32_t)gop - 1) / (uint32_t)gop)
 		return 0;
@@ -166,8 +95,10 @@ static int gop_matches(const PrepChunkInfo *c, int gop)
 // the encoding settings a finished video's chunks were made with (its .done marker)
 static void params_line(const PrepChunkOpts *o, char *buf, size_t cap)
 {
-	snprintf(buf, cap, "chunk_sec=%d short_side=%d gop=%d crf=%d bframes=%d preset=%s", o->chunk_sec, o->short_side,
-		 o->gop, o->crf, o->bframes, o->preset ? o->preset : "veryfast");
+	int n = snprintf(buf, cap, "chunk_sec=%d short_side=%d gop=%d crf=%d bframes=%d preset=%s", o->chunk_sec,
+			 o->short_side, o->gop, o->crf, o->bframes, o->preset ? o->preset : "veryfast");
+	if (o->bframes && n > 0 && (size_t)n < cap) // B-frames made as references by an older prep are not reused
+		snprintf(buf + n, cap - (size_t)n, " b_pyramid=none");
 }
 
 static int begin_chunk(Run *r)
@@ -181,17 +112,17 @@ static int begin_chunk(Run *r)
 	// resume: a complete chunk with the full frame count is kept as it is
 	PrepChunkInfo info = {0};
 	if (access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 &&
-	    info.n_frames == r->per_chunk && info.width == r->out_w && info.height == r->out_h &&
-	    gop_matches(&info, r->o->gop)) {
-		free(info.keyframes);
+	    info.ix.n_frames == r->per_chunk && info.ix.width == r->out_w && info.ix.height == r->out_h &&
+	    gop_matches(&info.ix, r->o->gop)) {
+		ld_index_free(&info.ix);
 		r->skipping = 1;
 		return 0;
 	}
-	free(info.keyframes);
+	ld_index_free(&info.ix);
 	r->skipping = 0;
 	PrepEncodeOpts eo = {.width = r->out_w, .height = r->out_h, .fps_num = r->fps_num, .fps_den = r->fps_den,
 			     .gop = r->o->gop, .crf = r->o->crf, .preset = r->o->preset, .faststart = 1,
-			     .bframes = r->o->bframes};
+			     .bframes = r->o->bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID};
 	int rc = prep_encoder_open(&r->enc, r->part, &eo);
 	return rc < 0 ? set_error(r->res, rc, "cannot open the H.264 encoder") : 0;
 }
@@ -368,9 +299,9 @@ static int index_all(const char *root, const char *id, uint32_t n_chunks, uint64
 		uint64_t want = k + 1 < n_chunks ? per_chunk : n_frames - (uint64_t)k * per_chunk;
 		if (rc < 0)
 			return set_error(res, rc, "indexing a chunk");
-		if (c->n_frames != want || c->n_keyframes == 0 || c->keyframes[0] != 0) {
+		if (c->ix.n_frames != want || c->ix.n_keyframes == 0 || c->ix.keyframes[0] != 0) {
 			snprintf(res->error, sizeof(res->error), "chunk %.200s has %u frames, expected %llu", c->path,
-				 c->n_frames, (unsigned long long)want);
+				 c->ix.n_frames, (unsigned long long)want);
 			return AVERROR_INVALIDDATA;
 		}
 		c->start_frame = k * per_chunk;

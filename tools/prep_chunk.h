@@ -4,6 +4,8 @@
 #define TOOLS_PREP_CHUNK_H
 // defines: PrepChunkOpts, PrepChunkInfo, PrepVideoResult, prep_chunk_video, prep_index_chunk, prep_video_result_free, prep_clip_frames
 
+#include "ld_index.h" // defines: LdChunkIndex
+
 #include <stdint.h>
 
 typedef struct {
@@ -21,11 +23,7 @@ typedef struct {
 typedef struct {
 	char path[512];     // relative to root: <id>/<start-sec>.mp4
 	uint32_t start_frame; // first frame in the video's output frame numbering
-	uint32_t n_frames;
-	uint32_t fps_num, fps_den;
-	uint16_t width, height;
-	uint32_t *keyframes; // (n_keyframes) frame numbers within the chunk
-	uint32_t n_keyframes;
+	LdChunkIndex ix;    // frames, keyframes, rate, size and the packet index (loaderd/ld_index.h)
 	int reused;         // 1: existed already (resume), not encoded again
 } PrepChunkInfo;
 
@@ -51,8 +49,8 @@ void prep_video_result_free(PrepVideoResult *res);
 int prep_clip_frames(const PrepVideoResult *res, double start, double end, uint32_t *c0, uint32_t *f0, uint32_t *c1,
 		     uint32_t *f1);
 
-// Reads a chunk's packets with libavformat: exact frame count, keyframe positions in
-// display order, frame rate and size. Returns 0 or a negative AVERROR.
+// Reads a chunk's packets with libavformat (ld_index_chunk): exact frame count, keyframe
+// positions in display order, frame rate, size and the packet index. 0 or a negative AVERROR.
 int prep_index_chunk(const char *path, PrepChunkInfo *info);
 
 #endif

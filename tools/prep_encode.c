@@ -73,8 +73,12 @@ int prep_encoder_open(PrepEncoder **out, const char *path, const PrepEncodeOpts 
 	if (e->oc->oformat->flags & AVFMT_GLOBALHEADER)
 		c->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 	av_opt_set(c->priv_data, "preset", o->preset ? o->preset : "veryfast", 0);
-	char params[128];
-	snprintf(params, sizeof(params), "scenecut=0:open-gop=0:crf=%d", o->crf > 0 ? o->crf : 23);
+	char params[160];
+	int n = snprintf(params, sizeof(params), "scenecut=0:open-gop=0:crf=%d", o->crf > 0 ? o->crf : 23);
+	if (o->refs > 0)
+		n += snprintf(params + n, sizeof(params) - (size_t)n, ":ref=%d", o->refs);
+	if (o->b_pyramid)
+		snprintf(params + n, sizeof(params) - (size_t)n, ":b-pyramid=%s", o->b_pyramid == 1 ? "none" : "normal");
 	av_opt_set(c->priv_data, "x264-params", params, 0);
 	if ((rc = avcodec_open2(c, codec, NULL)) < 0)
 		goto fail;

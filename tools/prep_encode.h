@@ -14,6 +14,8 @@ typedef struct {
 	const char *preset;     // x264 preset ("veryfast")
 	int faststart;          // moov before mdat (+faststart)
 	int bframes;            // max B-frames (0: decode order = display order)
+	int refs;               // reference frames (0: the preset's)
+	int b_pyramid;          // B-frames as references: 0 the preset's (x264: normal), 1 none, 2 normal
 } PrepEncodeOpts;
 
 typedef struct PrepEncoder PrepEncoder;

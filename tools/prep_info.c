@@ -1,6 +1,7 @@
 // Manifest summary (--info) and verification (--verify): structure and header checksum at
-// open, data checksum and token range, referenced files, and with --deep every chunk's
-// frame count and keyframe index re-read with libavformat.
+// open, data checksum and token range, referenced files (and the size an indexed chunk's packet
+// index describes), and with --deep every chunk's frame count, keyframes and packet index
+// re-read with libavformat.
 #include "prep_info.h"     // defines: prep_info, prep_verify
 #include "manifest_reader.h" // defines: manifest_open, manifest_check_data, ...
 #include "prep_chunk.h"    // defines: prep_index_chunk
@@ -19,12 +20,13 @@ int prep_info(const char *path)
 		return 1;
 	}
 	const ManifestHeader *h = manifest_header(m);
-	uint64_t frames = 0, kf = 0, clips = 0, images = 0, span2 = 0, tokens = 0, cut = 0;
+	uint64_t frames = 0, kf = 0, clips = 0, images = 0, span2 = 0, tokens = 0, cut = 0, indexed = 0;
 	double seconds = 0;
 	for (uint32_t i = 0; i < h->n_chunks; i++) {
 		const ManifestChunk *c = manifest_chunk(m, i);
 		frames += c->n_frames;
 		kf += c->kf_count;
+		indexed += c->codec != MANIFEST_CODEC_NONE;
 		seconds += (double)c->n_frames * c->fps_den / c->fps_num;
 	}
 	for (uint64_t i = 0; i < h->n_samples; i++) {
@@ -37,8 +39,8 @@ int prep_info(const char *path)
 	}
 	printf("manifest      %s (version %u, %llu bytes)\n", path, h->version, (unsigned long long)h->file_size);
 	printf("videos        %u (%.2f h, %llu frames)\n", h->n_videos, seconds / 3600, (unsigned long long)frames);
-	printf("chunks        %u of %.1f s, short side %u, %.1f keyframes each\n", h->n_chunks, h->chunk_ms / 1000.0,
-	       h->short_side, h->n_chunks ? (double)kf / h->n_chunks : 0);
+	printf("chunks        %u of %.1f s, short side %u, %.1f keyframes each, %llu with a packet index\n", h->n_chunks,
+	       h->chunk_ms / 1000.0, h->short_side, h->n_chunks ? (double)kf / h->n_chunks : 0, (unsigned long long)indexed);
 	if (h->n_chunks) {
 		const ManifestChunk *c = manifest_chunk(m, 0);
 		printf("first chunk   %s: %u frames at %u/%u fps, %ux%u\n", manifest_string(m, c->path_off), c->n_frames,
@@ -78,6 +80,12 @@ int prep_verify(const char *path, int deep)
 			problems++;
 			continue;
 		}
+		if (c->file_size && (uint64_t)st.st_size != c->file_size) {
+			printf("chunk %u: %s has %lld bytes, its packet index describes %llu\n", i, name, (long long)st.st_size,
+			       (unsigned long long)c->file_size);
+			problems++;
+			continue;
+		}
 		if (!deep)
 			continue;
 		PrepChunkInfo info = {0};
@@ -86,13 +94,19 @@ int prep_verify(const char *path, int deep)
 			problems++;
 			continue;
 		}
-		uint32_t nk;
+		uint32_t nk, np;
 		const uint32_t *kf = manifest_keyframes(m, i, &nk);
-		if (info.n_frames != c->n_frames)
-			printf("chunk %u: %s has %u frames, manifest says %u\n", i, name, info.n_frames, c->n_frames), problems++;
-		else if (info.n_keyframes != nk || memcmp(info.keyframes, kf, nk * sizeof(uint32_t)) != 0)
+		const ManifestPacket *pk = manifest_packets(m, i, &np);
+		const LdChunkIndex *ix = &info.ix;
+		if (ix->n_frames != c->n_frames)
+			printf("chunk %u: %s has %u frames, manifest says %u\n", i, name, ix->n_frames, c->n_frames), problems++;
+		else if (ix->n_keyframes != nk || memcmp(ix->keyframes, kf, nk * sizeof(uint32_t)) != 0)
 			printf("chunk %u: %s keyframes differ from the manifest\n", i, name), problems++;
-		free(info.keyframes);
+		else if (pk && (ix->codec != c->codec || ix->file_size != c->file_size ||
+				memcmp(ix->packets, pk, np * sizeof(ManifestPacket)) != 0))
+			printf("chunk %u: %s packets differ from the manifest's packet index (changed since prep?)\n", i,
+			       name), problems++;
+		ld_index_free(&info.ix);
 	}
 	for (uint32_t i = 0; i < h->n_shards; i++) {
 		const ManifestShard *s = manifest_shard(m, i);

@@ -32,6 +32,11 @@ static const CfEntry table[] = {
 	{"timeout-ms", CF_INT, F(timeout_ms), 0, 600000, "10000", "per-sample decode watchdog (0: none)"},
 	{"decoder-threads", CF_INT, F(decoder_threads), 1, 16, "1", "libavcodec threads per decoder"},
 	{"io", CF_STR, F(io), 0, 0, "auto", "auto (io_uring, pread if refused) | pread"},
+	{"loop-filter", CF_STR, F(loop_filter), 0, 0, "ref",
+	 "H.264 deblocking: ref (skipped on needed frames nothing references; PSNR-tested) | all | none (faster, drifts)"},
+	{"bench", CF_INT, F(bench), 0, 3600, "0",
+	 "no ring: make clips for N seconds and print clips/s per core and the cost per clip"},
+	{"bench-clip", CF_STR, F(bench_clip), 0, 0, "4x224x224", "TxHxW of the clips --bench makes"},
 	{"log-level", CF_STR, F(log_level), 0, 0, "info", "debug | info | warn | error"},
 };
 #define N_ENTRIES (sizeof(table) / sizeof(table[0]))
@@ -92,6 +97,16 @@ int ld_config_parse(LdConfig *c, int argc, char **argv, char *err, size_t errlen
 	}
 	if (optind < argc) {
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (strcmp(c->loop_filter, "ref") && strcmp(c->loop_filter, "all") && strcmp(c->loop_filter, "none")) {
+		snprintf(err, errlen, "--loop-filter: '%s' is not ref, all or none", c->loop_filter);
+		return -1;
+	}
+	char tail;
+	if (sscanf(c->bench_clip, "%dx%dx%d%c", &c->bench_t, &c->bench_h, &c->bench_w, &tail) != 3 || c->bench_t < 1 ||
+	    c->bench_t > 64 || c->bench_h < 2 || c->bench_h > 4096 || c->bench_w < 2 || c->bench_w > 4096) {
+		snprintf(err, errlen, "--bench-clip: '%s' is not TxHxW with T in 1..64 and sides in 2..4096", c->bench_clip);
 		return -1;
 	}
 	if (!c->manifest[0]) {

@@ -20,7 +20,11 @@ typedef struct {
 	int timeout_ms;      // per-sample watchdog
 	int decoder_threads; // libavcodec threads per decoder
 	char io[16];         // "auto" (io_uring, pread if refused) or "pread"
+	char loop_filter[16]; // "ref" (skip on needed non-reference frames), "all", "none"
 	char log_level[16];
+	int bench;           // seconds of --bench (0: serve a ring)
+	char bench_clip[32]; // TxHxW of the clips --bench makes
+	int bench_t, bench_h, bench_w; // parsed from bench_clip
 } LdConfig;
 
 // Parses argv into c (defaults first). 0 ok, 1 --help printed, -1 error (reason in err).

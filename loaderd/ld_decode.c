@@ -7,6 +7,7 @@
 #include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
 #include "ld_error.h" // defines: LD_ERR_*
 
+#include <assert.h>
 #include <libavcodec/avcodec.h>
 #include <libswscale/swscale.h>
 #include <stdio.h>
@@ -65,6 +66,15 @@ uint64_t ld_decoder_frames(const LdDecoder *d) { return d->frames_decoded; }
 uint64_t ld_decoder_jumps(const LdDecoder *d) { return d->seeks; }
 void ld_decoder_timing(LdDecoder *d, int on) { d->timing = on; }
 const LdCost *ld_decoder_cost(const LdDecoder *d) { return &d->cost; }
+
+void ld_cost_add(LdCost *to, const LdCost *from)
+{
+	static_assert(sizeof(LdCost) % sizeof(uint64_t) == 0, "LdCost holds only uint64_t counters");
+	uint64_t *t = (uint64_t *)to;
+	const uint64_t *f = (const uint64_t *)from;
+	for (size_t i = 0; i < sizeof(LdCost) / sizeof(uint64_t); i++)
+		t[i] += f[i];
+}
 
 static int is_needed(const uint32_t *frames, int n, int64_t fn)
 {
@@ -243,6 +253,7 @@ static int send_counted(VideoCtx *v, AVPacket *pkt, int needed, const uint32_t *
 {
 	LdDecoder *d = v->d;
 	uint64_t t0 = ld_cost_clock(d), c0 = d->cost.convert_ns;
+	int key = !!(pkt->flags & AV_PKT_FLAG_KEY);
 	d->cost.packets++;
 	d->cost.bytes += (uint64_t)pkt->size;
 	int rc = avcodec_send_packet(v->c, pkt);
@@ -252,7 +263,7 @@ static int send_counted(VideoCtx *v, AVPacket *pkt, int needed, const uint32_t *
 	else
 		rc = drain(v, frames, n, next, dst, o, err, errlen);
 	uint64_t dt = ld_cost_clock(d) - t0 - (d->cost.convert_ns - c0);
-	*(needed ? &d->cost.decode_needed_ns : &d->cost.decode_ref_ns) += dt;
+	*(needed ? &d->cost.decode_needed_ns : key ? &d->cost.decode_key_ns : &d->cost.decode_ref_ns) += dt;
 	return rc;
 }
 

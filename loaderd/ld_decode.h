@@ -3,7 +3,7 @@
 // what the needed frames require, cropping in YUV and scaling into dst.
 #ifndef LOADERD_LD_DECODE_H
 #define LOADERD_LD_DECODE_H
-// defines: LdMode, LdLoopFilter, LdCrop, LdBuffer, LdChunkInfo, LdDecodeOpts, LdCost, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_decoder_timing, ld_decoder_cost, ld_now_ns, ld_cpu_ns, ld_libav_quiet
+// defines: LdMode, LdLoopFilter, LdCrop, LdBuffer, LdChunkInfo, LdDecodeOpts, LdCost, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_decoder_timing, ld_decoder_cost, ld_cost_add, ld_now_ns, ld_cpu_ns, ld_libav_quiet
 
 #include "manifest_format.h" // defines: ManifestPacket
 
@@ -64,7 +64,8 @@ typedef struct {
 	uint64_t open_ns;          // demuxer + decoder open (demux path), decoder lookup + flush (indexed)
 	uint64_t demux_ns;         // reading and seeking packets (demux path), packet set-up (indexed)
 	uint64_t decode_needed_ns; // decoding packets of frames the clip needs
-	uint64_t decode_ref_ns;    // decoding packets only other frames need, and draining
+	uint64_t decode_key_ns;    // decoding key frames only other frames need (a GOP's entry cost)
+	uint64_t decode_ref_ns;    // decoding other packets only other frames need, and draining
 	uint64_t convert_ns;       // crop + scale + convert (and the naive full-frame conversion)
 	uint64_t packets, frames;  // packets sent to the decoder, frames it returned
 	uint64_t bytes;            // packet bytes sent
@@ -96,6 +97,8 @@ uint64_t ld_decoder_jumps(const LdDecoder *d);
 // cost accounting on/off (off: no clock reads); the counters keep accumulating
 void ld_decoder_timing(LdDecoder *d, int on);
 const LdCost *ld_decoder_cost(const LdDecoder *d);
+// to += from, field by field
+void ld_cost_add(LdCost *to, const LdCost *from);
 uint64_t ld_now_ns(void);
 uint64_t ld_cpu_ns(void); // this thread's CPU time
 // libav's own log lines off (programs call it once; libraries never print)

@@ -168,7 +168,9 @@ static int send_packet(Run *r, const ManifestPacket *p, const uint8_t *data)
 		rc = receive_all(r);
 	}
 	uint64_t dt = ld_cost_clock(d) - t1 - (d->cost.convert_ns - c0);
-	*(ld_frame_needed(p->frame, r->frames, r->n) ? &d->cost.decode_needed_ns : &d->cost.decode_ref_ns) += dt;
+	*(ld_frame_needed(p->frame, r->frames, r->n) ? &d->cost.decode_needed_ns
+	  : p->flags & MANIFEST_PKT_KEY		     ? &d->cost.decode_key_ns
+						     : &d->cost.decode_ref_ns) += dt;
 	return rc;
 }
 

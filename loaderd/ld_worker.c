@@ -148,6 +148,8 @@ void *ld_worker_main(void *arg)
 	if (!w->rc && ld_decoder_new(&d) != 0)
 		w->rc = -ENOMEM;
 	if (!w->rc)
+		ld_decoder_timing(d, sh->timing);
+	if (!w->rc)
 		w->rc = ring_producer_attach(sh->ring, sh->cfg->numa_node, &p);
 	if (w->rc) {
 		log_warnx("thread %d: cannot start: %s", w->index, strerror(-w->rc));
@@ -199,6 +201,11 @@ void *ld_worker_main(void *arg)
 			publish(sh, p, d, it);
 	}
 	ring_producer_detach(p);
+	if (sh->timing) {
+		pthread_mutex_lock(&sh->cost_lock);
+		ld_cost_add(&sh->cost, ld_decoder_cost(d));
+		pthread_mutex_unlock(&sh->cost_lock);
+	}
 out:
 	if (items)
 		for (int i = 0; i < q; i++)

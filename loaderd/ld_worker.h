@@ -24,6 +24,9 @@ typedef struct {
 	uint64_t *elog;         // samples whose error was already logged (open addressing)
 	size_t elog_cap;
 	atomic_ullong produced, errors;
+	int timing;             // --bench: threads keep a cost account and add it to cost when they end
+	pthread_mutex_t cost_lock;
+	LdCost cost;
 } LdShared;
 
 typedef struct {

@@ -1,6 +1,7 @@
 // loaderd: keeps a shared-memory ring full of decoded, cropped clips from a dataset manifest.
 // Attaches to a running ring at any time, re-attaches when it is recreated, and on SIGTERM or
 // SIGINT finishes the slots it holds before detaching.
+#include "ld_bench.h"        // defines: ld_bench_run
 #include "ld_config.h"       // defines: LdConfig, ld_config_parse, ld_config_help, ld_config_format
 #include "ld_decode.h"       // defines: ld_libav_quiet
 #include "ld_worker.h"       // defines: LdShared, LdWorker, ld_worker_main
@@ -137,6 +138,9 @@ int main(int argc, char **argv)
 	sh.params.flip = c.flip;
 	sh.params.timeout_ms = (uint32_t)c.timeout_ms;
 	sh.params.threads = c.decoder_threads;
+	sh.params.loop_filter = !strcmp(c.loop_filter, "all")	 ? LD_LOOP_FILTER_ALL
+				: !strcmp(c.loop_filter, "none") ? LD_LOOP_FILTER_NONE
+								 : LD_LOOP_FILTER_REF;
 	pthread_mutex_init(&sh.elog_lock, NULL);
 	sh.elog_cap = 1 << 16;
 	sh.elog = calloc(sh.elog_cap, sizeof(uint64_t));
@@ -150,6 +154,12 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (c.bench) {
+		int status = ld_bench_run(&sh, &c, &stop_signal);
+		free(sh.elog);
+		manifest_close((Manifest *)sh.m);
+		return status;
+	}
 	LdWorker *w = calloc((size_t)c.threads, sizeof(*w));
 	if (!w)
 		log_fatalx("out of memory");

@@ -8,7 +8,7 @@ loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/
                loaderd/ld_gop.c loaderd/ld_plan.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c
 
 PROGS += loaderd/loaderd
-loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c
+loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c loaderd/ld_bench.c
 loaderd/loaderd_LIBS := loader stream data ring common
 
 # test/benchmark data (synthetic chunks, image shards, manifests); linked only by tests

@@ -1,60 +1,91 @@
-// make bench-loader: clips/s per core of the fused decode-crop path vs a naive path (every
-// decoded frame to full-frame RGB, then crop + resize) vs decode-only (the decoder's bound),
-// for 4- and 16-frame 224x224 clips from 288p chunks; then io_uring vs pread on cold files.
-// Usage: bench_loader [DIR]  (DIR: keep the synthetic dataset there; default a temp folder)
-#include "ld_clip.h"    // defines: ld_plan_make, ld_clip_decode, ld_file_read
-#include "ld_fixture.h" // defines: ld_fixture_dataset, ld_fixture_tmpdir
-#include "ld_io.h"      // defines: ld_reader_*
+// make bench-loader: where a clip's time goes and clips/s per core of the loader's paths, on
+// 288p chunks as tools/prep makes them (camera-like source, prep's default encoding, packet
+// index) or with --texture on the older panning-texture chunks (GOP 16, 2 B-frames): the demux
+// path (before the packet index), the indexed path (the product), decode-only (the decoder's
+// bound) and naive (decode everything, full-frame RGB, crop); the loop-filter cheap paths with
+// their PSNR; then io_uring vs pread on cold files.
+// Usage: bench_loader [--texture] [--rates-only] [DIR]  (DIR keeps the dataset between runs; default a
+// temp folder; --rates-only: the product path's clips/s per core only, for tools/bench/peers.sh)
+#include "../tools/bench_data.h"    // defines: bench_data_make, BenchDataOpts
+#include "../tools/bench_run.h"     // defines: bench_run_clips, bench_run_rate, bench_run_print_budget
+#include "ld_fixture.h"    // defines: ld_fixture_dataset, ld_fixture_tmpdir
+#include "../tools/prep_defaults.h" // defines: PREP_DEFAULT_*
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <libavcodec/avcodec.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static double cpu_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+enum { N_CLIPS = 48, ROUNDS = 3 };
 
 static double wall_s(void) { return ld_now_ns() * 1e-9; }
 
-typedef struct {
-	uint8_t *buf[LD_MAX_SOURCES];
-	size_t size[LD_MAX_SOURCES], cap[LD_MAX_SOURCES];
-} Cached;
-
-// clips/s per CPU-second over positions [0, n) with every chunk already in memory
-static double run(const Manifest *m, LdDecoder *d, LdParams p, LdMode mode, int n, Cached *cache, uint8_t *dst,
-		  uint64_t *frames)
+static void die(const char *what, const char *err)
 {
-	p.mode = mode;
+	fprintf(stderr, "%s: %s\n", what, err);
+	exit(1);
+}
+
+// best of ROUNDS (interleaved with the other configurations by the caller) per configuration
+typedef struct {
+	const char *name;
+	LdMode mode;
+	int demux;
+	LdLoopFilter lf;
+	BenchRun best;
+	double rate;
+} Config;
+
+static void run_round(const Manifest *m, LdDecoder *d, LdReader *rd, LdParams p, Config *c, uint8_t *dst)
+{
+	p.mode = c->mode, p.demux = c->demux, p.loop_filter = c->lf;
+	BenchRun r = {0};
 	char err[512];
-	uint64_t f0 = ld_decoder_frames(d);
-	double t0 = cpu_s();
-	for (int g = 0; g < n; g++) {
-		LdPlan plan;
-		if (ld_plan_make(m, (uint64_t)g, &p, &plan, err, sizeof(err)) != 0) {
-			fprintf(stderr, "plan %d: %s\n", g, err);
-			exit(1);
-		}
-		LdBuffer b[LD_MAX_SOURCES];
-		for (int k = 0; k < plan.n_sources; k++) {
-			Cached *c = &cache[plan.src[k].chunk];
-			b[k] = (LdBuffer){c->buf[0], c->size[0]};
-		}
-		if (ld_clip_decode(d, m, &plan, &p, b, dst, err, sizeof(err)) != 0) {
-			fprintf(stderr, "decode %d: %s\n", g, err);
-			exit(1);
-		}
+	if (bench_run_clips(m, d, rd, &p, 0, N_CLIPS, dst, &r, err, sizeof(err)) != 0)
+		die(c->name, err);
+	if (bench_run_rate(&r) > c->rate) {
+		c->rate = bench_run_rate(&r);
+		c->best = r;
 	}
-	*frames = ld_decoder_frames(d) - f0;
-	return n / (cpu_s() - t0);
+}
+
+// PSNR of the cheap loop-filter paths against the fully filtered output, over the same clips
+static void loop_filter_psnr(const Manifest *m, LdDecoder *d, LdParams p, double *worst, double *mean)
+{
+	size_t bytes = (size_t)p.frames * p.out_w * p.out_h * 3, fb = (size_t)p.out_w * p.out_h * 3;
+	uint8_t *a = malloc(bytes), *b = malloc(bytes);
+	LdFiles f = {0};
+	char err[512];
+	for (int lf = 1; lf <= 2; lf++) {
+		double w = 99, sum = 0;
+		int n = 0;
+		for (uint64_t g = 0; g < N_CLIPS; g++) {
+			LdPlan plan;
+			p.loop_filter = LD_LOOP_FILTER_ALL;
+			if (ld_sample_load(d, &f, m, g, &p, &plan, a, err, sizeof(err)))
+				die("loop filter reference", err);
+			p.loop_filter = (LdLoopFilter)lf;
+			if (ld_sample_load(d, &f, m, g, &p, &plan, b, err, sizeof(err)))
+				die("loop filter variant", err);
+			for (int t = 0; t < p.frames; t++) {
+				double se = 0;
+				for (size_t i = 0; i < fb; i++) {
+					double e = (double)a[t * fb + i] - b[t * fb + i];
+					se += e * e;
+				}
+				double q = se ? 10 * log10(255.0 * 255.0 * fb / se) : 99.0;
+				w = fmin(w, q), sum += q, n++;
+			}
+		}
+		worst[lf] = w, mean[lf] = sum / n;
+	}
+	ld_files_free(&f);
+	free(a);
+	free(b);
 }
 
 #define IO_FILES 16
@@ -76,10 +107,8 @@ static void io_files(const char *dir, char paths[IO_FILES][600])
 		if (stat(paths[i], &st) == 0 && st.st_size == ((off_t)IO_FILE_MB << 20))
 			continue;
 		FILE *f = fopen(paths[i], "wb");
-		if (!f || fwrite(blk, 1, (size_t)IO_FILE_MB << 20, f) != ((size_t)IO_FILE_MB << 20)) {
-			fprintf(stderr, "cannot write %s\n", paths[i]);
-			exit(1);
-		}
+		if (!f || fwrite(blk, 1, (size_t)IO_FILE_MB << 20, f) != ((size_t)IO_FILE_MB << 20))
+			die("cannot write", paths[i]);
 		fclose(f);
 	}
 	free(blk);
@@ -122,9 +151,43 @@ static double read_all(char paths[IO_FILES][600], int force_pread, unsigned dept
 	return mb / t;
 }
 
+static void make_dataset(const char *dir, int texture)
+{
+	char err[512] = "";
+	int rc;
+	if (texture) {
+		LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
+				   .frames_per_chunk = 300, .gop = 16, .bframes = 2, .texture = 48};
+		printf("making 4 chunks of 512x288, 300 frames, panning texture, GOP 16, 2 B-frames, in %s ...\n", dir);
+		fflush(stdout);
+		rc = ld_fixture_dataset(dir, &o, err, sizeof(err));
+	} else {
+		BenchDataOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
+				   .frames_per_chunk = 300, .seed = 1,
+				   .enc = {.gop = PREP_DEFAULT_GOP, .bframes = PREP_DEFAULT_BFRAMES, .crf = PREP_DEFAULT_CRF,
+					   .preset = PREP_DEFAULT_PRESET}};
+		printf("making 4 chunks of 512x288, 300 frames, camera-like source, prep's defaults (GOP %d, %d B-frames, "
+		       "crf %d), in %s ...\n", PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES, PREP_DEFAULT_CRF, dir);
+		fflush(stdout);
+		rc = bench_data_make(dir, &o, err, sizeof(err));
+	}
+	if (rc)
+		die("dataset", err);
+}
+
 int main(int argc, char **argv)
 {
 	ld_libav_quiet();
+	int texture = 0, rates_only = 0;
+	while (argc > 1 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "--texture"))
+			texture = 1;
+		else if (!strcmp(argv[1], "--rates-only"))
+			rates_only = 1;
+		else
+			die(argv[1], "unknown option (--texture, --rates-only)");
+		argv++, argc--;
+	}
 	if (!avcodec_find_encoder_by_name("libx264")) {
 		printf("skip: no libx264 encoder to make benchmark chunks\n");
 		return 77;
@@ -134,58 +197,69 @@ int main(int argc, char **argv)
 	if (keep) {
 		snprintf(dir, sizeof(dir), "%s", argv[1]);
 		mkdir(dir, 0755);
-	}
-	else if (ld_fixture_tmpdir(dir, sizeof(dir)) != 0)
+	} else if (ld_fixture_tmpdir(dir, sizeof(dir)) != 0) {
 		return 1;
+	}
 	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
-	Manifest *m;
-	if (access(mpath, R_OK) != 0) {
-		// 288p, 30 fps, 10-s chunks with a 16-frame GOP and B-frames, as tools/prep makes them
-		LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
-				   .frames_per_chunk = 300, .gop = 16, .bframes = 2, .texture = 48};
-		printf("making 4 chunks of 512x288, 300 frames, GOP 16, panning texture, in %s ...\n", dir);
-		fflush(stdout);
-		if (ld_fixture_dataset(dir, &o, err, sizeof(err)) != 0) {
-			fprintf(stderr, "%s\n", err);
-			return 1;
-		}
-	}
+	Manifest *m = NULL;
 	if (manifest_open(&m, mpath, err, sizeof(err)) != 0) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	uint32_t nc = manifest_header(m)->n_chunks;
-	Cached *cache = calloc(nc, sizeof(Cached));
-	for (uint32_t i = 0; i < nc; i++) {
-		char p[600];
-		manifest_resolve(m, manifest_string(m, manifest_chunk(m, i)->path_off), p, sizeof(p));
-		if (ld_file_read(p, 0, 0, &cache[i].buf[0], &cache[i].cap[0], &cache[i].size[0], err, sizeof(err))) {
-			fprintf(stderr, "%s\n", err);
-			return 1;
-		}
+		make_dataset(dir, texture);
+		if (manifest_open(&m, mpath, err, sizeof(err)) != 0)
+			die(mpath, err);
 	}
 	LdDecoder *d;
-	ld_decoder_new(&d);
+	LdReader *rd;
+	char why[160];
+	if (ld_decoder_new(&d) || ld_reader_new(&rd, LD_MAX_RANGES, 0, why, sizeof(why)))
+		die("setup", "out of memory");
 	LdParams p;
 	ld_params_default(&p);
 	p.seed = 1;
 	p.timeout_ms = 0;
 	uint8_t *dst = malloc((size_t)16 * 224 * 224 * 3);
-	int n = 96;
-	double r[2][3];
-	printf("\nclips/s per core (one thread, chunks in memory, %d clips of 224x224 each, train crops)\n", n);
-	printf("  %-4s %10s %10s %12s   frames decoded per clip (fused / naive)\n", "T", "fused", "naive", "decode-only");
-	const char *names[3] = {"fused", "naive", "decode-only"};
-	(void)names;
+	Config cf[2][4];
 	for (int k = 0; k < 2; k++) {
+		Config row[4] = {{.name = "demux (before)", .mode = LD_MODE_FUSED, .demux = 1},
+				 {.name = "indexed", .mode = LD_MODE_FUSED, .lf = p.loop_filter},
+				 {.name = "decode-only", .mode = LD_MODE_DECODE_ONLY, .lf = p.loop_filter},
+				 {.name = "naive", .mode = LD_MODE_NAIVE, .demux = 1}};
+		memcpy(cf[k], row, sizeof(row));
 		p.frames = k ? 16 : 4;
-		uint64_t fr[3];
-		run(m, d, p, LD_MODE_FUSED, 4, cache, dst, &fr[0]); // warm-up
-		for (int mode = 0; mode < 3; mode++)
-			r[k][mode] = run(m, d, p, (LdMode)mode, n, cache, dst, &fr[mode]);
-		printf("  %-4d %10.1f %10.1f %12.1f   %.1f / %.1f\n", p.frames, r[k][0], r[k][1], r[k][2],
-		       (double)fr[0] / n, (double)fr[1] / n);
+		for (int r = 0; r < ROUNDS; r++)
+			for (int c = rates_only; c < (rates_only ? 2 : 4); c++)
+				run_round(m, d, rd, p, &cf[k][c], dst);
 	}
+	if (rates_only) {
+		printf("loaderd (indexed path, %s reader, one thread): T=4 %.1f clips/s per core, T=16 %.1f\n",
+		       ld_reader_kind(rd), cf[0][1].rate, cf[1][1].rate);
+		goto out;
+	}
+	printf("\nclips/s per core (one thread, %s reader, files in the page cache, %d clips of 224x224, train crops,\n"
+	       "thread CPU time, best of %d interleaved rounds)\n", ld_reader_kind(rd), N_CLIPS, ROUNDS);
+	printf("  %-4s %14s %10s %12s %10s\n", "T", "demux(before)", "indexed", "decode-only", "naive");
+	for (int k = 0; k < 2; k++)
+		printf("  %-4d %14.1f %10.1f %12.1f %10.1f\n", k ? 16 : 4, cf[k][0].rate, cf[k][1].rate, cf[k][2].rate,
+		       cf[k][3].rate);
+	for (int k = 0; k < 2; k++) {
+		printf("\ncost budget, T=%d\n", k ? 16 : 4);
+		BenchRun runs[3] = {cf[k][0].best, cf[k][1].best, cf[k][3].best};
+		const char *names[3] = {"demux", "indexed", "naive"};
+		bench_run_print_budget(stdout, runs, names, 3);
+	}
+	// the loop filter's cheap paths on the indexed path: speed and quality against full filtering
+	printf("\nloop filter on the indexed path, T=4: clips/s per core and PSNR against full filtering\n");
+	p.frames = 4;
+	Config lf[3] = {{.name = "all", .lf = LD_LOOP_FILTER_ALL},
+			{.name = "ref", .lf = LD_LOOP_FILTER_REF},
+			{.name = "none", .lf = LD_LOOP_FILTER_NONE}};
+	for (int r = 0; r < ROUNDS; r++)
+		for (int c = 0; c < 3; c++)
+			run_round(m, d, rd, p, &lf[c], dst);
+	double worst[3] = {99, 99, 99}, mean[3] = {99, 99, 99};
+	loop_filter_psnr(m, d, p, worst, mean);
+	for (int c = 0; c < 3; c++)
+		printf("  %-5s %8.1f clips/s   PSNR worst %5.1f dB, mean %5.1f dB%s\n", lf[c].name, lf[c].rate, worst[c],
+		       mean[c], c == (int)p.loop_filter ? "   (default)" : "");
 	printf("\nwhole-file reads, %d files x %d MB, cold (pages dropped with POSIX_FADV_DONTNEED first)\n", IO_FILES,
 	       IO_FILE_MB);
 	char paths[IO_FILES][600];
@@ -193,13 +267,12 @@ int main(int argc, char **argv)
 	double ur = read_all(paths, 0, 8), pr = read_all(paths, 1, 1);
 	printf("\nratios\n");
 	for (int k = 0; k < 2; k++)
-		printf("  T=%-2d fused/naive %.2fx (target >= 2)   fused/decode-only %.2f (target >= 0.85)\n", k ? 16 : 4,
-		       r[k][0] / r[k][1], r[k][0] / r[k][2]);
+		printf("  T=%-2d indexed/demux %.2fx   indexed/decode-only %.2f   indexed/naive %.2fx\n", k ? 16 : 4,
+		       cf[k][1].rate / cf[k][0].rate, cf[k][1].rate / cf[k][2].rate, cf[k][1].rate / cf[k][3].rate);
 	printf("  cold reads io_uring (8 in flight) / pread %.2fx\n", ur / pr);
-	for (uint32_t i = 0; i < nc; i++)
-		free(cache[i].buf[0]);
-	free(cache);
+out:
 	free(dst);
+	ld_reader_free(rd);
 	ld_decoder_free(d);
 	manifest_close(m);
 	if (!keep) {

@@ -1,147 +1,156 @@
-// Measures what the chunk GOP length costs: chunk size against the decode work of a random
-// 4-frame clip over 2 s (seek to the keyframe before it, decode forward), on a 15-s 30-fps
-// 512x288 chunk of panning texture with moving shapes and sensor-like noise.
-#include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
+// make bench-prep-gop: what prep-time encoding choices cost and save. For each GOP length,
+// B-frame and reference setting, one 15-s 30-fps 512x288 chunk of the camera-like source is
+// encoded as tools/prep does (x264 veryfast, crf 23, closed GOP), indexed, and measured: size,
+// quality against the source (luma PSNR), a full decode, and the loader's product path (packet
+// index, default loop filter) on 4-s clips with 4 and 16 frames: ms of one core and frames
+// decoded per clip.
+#include "bench_data.h"    // defines: bench_data_make, BenchDataOpts
+#include "bench_run.h"     // defines: bench_run_clips, bench_run_rate
+#include "camsrc.h"        // defines: cam_new, cam_render, cam_free
+#include "ld_fixture.h"    // defines: ld_fixture_tmpdir
+#include "prep_defaults.h" // defines: PREP_DEFAULT_*
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
-#include <libavutil/log.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-enum { W = 512, H = 288, FPS = 30, N = 450, CLIPS = 40 };
+enum { W = 512, H = 288, FPS = 30, N = 450, CLIP = 120, ROUNDS = 2 };
 
-static double now(void)
+typedef struct {
+	int gop, bframes, b_pyramid, refs;
+} Setting;
+
+// decodes every frame of path: luma PSNR against the source, thread CPU ms of the decode
+static int full_decode(const char *path, const CamSource *cs, double *psnr, double *ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static uint32_t rng = 12345;
-static uint32_t next(void)
-{
-	rng ^= rng << 13, rng ^= rng >> 17, rng ^= rng << 5;
-	return rng;
-}
-
-static void render(AVFrame *f, int n)
-{
-	for (int y = 0; y < H; y++)
-		for (int x = 0; x < W; x++) {
-			double u = x + 2.0 * n, v = y + 1.0 * n; // the camera pans
-			double t = 128 + 40 * sin(u * 0.031) * cos(v * 0.027) + 30 * sin((u + v) * 0.013 + 1.7) +
-				   20 * cos(u * 0.071 - v * 0.05);
-			double cx = 100 + 3.0 * n, cy = 140 + 40 * sin(n * 0.05); // an object moving across
-			if ((x - fmod(cx, W)) * (x - fmod(cx, W)) + (y - cy) * (y - cy) < 40 * 40)
-				t = 220;
-			t += (int)(next() % 5) - 2; // sensor noise
-			f->data[0][y * f->linesize[0] + x] = (uint8_t)(t < 16 ? 16 : t > 235 ? 235 : t);
-		}
-	for (int y = 0; y < H / 2; y++)
-		for (int x = 0; x < W / 2; x++) {
-			f->data[1][y * f->linesize[1] + x] = (uint8_t)(128 + 20 * sin((x + n) * 0.05));
-			f->data[2][y * f->linesize[2] + x] = (uint8_t)(128 + 20 * cos((y + n) * 0.04));
-		}
-}
-
-// decodes frames [first, first + span) needing only `need` of them; returns frames decoded
-static int random_clip(const char *path, int first, int span, double *secs)
-{
-	double t0 = now();
 	AVFormatContext *ic = NULL;
-	avformat_open_input(&ic, path, NULL, NULL);
+	if (avformat_open_input(&ic, path, NULL, NULL) < 0)
+		return -1;
 	AVStream *st = ic->streams[0];
 	const AVCodec *dec = avcodec_find_decoder(st->codecpar->codec_id);
 	AVCodecContext *c = avcodec_alloc_context3(dec);
 	avcodec_parameters_to_context(c, st->codecpar);
 	c->thread_count = 1;
 	avcodec_open2(c, dec, NULL);
-	int64_t ts = av_rescale_q(first, (AVRational){1, FPS}, st->time_base);
-	av_seek_frame(ic, 0, ts, AVSEEK_FLAG_BACKWARD);
 	AVPacket *p = av_packet_alloc();
-	AVFrame *f = av_frame_alloc();
-	int decoded = 0, done = 0;
-	while (!done && av_read_frame(ic, p) >= 0) {
-		avcodec_send_packet(c, p);
+	AVFrame *f = av_frame_alloc(), *ref = av_frame_alloc();
+	ref->format = AV_PIX_FMT_YUV420P, ref->width = W, ref->height = H;
+	av_frame_get_buffer(ref, 0);
+	double se = 0, dec_ns = 0;
+	int frames = 0, eof = 0;
+	while (!eof) {
+		eof = av_read_frame(ic, p) < 0;
+		uint64_t t0 = ld_cpu_ns();
+		avcodec_send_packet(c, eof ? NULL : p);
 		av_packet_unref(p);
-		while (avcodec_receive_frame(c, f) >= 0) {
-			decoded++;
-			int idx = (int)av_rescale_q(f->best_effort_timestamp, st->time_base, (AVRational){1, FPS});
+		for (;;) {
+			int rc = avcodec_receive_frame(c, f);
+			dec_ns += ld_cpu_ns() - t0;
+			if (rc < 0)
+				break;
+			cam_render(cs, frames++, ref);
+			for (int y = 0; y < H; y++)
+				for (int x = 0; x < W; x++) {
+					double e = (double)f->data[0][y * f->linesize[0] + x] - ref->data[0][y * ref->linesize[0] + x];
+					se += e * e;
+				}
 			av_frame_unref(f);
-			if (idx >= first + span - 1)
-				done = 1;
+			t0 = ld_cpu_ns();
 		}
 	}
-	av_frame_free(&f);
-	av_packet_free(&p);
+	*psnr = 10 * log10(255.0 * 255.0 * W * H * (double)frames / se);
+	*ms = dec_ns * 1e-6;
+	av_frame_free(&f), av_frame_free(&ref), av_packet_free(&p);
 	avcodec_free_context(&c);
 	avformat_close_input(&ic);
-	*secs += now() - t0;
-	return decoded;
+	return frames == N ? 0 : -1;
+}
+
+// ms of one core and frames decoded per clip for T frames over the manifest's 4-s clips (best of ROUNDS)
+static void clip_cost(const Manifest *m, LdDecoder *d, LdReader *rd, int T, double *ms, double *frames)
+{
+	LdParams p;
+	ld_params_default(&p);
+	p.seed = 7, p.frames = T, p.timeout_ms = 0;
+	uint8_t *dst = malloc((size_t)T * 224 * 224 * 3);
+	char err[512];
+	*ms = 1e9;
+	for (int r = 0; r < ROUNDS; r++) {
+		BenchRun run = {0};
+		if (bench_run_clips(m, d, rd, &p, 0, 64, dst, &run, err, sizeof(err)) != 0) {
+			fprintf(stderr, "clips: %s\n", err);
+			exit(1);
+		}
+		*ms = fmin(*ms, 1e3 / bench_run_rate(&run));
+		*frames = (double)run.cost.frames / run.clips;
+	}
+	free(dst);
 }
 
 int main(void)
 {
 	av_log_set_level(AV_LOG_ERROR);
-	if (!prep_encoder_available()) {
-		printf("no H.264 encoder\n");
+	if (!avcodec_find_encoder_by_name("libx264")) {
+		printf("skip: no libx264 encoder\n");
 		return 77;
 	}
-	static const int gops[] = {1, 4, 8, 16, 32, 64, 450};
-	printf("# %dx%d, %d fps, %d frames, x264 veryfast crf 23, no B-frames; %d random 4-frame clips over 2 s\n", W, H,
-	       FPS, N, CLIPS);
-	printf("# forward: seek once, decode through the 2-s span; per-frame: seek again whenever the next\n"
-	       "# needed frame lies past a keyframe (frames counted, 4 needed frames at segment midpoints)\n");
-	printf("# gop   size_kB   full_decode_s   forward_clip_ms   forward_frames   per_frame_frames\n");
-	for (size_t g = 0; g < sizeof(gops) / sizeof(gops[0]); g++) {
-		char path[64];
-		snprintf(path, sizeof(path), "/tmp/bench_gop_%d.mp4", gops[g]);
-		PrepEncodeOpts eo = {.width = W, .height = H, .fps_num = FPS, .fps_den = 1, .gop = gops[g], .crf = 23,
-				     .preset = "veryfast", .faststart = 1};
-		PrepEncoder *e;
-		if (prep_encoder_open(&e, path, &eo) < 0)
+	static const Setting set[] = {
+		{8, 0, 0, 0},  {16, 0, 0, 0}, {32, 0, 0, 0}, {64, 0, 0, 0}, {450, 0, 0, 0}, {16, 3, 1, 0},
+		{32, 3, 1, 0}, {32, 3, 2, 0}, {16, 7, 1, 0}, {32, 7, 1, 0}, {64, 7, 1, 0}, {32, 7, 1, 3},
+	};
+	char root[256], err[512];
+	if (ld_fixture_tmpdir(root, sizeof(root)) != 0)
+		return 1;
+	CamSource *cs;
+	LdDecoder *d;
+	LdReader *rd;
+	char why[128];
+	if (cam_new(&cs, W, H, FPS, 1) || ld_decoder_new(&d) || ld_reader_new(&rd, LD_MAX_RANGES, 0, why, sizeof(why)))
+		return 1;
+	printf("# one %d-frame %dx%d %d-fps chunk of the camera-like source per setting, x264 %s crf %d, closed GOP;\n"
+	       "# loader: packet index, default loop filter, 224x224 train crops, 64 random 4-s clips, thread CPU time;\n"
+	       "# prep defaults: --gop %d --bframes %d\n", N, W, H, FPS, PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF,
+	       PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES);
+	printf("# gop  bframes  pyramid  refs   size_kB  psnr_dB  full_decode_ms   T=4 ms  frames   T=16 ms  frames\n");
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		const Setting *s = &set[i];
+		char dir[400], chunk[500], mpath[500];
+		snprintf(dir, sizeof(dir), "%s/s%zu", root, i);
+		BenchDataOpts o = {.videos = 1, .chunks_per_video = 1, .width = W, .height = H, .fps = FPS,
+				   .frames_per_chunk = N, .seed = 1, .clip_frames = CLIP,
+				   .enc = {.gop = s->gop, .bframes = s->bframes, .b_pyramid = s->b_pyramid, .refs = s->refs,
+					   .crf = PREP_DEFAULT_CRF, .preset = PREP_DEFAULT_PRESET}};
+		if (bench_data_make(dir, &o, err, sizeof(err)) != 0) {
+			fprintf(stderr, "%s\n", err);
 			return 1;
-		AVFrame *f = av_frame_alloc();
-		f->format = AV_PIX_FMT_YUV420P, f->width = W, f->height = H;
-		av_frame_get_buffer(f, 0);
-		rng = 12345;
-		for (int n = 0; n < N; n++) {
-			av_frame_make_writable(f);
-			render(f, n);
-			prep_encoder_write(e, f);
 		}
-		prep_encoder_close(e, NULL);
-		av_frame_free(&f);
+		snprintf(chunk, sizeof(chunk), "%s/chunks/vid00_0.mp4", dir);
+		snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
 		struct stat st;
-		stat(path, &st);
-		double full = 0;
-		random_clip(path, 0, N, &full);
-		double secs = 0;
-		long frames = 0;
-		srand(7);
-		for (int k = 0; k < CLIPS; k++)
-			frames += random_clip(path, rand() % (N - 2 * FPS), 2 * FPS, &secs);
-		// per-frame seeking, counted: needed frames 7, 22, 37, 52 of the span
-		srand(7);
-		long smart = 0;
-		for (int k = 0; k < CLIPS; k++) {
-			int first = rand() % (N - 2 * FPS), pos = -1;
-			for (int j = 0; j < 4; j++) {
-				int need = first + 7 + 15 * j, key = need / gops[g] * gops[g];
-				int from = pos >= key ? pos + 1 : key;
-				smart += need - from + 1;
-				pos = need;
-			}
+		double psnr, full_ms, ms4, f4, ms16, f16;
+		Manifest *m;
+		if (stat(chunk, &st) || full_decode(chunk, cs, &psnr, &full_ms) || manifest_open(&m, mpath, err, sizeof(err))) {
+			fprintf(stderr, "%s: cannot measure\n", chunk);
+			return 1;
 		}
-		printf("%6d %9.0f %15.2f %17.1f %16.1f %18.1f\n", gops[g], st.st_size / 1024.0, full, 1000 * secs / CLIPS,
-		       (double)frames / CLIPS, (double)smart / CLIPS);
-		unlink(path);
+		clip_cost(m, d, rd, 4, &ms4, &f4);
+		clip_cost(m, d, rd, 16, &ms16, &f16);
+		manifest_close(m);
+		printf("%5d  %7d  %7s  %4s  %8.0f  %7.2f  %14.0f  %7.1f  %6.1f  %8.1f  %6.1f\n", s->gop, s->bframes,
+		       !s->bframes ? "-" : s->b_pyramid == 1 ? "none" : "normal", s->refs ? (char[4]){(char)('0' + s->refs), 0} : "1",
+		       st.st_size / 1024.0, psnr, full_ms, ms4, f4, ms16, f16);
+		fflush(stdout);
 	}
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+	cam_free(cs);
+	ld_reader_free(rd);
+	ld_decoder_free(d);
 	return 0;
 }

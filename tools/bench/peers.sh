@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# Side-by-side of loaderd's decode path with PyAV and decord on the same synthetic 288p chunks
-# (bench_loader's dataset): clips/s per core for 4- and 16-frame clips cropped to 224x224.
+# Side-by-side of loaderd's product path (packet index, reads included) with PyAV and decord on
+# the same synthetic 288p chunks (bench_loader's dataset), in one run: clips/s per core for 4-
+# and 16-frame clips cropped to 224x224, and loaderd's ratio to each.
 # Optional Python deps from PyPI (reference only, never a runtime dependency):
 #   python3 -m venv build/peers-venv && build/peers-venv/bin/pip install av decord numpy pillow
-# Usage: tools/bench/peers.sh [DIR]   (DIR: where the dataset lives or is made; default build/bench-data)
+# Usage: tools/bench/peers.sh [--texture] [DIR]
+#   default: camera-like chunks as tools/prep makes them, in build/bench-data
+#   --texture: the older panning-texture chunks (GOP 16, 2 B-frames), in build/bench-texture
+# Run it on a quiet machine, or pinned (taskset -c N): every figure is CPU time of one process.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-dir=${1:-build/bench-data}
+kind=()
+if [ "${1:-}" = --texture ]; then kind=(--texture); shift; fi
+dir=${1:-build/bench-$([ ${#kind[@]} -gt 0 ] && echo texture || echo data)}
 py=${PEERS_PYTHON:-}
 if [ -z "$py" ]; then
 	if [ -x build/peers-venv/bin/python ]; then py=build/peers-venv/bin/python; else py=python3; fi
 fi
 [ -x build/tests/bench_loader ] || { echo "build first: make build/tests/bench_loader"; exit 1; }
-echo "== loaderd (bench_loader) =="
-build/tests/bench_loader "$dir"
+echo "== loaderd (bench_loader ${kind[*]:-} --rates-only) =="
+line=$(build/tests/bench_loader "${kind[@]}" --rates-only "$dir" | tee /dev/stderr | grep '^loaderd ')
+ld4=$(echo "$line" | sed -n 's/.*T=4 \([0-9.]*\) clips.*/\1/p')
+ld16=$(echo "$line" | sed -n 's/.*T=16 \([0-9.]*\).*/\1/p')
 echo
 echo "== peers ($py) =="
-"$py" - "$dir" <<'PY'
+"$py" - "$dir" "$ld4" "$ld16" <<'PY'
 import glob, math, random, sys, time
 dir = sys.argv[1]
+loaderd = {4: float(sys.argv[2]), 16: float(sys.argv[3])}
+rates = {}
 chunks = sorted(glob.glob(dir + "/chunks/*.mp4"))
 if not chunks:
     sys.exit("no chunks in " + dir)
@@ -50,12 +60,15 @@ def crop_resize(rgb, box):
     x, y, cw, ch = box
     return np.asarray(Image.fromarray(rgb[y:y + ch, x:x + cw]).resize((224, 224), Image.BILINEAR))
 
-def bench(name, fn, T, clips=48):
-    rng = random.Random(1)
-    t0 = time.process_time()
-    for k in range(clips):
-        fn(rng, chunks[k % len(chunks)], T)
-    dt = time.process_time() - t0
+def bench(name, fn, T, clips=48, rounds=3):
+    dt = 1e9
+    for _ in range(rounds):  # best of 3, as bench_loader does
+        rng = random.Random(1)
+        t0 = time.process_time()
+        for k in range(clips):
+            fn(rng, chunks[k % len(chunks)], T)
+        dt = min(dt, time.process_time() - t0)
+    rates[(name, T)] = clips / dt
     print(f"  {name:<28} T={T:<2} {clips / dt:8.1f} clips/s per core")
 
 try:
@@ -96,4 +109,9 @@ try:
         bench("decord (get_batch)", dec, T)
 except ImportError:
     print("  decord: not installed (pip install decord)")
+
+if rates:
+    print("\nloaderd / peer, clips/s per core (goal: >= 2x decord)")
+    for (name, T), r in sorted(rates.items(), key=lambda x: (x[0][1], x[0][0])):
+        print(f"  T={T:<2} loaderd {loaderd[T]:6.1f} / {name.split(' ')[0]:<7} {r:6.1f} = {loaderd[T] / r:5.2f}x")
 PY

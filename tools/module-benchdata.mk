@@ -1,0 +1,21 @@
+# Benchmarks of the data path on chunks made as tools/prep makes them (camera-like synthetic
+# source, prep's encoder and defaults, packet index): the loader's cost budget and paths, and
+# the prep-time choices (GOP, B-frames, references) against chunk size.
+ifeq ($(HAVE_LIBAV),1)
+BENCH_DATA_SRCS := tools/bench_data.c tools/bench_run.c tools/camsrc.c tools/prep_encode.c
+
+BENCHES += bench_loader
+bench_loader_SRCS := tests/bench_loader.c $(BENCH_DATA_SRCS)
+
+BENCHES += bench_prep_gop
+bench_prep_gop_SRCS := tools/prep_bench_gop.c $(BENCH_DATA_SRCS)
+endif
+
+# make bench-loader [BENCH_LOADER_DIR=dir to keep the synthetic chunks between runs]
+.PHONY: bench-loader bench-prep-gop
+bench-loader: $(BUILD)/tests/bench_loader
+	$(BUILD)/tests/bench_loader $(BENCH_LOADER_DIR)
+
+# prep-time choices: chunk size against the loader's decode work per clip (--gop/--bframes defaults)
+bench-prep-gop: $(BUILD)/tests/bench_prep_gop
+	$(BUILD)/tests/bench_prep_gop

@@ -336,6 +336,13 @@ static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const L
 			d->seeks++;
 		}
 	}
+	// frames decoded but still held for reordering count as decoded work (the indexed path drains them)
+	if (!rc && v.c && avcodec_send_packet(v.c, NULL) >= 0)
+		while (avcodec_receive_frame(v.c, d->frame) >= 0) {
+			d->frames_decoded++;
+			d->cost.frames++;
+			av_frame_unref(d->frame);
+		}
 	avcodec_free_context(&v.c);
 	ld_avio_close(&v.io);
 	return rc;

@@ -44,6 +44,8 @@ static int slot_open(LdCodecSlot *s, const LdChunkInfo *ci, int threads, char *e
 	s->c->width = s->width = ci->width;
 	s->c->height = s->height = ci->height;
 	s->c->thread_count = s->threads = threads;
+	// damaged packets are an error, not a concealed frame: nothing damaged passes silently
+	s->c->err_recognition |= AV_EF_EXPLODE | AV_EF_CAREFUL;
 	s->config_size = ci->config_size;
 	int rc = avcodec_open2(s->c, codec, NULL);
 	if (rc < 0) {

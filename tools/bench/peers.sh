@@ -4,15 +4,22 @@
 # and 16-frame clips cropped to 224x224, and loaderd's ratio to each.
 # Optional Python deps from PyPI (reference only, never a runtime dependency):
 #   python3 -m venv build/peers-venv && build/peers-venv/bin/pip install av decord numpy pillow
-# Usage: tools/bench/peers.sh [--texture] [DIR]
+# Usage: tools/bench/peers.sh [--texture | --gop G --bframes B] [DIR]
 #   default: camera-like chunks as tools/prep makes them, in build/bench-data
 #   --texture: the older panning-texture chunks (GOP 16, 2 B-frames), in build/bench-texture
+#   --gop/--bframes: camera-like chunks with other prep settings, in build/bench-gG-bB
 # Run it on a quiet machine, or pinned (taskset -c N): every figure is CPU time of one process.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-kind=()
-if [ "${1:-}" = --texture ]; then kind=(--texture); shift; fi
-dir=${1:-build/bench-$([ ${#kind[@]} -gt 0 ] && echo texture || echo data)}
+kind=() name=data
+while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do
+	case $1 in
+	--texture) kind+=(--texture) name=texture; shift ;;
+	--gop | --bframes) kind+=("$1" "$2") name=$name-${1#--}$2; shift 2 ;;
+	*) echo "unknown option $1"; exit 1 ;;
+	esac
+done
+dir=${1:-build/bench-$name}
 py=${PEERS_PYTHON:-}
 if [ -z "$py" ]; then
 	if [ -x build/peers-venv/bin/python ]; then py=build/peers-venv/bin/python; else py=python3; fi

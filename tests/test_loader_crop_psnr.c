@@ -1,7 +1,8 @@
-// The fused path (seek by keyframe index, skip unneeded frames, crop in YUV, swscale into the
-// output) matches the reference (decode every frame from 0 -> full-frame RGB -> crop -> resize)
-// within 35 dB PSNR for training crops (with and without flip), eval crops, clips across two
-// chunks, 2-frame clips (the decoder jumps between GOPs) and PNG/JPEG/WebP images.
+// The product path (packet index: only the needed GOPs' reference packets and the needed frames
+// decoded, loop filter skipped on needed non-reference frames, crop in YUV, swscale into the
+// output) matches the reference (demux, decode every frame from 0 -> full-frame RGB -> crop ->
+// resize) within 35 dB PSNR for training crops (with and without flip), eval crops, clips across
+// two chunks, 2-frame clips (the decoder jumps between GOPs) and PNG/JPEG/WebP images.
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles
 #include "ld_error.h"         // defines: ld_error_name
 #include "test_loader_util.h" // defines: tl_dataset, tl_psnr, tl_rmdir
@@ -61,7 +62,7 @@ int main(void)
 	LdParams p;
 	ld_params_default(&p);
 	p.seed = 3;
-	int clips = 0, crossing = 0, images = 0, webp = 0;
+	int clips = 0, crossing = 0, images = 0, webp = 0, indexed = 0;
 	for (uint64_t g = 0; g < n; g++) {
 		LdPlan plan;
 		p.frames = g % 2 ? 8 : 4;
@@ -69,6 +70,8 @@ int main(void)
 		CHECK(ld_plan_make(m, g, &p, &plan, err, sizeof(err)) == 0);
 		clips += plan.kind == MANIFEST_KIND_CLIP;
 		crossing += plan.n_sources > 1;
+		for (int k = 0; k < plan.n_sources && plan.kind == MANIFEST_KIND_CLIP; k++)
+			indexed += plan.src[k].indexed;
 		images += plan.kind == MANIFEST_KIND_IMAGE;
 		if (plan.kind == MANIFEST_KIND_IMAGE) { // which formats the images cover
 			uint8_t *hd = NULL;
@@ -90,9 +93,9 @@ int main(void)
 	p.frames = 4;
 	for (uint64_t g = 0; g < n; g += 3)
 		compare(d, m, g, p);
-	printf("%d clips (%d across chunks), %d images (%d WebP), %llu GOP jumps; worst frame %.1f dB (>= 35)\n", clips,
-	       crossing, images, webp, (unsigned long long)jumps, worst);
-	CHECK(clips > 0 && crossing > 0 && images > 0);
+	printf("%d clips (%d across chunks, %d chunk reads by packet index), %d images (%d WebP), %llu GOP jumps; worst "
+	       "frame %.1f dB (>= 35)\n", clips, crossing, indexed, images, webp, (unsigned long long)jumps, worst);
+	CHECK(clips > 0 && crossing > 0 && images > 0 && indexed == clips + crossing);
 	if (avcodec_find_encoder_by_name("libwebp"))
 		CHECK(webp > 0);
 	ld_decoder_free(d);

@@ -2,7 +2,7 @@
 // table, videos, chunks, keyframe index, tar shards, samples, caption token ids.
 #ifndef COMMON_MANIFEST_FORMAT_H
 #define COMMON_MANIFEST_FORMAT_H
-// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, manifest_crc32, manifest_packets_check
+// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, manifest_crc32, manifest_packets_check, manifest_keyframe_index
 
 #include <assert.h>
 #include <stddef.h>
@@ -136,5 +136,7 @@ uint32_t manifest_crc32(uint32_t crc, const void *buf, size_t n);
 // consistent, else a static reason.
 const char *manifest_packets_check(const ManifestChunk *c, const uint32_t *keyframes, const ManifestPacket *pkt,
 				   uint8_t *seen);
+// index of the last of keyframes kf[0..n) (ascending, kf[0] == 0) at or before frame
+uint32_t manifest_keyframe_index(const uint32_t *kf, uint32_t n, uint32_t frame);
 
 #endif

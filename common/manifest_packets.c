@@ -1,6 +1,6 @@
 // Consistency of an indexed chunk's packet index (one packet per frame, decode order, closed
-// GOPs matching the keyframe table), shared by the manifest writer and reader.
-#include "manifest_format.h" // defines: manifest_packets_check, ManifestPacket, ManifestChunk
+// GOPs matching the keyframe table), shared by the manifest writer and reader; keyframe search.
+#include "manifest_format.h" // defines: manifest_packets_check, manifest_keyframe_index, ManifestPacket, ManifestChunk
 
 #include <string.h>
 
@@ -38,4 +38,17 @@ const char *manifest_packets_check(const ManifestChunk *c, const uint32_t *kf, c
 		end = (uint64_t)p->offset + p->size;
 	}
 	return keys == c->kf_count ? NULL : "fewer key packets than keyframes";
+}
+
+uint32_t manifest_keyframe_index(const uint32_t *kf, uint32_t n, uint32_t frame)
+{
+	uint32_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (kf[mid] <= frame)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }

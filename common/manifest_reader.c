@@ -87,15 +87,7 @@ uint32_t manifest_keyframe_at_or_before(const Manifest *m, uint32_t chunk, uint3
 {
 	uint32_t n;
 	const uint32_t *kf = manifest_keyframes(m, chunk, &n);
-	uint32_t lo = 0, hi = n; // last index with kf[i] <= frame; kf[0] == 0
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (kf[mid] <= frame)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return kf[lo];
+	return kf[manifest_keyframe_index(kf, n, frame)];
 }
 
 uint64_t manifest_clip_frames(const Manifest *m, const ManifestSample *s)

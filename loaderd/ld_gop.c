@@ -3,25 +3,12 @@
 // and x's own packet is found inside that window.
 #include "ld_gop.h" // defines: ld_gops, ld_gop_sends, ld_frame_needed
 
-static uint32_t key_index(const uint32_t *kf, uint32_t nk, uint32_t x)
-{
-	uint32_t lo = 0, hi = nk; // last i with kf[i] <= x; kf[0] == 0
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (kf[mid] <= x)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 int ld_gops(const ManifestPacket *pk, uint32_t n_frames, const uint32_t *kf, uint32_t nk, const uint32_t *frames,
 	    int n, LdGop *out)
 {
 	int count = 0;
 	for (int i = 0; i < n; i++) {
-		uint32_t k = key_index(kf, nk, frames[i]);
+		uint32_t k = manifest_keyframe_index(kf, nk, frames[i]);
 		uint32_t a = kf[k], b = k + 1 < nk ? kf[k + 1] : n_frames, pos = b;
 		for (uint32_t j = a; j < b; j++)
 			if (pk[j].frame == frames[i]) {

@@ -50,6 +50,24 @@ static int crop_fit(const AVFrame *f, const LdCrop *c, int *x, int *y, int *w, i
 	return 0;
 }
 
+// scales and converts the w x h picture at src (format fmt) into dst (out_w x out_h RGB24), flipped if asked
+static int scale_into(LdDecoder *d, const uint8_t *const src[4], const int stride[4], int w, int h, int fmt,
+		      const LdDecodeOpts *o, uint8_t *dst, char *err, size_t errlen)
+{
+	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, fmt, o->out_w, o->out_h, AV_PIX_FMT_RGB24, LD_SWS_FLAGS,
+					   NULL, NULL, NULL);
+	if (!d->sws_crop) {
+		snprintf(err, errlen, "no scaler from %s %dx%d", av_get_pix_fmt_name(fmt), w, h);
+		return -LD_ERR_CODEC;
+	}
+	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
+	int ds[4] = {o->out_w * 3, 0, 0, 0};
+	sws_scale(d->sws_crop, src, stride, 0, h, dp, ds);
+	if (o->crop.flip)
+		flip_rows(dst, o->out_w, o->out_h);
+	return 0;
+}
+
 static int render_fused(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uint8_t *dst, char *err, size_t errlen)
 {
 	int x, y, w, h, rc;
@@ -73,18 +91,7 @@ static int render_fused(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, u
 		int px = chroma ? x >> desc->log2_chroma_w : x, py = chroma ? y >> desc->log2_chroma_h : y;
 		src[p] = f->data[p] + (ptrdiff_t)py * f->linesize[p] + (ptrdiff_t)px * step;
 	}
-	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, f->format, o->out_w, o->out_h, AV_PIX_FMT_RGB24,
-					   LD_SWS_FLAGS, NULL, NULL, NULL);
-	if (!d->sws_crop) {
-		snprintf(err, errlen, "no scaler from %s %dx%d", desc->name, w, h);
-		return -LD_ERR_CODEC;
-	}
-	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
-	int ds[4] = {o->out_w * 3, 0, 0, 0};
-	sws_scale(d->sws_crop, src, stride, 0, h, dp, ds);
-	if (o->crop.flip)
-		flip_rows(dst, o->out_w, o->out_h);
-	return 0;
+	return scale_into(d, src, stride, w, h, f->format, o, dst, err, errlen);
 }
 
 // naive step 1: the whole frame to RGB (what a decode-everything pipeline does per frame)
@@ -120,18 +127,7 @@ static int naive_crop(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uin
 		return rc;
 	const uint8_t *src[4] = {d->rgb + ((size_t)y * f->width + x) * 3, NULL, NULL, NULL};
 	int ss[4] = {f->width * 3, 0, 0, 0};
-	d->sws_crop = sws_getCachedContext(d->sws_crop, w, h, AV_PIX_FMT_RGB24, o->out_w, o->out_h,
-					   AV_PIX_FMT_RGB24, LD_SWS_FLAGS, NULL, NULL, NULL);
-	if (!d->sws_crop) {
-		snprintf(err, errlen, "no RGB scaler");
-		return -LD_ERR_NOMEM;
-	}
-	uint8_t *dp[4] = {dst, NULL, NULL, NULL};
-	int ds[4] = {o->out_w * 3, 0, 0, 0};
-	sws_scale(d->sws_crop, src, ss, 0, h, dp, ds);
-	if (o->crop.flip)
-		flip_rows(dst, o->out_w, o->out_h);
-	return 0;
+	return scale_into(d, src, ss, w, h, AV_PIX_FMT_RGB24, o, dst, err, errlen);
 }
 
 int ld_render_every(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, char *err, size_t errlen)

@@ -234,12 +234,14 @@ int main(int argc, char **argv)
 		memcpy(cf[k], row, sizeof(row));
 		p.frames = k ? 16 : 4;
 		for (int r = 0; r < ROUNDS; r++)
-			for (int c = rates_only; c < (rates_only ? 2 : 4); c++)
+			for (int c = 0; c < (rates_only ? 2 : 4); c++)
 				run_round(m, d, rd, p, &cf[k][c], dst);
 	}
 	if (rates_only) {
 		printf("loaderd (indexed path, %s reader, one thread): T=4 %.1f clips/s per core, T=16 %.1f\n",
 		       ld_reader_kind(rd), cf[0][1].rate, cf[1][1].rate);
+		printf("loaderd-demux (the path before the packet index): T=4 %.1f clips/s per core, T=16 %.1f\n",
+		       cf[0][0].rate, cf[1][0].rate);
 		goto out;
 	}
 	printf("\nclips/s per core (one thread, %s reader, files in the page cache, %d clips of 224x224, train crops,\n"

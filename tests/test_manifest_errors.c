@@ -185,20 +185,27 @@ int main(void)
 	expect("keyframe range", p, img_n, -EBADMSG, "chunk 0");
 	memcpy(p, img, img_n);
 	ManifestPacket *pp = (ManifestPacket *)(p + ((ManifestHeader *)img)->packets_off);
-	pp[6].frame = 2;
-	expect("packet frame twice", p, img_n, -EBADMSG, "chunk 1: packet index");
-	memcpy(p, img, img_n);
-	pp[9].offset = 2000;
-	expect("packet past the file", p, img_n, -EBADMSG, "chunk 1: packet index");
-	memcpy(p, img, img_n);
-	c[1].pkt_first = 5;
-	expect("packet range", p, img_n, -EBADMSG, "chunk 1: packet or codec configuration range");
-	memcpy(p, img, img_n);
-	c[1].codec = 7;
-	expect("unknown codec", p, img_n, -EBADMSG, "unknown codec");
-	memcpy(p, img, img_n);
-	c[0].pkt_count = 3;
-	expect("packets without a codec", p, img_n, -EBADMSG, "chunk 0: packets");
+	static const struct {
+		const char *what, *want;
+	} pkcase[] = {{"packet frame twice", "chunk 1: packet index"},
+		      {"packet past the file", "chunk 1: packet index"},
+		      {"packet range", "chunk 1: packet or codec configuration range"},
+		      {"unknown codec", "unknown codec"},
+		      {"packets without a codec", "chunk 0: packets"}};
+	for (int k = 0; k < 5; k++) {
+		memcpy(p, img, img_n);
+		if (k == 0)
+			pp[6].frame = 2;
+		else if (k == 1)
+			pp[9].offset = 2000;
+		else if (k == 2)
+			c[1].pkt_first = 5;
+		else if (k == 3)
+			c[1].codec = 7;
+		else
+			c[0].pkt_count = 3;
+		expect(pkcase[k].what, p, img_n, -EBADMSG, pkcase[k].want);
+	}
 	memcpy(p, img, img_n);
 	p[((ManifestHeader *)img)->strings_off + ((ManifestHeader *)img)->strings_size - 1] = 'x';
 	expect("unterminated strings", p, img_n, -EBADMSG, "string table");

@@ -2,23 +2,12 @@
 // version 1 layout) converts back to the very same bytes, its old file kept; a chunk changed
 // since the manifest was written stops the upgrade and leaves the file as it was; the loader's
 // own error for a version 1 file names the command.
-#include "../tools/prep_upgrade.h" // defines: prep_upgrade
+#include "../tools/prep_upgrade.h" // defines: prep_upgrade, ManifestV1Header, ManifestV1Chunk
 #include "ld_clip.h"               // defines: ld_file_read, ld_libav_quiet, Manifest, manifest_*
 #include "log.h"                   // defines: log_init
 #include "test_loader_util.h"      // defines: tl_dataset, tl_rmdir
 
 #include <sys/stat.h>
-
-typedef struct {
-	char magic[8];
-	uint32_t version, header_size;
-	uint64_t file_size;
-	uint32_t header_crc, data_crc;
-	uint32_t n_videos, n_chunks, n_shards, context;
-	uint64_t n_samples, n_keyframes;
-	uint32_t vocab_size, chunk_ms, short_side, reserved0;
-	uint64_t off[8], size8[2]; // strings, strings_size, videos, chunks, keyframes, shards, samples, tokens; reserved
-} V1Header;
 
 static uint8_t *slurp(const char *path, size_t *n)
 {
@@ -34,34 +23,35 @@ static void write_v1(const Manifest *m, const uint8_t *img, const char *path)
 {
 	const ManifestHeader *h = manifest_header(m);
 	CHECK(h->n_chunks < 64);
-	uint8_t chunks[64 * 48];
+	ManifestV1Chunk chunks[64] = {{0}};
 	for (uint32_t i = 0; i < h->n_chunks; i++) // the first 44 bytes of a chunk record are version 1's
-		memcpy(chunks + 48 * i, manifest_chunk(m, i), 44), memset(chunks + 48 * i + 44, 0, 4);
+		memcpy(&chunks[i], manifest_chunk(m, i), 44);
 	struct {
 		const void *p;
 		uint64_t n;
 	} sec[] = {{img + h->strings_off, h->strings_size},
 		   {img + h->videos_off, h->n_videos * sizeof(ManifestVideo)},
-		   {chunks, 48ull * h->n_chunks},
+		   {chunks, sizeof(ManifestV1Chunk) * h->n_chunks},
 		   {img + h->keyframes_off, h->n_keyframes * 4},
 		   {img + h->shards_off, h->n_shards * sizeof(ManifestShard)},
 		   {img + h->samples_off, h->n_samples * sizeof(ManifestSample)},
 		   {img + h->tokens_off, h->n_samples * h->context * 2ull}};
-	V1Header v = {.version = 1, .header_size = 160, .n_videos = h->n_videos, .n_chunks = h->n_chunks,
-		      .n_shards = h->n_shards, .context = h->context, .n_samples = h->n_samples,
-		      .n_keyframes = h->n_keyframes, .vocab_size = h->vocab_size, .chunk_ms = h->chunk_ms,
-		      .short_side = h->short_side};
+	ManifestV1Header v = {.version = 1, .header_size = 160, .n_videos = h->n_videos, .n_chunks = h->n_chunks,
+			      .n_shards = h->n_shards, .context = h->context, .n_samples = h->n_samples,
+			      .n_keyframes = h->n_keyframes, .vocab_size = h->vocab_size, .chunk_ms = h->chunk_ms,
+			      .short_side = h->short_side, .strings_size = h->strings_size};
+	uint64_t *offs[7] = {&v.strings_off, &v.videos_off, &v.chunks_off, &v.keyframes_off,
+			     &v.shards_off, &v.samples_off, &v.tokens_off};
 	memcpy(v.magic, MANIFEST_MAGIC, 8);
 	static uint8_t out[1 << 20];
 	uint64_t pos = 160;
 	for (int i = 0; i < 7; i++) {
 		pos = (pos + 7) & ~7ull;
-		v.off[i == 0 ? 0 : i + 1] = pos;
+		*offs[i] = pos;
 		CHECK(pos + sec[i].n < sizeof(out));
 		memcpy(out + pos, sec[i].p, sec[i].n);
 		pos += sec[i].n;
 	}
-	v.off[1] = h->strings_size;
 	v.file_size = pos;
 	v.data_crc = manifest_crc32(0, out + 160, pos - 160);
 	v.header_crc = manifest_crc32(0, &v, sizeof(v));

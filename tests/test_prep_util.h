@@ -4,43 +4,32 @@
 #define TEST_PREP_UTIL_H
 // defines: tp_make_source, tp_barcode, tp_decode
 
-#include "../tools/prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
+#include "../tools/prep_encode.h" // defines: prep_encode_frames, PrepEncodeOpts
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <string.h>
 
 // bit b of frame number n: a 16x16 block at x = 16 b, y = 0 (white 1, black 0)
+__attribute__((unused)) static void tp_paint(void *ctx, int n, AVFrame *f)
+{
+	(void)ctx;
+	for (int y = 0; y < f->height; y++)
+		memset(f->data[0] + y * f->linesize[0], 90, (size_t)f->width);
+	for (int y = 0; y < f->height / 2; y++) {
+		memset(f->data[1] + y * f->linesize[1], 128, (size_t)f->width / 2);
+		memset(f->data[2] + y * f->linesize[2], 128, (size_t)f->width / 2);
+	}
+	for (int b = 0; b < 10; b++)
+		for (int y = 0; y < 16; y++)
+			memset(f->data[0] + y * f->linesize[0] + 16 * b, (n >> b & 1) ? 235 : 16, 16);
+}
+
 __attribute__((unused)) static int tp_make_source(const char *path, int w, int h, int fps, int n_frames, int gop)
 {
 	PrepEncodeOpts eo = {.width = w, .height = h, .fps_num = fps, .fps_den = 1, .gop = gop, .crf = 18,
 			     .preset = "ultrafast"};
-	PrepEncoder *e;
-	int rc = prep_encoder_open(&e, path, &eo);
-	if (rc < 0)
-		return rc;
-	AVFrame *f = av_frame_alloc();
-	f->format = AV_PIX_FMT_YUV420P, f->width = w, f->height = h;
-	av_frame_get_buffer(f, 0);
-	for (int n = 0; n < n_frames && rc >= 0; n++) {
-		av_frame_make_writable(f);
-		for (int y = 0; y < h; y++)
-			memset(f->data[0] + y * f->linesize[0], 90, (size_t)w);
-		for (int y = 0; y < h / 2; y++) {
-			memset(f->data[1] + y * f->linesize[1], 128, (size_t)w / 2);
-			memset(f->data[2] + y * f->linesize[2], 128, (size_t)w / 2);
-		}
-		for (int b = 0; b < 10; b++)
-			for (int y = 0; y < 16; y++)
-				memset(f->data[0] + y * f->linesize[0] + 16 * b, (n >> b & 1) ? 235 : 16, 16);
-		rc = prep_encoder_write(e, f);
-	}
-	av_frame_free(&f);
-	if (rc < 0) {
-		prep_encoder_abort(e);
-		return rc;
-	}
-	return prep_encoder_close(e, NULL);
+	return prep_encode_frames(path, &eo, n_frames, tp_paint, NULL);
 }
 
 // the frame number in a decoded frame scaled from a src_w-wide source

@@ -21,34 +21,24 @@ static void caption(int32_t *tok, int k)
 	tok[2] = 49407;
 }
 
-// encodes frames [first, first + n) of the source into path
+typedef struct {
+	const CamSource *cs;
+	int first;
+} Paint;
+
+static void paint(void *ctx, int i, AVFrame *f)
+{
+	const Paint *p = ctx;
+	cam_render(p->cs, p->first + i, f);
+}
+
+// encodes frames [first, first + frames_per_chunk) of the source into path
 static int encode_chunk(const char *path, const CamSource *cs, int first, const BenchDataOpts *o)
 {
 	PrepEncodeOpts eo = o->enc;
 	eo.width = o->width, eo.height = o->height, eo.fps_num = o->fps, eo.fps_den = 1, eo.faststart = 1;
-	PrepEncoder *e;
-	int rc = prep_encoder_open(&e, path, &eo);
-	if (rc < 0)
-		return rc;
-	AVFrame *f = av_frame_alloc();
-	if (!f) {
-		prep_encoder_abort(e);
-		return AVERROR(ENOMEM);
-	}
-	f->format = AV_PIX_FMT_YUV420P, f->width = o->width, f->height = o->height;
-	rc = av_frame_get_buffer(f, 0);
-	for (int i = 0; rc >= 0 && i < o->frames_per_chunk; i++) {
-		if ((rc = av_frame_make_writable(f)) < 0)
-			break;
-		cam_render(cs, first + i, f);
-		rc = prep_encoder_write(e, f);
-	}
-	av_frame_free(&f);
-	if (rc < 0) {
-		prep_encoder_abort(e);
-		return rc;
-	}
-	return prep_encoder_close(e, NULL);
+	Paint p = {cs, first};
+	return prep_encode_frames(path, &eo, o->frames_per_chunk, paint, &p);
 }
 
 static int add_chunk(ManifestWriter *w, uint32_t vid, const char *dir, const char *rel, uint32_t start_ms, char *err,

@@ -1,5 +1,5 @@
 // make bench-prep-gop: what prep-time encoding choices cost and save. For each GOP length,
-// B-frame and reference setting, one 15-s 30-fps 512x288 chunk of the camera-like source is
+// B-frame, reference and entropy-coding setting, one 15-s 30-fps 512x288 chunk of the camera-like source is
 // encoded as tools/prep does (x264 veryfast, crf 23, closed GOP), indexed, and measured: size,
 // quality against the source (luma PSNR), a full decode, and the loader's product path (packet
 // index, default loop filter) on 4-s clips with 4 and 16 frames: ms of one core and frames
@@ -21,7 +21,7 @@
 enum { W = 512, H = 288, FPS = 30, N = 450, CLIP = 120, ROUNDS = 2 };
 
 typedef struct {
-	int gop, bframes, b_pyramid, refs;
+	int gop, bframes, b_pyramid, refs, cavlc;
 } Setting;
 
 // decodes every frame of path: luma PSNR against the source, thread CPU ms of the decode
@@ -99,8 +99,9 @@ int main(void)
 		return 77;
 	}
 	static const Setting set[] = {
-		{8, 0, 0, 0},  {16, 0, 0, 0}, {32, 0, 0, 0}, {64, 0, 0, 0}, {450, 0, 0, 0}, {16, 3, 1, 0},
-		{32, 3, 1, 0}, {32, 3, 2, 0}, {16, 7, 1, 0}, {32, 7, 1, 0}, {64, 7, 1, 0}, {32, 7, 1, 3},
+		{8, 0, 0, 0, 0},  {16, 0, 0, 0, 0}, {32, 0, 0, 0, 0}, {64, 0, 0, 0, 0}, {450, 0, 0, 0, 0},
+		{16, 3, 1, 0, 0}, {32, 3, 1, 0, 0}, {32, 3, 2, 0, 0}, {16, 7, 1, 0, 0}, {32, 7, 1, 0, 0},
+		{64, 7, 1, 0, 0}, {32, 7, 1, 3, 0}, {32, 7, 1, 0, 1},
 	};
 	char root[256], err[512];
 	if (ld_fixture_tmpdir(root, sizeof(root)) != 0)
@@ -115,7 +116,7 @@ int main(void)
 	       "# loader: packet index, default loop filter, 224x224 train crops, 64 random 4-s clips, thread CPU time;\n"
 	       "# prep defaults: --gop %d --bframes %d\n", N, W, H, FPS, PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF,
 	       PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES);
-	printf("# gop  bframes  pyramid  refs   size_kB  psnr_dB  full_decode_ms   T=4 ms  frames   T=16 ms  frames\n");
+	printf("# gop  bframes  pyramid  refs  entropy   size_kB  psnr_dB  full_decode_ms   T=4 ms  frames   T=16 ms  frames\n");
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 		const Setting *s = &set[i];
 		char dir[400], chunk[500], mpath[500];
@@ -123,7 +124,7 @@ int main(void)
 		BenchDataOpts o = {.videos = 1, .chunks_per_video = 1, .width = W, .height = H, .fps = FPS,
 				   .frames_per_chunk = N, .seed = 1, .clip_frames = CLIP,
 				   .enc = {.gop = s->gop, .bframes = s->bframes, .b_pyramid = s->b_pyramid, .refs = s->refs,
-					   .crf = PREP_DEFAULT_CRF, .preset = PREP_DEFAULT_PRESET}};
+					   .cavlc = s->cavlc, .crf = PREP_DEFAULT_CRF, .preset = PREP_DEFAULT_PRESET}};
 		if (bench_data_make(dir, &o, err, sizeof(err)) != 0) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
@@ -140,9 +141,9 @@ int main(void)
 		clip_cost(m, d, rd, 4, &ms4, &f4);
 		clip_cost(m, d, rd, 16, &ms16, &f16);
 		manifest_close(m);
-		printf("%5d  %7d  %7s  %4s  %8.0f  %7.2f  %14.0f  %7.1f  %6.1f  %8.1f  %6.1f\n", s->gop, s->bframes,
-		       !s->bframes ? "-" : s->b_pyramid == 1 ? "none" : "normal", s->refs ? (char[4]){(char)('0' + s->refs), 0} : "1",
-		       st.st_size / 1024.0, psnr, full_ms, ms4, f4, ms16, f16);
+		printf("%5d  %7d  %7s  %4d  %7s  %8.0f  %7.2f  %14.0f  %7.1f  %6.1f  %8.1f  %6.1f\n", s->gop, s->bframes,
+		       !s->bframes ? "-" : s->b_pyramid == 1 ? "none" : "normal", s->refs ? s->refs : 1,
+		       s->cavlc ? "cavlc" : "cabac", st.st_size / 1024.0, psnr, full_ms, ms4, f4, ms16, f16);
 		fflush(stdout);
 	}
 	char cmd[300];

@@ -78,7 +78,9 @@ int prep_encoder_open(PrepEncoder **out, const char *path, const PrepEncodeOpts 
 	if (o->refs > 0)
 		n += snprintf(params + n, sizeof(params) - (size_t)n, ":ref=%d", o->refs);
 	if (o->b_pyramid)
-		snprintf(params + n, sizeof(params) - (size_t)n, ":b-pyramid=%s", o->b_pyramid == 1 ? "none" : "normal");
+		n += snprintf(params + n, sizeof(params) - (size_t)n, ":b-pyramid=%s", o->b_pyramid == 1 ? "none" : "normal");
+	if (o->cavlc)
+		snprintf(params + n, sizeof(params) - (size_t)n, ":cabac=0");
 	av_opt_set(c->priv_data, "x264-params", params, 0);
 	if ((rc = avcodec_open2(c, codec, NULL)) < 0)
 		goto fail;
@@ -139,4 +141,32 @@ int prep_encoder_close(PrepEncoder *e, int64_t *n_frames)
 		*n_frames = e->n;
 	prep_encoder_abort(e);
 	return rc < 0 ? rc : 0;
+}
+
+int prep_encode_frames(const char *path, const PrepEncodeOpts *o, int n_frames, void (*paint)(void *ctx, int i, AVFrame *f),
+		       void *ctx)
+{
+	PrepEncoder *e;
+	int rc = prep_encoder_open(&e, path, o);
+	if (rc < 0)
+		return rc;
+	AVFrame *f = av_frame_alloc();
+	if (!f) {
+		prep_encoder_abort(e);
+		return AVERROR(ENOMEM);
+	}
+	f->format = AV_PIX_FMT_YUV420P, f->width = o->width, f->height = o->height;
+	rc = av_frame_get_buffer(f, 0);
+	for (int i = 0; rc >= 0 && i < n_frames; i++) {
+		if ((rc = av_frame_make_writable(f)) < 0)
+			break;
+		paint(ctx, i, f);
+		rc = prep_encoder_write(e, f);
+	}
+	av_frame_free(&f);
+	if (rc < 0) {
+		prep_encoder_abort(e);
+		return rc;
+	}
+	return prep_encoder_close(e, NULL);
 }

@@ -2,7 +2,7 @@
 // tools/synth (source videos): 8-bit 4:2:0, constant frame rate, closed fixed GOP.
 #ifndef TOOLS_PREP_ENCODE_H
 #define TOOLS_PREP_ENCODE_H
-// defines: PrepEncodeOpts, PrepEncoder, prep_encoder_open, prep_encoder_write, prep_encoder_close, prep_encoder_abort, prep_encoder_available
+// defines: PrepEncodeOpts, PrepEncoder, prep_encoder_open, prep_encoder_write, prep_encoder_close, prep_encoder_abort, prep_encoder_available, prep_encode_frames
 
 #include <libavutil/frame.h>
 
@@ -16,6 +16,7 @@ typedef struct {
 	int bframes;            // max B-frames (0: decode order = display order)
 	int refs;               // reference frames (0: the preset's)
 	int b_pyramid;          // B-frames as references: 0 the preset's (x264: normal), 1 none, 2 normal
+	int cavlc;              // 1: CAVLC entropy coding instead of CABAC (cheaper to decode, larger)
 } PrepEncodeOpts;
 
 typedef struct PrepEncoder PrepEncoder;
@@ -31,5 +32,10 @@ int prep_encoder_write(PrepEncoder *e, AVFrame *frame);
 // written. prep_encoder_abort frees without finishing the file.
 int prep_encoder_close(PrepEncoder *e, int64_t *n_frames);
 void prep_encoder_abort(PrepEncoder *e);
+
+// A whole file: paint(ctx, i, frame) fills frame i (yuv420p, o->width x o->height, writable) for
+// i < n_frames, each is encoded, the file finished. 0 or a negative AVERROR.
+int prep_encode_frames(const char *path, const PrepEncodeOpts *o, int n_frames, void (*paint)(void *ctx, int i, AVFrame *f),
+		       void *ctx);
 
 #endif

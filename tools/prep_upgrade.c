@@ -4,7 +4,7 @@
 // record references) and replayed through the manifest writer: chunk by chunk in order with the
 // packet index ld_index_chunk finds (the chunk must still have the frame count and keyframes
 // the old manifest recorded), then shards and samples in order, so every index stays the same.
-#include "prep_upgrade.h" // defines: prep_upgrade
+#include "prep_upgrade.h" // defines: prep_upgrade, ManifestV1Header, ManifestV1Chunk
 
 #include "ld_index.h"        // defines: ld_index_chunk, ld_index_free, LdChunkIndex
 #include "log.h"             // defines: log_info, log_warnx
@@ -22,57 +22,36 @@
 #include <unistd.h>
 
 typedef struct {
-	char magic[8];
-	uint32_t version, header_size;
-	uint64_t file_size;
-	uint32_t header_crc, data_crc;
-	uint32_t n_videos, n_chunks, n_shards, context;
-	uint64_t n_samples, n_keyframes;
-	uint32_t vocab_size, chunk_ms, short_side, reserved0;
-	uint64_t strings_off, strings_size, videos_off, chunks_off, keyframes_off, shards_off, samples_off, tokens_off;
-	uint64_t reserved[2];
-} V1Header;
-
-typedef struct {
-	uint64_t path_off, kf_first;
-	uint32_t kf_count, video, start_ms, n_frames, fps_num, fps_den;
-	uint16_t width, height;
-	uint32_t reserved;
-} V1Chunk;
-
-static_assert(sizeof(V1Header) == 160 && sizeof(V1Chunk) == 48, "version 1 layout");
-
-typedef struct {
 	const uint8_t *base;
 	size_t size;
-	const V1Header *h;
+	const ManifestV1Header *h;
 	char dir[4096];
 } V1;
 
-static int section(const V1Header *h, uint64_t off, uint64_t count, uint64_t elem)
+static int section(const ManifestV1Header *h, uint64_t off, uint64_t count, uint64_t elem)
 {
-	return off % 8 == 0 && off >= sizeof(V1Header) && off <= h->file_size && count <= (h->file_size - off) / elem;
+	return off % 8 == 0 && off >= sizeof(ManifestV1Header) && off <= h->file_size && count <= (h->file_size - off) / elem;
 }
 
 static const char *v1_check(const V1 *v)
 {
-	const V1Header *h = v->h;
-	V1Header copy = *h;
+	const ManifestV1Header *h = v->h;
+	ManifestV1Header copy = *h;
 	copy.header_crc = 0;
-	if (v->size < sizeof(V1Header) || h->header_size != sizeof(V1Header) ||
+	if (v->size < sizeof(ManifestV1Header) || h->header_size != sizeof(ManifestV1Header) ||
 	    manifest_crc32(0, &copy, sizeof(copy)) != h->header_crc)
 		return "version 1 header damaged";
-	if (h->file_size != v->size || manifest_crc32(0, v->base + sizeof(V1Header), v->size - sizeof(V1Header)) != h->data_crc)
+	if (h->file_size != v->size || manifest_crc32(0, v->base + sizeof(ManifestV1Header), v->size - sizeof(ManifestV1Header)) != h->data_crc)
 		return "truncated or damaged (checksum mismatch)";
 	if (h->context < 2 || h->context > 4096 || !section(h, h->strings_off, h->strings_size, 1) ||
 	    !section(h, h->videos_off, h->n_videos, sizeof(ManifestVideo)) ||
-	    !section(h, h->chunks_off, h->n_chunks, sizeof(V1Chunk)) ||
+	    !section(h, h->chunks_off, h->n_chunks, sizeof(ManifestV1Chunk)) ||
 	    !section(h, h->keyframes_off, h->n_keyframes, 4) || !section(h, h->shards_off, h->n_shards, sizeof(ManifestShard)) ||
 	    !section(h, h->samples_off, h->n_samples, sizeof(ManifestSample)) ||
 	    !section(h, h->tokens_off, h->n_samples, (uint64_t)h->context * 2) ||
 	    (h->strings_size && v->base[h->strings_off + h->strings_size - 1]))
 		return "sections outside the file";
-	const V1Chunk *c = (const V1Chunk *)(v->base + h->chunks_off);
+	const ManifestV1Chunk *c = (const ManifestV1Chunk *)(v->base + h->chunks_off);
 	for (uint32_t i = 0; i < h->n_chunks; i++)
 		if (c[i].path_off >= h->strings_size || c[i].video >= h->n_videos || c[i].kf_first > h->n_keyframes ||
 		    c[i].kf_count > h->n_keyframes - c[i].kf_first)
@@ -99,7 +78,7 @@ typedef struct {
 static void *index_worker(void *arg)
 {
 	Batch *b = arg;
-	const V1Chunk *c = (const V1Chunk *)(b->v->base + b->v->h->chunks_off);
+	const ManifestV1Chunk *c = (const ManifestV1Chunk *)(b->v->base + b->v->h->chunks_off);
 	for (;;) {
 		pthread_mutex_lock(&b->mu);
 		uint32_t i = b->next < b->n ? b->next++ : UINT32_MAX;
@@ -114,7 +93,7 @@ static void *index_worker(void *arg)
 }
 
 // adds chunk i (version 1 record c) with the index ix found for it
-static int add_chunk(ManifestWriter *w, const V1 *v, uint32_t i, const V1Chunk *c, int rc, LdChunkIndex *ix,
+static int add_chunk(ManifestWriter *w, const V1 *v, uint32_t i, const ManifestV1Chunk *c, int rc, LdChunkIndex *ix,
 		     uint32_t *unindexed)
 {
 	const char *name = (const char *)v->base + v->h->strings_off + c->path_off;
@@ -146,9 +125,9 @@ static int add_chunk(ManifestWriter *w, const V1 *v, uint32_t i, const V1Chunk *
 // videos and chunks: each video before its chunks, chunks indexed in parallel batches
 static int replay_chunks(ManifestWriter *w, const V1 *v, int jobs, uint32_t *unindexed)
 {
-	const V1Header *h = v->h;
+	const ManifestV1Header *h = v->h;
 	const ManifestVideo *vd = (const ManifestVideo *)(v->base + h->videos_off);
-	const V1Chunk *c = (const V1Chunk *)(v->base + h->chunks_off);
+	const ManifestV1Chunk *c = (const ManifestV1Chunk *)(v->base + h->chunks_off);
 	enum { BATCH = 512 };
 	LdChunkIndex *ix = calloc(BATCH, sizeof(LdChunkIndex));
 	int *rcs = calloc(BATCH, sizeof(int)), rc = ix && rcs ? 0 : -ENOMEM;
@@ -187,7 +166,7 @@ static int replay_chunks(ManifestWriter *w, const V1 *v, int jobs, uint32_t *uni
 
 static int replay_samples(ManifestWriter *w, const V1 *v)
 {
-	const V1Header *h = v->h;
+	const ManifestV1Header *h = v->h;
 	const ManifestShard *sh = (const ManifestShard *)(v->base + h->shards_off);
 	for (uint32_t i = 0; i < h->n_shards; i++)
 		if (manifest_add_shard(w, (const char *)v->base + h->strings_off + sh[i].path_off, sh[i].size) != (int64_t)i)
@@ -230,7 +209,7 @@ static int open_v1(V1 *v, const char *path)
 		log_warnx("%s: not a manifest", path);
 		return -1;
 	}
-	v->h = (const V1Header *)v->base;
+	v->h = (const ManifestV1Header *)v->base;
 	const char *slash = strrchr(path, '/');
 	snprintf(v->dir, sizeof(v->dir), "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
 	return 0;

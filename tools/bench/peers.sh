@@ -26,15 +26,16 @@ if [ -z "$py" ]; then
 fi
 [ -x build/tests/bench_loader ] || { echo "build first: make build/tests/bench_loader"; exit 1; }
 echo "== loaderd (bench_loader ${kind[*]:-} --rates-only) =="
-line=$(build/tests/bench_loader "${kind[@]}" --rates-only "$dir" | tee /dev/stderr | grep '^loaderd ')
-ld4=$(echo "$line" | sed -n 's/.*T=4 \([0-9.]*\) clips.*/\1/p')
-ld16=$(echo "$line" | sed -n 's/.*T=16 \([0-9.]*\).*/\1/p')
+out=$(build/tests/bench_loader "${kind[@]}" --rates-only "$dir" | tee /dev/stderr)
+rate() { echo "$out" | grep "^$1 " | sed -n "s/.*T=$2 \([0-9.]*\).*/\1/p"; }
+ld4=$(rate loaderd 4) ld16=$(rate loaderd 16) dm4=$(rate loaderd-demux 4) dm16=$(rate loaderd-demux 16)
 echo
 echo "== peers ($py) =="
-"$py" - "$dir" "$ld4" "$ld16" <<'PY'
+"$py" - "$dir" "$ld4" "$ld16" "$dm4" "$dm16" <<'PY'
 import glob, math, random, sys, time
 dir = sys.argv[1]
 loaderd = {4: float(sys.argv[2]), 16: float(sys.argv[3])}
+demux = {4: float(sys.argv[4]), 16: float(sys.argv[5])}
 rates = {}
 chunks = sorted(glob.glob(dir + "/chunks/*.mp4"))
 if not chunks:
@@ -118,7 +119,8 @@ except ImportError:
     print("  decord: not installed (pip install decord)")
 
 if rates:
-    print("\nloaderd / peer, clips/s per core (goal: >= 2x decord)")
+    print("\nloaderd / peer, clips/s per core, same run (goal: >= 2x decord); before = the demux path")
     for (name, T), r in sorted(rates.items(), key=lambda x: (x[0][1], x[0][0])):
-        print(f"  T={T:<2} loaderd {loaderd[T]:6.1f} / {name.split(' ')[0]:<7} {r:6.1f} = {loaderd[T] / r:5.2f}x")
+        print(f"  T={T:<2} {name.split(' ')[0]:<7} {r:6.1f}   loaderd {loaderd[T]:6.1f} = {loaderd[T] / r:5.2f}x"
+              f"   (before: {demux[T]:6.1f} = {demux[T] / r:5.2f}x)")
 PY

@@ -4,10 +4,10 @@
 // path (before the packet index), the indexed path (the product), decode-only (the decoder's
 // bound) and naive (decode everything, full-frame RGB, crop); the loop-filter cheap paths with
 // their PSNR; then io_uring vs pread on cold files.
-// Usage: bench_loader [--texture | --gop G --bframes B] [--rates-only] [DIR]
-//   DIR keeps the dataset between runs (default a temp folder); --gop/--bframes: camera chunks
-//   with other settings than prep's defaults; --rates-only: the product path's clips/s per core
-//   only, for tools/bench/peers.sh)
+// Usage: bench_loader [--texture | --gop G --bframes B --entropy cavlc|cabac] [--rates-only] [DIR]
+//   DIR keeps the dataset between runs (default a temp folder); --gop/--bframes/--entropy: camera
+//   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
+//   and the demux path only, for tools/bench/peers.sh)
 #include "../tools/bench_data.h"    // defines: bench_data_make, BenchDataOpts
 #include "../tools/bench_run.h"     // defines: bench_run_clips, bench_run_rate, bench_run_print_budget
 #include "ld_fixture.h"    // defines: ld_fixture_dataset, ld_fixture_tmpdir
@@ -153,7 +153,7 @@ static double read_all(char paths[IO_FILES][600], int force_pread, unsigned dept
 	return mb / t;
 }
 
-static void make_dataset(const char *dir, int texture, int gop, int bframes)
+static void make_dataset(const char *dir, int texture, int gop, int bframes, int cavlc)
 {
 	char err[512] = "";
 	int rc;
@@ -166,10 +166,10 @@ static void make_dataset(const char *dir, int texture, int gop, int bframes)
 	} else {
 		BenchDataOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
 				   .frames_per_chunk = 300, .seed = 1,
-				   .enc = {.gop = gop, .bframes = bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID,
+				   .enc = {.gop = gop, .bframes = bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID, .cavlc = cavlc,
 					   .crf = PREP_DEFAULT_CRF, .preset = PREP_DEFAULT_PRESET}};
 		printf("making 4 chunks of 512x288, 300 frames, camera-like source encoded as prep does (GOP %d, %d "
-		       "B-frames, crf %d), in %s ...\n", gop, bframes, PREP_DEFAULT_CRF, dir);
+		       "B-frames, %s, crf %d), in %s ...\n", gop, bframes, cavlc ? "CAVLC" : "CABAC", PREP_DEFAULT_CRF, dir);
 		fflush(stdout);
 		rc = bench_data_make(dir, &o, err, sizeof(err));
 	}
@@ -180,7 +180,7 @@ static void make_dataset(const char *dir, int texture, int gop, int bframes)
 int main(int argc, char **argv)
 {
 	ld_libav_quiet();
-	int texture = 0, rates_only = 0, gop = PREP_DEFAULT_GOP, bframes = PREP_DEFAULT_BFRAMES;
+	int texture = 0, rates_only = 0, gop = PREP_DEFAULT_GOP, bframes = PREP_DEFAULT_BFRAMES, cavlc = PREP_DEFAULT_CAVLC;
 	while (argc > 1 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "--texture"))
 			texture = 1;
@@ -190,8 +190,10 @@ int main(int argc, char **argv)
 			gop = atoi(argv[2]), argv++, argc--;
 		else if (argc > 2 && !strcmp(argv[1], "--bframes"))
 			bframes = atoi(argv[2]), argv++, argc--;
+		else if (argc > 2 && !strcmp(argv[1], "--entropy"))
+			cavlc = !strcmp(argv[2], "cavlc"), argv++, argc--;
 		else
-			die(argv[1], "unknown option (--texture, --gop N, --bframes N, --rates-only)");
+			die(argv[1], "unknown option (--texture, --gop N, --bframes N, --entropy E, --rates-only)");
 		argv++, argc--;
 	}
 	if (gop < 1 || bframes < 0 || bframes > 16)
@@ -211,7 +213,7 @@ int main(int argc, char **argv)
 	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
 	Manifest *m = NULL;
 	if (manifest_open(&m, mpath, err, sizeof(err)) != 0) {
-		make_dataset(dir, texture, gop, bframes);
+		make_dataset(dir, texture, gop, bframes, cavlc);
 		if (manifest_open(&m, mpath, err, sizeof(err)) != 0)
 			die(mpath, err);
 	}

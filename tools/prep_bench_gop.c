@@ -101,7 +101,7 @@ int main(void)
 	static const Setting set[] = {
 		{8, 0, 0, 0, 0},  {16, 0, 0, 0, 0}, {32, 0, 0, 0, 0}, {64, 0, 0, 0, 0}, {450, 0, 0, 0, 0},
 		{16, 3, 1, 0, 0}, {32, 3, 1, 0, 0}, {32, 3, 2, 0, 0}, {16, 7, 1, 0, 0}, {32, 7, 1, 0, 0},
-		{64, 7, 1, 0, 0}, {32, 7, 1, 3, 0}, {32, 7, 1, 0, 1},
+		{64, 7, 1, 0, 0}, {32, 7, 1, 3, 0}, {32, 7, 1, 0, 1}, {64, 7, 1, 0, 1}, {16, 0, 0, 0, 1},
 	};
 	char root[256], err[512];
 	if (ld_fixture_tmpdir(root, sizeof(root)) != 0)
@@ -114,8 +114,9 @@ int main(void)
 		return 1;
 	printf("# one %d-frame %dx%d %d-fps chunk of the camera-like source per setting, x264 %s crf %d, closed GOP;\n"
 	       "# loader: packet index, default loop filter, 224x224 train crops, 64 random 4-s clips, thread CPU time;\n"
-	       "# prep defaults: --gop %d --bframes %d\n", N, W, H, FPS, PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF,
-	       PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES);
+	       "# prep defaults: --gop %d --bframes %d (B-frames never references) --entropy %s\n", N, W, H, FPS,
+	       PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF, PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES,
+	       PREP_DEFAULT_CAVLC ? "cavlc" : "cabac");
 	printf("# gop  bframes  pyramid  refs  entropy   size_kB  psnr_dB  full_decode_ms   T=4 ms  frames   T=16 ms  frames\n");
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 		const Setting *s = &set[i];

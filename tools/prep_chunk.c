@@ -97,8 +97,12 @@ static void params_line(const PrepChunkOpts *o, char *buf, size_t cap)
 {
 	int n = snprintf(buf, cap, "chunk_sec=%d short_side=%d gop=%d crf=%d bframes=%d preset=%s", o->chunk_sec,
 			 o->short_side, o->gop, o->crf, o->bframes, o->preset ? o->preset : "veryfast");
-	if (o->bframes && n > 0 && (size_t)n < cap) // B-frames made as references by an older prep are not reused
-		snprintf(buf + n, cap - (size_t)n, " b_pyramid=none");
+	// settings an older prep did not have are named only when they differ from what it did, so its
+	// finished videos are still reused when its settings are given
+	if (o->bframes && n > 0 && (size_t)n < cap) // it made B-frames references
+		n += snprintf(buf + n, cap - (size_t)n, " b_pyramid=none");
+	if (o->cavlc && n > 0 && (size_t)n < cap) // it used CABAC
+		snprintf(buf + n, cap - (size_t)n, " entropy=cavlc");
 }
 
 static int begin_chunk(Run *r)
@@ -122,7 +126,7 @@ static int begin_chunk(Run *r)
 	r->skipping = 0;
 	PrepEncodeOpts eo = {.width = r->out_w, .height = r->out_h, .fps_num = r->fps_num, .fps_den = r->fps_den,
 			     .gop = r->o->gop, .crf = r->o->crf, .preset = r->o->preset, .faststart = 1,
-			     .bframes = r->o->bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID};
+			     .bframes = r->o->bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID, .cavlc = r->o->cavlc};
 	int rc = prep_encoder_open(&r->enc, r->part, &eo);
 	return rc < 0 ? set_error(r->res, rc, "cannot open the H.264 encoder") : 0;
 }

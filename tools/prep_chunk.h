@@ -15,6 +15,7 @@ typedef struct {
 	int fps_num, fps_den; // output rate; fps_num 0: the source's, rounded to an integer
 	int gop;            // keyframe interval in frames
 	int crf, bframes;
+	int cavlc;          // 1: CAVLC entropy coding (--entropy cavlc), 0: CABAC
 	const char *preset;
 	uint64_t *frames_done; // progress: output frames so far (atomic adds), may be NULL
 	int decode_threads;     // decoder threads (output does not depend on it); 0 means 1

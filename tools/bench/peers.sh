@@ -4,10 +4,10 @@
 # and 16-frame clips cropped to 224x224, and loaderd's ratio to each.
 # Optional Python deps from PyPI (reference only, never a runtime dependency):
 #   python3 -m venv build/peers-venv && build/peers-venv/bin/pip install av decord numpy pillow
-# Usage: tools/bench/peers.sh [--texture | --gop G --bframes B] [DIR]
+# Usage: tools/bench/peers.sh [--texture | --gop G --bframes B --entropy cavlc|cabac] [DIR]
 #   default: camera-like chunks as tools/prep makes them, in build/bench-data
 #   --texture: the older panning-texture chunks (GOP 16, 2 B-frames), in build/bench-texture
-#   --gop/--bframes: camera-like chunks with other prep settings, in build/bench-gG-bB
+#   --gop/--bframes/--entropy: camera-like chunks with other prep settings, in build/bench-data-gopG-...
 # Run it on a quiet machine, or pinned (taskset -c N): every figure is CPU time of one process.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -15,7 +15,7 @@ kind=() name=data
 while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do
 	case $1 in
 	--texture) kind+=(--texture) name=texture; shift ;;
-	--gop | --bframes) kind+=("$1" "$2") name=$name-${1#--}$2; shift 2 ;;
+	--gop | --bframes | --entropy) kind+=("$1" "$2") name=$name-${1#--}$2; shift 2 ;;
 	*) echo "unknown option $1"; exit 1 ;;
 	esac
 done

@@ -4,7 +4,8 @@
 // path (before the packet index), the indexed path (the product), decode-only (the decoder's
 // bound) and naive (decode everything, full-frame RGB, crop); the loop-filter cheap paths with
 // their PSNR; then io_uring vs pread on cold files.
-// Usage: bench_loader [--texture | --gop G --bframes B --entropy cavlc|cabac] [--rates-only] [DIR]
+// Usage: bench_loader [--texture | --gop G --bframes B --entropy cavlc|cabac] [--loop-filter all|ref|none]
+//                     [--rates-only] [DIR]
 //   DIR keeps the dataset between runs (default a temp folder); --gop/--bframes/--entropy: camera
 //   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
 //   and the demux path only, for tools/bench/peers.sh)
@@ -181,6 +182,7 @@ int main(int argc, char **argv)
 {
 	ld_libav_quiet();
 	int texture = 0, rates_only = 0, gop = PREP_DEFAULT_GOP, bframes = PREP_DEFAULT_BFRAMES, cavlc = PREP_DEFAULT_CAVLC;
+	LdLoopFilter filter = LD_LOOP_FILTER_REF;
 	while (argc > 1 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "--texture"))
 			texture = 1;
@@ -192,8 +194,13 @@ int main(int argc, char **argv)
 			bframes = atoi(argv[2]), argv++, argc--;
 		else if (argc > 2 && !strcmp(argv[1], "--entropy"))
 			cavlc = !strcmp(argv[2], "cavlc"), argv++, argc--;
+		else if (argc > 2 && !strcmp(argv[1], "--loop-filter"))
+			filter = !strcmp(argv[2], "all")    ? LD_LOOP_FILTER_ALL
+				 : !strcmp(argv[2], "none") ? LD_LOOP_FILTER_NONE
+							    : LD_LOOP_FILTER_REF,
+			argv++, argc--;
 		else
-			die(argv[1], "unknown option (--texture, --gop N, --bframes N, --entropy E, --rates-only)");
+			die(argv[1], "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only)");
 		argv++, argc--;
 	}
 	if (gop < 1 || bframes < 0 || bframes > 16)
@@ -226,6 +233,7 @@ int main(int argc, char **argv)
 	ld_params_default(&p);
 	p.seed = 1;
 	p.timeout_ms = 0;
+	p.loop_filter = filter;
 	uint8_t *dst = malloc((size_t)16 * 224 * 224 * 3);
 	Config cf[2][4];
 	for (int k = 0; k < 2; k++) {
@@ -240,8 +248,9 @@ int main(int argc, char **argv)
 				run_round(m, d, rd, p, &cf[k][c], dst);
 	}
 	if (rates_only) {
-		printf("loaderd (indexed path, %s reader, one thread): T=4 %.1f clips/s per core, T=16 %.1f\n",
-		       ld_reader_kind(rd), cf[0][1].rate, cf[1][1].rate);
+		static const char *const lfname[] = {"all", "ref", "none"};
+		printf("loaderd (indexed path, %s reader, one thread, loop filter %s): T=4 %.1f clips/s per core, T=16 %.1f\n",
+		       ld_reader_kind(rd), lfname[filter], cf[0][1].rate, cf[1][1].rate);
 		printf("loaderd-demux (the path before the packet index): T=4 %.1f clips/s per core, T=16 %.1f\n",
 		       cf[0][0].rate, cf[1][0].rate);
 		goto out;

@@ -4,7 +4,7 @@
 # and 16-frame clips cropped to 224x224, and loaderd's ratio to each.
 # Optional Python deps from PyPI (reference only, never a runtime dependency):
 #   python3 -m venv build/peers-venv && build/peers-venv/bin/pip install av decord numpy pillow
-# Usage: tools/bench/peers.sh [--texture | --gop G --bframes B --entropy cavlc|cabac] [DIR]
+# Usage: tools/bench/peers.sh [--texture | --gop G --bframes B --entropy cavlc|cabac] [--loop-filter L] [DIR]
 #   default: camera-like chunks as tools/prep makes them, in build/bench-data
 #   --texture: the older panning-texture chunks (GOP 16, 2 B-frames), in build/bench-texture
 #   --gop/--bframes/--entropy: camera-like chunks with other prep settings, in build/bench-data-gopG-...
@@ -16,6 +16,7 @@ while [ $# -gt 0 ] && [ "${1#--}" != "$1" ]; do
 	case $1 in
 	--texture) kind+=(--texture) name=texture; shift ;;
 	--gop | --bframes | --entropy) kind+=("$1" "$2") name=$name-${1#--}$2; shift 2 ;;
+	--loop-filter) kind+=("$1" "$2"); shift 2 ;;
 	*) echo "unknown option $1"; exit 1 ;;
 	esac
 done

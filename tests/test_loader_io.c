@@ -1,6 +1,7 @@
 // The loader's reader: io_uring (when the kernel allows it) and pread give the same bytes for
-// whole files and tar-member ranges with several reads in flight; missing, zero-length and
-// past-the-end reads complete with their error codes.
+// whole files and byte ranges (tar members, GOPs) with several reads in flight; missing,
+// zero-length, past-the-end reads and files of another size than a packet index describes
+// complete with their error codes.
 #include "ld_error.h"         // defines: LD_ERR_*
 #include "ld_io.h"            // defines: ld_reader_new, ld_reader_submit, ld_reader_wait
 #include "test_loader_util.h" // defines: tl_rmdir
@@ -47,6 +48,15 @@ static void run(const char *dir, int force_pread, int *used_uring)
 	rd[5].length = 5000;
 	CHECK(ld_reader_submit(r, &rd[5]) == 0);
 	CHECK(ld_reader_wait(r, &x) == 0 && x == &rd[5] && x->error == -LD_ERR_TRUNCATED);
+	// a range of a file whose size is not the one its packet index describes: truncated or replaced
+	rd[5].offset = 1000, rd[5].length = 100;
+	for (int k = 0; k < 3; k++) {
+		rd[5].expect_size = k == 0 ? 100000 : k == 1 ? 100001 : 99999;
+		CHECK(ld_reader_submit(r, &rd[5]) == 0);
+		CHECK(ld_reader_wait(r, &x) == 0 && x == &rd[5]);
+		CHECK(x->error == (k == 0 ? 0 : k == 1 ? -LD_ERR_TRUNCATED : -LD_ERR_CORRUPT));
+		CHECK(k == 0 ? x->size == 100 && x->buf[0] == (uint8_t)(1000 * 7) : strstr(x->reason, "packet index") != NULL);
+	}
 	CHECK(ld_reader_wait(r, &x) == -EAGAIN);
 	for (int i = 0; i < 6; i++)
 		free(rd[i].buf);

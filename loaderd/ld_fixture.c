@@ -54,6 +54,8 @@ static int pump(AVFormatContext *oc, AVCodecContext *c, AVStream *st, AVPacket *
 			return 0;
 		if (rc < 0)
 			return rc;
+		if (!pkt->duration) // without one the muxer's edit list drops the last frame
+			pkt->duration = 1;
 		av_packet_rescale_ts(pkt, c->time_base, st->time_base);
 		pkt->stream_index = st->index;
 		rc = av_interleaved_write_frame(oc, pkt);

@@ -6,7 +6,7 @@
 // their PSNR; then io_uring vs pread on cold files.
 // Usage: bench_loader [--texture | --gop G --bframes B --entropy cavlc|cabac] [--loop-filter all|ref|none]
 //                     [--rates-only] [DIR]
-//   DIR keeps the dataset between runs (default a temp folder); --gop/--bframes/--entropy: camera
+//   DIR keeps the dataset between runs, reused as it is (default a temp folder); --gop/--bframes/--entropy: camera
 //   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
 //   and the demux path only, for tools/bench/peers.sh)
 #include "../tools/bench_data.h"    // defines: bench_data_make, BenchDataOpts
@@ -89,6 +89,58 @@ static void loop_filter_psnr(const Manifest *m, LdDecoder *d, LdParams p, double
 	ld_files_free(&f);
 	free(a);
 	free(b);
+}
+
+// the loop filter's cheap paths on the indexed path: speed and quality against full filtering
+static void loop_filter_section(const Manifest *m, LdDecoder *d, LdReader *rd, LdParams p, uint8_t *dst)
+{
+	printf("\nloop filter on the indexed path, T=%d: clips/s per core and PSNR against full filtering\n", p.frames);
+	Config lf[3] = {{.name = "all", .lf = LD_LOOP_FILTER_ALL},
+			{.name = "ref", .lf = LD_LOOP_FILTER_REF},
+			{.name = "none", .lf = LD_LOOP_FILTER_NONE}};
+	for (int r = 0; r < ROUNDS; r++)
+		for (int c = 0; c < 3; c++)
+			run_round(m, d, rd, p, &lf[c], dst);
+	double worst[3] = {99, 99, 99}, mean[3] = {99, 99, 99};
+	loop_filter_psnr(m, d, p, worst, mean);
+	for (int c = 0; c < 3; c++)
+		printf("  %-5s %8.1f clips/s   PSNR worst %5.1f dB, mean %5.1f dB%s\n", lf[c].name, lf[c].rate, worst[c],
+		       mean[c], c == LD_LOOP_FILTER_REF ? "   (default)" : "");
+}
+
+typedef struct {
+	int texture, rates_only, gop, bframes, cavlc, shift;
+	LdLoopFilter filter;
+} Opts;
+
+// options before DIR; returns argc less the options (op->shift of them)
+static int parse_args(int argc, char **argv, Opts *op)
+{
+	*op = (Opts){.gop = PREP_DEFAULT_GOP, .bframes = PREP_DEFAULT_BFRAMES, .cavlc = PREP_DEFAULT_CAVLC,
+		     .filter = LD_LOOP_FILTER_REF};
+	int i = 1;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--texture"))
+			op->texture = 1;
+		else if (!strcmp(a, "--rates-only"))
+			op->rates_only = 1;
+		else if (v && !strcmp(a, "--gop"))
+			op->gop = atoi(v), i++;
+		else if (v && !strcmp(a, "--bframes"))
+			op->bframes = atoi(v), i++;
+		else if (v && !strcmp(a, "--entropy"))
+			op->cavlc = !strcmp(v, "cavlc"), i++;
+		else if (v && !strcmp(a, "--loop-filter"))
+			op->filter = !strcmp(v, "all") ? LD_LOOP_FILTER_ALL : !strcmp(v, "none") ? LD_LOOP_FILTER_NONE : LD_LOOP_FILTER_REF,
+			i++;
+		else
+			die(a, "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only)");
+	}
+	if (op->gop < 1 || op->bframes < 0 || op->bframes > 16)
+		die("--gop/--bframes", "out of range");
+	op->shift = i - 1;
+	return argc - op->shift;
 }
 
 #define IO_FILES 16
@@ -181,30 +233,9 @@ static void make_dataset(const char *dir, int texture, int gop, int bframes, int
 int main(int argc, char **argv)
 {
 	ld_libav_quiet();
-	int texture = 0, rates_only = 0, gop = PREP_DEFAULT_GOP, bframes = PREP_DEFAULT_BFRAMES, cavlc = PREP_DEFAULT_CAVLC;
-	LdLoopFilter filter = LD_LOOP_FILTER_REF;
-	while (argc > 1 && argv[1][0] == '-') {
-		if (!strcmp(argv[1], "--texture"))
-			texture = 1;
-		else if (!strcmp(argv[1], "--rates-only"))
-			rates_only = 1;
-		else if (argc > 2 && !strcmp(argv[1], "--gop"))
-			gop = atoi(argv[2]), argv++, argc--;
-		else if (argc > 2 && !strcmp(argv[1], "--bframes"))
-			bframes = atoi(argv[2]), argv++, argc--;
-		else if (argc > 2 && !strcmp(argv[1], "--entropy"))
-			cavlc = !strcmp(argv[2], "cavlc"), argv++, argc--;
-		else if (argc > 2 && !strcmp(argv[1], "--loop-filter"))
-			filter = !strcmp(argv[2], "all")    ? LD_LOOP_FILTER_ALL
-				 : !strcmp(argv[2], "none") ? LD_LOOP_FILTER_NONE
-							    : LD_LOOP_FILTER_REF,
-			argv++, argc--;
-		else
-			die(argv[1], "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only)");
-		argv++, argc--;
-	}
-	if (gop < 1 || bframes < 0 || bframes > 16)
-		die("--gop/--bframes", "out of range");
+	Opts op;
+	argc = parse_args(argc, argv, &op);
+	argv += op.shift;
 	if (!avcodec_find_encoder_by_name("libx264")) {
 		printf("skip: no libx264 encoder to make benchmark chunks\n");
 		return 77;
@@ -220,7 +251,7 @@ int main(int argc, char **argv)
 	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
 	Manifest *m = NULL;
 	if (manifest_open(&m, mpath, err, sizeof(err)) != 0) {
-		make_dataset(dir, texture, gop, bframes, cavlc);
+		make_dataset(dir, op.texture, op.gop, op.bframes, op.cavlc);
 		if (manifest_open(&m, mpath, err, sizeof(err)) != 0)
 			die(mpath, err);
 	}
@@ -233,7 +264,7 @@ int main(int argc, char **argv)
 	ld_params_default(&p);
 	p.seed = 1;
 	p.timeout_ms = 0;
-	p.loop_filter = filter;
+	p.loop_filter = op.filter;
 	uint8_t *dst = malloc((size_t)16 * 224 * 224 * 3);
 	Config cf[2][4];
 	for (int k = 0; k < 2; k++) {
@@ -244,13 +275,13 @@ int main(int argc, char **argv)
 		memcpy(cf[k], row, sizeof(row));
 		p.frames = k ? 16 : 4;
 		for (int r = 0; r < ROUNDS; r++)
-			for (int c = 0; c < (rates_only ? 2 : 4); c++)
+			for (int c = 0; c < (op.rates_only ? 2 : 4); c++)
 				run_round(m, d, rd, p, &cf[k][c], dst);
 	}
-	if (rates_only) {
+	if (op.rates_only) {
 		static const char *const lfname[] = {"all", "ref", "none"};
 		printf("loaderd (indexed path, %s reader, one thread, loop filter %s): T=4 %.1f clips/s per core, T=16 %.1f\n",
-		       ld_reader_kind(rd), lfname[filter], cf[0][1].rate, cf[1][1].rate);
+		       ld_reader_kind(rd), lfname[op.filter], cf[0][1].rate, cf[1][1].rate);
 		printf("loaderd-demux (the path before the packet index): T=4 %.1f clips/s per core, T=16 %.1f\n",
 		       cf[0][0].rate, cf[1][0].rate);
 		goto out;
@@ -267,20 +298,8 @@ int main(int argc, char **argv)
 		const char *names[3] = {"demux", "indexed", "naive"};
 		bench_run_print_budget(stdout, runs, names, 3);
 	}
-	// the loop filter's cheap paths on the indexed path: speed and quality against full filtering
-	printf("\nloop filter on the indexed path, T=4: clips/s per core and PSNR against full filtering\n");
 	p.frames = 4;
-	Config lf[3] = {{.name = "all", .lf = LD_LOOP_FILTER_ALL},
-			{.name = "ref", .lf = LD_LOOP_FILTER_REF},
-			{.name = "none", .lf = LD_LOOP_FILTER_NONE}};
-	for (int r = 0; r < ROUNDS; r++)
-		for (int c = 0; c < 3; c++)
-			run_round(m, d, rd, p, &lf[c], dst);
-	double worst[3] = {99, 99, 99}, mean[3] = {99, 99, 99};
-	loop_filter_psnr(m, d, p, worst, mean);
-	for (int c = 0; c < 3; c++)
-		printf("  %-5s %8.1f clips/s   PSNR worst %5.1f dB, mean %5.1f dB%s\n", lf[c].name, lf[c].rate, worst[c],
-		       mean[c], c == (int)p.loop_filter ? "   (default)" : "");
+	loop_filter_section(m, d, rd, p, dst);
 	printf("\nwhole-file reads, %d files x %d MB, cold (pages dropped with POSIX_FADV_DONTNEED first)\n", IO_FILES,
 	       IO_FILE_MB);
 	char paths[IO_FILES][600];

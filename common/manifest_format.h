@@ -2,7 +2,7 @@
 // table, videos, chunks, keyframe index, tar shards, samples, caption token ids.
 #ifndef COMMON_MANIFEST_FORMAT_H
 #define COMMON_MANIFEST_FORMAT_H
-// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, manifest_crc32, manifest_packets_check, manifest_keyframe_index
+// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, MANIFEST_MAX_INDEXED_FRAMES, manifest_crc32, manifest_packets_check, manifest_keyframe_index
 
 #include <assert.h>
 #include <stddef.h>
@@ -73,6 +73,7 @@ typedef struct {
 // decode order, at increasing non-overlapping offsets, and closed GOPs: a KEY packet at decode
 // position i shows frame i and every packet before it shows an earlier frame, so decoding from a
 // KEY packet after a flush reaches every frame up to the next one.
+#define MANIFEST_MAX_INDEXED_FRAMES 65536u // ManifestPacket.frame is 16 bits
 #define MANIFEST_PKT_KEY 1u // an IDR picture: decoding may start here
 #define MANIFEST_PKT_REF 2u // other pictures may reference it (nal_ref_idc != 0)
 typedef struct {

@@ -8,7 +8,7 @@ const char *manifest_packets_check(const ManifestChunk *c, const uint32_t *kf, c
 {
 	if (c->codec != MANIFEST_CODEC_H264)
 		return "unknown codec";
-	if (c->pkt_count != c->n_frames || c->n_frames > 65536)
+	if (c->pkt_count != c->n_frames || c->n_frames > MANIFEST_MAX_INDEXED_FRAMES)
 		return "packet count differs from the frame count (or more than 65536 frames)";
 	if (!c->config_size || !c->file_size)
 		return "no codec configuration or file size";

@@ -16,8 +16,7 @@ struct Manifest {
 	const uint8_t *base;
 	size_t size;
 	const ManifestHeader *h;
-	uint8_t *seen; // scratch of the packet index check at open
-	uint32_t seen_cap;
+	uint8_t *seen; // scratch of the packet index check at open (MANIFEST_MAX_INDEXED_FRAMES bytes)
 	char dir[4096]; // folder of the manifest, for relative paths
 };
 
@@ -141,12 +140,11 @@ static int check_index(Manifest *m, uint32_t i, const ManifestChunk *c, const ui
 	if (c->pkt_first > h->n_packets || c->pkt_count > h->n_packets - c->pkt_first ||
 	    c->config_off > h->configs_size || c->config_size > h->configs_size - c->config_off)
 		return fail(err, errlen, -EBADMSG, "chunk %u: packet or codec configuration range outside its section", i);
-	if (c->n_frames > m->seen_cap) {
-		uint8_t *p = realloc(m->seen, c->n_frames);
-		if (!p)
-			return fail(err, errlen, -ENOMEM, "out of memory checking chunk %u", i);
-		m->seen = p, m->seen_cap = c->n_frames;
-	}
+	if (c->pkt_count != c->n_frames || c->n_frames > MANIFEST_MAX_INDEXED_FRAMES)
+		return fail(err, errlen, -EBADMSG, "chunk %u: packet index of %u packets for %u frames (at most %u)", i,
+			    c->pkt_count, c->n_frames, MANIFEST_MAX_INDEXED_FRAMES);
+	if (!m->seen && !(m->seen = malloc(MANIFEST_MAX_INDEXED_FRAMES)))
+		return fail(err, errlen, -ENOMEM, "out of memory checking chunk %u", i);
 	const char *why = manifest_packets_check(c, kf, manifest_packets_of(m, c), m->seen);
 	return why ? fail(err, errlen, -EBADMSG, "chunk %u: packet index: %s", i, why) : 0;
 }

@@ -151,6 +151,8 @@ int manifest_set_chunk_index(ManifestWriter *w, uint32_t chunk, uint32_t codec, 
 	if (c.codec != MANIFEST_CODEC_NONE)
 		return -EINVAL;
 	c.codec = codec, c.pkt_count = n_packets, c.config_size = config_size, c.file_size = file_size;
+	if (n_packets != c.n_frames || n_packets > MANIFEST_MAX_INDEXED_FRAMES)
+		return -EINVAL;
 	uint8_t *seen = malloc(c.n_frames ? c.n_frames : 1);
 	if (!seen)
 		return -ENOMEM;

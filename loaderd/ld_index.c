@@ -54,7 +54,7 @@ static const char *build_index(LdChunkIndex *ix, AVStream *st, Pkt *p, Pkt **ord
 		return "not H.264";
 	if (par->extradata_size < 7 || par->extradata[0] != 1)
 		return "H.264 without an avcC configuration (Annex B stream)";
-	if (n > 65536 || ix->file_size > UINT32_MAX)
+	if (n > MANIFEST_MAX_INDEXED_FRAMES || ix->file_size > UINT32_MAX)
 		return "more than 65536 frames or a file over 4 GiB";
 	AVRational dur = {(int)ix->fps_den, (int)ix->fps_num};
 	for (size_t r = 0; r < n; r++) { // display rank r must be the frame number the demuxer path computes

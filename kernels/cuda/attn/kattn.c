@@ -1,0 +1,181 @@
+// The attention selection of one stream: the own kernel, cuDNN's fused attention, or cuDNN where
+// it accepts the call and the own kernel otherwise (auto); what ran and why, for the log.
+#include "kattn.h" // defines: KAttn, KAttnImpl, kattn_*
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#if HAVE_CUDNN
+#include "kattn_cudnn.h" // defines: KcAttn, kc_attn_*
+#endif
+
+struct KAttn {
+	KAttnImpl impl, last;
+#if HAVE_CUDNN
+	KcAttn *cudnn; // NULL: the own kernel only
+#endif
+	char note[160]; // why auto runs without cuDNN
+	char desc[2048];
+};
+
+int kattn_cudnn_available(void)
+{
+#if HAVE_CUDNN
+	return kc_attn_version() != NULL;
+#else
+	return 0;
+#endif
+}
+
+int kattn_create(KAttn **out, KAttnImpl impl, int device, KErr *e)
+{
+	if (impl != KATTN_AUTO && impl != KATTN_OWN && impl != KATTN_CUDNN)
+		return kerr_set(e, -EINVAL, "kattn_create: implementation %d (auto 0, own 1, cudnn 2)", (int)impl);
+	KAttn *a = calloc(1, sizeof *a);
+	if (!a)
+		return kerr_set(e, -ENOMEM, "kattn_create: out of memory");
+	a->impl = impl;
+	a->last = KATTN_OWN;
+	int rc = cuda_try(e, cudaSetDevice(device));
+	if (rc < 0 || impl == KATTN_OWN) {
+		if (rc < 0)
+			free(a);
+		else
+			*out = a;
+		return rc;
+	}
+#if HAVE_CUDNN
+	if (!kattn_cudnn_available()) {
+		snprintf(a->note, sizeof a->note, "the loaded cuDNN is older than 9.0");
+	} else {
+		KErr ce = {0, ""};
+		if (kc_attn_create(&a->cudnn, &ce) < 0)
+			snprintf(a->note, sizeof a->note, "no cuDNN handle: %.120s", ce.msg);
+	}
+#else
+	snprintf(a->note, sizeof a->note, "this build has no cuDNN (HAVE_CUDNN)");
+#endif
+#if HAVE_CUDNN
+	if (a->cudnn) {
+		*out = a;
+		return 0;
+	}
+#endif
+	if (impl == KATTN_CUDNN) {
+		rc = kerr_set(e, -ENOTSUP, "--attention cudnn: %s", a->note);
+		free(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}
+
+void kattn_destroy(KAttn *a)
+{
+	if (!a)
+		return;
+#if HAVE_CUDNN
+	kc_attn_destroy(a->cudnn);
+#endif
+	free(a);
+}
+
+const char *kattn_describe(const KAttn *a)
+{
+	KAttn *m = (KAttn *)a; // the text is composed on demand into the handle's buffer
+	static const char own[] = "the own FlashAttention-2-style kernel (head dims 64, 128)";
+	if (a->impl == KATTN_OWN) {
+		snprintf(m->desc, sizeof m->desc, "own: %s", own);
+		return a->desc;
+	}
+#if HAVE_CUDNN
+	if (a->cudnn) {
+		char shapes[1536];
+		kc_attn_decisions(a->cudnn, shapes, sizeof shapes);
+		snprintf(m->desc, sizeof m->desc, "%s: cuDNN %s fused attention%s%s%s%s", a->impl == KATTN_AUTO ? "auto" : "cudnn",
+			 kc_attn_version(), a->impl == KATTN_AUTO ? " where it accepts the shape, else " : "",
+			 a->impl == KATTN_AUTO ? own : "", shapes[0] ? "; planned: " : "", shapes);
+		return a->desc;
+	}
+#endif
+	snprintf(m->desc, sizeof m->desc, "auto: %s (%s)", own, a->note);
+	return a->desc;
+}
+
+static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+
+size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
+{
+	size_t ws = a->impl == KATTN_CUDNN ? 0 : kattn_own_ws_bytes(B, T, H, hd);
+#if HAVE_CUDNN
+	if (a->cudnn)
+		for (int bwd = 0; bwd < 2; bwd++)
+			for (int causal = 0; causal < 2; causal++) {
+				size_t w = 0;
+				KErr ignored = {0, ""}; // a failure shows again, with its message, when the op runs
+				if (kc_attn_plan(a->cudnn, bwd, B, T, H, hd, causal, &w, NULL, &ignored) == 0)
+					ws = max_sz(ws, w);
+			}
+#endif
+	return ws;
+}
+
+KAttnImpl kattn_last_impl(const KAttn *a) { return a->last; }
+
+// 1: run cuDNN; 0: run the own kernel; < 0: an error (latched)
+static int use_cudnn(KAttn *a, int bwd, int acc, int B, int T, int H, int hd, int causal, KErr *e)
+{
+	if (a->impl == KATTN_OWN)
+		return 0;
+#if HAVE_CUDNN
+	if (a->cudnn) {
+		if (acc) // cuDNN writes its bf16 result; adding it would round twice
+			return a->impl == KATTN_CUDNN
+				       ? kerr_set(e, -ENOTSUP, "--attention cudnn: cuDNN cannot add into dqkv (KG_ADD)")
+				       : 0;
+		const char *why = "";
+		int rc = kc_attn_plan(a->cudnn, bwd, B, T, H, hd, causal, NULL, &why, e);
+		if (rc == 0)
+			return 1;
+		if (rc != -ENOTSUP || a->impl == KATTN_CUDNN)
+			return rc == -ENOTSUP ? kerr_set(e, rc, "--attention cudnn: cuDNN refuses attention %s B %d T %d H %d hd %d%s: %s",
+							 bwd ? "backward" : "forward", B, T, H, hd, causal ? " causal" : "", why)
+					      : rc;
+		return 0;
+	}
+#else
+	(void)bwd, (void)acc, (void)B, (void)T, (void)H, (void)hd, (void)causal;
+#endif
+	return a->impl == KATTN_CUDNN ? kerr_set(e, -ENOTSUP, "--attention cudnn: %s", a->note) : 0;
+}
+
+int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,
+	      int causal, void *ws, size_t ws_bytes, KErr *e)
+{
+	int c = use_cudnn(a, 0, 0, B, T, H, hd, causal, e);
+	if (c < 0)
+		return c;
+	a->last = c ? KATTN_CUDNN : KATTN_OWN;
+#if HAVE_CUDNN
+	if (c)
+		return kc_attn_fwd(a->cudnn, s, out, lse, qkv, B, T, H, hd, causal, ws, ws_bytes, e);
+#else
+	(void)ws, (void)ws_bytes;
+#endif
+	return kattn_own_fwd(e, out, lse, qkv, B, T, H, hd, causal, s);
+}
+
+int kattn_bwd(KAttn *a, cudaStream_t s, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
+	      const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, KErr *e)
+{
+	int c = use_cudnn(a, 1, acc, B, T, H, hd, causal, e);
+	if (c < 0)
+		return c;
+	a->last = c ? KATTN_CUDNN : KATTN_OWN;
+#if HAVE_CUDNN
+	if (c)
+		return kc_attn_bwd(a->cudnn, s, dqkv, dout, qkv, out, lse, B, T, H, hd, causal, ws, ws_bytes, e);
+#endif
+	return kattn_own_bwd(e, dqkv, acc, dout, qkv, out, lse, B, T, H, hd, causal, ws, ws_bytes, s);
+}

@@ -1,0 +1,79 @@
+// Attention on the GPU behind one small internal API: raw device pointers, dims, a stream and a
+// workspace. Two implementations: an own FlashAttention-2-style kernel and cuDNN's fused SDPA.
+#ifndef KATTN_H
+#define KATTN_H
+// defines: KAttnImpl, KATTN_*, KAttn, kattn_own_ws_bytes, kattn_own_fwd, kattn_own_bwd, kattn_own_supports,
+//          kattn_cudnn_available, kattn_create, kattn_destroy, kattn_describe, kattn_ws_bytes, kattn_fwd,
+//          kattn_bwd, kattn_last_impl
+//
+// Layouts are the op contract's (kernels/kern_ops.h, kern_attention_fwd): qkv (B, T, 3·D) bf16 packed
+// as [q | k | v], each D = H·hd split into heads as open_clip's in_proj; out (B, T, D) bf16; lse
+// (B, H, T) f32, the natural log-sum-exp of each query row's scores q·kᵀ/√hd; dqkv like qkv, written
+// (acc 0) or added into (acc 1: widened, summed in f32, rounded once). Every pointer is 16-byte
+// aligned device memory. Functions return 0 or -errno with the message latched in e.
+//
+// Wiring into the CUDA backend (kernels/backend/kern_backend.h): one KAttn per stream handle,
+// created with the context's KCtxOptions.attention, and
+//   attention_ws_bytes: kattn_ws_bytes(a, B, T, H, hd)
+//   attention_fwd:      kattn_fwd(a, stream, out->data, lse->data, qkv->data, B, T, H, hd, causal, ws, ws_bytes)
+//   attention_bwd:      kattn_bwd(a, stream, dqkv.t->data, dqkv.acc, dout->data, qkv->data, out->data,
+//                                 lse->data, B, T, H, hd, causal, ws, ws_bytes)
+// (bf16 arguments only: the backend returns -ENOTSUP for F32 activations).
+
+#include <cuda_runtime_api.h> // defines: cudaStream_t
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kcheck.h" // defines: KErr
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- the own kernel (kattn_fwd.cu, kattn_bwd.cu): head dims 64 and 128, any T >= 1 ----
+
+// 1 when the own kernel computes this shape (hd 64 or 128, T, H, B within the grid limits)
+int kattn_own_supports(int B, int T, int H, int hd);
+// workspace of the backward: the row terms D = rowsum(dO ∘ O), (B, H, T) f32; the forward needs none
+size_t kattn_own_ws_bytes(int B, int T, int H, int hd);
+int kattn_own_fwd(KErr *e, void *out, float *lse, const void *qkv, int B, int T, int H, int hd, int causal,
+		  cudaStream_t s);
+// three kernels: the row terms, dK and dV per key block (walking the query blocks), dQ per query
+// block (walking the key blocks); every element of dqkv has one writer and a fixed summation order
+int kattn_own_bwd(KErr *e, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
+		  const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, cudaStream_t s);
+
+// ---- the selection and the cuDNN path (kattn.c, kattn_cudnn.c) ----
+
+// KCtxOptions.attention of kernels/kern_ops.h has the same values
+typedef enum { KATTN_AUTO = 0, KATTN_OWN = 1, KATTN_CUDNN = 2 } KAttnImpl;
+
+// 1 when this build has cuDNN (HAVE_CUDNN) and its library loads with version 9 or newer
+int kattn_cudnn_available(void);
+
+// One per stream (a cuDNN handle is not shared between threads): the selection, and with cuDNN
+// its handle and a cache of built plans. cudnn: -ENOTSUP when this build has no cuDNN.
+typedef struct KAttn KAttn;
+int kattn_create(KAttn **out, KAttnImpl impl, int device, KErr *e);
+void kattn_destroy(KAttn *a);
+// for the startup log: what runs, e.g. "auto: cuDNN 9.19.0 fused attention where it accepts the
+// shape, the own kernel otherwise"
+const char *kattn_describe(const KAttn *a);
+// the workspace the selected implementation needs for both directions, causal or not (building
+// and caching cuDNN's plans for the shape: a setup call)
+size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd);
+// auto: cuDNN where it accepts the shape (and for backward: acc 0), the own kernel otherwise;
+// cudnn: an argument cuDNN refuses is -ENOTSUP (so a forced choice never runs something else);
+// own: the own kernel (-ENOTSUP for a head dim it lacks)
+int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,
+	      int causal, void *ws, size_t ws_bytes, KErr *e);
+int kattn_bwd(KAttn *a, cudaStream_t s, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
+	      const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, KErr *e);
+// which implementation the last kattn_fwd / kattn_bwd on a ran (KATTN_OWN or KATTN_CUDNN)
+KAttnImpl kattn_last_impl(const KAttn *a);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

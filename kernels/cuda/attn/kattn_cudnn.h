@@ -1,0 +1,37 @@
+// cuDNN's fused flash attention (SDPA forward and backward) for kattn.c: plans built through the
+// backend graph API for the op contract's packed layouts and cached per shape (private to attn/).
+#ifndef KATTN_CUDNN_H
+#define KATTN_CUDNN_H
+// defines: KcAttn, kc_attn_version, kc_attn_create, kc_attn_destroy, kc_attn_plan, kc_attn_fwd, kc_attn_bwd,
+//          kc_attn_decisions, kc_attn_graph_check
+
+#include <cuda_runtime_api.h> // defines: cudaStream_t
+#include <stddef.h>
+
+#include "kcheck.h" // defines: KErr
+
+// the loaded library's version as "9.19.0", or NULL below 9.0
+const char *kc_attn_version(void);
+
+typedef struct KcAttn KcAttn;
+// a cuDNN handle on the current device and an empty plan cache
+int kc_attn_create(KcAttn **out, KErr *e);
+void kc_attn_destroy(KcAttn *c);
+// Finds or builds the plan of one direction (bwd 0/1) for a shape. 0 and *ws the workspace it
+// needs; -ENOTSUP when cuDNN has no engine for it (why: the reason, kept with the shape, so a
+// refused shape is not built again); other -errno latched in e.
+int kc_attn_plan(KcAttn *c, int bwd, int B, int T, int H, int hd, int causal, size_t *ws, const char **why,
+		 KErr *e);
+// run a plan kc_attn_plan built (building it if needed); the layouts of kattn.h
+int kc_attn_fwd(KcAttn *c, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,
+		int causal, void *ws, size_t ws_bytes, KErr *e);
+int kc_attn_bwd(KcAttn *c, cudaStream_t s, void *dqkv, const void *dout, const void *qkv, const void *out,
+		const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, KErr *e);
+// the graph of a plan without a device (for tests): every operation and the operation graph
+// finalized; pad: the padding-mask workaround; ver: the cuDNN version to build for
+int kc_attn_graph_check(int bwd, int B, int T, int H, int hd, int causal, int pad, int ver, int *nops, char *why,
+			size_t len);
+// "T 785 H 12 hd 64 full fwd: cuDNN; ..." for every shape planned so far, into buf
+void kc_attn_decisions(const KcAttn *c, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+# kernels/cuda/attn/: attention on the GPU (DESIGN §6, §8): the own FlashAttention-2-style kernels
+# (kattn_fwd.cu, kattn_bwd.cu), cuDNN's fused attention through its graph API (kattn_cudnn.c, when
+# cuDNN 9 is detected) and the selection between them (kattn.c), behind kattn.h. The kernels are
+# also built for the CPU execution shim, so test_kattn checks them against the CPU reference in
+# every make test; test_kattn_gpu checks both implementations on a device.
+KATTN_CU := kernels/cuda/attn/kattn_fwd.cu kernels/cuda/attn/kattn_bwd.cu
+
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART),11)
+LIBS += kattn
+kattn_CU_SRCS := $(KATTN_CU)
+kattn_SRCS := kernels/cuda/attn/kattn.c $(if $(filter 1,$(HAVE_CUDNN)),kernels/cuda/attn/kattn_cudnn.c)
+$(BUILD)/obj/kernels/cuda/attn/%.o: CFLAGS += $(CUDART_CFLAGS) $(if $(filter 1,$(HAVE_CUDNN)),-DHAVE_CUDNN=1)
+KATTN_LDLIBS := $(CUDART_LIBS) $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_LIBS))
+GPU_TESTS += test_kattn_gpu
+GPU_SANITIZE_TESTS += test_kattn_gpu
+test_kattn_gpu_CU_SRCS := tests/test_kattn.cu
+test_kattn_gpu_LIBS := kattn kcuda kernels stream common
+test_kattn_gpu_LDLIBS := $(KATTN_LDLIBS) -lstdc++
+$(BUILD)/obj/tests/test_kattn.cu.o: NVCCFLAGS += -Ikernels/cuda/attn
+# nvcc builds the device test in every make: warnings, and the spill check over its kernels
+all: $(BUILD)/tests/test_kattn_gpu
+endif
+
+ifeq ($(HAVE_CUDA_EMU),1)
+TEST_LIBS += kattnemu
+kattnemu_SRCS := $(KATTN_CU)
+TESTS += test_kattn
+ASAN_TESTS += test_kattn
+test_kattn_SRCS := tests/test_kattn.cu
+test_kattn_LIBS := kattnemu kemu kernels stream common
+test_kattn_LDLIBS := -lstdc++
+$(BUILD)/obj/emu/tests/test_kattn.o: EMU_CXXFLAGS += -Ikernels -Ikernels/cuda/attn
+endif
+
+# the cuDNN graphs finalize in the library without a device (make test, wherever cuDNN 9 is)
+ifeq ($(HAVE_CUDNN)$(HAVE_CUDART),11)
+TESTS += test_kattn_cudnn_graph
+test_kattn_cudnn_graph_SRCS := tests/test_kattn_cudnn_graph.c kernels/cuda/attn/kattn_cudnn.c
+test_kattn_cudnn_graph_LIBS := kcuda
+test_kattn_cudnn_graph_LDLIBS := $(CUDNN_LIBS)
+$(BUILD)/obj/tests/test_kattn_cudnn_graph.o: CFLAGS += -Ikernels/cuda -Ikernels/cuda/attn $(CUDART_CFLAGS)
+endif

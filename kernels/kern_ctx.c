@@ -87,7 +87,7 @@ static int open_stream(KernDev *d, KernCtx **out)
 
 int kern_ctx_create(KernCtx **out, const KCtxOptions *opt)
 {
-	if (!out || !opt)
+	if (!out || !opt || (int)opt->attention < 0 || (int)opt->attention > KERN_ATTN_CUDNN)
 		return -EINVAL;
 	const KBackend *be = NULL;
 	if (opt->backend == KERN_BACKEND_CPU)
@@ -99,6 +99,7 @@ int kern_ctx_create(KernCtx **out, const KCtxOptions *opt)
 		return -ENOMEM;
 	d->be = be;
 	d->device = opt->device;
+	d->attention = opt->attention;
 	pthread_mutex_init(&d->lock, NULL);
 	int rc = be->dev_open(d, opt);
 	if (rc < 0) {
@@ -151,6 +152,11 @@ void kern_ctx_destroy(KernCtx *ctx)
 const char *kern_ctx_backend_name(const KernCtx *ctx)
 {
 	return ctx->dev->be->name;
+}
+
+const char *kern_ctx_attention(const KernCtx *ctx)
+{
+	return ctx->dev->be->attention_name(ctx);
 }
 
 int kern_ctx_device(const KernCtx *ctx)

@@ -3,11 +3,12 @@
 #ifndef KERN_OPS_H
 #define KERN_OPS_H
 // defines: KDtype, KTensor, KGrad, KG_SET, KG_ADD, KG_NONE, KernCtx, KEvent, KBackendKind, KCtxOptions,
-//          KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams, KFCCO_P_*, KFCCO_T_*,
+//          KAttention, KERN_ATTN_*, KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams, KFCCO_P_*, KFCCO_T_*,
 //          KTempStep, KOptSegment, KSEG_*, KOptPlan, KOptHyper, KERN_MAX_DIMS, KERN_OPT_CHUNK,
 //          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_shape_str, kern_tensor_make,
 //          kern_view, kern_bf16_from_f32, kern_f32_from_bf16,
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
+//          kern_ctx_attention,
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
 //          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
@@ -130,10 +131,17 @@ typedef struct KEvent KEvent;
 
 typedef enum { KERN_BACKEND_CPU = 0, KERN_BACKEND_CUDA = 1 } KBackendKind;
 
+// Which implementation runs the attention ops of a CUDA device: its own FlashAttention-2-style
+// kernel, cuDNN's fused attention (an op cuDNN refuses, or a build without cuDNN, is -ENOTSUP),
+// or cuDNN where it accepts the call and the own kernel elsewhere. The CPU backend has one
+// implementation, its reference: it accepts AUTO and OWN and refuses CUDNN (-ENOTSUP).
+typedef enum { KERN_ATTN_AUTO = 0, KERN_ATTN_OWN = 1, KERN_ATTN_CUDNN = 2 } KAttention;
+
 typedef struct {
 	KBackendKind backend;
-	int device;  // device index (CUDA ordinal); the CPU backend has only device 0
-	int threads; // CPU: OpenMP threads, <= 0 for all that OpenMP offers; ignored by CUDA
+	int device;           // device index (CUDA ordinal); the CPU backend has only device 0
+	int threads;          // CPU: OpenMP threads, <= 0 for all that OpenMP offers; ignored by CUDA
+	KAttention attention; // 0 (zero-initialised options): KERN_ATTN_AUTO
 } KCtxOptions;
 
 // opens the device and its first stream; -ENODEV when the backend is not built in or the device
@@ -147,6 +155,9 @@ int kern_stream_create(KernCtx *ctx, KernCtx **out);
 // are released with its last handle (tensors and views are invalid afterwards)
 void kern_ctx_destroy(KernCtx *ctx);
 const char *kern_ctx_backend_name(const KernCtx *ctx); // "cpu", "cuda"
+// what runs this handle's attention ops, for a startup log line: the selection and, once the
+// shapes are known (kern_attention_ws_bytes), what each shape got. Valid until the next call on ctx.
+const char *kern_ctx_attention(const KernCtx *ctx);
 int kern_ctx_device(const KernCtx *ctx);
 int kern_ctx_threads(const KernCtx *ctx);
 // CPU backend: threads of BLAS calls (1 after creation: the OpenMP team is the only pool);

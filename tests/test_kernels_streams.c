@@ -1,7 +1,8 @@
 // Checks the device side of the contract on the CPU backend: memory belongs to the device (any
 // stream uses it, it outlives the handle that made it), events, asynchronous copies only from
 // pinned or registered host memory, registration overlaps refused, and the host-wait counter
-// counting sync points and nothing else.
+// counting sync points and nothing else; the attention selection of the options (the CPU backend
+// runs its reference and refuses cuDNN).
 #include "kern_gradcheck.h" // defines: kgc_*
 #include "kern_ops.h"       // defines: the device API
 
@@ -24,6 +25,14 @@ int main(void)
 	KCtxOptions cuda = {.backend = KERN_BACKEND_CUDA}, dev1 = {.backend = KERN_BACKEND_CPU, .device = 1};
 	expect("a CUDA context in a build without the CUDA backend", kern_ctx_create(&tmp, &cuda), -ENODEV);
 	expect("CPU device 1", kern_ctx_create(&tmp, &dev1), -ENODEV);
+	KCtxOptions cudnn = {.backend = KERN_BACKEND_CPU, .attention = KERN_ATTN_CUDNN};
+	KCtxOptions att7 = {.backend = KERN_BACKEND_CPU, .attention = (KAttention)7};
+	KCtxOptions own = {.backend = KERN_BACKEND_CPU, .threads = 1, .attention = KERN_ATTN_OWN};
+	expect("cuDNN attention on the CPU backend", kern_ctx_create(&tmp, &cudnn), -ENOTSUP);
+	expect("attention selection 7", kern_ctx_create(&tmp, &att7), -EINVAL);
+	expect("own attention on the CPU backend", kern_ctx_create(&tmp, &own), 0);
+	expect("... is the CPU reference", strstr(kern_ctx_attention(tmp), "CPU reference") != NULL, 1);
+	kern_ctx_destroy(tmp);
 	if (kern_ctx_create_cpu(&c, 2) || kern_stream_create(c, &c2))
 		return 1;
 	expect("the second stream is on device 0", kern_ctx_device(c2), 0);

@@ -59,6 +59,7 @@ static const Flag flags[] = {
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
 	{ "init-from", T_STR, S(init_from), 0, 0, "", "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)" },
 	{ "init-skip-mismatched", T_BOOL, N(init_skip_mismatched), 0, 1, "0", "with --init-from: keep projections whose widths differ from the file's at their initial values" },
+	{ "attention", T_STR, S(attention), 0, 0, "auto", "own | cudnn | auto: the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn" },
 	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)" },
 	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
 	{ "bucket-mb", T_DBL, N(bucket_mb), 0.001, 4096, "4", "gradient all-reduce bucket size in MiB" },
@@ -340,6 +341,15 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "--wd-groups '%s' is not open_clip or avclip", cfg->wd_groups);
 		return -EINVAL;
 	}
+	static const char *const attn[] = {[KERN_ATTN_AUTO] = "auto", [KERN_ATTN_OWN] = "own", [KERN_ATTN_CUDNN] = "cudnn"};
+	int ai = 0;
+	while (ai < 3 && strcmp(cfg->attention, attn[ai]))
+		ai++;
+	if (ai == 3) {
+		snprintf(err, errlen, "--attention '%s' is not own, cudnn or auto", cfg->attention);
+		return -EINVAL;
+	}
+	cfg->attention_impl = (KAttention)ai;
 	if (cfg->train_num_samples == 0)
 		cfg->train_num_samples = cfg->dataset_size;
 	if (cfg->rank >= cfg->ranks) {

@@ -258,7 +258,10 @@ int main(int argc, char **argv)
 	char why_threads[96];
 	int threads = pick_threads(&c, why_threads, sizeof why_threads);
 	KernCtx *ctx;
-	if ((rc = kern_ctx_create_cpu(&ctx, threads)) < 0)
+	KCtxOptions ko = {.backend = KERN_BACKEND_CPU, .threads = threads, .attention = c.attention_impl};
+	if ((rc = kern_ctx_create(&ctx, &ko)) < 0 && rc == -ENOTSUP && c.attention_impl == KERN_ATTN_CUDNN)
+		log_fatalx("--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer runs the CPU backend");
+	if (rc < 0)
 		log_fatalx("cannot create the CPU kernel context: %s", strerror(-rc));
 	TrainStepConfig tc = { .model = c.model, .opt = c.opt, .loss = c.loss, .batch = c.batch_size,
 			       .dataset_size = c.dataset_size, .wd_groups = c.wd, .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0) };
@@ -311,6 +314,7 @@ int main(int argc, char **argv)
 	log_info("model %s: %lld parameters, backend %s with %d threads (%s), ring '%s' seed %llu", c.model_name,
 		 (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), why_threads, c.ring,
 		 (unsigned long long)in.seed);
+	log_info("attention (--attention %s): %s", c.attention, kern_ctx_attention(ctx));
 	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
 	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
 	const int64_t steps_per_epoch = trainer_steps_per_epoch(&c);

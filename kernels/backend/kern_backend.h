@@ -19,6 +19,7 @@ typedef struct KBackend KBackend;
 typedef struct KernDev {
 	const KBackend *be;
 	int device, nthreads;
+	KAttention attention; // KCtxOptions.attention, checked by the front end
 	pthread_mutex_t lock; // error latch and handle count
 	int handles;          // live KernCtx handles; the device closes with the last
 	atomic_int err;       // the first latched error (0: none)
@@ -109,6 +110,7 @@ struct KBackend {
 	int (*l2norm_fwd)(KernCtx *c, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C);
 	int (*l2norm_bwd)(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm,
 			  int64_t N, int C);
+	const char *(*attention_name)(const KernCtx *c); // kern_ctx_attention
 	size_t (*attention_ws_bytes)(KernCtx *c, KDtype dt, int B, int T, int H, int hd);
 	int (*attention_fwd)(KernCtx *c, KTensor *out, KTensor *lse, const KTensor *qkv, int B, int T, int H, int hd,
 			     int causal);

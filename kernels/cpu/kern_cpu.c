@@ -202,6 +202,8 @@ static int cpu_dev_open(KernDev *d, const KCtxOptions *o)
 {
 	if (o->device != 0)
 		return -ENODEV;
+	if (o->attention == KERN_ATTN_CUDNN) // cuDNN is a CUDA library: this backend has only its reference
+		return -ENOTSUP;
 	CpuDev *pv = calloc(1, sizeof *pv);
 	if (!pv)
 		return -ENOMEM;
@@ -217,6 +219,12 @@ static int cpu_dev_open(KernDev *d, const KCtxOptions *o)
 	openblas_set_num_threads(1); // one thread pool: see kcpu_set_blas_threads
 #endif
 	return 0;
+}
+
+static const char *cpu_attention_name(const KernCtx *c)
+{
+	(void)c;
+	return "the CPU reference (FlashAttention-style tiles, online softmax, f32)";
 }
 
 static void cpu_dev_close(KernDev *d)
@@ -439,6 +447,7 @@ const KBackend kcpu_backend = {
 	.pool_bwd = kcpu_pool_bwd,
 	.l2norm_fwd = kcpu_l2norm_fwd,
 	.l2norm_bwd = kcpu_l2norm_bwd,
+	.attention_name = cpu_attention_name,
 	.attention_ws_bytes = kcpu_attention_ws_bytes,
 	.attention_fwd = kcpu_attention_fwd,
 	.attention_bwd = kcpu_attention_bwd,

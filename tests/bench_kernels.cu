@@ -1,11 +1,14 @@
-// make bench-kernels: own kernels in GB/s against a device-to-device copy, GEMMs in TFLOP/s
-// against a plain cuBLASLt bf16 GEMM, all measured in the same run; ratios printed last.
+// make bench-kernels: own kernels in GB/s against a device-to-device copy, GEMMs and attention in
+// TFLOP/s against a plain cuBLASLt bf16 GEMM, all measured in the same run; ratios printed last.
 // Each own kernel adds one entry to the table in main. Exit 77 without a GPU.
+#include "kattn.h" // defines: KAttn, kattn_create, kattn_fwd, kattn_bwd, kattn_ws_bytes
 #include "kcuda.h" // defines: KLAUNCH, cuda_check
 #include "kex.h"   // defines: kex_blocksum, kex_softmax_rows, kex_mma_gemm
 #include "kgemm.h" // defines: kgemm
 
+#include <deque>
 #include <functional>
+#include <string>
 #include <stdio.h>
 #include <string.h>
 #include <vector>
@@ -53,6 +56,86 @@ static void fill_bf16(__nv_bfloat16 *d, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f);
 	cuda_check(cudaMemcpy(d, h.data(), n * 2, cudaMemcpyHostToDevice));
+}
+
+// Attention at the model's shapes, forward and backward, for each implementation this build has.
+// FLOPs are the algorithm's: 4·B·H·T²·hd forward (Q·Kᵀ and P·V), 2.5 times that backward (five
+// T x T GEMMs), half under a causal mask; the own backward computes S and dP twice (7 GEMMs), so
+// its hardware rate is 1.4 times the printed one.
+struct AttnShape {
+	const char *name;
+	int B, T, H, hd, causal;
+};
+static const AttnShape attn_shapes[] = {
+	{"vit-b16 T=4", 32, 785, 12, 64, 0}, {"vit-b16 T=16", 8, 3137, 12, 64, 0}, {"text", 256, 77, 8, 64, 1}};
+
+struct AttnBufs {
+	__nv_bfloat16 *qkv, *out, *dout, *dqkv;
+	float *lse;
+	void *ws;
+	size_t wsb;
+};
+struct AttnBench {
+	KAttn *impl[2]; // own, cuDNN (NULL when this build or device has none)
+	std::deque<AttnBufs> bufs;
+	std::deque<std::string> names;
+	~AttnBench()
+	{
+		for (AttnBufs &b : bufs)
+			for (void *p : {(void *)b.qkv, (void *)b.out, (void *)b.dout, (void *)b.dqkv, (void *)b.lse, b.ws})
+				cuda_check(cudaFree(p));
+		for (KAttn *k : impl)
+			kattn_destroy(k);
+	}
+};
+
+static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const char *peak)
+{
+	KAttn **impl = ab.impl;
+	static const char *const label[2] = {"own", "cudnn"};
+	if (kattn_create(&impl[0], KATTN_OWN, 0, &e))
+		fprintf(stderr, "attention: %s\n", e.msg), exit(1);
+	if (!kattn_cudnn_available() || kattn_create(&impl[1], KATTN_CUDNN, 0, &e)) {
+		printf("attention: cuDNN not in this build or not usable (%s): own kernel only\n", e.msg);
+		kerr_clear(&e);
+	}
+	for (const AttnShape &a : attn_shapes) {
+		const size_t D = (size_t)a.H * a.hd, nx = (size_t)a.B * a.T * 3 * D, no = (size_t)a.B * a.T * D;
+		ab.bufs.push_back(AttnBufs());
+		AttnBufs *b = &ab.bufs.back();
+		cuda_check(cudaMalloc((void **)&b->qkv, nx * 2));
+		cuda_check(cudaMalloc((void **)&b->dqkv, nx * 2));
+		cuda_check(cudaMalloc((void **)&b->out, no * 2));
+		cuda_check(cudaMalloc((void **)&b->dout, no * 2));
+		cuda_check(cudaMalloc((void **)&b->lse, (size_t)a.B * a.H * a.T * 4));
+		fill_bf16(b->qkv, nx), fill_bf16(b->dout, no);
+		for (int i = 0; i < 2; i++)
+			if (impl[i])
+				b->wsb = std::max(b->wsb, kattn_ws_bytes(impl[i], a.B, a.T, a.H, a.hd));
+		cuda_check(cudaMalloc(&b->ws, b->wsb + 256));
+		const double fwd = 4.0 * a.B * a.H * (double)a.T * a.T * a.hd * (a.causal ? 0.5 : 1.0);
+		for (int i = 0; i < 2; i++) {
+			KAttn *k = impl[i];
+			if (!k)
+				continue;
+			auto run_fwd = [=, &e] {
+				return kattn_fwd(k, NULL, b->out, b->lse, b->qkv, a.B, a.T, a.H, a.hd, a.causal, b->ws, b->wsb, &e);
+			};
+			auto run_bwd = [=, &e] {
+				return kattn_bwd(k, NULL, b->dqkv, 0, b->dout, b->qkv, b->out, b->lse, a.B, a.T, a.H, a.hd, a.causal,
+						 b->ws, b->wsb, &e);
+			};
+			if (run_fwd() || run_bwd()) { // cuDNN may refuse a shape: say so and go on
+				printf("attention %s %s: not run: %s\n", label[i], a.name, e.msg);
+				kerr_clear(&e);
+				continue;
+			}
+			ab.names.push_back(std::string("attn ") + label[i] + " fwd " + a.name);
+			t.push_back({ab.names.back().c_str(), true, fwd, peak, run_fwd});
+			ab.names.push_back(std::string("attn ") + label[i] + " bwd " + a.name);
+			t.push_back({ab.names.back().c_str(), true, 2.5 * fwd, peak, run_bwd});
+		}
+	}
 }
 
 int main()
@@ -105,6 +188,8 @@ int main()
 		     [&] { return kex_softmax_rows(&e, (__nv_bfloat16 *)dst, (const __nv_bfloat16 *)src, rows, cols, 0); }});
 	t.push_back({"example mma GEMM 4096^3", true, 2.0 * gm * gm * gm, "cuBLASLt bf16 GEMM 4096^3",
 		     [&] { return kex_mma_gemm(&e, (float *)c, a, b, gm, gm, gm, 0); }});
+	AttnBench ab = {};
+	add_attention(t, ab, e, "cuBLASLt bf16 GEMM 8192^3");
 
 	for (auto &x : t) {
 		x.secs = time_it(x.run);
@@ -112,7 +197,7 @@ int main()
 			fprintf(stderr, "%s failed: %s\n", x.name, e.msg);
 			return 1;
 		}
-		printf("%-32s %9.3f ms  %8.1f %s\n", x.name, x.secs * 1e3, x.work / x.secs / (x.flops ? 1e12 : 1e9),
+		printf("%-36s %9.3f ms  %8.1f %s\n", x.name, x.secs * 1e3, x.work / x.secs / (x.flops ? 1e12 : 1e9),
 		       x.flops ? "TFLOP/s" : "GB/s");
 	}
 	printf("ratios:");

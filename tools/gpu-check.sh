@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU check in one command: build what the GPU needs (without FFmpeg, liburing or
 # libnuma when their development packages are missing), run make test-gpu, compute-sanitizer's
-# memcheck and racecheck on the kernel tests, and make bench-kernels. Full logs go to $OUT (or
-# build/gpu-check/); a short table is printed last. Under 8 minutes on one H200.
+# memcheck and racecheck on the kernel tests, attention against the CPU reference, and make
+# bench-kernels. Full logs go to $OUT (or build/gpu-check/); a short table is printed last.
 #
 #   tools/gpu-check.sh [--dry-run] [--jobs N]
 #
@@ -43,7 +43,8 @@ sanitize() {
 	local n=0
 	for t in $(kernel_tests); do
 		echo "== $tool: $t"
-		"$sanitizer" --tool "$tool" --error-exitcode 99 "$t"
+		# KT_QUICK: kernel tests with long shape lists (test_kattn_gpu) take their small ones
+		KT_QUICK=1 "$sanitizer" --tool "$tool" --error-exitcode 99 "$t"
 		local r=$?
 		n=$((n + 1))
 		[ $r = 0 ] || [ $r = 77 ] || { echo "== $tool FAILED on $t (exit $r)"; rc=1; }
@@ -58,13 +59,15 @@ if [ -n "$tool" ]; then
 fi
 
 # name | seconds | needs a GPU (gpu/cpu) | command (its last output line is the table's note)
-# The limits add up to about 8 minutes; on a 16-core H200 host the whole check takes ~3.
+# The limits add up to about 11 minutes; on a 16-core H200 host the whole check should take ~4
+# (the attention step repeats test_kattn_gpu of test-gpu so that its worst errors are the note).
 STEPS=(
 	"build|240|cpu|make -j$jobs BUILD=$build all && echo built in $build"
 	"test-gpu|90|gpu|make BUILD=$build test-gpu"
 	"memcheck|60|gpu|bash tools/gpu-check.sh --sanitize memcheck"
 	"racecheck|60|gpu|bash tools/gpu-check.sh --sanitize racecheck"
-	"bench-kernels|60|gpu|make -s BUILD=$build bench-kernels"
+	"attention|120|gpu|out=\$($build/tests/test_kattn_gpu 2>&1); rc=\$?; echo \"\$out\"; grep '^worst' <<<\"\$out\"; exit \$rc"
+	"bench-kernels|120|gpu|make -s BUILD=$build bench-kernels"
 )
 
 have_gpu() {
@@ -116,6 +119,7 @@ done
 	echo
 	echo "gpu-check ($(date -u +%Y-%m-%dT%H:%MZ), logs in $logdir)"
 	[ -f "$logdir/bench-kernels.log" ] && grep -h -e '^device:' -e '^ratios:' "$logdir/bench-kernels.log"
+	[ -f "$logdir/attention.log" ] && grep -h -e '^worst' -e '^cuDNN\|^auto\|^cudnn:' "$logdir/attention.log"
 	printf '%-14s %-5s %6s  %s\n' step result time note
 	printf '%s\n' "${rows[@]}"
 } | tee "$logdir/summary.txt"

@@ -16,7 +16,7 @@ GPU_SANITIZE_TESTS += test_kattn_gpu
 test_kattn_gpu_CU_SRCS := tests/test_kattn.cu
 test_kattn_gpu_LIBS := kattn kcuda kernels stream common
 test_kattn_gpu_LDLIBS := $(KATTN_LDLIBS) -lstdc++
-$(BUILD)/obj/tests/test_kattn.cu.o: NVCCFLAGS += -Ikernels/cuda/attn
+$(BUILD)/obj/tests/test_kattn.cu.o $(BUILD)/obj/tests/bench_kernels.cu.o: NVCCFLAGS += -Ikernels/cuda/attn
 # nvcc builds the device test in every make: warnings, and the spill check over its kernels
 all: $(BUILD)/tests/test_kattn_gpu
 endif

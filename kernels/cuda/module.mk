@@ -79,11 +79,12 @@ test_kgemm_gpu_LDLIBS := $(CUBLAS_LIBS)
 $(BUILD)/obj/tests/test_kgemm_gpu.o: CFLAGS += -Ikernels/cuda $(CUDART_CFLAGS)
 all: $(BUILD)/tests/test_kgemm_gpu
 
-# make bench-kernels: own kernels against copy and cuBLASLt baselines (GPU; skips without one)
+# make bench-kernels: own kernels against copy and cuBLASLt baselines, attention (own and cuDNN,
+# kernels/cuda/module-attn.mk) against the GEMM's TFLOP/s (GPU; skips without one)
 BENCHES += bench_kernels
 bench_kernels_CU_SRCS := tests/bench_kernels.cu
-bench_kernels_LIBS := kexgpu kcuda
-bench_kernels_LDLIBS := $(CUBLAS_LIBS) -lstdc++
+bench_kernels_LIBS := kexgpu kcuda kattn
+bench_kernels_LDLIBS := $(CUBLAS_LIBS) $(KATTN_LDLIBS) -lstdc++
 .PHONY: bench-kernels
 bench-kernels: $(BUILD)/tests/bench_kernels
 	@$(BUILD)/tests/bench_kernels || { rc=$$?; [ $$rc = 77 ] && echo "bench-kernels: skipped (no GPU)"; [ $$rc = 77 ]; }

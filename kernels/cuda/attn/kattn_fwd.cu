@@ -32,12 +32,29 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 	for (int j = 0; j < NO; j++)
 		kfrag_c_zero(o[j]);
 
+	// HD 64: the next K, V tile travels into registers while this one is used (32 registers)
+	constexpr bool PF = HD == 64;
+	constexpr int NCH = PF ? kattn_chunks<HD, KATTN_BM>() : 1;
+	uint4 pk[NCH], pv[NCH];
 	const int kend = causal ? min(T, q0 + KATTN_BM) : T;
+	if (PF) {
+		kattn_fetch_rows<HD, KATTN_BM>(pk, base + D, rs, 0, T);
+		kattn_fetch_rows<HD, KATTN_BM>(pv, base + 2 * D, rs, 0, T);
+	}
 	for (int k0 = 0; k0 < kend; k0 += KATTN_BM) {
 		__syncthreads(); // the previous tile's K and V are read
-		kattn_load_rows<HD, KATTN_BM>(sK, base + D, rs, k0, T);
-		kattn_load_rows<HD, KATTN_BM>(sV, base + 2 * D, rs, k0, T);
+		if (PF) {
+			kattn_put_rows<HD, KATTN_BM>(sK, pk);
+			kattn_put_rows<HD, KATTN_BM>(sV, pv);
+		} else {
+			kattn_load_rows<HD, KATTN_BM>(sK, base + D, rs, k0, T);
+			kattn_load_rows<HD, KATTN_BM>(sV, base + 2 * D, rs, k0, T);
+		}
 		__syncthreads();
+		if (PF && k0 + KATTN_BM < kend) {
+			kattn_fetch_rows<HD, KATTN_BM>(pk, base + D, rs, k0 + KATTN_BM, T);
+			kattn_fetch_rows<HD, KATTN_BM>(pv, base + 2 * D, rs, k0 + KATTN_BM, T);
+		}
 		KFragC s[8];
 		for (int j = 0; j < 8; j++)
 			kfrag_c_zero(s[j]);

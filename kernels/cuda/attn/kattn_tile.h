@@ -3,7 +3,7 @@
 #ifndef KATTN_TILE_H
 #define KATTN_TILE_H
 // defines: KATTN_BM, KATTN_THREADS, KATTN_LOG2E, KATTN_LN2, kattn_ld, kattn_load_rows, kattn_store_rows,
-//          kattn_check, kattn_smem_optin
+//          kattn_fetch_rows, kattn_put_rows, kattn_check, kattn_smem_optin
 
 #include "kattn.h" // defines: KErr
 #include "kmma.h"  // defines: KFragC, klane, kfrag_c_row, kfrag_c_col, kpack_bf16x2, kld_bf16x2
@@ -34,6 +34,30 @@ __device__ __forceinline__ void kattn_load_rows(kbf16 *tile, const kbf16 *src, i
 		if (r0 + r < T)
 			v = *reinterpret_cast<const uint4 *>(src + (int64_t)(r0 + r) * stride + c);
 		*reinterpret_cast<uint4 *>(tile + r * kattn_ld<HD>() + c) = v;
+	}
+}
+
+// The same rows in two halves, so that a tile's global loads are in flight while the block computes
+// on the previous one: fetch into registers (this thread's 16-byte chunks), later put them into
+// the shared tile (after the barrier that frees it).
+template <int HD, int ROWS> __host__ __device__ constexpr int kattn_chunks() { return ROWS * HD / 8 / KATTN_THREADS; }
+template <int HD, int ROWS>
+__device__ __forceinline__ void kattn_fetch_rows(uint4 *regs, const kbf16 *src, int64_t stride, int r0, int T)
+{
+	constexpr int CH = HD / 8;
+	static_assert(ROWS * CH % KATTN_THREADS == 0, "whole chunks per thread");
+	for (int j = 0; j < kattn_chunks<HD, ROWS>(); j++) {
+		int i = (int)threadIdx.x + j * KATTN_THREADS, r = i / CH, c = 8 * (i % CH);
+		regs[j] = r0 + r < T ? *reinterpret_cast<const uint4 *>(src + (int64_t)(r0 + r) * stride + c)
+				     : make_uint4(0, 0, 0, 0);
+	}
+}
+template <int HD, int ROWS> __device__ __forceinline__ void kattn_put_rows(kbf16 *tile, const uint4 *regs)
+{
+	constexpr int CH = HD / 8;
+	for (int j = 0; j < kattn_chunks<HD, ROWS>(); j++) {
+		int i = (int)threadIdx.x + j * KATTN_THREADS;
+		*reinterpret_cast<uint4 *>(tile + (i / CH) * kattn_ld<HD>() + 8 * (i % CH)) = regs[j];
 	}
 }
 

@@ -117,6 +117,10 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 	float *dl = kt_dev_alloc<float>(nl), *rl = kt_dev_alloc<float>(nl);
 	void *ws = kt_dev_alloc<unsigned char>(wsb + 16);
 	kt_upload(dx, qkv), kt_upload(ddo, dout), kt_upload(ry, ref.out_b), kt_upload(rl, ref.lse);
+	auto release = [&] {
+		for (void *p : {(void *)dx, (void *)dy, (void *)ddo, (void *)ddx, (void *)dl, (void *)ry, (void *)rl, ws})
+			cuda_check(cudaFree(p));
+	};
 	std::vector<bf16> out[2], dq[2];
 	std::vector<float> lse[2];
 	KErr e = {0, ""};
@@ -124,11 +128,19 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 		reschedule(seed + (uint64_t)run);
 		int rc = im.fwd(im.ctx, dy, dl, dx, k, ws, wsb, &e);
 		rc = rc ? rc : im.bwd(im.ctx, ddx, 0, ddo, dx, ry, rl, k, ws, wsb, &e);
+		// cuDNN may refuse a shape (auto then runs the own kernel), but not the model's
+		bool model_shape = (k.T == 77 || k.T == 785 || k.T == 3137) && k.hd == 64;
+		if (rc == -ENOTSUP && !im.want_same && !model_shape) {
+			printf("%-5s B %d T %4d H %2d hd %3d: refused: %s\n", im.name, k.B, k.T, k.H, k.hd, e.msg);
+			break;
+		}
 		KT_CHECK(rc == 0, "%s: %s", im.name, e.msg);
 		if (rc)
-			return;
+			break;
 		out[run] = kt_download(dy, no), lse[run] = kt_download(dl, nl), dq[run] = kt_download(ddx, nx);
 	}
+	if (dq[1].empty()) // refused or failed: nothing to compare
+		return release();
 	std::vector<float> got_out = widen(out[0]), got_dq = widen(dq[0]);
 	double err[5] = {kt_rel_l2(got_out.data(), ref.out.data(), no), kt_rel_l2(lse[0].data(), ref.lse.data(), nl)};
 	for (int w = 0; w < 3; w++) {
@@ -149,8 +161,7 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 	else
 		printf("%-5s T %d: two runs %s\n", im.name, k.T,
 		       !memcmp(dq[0].data(), dq[1].data(), nx * 2) ? "bit-identical" : "differ (not required)");
-	for (void *p : {(void *)dx, (void *)dy, (void *)ddo, (void *)ddx, (void *)dl, (void *)ry, (void *)rl, ws})
-		cuda_check(cudaFree(p));
+	release();
 }
 
 // ---- the own kernel, called directly ----

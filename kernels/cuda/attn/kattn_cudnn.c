@@ -274,8 +274,9 @@ static cudnnBackendDescriptor_t g_causal(Graph *g, const Dims *d, cudnnBackendDe
 	cudnnBackendDescriptor_t row = g_tensor(g, 0, CUDNN_DATA_INT32, d->dss, d->sss);
 	cudnnBackendDescriptor_t col = g_tensor(g, 0, CUDNN_DATA_INT32, d->dss, d->sss);
 	cudnnBackendDescriptor_t keep = g_tensor(g, 0, CUDNN_DATA_BOOLEAN, d->dss, d->sss);
-	g_pw(g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, NULL, NULL, row, 2);
-	g_pw(g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_INT32, s, NULL, NULL, col, 3);
+	// the indices computed in the graph's compute type (f32) into int32, as the frontend's mask does
+	g_pw(g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s, NULL, NULL, row, 2);
+	g_pw(g, CUDNN_POINTWISE_GEN_INDEX, CUDNN_DATA_FLOAT, s, NULL, NULL, col, 3);
 	g_pw(g, CUDNN_POINTWISE_CMP_GE, CUDNN_DATA_BOOLEAN, row, col, NULL, keep, -1);
 	return g_pw(g, CUDNN_POINTWISE_BINARY_SELECT, CUDNN_DATA_FLOAT, s, neginf, keep,
 		    g_tensor(g, 0, CUDNN_DATA_FLOAT, d->dss, d->sss), -1);
@@ -499,6 +500,15 @@ static int build(KcAttn *c, KcPlan *p, KErr *e)
 	Graph *g = &p->g;
 	memset(g, 0, sizeof *g);
 	g->uid = U_VIRTUAL;
+	// shapes and versions cudnn-frontend refuses before cuDNN sees them (known wrong results)
+	const char *rule = c->ver == 91000 || c->ver == 91001 ? "SDPA bf16 has known bugs in cuDNN 9.10.0/9.10.1"
+			   : p->bwd && p->T == 1	      ? "cuDNN's SDPA backward does not take s_q = s_kv = 1"
+							      : NULL;
+	if (rule) {
+		p->status = -ENOTSUP;
+		snprintf(p->why, sizeof p->why, "%s", rule);
+		return -ENOTSUP;
+	}
 	// cuDNN <= 9.15.0 backward needs a padding mask when T is not a multiple of 128 (the frontend's workaround)
 	p->pad = p->bwd && c->ver <= 91500 && p->T % 128;
 	if (p->bwd)

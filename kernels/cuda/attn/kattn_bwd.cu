@@ -86,19 +86,10 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 		KFragC s[NQ], dp[NQ];
 		for (int j = 0; j < NQ; j++)
 			kfrag_c_zero(s[j]), kfrag_c_zero(dp[j]);
-		for (int k = 0; k < NK; k++) {
-			KFragA a;
-			if (KEEP)
-				a = kf[k];
-			else
-				kfrag_load_a(a, wK + 16 * k, LD);
-			for (int j = 0; j < NQ / 2; j++) {
-				KFragB qb[2];
-				kfrag_load_b2_nk(qb, sQ + 16 * j * LD + 16 * k, LD);
-				kmma_bf16(s[2 * j], a, qb[0], s[2 * j]);
-				kmma_bf16(s[2 * j + 1], a, qb[1], s[2 * j + 1]);
-			}
-		}
+		if (KEEP)
+			kattn_mma_abt<HD, NQ / 2>(s, (const KFragA *)kf, sQ);
+		else
+			kattn_mma_abt<HD, NQ / 2>(s, wK, sQ);
 		const bool diag = causal && q0 < k0 + KATTN_BM;
 		for (int j = 0; j < NQ; j++)
 			for (int i = 0; i < 4; i++) {
@@ -106,42 +97,15 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 				float p = exp2f(s[j].x[i] * sl2 - sL[qi]);
 				s[j].x[i] = diag && q0 + qi < key ? 0.0f : p;
 			}
-		for (int kk = 0; kk < NQ / 2; kk++) {
-			KFragA pa;
-			kfrag_c_to_a(pa, s[2 * kk], s[2 * kk + 1]);
-			for (int j = 0; j < NK; j++) {
-				KFragB ob[2];
-				kfrag_load_b2_kn(ob, sO + 16 * kk * LD + 16 * j, LD);
-				kmma_bf16(dv[2 * j], pa, ob[0], dv[2 * j]);
-				kmma_bf16(dv[2 * j + 1], pa, ob[1], dv[2 * j + 1]);
-			}
-		}
-		for (int k = 0; k < NK; k++) {
-			KFragA a;
-			if (KEEP)
-				a = vf[k];
-			else
-				kfrag_load_a(a, wV + 16 * k, LD);
-			for (int j = 0; j < NQ / 2; j++) {
-				KFragB ob[2];
-				kfrag_load_b2_nk(ob, sO + 16 * j * LD + 16 * k, LD);
-				kmma_bf16(dp[2 * j], a, ob[0], dp[2 * j]);
-				kmma_bf16(dp[2 * j + 1], a, ob[1], dp[2 * j + 1]);
-			}
-		}
+		kattn_mma_pm<HD, NQ / 2>(dv, s, sO);
+		if (KEEP)
+			kattn_mma_abt<HD, NQ / 2>(dp, (const KFragA *)vf, sO);
+		else
+			kattn_mma_abt<HD, NQ / 2>(dp, wV, sO);
 		for (int j = 0; j < NQ; j++)
 			for (int i = 0; i < 4; i++)
 				s[j].x[i] *= dp[j].x[i] - sD[8 * j + kfrag_c_col(lane, i)];
-		for (int kk = 0; kk < NQ / 2; kk++) {
-			KFragA da;
-			kfrag_c_to_a(da, s[2 * kk], s[2 * kk + 1]);
-			for (int j = 0; j < NK; j++) {
-				KFragB qb[2];
-				kfrag_load_b2_kn(qb, sQ + 16 * kk * LD + 16 * j, LD);
-				kmma_bf16(dk[2 * j], da, qb[0], dk[2 * j]);
-				kmma_bf16(dk[2 * j + 1], da, qb[1], dk[2 * j + 1]);
-			}
-		}
+		kattn_mma_pm<HD, NQ / 2>(dk, s, sQ);
 	}
 	const int r0 = k0 + warp * 16;
 	const float ks[2] = {scale, scale}, one[2] = {1.0f, 1.0f};
@@ -195,16 +159,8 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 		KFragC s[NS], dp[NS];
 		for (int j = 0; j < NS; j++)
 			kfrag_c_zero(s[j]), kfrag_c_zero(dp[j]);
-		for (int k = 0; k < NK; k++)
-			for (int j = 0; j < NS / 2; j++) {
-				KFragB kb[2], vb[2];
-				kfrag_load_b2_nk(kb, sK + 16 * j * LD + 16 * k, LD);
-				kmma_bf16(s[2 * j], qf[k], kb[0], s[2 * j]);
-				kmma_bf16(s[2 * j + 1], qf[k], kb[1], s[2 * j + 1]);
-				kfrag_load_b2_nk(vb, sV + 16 * j * LD + 16 * k, LD);
-				kmma_bf16(dp[2 * j], of[k], vb[0], dp[2 * j]);
-				kmma_bf16(dp[2 * j + 1], of[k], vb[1], dp[2 * j + 1]);
-			}
+		kattn_mma_abt<HD, NS / 2>(s, (const KFragA *)qf, sK);
+		kattn_mma_abt<HD, NS / 2>(dp, (const KFragA *)of, sV);
 		const bool edge = k0 + BK > T || (causal && k0 + BK > q0 + warp * 16);
 		for (int j = 0; j < NS; j++)
 			for (int i = 0; i < 4; i++) {
@@ -215,16 +171,7 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 					p = 0.0f;
 				s[j].x[i] = p * (dp[j].x[i] - dd[hh]);
 			}
-		for (int kk = 0; kk < NS / 2; kk++) {
-			KFragA da;
-			kfrag_c_to_a(da, s[2 * kk], s[2 * kk + 1]);
-			for (int j = 0; j < NK; j++) {
-				KFragB kb[2];
-				kfrag_load_b2_kn(kb, sK + 16 * kk * LD + 16 * j, LD);
-				kmma_bf16(dq[2 * j], da, kb[0], dq[2 * j]);
-				kmma_bf16(dq[2 * j + 1], da, kb[1], dq[2 * j + 1]);
-			}
-		}
+		kattn_mma_pm<HD, NS / 2>(dq, s, sK);
 	}
 	const int r0 = q0 + warp * 16;
 	const float qs[2] = {scale, scale};

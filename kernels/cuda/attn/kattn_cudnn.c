@@ -126,39 +126,35 @@ static void g_free(Graph *g)
 	g->nops = 0;
 }
 
-// a 4-d tensor: uid 0 makes a virtual one with a fresh id
-static cudnnBackendDescriptor_t g_tensor(Graph *g, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
-					 const int64_t strides[4])
+static cudnnBackendDescriptor_t g_desc(Graph *g, int64_t id, cudnnDataType_t dt, const int64_t dims[4],
+				       const int64_t strides[4], bool virt, bool byval)
 {
 	cudnnBackendDescriptor_t t = g_new(g, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-	bool virt = uid == 0;
-	int64_t id = virt ? g->uid++ : uid, align = 16;
+	int64_t align = 16;
 	g_set(g, t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
 	g_set(g, t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, dims);
 	g_set(g, t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, strides);
 	g_set(g, t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &id);
 	g_set(g, t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
 	g_set(g, t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
+	if (byval)
+		g_set(g, t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &byval);
 	g_fin(g, t, "tensor");
 	return t;
+}
+
+// a 4-d tensor: uid 0 makes a virtual one with a fresh id
+static cudnnBackendDescriptor_t g_tensor(Graph *g, int64_t uid, cudnnDataType_t dt, const int64_t dims[4],
+					 const int64_t strides[4])
+{
+	return g_desc(g, uid ? uid : g->uid++, dt, dims, strides, uid == 0, false);
 }
 
 // a scalar passed by value at execution (a host pointer in the variant pack)
 static cudnnBackendDescriptor_t g_scalar(Graph *g, int64_t uid, cudnnDataType_t dt)
 {
 	static const int64_t one[4] = {1, 1, 1, 1};
-	cudnnBackendDescriptor_t t = g_new(g, CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-	bool virt = false, byval = true;
-	int64_t align = 16;
-	g_set(g, t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dt);
-	g_set(g, t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, 4, one);
-	g_set(g, t, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, 4, one);
-	g_set(g, t, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-	g_set(g, t, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
-	g_set(g, t, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &virt);
-	g_set(g, t, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &byval);
-	g_fin(g, t, "scalar tensor");
-	return t;
+	return g_desc(g, uid, dt, one, one, false, true);
 }
 
 static void g_op(Graph *g, cudnnBackendDescriptor_t op, const char *what)

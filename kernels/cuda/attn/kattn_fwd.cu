@@ -58,13 +58,7 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 		KFragC s[8];
 		for (int j = 0; j < 8; j++)
 			kfrag_c_zero(s[j]);
-		for (int k = 0; k < NK; k++)
-			for (int j = 0; j < 4; j++) {
-				KFragB kb[2];
-				kfrag_load_b2_nk(kb, sK + 16 * j * LD + 16 * k, LD);
-				kmma_bf16(s[2 * j], qf[k], kb[0], s[2 * j]);
-				kmma_bf16(s[2 * j + 1], qf[k], kb[1], s[2 * j + 1]);
-			}
+		kattn_mma_abt<HD, 4>(s, (const KFragA *)qf, sK);
 		const bool edge = k0 + KATTN_BM > T || (causal && k0 + KATTN_BM > q0 + warp * 16);
 		for (int j = 0; j < 8; j++)
 			for (int i = 0; i < 4; i++) {
@@ -94,16 +88,7 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 					l[hh] += p;
 				}
 		}
-		for (int kk = 0; kk < 4; kk++) {
-			KFragA pa;
-			kfrag_c_to_a(pa, s[2 * kk], s[2 * kk + 1]);
-			for (int j = 0; j < NK; j++) {
-				KFragB vb[2];
-				kfrag_load_b2_kn(vb, sV + 16 * kk * LD + 16 * j, LD);
-				kmma_bf16(o[2 * j], pa, vb[0], o[2 * j]);
-				kmma_bf16(o[2 * j + 1], pa, vb[1], o[2 * j + 1]);
-			}
-		}
+		kattn_mma_pm<HD, 4>(o, s, sV);
 	}
 
 	float inv[2];

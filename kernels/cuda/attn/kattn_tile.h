@@ -3,7 +3,8 @@
 #ifndef KATTN_TILE_H
 #define KATTN_TILE_H
 // defines: KATTN_BM, KATTN_THREADS, KATTN_LOG2E, KATTN_LN2, kattn_ld, kattn_load_rows, kattn_store_rows,
-//          kattn_fetch_rows, kattn_put_rows, kattn_check, kattn_smem_optin
+//          kattn_fetch_rows, kattn_put_rows, kattn_afrag, kattn_mma_abt, kattn_mma_pm, kattn_check,
+//          kattn_smem_optin
 
 #include "kattn.h" // defines: KErr
 #include "kmma.h"  // defines: KFragC, klane, kfrag_c_row, kfrag_c_col, kpack_bf16x2, kld_bf16x2
@@ -58,6 +59,47 @@ template <int HD, int ROWS> __device__ __forceinline__ void kattn_put_rows(kbf16
 	for (int j = 0; j < kattn_chunks<HD, ROWS>(); j++) {
 		int i = (int)threadIdx.x + j * KATTN_THREADS;
 		*reinterpret_cast<uint4 *>(tile + (i / CH) * kattn_ld<HD>() + 8 * (i % CH)) = regs[j];
+	}
+}
+
+// ---- the two tile products every kernel here is made of (per warp, f32 accumulators) ----
+// A fragments of a warp's 16 rows: held in registers, or read from its shared rows at need
+template <int HD> __device__ __forceinline__ KFragA kattn_afrag(const KFragA *a, int k) { return a[k]; }
+template <int HD> __device__ __forceinline__ KFragA kattn_afrag(const kbf16 *rows, int k)
+{
+	KFragA f;
+	kfrag_load_a(f, rows + 16 * k, kattn_ld<HD>());
+	return f;
+}
+// s (16 x 16·NJ) += A (16 x HD) · Mᵀ, M a shared tile of 16·NJ rows x HD: S = Q Kᵀ, dP = dO Vᵀ
+template <int HD, int NJ, class Src>
+__device__ __forceinline__ void kattn_mma_abt(KFragC *s, Src a, const kbf16 *m)
+{
+	constexpr int LD = kattn_ld<HD>();
+	for (int k = 0; k < HD / 16; k++) {
+		KFragA f = kattn_afrag<HD>(a, k);
+		for (int j = 0; j < NJ; j++) {
+			KFragB b[2];
+			kfrag_load_b2_nk(b, m + 16 * j * LD + 16 * k, LD);
+			kmma_bf16(s[2 * j], f, b[0], s[2 * j]);
+			kmma_bf16(s[2 * j + 1], f, b[1], s[2 * j + 1]);
+		}
+	}
+}
+// acc (16 x HD) += P (16 x 16·NP, accumulators rounded to bf16 as A fragments) · M, M a shared
+// tile of 16·NP rows x HD: O += P V, dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K
+template <int HD, int NP> __device__ __forceinline__ void kattn_mma_pm(KFragC *acc, const KFragC *p, const kbf16 *m)
+{
+	constexpr int LD = kattn_ld<HD>();
+	for (int kk = 0; kk < NP; kk++) {
+		KFragA pa;
+		kfrag_c_to_a(pa, p[2 * kk], p[2 * kk + 1]);
+		for (int j = 0; j < HD / 16; j++) {
+			KFragB b[2];
+			kfrag_load_b2_kn(b, m + 16 * kk * LD + 16 * j, LD);
+			kmma_bf16(acc[2 * j], pa, b[0], acc[2 * j]);
+			kmma_bf16(acc[2 * j + 1], pa, b[1], acc[2 * j + 1]);
+		}
 	}
 }
 

@@ -77,6 +77,9 @@
 //
 // DETERMINISM: every reduction has a fixed order; a backend gives the same bits run to run, and
 // the CPU backend also for any thread count. Ops use no atomics whose order could change a result.
+// The one exception is a library's: with KCtxOptions.attention auto or cudnn, a CUDA device's
+// attention backward is cuDNN's where it accepts the shape, which is not promised to repeat to the
+// bit (it accumulates dQ with atomics); KERN_ATTN_OWN keeps the rule.
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,6 +14,9 @@ extern "C" {
 
 typedef __nv_bfloat16 bf16;
 
+// relative L2 error allowed in out, lse, dQ, dK, dV: bf16 inputs and outputs, f32 accumulation
+static const double tol_bf16 = 1e-2;
+
 struct Case {
 	int B, T, H, hd, causal;
 };
@@ -150,7 +153,7 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 	printf("%-5s B %d T %4d H %2d hd %3d %-6s rel L2: out %.1e lse %.1e dq %.1e dk %.1e dv %.1e\n", im.name, k.B,
 	       k.T, k.H, k.hd, k.causal ? "causal" : "full", err[0], err[1], err[2], err[3], err[4]);
 	for (int i = 0; i < 5; i++) {
-		KT_CHECK(err[i] <= 1e-2, "%s B %d T %d H %d hd %d causal %d: %s rel L2 %g", im.name, k.B, k.T, k.H, k.hd,
+		KT_CHECK(err[i] <= tol_bf16, "%s B %d T %d H %d hd %d causal %d: %s rel L2 %g", im.name, k.B, k.T, k.H, k.hd,
 			 k.causal, names[i], err[i]);
 		worst[i] = fmax(worst[i], err[i]);
 	}
@@ -218,7 +221,8 @@ static void test_accumulate(const Case &k, const Ref &ref, const std::vector<bf1
 	for (size_t i = 0; i < nx; i++)
 		sum[i] -= base[i];
 	double err = kt_rel_l2(sum.data(), ref.dqkv.data(), nx);
-	KT_CHECK(err <= 2e-2, "acc onto a base: the added gradient has rel L2 %g", err);
+	// the sum is rounded at the base's magnitude (as large as the gradient's): one more bf16 rounding
+	KT_CHECK(err <= 2 * tol_bf16, "acc onto a base: the added gradient has rel L2 %g", err);
 	printf("acc   T %d: onto zeros = a write; onto a base: rel L2 %.1e\n", k.T, err);
 	for (void *p : {(void *)dx, (void *)dy, (void *)ddo, (void *)ddx, (void *)dl, ws})
 		cuda_check(cudaFree(p));

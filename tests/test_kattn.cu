@@ -228,6 +228,48 @@ static void test_accumulate(const Case &k, const Ref &ref, const std::vector<bf1
 		cuda_check(cudaFree(p));
 }
 
+#if KT_ON_DEVICE
+// the selection: own always runs the own kernel; auto runs cuDNN where it can and the own kernel
+// for what cuDNN cannot do (adding into dqkv); a forced cudnn refuses that with a reason
+static void test_selection(void)
+{
+	const Case k = {2, 77, 8, 64, 1};
+	const size_t D = (size_t)k.H * k.hd, nx = (size_t)k.B * k.T * 3 * D, no = nx / 3, nl = (size_t)k.B * k.H * k.T;
+	bf16 *x = kt_dev_alloc<bf16>(nx), *y = kt_dev_alloc<bf16>(no), *dy = kt_dev_alloc<bf16>(no), *dx = kt_dev_alloc<bf16>(nx);
+	float *l = kt_dev_alloc<float>(nl);
+	std::vector<bf16> hx(nx, __float2bfloat16(0.5f));
+	kt_upload(x, hx), kt_upload(dy, std::vector<bf16>(no, __float2bfloat16(0.25f)));
+	cuda_check(cudaMemset(dx, 0, nx * 2));
+	KErr e = {0, ""};
+	KAttn *a = NULL;
+	KT_CHECK(kattn_create(&a, (KAttnImpl)7, 0, &e) == -EINVAL, "implementation 7 is refused");
+	for (KAttnImpl impl : {KATTN_OWN, KATTN_AUTO, KATTN_CUDNN}) {
+		kerr_clear(&e);
+		if (impl == KATTN_CUDNN && !kattn_cudnn_available())
+			continue;
+		KT_CHECK(kattn_create(&a, impl, 0, &e) == 0, "kattn_create(%d): %s", (int)impl, e.msg);
+		size_t wsb = kattn_ws_bytes(a, k.B, k.T, k.H, k.hd);
+		void *ws = kt_dev_alloc<unsigned char>(wsb + 16);
+		int rc = kattn_fwd(a, 0, y, l, x, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, &e);
+		KT_CHECK(rc == 0, "%s", e.msg);
+		KAttnImpl ran = kattn_last_impl(a);
+		KT_CHECK(ran == (impl == KATTN_OWN || !kattn_cudnn_available() ? KATTN_OWN : KATTN_CUDNN),
+			 "implementation %d ran %d: %s", (int)impl, (int)ran, kattn_describe(a));
+		rc = kattn_bwd(a, 0, dx, 1, dy, x, y, l, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, &e);
+		if (impl == KATTN_CUDNN)
+			KT_CHECK(rc == -ENOTSUP, "a forced cudnn adding into dqkv: %d", rc);
+		else
+			KT_CHECK(rc == 0 && kattn_last_impl(a) == KATTN_OWN, "KG_ADD under %d: %d, ran %d", (int)impl, rc,
+				 (int)kattn_last_impl(a));
+		printf("selection %d: %s\n", (int)impl, kattn_describe(a));
+		kattn_destroy(a);
+		cuda_check(cudaFree(ws));
+	}
+	for (void *p : {(void *)x, (void *)y, (void *)dy, (void *)dx, (void *)l})
+		cuda_check(cudaFree(p));
+}
+#endif
+
 static void test_errors(void)
 {
 	KErr e = {0, ""};
@@ -283,6 +325,9 @@ int main()
 			test_accumulate(k, ref, qkv, dout);
 	}
 	test_errors();
+#if KT_ON_DEVICE
+	test_selection();
+#endif
 	printf("worst rel L2 over %zu shapes:", ncases);
 	for (int i = 0; i < 5; i++)
 		printf(" %s %.1e", names[i], worst[i]);

@@ -3,7 +3,8 @@
 #ifndef KERN_OPS_H
 #define KERN_OPS_H
 // defines: KDtype, KTensor, KGrad, KG_SET, KG_ADD, KG_NONE, KernCtx, KEvent, KBackendKind, KCtxOptions,
-//          KAttention, KERN_ATTN_*, KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams, KFCCO_P_*, KFCCO_T_*,
+//          KAttention, KERN_ATTN_*, KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams,
+//          KFCCO_P_*, KFCCO_T_*,
 //          KTempStep, KOptSegment, KSEG_*, KOptPlan, KOptHyper, KERN_MAX_DIMS, KERN_OPT_CHUNK,
 //          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_shape_str, kern_tensor_make,
 //          kern_view, kern_bf16_from_f32, kern_f32_from_bf16,

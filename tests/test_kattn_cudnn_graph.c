@@ -2,7 +2,8 @@
 // operation and the operation graph of the forward and backward SDPA, causal or not, with and
 // without the padding-mask workaround of cuDNN <= 9.15, finalize in the cuDNN library. No GPU is
 // needed for that; whether an engine runs them is test_kattn_gpu's part (make test-gpu).
-#include "kattn_cudnn.h" // defines: kc_attn_graph_check, kc_attn_version
+#include "kattn_cudnn.h"       // defines: kc_attn_version
+#include "kattn_cudnn_graph.h" // defines: kc_attn_graph_check
 
 #include <stdio.h>
 

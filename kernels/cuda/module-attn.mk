@@ -4,11 +4,12 @@
 # also built for the CPU execution shim, so test_kattn checks them against the CPU reference in
 # every make test; test_kattn_gpu checks both implementations on a device.
 KATTN_CU := kernels/cuda/attn/kattn_fwd.cu kernels/cuda/attn/kattn_bwd.cu
+KATTN_CUDNN_SRCS := kernels/cuda/attn/kattn_cudnn.c kernels/cuda/attn/kattn_cudnn_graph.c
 
 ifeq ($(HAVE_NVCC)$(HAVE_CUDART),11)
 LIBS += kattn
 kattn_CU_SRCS := $(KATTN_CU)
-kattn_SRCS := kernels/cuda/attn/kattn.c $(if $(filter 1,$(HAVE_CUDNN)),kernels/cuda/attn/kattn_cudnn.c)
+kattn_SRCS := kernels/cuda/attn/kattn.c $(if $(filter 1,$(HAVE_CUDNN)),$(KATTN_CUDNN_SRCS))
 $(BUILD)/obj/kernels/cuda/attn/%.o: CFLAGS += $(CUDART_CFLAGS) $(if $(filter 1,$(HAVE_CUDNN)),-DHAVE_CUDNN=1)
 KATTN_LDLIBS := $(CUDART_LIBS) $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_LIBS))
 GPU_TESTS += test_kattn_gpu
@@ -35,7 +36,7 @@ endif
 # the cuDNN graphs finalize in the library without a device (make test, wherever cuDNN 9 is)
 ifeq ($(HAVE_CUDNN)$(HAVE_CUDART),11)
 TESTS += test_kattn_cudnn_graph
-test_kattn_cudnn_graph_SRCS := tests/test_kattn_cudnn_graph.c kernels/cuda/attn/kattn_cudnn.c
+test_kattn_cudnn_graph_SRCS := tests/test_kattn_cudnn_graph.c $(KATTN_CUDNN_SRCS)
 test_kattn_cudnn_graph_LIBS := kcuda
 test_kattn_cudnn_graph_LDLIBS := $(CUDNN_LIBS)
 $(BUILD)/obj/tests/test_kattn_cudnn_graph.o: CFLAGS += -Ikernels/cuda -Ikernels/cuda/attn $(CUDART_CFLAGS)

@@ -3,7 +3,7 @@
 #ifndef KATTN_CUDNN_H
 #define KATTN_CUDNN_H
 // defines: KcAttn, kc_attn_version, kc_attn_create, kc_attn_destroy, kc_attn_plan, kc_attn_fwd, kc_attn_bwd,
-//          kc_attn_decisions, kc_attn_graph_check
+//          kc_attn_decisions
 
 #include <cuda_runtime_api.h> // defines: cudaStream_t
 #include <stddef.h>
@@ -27,10 +27,6 @@ int kc_attn_fwd(KcAttn *c, cudaStream_t s, void *out, float *lse, const void *qk
 		int causal, void *ws, size_t ws_bytes, KErr *e);
 int kc_attn_bwd(KcAttn *c, cudaStream_t s, void *dqkv, const void *dout, const void *qkv, const void *out,
 		const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, KErr *e);
-// the graph of a plan without a device (for tests): every operation and the operation graph
-// finalized; pad: the padding-mask workaround; ver: the cuDNN version to build for
-int kc_attn_graph_check(int bwd, int B, int T, int H, int hd, int causal, int pad, int ver, int *nops, char *why,
-			size_t len);
 // "T 785 H 12 hd 64 full fwd: cuDNN; ..." for every shape planned so far, into buf
 void kc_attn_decisions(const KcAttn *c, char *buf, size_t len);
 

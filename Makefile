@@ -17,7 +17,7 @@ SAN ?=
 CC := gcc
 CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 CFLAGS := -std=gnu11 -O2 -g -pthread -fno-strict-aliasing $(CFLAGS_WARN) -MMD -MP \
-          -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm -Iloaderd $(EXTRA_CFLAGS)
+          -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm -Iloaderd -Itests/ref $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(EXTRA_LDFLAGS)
 LDLIBS_BASE := -lm -lrt
 CXXFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter

@@ -22,8 +22,7 @@
 //          kern_l2norm_fwd, kern_l2norm_bwd, kern_attention_ws_bytes, kern_attention_fwd, kern_attention_bwd,
 //          kern_loss_ws_bytes, kern_infonce, kern_fcco_pack_width, kern_fcco_table_width, kern_fcco_local,
 //          kern_fcco_scatter, kern_fcco_surrogate, kern_clip_metrics, kern_temp_step, kern_opt_plan_create,
-//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer, kern_adamw_step, kern_lamb_step,
-//          kern_sumsq, kern_scale
+//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer
 //
 // ---- How to read this contract (a backend must do exactly this) ----
 //
@@ -48,7 +47,7 @@
 // sync point.
 //
 // SYNC POINTS (the host waits; each adds one to kern_ctx_host_waits): kern_sync,
-// kern_stream_sync, kern_event_sync, kern_upload, kern_download and kern_sumsq (transitional).
+// kern_stream_sync, kern_event_sync, kern_upload and kern_download.
 // The setup calls (kern_alloc, kern_free, kern_host_*, kern_ctx_reserve_workspace, kern_opt_plan_*,
 // kern_stream_create, kern_event_create) may wait too, are not counted and do not belong in a
 // step. Nothing else waits: every other op is queued and returns.
@@ -444,7 +443,9 @@ int kern_fcco_surrogate(KernCtx *ctx, const KContrastBatch *b, const KTensor *pa
 // is at j = i]
 int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s);
 
-// Adam on the global temperature (FastclipTemp): m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²;
+// Adam on the global temperature (FastclipTemp) with g = grad·factor (factor = norm_clip[1], the
+// clip factor kern_grad_norm left on the device, or 1 when norm_clip is NULL: FastCLIP clips τ's
+// gradient with the model's): m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²;
 // log_s' = clamp(log_s − r/(1−β1^step)·m'/(√v'/√(1−β2^step) + eps), lo, hi) where r = lr_low if
 // exp(−log_s) ≤ tau_low else lr (v3: lr/3 below τ 0.03; tau_low 0: never).
 typedef struct {
@@ -453,10 +454,11 @@ typedef struct {
 	int64_t step; // 1 on the first update
 	double lo, hi;
 } KTempStep;
-// log_s (1), mv (2) = (m, v): STAT; grad (1) ACT; copy (1) ACT or NULL receives log_s' too (e.g.
-// the model's logit_scale weight). A non-finite grad latches -ERANGE ("temp_step"), nothing changes.
-int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy,
-		   const KTempStep *h);
+// log_s (1), mv (2) = (m, v): STAT; grad (1) ACT; norm_clip (2) STAT or NULL; copy (1) ACT or NULL
+// receives log_s' too (e.g. the model's logit_scale weight). A non-finite g latches -ERANGE
+// ("temp_step"), nothing changes.
+int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+		   KTensor *copy, const KTempStep *h);
 
 // ======================================================================================
 // Optimizer over the flat parameter buffer
@@ -467,13 +469,15 @@ int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *gra
 //   KSEG_LAMB    LAMB instead of AdamW; its trust ratio ‖p‖/‖r‖ (1 if a norm is 0) is used only
 //                when KSEG_DECAY is set too, else 1 (upstream fast_clip's LAMB)
 //   KSEG_FROZEN  not updated (moments untouched) and left out of the gradient norm
+//   KSEG_EXTERNAL in the gradient norm, but not updated here (another op updates it: the global
+//                τ's kern_temp_step, which reads the same clip factor)
 //   KSEG_CLAMP   the master value is clamped to [clamp_lo, clamp_hi] after the update
 typedef struct {
 	int64_t offset, length; // elements
 	uint32_t flags;
 	float clamp_lo, clamp_hi;
 } KOptSegment;
-enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u };
+enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u, KSEG_EXTERNAL = 16u };
 // reductions run over chunks of at most KERN_OPT_CHUNK elements that never straddle a segment,
 // summed per segment in chunk order: the fixed order every backend uses
 #define KERN_OPT_CHUNK 4096
@@ -506,15 +510,5 @@ typedef struct {
 // non-finite factor latches -ERANGE ("optimizer") and changes nothing.
 int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTensor *master, KTensor *copy,
 		   const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
-
-// ---- Transitional, until the trainer's optimizer moves onto kern_optimizer (F32/F64 only) ----
-// per tensor (p, g, m, v the same shape and dtype): AdamW as above; LAMB with the trust ratio on
-// every tensor with weight decay and 1 on those without (FastCLIP's optimizer.py, as the fused
-// op's segments); sumsq waits and returns Σx² summed in double in a fixed
-// order; scale multiplies in place.
-int kern_adamw_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-int kern_lamb_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-int kern_sumsq(KernCtx *ctx, double *out, const KTensor *x);
-int kern_scale(KernCtx *ctx, KTensor *x, double s);
 
 #endif

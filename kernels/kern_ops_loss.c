@@ -124,7 +124,8 @@ int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const K
 	return BE(ctx)->clip_metrics(ctx, metrics, e1, e2, log_s, (int)B, (int)d);
 }
 
-int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy, const KTempStep *h)
+int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+		   KTensor *copy, const KTempStep *h)
 {
 	KCK(log_s);
 	KDtype cdt = kchk_cdt(log_s);
@@ -132,8 +133,8 @@ int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *gra
 	KCK(h && h->step >= 1 && h->lr >= 0 && h->lr_low >= 0 && h->beta1 >= 0 && h->beta1 < 1 && h->beta2 >= 0 &&
 	    h->beta2 < 1 && h->eps > 0 && h->lo <= h->hi);
 	KCK(kchk_stat(log_s, cdt, 1) && kchk_stat(mv, cdt, 2) && kchk_act(grad, cdt, 1) &&
-	    (!copy || kchk_act(copy, cdt, 1)));
-	return BE(ctx)->temp_step(ctx, log_s, mv, grad, copy, h);
+	    (!copy || kchk_act(copy, cdt, 1)) && (!norm_clip || kchk_stat(norm_clip, cdt, 2)));
+	return BE(ctx)->temp_step(ctx, log_s, mv, grad, norm_clip, copy, h);
 }
 
 // ---- optimizer ----
@@ -151,7 +152,7 @@ int kern_opt_plan_create(KernCtx *ctx, KOptPlan **out, const KOptSegment *segs, 
 	for (int i = 0; i < n_segs; i++) {
 		const KOptSegment *s = &segs[i];
 		KCK(s->offset >= end && s->length > 0 && s->offset + s->length <= n_params);
-		KCK(!(s->flags & ~(uint32_t)(KSEG_DECAY | KSEG_LAMB | KSEG_FROZEN | KSEG_CLAMP)));
+		KCK(!(s->flags & ~(uint32_t)(KSEG_DECAY | KSEG_LAMB | KSEG_FROZEN | KSEG_CLAMP | KSEG_EXTERNAL)));
 		KCK(!(s->flags & KSEG_CLAMP) || s->clamp_lo <= s->clamp_hi);
 		end = s->offset + s->length;
 		n_chunks += (s->length + KERN_OPT_CHUNK - 1) / KERN_OPT_CHUNK;
@@ -218,51 +219,4 @@ int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTens
 	    kchk_stat(v, KDT_F32, n) && (!copy || kchk_act(copy, KDT_F32, n)) &&
 	    (!norm_clip || kchk_stat(norm_clip, KDT_F32, 2)));
 	return BE(ctx)->optimizer(ctx, plan, h, master, copy, grads, m, v, norm_clip);
-}
-
-// ---- transitional per-tensor optimizer ----
-static int tensor_opt_ok(const KTensor *p, const KTensor *g, const KTensor *m, const KTensor *v, const KOptHyper *h,
-			 KDtype cdt)
-{
-	int64_t n = kern_numel(p);
-	return hyper_ok(h) && kchk_stat(p, cdt, n) && kchk_stat(g, cdt, n) && kchk_stat(m, cdt, n) &&
-	       kchk_stat(v, cdt, n);
-}
-
-int kern_adamw_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h)
-{
-	KCK(p);
-	KDtype cdt = kchk_cdt(p);
-	KPRE(ctx, cdt);
-	KCK(tensor_opt_ok(p, g, m, v, h, cdt));
-	return BE(ctx)->adamw_step(ctx, p, g, m, v, h);
-}
-
-int kern_lamb_step(KernCtx *ctx, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h)
-{
-	KCK(p);
-	KDtype cdt = kchk_cdt(p);
-	KPRE(ctx, cdt);
-	KCK(tensor_opt_ok(p, g, m, v, h, cdt));
-	return BE(ctx)->lamb_step(ctx, p, g, m, v, h);
-}
-
-int kern_sumsq(KernCtx *ctx, double *out, const KTensor *x)
-{
-	KCK(x && out);
-	KDtype cdt = kchk_cdt(x);
-	KPRE(ctx, cdt);
-	KCK(kchk_stat(x, cdt, kern_numel(x)));
-	int rc = BE(ctx)->sumsq(ctx, out, x);
-	atomic_fetch_add(&ctx->dev->waits, 1);
-	return kern_latched(ctx) ? kern_latched(ctx) : rc;
-}
-
-int kern_scale(KernCtx *ctx, KTensor *x, double s)
-{
-	KCK(x);
-	KDtype cdt = kchk_cdt(x);
-	KPRE(ctx, cdt);
-	KCK(kchk_stat(x, cdt, kern_numel(x)));
-	return BE(ctx)->scale(ctx, x, s);
 }

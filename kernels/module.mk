@@ -11,12 +11,12 @@ kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_ops_dense.
 $(BUILD)/obj/kernels/%.o: CFLAGS += -Ikernels/backend
 
 KERN_TESTS := test_kernels_linear test_kernels_layernorm test_kernels_eltwise test_kernels_embed test_kernels_attention \
-              test_kernels_attention_fd test_kernels_loss test_kernels_optim test_kernels_errors test_kernels_bf16 \
+              test_kernels_attention_fd test_kernels_loss test_kernels_errors test_kernels_bf16 \
               test_kernels_async_error test_kernels_streams test_kernels_fused_optim test_kernels_accumulate
 TESTS += $(KERN_TESTS)
 # the CPU backend's augment op draws its flips from common's Philox (library stream)
 $(foreach t,$(KERN_TESTS),$(eval $(t)_LIBS := kernels stream common))
-# the loss ops against the host code they reproduce (trainer/fastclip)
+# the loss ops against the host twin they reproduce (tests/ref/fastclip_ref)
 KERN_LOSS_TESTS := test_kernels_fcco test_kernels_openclip test_kernels_temp
 TESTS += $(KERN_LOSS_TESTS)
-$(foreach t,$(KERN_LOSS_TESTS),$(eval $(t)_LIBS := fastclip kernels stream common))
+$(foreach t,$(KERN_LOSS_TESTS),$(eval $(t)_LIBS := fastclipref fastclip kernels stream common))

@@ -4,7 +4,7 @@
 #define SHM_RING_H
 // defines: RingGeometry, RingCreateOptions, RingOpenOptions, Ring, RingSlot, RingProducer,
 //          RingConsumer, RingStats, RingProcStats, ring_create, ring_open, ring_close, ring_destroy,
-//          ring_producer_attach, ring_producer_claim, ring_producer_publish, ring_producer_publish_error,
+//          ring_payload_region, ring_producer_attach, ring_producer_claim, ring_producer_publish, ring_producer_publish_error,
 //          ring_producer_detach, ring_consumer_attach, ring_consumer_acquire, ring_consumer_release,
 //          ring_consumer_detach, ring_reap, ring_stats, ring_check_instance, RingBootState, RingBootSeen,
 //          ring_boot_publish, ring_boot_read, ring_boot_clear, RING_BOOT_BLOB_MAX
@@ -94,6 +94,9 @@ typedef struct {
     char hugepage_note[128];  // why hugepages were not used, when asked for
 } RingInfo;
 void ring_info(const Ring *r, RingInfo *info);
+// The span of every slot's payload and tokens in this process's mapping (S slot strides from the
+// first payload), which a consumer registers for asynchronous copies to a device.
+void ring_payload_region(const Ring *r, void **base, size_t *bytes);
 
 // --- producers (loaderd) -------------------------------------------------------------------
 // numa_node is recorded for ringstat. Registration fails with -EUSERS when the table is full.

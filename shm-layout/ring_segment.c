@@ -396,6 +396,11 @@ int ring_check_instance(const Ring *r) {
     return atomic_load(&r->ctl->closed) ? -ESTALE : 0;
 }
 
+void ring_payload_region(const Ring *r, void **base, size_t *bytes) {
+    *base = r->payloads;
+    *bytes = (size_t)r->ctl->slots * r->ctl->slot_stride;
+}
+
 void ring_info(const Ring *r, RingInfo *info) {
     const RingControl *c = r->ctl;
     memset(info, 0, sizeof *info);

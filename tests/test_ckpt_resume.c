@@ -28,7 +28,7 @@ static int start(Run *r, KernCtx *c, const ModelConfig *cfg, OptKind kind, uint6
 	oc.kind = kind, oc.lr = 1e-3, oc.warmup_steps = 2, oc.total_steps = NSTEPS, oc.clip_norm = 1.0;
 	const int64_t sv[] = {B, cfg->frames, cfg->image_size, cfg->image_size, 3}, st[] = {B, cfg->ctx_len};
 	if (clip_model_create(&r->m, c, cfg, B, KDT_F32) || model_init_params(c, cfg, &r->m->params, seed) ||
-	    optim_create(&r->o, c, &oc, r->m->specs, r->m->n_specs, r->m->n_params, KDT_F32) ||
+	    optim_create(&r->o, c, &oc, r->m->specs, r->m->n_specs, r->m->n_params) ||
 	    kern_alloc(c, &r->video, KDT_F32, 5, sv) || kern_alloc(c, &r->text, KDT_I32, 2, st))
 		return 1;
 	r->st.rng[0] = seed;
@@ -39,7 +39,7 @@ static int step(Run *r, KernCtx *c, const ModelConfig *cfg)
 {
 	double loss;
 	if (model_synth_batch(c, cfg, 42, r->st.stream_pos, 64, &r->video, &r->text) ||
-	    clip_model_infonce_step(r->m, &r->video, &r->text, &loss) || optim_step(r->o, &r->m->params, &r->m->grads, NULL))
+	    clip_model_infonce_step(r->m, &r->video, &r->text, &loss) || optim_step(r->o, &r->m->params, NULL, &r->m->grads))
 		return 1;
 	for (int i = 0; i < NU; i++)
 		r->u[i] = 0.9f * r->u[i] + (float)(loss * (i + 1));

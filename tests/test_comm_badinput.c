@@ -1,5 +1,6 @@
 // Bad inputs to the shm comm backend get a clear -errno: bad names and sizes, a missing or
-// foreign segment, a rank outside the world, a rank already held by a live process.
+// foreign segment, a rank outside the world, a rank already held by a live process, collectives
+// on a missing buffer or stream, a dtype that does not reduce, mismatched sizes or dtypes.
 #include <errno.h>    // defines: EINVAL, ENOENT, EBUSY, EPROTO
 #include <fcntl.h>    // defines: O_CREAT, O_RDWR
 #include <sys/mman.h> // defines: shm_open
@@ -26,8 +27,21 @@ int main(void)
 	EXPECT(comm_shm_attach(name, 0, 0.0, &c) == -EINVAL);  // no timeout
 	EXPECT(comm_shm_attach(name, 0, 1.0, &c) == 0);
 	EXPECT(comm_shm_attach(name, 0, 1.0, &c2) == -EBUSY);  // this live process holds rank 0
-	EXPECT(c && comm_broadcast(c, path, 8, 5) == -EINVAL); // root outside the world
-	EXPECT(c && comm_allreduce_f32(c, NULL, 4, COMM_SUM) == -EINVAL);
+	KernCtx *k = NULL;
+	EXPECT(kern_ctx_create_cpu(&k, 1) == 0);
+	float x[4];
+	uint8_t b[4];
+	int64_t i64[4];
+	KTensor tf = tc_tensor(x, KDT_F32, 4), tu = tc_tensor(b, KDT_U8, 4), ti = tc_tensor(i64, KDT_I64, 4),
+		tn = tc_tensor(NULL, KDT_F32, 4);
+	EXPECT(c && comm_ctl_broadcast(c, path, 8, 5) == -EINVAL); // root outside the world
+	EXPECT(c && comm_ctl_allreduce(c, NULL, 4, COMM_SUM) == -EINVAL);
+	EXPECT(c && comm_allreduce(c, &tn, COMM_SUM, k) == -EINVAL);     // no buffer
+	EXPECT(c && comm_allreduce(c, &tu, COMM_SUM, k) == -EINVAL);     // u8 does not reduce
+	EXPECT(c && comm_allreduce(c, &tf, COMM_SUM, NULL) == -EINVAL);  // no stream
+	EXPECT(c && comm_allgather(c, &tf, &ti, k) == -EINVAL);          // dtypes differ
+	EXPECT(c && comm_allgather(c, &tf, &tf, k) == -EINVAL);          // 2 ranks: recv must be 2 x send
+	kern_ctx_destroy(k);
 	if (c)
 		comm_close(c);
 	EXPECT(comm_shm_attach(name, 0, 1.0, &c) == 0); // a closed rank can be taken again

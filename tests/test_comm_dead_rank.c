@@ -27,25 +27,27 @@ static int fn(Comm *c, void *arg)
 {
 	Shared *s = arg;
 	float x[64] = { 0 };
-	if (comm_allreduce_f32(c, x, 64, COMM_SUM) < 0) // everyone alive here
+	KTensor tx = tc_tensor(x, KDT_F32, 64);
+	KernCtx *k;
+	if (kern_ctx_create_cpu(&k, 1) < 0 || comm_allreduce(c, &tx, COMM_SUM, k) < 0) // everyone alive here
 		return 2;
-	if (c->rank == s->victim) {
+	if (comm_rank(c) == s->victim) {
 		if (s->mode == 0)
 			_exit(3); // dies without closing
 		if (s->mode == 1)
 			return 0; // closes its communicator and leaves
 		// alive but never reaches the collective; leaves once the others have given up
-		for (int i = 0; i < 3000 && __atomic_load_n(&s->done, __ATOMIC_SEQ_CST) < c->world - 1; i++) {
+		for (int i = 0; i < 3000 && __atomic_load_n(&s->done, __ATOMIC_SEQ_CST) < comm_world(c) - 1; i++) {
 			struct timespec ts = { 0, 10 * 1000 * 1000 };
 			nanosleep(&ts, NULL);
 		}
 		return 0;
 	}
 	double t0 = now();
-	int rc = comm_allreduce_f32(c, x, 64, COMM_SUM);
-	s->secs[c->rank] = now() - t0;
-	s->rc[c->rank] = rc;
-	strncpy(s->err[c->rank], comm_error(c), sizeof(s->err[0]) - 1);
+	int rc = comm_allreduce(c, &tx, COMM_SUM, k);
+	s->secs[comm_rank(c)] = now() - t0;
+	s->rc[comm_rank(c)] = rc;
+	strncpy(s->err[comm_rank(c)], comm_error(c), sizeof(s->err[0]) - 1);
 	__atomic_fetch_add(&s->done, 1, __ATOMIC_SEQ_CST);
 	return rc < 0 ? 0 : 1; // success here would be wrong
 }

@@ -26,15 +26,23 @@ static float input(int rank, int i)
 static int fn(Comm *c, void *arg)
 {
 	Shared *s = arg;
-	float *buf = s->out[s->run][c->rank];
+	const int me = comm_rank(c);
+	KernCtx *k;
+	if (kern_ctx_create_cpu(&k, 1) < 0)
+		return 4;
+	float *buf = s->out[s->run][me];
 	for (int i = 0; i < N; i++)
-		buf[i] = input(c->rank, i);
-	if (comm_allreduce_f32(c, buf, N, COMM_SUM) < 0)
+		buf[i] = input(me, i);
+	KTensor tb = tc_tensor(buf, KDT_F32, N);
+	if (comm_allreduce(c, &tb, COMM_SUM, k) < 0)
 		return 2;
 	static float send[N];
 	for (int i = 0; i < N; i++)
-		send[i] = input(c->rank, i);
-	return comm_reduce_scatter_f32(c, send, s->rs[s->run][c->rank], N / K, COMM_SUM) < 0 ? 3 : 0;
+		send[i] = input(me, i);
+	KTensor ts = tc_tensor(send, KDT_F32, N), tr = tc_tensor(s->rs[s->run][me], KDT_F32, N / K);
+	int rc = comm_reduce_scatter(c, &ts, &tr, COMM_SUM, k) < 0 ? 3 : 0;
+	kern_ctx_destroy(k);
+	return rc;
 }
 
 int main(void)

@@ -1,8 +1,9 @@
 // Helpers for the comm tests: run a function in K forked rank processes over a fresh shm
-// segment, with a deadline after which the children are killed and the test fails.
+// segment, with a deadline after which the children are killed and the test fails; host arrays
+// as the CPU backend's device tensors.
 #ifndef TESTS_TEST_COMM_UTIL_H
 #define TESTS_TEST_COMM_UTIL_H
-// defines: tc_segment_name, tc_run, tc_shared
+// defines: tc_segment_name, tc_run, tc_shared, tc_tensor
 
 #include <signal.h>   // defines: kill, SIGKILL
 #include <stdio.h>    // defines: printf, snprintf
@@ -11,9 +12,15 @@
 #include <time.h>     // defines: nanosleep
 #include <unistd.h>   // defines: fork, getpid, _exit
 
-#include "comm_shm.h" // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink
+#include "comm.h" // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink
 
 typedef int (*TcRankFn)(Comm *c, void *arg);
+
+// n elements of dt at data: on the CPU backend device memory is host memory
+static inline KTensor tc_tensor(void *data, KDtype dt, int64_t n)
+{
+	return kern_tensor_make(data, dt, 1, &n);
+}
 
 static inline void tc_segment_name(char *buf, size_t len, const char *tag)
 {

@@ -7,7 +7,7 @@
 #include "ld_plan.h"             // defines: LdParams, ld_params_default
 #include "model_params.h"        // defines: model_init_params
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
-#include "trainer_augment.h"     // defines: trainer_augment_batch
+#include "augment_ref.h" // defines: trainer_augment_batch
 
 #include <errno.h>    // defines: EINVAL, ENOENT, ...
 #include <math.h>     // defines: fabs, isnan, log2

@@ -1,7 +1,7 @@
 // tools/eval's metrics on hand-made matrices with known answers: ranks with ties, R@K, median
 // rank, EPIC-style mAP and nDCG (both directions, and against a full-sort reference on random
 // matrices with ties), top-k accuracy, and bad shapes refused.
-#include "../tools/eval_metrics.h" // defines: eval_ranks, eval_retrieval, eval_map, eval_ndcg, ...
+#include "eval_metrics.h" // defines: eval_ranks, eval_retrieval, eval_map, eval_ndcg, ...
 #include "testutil.h"     // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>  // defines: EINVAL

@@ -4,8 +4,7 @@
 #include <math.h>   // defines: NAN
 #include <stdio.h>  // defines: printf
 
-#include "fastclip_loss.h" // defines: fastclip_local, fastclip_surrogate, fastclip_openclip
-#include "fastclip_temp.h" // defines: fastclip_temp_init, fastclip_temp_step
+#include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate, fastclip_openclip, fastclip_temp_init, fastclip_temp_step
 
 static int fails;
 #define EXPECT(cond) do { if (!(cond)) { printf("FAIL line %d: %s\n", __LINE__, #cond); fails++; } } while (0)

@@ -1,14 +1,14 @@
-// The distributed step: for every loss, K = 2 and 4 forked ranks holding B features each give,
-// after the exchanges and the parameter all-reduce, the single-rank gradients of the concatenated
-// K·B batch (feature gradients are K× the single-rank ones before the 1/K of the averaging) to
-// 1e-5 relative, the same u/τ tables and log s; the bytes logged per step equal DESIGN §7's model.
+// The distributed step on device buffers: for every loss, K = 2 and 4 forked ranks holding B
+// features each give, after the exchange and the bucketed parameter all-reduce, the single-rank
+// gradients of the concatenated K·B batch (feature gradients are K× the single-rank ones before
+// the 1/K of the averaging) to 1e-5 relative, the same u/τ tables and log s (the temperature's
+// Adam step run as the trainer runs it); the bytes logged per step equal DESIGN §7's model.
 #include <math.h>   // defines: fabs, log
 #include <stdlib.h> // defines: malloc, free
 #include <string.h> // defines: memcmp, memcpy
 
-#include "comm_bucket.h"    // defines: comm_buckets_create, comm_buckets_ready, comm_buckets_finish
-#include "fastclip_step.h"  // defines: fastclip_step_create, fastclip_step_run
-#include "test_comm_util.h" // defines: tc_run, tc_shared
+#include "fastclip.h"       // defines: FastclipExchange, fastclip_exchange_*
+#include "test_comm_util.h" // defines: tc_run, tc_shared, comm_buckets_*
 #include "test_fastclip_util.h" // defines: tf_features
 
 enum { B = 4, D = 8, NS = 40, STEPS = 3, P = 1000, MAXK = 4, NTAB = 10 };
@@ -21,7 +21,7 @@ typedef struct {
 	// results: [rank] for the K-rank run, rank 0 of a world-1 run for the reference
 	float de1[STEPS][MAXK * B * D], de2[STEPS][MAXK * B * D];
 	double dlog_s[MAXK][STEPS], log_s[MAXK][STEPS];
-	float tab[MAXK][NTAB][NS];
+	float tab[MAXK][NTAB][NS]; // (rank, table column, sample)
 	double bytes[MAXK][STEPS][COMM_NOPS];
 	int single;
 } Shared;
@@ -35,75 +35,104 @@ static void config(FastclipConfig *cfg, FastclipKind kind)
 	cfg->lr_tau = kind == FASTCLIP_V2 ? 0.0133 : 0.01;
 }
 
+// uploads n floats into t (host memory on the CPU backend: a plain copy)
+static int put(KernCtx *k, KTensor *t, const void *src, size_t bytes)
+{
+	return kern_upload(k, t, src, bytes);
+}
+
+// the global temperature's Adam step as the trainer runs it (v0, v3)
+static int temp_step(KernCtx *k, const FastclipConfig *cfg, KTensor *log_s, KTensor *mv, KTensor *g, int step)
+{
+	if (cfg->kind != FASTCLIP_V0 && cfg->kind != FASTCLIP_V3)
+		return 0;
+	const int v3 = cfg->kind == FASTCLIP_V3;
+	KTempStep h = {.lr = cfg->lr_tau, .lr_low = v3 ? cfg->lr_tau / 3 : cfg->lr_tau, .tau_low = v3 ? 0.03 : 0,
+		       .beta1 = cfg->beta1_tau, .beta2 = cfg->beta2_tau, .eps = cfg->eps_tau, .step = step + 1, .lo = 0,
+		       .hi = FASTCLIP_LOG_S_MAX};
+	return kern_temp_step(k, log_s, mv, g, NULL, NULL, &h);
+}
+
 static int rank_fn(Comm *c, void *arg)
 {
 	Shared *s = arg;
-	const int K = c->world, me = c->rank, Bl = s->single ? s->K * B : B;
+	const int me = comm_rank(c), Bl = s->single ? s->K * B : B;
 	FastclipConfig cfg;
 	config(&cfg, s->kind);
-	FastclipTables tab, *tp = NULL;
-	if (s->kind != FASTCLIP_OPENCLIP) {
-		if (fastclip_tables_create(&tab, &cfg, NS) < 0)
-			return 2;
-		tp = &tab;
-	}
-	FastclipStep *st;
-	if (fastclip_step_create(&st, &cfg, c, tp, Bl, D) < 0)
-		return 3;
-	static float params[P], de1[MAXK * B * D], de2[MAXK * B * D];
-	float *grads[2] = { params, params + 1 }; // log s first, then the rest of a stand-in model
-	size_t sizes[2] = { 1, P - 1 };
+	KernCtx *k;
+	FastclipExchange *x;
+	KTensor e1, e2, ids, ls, mv, loss, grads;
+	const int64_t sh[2] = {Bl, D}, nb = Bl, one = 1, two = 2, np = P;
+	if (kern_ctx_create_cpu(&k, 1) < 0 || fastclip_exchange_create(&x, &cfg, c, k, Bl, D, KDT_F32, NS) < 0 ||
+	    kern_alloc(k, &e1, KDT_F32, 2, sh) < 0 || kern_alloc(k, &e2, KDT_F32, 2, sh) < 0 ||
+	    kern_alloc(k, &ids, KDT_I64, 1, &nb) < 0 || kern_alloc(k, &ls, KDT_F32, 1, &one) < 0 ||
+	    kern_alloc(k, &mv, KDT_F32, 1, &two) < 0 || kern_alloc(k, &loss, KDT_F32, 1, &one) < 0 ||
+	    kern_alloc(k, &grads, KDT_F32, 1, &np) < 0)
+		return 2;
+	// a stand-in model: log s first in the flat gradient buffer (as the model's logit_scale is last),
+	// then the rest; two gradient groups in backward order
+	KTensor dls;
+	kern_view(&dls, &grads, P - 1, 1, &one);
+	int64_t off[2] = {P - 1, 0}, len[2] = {1, P - 1};
 	CommBuckets *bk;
-	if (comm_buckets_create(&bk, c, 2, grads, sizes, 400 * sizeof(float)) < 0)
+	if (comm_buckets_create(&bk, c, k, &grads, off, len, 2, 400 * sizeof(float)) < 0)
 		return 4;
-	FastclipTemp temp;
-	fastclip_temp_init(&temp, cfg.tau_init);
+	const float ls0 = (float)log(1.0 / cfg.tau_init);
+	put(k, &ls, &ls0, sizeof ls0);
+	static float host[P], de[MAXK * B * D];
 	for (int step = 0; step < STEPS; step++) {
 		comm_stats_reset(c);
 		const size_t row0 = (size_t)me * Bl;
-		FastclipGrads g = { .de1 = de1, .de2 = de2 };
-		int rc = fastclip_step_run(st, step, s->E1[step] + row0 * D, s->E2[step] + row0 * D, s->ids[step] + row0,
-					   temp.log_s, &g);
+		if (put(k, &e1, s->E1[step] + row0 * D, sizeof(float) * Bl * D) || put(k, &e2, s->E2[step] + row0 * D, sizeof(float) * Bl * D) ||
+		    put(k, &ids, s->ids[step] + row0, sizeof(int64_t) * Bl))
+			return 5;
+		int rc = fastclip_exchange_run(x, k, &e1, &e2, &ids, &ls, step, &loss, &dls);
 		if (rc < 0) {
 			printf("rank %d: step failed: %d %s\n", me, rc, comm_error(c));
 			return 5;
 		}
 		// the model's backward would produce these; a stand-in gradient that differs per rank
-		params[0] = (float)g.dlog_s;
-		for (int i = 1; i < P; i++)
-			params[i] = (float)(me + 1) * 0.001f * (float)i;
-		if (comm_buckets_ready(bk, 1) < 0 || comm_buckets_ready(bk, 0) < 0 || comm_buckets_finish(bk) < 0)
+		float *g = grads.data;
+		for (int i = 0; i < P - 1; i++)
+			g[i] = (float)(me + 1) * 0.001f * (float)i;
+		if (comm_buckets_ready(bk, k, off[0], len[0]) < 0 || comm_buckets_ready(bk, k, off[1], len[1]) < 0 ||
+		    comm_buckets_finish(bk, k) < 0)
 			return 6;
-		for (int i = 1; i < P; i++) {
+		for (int i = 0; i < P - 1; i++) {
 			float want = s->single ? 0.001f * (float)i : 0.0f;
 			if (!s->single) {
-				for (int r = 0; r < K; r++)
+				for (int r = 0; r < comm_world(c); r++)
 					want += (float)(r + 1) * 0.001f * (float)i;
-				want /= (float)K;
+				want /= (float)comm_world(c);
 			}
-			if (params[i] != want)
+			if (g[i] != want)
 				return 7;
 		}
-		s->dlog_s[me][step] = params[0];
-		if (s->kind == FASTCLIP_V0 || s->kind == FASTCLIP_V3) {
-			double lr = s->kind == FASTCLIP_V3 ? fastclip_tau_lr_rgclg(&cfg, temp.log_s) : cfg.lr_tau;
-			fastclip_temp_step(&temp, params[0], lr, cfg.beta1_tau, cfg.beta2_tau, cfg.eps_tau);
-		}
-		s->log_s[me][step] = temp.log_s;
-		memcpy(s->de1[step] + row0 * D, de1, sizeof(float) * Bl * D);
-		memcpy(s->de2[step] + row0 * D, de2, sizeof(float) * Bl * D);
+		s->dlog_s[me][step] = g[P - 1];
+		if (temp_step(k, &cfg, &ls, &mv, &dls, step) < 0 || kern_sync(k) < 0)
+			return 8;
+		s->log_s[me][step] = *(const float *)ls.data;
+		if (kern_download(k, de, sizeof(float) * Bl * D, fastclip_exchange_de1(x)) < 0)
+			return 9;
+		memcpy(s->de1[step] + row0 * D, de, sizeof(float) * Bl * D);
+		if (kern_download(k, de, sizeof(float) * Bl * D, fastclip_exchange_de2(x)) < 0)
+			return 9;
+		memcpy(s->de2[step] + row0 * D, de, sizeof(float) * Bl * D);
 		for (int op = 0; op < COMM_NOPS; op++)
-			s->bytes[me][step][op] = c->stats.bytes[op];
+			s->bytes[me][step][op] = comm_stats(c)->bytes[op];
 	}
-	if (tp) {
-		float *src[NTAB] = { tab.u1, tab.u2, tab.tau1, tab.tau2, tab.bound1, tab.bound2, tab.m1, tab.m2, tab.v1, tab.v2 };
-		for (int k = 0; k < NTAB; k++)
-			if (src[k])
-				memcpy(s->tab[me][k], src[k], sizeof(float) * NS);
-		fastclip_tables_free(&tab);
+	KTensor *tab = fastclip_exchange_table(x);
+	if (tab) { // columns of the (NS, width) table
+		const int w = (int)tab->shape[1];
+		if (kern_download(k, host, kern_nbytes(tab), tab) < 0)
+			return 10;
+		for (int col = 0; col < w; col++)
+			for (int i = 0; i < NS; i++)
+				s->tab[me][col][i] = host[i * w + col];
 	}
 	comm_buckets_free(bk);
-	fastclip_step_free(st);
+	fastclip_exchange_free(x);
+	kern_ctx_destroy(k);
 	return 0;
 }
 
@@ -167,7 +196,7 @@ static int check(FastclipKind kind, int K)
 				ag += (K - 1) * (double)B * 8 + (K - 1) * (double)B * w * 4;
 			const double *by = dist->bytes[r][step];
 			if (fabs(by[COMM_ALLGATHER] - ag) > 1e-6 || fabs(by[COMM_REDUCE_SCATTER] - rs) > 1e-6 ||
-			    fabs(by[COMM_ALLREDUCE] - ar) > 1e-6 || by[COMM_BROADCAST] != 0.0) {
+			    fabs(by[COMM_ALLREDUCE] - ar) > 1e-6) {
 				printf("%s K=%d rank %d bytes: allgather %.0f (model %.0f) reduce_scatter %.0f (%.0f) allreduce %.0f (%.0f)\n",
 				       fastclip_kind_name(kind), K, r, by[COMM_ALLGATHER], ag, by[COMM_REDUCE_SCATTER], rs,
 				       by[COMM_ALLREDUCE], ar);

@@ -2,7 +2,7 @@
 // separate from --dataset-size (the rows of the u tables), which is its default.
 #include <stdio.h>
 
-#include "fastclip_config.h" // defines: fastclip_steps_per_epoch
+#include "fastclip.h"        // defines: fastclip_steps_per_epoch
 #include "trainer_flags.h"   // defines: trainer_flags_parse
 
 int main(void)

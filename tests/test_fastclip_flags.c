@@ -4,7 +4,7 @@
 #include <stdio.h>  // defines: printf
 #include <string.h> // defines: strstr
 
-#include "fastclip_flags.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
+#include "fastclip.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
 
 static int fails;
 #define EXPECT(cond) do { if (!(cond)) { printf("FAIL line %d: %s\n", __LINE__, #cond); fails++; } } while (0)

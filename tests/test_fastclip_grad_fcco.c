@@ -5,7 +5,7 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memcpy
 
-#include "fastclip_loss.h" // defines: fastclip_local, fastclip_surrogate
+#include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate
 #include "test_fastclip_util.h" // defines: tf_features, tf_max_rel
 
 enum { B = 3, D = 5, NS = 40 };

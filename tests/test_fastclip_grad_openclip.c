@@ -4,7 +4,7 @@
 #include <stdio.h>  // defines: printf
 #include <string.h> // defines: memcpy
 
-#include "fastclip_loss.h" // defines: fastclip_openclip
+#include "fastclip_ref.h" // defines: fastclip_openclip
 #include "test_fastclip_util.h" // defines: tf_features, tf_max_rel
 
 enum { B = 3, D = 4 };

@@ -6,8 +6,7 @@
 #include <stdlib.h> // defines: malloc, free, getenv
 #include <string.h> // defines: memcmp, strcmp, strlen
 
-#include "fastclip_loss.h" // defines: fastclip_local, fastclip_surrogate
-#include "fastclip_temp.h" // defines: fastclip_temp_step
+#include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate, fastclip_temp_step
 
 #define FIXTURE "tests/fixtures/fastclip_ref_v1.bin"
 enum { MAXT = 512 };

@@ -3,7 +3,7 @@
 // (the counter's high word), and its bf16 output is the rounded f32 one.
 #include "kern_gradcheck.h"  // defines: kgc_get
 #include "kern_ops.h"        // defines: kern_augment, kern_patchify_fwd
-#include "trainer_augment.h" // defines: trainer_augment_batch, trainer_augment_flips
+#include "augment_ref.h" // defines: trainer_augment_batch, trainer_augment_flips
 
 #include <stdio.h>
 #include <stdlib.h>

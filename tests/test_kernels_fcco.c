@@ -2,7 +2,7 @@
 // three: the local phase (g, u with the bad-u reset, v2's τ update) fastclip_local, the table
 // scatter (duplicate ids: the later row wins) and the surrogate's loss, feature gradients and
 // dlog s; and that one and three CPU threads give the same bits.
-#include "fastclip_loss.h"      // defines: fastclip_local, fastclip_surrogate
+#include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate
 #include "kern_gradcheck.h"     // defines: kgc_*
 #include "kern_ops.h"           // defines: kern_fcco_*
 #include "test_fastclip_util.h" // defines: tf_features, tf_uniform, tf_max_rel_f

@@ -1,7 +1,7 @@
 // Checks the gathered InfoNCE op against trainer/fastclip's fastclip_openclip (rank 1 of three:
 // loss, the gathered copies' gradients, dlog s), accumulation into existing gradients, and the
 // metrics op (local InfoNCE and retrieval accuracy) against a direct computation.
-#include "fastclip_loss.h"      // defines: fastclip_openclip
+#include "fastclip_ref.h" // defines: fastclip_openclip
 #include "kern_gradcheck.h"     // defines: kgc_*
 #include "kern_ops.h"           // defines: kern_infonce, kern_clip_metrics
 #include "test_fastclip_util.h" // defines: tf_features, tf_max_rel_f

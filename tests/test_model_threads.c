@@ -24,12 +24,12 @@ static int train(int threads, const ModelConfig *cfg, float **params, float **gr
 	const int64_t sv[] = {B, cfg->frames, cfg->image_size, cfg->image_size, 3}, st[] = {B, cfg->ctx_len};
 	if (kern_ctx_create_cpu(&c, threads) || clip_model_create(&m, c, cfg, B, KDT_F32) ||
 	    model_init_params(c, cfg, &m->params, 4) ||
-	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params, KDT_F32) ||
+	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) ||
 	    kern_alloc(c, &video, KDT_F32, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st))
 		return 1;
 	for (int s = 0; s < 3; s++)
 		if (model_synth_batch(c, cfg, 2, (uint64_t)s, 32, &video, &text) ||
-		    clip_model_infonce_step(m, &video, &text, NULL) || optim_step(o, &m->params, &m->grads, NULL))
+		    clip_model_infonce_step(m, &video, &text, NULL) || optim_step(o, &m->params, NULL, &m->grads))
 			return 1;
 	*nb = kern_nbytes(&m->params);
 	*params = malloc(*nb);

@@ -25,14 +25,18 @@ int main(void)
 	KTensor video, text;
 	const int64_t sv[] = {B, cfg.frames, cfg.image_size, cfg.image_size, 3}, st[] = {B, cfg.ctx_len};
 	if (clip_model_create(&m, c, &cfg, B, KDT_F32) || model_init_params(c, &cfg, &m->params, 3) ||
-	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params, KDT_F32) ||
+	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) ||
 	    kern_alloc(c, &video, KDT_F32, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st))
 		return 1;
 	double first = 0, last = 0, loss, gn;
 	for (int s = 0; s < STEPS; s++) {
 		if (model_synth_batch(c, &cfg, 9, (uint64_t)s, 16, &video, &text) ||
-		    clip_model_infonce_step(m, &video, &text, &loss) || optim_step(o, &m->params, &m->grads, &gn))
+		    clip_model_infonce_step(m, &video, &text, &loss) || optim_step(o, &m->params, NULL, &m->grads))
 			return 1;
+		float nc[2];
+		if (kern_download(c, nc, sizeof nc, &o->norm_clip))
+			return 1;
+		gn = nc[0];
 		if (s < 5)
 			first += loss / 5;
 		if (s >= STEPS - 10)

@@ -21,14 +21,14 @@ int main(void)
 	Optimizer *o;
 	KTensor p, g;
 	int64_t n = 20;
-	if (optim_create(&o, ctx, &c, sp, 2, n, KDT_F32) || kern_alloc(ctx, &p, KDT_F32, 1, &n) || kern_alloc(ctx, &g, KDT_F32, 1, &n))
+	if (optim_create(&o, ctx, &c, sp, 2, n) || kern_alloc(ctx, &p, KDT_F32, 1, &n) || kern_alloc(ctx, &g, KDT_F32, 1, &n))
 		return 1;
 	kgc_fill(&p, 1, 5.0); // ||p|| far from ||r||, so a trust ratio would show
 	kgc_fill(&g, 2, 0.3);
 	double p0[20], g0[20];
 	for (int i = 0; i < 20; i++)
 		p0[i] = kgc_get(&p, i), g0[i] = kgc_get(&g, i);
-	if (optim_step(o, &p, &g, NULL))
+	if (optim_step(o, &p, NULL, &g))
 		return 1;
 	double lr = optim_lr(&c, 0), e_free = 0, pn = 0, rn = 0, r[12];
 	for (int i = 0; i < 20; i++) {

@@ -37,13 +37,13 @@ int main(void)
 	ParamSpec s = {.name = "x", .ndim = 1, .shape = {4}, .numel = 4};
 	OptConfig b = c;
 	b.beta2 = 1.0;
-	bad |= optim_create(&o, ctx, &b, &s, 1, 4, KDT_F32) != -EINVAL;
+	bad |= optim_create(&o, ctx, &b, &s, 1, 4) != -EINVAL;
 	b = c;
 	b.eps = 0;
-	bad |= optim_create(&o, ctx, &b, &s, 1, 4, KDT_F32) != -EINVAL;
+	bad |= optim_create(&o, ctx, &b, &s, 1, 4) != -EINVAL;
 	b = c;
 	b.lr = -1;
-	bad |= optim_create(&o, ctx, &b, &s, 1, 4, KDT_F32) != -EINVAL;
+	bad |= optim_create(&o, ctx, &b, &s, 1, 4) != -EINVAL;
 	kern_ctx_destroy(ctx);
 	printf("%s\n", bad ? "FAIL LR schedule / settings" : "PASS LR schedule and settings checks");
 	return bad;

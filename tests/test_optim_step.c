@@ -1,6 +1,7 @@
 // Checks optimizer steps over a parameter table against hand-computed double-precision
 // updates: weight decay only on the decayed group, global-norm clipping, the LR schedule,
-// LAMB's per-tensor trust ratio; and that a non-finite gradient skips the update.
+// LAMB's per-tensor trust ratio (1 where there is no decay, as upstream); and that a non-finite
+// gradient latches an error and leaves the parameters alone.
 #include "kern_gradcheck.h" // defines: kgc_fill, kgc_get, kgc_set
 #include "optim_adam.h"     // defines: Optimizer
 
@@ -22,7 +23,7 @@ static int run(KernCtx *ctx, OptKind kind)
 	Optimizer *o;
 	KTensor p, g;
 	int64_t n = N;
-	if (optim_create(&o, ctx, &c, sp, 2, N, KDT_F32) || kern_alloc(ctx, &p, KDT_F32, 1, &n) ||
+	if (optim_create(&o, ctx, &c, sp, 2, N) || kern_alloc(ctx, &p, KDT_F32, 1, &n) ||
 	    kern_alloc(ctx, &g, KDT_F32, 1, &n))
 		return 1;
 	kgc_fill(&p, 3, 1);
@@ -42,7 +43,11 @@ static int run(KernCtx *ctx, OptKind kind)
 			for (int i = 0; i < N; i++)
 				hg[i] = (float)(hg[i] * (c.clip_norm / (sqrt(ss) + 1e-6)));
 		}
-		if (optim_step(o, &p, &g, &norm) || fabs(norm - sqrt(ss)) > 1e-9 * sqrt(ss))
+		float nc[2];
+		if (optim_step(o, &p, NULL, &g) || kern_download(ctx, nc, sizeof nc, &o->norm_clip))
+			return 1;
+		norm = nc[0];
+		if (fabs(norm - sqrt(ss)) > 1e-6 * sqrt(ss))
 			return 1;
 		double lr = optim_lr(&c, t), bc1 = 1 - pow(c.beta1, (double)t + 1), bc2 = 1 - pow(c.beta2, (double)t + 1);
 		for (int k = 0; k < 2; k++) {
@@ -70,14 +75,15 @@ static int run(KernCtx *ctx, OptKind kind)
 	int bad = !(e < 3e-6) || clipped != 3;
 	printf("%-4s %s: 6 steps (%d clipped), max |p - hand| %.3g\n", bad ? "FAIL" : "ok",
 	       kind == OPT_LAMB ? "lamb " : "adamw", clipped, e);
-	// a NaN gradient: -ERANGE and the parameters stay as they were
+	// a NaN gradient: the update is queued, the device latches -ERANGE, the parameters stay
 	double before = kgc_get(&p, 7);
 	kgc_set(&g, 3, NAN);
-	int rc = optim_step(o, &p, &g, NULL);
-	if (rc != -ERANGE || kgc_get(&p, 7) != before || o->step != 6) {
-		printf("FAIL NaN gradient: rc %d, step %lld\n", rc, (long long)o->step);
+	int rc = optim_step(o, &p, NULL, &g), srb = kern_sync(ctx);
+	if (rc != 0 || srb != -ERANGE || kgc_get(&p, 7) != before) {
+		printf("FAIL NaN gradient: step %d, sync %d (%s)\n", rc, srb, kern_error_message(ctx));
 		bad = 1;
 	}
+	kern_error_clear(ctx);
 	optim_destroy(o);
 	kern_free(ctx, &p);
 	kern_free(ctx, &g);

@@ -36,7 +36,7 @@ static int run(KernCtx *c, const StFile *f, OptKind kind)
 	int steps = (int)meta_d(f, "steps");
 	Optimizer *o;
 	KTensor p, g;
-	if (optim_create(&o, c, &oc, sp, 3, n, KDT_F32) || kern_alloc(c, &p, KDT_F32, 1, &n) ||
+	if (optim_create(&o, c, &oc, sp, 3, n) || kern_alloc(c, &p, KDT_F32, 1, &n) ||
 	    kern_alloc(c, &g, KDT_F32, 1, &n)) {
 		printf("FAIL optimizer settings from the fixture refused\n");
 		return 1;
@@ -64,7 +64,7 @@ static int run(KernCtx *c, const StFile *f, OptKind kind)
 			kern_upload(c, &p, host, sizeof host);
 		} else {
 			kern_upload(c, &g, host, sizeof host);
-			bad |= optim_step(o, &p, &g, NULL) != 0;
+			bad |= optim_step(o, &p, NULL, &g) != 0;
 		}
 	}
 	for (int i = 0; i < 3 && !bad; i++) {

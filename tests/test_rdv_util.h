@@ -14,7 +14,7 @@
 #include <sys/wait.h>   // defines: waitpid
 #include <time.h>       // defines: clock_gettime
 
-#include "rendezvous.h" // defines: RdvInfo, rdv_resolve, rdv_exchange
+#include "comm.h" // defines: RdvInfo, rdv_resolve, rdv_exchange
 #include "testutil.h"   // defines: CHECK
 
 typedef struct {

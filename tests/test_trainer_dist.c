@@ -1,9 +1,11 @@
 // The training step on K = 2 and 4 forked CPU ranks with B samples each gives, for every loss,
 // the parameter gradients (1e-5 relative per tensor), u/τ tables and temperature of one rank
-// on the concatenated K·B batch (issue 6 done-when). Each step starts the K ranks from the
-// single rank's state before that step (parameters, tables, τ), so float noise that Adam's
-// normalized update amplifies in near-zero gradients does not compound across steps; the
-// replicas must stay bit-identical to each other after every update.
+// on the concatenated K·B batch (issue 6 done-when): the whole device-shaped step (u8 clips
+// augmented on the device, the exchange, bucketed all-reduce on the comm thread, fused optimizer,
+// temperature op). Each step starts the K ranks from the single rank's state before that step
+// (parameters, moments, table, τ state), so float noise that Adam's normalized update amplifies
+// in near-zero gradients does not compound across steps; the replicas must stay bit-identical
+// to each other after every update.
 #include <math.h>   // defines: fabs, fmax
 #include <stdlib.h> // defines: malloc, free
 #include <string.h> // defines: memcmp, memcpy
@@ -18,9 +20,10 @@ typedef struct {
 	int K, single;     // the global batch is K·B; single: one rank holds all of it
 	int64_t np;        // parameters
 	double log_s[MAXK][STEPS];
-	FastclipTemp temp[STEPS];     // single rank: τ state before each step
-	float tab[STEPS + 1][MAXK][NTAB][NS]; // tables before step t (t = STEPS: after the last)
-	float data[];      // grads (MAXK, STEPS, np), params before each step (STEPS, np), params after (MAXK, np)
+	float temp_mv[STEPS][2];      // single rank: τ state before each step
+	int64_t temp_steps[STEPS];
+	float tab[STEPS + 1][MAXK][NS * NTAB]; // tables (NS, width) before step t (t = STEPS: after the last)
+	float data[];      // grads (MAXK, STEPS, np), params, m, v before each step (3, STEPS, np), params after (MAXK, np)
 } Shared;
 
 static float *grads_of(Shared *s, int r, int step)
@@ -28,88 +31,76 @@ static float *grads_of(Shared *s, int r, int step)
 	return s->data + ((size_t)r * STEPS + step) * (size_t)s->np;
 }
 
-static float *before_of(Shared *s, int step)
+// which = 0 parameters, 1 first moments, 2 second moments before step
+static float *before_of(Shared *s, int which, int step)
 {
-	return s->data + (size_t)MAXK * STEPS * s->np + (size_t)step * s->np;
+	return s->data + (size_t)MAXK * STEPS * s->np + ((size_t)which * STEPS + (size_t)step) * s->np;
 }
 
 static float *params_of(Shared *s, int r)
 {
-	return s->data + (size_t)(MAXK + 1) * STEPS * s->np + (size_t)r * s->np;
+	return s->data + (size_t)(MAXK + 3) * STEPS * s->np + (size_t)r * s->np;
 }
 
-static void tables_io(FastclipTables *t, float (*tab)[NS], int save)
+// the state a step starts from: parameters, moments, table, τ state (save: device -> shared)
+static int state_io(TrainStep *ts, Shared *s, int step, int save)
 {
-	float *p[NTAB] = { t->u1, t->u2, t->tau1, t->tau2, t->bound1, t->bound2, t->m1, t->m2, t->v1, t->v2 };
-	for (int k = 0; k < NTAB; k++)
-		if (p[k]) {
-			if (save)
-				memcpy(tab[k], p[k], sizeof(float) * NS);
-			else
-				memcpy(p[k], tab[k], sizeof(float) * NS);
-		}
+	KTensor *t[3] = {&ts->model->params, &ts->opt->m, &ts->opt->v};
+	const size_t pb = sizeof(float) * (size_t)s->np;
+	int rc = 0;
+	for (int k = 0; k < 3 && !rc; k++)
+		rc = save ? kern_download(ts->ctx, before_of(s, k, step), pb, t[k]) : kern_upload(ts->ctx, t[k], before_of(s, k, step), pb);
+	KTensor *tab = fastclip_exchange_table(ts->xchg);
+	if (!rc && tab)
+		rc = save ? kern_download(ts->ctx, s->tab[step][0], kern_nbytes(tab), tab)
+			  : kern_upload(ts->ctx, tab, s->tab[step][0], kern_nbytes(tab));
+	if (!rc)
+		rc = save ? kern_download(ts->ctx, s->temp_mv[step], sizeof s->temp_mv[step], &ts->temp_mv)
+			  : kern_upload(ts->ctx, &ts->temp_mv, s->temp_mv[step], sizeof s->temp_mv[step]);
+	if (save)
+		s->temp_steps[step] = ts->temp_steps;
+	else
+		ts->temp_steps = s->temp_steps[step];
+	return rc ? rc : save ? 0 : train_step_after_load(ts);
 }
 
 static int rank_fn(Comm *c, void *arg)
 {
 	Shared *s = arg;
-	const int Bl = s->single ? s->K * B : B, row0 = c->rank * Bl;
+	const int me = comm_rank(c), Bl = s->single ? s->K * B : B, row0 = me * Bl;
 	TrainStepConfig cfg;
 	tt_step_config(&cfg, s->kind, Bl, NS);
 	KernCtx *ctx;
 	TrainStep *ts;
 	if (kern_ctx_create_cpu(&ctx, 1) < 0 || train_step_create(&ts, ctx, c, &cfg) < 0 || train_step_init(ts, 7) < 0)
 		return 2;
-	const ModelConfig *m = &cfg.model;
-	const int64_t per = (int64_t)m->frames * m->image_size * m->image_size * 3;
-	float *video = malloc(sizeof(float) * (size_t)(per * Bl));
-	int32_t *text = malloc(sizeof(int32_t) * (size_t)Bl * m->ctx_len);
-	int64_t ids[MAXK * B];
-	KTensor tv, tt;
-	if (!video || !text || kern_alloc(ctx, &tv, KDT_F32, 5, (int64_t[]){ Bl, m->frames, m->image_size, m->image_size, 3 }) < 0 ||
-	    kern_alloc(ctx, &tt, KDT_I32, 2, (int64_t[]){ Bl, m->ctx_len }) < 0)
-		return 3;
 	const size_t pbytes = sizeof(float) * (size_t)s->np;
 	for (int step = 0; step < STEPS; step++) {
-		if (s->single) { // record the state this step starts from
-			if (kern_download(ctx, before_of(s, step), pbytes, &ts->model->params) < 0)
-				return 4;
-			s->temp[step] = ts->temp;
-			if (ts->has_tables)
-				tables_io(&ts->tables, s->tab[step][0], 1);
-		} else { // start from it
-			if (kern_upload(ctx, &ts->model->params, before_of(s, step), pbytes) < 0)
-				return 4;
-			ts->temp = s->temp[step];
-			if (ts->has_tables)
-				tables_io(&ts->tables, s->tab[step][0], 0);
-		}
-		tt_batch(m, 11, step, row0, Bl, video, text, ids, NS);
-		if (kern_upload(ctx, &tv, video, kern_nbytes(&tv)) < 0 || kern_upload(ctx, &tt, text, kern_nbytes(&tt)) < 0)
+		if (state_io(ts, s, step, s->single) < 0) // the single rank records, the K ranks start from it
 			return 4;
-		TrainStepStats st;
-		int rc = train_step_grads(ts, &tv, &tt, ids, step, &st);
+		if (tt_upload(ts, 11, step, row0) < 0)
+			return 4;
+		TrainStepTimes tt;
+		float row[TS_NSCALARS];
+		int rows, rc = train_step_run(ts, step, &tt);
+		if (rc == 0)
+			rc = train_step_read_metrics(ts, row, &rows);
 		if (rc < 0) {
-			printf("rank %d step %d: grads failed %d %s\n", c->rank, step, rc, comm_error(c));
+			printf("rank %d step %d: failed %d %s %s\n", me, step, rc, comm_error(c), kern_error_message(ctx));
 			return 5;
 		}
-		if (kern_download(ctx, grads_of(s, c->rank, step), pbytes, &ts->model->grads) < 0)
+		// the optimizer reads the averaged gradients and leaves them in place
+		if (kern_download(ctx, grads_of(s, me, step), pbytes, &ts->model->grads) < 0)
 			return 6;
-		if ((rc = train_step_update(ts, &st)) < 0) {
-			printf("rank %d step %d: update failed %d\n", c->rank, step, rc);
-			return 7;
-		}
-		s->log_s[c->rank][step] = st.log_s;
+		s->log_s[me][step] = row[TS_LOG_S];
 		// the tables after this step: the single rank's become the next step's start
-		if (ts->has_tables && (s->single || step == STEPS - 1))
-			tables_io(&ts->tables, s->tab[s->single ? step + 1 : STEPS][c->rank], 1);
-		if (!s->single && step == STEPS - 1 && kern_download(ctx, params_of(s, c->rank), pbytes, &ts->model->params) < 0)
+		KTensor *tab = fastclip_exchange_table(ts->xchg);
+		if (tab && (s->single || step == STEPS - 1) &&
+		    kern_download(ctx, s->tab[s->single ? step + 1 : STEPS][me], kern_nbytes(tab), tab) < 0)
+			return 7;
+		if (!s->single && step == STEPS - 1 && kern_download(ctx, params_of(s, me), pbytes, &ts->model->params) < 0)
 			return 8;
 	}
-	kern_free(ctx, &tv);
-	kern_free(ctx, &tt);
-	free(video);
-	free(text);
 	train_step_destroy(ts);
 	kern_ctx_destroy(ctx);
 	return 0;
@@ -136,7 +127,7 @@ static double worst_rel(const float *a, const float *b, const ParamSpec *specs, 
 
 static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, int64_t np)
 {
-	size_t bytes = sizeof(Shared) + sizeof(float) * ((size_t)(MAXK + 1) * STEPS + MAXK) * (size_t)np;
+	size_t bytes = sizeof(Shared) + sizeof(float) * ((size_t)(MAXK + 3) * STEPS + MAXK) * (size_t)np;
 	Shared *ref = tc_shared(bytes), *dist = tc_shared(bytes);
 	if (!ref || !dist)
 		return 1;
@@ -149,9 +140,10 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 		printf("%s: single-rank run failed (exit %d)\n", fastclip_kind_name(kind), codes[0]);
 		return 1;
 	}
-	memcpy(dist->temp, ref->temp, sizeof(ref->temp));
+	memcpy(dist->temp_mv, ref->temp_mv, sizeof(ref->temp_mv));
+	memcpy(dist->temp_steps, ref->temp_steps, sizeof(ref->temp_steps));
 	memcpy(dist->tab, ref->tab, sizeof(ref->tab));
-	memcpy(before_of(dist, 0), before_of(ref, 0), sizeof(float) * STEPS * (size_t)np);
+	memcpy(before_of(dist, 0, 0), before_of(ref, 0, 0), sizeof(float) * 3 * STEPS * (size_t)np);
 	if (tc_run(K, 1 << 16, 20.0, 40.0, rank_fn, dist, codes) < 0)
 		return 1;
 	int fail = 0;
@@ -204,7 +196,7 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 			double mb = 0.0, md = 0.0;
 			int at = 0;
 			for (int i = 0; i < NS; i++) {
-				float a = dist->tab[STEPS][r][k][i], b = ref->tab[STEPS][0][k][i];
+				float a = dist->tab[STEPS][r][i * ntab + k], b = ref->tab[STEPS][0][i * ntab + k];
 				mb = fmax(mb, fabs(b));
 				if (fabs(a - b) > md) {
 					md = fabs(a - b);
@@ -212,8 +204,9 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 				}
 			}
 			if (md > 1e-5 * mb) {
-				printf("%s K=%d rank %d: table %d[%d] %.9g, single rank %.9g (table max %.3g)\n", fastclip_kind_name(kind),
-				       K, r, k, at, dist->tab[STEPS][r][k][at], ref->tab[STEPS][0][k][at], mb);
+				printf("%s K=%d rank %d: table column %d[%d] %.9g, single rank %.9g (column max %.3g)\n",
+				       fastclip_kind_name(kind), K, r, k, at, dist->tab[STEPS][r][at * ntab + k],
+				       ref->tab[STEPS][0][at * ntab + k], mb);
 				fail = 1;
 			}
 		}

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# --eval-manifest: rank 0 evaluates held-out retrieval every K steps and at the end, appending
-# one JSON line per evaluation (with its step) to RUN_DIR/eval.jsonl; a manifest the model
-# cannot read is refused at start with one line.
+# --eval-manifest: rank 0 evaluates held-out retrieval every K steps and at the end from the
+# evaluation ring a loaderd --eval fills (the trainer decodes nothing), appending one JSON line
+# per evaluation (with its step) to RUN_DIR/eval.jsonl; a manifest the model cannot read, or a
+# missing evaluation ring, is refused at start with one line.
 set -u
 cd "$(dirname "$0")/.."
-for p in tools/synth tools/prep; do
+for p in tools/synth tools/prep loaderd/loaderd; do
 	[ -x $p ] || { echo "skip: $p not built (needs libav)"; exit 77; }
 done
 . tests/trainer_testlib.sh
@@ -15,7 +16,16 @@ tools/prep --annotations "$TT_DIR/src/heldout.csv" --video-root "$TT_DIR/src/vid
 	>/dev/null 2>&1 || fail "ringctl create"
 TT_RINGS+=("$TT_TAG-ev")
 tt_feeder "$TT_TAG-ev"
+# the evaluation ring (default name: the training ring's + "-eval"): one consumer, the model's geometry
+"$RINGCTL" create --ring "$TT_TAG-ev-eval" --frames 2 --height 32 --width 32 --text-len 77 --slots 16 --seed 7 --replace \
+	>/dev/null 2>&1 || fail "ringctl create (eval)"
+TT_RINGS+=("$TT_TAG-ev-eval")
 args=(--ring "$TT_TAG-ev" --model tiny --vis-layers 1 --txt-layers 1 --threads 1 --dataset-size 32 --batch-size 8)
+"$TRAINER" "${args[@]}" --steps 2 --eval-manifest "$TT_DIR/ho/manifest" --eval-ring "$TT_TAG-none" \
+	--run-dir "$TT_DIR/noring" 2>"$TT_DIR/errn" && fail "a missing evaluation ring was accepted"
+[ "$(wc -l <"$TT_DIR/errn")" = 1 ] && grep -q "loaderd --eval" "$TT_DIR/errn" || fail "unclear refusal: $(cat "$TT_DIR/errn")"
+loaderd/loaderd --ring "$TT_TAG-ev-eval" --manifest "$TT_DIR/ho/manifest" --eval 2>"$TT_DIR/loaderd.log" &
+TT_PIDS+=($!)
 "$TRAINER" "${args[@]}" --steps 4 --eval-manifest "$TT_DIR/ho/manifest" --eval-every 2 --run-dir "$TT_DIR/run" \
 	2>"$TT_DIR/log" || fail "trainer exited $?: $(tail -n 3 "$TT_DIR/log")"
 [ "$(sed -n 's/.*"step":\([0-9]*\),.*/\1/p' "$TT_DIR/run/eval.jsonl" | tr '\n' ' ')" = "2 4 " ] ||

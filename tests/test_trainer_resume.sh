@@ -2,7 +2,7 @@
 # Resume is bit-identical: N steps straight and N/2 steps + --resume + N/2 steps (each run on a
 # freshly created ring fed by the deterministic feeder, with error slots; the resumed run's ring
 # starts at trainer --resume-position) end in byte-equal checkpoints: weights, optimizer, τ
-# state, u tables and stream positions.
+# state, u tables and stream positions. So does the straight run with 3 kernel threads instead of 1.
 set -u
 cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
@@ -26,7 +26,9 @@ a=$TT_DIR/straight/ckpt/ckpt-00000012.safetensors
 b=$TT_DIR/split/ckpt/ckpt-00000012.safetensors
 [ -f "$a" ] && [ -f "$b" ] || fail "missing final checkpoints"
 cmp "$a" "$b" || fail "12 straight steps and 6 + resume + 6 differ"
+run d "$TT_DIR/threads" 0 --threads 3
+cmp "$a" "$TT_DIR/threads/ckpt/ckpt-00000012.safetensors" || fail "1 and 3 kernel threads give different checkpoints"
 [ "$(wc -l <"$TT_DIR/split/metrics.jsonl")" = 12 ] || fail "metrics of the split run should have 12 lines"
 cmp <(tt_field "$TT_DIR/straight/metrics.jsonl" loss) <(tt_field "$TT_DIR/split/metrics.jsonl" loss) ||
 	fail "the per-step losses differ"
-echo "12 steps (epochs 0-2) == 6 + resume + 6: byte-equal checkpoints ($(stat -c %s "$a") bytes) and losses"
+echo "12 steps (epochs 0-2) == 6 + resume + 6 == 12 on 3 threads: byte-equal checkpoints ($(stat -c %s "$a") bytes) and losses"

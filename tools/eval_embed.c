@@ -1,5 +1,6 @@
 // Batched embedding: decode a round of clips in parallel (one loader decoder per thread), then
-// per fixed block of EVAL_EMBED_BLOCK: normalize, one forward of both towers, copy out the features.
+// per fixed block of EVAL_EMBED_BLOCK: upload the u8 clips, normalize on the device (kern_augment,
+// no flip), one forward of both towers, copy out the features.
 #include "eval_embed.h" // defines: eval_embed_manifest, eval_embed_texts, eval_check_manifest
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
@@ -13,7 +14,6 @@
 #include "ld_clip.h"         // defines: ld_sample_load, LdFiles, ld_files_free
 #include "ld_error.h"        // defines: ld_error_name
 #include "ld_plan.h"         // defines: LdParams, LdPlan, ld_params_default
-#include "trainer_augment.h" // defines: trainer_augment_batch
 
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
 {
@@ -39,48 +39,49 @@ int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size
 	return 0;
 }
 
-static int forward(ClipModel *m, KTensor *video, KTensor *text, const float *vin, const int32_t *tin, char *err,
-		   size_t errlen)
+typedef struct {
+	KTensor clips, pos, text; // (B, T, S, S, 3) u8, (B) i64 positions (no flip: unused), (B, ctx) i32
+	int32_t *tin;             // host (B, ctx)
+	uint8_t *round;           // host (R, T, S, S, 3): a decoding round
+} Batch;
+
+// the block of B clips at cin (host) and b->tin through both towers
+static int forward(ClipModel *m, Batch *b, const uint8_t *cin, char *err, size_t errlen)
 {
-	int rc = kern_upload(m->ctx, video, vin, kern_nbytes(video));
+	int rc = kern_upload(m->ctx, &b->clips, cin, kern_nbytes(&b->clips));
 	if (!rc)
-		rc = kern_upload(m->ctx, text, tin, kern_nbytes(text));
+		rc = kern_upload(m->ctx, &b->text, b->tin, kern_nbytes(&b->text));
 	if (!rc)
-		rc = clip_model_forward(m, video, text);
+		rc = kern_augment(m->ctx, &m->patches, &b->clips, &b->pos, 0, 0, m->cfg.patch);
+	if (!rc)
+		rc = clip_model_forward_patches(m, &m->patches, &b->text);
 	if (rc)
 		snprintf(err, errlen, "model forward: %s", strerror(-rc));
 	return rc;
 }
-
-typedef struct {
-	KTensor video, text; // (B, T, S, S, 3) f32, (B, ctx) i32
-	float *vin;          // host (B, T, S, S, 3)
-	int32_t *tin;        // host (B, ctx)
-	uint8_t *clips;      // host (R, T, S, S, 3): a decoding round
-} Batch;
 
 static int batch_new(ClipModel *m, Batch *b, int R)
 {
 	const ModelConfig *c = &m->cfg;
 	const int64_t B = m->B, S = c->image_size;
 	memset(b, 0, sizeof *b);
-	int rc = kern_alloc(m->ctx, &b->video, KDT_F32, 5, (const int64_t[]){ B, c->frames, S, S, 3 });
+	int rc = kern_alloc(m->ctx, &b->clips, KDT_U8, 5, (const int64_t[]){ B, c->frames, S, S, 3 });
+	if (!rc)
+		rc = kern_alloc(m->ctx, &b->pos, KDT_I64, 1, &B);
 	if (!rc)
 		rc = kern_alloc(m->ctx, &b->text, KDT_I32, 2, (const int64_t[]){ B, c->ctx_len });
-	size_t px = (size_t)B * c->frames * S * S * 3;
-	b->vin = calloc(px, sizeof *b->vin);
 	b->tin = calloc((size_t)B * c->ctx_len, sizeof *b->tin);
-	b->clips = calloc(px / (size_t)B * (size_t)R, 1);
-	return rc ? rc : (!b->vin || !b->tin || !b->clips) ? -ENOMEM : 0;
+	b->round = calloc((size_t)c->frames * S * S * 3 * (size_t)(R > B ? R : B), 1);
+	return rc ? rc : (!b->tin || !b->round) ? -ENOMEM : 0;
 }
 
 static void batch_free(ClipModel *m, Batch *b)
 {
-	kern_free(m->ctx, &b->video);
+	kern_free(m->ctx, &b->clips);
+	kern_free(m->ctx, &b->pos);
 	kern_free(m->ctx, &b->text);
-	free(b->vin);
 	free(b->tin);
-	free(b->clips);
+	free(b->round);
 }
 
 static int copy_out(ClipModel *m, int n, float *vfeat, float *tfeat)
@@ -134,9 +135,6 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			rc = -ENOMEM;
 	if (rc)
 		snprintf(err, errlen, "out of memory for a round of %d", R);
-	uint64_t pos[B];
-	for (int k = 0; k < B; k++)
-		pos[k] = 0;
 	for (int64_t r0 = 0; r0 < n && !rc; r0 += R) {
 		int valid = (int)(n - r0 < R ? n - r0 : R);
 		int bad = -1, bad_rc = 0;
@@ -152,7 +150,7 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			uint64_t i = (uint64_t)(r0 + k);
 			LdPlan plan;
 			char e[256];
-			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.clips + (size_t)k * clip_bytes, e,
+			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.round + (size_t)k * clip_bytes, e,
 					       sizeof e);
 			if (!r && plan.sample != i) {
 				r = -EINVAL;
@@ -177,18 +175,16 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			break;
 		}
 		for (int k = valid; k < R; k++) // padding: the last sample again
-			memcpy(b.clips + (size_t)k * clip_bytes, b.clips + (size_t)(valid - 1) * clip_bytes, clip_bytes);
+			memcpy(b.round + (size_t)k * clip_bytes, b.round + (size_t)(valid - 1) * clip_bytes, clip_bytes);
 		for (int k0 = 0; k0 < valid && !rc; k0 += B) {
 			int in_block = valid - k0 < B ? valid - k0 : B;
 			int64_t b0 = r0 + k0;
-			trainer_augment_batch(b.clips + (size_t)k0 * clip_bytes, B, c->frames, c->image_size, c->image_size, pos,
-					      0, 0, b.vin);
 			for (int k = 0; k < B; k++) {
 				const uint16_t *tok = manifest_tokens(man, (uint64_t)(b0 + (k < in_block ? k : in_block - 1)));
 				for (int j = 0; j < ctx; j++)
 					b.tin[(size_t)k * ctx + j] = tok[j];
 			}
-			if ((rc = forward(m, &b.video, &b.text, b.vin, b.tin, err, errlen)))
+			if ((rc = forward(m, &b, b.round + (size_t)k0 * clip_bytes, err, errlen)))
 				break;
 			if ((rc = copy_out(m, in_block, vfeat + b0 * c->embed_dim, tfeat + b0 * c->embed_dim)))
 				snprintf(err, errlen, "reading features back: %s", strerror(-rc));
@@ -231,7 +227,7 @@ int eval_embed_texts(ClipModel *m, const int32_t *ids, int64_t n, float *tfeat, 
 				break;
 			}
 		if (!rc)
-			rc = forward(m, &b.video, &b.text, b.vin, b.tin, err, errlen);
+			rc = forward(m, &b, b.round, err, errlen);
 		if (!rc && (rc = copy_out(m, valid, NULL, tfeat + b0 * m->cfg.embed_dim)))
 			snprintf(err, errlen, "reading features back: %s", strerror(-rc));
 	}

@@ -8,14 +8,12 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int32_t, int64_t
 
+#include "eval_report.h"     // defines: EVAL_EMBED_BLOCK
 #include "manifest_reader.h" // defines: Manifest
 #include "model_clip.h"      // defines: ClipModel
 
-// Rows of every forward. BLAS results depend on the row count (and a row's place in the tiles),
-// so features are computed in blocks of this many samples at fixed places, the last block padded:
-// a sample's features depend only on its index, never on the batch a user asks for. The model
-// given to the functions below must have been created with this batch.
-#define EVAL_EMBED_BLOCK 8
+// The model given to the functions below must have been created with the batch EVAL_EMBED_BLOCK
+// (common/eval_report.h: the trainer's in-process evaluation uses the same blocks).
 
 typedef void (*EvalProgressFn)(void *arg, int64_t done, int64_t total);
 

@@ -69,46 +69,6 @@ static void captions_free(char **caps, int64_t n)
 	free(caps);
 }
 
-typedef struct {
-	const uint16_t *tok;
-	uint32_t ctx;
-	int64_t i;
-} CapRef;
-
-static int by_tokens(const void *a, const void *b)
-{
-	const CapRef *x = a, *y = b;
-	int c = memcmp(x->tok, y->tok, sizeof(uint16_t) * x->ctx);
-	return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
-// gid[i]: one id per distinct caption (token row); size[i]: samples sharing sample i's caption
-static int caption_groups(const Manifest *man, int64_t n, int64_t *gid, int64_t *size, int64_t *distinct)
-{
-	CapRef *r = malloc(sizeof *r * (size_t)n);
-	if (!r)
-		return -ENOMEM;
-	uint32_t ctx = manifest_header(man)->context;
-	for (int64_t i = 0; i < n; i++)
-		r[i] = (CapRef){ manifest_tokens(man, (uint64_t)i), ctx, i };
-	qsort(r, (size_t)n, sizeof *r, by_tokens);
-	int64_t g = -1;
-	for (int64_t k = 0, start = 0; k < n; k++) {
-		if (!k || memcmp(r[k].tok, r[k - 1].tok, sizeof(uint16_t) * ctx)) {
-			g++;
-			start = k;
-		}
-		gid[r[k].i] = g;
-		int64_t end = k + 1;
-		if (end == n || memcmp(r[end].tok, r[k].tok, sizeof(uint16_t) * ctx))
-			for (int64_t t = start; t < end; t++)
-				size[r[t].i] = end - start;
-	}
-	*distinct = g + 1;
-	free(r);
-	return 0;
-}
-
 // zero-shot classification: prompts of the classes through the text tower, videos against them
 static int zero_shot(ClipModel *m, const float *vfeat, int64_t n, const EvalClasses *c, const EvalOpts *o,
 		     EvalReport *r, char *err, size_t errlen)
@@ -221,8 +181,7 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 	}
 	float *vfeat = malloc(sizeof(float) * (size_t)n * E), *tfeat = malloc(sizeof(float) * (size_t)n * E);
 	float *sim = malloc(sizeof(float) * (size_t)n * (size_t)n);
-	int64_t *rank = malloc(sizeof(int64_t) * (size_t)n);
-	if (!rc && (!vfeat || !tfeat || !sim || !rank)) {
+	if (!rc && (!vfeat || !tfeat || !sim)) {
 		snprintf(err, errlen, "out of memory for %lld samples (the similarity matrix takes %.1f GiB)", (long long)n,
 			 (double)n * (double)n * 4 / (1 << 30));
 		rc = -ENOMEM;
@@ -232,29 +191,8 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 		rc = eval_embed_manifest(m, man, vfeat, tfeat, &o->embed, err, errlen);
 		r->embed_s = now_s() - te;
 	}
-	int64_t *gid = malloc(sizeof(int64_t) * (size_t)n), *gsize = malloc(sizeof(int64_t) * (size_t)n);
-	if (!rc && (!gid || !gsize || caption_groups(man, n, gid, gsize, &r->captions))) {
-		snprintf(err, errlen, "out of memory grouping captions");
-		rc = -ENOMEM;
-	}
-	if (!rc) {
-		r->n = n;
-		r->match_caption = o->match_caption;
-		eval_similarity(vfeat, n, tfeat, n, E, sim); // (videos, captions)
-		if (o->match_caption) {
-			eval_chance_grouped(n, gsize, n, &r->chance);
-			if ((rc = eval_ranks_grouped(sim, n, n, 0, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
-			    (rc = eval_ranks_grouped(sim, n, n, 1, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
-				snprintf(err, errlen, "ranking: %s", strerror(-rc));
-		} else {
-			eval_chance(n, &r->chance);
-			if ((rc = eval_ranks(sim, n, n, 0, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
-			    (rc = eval_ranks(sim, n, n, 1, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
-				snprintf(err, errlen, "ranking: %s", strerror(-rc));
-		}
-	}
-	free(gid);
-	free(gsize);
+	if (!rc)
+		rc = eval_score_retrieval(man, vfeat, tfeat, n, E, o->match_caption, sim, r, err, errlen);
 	if (!rc && rel.row_ptr)
 		rc = relevance(sim, n, &rel, r, err, errlen);
 	if (!rc && cls.names)
@@ -262,7 +200,6 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 	free(vfeat);
 	free(tfeat);
 	free(sim);
-	free(rank);
 	eval_rel_free(&rel);
 	eval_classes_free(&cls);
 	captions_free(caps, n);
@@ -270,91 +207,3 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 	return rc;
 }
 
-static void row(FILE *f, const char *name, const EvalRetrieval *x)
-{
-	fprintf(f, "  %-12s %7.2f %7.2f %7.2f %9.1f %9.1f\n", name, 100 * x->r1, 100 * x->r5, 100 * x->r10,
-		x->median_rank, x->mean_rank);
-}
-
-void eval_report_table(FILE *f, const EvalReport *r)
-{
-	fprintf(f, "retrieval, %lld samples   R@1 %%   R@5 %%  R@10 %%  med.rank mean rank\n", (long long)r->n);
-	row(f, "text->video", &r->t2v);
-	row(f, "video->text", &r->v2t);
-	row(f, "chance", &r->chance);
-	if (r->match_caption)
-		fprintf(f, "  (a hit: any of the samples with the query's caption; %lld distinct captions)\n",
-			(long long)r->captions);
-	else if (r->captions < r->n)
-		fprintf(f, "  (a hit: the sample itself; only %lld distinct captions, so identical captions tie:\n"
-			   "   --match caption counts any sample with the same caption)\n",
-			(long long)r->captions);
-	if (r->has_rel) {
-		fprintf(f, "EPIC-style relevance            mAP    nDCG\n");
-		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries with a relevance-1 caption)\n", "video->text",
-			100 * r->map_v2t, 100 * r->ndcg_v2t, (long long)r->rel_queries_v2t);
-		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries)\n", "text->video", 100 * r->map_t2v, 100 * r->ndcg_t2v,
-			(long long)r->rel_queries_t2v);
-		fprintf(f, "  %-28s %6.2f %6.2f\n", "average", 50 * (r->map_v2t + r->map_t2v),
-			50 * (r->ndcg_v2t + r->ndcg_t2v));
-	}
-	if (r->has_zs) {
-		int k = r->zs_classes < 5 ? r->zs_classes : 5;
-		fprintf(f, "zero-shot classification (%s, %d classes, %lld labelled samples)\n", r->zs_what, r->zs_classes,
-			(long long)r->zs_n);
-		fprintf(f, "  top-1 %6.2f %%   (chance %.2f %%)\n", 100 * r->zs_top1, 100.0 / r->zs_classes);
-		fprintf(f, "  top-%d %6.2f %%   (chance %.2f %%)\n", k, 100 * r->zs_top5, 100.0 * k / r->zs_classes);
-	}
-	fprintf(f, "%.1f s (embedding %.1f s, %.1f samples/s)\n", r->total_s, r->embed_s,
-		r->embed_s > 0 ? (double)r->n / r->embed_s : 0.0);
-}
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-static void json_ret(FILE *f, const char *p, const EvalRetrieval *x)
-{
-	fprintf(f, ",\"%s_r1\":%.6g,\"%s_r5\":%.6g,\"%s_r10\":%.6g,\"%s_medr\":%.6g,\"%s_meanr\":%.6g", p, x->r1, p, x->r5,
-		p, x->r10, p, x->median_rank, p, x->mean_rank);
-}
-
-void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source)
-{
-	fprintf(f, "{\"n\":%lld,\"captions\":%lld,\"match\":\"%s\"", (long long)r->n, (long long)r->captions,
-		r->match_caption ? "caption" : "instance");
-	if (step >= 0)
-		fprintf(f, ",\"step\":%lld", (long long)step);
-	if (source) {
-		fputs(",\"source\":", f);
-		json_str(f, source);
-	}
-	json_ret(f, "t2v", &r->t2v);
-	json_ret(f, "v2t", &r->v2t);
-	json_ret(f, "chance", &r->chance);
-	if (r->has_rel)
-		fprintf(f, ",\"map_v2t\":%.6g,\"map_t2v\":%.6g,\"map_avg\":%.6g,\"ndcg_v2t\":%.6g,\"ndcg_t2v\":%.6g,"
-			   "\"ndcg_avg\":%.6g",
-			r->map_v2t, r->map_t2v, 0.5 * (r->map_v2t + r->map_t2v), r->ndcg_v2t, r->ndcg_t2v,
-			0.5 * (r->ndcg_v2t + r->ndcg_t2v));
-	if (r->has_zs) {
-		int k = r->zs_classes < 5 ? r->zs_classes : 5;
-		fprintf(f, ",\"zs_classes\":%d,\"zs_n\":%lld,\"zs_top1\":%.6g,\"zs_top5\":%.6g,\"zs_chance\":%.6g,"
-			   "\"zs_chance5\":%.6g,\"zs_what\":",
-			r->zs_classes, (long long)r->zs_n, r->zs_top1, r->zs_top5, 1.0 / r->zs_classes,
-			(double)k / r->zs_classes);
-		json_str(f, r->zs_what);
-	}
-	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f}\n", r->embed_s, r->total_s);
-}

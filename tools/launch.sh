@@ -55,6 +55,8 @@ after a final checkpoint; --resume continues it.
 Everything after -- goes to every trainer (see trainer --help), e.g.
   $ME 2 --manifest data/manifest -- --model tiny --loss fastclip-v3 --batch-size 32 --steps 500
 Unless given there, --threads is the cores left after the loaders, divided among the ranks.
+With --eval-manifest M among them, an evaluation ring (RING-eval) and one loaderd --eval filling it
+from M are started too: rank 0 evaluates from it (the trainer decodes nothing itself).
 EOF
 }
 
@@ -265,6 +267,7 @@ fi
 geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
 plan=$("$TRAINER" --print-steps --ranks "$N" "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
 read -r -a GEOM <<<"$geom"
+EVAL_MANIFEST=$(flag_value eval-manifest "")
 read -r _ FRAMES _ SIZE _ _ _ CTX <<<"$geom"
 read -r _ TOTAL _ PER_EPOCH <<<"$plan"
 BATCH=$(flag_value batch-size 8)
@@ -318,6 +321,7 @@ echo $$ >"$RUN_DIR/launch.pid"
 declare -A LOADER_PID=() LOADER_NODE=() LOADER_RESTARTS=() LOADER_FIRST_RESTART=()
 TRAINER_PID=()
 STATPID=""
+EVAL_PID="" EVAL_RESTARTS=0
 NEXT_LOADER=0
 REPLY_TEXT=""
 
@@ -334,6 +338,13 @@ start_loader() { # start_loader ID NODE
 	LOADER_PID[$id]=$!
 	LOADER_NODE[$id]=$node
 	echo "${LOADER_PID[$id]}" >"$RUN_DIR/pids/loaderd-$id.pid"
+}
+
+start_eval_loader() { # the evaluation ring's one loader: held-out samples in order, centre crops
+	"$LOADERD" --ring "$RING-eval" --manifest "$EVAL_MANIFEST" --eval --threads "$LOADER_THREADS" \
+		>>"$RUN_DIR/logs/loaderd-eval.log" 2>&1 &
+	EVAL_PID=$!
+	echo "$EVAL_PID" >"$RUN_DIR/pids/loaderd-eval.pid"
 }
 
 add_loaders() { # add_loaders K: round-robin over the nodes
@@ -415,6 +426,14 @@ cleanup() {
 		kill -KILL "$STATPID" 2>/dev/null
 		wait "$STATPID" 2>/dev/null
 	fi
+	if [ -n "$EVAL_PID" ]; then
+		kill -TERM "$EVAL_PID" 2>/dev/null
+		for _ in $(seq 100); do kill -0 "$EVAL_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$EVAL_PID" 2>/dev/null
+		wait "$EVAL_PID" 2>/dev/null
+		rm -f "$RUN_DIR/pids/loaderd-eval.pid"
+		"$RINGCTL" destroy --ring "$RING-eval" >/dev/null 2>&1
+	fi
 	"$RINGCTL" destroy --ring "$RING" >/dev/null 2>&1
 	[ "$N" -gt 1 ] && "$TRAINER" --comm-unlink --comm "$COMM" >/dev/null 2>&1
 	rm -f "$RUN_DIR/launch.pid"
@@ -469,6 +488,13 @@ say "steps: $TOTAL$([ "${PER_EPOCH:-0}" -gt 0 ] && printf ' (%s per epoch of %s 
 	die "cannot create the ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
 if [ "$N" -gt 1 ]; then
 	"$TRAINER" --comm-create --comm "$COMM" --ranks "$N" >>"$RUN_DIR/logs/launch.log" 2>&1 || die "cannot create the rank group"
+fi
+if [ -n "$EVAL_MANIFEST" ]; then
+	"$RINGCTL" create --ring "$RING-eval" "${GEOM[@]}" --slots $((2 * BATCH < 16 ? 16 : 2 * BATCH)) --ranks 1 \
+		--seed "$SEED" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
+		die "cannot create the evaluation ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
+	start_eval_loader
+	say "evaluation ring $RING-eval filled from $EVAL_MANIFEST by loaderd --eval (pid $EVAL_PID)"
 fi
 "$RINGSTAT" --ring "$RING" -n --json 5 >>"$RUN_DIR/ringstat.jsonl" 2>/dev/null &
 STATPID=$!
@@ -549,6 +575,19 @@ while :; do
 		say "loader $id (pid $pid) died with status $st; restarting it"
 		start_loader "$id" "${LOADER_NODE[$id]}"
 	done
+	if [ -n "$EVAL_PID" ] && ! kill -0 "$EVAL_PID" 2>/dev/null; then
+		wait "$EVAL_PID" 2>/dev/null
+		EVAL_RESTARTS=$((EVAL_RESTARTS + 1))
+		if [ $EVAL_RESTARTS -gt 5 ]; then
+			say "the evaluation loader died 5 times; last lines of $RUN_DIR/logs/loaderd-eval.log:"
+			tail -n 10 "$RUN_DIR/logs/loaderd-eval.log" | sed 's/^/    /' >&2
+			stop_job "the evaluation loader keeps dying"
+			summary
+			exit 1
+		fi
+		say "the evaluation loader (pid $EVAL_PID) died; restarting it"
+		start_eval_loader
+	fi
 	relay
 	for ((r = 0; r < N; r++)); do
 		[ -n "${DONE[$r]:-}" ] && continue

@@ -1,8 +1,9 @@
 # tools/eval (issue 7): zero-shot retrieval and classification of a checkpoint on a held-out
-# manifest. Library aveval holds the logic (the trainer can call it in-process); the metrics
-# need nothing optional, embedding a manifest needs the loader's decode path (libav).
+# manifest. Library aveval holds the logic: loading the model, embedding a manifest by decoding in
+# process through loaderd's library (libav), relevance and class inputs; the metrics and the
+# report are common/'s evalscore.
 LIBS += aveval
-aveval_SRCS := tools/eval_metrics.c tools/eval_model.c
+aveval_SRCS := tools/eval_model.c
 
 # tools/export (issue 14): a checkpoint as open_clip-named safetensors with every size in the metadata
 PROGS += tools/export
@@ -13,18 +14,15 @@ test_export_roundtrip_LIBS := aveval avmodel kernels stream common
 # exported weights in PyTorch (the twin) and in open_clip with strict=True; skips without torch
 SCRIPT_TESTS += tests/test_export_openclip.sh
 
-TESTS += test_eval_metrics
-test_eval_metrics_LIBS := aveval common
-
 ifeq ($(HAVE_LIBAV),1)
 aveval_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c
 PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c
-tools/eval_LIBS := aveval avtrain avmodel kernels loader stream data common
+tools/eval_LIBS := aveval evalscore avmodel kernels loader stream data common
 
 TESTS += test_eval_ckpt test_eval_input test_eval_embed
-test_eval_embed_LIBS := aveval avtrain avmodel kernels loader loaderfix stream data common
+test_eval_embed_LIBS := aveval evalscore avmodel kernels loader loaderfix augmentref stream data common
 test_eval_ckpt_LIBS := aveval avmodel kernels stream common
-test_eval_input_LIBS := aveval common
+test_eval_input_LIBS := aveval evalscore common
 SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh
 endif

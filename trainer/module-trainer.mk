@@ -1,28 +1,30 @@
-# trainer/ the trainer program of the CPU backend (issues 6, 7): library avtrain holds the training
-# step (model + FastCLIP exchange + bucketed all-reduce + optimizer + τ) and the program's
-# modules (flags, ring ingest, augmentation, checkpoints, metrics); trainer/trainer is the main.
+# trainer/ the trainer program (issues 6, 7, 10): orchestration only. Library avtrain holds the
+# training step on the op contract (model + FastCLIP exchange + bucketed all-reduce + fused
+# optimizer + τ) and the program's modules (flags, ring ingest to the device, checkpoints,
+# metrics); trainer/trainer is the main, the loop and the evaluation from an eval ring. It links
+# no decoder: loaderd --eval decodes the held-out clips into that ring.
 LIBS += avtrain
-avtrain_SRCS := trainer/trainer_comm_local.c trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c \
-                trainer/trainer_augment.c trainer/trainer_ckpt.c trainer/trainer_metrics.c
+avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+                trainer/trainer_metrics.c
 PROGS += trainer/trainer
-trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_eval.c
-# the in-trainer evaluation calls tools/' aveval (eval_run.h lives in tools/)
-$(BUILD)/obj/trainer/trainer_eval.o: CFLAGS += -Itools
+trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c
+trainer/trainer_LIBS := avtrain evalscore fastclip comm avmodel kernels ring stream data common
 
-TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_augment test_trainer_metrics
+TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
 # optimizer (a fused op over the flat buffer) carries each over
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch
 TESTS += $(TRAINER_TESTS)
 # the augment op of kernels/ against this augmentation followed by patchify, bit for bit
 TESTS += test_kernels_augment
-test_kernels_augment_LIBS := avtrain kernels stream common
+test_kernels_augment_LIBS := augmentref kernels stream common
 SAN_TESTS += test_trainer_dist
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
                 tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \
                 tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh \
-                tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh
+                tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh \
+                tests/test_trainer_waits.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

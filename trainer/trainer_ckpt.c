@@ -1,19 +1,23 @@
 // Trainer checkpoint contents as ckpt_io extra tensors: trainer.positions (ranks) u64 stored as I64,
-// trainer.temp [log s, m, v] f64 + trainer.temp_steps i64, fastclip.<table> f32 (dataset size).
+// the global τ's Adam state trainer.temp_mv f32 (2) + trainer.temp_steps i64, and the FastCLIP
+// table fastclip.table f32 (dataset size x width); log s itself is the model's logit_scale parameter.
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save, trainer_ckpt_load
 
-#include <errno.h>  // defines: EINVAL, ENOENT, EBADMSG, errno
+#include <errno.h>  // defines: EINVAL, ENOENT, EBADMSG, ENOMEM, errno
 #include <stdio.h>  // defines: snprintf
+#include <stdlib.h> // defines: malloc, free
 #include <string.h> // defines: memset, memcpy, strchr, strerror
 
 #include "ckpt_io.h" // defines: ckpt_save, ckpt_load_latest, CkptTarget, CkptState, CKPT_MARKER
 #include "st_file.h" // defines: st_open, st_find, st_close
 
-enum { MAX_EXTRA = 16 };
+enum { MAX_EXTRA = 8 };
 
+// the device state the checkpoint holds besides the model and optimizer, in host copies
 typedef struct {
-	double temp[3];
+	float temp_mv[2];
 	int64_t temp_steps;
+	float *table; // (n, width) or NULL
 	StTensor extra[MAX_EXTRA];
 	int n;
 } Extras;
@@ -30,23 +34,19 @@ static void add(Extras *e, const char *name, StDtype dt, void *data, int64_t n)
 	t->nbytes = (size_t)n * st_dtype_size(dt);
 }
 
-static void extras(Extras *e, TrainStep *ts, uint64_t *positions, int ranks)
+static int extras(Extras *e, TrainStep *ts, uint64_t *positions, int ranks)
 {
-	e->n = 0;
+	memset(e, 0, sizeof *e);
 	add(e, "trainer.positions", ST_I64, positions, ranks); // u64 values: safetensors readers lack U64
-	add(e, "trainer.temp", ST_F64, e->temp, 3);
+	add(e, "trainer.temp_mv", ST_F32, e->temp_mv, 2);
 	add(e, "trainer.temp_steps", ST_I64, &e->temp_steps, 1);
-	if (!ts->has_tables)
-		return;
-	FastclipTables *t = &ts->tables;
-	const char *names[] = { "u1", "u2", "tau1", "tau2", "bound1", "bound2", "m1", "m2", "v1", "v2" };
-	float *tabs[] = { t->u1, t->u2, t->tau1, t->tau2, t->bound1, t->bound2, t->m1, t->m2, t->v1, t->v2 };
-	for (int i = 0; i < 10; i++)
-		if (tabs[i]) {
-			char n[64];
-			snprintf(n, sizeof n, "fastclip.%s", names[i]);
-			add(e, n, ST_F32, tabs[i], t->n);
-		}
+	const KTensor *tab = fastclip_exchange_table(ts->xchg);
+	if (!tab)
+		return 0;
+	if (!(e->table = malloc(kern_nbytes(tab))))
+		return -ENOMEM;
+	add(e, "fastclip.table", ST_F32, e->table, kern_numel(tab));
+	return 0;
 }
 
 static CkptTarget target(TrainStep *ts, Extras *e)
@@ -60,38 +60,52 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 		      uint64_t data_seed, int keep_last, char *err, size_t errlen)
 {
 	Extras e;
-	e.temp[0] = ts->temp.log_s;
-	e.temp[1] = ts->temp.m;
-	e.temp[2] = ts->temp.v;
-	e.temp_steps = ts->temp.steps;
-	extras(&e, ts, (uint64_t *)positions, ranks);
+	int rc = extras(&e, ts, (uint64_t *)positions, ranks);
+	KTensor *tab = fastclip_exchange_table(ts->xchg);
+	if (!rc)
+		rc = kern_download(ts->ctx, e.temp_mv, sizeof e.temp_mv, &ts->temp_mv);
+	if (!rc && tab)
+		rc = kern_download(ts->ctx, e.table, kern_nbytes(tab), tab);
+	if (rc) {
+		snprintf(err, errlen, "checkpoint: cannot gather the trainer's state: %s", strerror(-rc));
+		free(e.table);
+		return rc;
+	}
+	e.temp_steps = ts->temp_steps;
 	CkptTarget t = target(ts, &e);
 	CkptState st = { .step = step, .stream_pos = positions[0], .rng = { data_seed, 0, 0, 0 } };
-	return ckpt_save(dir, &t, &st, keep_last, err, errlen);
+	rc = ckpt_save(dir, &t, &st, keep_last, err, errlen);
+	free(e.table);
+	return rc;
 }
 
 int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *positions, int ranks,
 		      uint64_t data_seed, char *err, size_t errlen)
 {
 	Extras e;
-	memset(&e, 0, sizeof e);
-	extras(&e, ts, positions, ranks);
+	int rc = extras(&e, ts, positions, ranks);
+	if (rc)
+		return rc;
 	CkptTarget t = target(ts, &e);
 	CkptState st;
-	int rc = ckpt_load_latest(dir, &t, &st, err, errlen);
-	if (rc < 0)
-		return rc;
-	if (st.rng[0] != data_seed) {
+	rc = ckpt_load_latest(dir, &t, &st, err, errlen);
+	if (rc == 0 && st.rng[0] != data_seed) {
 		snprintf(err, errlen, "%s: the checkpoint was trained on a stream with seed %llu, the ring's seed is %llu", dir,
 			 (unsigned long long)st.rng[0], (unsigned long long)data_seed);
-		return -EINVAL;
+		rc = -EINVAL;
 	}
-	ts->temp.log_s = e.temp[0];
-	ts->temp.m = e.temp[1];
-	ts->temp.v = e.temp[2];
-	ts->temp.steps = e.temp_steps;
-	*step = st.step;
-	return train_step_sync_log_s(ts);
+	KTensor *tab = fastclip_exchange_table(ts->xchg);
+	if (rc == 0)
+		rc = kern_upload(ts->ctx, &ts->temp_mv, e.temp_mv, sizeof e.temp_mv);
+	if (rc == 0 && tab)
+		rc = kern_upload(ts->ctx, tab, e.table, kern_nbytes(tab));
+	if (rc == 0) {
+		ts->temp_steps = e.temp_steps;
+		*step = st.step;
+		rc = train_step_after_load(ts);
+	}
+	free(e.table);
+	return rc;
 }
 
 int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err,

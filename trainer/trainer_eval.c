@@ -1,67 +1,200 @@
-// The trainer's in-process evaluation: a thin wrapper over eval_run (tools/eval_run.h) so the
-// trainer main stays free of manifest and decoder details; without libav it says so.
+// The trainer's in-process evaluation on an evaluation ring: one pass of the held-out manifest
+// (the ring's consumer positions in order: loaderd --eval maps position g to sample g mod n),
+// clips normalized on the device by the augment op without flip, forward in fixed blocks of
+// EVAL_EMBED_BLOCK (features as tools/eval computes them) on a model whose weights are views of
+// the training model's, features placed by sample id.
 #include "trainer_eval.h" // defines: TrainerEval, ...
 
-#include <errno.h>  // defines: ENOTSUP, ENOMEM, errno
-#include <stdio.h>  // defines: snprintf, fopen
+#include <errno.h>  // defines: EINVAL, ENOMEM, EIO, errno
+#include <stdio.h>  // defines: snprintf, fopen, fclose
 #include <stdlib.h> // defines: calloc, free
-#include <string.h> // defines: strerror
+#include <string.h> // defines: memset, strerror
 
-#if HAVE_LIBAV
-#include <sys/stat.h> // defines: stat
-
-#include "eval_run.h"        // defines: EvalOpts, EvalReport, eval_run, eval_report_json (tools/)
-#include "eval_embed.h"      // defines: eval_check_manifest
-#include "ld_decode.h"       // defines: ld_libav_quiet
-#include "manifest_reader.h" // defines: manifest_open, manifest_close, manifest_resolve
+#include "eval_report.h"     // defines: EvalReport, eval_score_retrieval, eval_report_json
+#include "manifest_reader.h" // defines: Manifest, manifest_open, manifest_header, manifest_close
+#include "trainer_ingest.h"  // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_batch
 
 struct TrainerEval {
+	KernCtx *ctx;
+	ClipModel *model;         // batch EVAL_EMBED_BLOCK; weights: views of the training model's
 	Manifest *man;
-	char bpe[4096];
-	EvalOpts opts;
-	ClipModel *model; // batch EVAL_EMBED_BLOCK, its weights views of the training model's parameters
+	int64_t n;
+	int match_caption, opened;
+	double timeout_s;
+	TrainerIngest in;
+	KTensor clips, text, pos; // the batch on the device: (B, T, S, S, 3) u8, (B, ctx) i32, (B) i64 zeros
+	KTensor feat;             // (B, E) f32: features widened for the read-back
+	int64_t *ids, *gpos;      // (B) host
+	float *vfeat, *tfeat;     // (n, E) in manifest order
+	unsigned char *seen;      // (n)
+	float *sim;               // (n, n)
 };
 
-int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, int match_caption, char *err,
-		      size_t errlen)
+void trainer_eval_close(TrainerEval *e)
+{
+	if (!e)
+		return;
+	if (e->opened)
+		trainer_ingest_close(&e->in);
+	KTensor *t[] = {&e->clips, &e->text, &e->pos, &e->feat};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		kern_free(e->ctx, t[i]);
+	if (e->man)
+		manifest_close(e->man);
+	clip_model_destroy(e->model);
+	free(e->ids);
+	free(e->gpos);
+	free(e->vfeat);
+	free(e->tfeat);
+	free(e->seen);
+	free(e->sim);
+	free(e);
+}
+
+// whether the model reads the manifest's captions: context and vocabulary
+static int check_manifest(const ClipModel *m, const Manifest *man, const char *path, char *err, size_t errlen)
+{
+	const ManifestHeader *h = manifest_header(man);
+	if (!h->n_samples)
+		snprintf(err, errlen, "--eval-manifest %s has no samples", path);
+	else if ((int)h->context != m->cfg.ctx_len)
+		snprintf(err, errlen, "--eval-manifest %s: captions of context %u, the model's text tower %d", path,
+			 h->context, m->cfg.ctx_len);
+	else if ((int64_t)h->vocab_size > m->cfg.vocab)
+		snprintf(err, errlen, "--eval-manifest %s: a vocabulary of %u tokens, the model's embedding only %d", path,
+			 h->vocab_size, m->cfg.vocab);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+static int alloc(TrainerEval *e, const ClipModel *m)
+{
+	const ModelConfig *c = &m->cfg;
+	const int64_t B = m->B, S = c->image_size, n = e->n;
+	int rc = kern_alloc(e->ctx, &e->clips, KDT_U8, 5, (const int64_t[]){B, c->frames, S, S, 3});
+	if (!rc)
+		rc = kern_alloc(e->ctx, &e->text, KDT_I32, 2, (const int64_t[]){B, c->ctx_len});
+	if (!rc)
+		rc = kern_alloc(e->ctx, &e->pos, KDT_I64, 1, &B);
+	if (!rc)
+		rc = kern_alloc(e->ctx, &e->feat, KDT_F32, 2, (const int64_t[]){B, c->embed_dim});
+	e->ids = calloc((size_t)B, sizeof(int64_t));
+	e->gpos = calloc((size_t)B, sizeof(int64_t));
+	e->vfeat = calloc((size_t)(n * c->embed_dim), sizeof(float));
+	e->tfeat = calloc((size_t)(n * c->embed_dim), sizeof(float));
+	e->seen = calloc((size_t)n, 1);
+	e->sim = calloc((size_t)(n * n), sizeof(float));
+	return rc ? rc : e->ids && e->gpos && e->vfeat && e->tfeat && e->seen && e->sim ? 0 : -ENOMEM;
+}
+
+int trainer_eval_open(TrainerEval **out, KernCtx *ctx, const char *ring, const char *manifest, const ClipModel *m,
+		      int match_caption, double timeout_s, char *err, size_t errlen)
 {
 	TrainerEval *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
+	e->ctx = ctx;
+	e->match_caption = match_caption;
+	e->timeout_s = timeout_s;
 	char why[1024];
 	int rc = manifest_open(&e->man, manifest, why, sizeof why);
 	if (rc) {
 		snprintf(err, errlen, "--eval-manifest %s: %s", manifest, why);
-		free(e);
+		e->man = NULL;
+		trainer_eval_close(e);
 		return rc < 0 ? rc : -EINVAL;
 	}
-	// evaluation runs fixed blocks (features independent of the training batch), on a model of
-	// that batch whose weights are views into the training parameters: no copy per evaluation
-	if ((rc = clip_model_create(&e->model, m->ctx, &m->cfg, EVAL_EMBED_BLOCK, KDT_F32)) ||
-	    (model_weights_release(&e->model->w), rc = model_weights_bind(&e->model->w, &m->cfg, &m->params))) {
-		snprintf(err, errlen, "--eval-manifest: cannot create the evaluation model: %s", strerror(-rc));
+	e->n = (int64_t)manifest_header(e->man)->n_samples;
+	if ((rc = check_manifest(m, e->man, manifest, err, errlen)) == 0 &&
+	    (rc = trainer_ingest_open(&e->in, ctx, ring, 0, 1, &m->cfg, why, sizeof why)) < 0)
+		snprintf(err, errlen, "evaluation: %s%s", why,
+			 rc == -ENOENT ? "; it is filled by: loaderd --eval --ring <it> --manifest <--eval-manifest>" : "");
+	e->opened = rc == 0;
+	// its own activations, the training model's weights (bf16 copies or the f32 master) in place
+	if (!rc && ((rc = clip_model_create(&e->model, ctx, &m->cfg, EVAL_EMBED_BLOCK, m->dt)) ||
+		    (model_weights_release(&e->model->w), rc = model_weights_bind(&e->model->w, &m->cfg, &m->weights))))
+		snprintf(err, errlen, "evaluation: cannot create the evaluation model: %s", strerror(-rc));
+	if (!rc && (rc = alloc(e, e->model)) < 0)
+		snprintf(err, errlen, "evaluation: out of memory for %lld held-out samples", (long long)e->n);
+	if (rc) {
 		trainer_eval_close(e);
 		return rc;
 	}
-	if ((rc = eval_check_manifest(e->model, e->man, why, sizeof why))) {
-		snprintf(err, errlen, "--eval-manifest %s: %s", manifest, why);
-		trainer_eval_close(e);
-		return rc < 0 ? rc : -EINVAL;
-	}
-	struct stat st;
-	if (!manifest_resolve(e->man, "bpe_merges.txt", e->bpe, sizeof e->bpe) && !stat(e->bpe, &st))
-		e->opts.bpe = e->bpe;
-	e->opts.match_caption = match_caption;
-	ld_libav_quiet();
 	*out = e;
 	return 0;
+}
+
+// the first `valid` rows of feat (B, E) in dtype of src, widened, into dst rows by sample id
+static int place(TrainerEval *e, const KTensor *src, float *dst, int valid, int E)
+{
+	int rc = src->dtype == KDT_F32 ? kern_copy(e->ctx, &e->feat, src) : kern_convert(e->ctx, &e->feat, src);
+	float *host = malloc(kern_nbytes(&e->feat));
+	if (!host)
+		return -ENOMEM;
+	if (!rc)
+		rc = kern_download(e->ctx, host, kern_nbytes(&e->feat), &e->feat);
+	for (int k = 0; !rc && k < valid; k++)
+		memcpy(dst + e->ids[k] * E, host + (size_t)k * E, sizeof(float) * (size_t)E);
+	free(host);
+	return rc;
+}
+
+// one batch of `valid` samples from the ring through both towers
+static int embed_batch(TrainerEval *e, ClipModel *m, int valid, char *err, size_t errlen)
+{
+	const ModelConfig *c = &m->cfg;
+	KTensor cv, tv;
+	int rc = kern_view(&cv, &e->clips, 0, 5, (const int64_t[]){valid, c->frames, c->image_size, c->image_size, 3});
+	if (!rc)
+		rc = kern_view(&tv, &e->text, 0, 2, (const int64_t[]){valid, c->ctx_len});
+	IngestBatch b = {.clips = &cv, .text = &tv, .ids = e->ids, .pos = e->gpos};
+	const uint64_t errors = e->in.errors;
+	char why[512];
+	if (!rc && (rc = trainer_ingest_batch(&e->in, &b, e->n, e->timeout_s, why, sizeof why)) < 0) {
+		snprintf(err, errlen, "evaluation ring: %s", why);
+		return rc;
+	}
+	if (e->in.errors != errors) {
+		snprintf(err, errlen, "the evaluation ring delivered %llu sample(s) the loaders could not decode (see the "
+				      "loaderd --eval log)", (unsigned long long)(e->in.errors - errors));
+		return -EIO;
+	}
+	for (int k = 0; k < valid; k++) {
+		if (e->seen[e->ids[k]]++) {
+			snprintf(err, errlen, "the evaluation ring delivered sample %lld twice in one pass (is it the eval ring "
+					      "of this manifest?)", (long long)e->ids[k]);
+			return -EINVAL;
+		}
+	}
+	if (!rc)
+		rc = kern_augment(e->ctx, &m->patches, &e->clips, &e->pos, 0, 0, c->patch);
+	if (!rc)
+		rc = clip_model_forward_patches(m, &m->patches, &e->text);
+	if (!rc)
+		rc = place(e, &m->vfeat, e->vfeat, valid, c->embed_dim);
+	if (!rc)
+		rc = place(e, &m->tfeat, e->tfeat, valid, c->embed_dim);
+	if (rc)
+		snprintf(err, errlen, "evaluation forward: %s (%s)", strerror(-rc), kern_error_message(e->ctx));
+	return rc;
 }
 
 int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, double *t2v_r1, double *v2t_r1,
 		     double *chance_r1, char *err, size_t errlen)
 {
+	memset(e->seen, 0, (size_t)e->n);
+	int rc = 0;
+	(void)m; // its weights are read in place through e->model
+	for (int64_t done = 0; done < e->n && !rc; done += EVAL_EMBED_BLOCK) {
+		int valid = (int)(e->n - done < EVAL_EMBED_BLOCK ? e->n - done : EVAL_EMBED_BLOCK);
+		rc = embed_batch(e, e->model, valid, err, errlen);
+	}
 	EvalReport r;
-	int rc = eval_run(e->model, e->man, &e->opts, &r, err, errlen); // reads m's parameters through its views
+	memset(&r, 0, sizeof r);
+	if (!rc)
+		rc = eval_score_retrieval(e->man, e->vfeat, e->tfeat, e->n, e->model->cfg.embed_dim, e->match_caption, e->sim,
+					  &r, err, errlen);
 	if (rc)
 		return rc < 0 ? rc : -EINVAL;
 	FILE *f = fopen(path, "a");
@@ -81,34 +214,3 @@ int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *pat
 	*chance_r1 = 100.0 * r.chance.r1;
 	return 0;
 }
-
-void trainer_eval_close(TrainerEval *e)
-{
-	if (!e)
-		return;
-	if (e->man)
-		manifest_close(e->man);
-	clip_model_destroy(e->model);
-	free(e);
-}
-
-#else
-
-int trainer_eval_open(TrainerEval **out, const char *manifest, const ClipModel *m, int match_caption, char *err,
-		      size_t errlen)
-{
-	snprintf(err, errlen, "--eval-manifest: this trainer was built without libav (FFmpeg), which decoding needs");
-	return -ENOTSUP;
-}
-
-int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, double *t2v_r1, double *v2t_r1,
-		     double *chance_r1, char *err, size_t errlen)
-{
-	return -ENOTSUP;
-}
-
-void trainer_eval_close(TrainerEval *e)
-{
-}
-
-#endif

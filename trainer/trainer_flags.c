@@ -9,7 +9,7 @@
 #include <stdlib.h> // defines: strtod, strtoull, malloc, realloc, free
 #include <string.h> // defines: strcmp, strchr, strncmp, strspn, strcspn, strerror
 
-#include "fastclip_flags.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
+#include "fastclip.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
 #include "log.h"            // defines: log_parse_level
 
 typedef enum { T_STR, T_INT, T_I64, T_U64, T_DBL, T_BOOL } FlagType;
@@ -60,6 +60,7 @@ static const Flag flags[] = {
 	{ "init-from", T_STR, S(init_from), 0, 0, "", "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)" },
 	{ "init-skip-mismatched", T_BOOL, N(init_skip_mismatched), 0, 1, "0", "with --init-from: keep projections whose widths differ from the file's at their initial values" },
 	{ "attention", T_STR, S(attention), 0, 0, "auto", "own | cudnn | auto: the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn" },
+	{ "precision", T_STR, S(precision), 0, 0, "auto", "bf16 | fp32: activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU" },
 	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)" },
 	{ "flip", T_INT, N(flip), 0, 1, "1", "1: horizontal flip per clip from the counter RNG keyed by (seed, g)" },
 	{ "bucket-mb", T_DBL, N(bucket_mb), 0.001, 4096, "4", "gradient all-reduce bucket size in MiB" },
@@ -68,10 +69,12 @@ static const Flag flags[] = {
 	{ "resume", T_BOOL, N(resume), 0, 1, "0", "continue from RUN_DIR/ckpt (LATEST); a fresh start when none" },
 	{ "ckpt-every", T_I64, N(ckpt_every), 0, 1e15, "0", "checkpoint every K steps (0: only at the end and on SIGTERM)" },
 	{ "eval-manifest", T_STR, S(eval_manifest), 0, 0, "", "held-out manifest: rank 0 evaluates retrieval into RUN_DIR/eval.jsonl" },
+	{ "eval-ring", T_STR, S(eval_ring), 0, 0, "", "the evaluation ring loaderd --eval fills from --eval-manifest (default: RING-eval; tools/launch.sh makes it)" },
 	{ "eval-every", T_I64, N(eval_every), 0, 1e15, "0", "evaluate every K steps (0: only at the end of the run)" },
 	{ "eval-match", T_STR, S(eval_match), 0, 0, "instance", "a retrieval hit: instance (the query's own sample) | caption (any sample with its caption)" },
 	{ "keep-last", T_INT, N(keep_last), 0, 1000000, "3", "checkpoints kept (0: all)" },
-	{ "log-every", T_I64, N(log_every), 1, 1e15, "1", "steps between progress log lines (metrics: every step)" },
+	{ "log-every", T_I64, N(log_every), 1, 1e15, "1", "steps between progress log lines" },
+	{ "metrics-every", T_INT, N(metrics_every), 1, 100000, "1", "steps between read-backs of the logged scalars from the device: metrics.jsonl gets that many lines each time" },
 	{ "log-level", T_STR, S(log_level), 0, 0, "info", "debug | info | warn | error" },
 	{ "config", T_STR, S(config), 0, 0, "", "file of 'name value' lines (these flag names); the command line wins" },
 	{ "help", T_BOOL, N(help), 0, 1, "0", "this text" },
@@ -371,6 +374,15 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return 0;
 	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
 		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)", cfg->loss_name);
+		return -EINVAL;
+	}
+	if (strcmp(cfg->precision, "auto") && strcmp(cfg->precision, "bf16") && strcmp(cfg->precision, "fp32")) {
+		snprintf(err, errlen, "--precision '%s' is not bf16, fp32 or auto", cfg->precision);
+		return -EINVAL;
+	}
+	if (cfg->eval_manifest[0] && !cfg->eval_ring[0] &&
+	    (size_t)snprintf(cfg->eval_ring, sizeof cfg->eval_ring, "%s-eval", cfg->ring) >= sizeof cfg->eval_ring) {
+		snprintf(err, errlen, "--ring '%s' is too long to name its evaluation ring (give --eval-ring)", cfg->ring);
 		return -EINVAL;
 	}
 	if (strcmp(cfg->eval_match, "instance") && strcmp(cfg->eval_match, "caption")) {

@@ -62,12 +62,18 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 	num(f, "allgather_bytes", m->allgather_bytes);
 	num(f, "reduce_scatter_bytes", m->reduce_scatter_bytes);
 	num(f, "allreduce_bytes", m->allreduce_bytes);
+	num(f, "t_augment", m->t_augment);
 	num(f, "t_forward", m->t_forward);
 	num(f, "t_exchange", m->t_exchange);
 	num(f, "t_backward", m->t_backward);
 	num(f, "t_allreduce", m->t_allreduce);
 	num(f, "t_update", m->t_update);
-	fputs("}\n", f);
+	fprintf(f, ",\"host_waits\":%lld}\n", (long long)m->host_waits);
+	return ferror(f) ? -(errno ? errno : EIO) : 0;
+}
+
+int trainer_metrics_flush(FILE *f)
+{
 	if (fflush(f) || ferror(f))
 		return -(errno ? errno : EIO);
 	return 0;

@@ -1,8 +1,9 @@
 // Per-step metrics of a run as JSON lines in RUN_DIR/metrics.jsonl (one object per step, names
-// as the flags and tools/plot use them), written by rank 0 and flushed every line.
+// as the flags and tools/plot use them), written by rank 0 once per logging interval, when the
+// device's scalars of the interval's steps are read back, and flushed then.
 #ifndef TRAINER_METRICS_H
 #define TRAINER_METRICS_H
-// defines: TrainerMetrics, trainer_metrics_open, trainer_metrics_write
+// defines: TrainerMetrics, trainer_metrics_open, trainer_metrics_write, trainer_metrics_flush
 
 #include <stdint.h> // defines: int64_t
 #include <stdio.h>  // defines: FILE
@@ -18,14 +19,17 @@ typedef struct {
 	double error_slots;         // error slots skipped in this step, all ranks
 	double comm_bytes;          // bytes this rank sent in the step's collectives (DESIGN §7 model)
 	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes; // the same per collective
-	double t_forward, t_exchange, t_backward, t_allreduce, t_update; // rank 0's phases, seconds
+	double t_augment, t_forward, t_exchange, t_backward, t_allreduce, t_update; // rank 0's phases, seconds
+	int64_t host_waits;         // rank 0's host waits on the device in the step (its read-back included)
 } TrainerMetrics;
 
 // A fresh file (keep_through < 0), or the existing one cut after the line of step keep_through
 // (a resumed run: lines a crashed run wrote after its last checkpoint would repeat steps), then
 // opened for appending. NULL with errno on failure.
 FILE *trainer_metrics_open(const char *path, int64_t keep_through);
-// one JSON object on one line, flushed; -errno on a write error
+// one JSON object on one line; -errno on a write error
 int trainer_metrics_write(FILE *f, const TrainerMetrics *m);
+// fflush; -errno on a write error
+int trainer_metrics_flush(FILE *f);
 
 #endif

@@ -1,12 +1,13 @@
-// The training step glue: model forward/backward on the op interface, the loss's distributed
-// exchange on host feature copies, the bucketed all-reduce over the flat gradient buffer, then
-// AdamW/LAMB and the temperature. The global log s lives in FastclipTemp and is mirrored into
-// the model's logit_scale parameter, so exported weights carry the temperature.
+// The training step as orchestration of queued ops: augment, forward, the loss's exchange
+// (trainer/fastclip), backward whose gradient groups start bucketed all-reduces as they finish,
+// the fused optimizer and the temperature's Adam step. The global log s is the model's
+// logit_scale master value, so exported weights carry the temperature; the logged scalars are
+// written into a device block read back once per logging interval.
 #include "trainer_step.h" // defines: TrainStep, ...
 
-#include <errno.h>  // defines: EINVAL, ENOMEM
-#include <math.h>   // defines: exp, log, isfinite
-#include <stdlib.h> // defines: calloc, malloc, free
+#include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC
+#include <math.h>   // defines: log
+#include <stdlib.h> // defines: calloc, free
 #include <time.h>   // defines: clock_gettime
 
 #define TRY(x)                                                                                                         \
@@ -28,70 +29,84 @@ void train_step_destroy(TrainStep *s)
 	if (!s)
 		return;
 	comm_buckets_free(s->buckets);
-	fastclip_step_free(s->fstep);
-	if (s->has_tables)
-		fastclip_tables_free(&s->tables);
+	fastclip_exchange_free(s->xchg);
 	optim_destroy(s->opt);
-	kern_free(s->ctx, &s->dv);
-	kern_free(s->ctx, &s->dt);
+	KTensor *t[] = {&s->clips, &s->text, &s->ids, &s->pos, &s->temp_mv, &s->metrics};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		kern_free(s->ctx, t[i]);
+	kern_event_destroy(s->staged);
+	kern_host_free(s->ctx, s->stage.clips);
+	kern_host_free(s->ctx, s->stage.text);
+	kern_host_free(s->ctx, s->stage.ids);
+	kern_host_free(s->ctx, s->stage.pos);
 	clip_model_destroy(s->model);
-	free(s->e1);
-	free(s->e2);
-	free(s->de1);
-	free(s->de2);
-	free(s->sim);
 	free(s);
+}
+
+// backward's gradient groups go to the buckets as they finish
+static int on_grads_ready(void *arg, int64_t offset, int64_t length)
+{
+	TrainStep *s = arg;
+	return comm_buckets_ready(s->buckets, s->ctx, offset, length);
+}
+
+static int create_batch(TrainStep *s)
+{
+	const ModelConfig *m = &s->cfg.model;
+	const int64_t B = s->cfg.batch, S = m->image_size;
+	const size_t clip = (size_t)(m->frames * S * S * 3);
+	TRY(kern_alloc(s->ctx, &s->clips, KDT_U8, 5, (const int64_t[]){B, m->frames, S, S, 3}));
+	TRY(kern_alloc(s->ctx, &s->text, KDT_I32, 2, (const int64_t[]){B, m->ctx_len}));
+	TRY(kern_alloc(s->ctx, &s->ids, KDT_I64, 1, &B));
+	TRY(kern_alloc(s->ctx, &s->pos, KDT_I64, 1, &B));
+	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.clips, clip * (size_t)B));
+	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.text, sizeof(int32_t) * (size_t)(B * m->ctx_len)));
+	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.ids, sizeof(int64_t) * (size_t)B));
+	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.pos, sizeof(int64_t) * (size_t)B));
+	return kern_event_create(s->ctx, &s->staged);
 }
 
 static int create(TrainStep *s)
 {
 	const TrainStepConfig *c = &s->cfg;
-	const int B = c->batch, E = c->model.embed_dim;
-	TRY(clip_model_create(&s->model, s->ctx, &c->model, B, KDT_F32));
+	TRY(clip_model_create(&s->model, s->ctx, &c->model, c->batch, c->act));
 	ClipModel *m = s->model;
 	TRY(model_params_set_wd_groups(m->specs, m->n_specs, c->wd_groups));
-	TRY(optim_create(&s->opt, s->ctx, &c->opt, m->specs, m->n_specs, m->n_params, KDT_F32));
-	if (c->loss.kind != FASTCLIP_OPENCLIP) {
-		TRY(fastclip_tables_create(&s->tables, &c->loss, c->dataset_size));
-		s->has_tables = 1;
+	TRY(optim_create(&s->opt, s->ctx, &c->opt, m->specs, m->n_specs, m->n_params));
+	// logit_scale: v0 and v3 learn τ with its own Adam step (kern_temp_step), its gradient in the
+	// clipped norm; elsewhere it is the optimizer's, clamped to [0, ln 100] after the update (open_clip:
+	// an AdamW parameter; v1, v2: a constant, its gradient 0, so the update only clamps it)
+	if (c->loss.kind == FASTCLIP_V0 || c->loss.kind == FASTCLIP_V3)
+		TRY(optim_set_rule(s->opt, "logit_scale", KSEG_EXTERNAL, 0, 0));
+	else
+		TRY(optim_set_rule(s->opt, "logit_scale", KSEG_CLAMP, 0.0f, (float)FASTCLIP_LOG_S_MAX));
+	TRY(fastclip_exchange_create(&s->xchg, &c->loss, s->comm, s->ctx, c->batch, c->model.embed_dim, c->act,
+				     c->dataset_size));
+	int64_t *off = calloc((size_t)m->n_groups, sizeof(int64_t)), *len = calloc((size_t)m->n_groups, sizeof(int64_t));
+	int rc = off && len ? 0 : -ENOMEM;
+	for (int k = 0; k < m->n_groups && !rc; k++) {
+		off[k] = m->groups[k].offset;
+		len[k] = m->groups[k].length;
 	}
-	TRY(fastclip_step_create(&s->fstep, &c->loss, s->comm, s->has_tables ? &s->tables : NULL, B, E));
-	float **grads = malloc(sizeof(float *) * (size_t)m->n_specs);
-	size_t *sizes = malloc(sizeof(size_t) * (size_t)m->n_specs);
-	if (!grads || !sizes) {
-		free(grads);
-		free(sizes);
-		return -ENOMEM;
-	}
-	// the CPU backend's tensors are host memory; a device backend would hand device pointers to NCCL
-	for (int i = 0; i < m->n_specs; i++) {
-		grads[i] = (float *)m->grads.data + m->specs[i].offset;
-		sizes[i] = (size_t)m->specs[i].numel;
-	}
-	int rc = comm_buckets_create(&s->buckets, s->comm, m->n_specs, grads, sizes, c->bucket_bytes);
-	free(grads);
-	free(sizes);
+	if (!rc)
+		rc = comm_buckets_create(&s->buckets, s->comm, s->ctx, &m->grads, off, len, m->n_groups, c->bucket_bytes);
+	free(off);
+	free(len);
 	TRY(rc);
-	size_t fe = (size_t)B * E;
-	s->e1 = malloc(fe * sizeof(float));
-	s->e2 = malloc(fe * sizeof(float));
-	s->de1 = malloc(fe * sizeof(float));
-	s->de2 = malloc(fe * sizeof(float));
-	s->sim = malloc((size_t)B * B * sizeof(double));
-	if (!s->e1 || !s->e2 || !s->de1 || !s->de2 || !s->sim)
-		return -ENOMEM;
-	const int64_t shape[2] = { B, E };
-	TRY(kern_alloc(s->ctx, &s->dv, KDT_F32, 2, shape));
-	TRY(kern_alloc(s->ctx, &s->dt, KDT_F32, 2, shape));
-	return fastclip_temp_init(&s->temp, c->loss.tau_init);
+	clip_model_set_grad_hook(m, on_grads_ready, s);
+	TRY(kern_alloc(s->ctx, &s->temp_mv, KDT_F32, 1, (const int64_t[]){2}));
+	TRY(kern_alloc(s->ctx, &s->metrics, KDT_F32, 2, (const int64_t[]){c->log_every, TS_NSCALARS}));
+	TRY(kern_ctx_reserve_workspace(s->ctx, kern_loss_ws_bytes(s->ctx, c->batch, c->batch, c->model.embed_dim)));
+	return create_batch(s);
 }
 
 int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStepConfig *cfg)
 {
 	char msg[160];
-	if (!out || !ctx || !comm || !cfg || cfg->batch < 1 || (int64_t)comm->world * cfg->batch < 2 ||
+	if (!out || !ctx || !comm || !cfg || cfg->batch < 1 || (int64_t)comm_world(comm) * cfg->batch < 2 ||
 	    model_config_check(&cfg->model, msg, sizeof msg) < 0 || fastclip_config_check(&cfg->loss) < 0 ||
-	    cfg->bucket_bytes < sizeof(float) || (cfg->loss.kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1))
+	    cfg->bucket_bytes < sizeof(float) || (cfg->loss.kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) ||
+	    (cfg->act != KDT_F32 && cfg->act != KDT_BF16) || cfg->log_every < 1)
 		return -EINVAL;
 	TrainStep *s = calloc(1, sizeof(*s));
 	if (!s)
@@ -108,153 +123,147 @@ int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStep
 	return 0;
 }
 
-int train_step_sync_log_s(TrainStep *s)
+int train_step_after_load(TrainStep *s)
 {
-	float f = (float)s->temp.log_s;
-	return kern_upload(s->ctx, &s->model->w.logit_scale, &f, sizeof f);
+	return clip_model_sync_weights(s->model);
 }
 
 int train_step_init(TrainStep *s, uint64_t seed)
 {
-	TRY(model_init_params(s->ctx, &s->cfg.model, &s->model->params, seed));
-	TRY(fastclip_temp_init(&s->temp, s->cfg.loss.tau_init));
-	return train_step_sync_log_s(s);
+	ClipModel *m = s->model;
+	TRY(model_init_params(s->ctx, &s->cfg.model, &m->params, seed));
+	const float log_s = (float)log(1.0 / s->cfg.loss.tau_init);
+	TRY(kern_upload(s->ctx, &m->log_s, &log_s, sizeof log_s));
+	TRY(kern_zero(s->ctx, &s->temp_mv));
+	s->temp_steps = 0;
+	return clip_model_sync_weights(m);
 }
 
 int train_step_init_from(TrainStep *s, const char *path, StInitOpts *o, char *err, size_t errlen)
 {
 	ClipModel *m = s->model;
 	TRY(st_openclip_init(path, s->ctx, &s->cfg.model, m->specs, m->n_specs, &m->params, o, err, errlen));
-	return train_step_sync_log_s(s);
+	const float log_s = (float)log(1.0 / s->cfg.loss.tau_init); // τ stays the loss's --temperature
+	TRY(kern_upload(s->ctx, &m->log_s, &log_s, sizeof log_s));
+	return clip_model_sync_weights(m);
 }
 
-// symmetric InfoNCE and retrieval accuracy of the local B x B batch at scale exp(log_s);
-// sim (B, B) scratch
-static void local_metrics(const float *e1, const float *e2, int B, int E, double log_s, double *sim, double *nce,
-			  double *acc)
+static int event_done(KEvent *ev)
 {
-	const double sc = exp(log_s);
-	for (int i = 0; i < B; i++)
-		for (int j = 0; j < B; j++) {
-			double d = 0.0;
-			for (int k = 0; k < E; k++)
-				d += (double)e1[i * E + k] * e2[j * E + k];
-			sim[i * B + j] = d;
-		}
-	double lrow = 0.0, lcol = 0.0;
-	int hits = 0;
-	for (int i = 0; i < B; i++) {
-		double mr = -INFINITY, mc = -INFINITY, sr = 0.0, scol = 0.0;
-		int best = 0;
-		for (int j = 0; j < B; j++) {
-			if (sim[i * B + j] > mr) {
-				mr = sim[i * B + j];
-				best = j;
-			}
-			mc = fmax(mc, sim[j * B + i]);
-		}
-		for (int j = 0; j < B; j++) {
-			sr += exp(sc * (sim[i * B + j] - mr));
-			scol += exp(sc * (sim[j * B + i] - mc));
-		}
-		lrow += sc * (mr - sim[i * B + i]) + log(sr);
-		lcol += sc * (mc - sim[i * B + i]) + log(scol);
-		hits += best == i;
-	}
-	*nce = 0.5 * (lrow + lcol) / B;
-	*acc = (double)hits / B;
+	int q = kern_event_query(ev);
+	return q == 1 ? 0 : q < 0 ? q : kern_event_sync(ev);
 }
 
-int train_step_grads(TrainStep *s, const KTensor *video, const KTensor *text, const int64_t *ids, int epoch,
-		     TrainStepStats *st)
+int train_step_stage_begin(TrainStep *s)
 {
-	ClipModel *m = s->model;
-	const int B = s->cfg.batch, E = s->cfg.model.embed_dim;
-	const size_t fbytes = (size_t)B * E * sizeof(float);
-	double t0 = now_s();
-	TRY(clip_model_zero_grad(m));
-	TRY(clip_model_forward(m, video, text));
-	TRY(kern_download(s->ctx, s->e1, fbytes, &m->vfeat));
-	TRY(kern_download(s->ctx, s->e2, fbytes, &m->tfeat));
-	double t1 = now_s();
-	FastclipGrads g = { .de1 = s->de1, .de2 = s->de2 };
-	TRY(fastclip_step_run(s->fstep, epoch, s->e1, s->e2, ids, s->temp.log_s, &g));
-	local_metrics(s->e1, s->e2, B, E, s->temp.log_s, s->sim, &st->nce, &st->acc);
-	st->loss = g.loss;
-	double t2 = now_s();
-	TRY(kern_upload(s->ctx, &s->dv, s->de1, fbytes));
-	TRY(kern_upload(s->ctx, &s->dt, s->de2, fbytes));
-	TRY(clip_model_backward(m, &s->dv, &s->dt));
-	float dls = (float)g.dlog_s;
-	TRY(kern_upload(s->ctx, &m->g.logit_scale, &dls, sizeof dls));
-	TRY(kern_sync(s->ctx));
-	double t3 = now_s();
-	// backward is one call here, so the buckets are marked after it, last layers first
-	for (int i = m->n_specs - 1; i >= 0; i--)
-		TRY(comm_buckets_ready(s->buckets, i));
-	TRY(comm_buckets_finish(s->buckets));
-	TRY(kern_download(s->ctx, &dls, sizeof dls, &m->g.logit_scale));
-	st->dlog_s = dls;
-	double t4 = now_s();
-	st->t_forward = t1 - t0;
-	st->t_exchange = t2 - t1;
-	st->t_backward = t3 - t2;
-	st->t_allreduce = t4 - t3;
-	return 0;
+	return event_done(s->staged);
+}
+
+int train_step_upload_sample(TrainStep *s, int b, const uint8_t *clip, const int32_t *text)
+{
+	if (b < 0 || b >= s->cfg.batch)
+		return -EINVAL;
+	const ModelConfig *m = &s->cfg.model;
+	const int64_t per = (int64_t)m->frames * m->image_size * m->image_size * 3, L = m->ctx_len;
+	KTensor cv, tv;
+	TRY(kern_view(&cv, &s->clips, b * per, 1, &per));
+	TRY(kern_view(&tv, &s->text, b * L, 1, &L));
+	TRY(kern_upload_async(s->ctx, &cv, clip, (size_t)per));
+	return kern_upload_async(s->ctx, &tv, text, sizeof(int32_t) * (size_t)L);
+}
+
+int train_step_upload_meta(TrainStep *s)
+{
+	TRY(kern_upload_async(s->ctx, &s->ids, s->stage.ids, kern_nbytes(&s->ids)));
+	TRY(kern_upload_async(s->ctx, &s->pos, s->stage.pos, kern_nbytes(&s->pos)));
+	return kern_event_record(s->staged, s->ctx);
+}
+
+int train_step_upload_staged(TrainStep *s)
+{
+	const ModelConfig *m = &s->cfg.model;
+	const size_t per = (size_t)m->frames * m->image_size * m->image_size * 3;
+	for (int b = 0; b < s->cfg.batch; b++)
+		TRY(train_step_upload_sample(s, b, s->stage.clips + per * (size_t)b, s->stage.text + (size_t)b * m->ctx_len));
+	return train_step_upload_meta(s);
 }
 
 // the global τ's rate for the update after `step` completed ones (FastCLIP main.py: the
-// logit_scale group); 0 when τ is not learned
+// logit_scale group); 0 when τ is not learned. v3's ×1/3 below τ 0.03 is decided on the device.
 static double tau_lr(const TrainStep *s, int64_t step)
 {
 	const FastclipConfig *lc = &s->cfg.loss;
-	if (lc->kind == FASTCLIP_V3) // step_thresh: constant, ×1/3 once τ ≤ 0.03
-		return fastclip_tau_lr_rgclg(lc, s->temp.log_s);
+	if (lc->kind == FASTCLIP_V3) // step_thresh
+		return lc->lr_tau;
 	if (lc->kind == FASTCLIP_V0) // cosine_lr with the model's warmup, steps and lr_min
 		return optim_lr_of(&s->opt->cfg, lc->lr_tau < 0 ? s->opt->cfg.lr : lc->lr_tau, step);
 	return 0.0;
 }
 
-int train_step_update(TrainStep *s, TrainStepStats *st)
+// v0 and v3 learn the global τ with its own Adam step on the rank-averaged dL/dlog s, clipped by
+// the factor of the model's gradient norm
+static int temperature(TrainStep *s, double lr)
 {
-	ClipModel *m = s->model;
 	const FastclipConfig *lc = &s->cfg.loss;
-	double t0 = now_s();
-	st->lr = optim_lr(&s->opt->cfg, s->opt->step);
-	st->lr_tau = tau_lr(s, s->opt->step);
-	if (lc->kind == FASTCLIP_OPENCLIP) {
-		// open_clip: logit_scale is an ordinary parameter of the optimizer
-		TRY(optim_step(s->opt, &m->params, &m->grads, &st->grad_norm));
-		float ls;
-		TRY(kern_download(s->ctx, &ls, sizeof ls, &m->w.logit_scale));
-		s->temp.log_s = ls;
-	} else {
-		// FastCLIP: logit_scale requires a gradient only when τ is learned (v0, v3), so only then
-		// is its gradient in the clipped norm; τ then follows its own rule with the clipped gradient
-		const float zero = 0.0f;
-		const int learned = lc->kind == FASTCLIP_V0 || lc->kind == FASTCLIP_V3;
-		if (!learned)
-			TRY(kern_upload(s->ctx, &m->g.logit_scale, &zero, sizeof zero));
-		TRY(optim_clip_grads(s->opt, &m->grads, &st->grad_norm));
-		float dls;
-		TRY(kern_download(s->ctx, &dls, sizeof dls, &m->g.logit_scale));
-		TRY(kern_upload(s->ctx, &m->g.logit_scale, &zero, sizeof zero));
-		TRY(optim_update(s->opt, &m->params, &m->grads));
-		if (learned)
-			TRY(fastclip_temp_step(&s->temp, dls, st->lr_tau, lc->beta1_tau, lc->beta2_tau, lc->eps_tau));
-	}
-	// every loss, constant τ included: FastCLIP clamps logit_scale after each step, so
-	// --temperature 0.005 trains at 0.01 from the second step on
-	s->temp.log_s = fastclip_clamp_log_s(s->temp.log_s);
-	TRY(train_step_sync_log_s(s));
-	st->log_s = s->temp.log_s;
-	st->t_update = now_s() - t0;
+	if (lc->kind != FASTCLIP_V0 && lc->kind != FASTCLIP_V3)
+		return 0;
+	ClipModel *m = s->model;
+	const int v3 = lc->kind == FASTCLIP_V3;
+	KTempStep h = {.lr = lr, .lr_low = v3 ? lr / 3.0 : lr, .tau_low = v3 ? 0.03 : 0.0, .beta1 = lc->beta1_tau,
+		       .beta2 = lc->beta2_tau, .eps = lc->eps_tau, .step = s->temp_steps + 1, .lo = 0.0,
+		       .hi = FASTCLIP_LOG_S_MAX};
+	TRY(kern_temp_step(s->ctx, &m->log_s, &s->temp_mv, &m->g.logit_scale, &s->opt->norm_clip,
+			   m->dt != m->pdt ? &m->w.logit_scale : NULL, &h));
+	s->temp_steps++;
 	return 0;
 }
 
-int train_step_run(TrainStep *s, const KTensor *video, const KTensor *text, const int64_t *ids, int epoch,
-		   TrainStepStats *st)
+int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 {
-	TRY(train_step_grads(s, video, text, ids, epoch, st));
-	return train_step_update(s, st);
+	if (!s || !t || epoch < 0)
+		return -EINVAL;
+	if (s->rows >= s->cfg.log_every)
+		return -ENOSPC;
+	ClipModel *m = s->model;
+	KernCtx *c = s->ctx;
+	KTensor row, scalar, pair;
+	TRY(kern_view(&row, &s->metrics, (int64_t)s->rows * TS_NSCALARS, 1, (const int64_t[]){TS_NSCALARS}));
+	double t0 = now_s();
+	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
+	double t1 = now_s();
+	TRY(clip_model_forward_patches(m, &m->patches, &s->text));
+	TRY(kern_view(&pair, &row, TS_NCE, 1, (const int64_t[]){2}));
+	TRY(kern_clip_metrics(c, &pair, &m->vfeat, &m->tfeat, &m->log_s));
+	double t2 = now_s();
+	TRY(kern_view(&scalar, &row, TS_LOSS, 1, (const int64_t[]){1}));
+	TRY(fastclip_exchange_run(s->xchg, c, &m->vfeat, &m->tfeat, &s->ids, &m->log_s, epoch, &scalar,
+				  &m->g.logit_scale));
+	double t3 = now_s();
+	TRY(clip_model_backward(m, fastclip_exchange_de1(s->xchg), fastclip_exchange_de2(s->xchg)));
+	double t4 = now_s();
+	TRY(comm_buckets_finish(s->buckets, c));
+	double t5 = now_s();
+	const double lr = optim_lr(&s->opt->cfg, s->opt->step), lr_tau = tau_lr(s, s->opt->step);
+	TRY(optim_step(s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads));
+	TRY(temperature(s, lr_tau));
+	TRY(kern_view(&pair, &row, TS_GRAD_NORM, 1, (const int64_t[]){2}));
+	TRY(kern_copy(c, &pair, &s->opt->norm_clip));
+	TRY(kern_view(&scalar, &row, TS_LOG_S, 1, (const int64_t[]){1}));
+	TRY(kern_copy(c, &scalar, &m->log_s));
+	s->rows++;
+	double t6 = now_s();
+	*t = (TrainStepTimes){.lr = lr, .lr_tau = lr_tau, .t_augment = t1 - t0, .t_forward = t2 - t1, .t_exchange = t3 - t2,
+			      .t_backward = t4 - t3, .t_allreduce = t5 - t4, .t_update = t6 - t5};
+	return 0;
+}
+
+int train_step_read_metrics(TrainStep *s, float *out, int *rows)
+{
+	*rows = s->rows;
+	if (!s->rows)
+		return kern_stream_sync(s->ctx);
+	KTensor done;
+	TRY(kern_view(&done, &s->metrics, 0, 1, (const int64_t[]){(int64_t)s->rows * TS_NSCALARS}));
+	s->rows = 0;
+	return kern_download(s->ctx, out, kern_nbytes(&done), &done);
 }

@@ -1,32 +1,64 @@
-// One data-parallel training step of the dual encoder on any loss: forward both towers, the
-// FastCLIP/OpenCLIP exchange for the feature gradients, backward, bucketed gradient all-reduce,
-// optimizer step and the temperature rule of the loss. One rank; K ranks through a Comm.
+// One data-parallel training step of the dual encoder, on the op contract only: the batch (u8
+// clips, tokens, ids, positions) uploaded asynchronously, augmented on the device, forward, the
+// loss's exchange, backward with bucketed all-reduce overlapping it, the fused optimizer and the
+// temperature rule; the logged scalars stay on the device until one read-back per interval.
 #ifndef TRAINER_STEP_H
 #define TRAINER_STEP_H
-// defines: TrainStepConfig, TrainStep, TrainStepStats, train_step_create, train_step_destroy,
-//          train_step_init, train_step_init_from, train_step_grads, train_step_update, train_step_run, train_step_sync_log_s
+// defines: TrainStepConfig, TrainStep, TrainStage, TrainStepTimes, TS_LOSS, TS_NCE, TS_ACC, TS_GRAD_NORM,
+//          TS_CLIP, TS_LOG_S, TS_NSCALARS, train_step_create, train_step_destroy, train_step_init,
+//          train_step_stage_begin, train_step_upload_sample, train_step_upload_meta, train_step_upload_staged,
+//          train_step_run, train_step_read_metrics, train_step_after_load, train_step_init_from
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "comm.h"            // defines: Comm
-#include "comm_bucket.h"     // defines: CommBuckets
-#include "fastclip_config.h" // defines: FastclipConfig
-#include "fastclip_step.h"   // defines: FastclipStep
-#include "fastclip_tables.h" // defines: FastclipTables
-#include "fastclip_temp.h"   // defines: FastclipTemp
-#include "model_clip.h"      // defines: ClipModel
-#include "optim_adam.h"      // defines: Optimizer, OptConfig
-#include "st_openclip.h"     // defines: StInitOpts
+#include "comm.h"       // defines: Comm, CommBuckets
+#include "fastclip.h"   // defines: FastclipConfig, FastclipExchange
+#include "model_clip.h" // defines: ClipModel
+#include "optim_adam.h" // defines: Optimizer, OptConfig
+#include "st_openclip.h" // defines: StInitOpts
 
 typedef struct {
 	ModelConfig model;
 	OptConfig opt;
 	FastclipConfig loss;
-	int batch;             // B: this rank's samples per step
-	int64_t dataset_size;  // rows of the u / τ tables (manifest samples); unused by openclip
-	WdGroups wd_groups;    // which tensors the optimizer decays (written into the model's spec table)
-	size_t bucket_bytes;   // gradient all-reduce bucket bound
+	KDtype act;           // activations and the weight copies: KDT_F32 or KDT_BF16 (--precision)
+	int batch;            // B: this rank's samples per step
+	int64_t dataset_size; // rows of the u / τ table (manifest samples); unused by openclip
+	WdGroups wd_groups;   // which tensors the optimizer decays (written into the model's spec table)
+	size_t bucket_bytes;  // gradient all-reduce bucket bound
+	uint64_t data_seed;   // the ring's seed: augmentation flips are keyed by (seed, g)
+	int flip;             // 1: horizontal flip per clip
+	int log_every;        // steps between read-backs of the logged scalars (rows of the metrics block:
+	                      // --metrics-every)
 } TrainStepConfig;
+
+// the scalars a step leaves in its row of the metrics block (f32, on the device)
+enum {
+	TS_LOSS = 0,  // this rank's surrogate (FastCLIP) or local InfoNCE over the gathered batch (openclip)
+	TS_NCE,       // symmetric InfoNCE of this rank's local B x B batch at the step's τ
+	TS_ACC,       // fraction of local pairs whose video retrieves its own text in the local batch
+	TS_GRAD_NORM, // global gradient norm before clipping (rank-averaged gradients)
+	TS_CLIP,      // the clip factor applied
+	TS_LOG_S,     // log(1/τ) after the update
+	TS_NSCALARS
+};
+
+// pinned host staging of one batch; the ring's clips and tokens go from its registered mapping
+// instead, so the trainer stages only ids and positions (tests stage everything)
+typedef struct {
+	uint8_t *clips;  // (B, T, H, W, 3)
+	int32_t *text;   // (B, ctx)
+	int64_t *ids;    // (B) sample ids: table rows
+	int64_t *pos;    // (B) stream positions g: augmentation keys
+} TrainStage;
+
+// wall seconds of the phases on the host (on the CPU backend the ops run when queued, so these are
+// the phases' times; on a GPU they are queueing times)
+typedef struct {
+	double lr;     // the model's learning rate of this update
+	double lr_tau; // the global temperature's (v0, v3; else 0)
+	double t_augment, t_forward, t_exchange, t_backward, t_allreduce, t_update;
+} TrainStepTimes;
 
 typedef struct {
 	KernCtx *ctx;
@@ -34,53 +66,50 @@ typedef struct {
 	TrainStepConfig cfg;
 	ClipModel *model;
 	Optimizer *opt;
-	FastclipStep *fstep;
-	FastclipTables tables;  // FastCLIP kinds only (has_tables)
-	int has_tables;
-	FastclipTemp temp;      // the global log s: learned here (v0, v3), constant (v1, v2), mirror (openclip)
+	FastclipExchange *xchg;
 	CommBuckets *buckets;
-	float *e1, *e2;         // (B, E) host copies of this rank's features
-	float *de1, *de2;       // (B, E) feature gradients of this rank's loss
-	KTensor dv, dt;         // (B, E) the same on the backend
-	double *sim;            // (B, B) e1 · e2ᵀ of the local batch, for the metrics
+	KTensor clips, text, ids, pos; // the batch on the device: (B, T, H, W, 3) u8, (B, ctx) i32, (B) i64 x2
+	TrainStage stage;
+	KEvent *staged;                // recorded after the last upload from the stage
+	KTensor temp_mv;               // (2) f32: Adam moments of the global τ (v0, v3)
+	int64_t temp_steps;            // its updates so far
+	KTensor metrics;               // (log_every, TS_NSCALARS) f32
+	int rows;                      // rows written since the last read-back
 } TrainStep;
 
-typedef struct {
-	double loss;      // this rank's surrogate (FastCLIP) or local InfoNCE over the gathered batch (openclip)
-	double nce;       // symmetric InfoNCE of this rank's local B x B batch at the step's τ (a learning signal
-	                  // comparable across losses)
-	double acc;       // fraction of local pairs whose video retrieves its own text in the local batch
-	double dlog_s;    // rank-averaged gradient of log s
-	double log_s;     // log s after the update
-	double lr;        // learning rate of this update
-	double lr_tau;    // the global temperature's learning rate of this update (v0, v3; else 0)
-	double grad_norm; // global gradient norm before clipping
-	double t_forward, t_exchange, t_backward, t_allreduce, t_update; // seconds
-} TrainStepStats;
-
-// Allocates model, optimizer, tables and buckets for cfg; parameters are zero until
+// Allocates model, optimizer, exchange (tables) and buckets for cfg; parameters are zero until
 // train_step_init or a checkpoint load. -EINVAL on a bad configuration, -ENOMEM.
 int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStepConfig *cfg);
 void train_step_destroy(TrainStep *s);
-// deterministic parameters from seed, the loss's initial temperature written into logit_scale
+// deterministic parameters from seed, logit_scale at log(1/τ init), the weight copies refreshed
 int train_step_init(TrainStep *s, uint64_t seed);
 // after train_step_init: weights from an open_clip / OpenAI CLIP safetensors file (see
 // st_openclip_init: the temporal embedding stays zero, τ stays the loss's --temperature)
 int train_step_init_from(TrainStep *s, const char *path, StInitOpts *o, char *err, size_t errlen);
-// forward, exchange, backward and all-reduce: afterwards s->model->grads holds the rank-averaged
-// parameter gradients (logit_scale's entry: the averaged dL/dlog s) and the tables are updated.
-// video (B, T, H, W, 3) normalized f32, text (B, ctx) i32, ids (B) table rows; epoch drives γ.
-int train_step_grads(TrainStep *s, const KTensor *video, const KTensor *text, const int64_t *ids, int epoch,
-		     TrainStepStats *st);
-// optimizer step on the parameters and the temperature update of the loss kind, as FastCLIP:
-// the gradient norm and its clipping cover logit_scale when τ is learned (v0, v3); v0's τ rate
-// is --lr-tau (default the model's --lr) on the model's warmup+cosine; logit_scale is clamped to
-// [0, ln 100] after every step for every loss. -ERANGE when the gradient norm is not finite
-// (nothing changed)
-int train_step_update(TrainStep *s, TrainStepStats *st);
-int train_step_run(TrainStep *s, const KTensor *video, const KTensor *text, const int64_t *ids, int epoch,
-		   TrainStepStats *st);
-// writes s->temp.log_s into the model's logit_scale parameter (after a checkpoint load of temp)
-int train_step_sync_log_s(TrainStep *s);
+// after a checkpoint replaced the master parameters: refreshes the weight copies
+int train_step_after_load(TrainStep *s);
+
+// the host may write s->stage from now on (waits only if the last upload from it is still running)
+int train_step_stage_begin(TrainStep *s);
+// queues the copy of sample b's clip (T, H, W, 3) u8 and tokens (ctx) i32 into the device batch;
+// both must lie in pinned or registered memory and stay untouched until the copy is done
+// (record an event after it)
+int train_step_upload_sample(TrainStep *s, int b, const uint8_t *clip, const int32_t *text);
+// queues the copy of s->stage.ids and .pos
+int train_step_upload_meta(TrainStep *s);
+// every sample and the ids and positions from s->stage
+int train_step_upload_staged(TrainStep *s);
+
+// One step on the uploaded batch; epoch drives γ. Queues everything; the host waits only where the
+// comm backend must (see comm.h). The update is FastCLIP's: the clipped gradient norm covers
+// logit_scale when τ is learned (v0, v3), whose own Adam step reads the same clip factor; v0's τ
+// rate is --lr-tau (default the model's --lr) on the model's warmup + cosine, v3's is --lr-tau, /3
+// once τ ≤ 0.03; logit_scale is clamped to [0, ln 100] after every step for every loss. Writes row s->rows of the metrics block: -ENOSPC when the block
+// is full (read it back first). A non-finite gradient norm is latched by the device ("optimizer")
+// and returned by the next op or sync point.
+int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t);
+// one read-back: out (rows, TS_NSCALARS) gets the rows written since the last one, *rows their count;
+// returns the latched error of the device, if any
+int train_step_read_metrics(TrainStep *s, float *out, int *rows);
 
 #endif

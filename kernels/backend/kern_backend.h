@@ -128,7 +128,7 @@ struct KBackend {
 			      int d);
 	int (*clip_metrics)(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
 			    int B, int d);
-	int (*temp_step)(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy,
+	int (*temp_step)(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
 			 const KTempStep *h);
 	// optimizer
 	int (*opt_plan_open)(KOptPlan *p); // device copies of the tables and the partial sums
@@ -136,10 +136,6 @@ struct KBackend {
 	int (*grad_norm)(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
 	int (*optimizer)(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
 			 const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
-	int (*adamw_step)(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-	int (*lamb_step)(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-	int (*sumsq)(KernCtx *c, double *out, const KTensor *x);
-	int (*scale)(KernCtx *c, KTensor *x, double s);
 };
 
 // latches rc (< 0) as the device's asynchronous error, named "op: message", unless one is latched

@@ -462,8 +462,4 @@ const KBackend kcpu_backend = {
 	.opt_plan_close = kcpu_opt_plan_close,
 	.grad_norm = kcpu_grad_norm,
 	.optimizer = kcpu_optimizer,
-	.adamw_step = kcpu_adamw_step,
-	.lamb_step = kcpu_lamb_step,
-	.sumsq = kcpu_sumsq,
-	.scale = kcpu_scale,
 };

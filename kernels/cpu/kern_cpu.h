@@ -2,7 +2,7 @@
 // the bf16 staging of op arguments, and the two instantiations (f32, f64) of the op bodies.
 #ifndef KERN_CPU_H
 #define KERN_CPU_H
-// defines: KOMP, KCPU_ATT_TILE, KCOLS, KSUMSQ_CHUNKS, kcpu_threads, kcpu_thread_id, kcpu_thread_count,
+// defines: KOMP, KCPU_ATT_TILE, KCOLS, kcpu_threads, kcpu_thread_id, kcpu_thread_count,
 //          kcpu_gemm_f32, kcpu_gemm_f64, KRawOps, kcpu_ops_f32, kcpu_ops_f64, KcStage, kst_begin, kst_in,
 //          kst_out, kst_end, kcpu_arena_alloc, kcpu_ld, kcpu_st, kcpu_store_grad, kcpu_load_f64,
 //          kcpu_arena_reset, kcpu_*
@@ -24,8 +24,6 @@
 #define KCPU_ATT_TILE 32
 // column block of the fixed-order column sums
 #define KCOLS 64
-// fixed chunking of the transitional sum of squares (the same partials for any thread count)
-#define KSUMSQ_CHUNKS 256
 
 static inline int kcpu_threads(const KernCtx *c)
 {
@@ -140,10 +138,6 @@ typedef struct KRawOps {
 			      int causal, void *ws);
 	void (*attention_bwd)(KernCtx *c, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
 			      const void *lse, int B, int T, int H, int hd, int causal, void *ws);
-	void (*adamw)(KernCtx *c, void *p, const void *g, void *m, void *v, int64_t n, const KOptHyper *h);
-	void (*lamb)(KernCtx *c, void *p, const void *g, void *m, void *v, int64_t n, const KOptHyper *h);
-	void (*scale)(KernCtx *c, void *x, double s, int64_t n);
-	double (*sumsq)(KernCtx *c, const void *x, int64_t n);
 } KRawOps;
 
 extern const KRawOps kcpu_ops_f32;
@@ -188,15 +182,12 @@ int kcpu_fcco_surrogate(KernCtx *c, const KContrastBatch *b, const KTensor *pack
 			const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d);
 int kcpu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s, int B,
 		      int d);
-int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy, const KTempStep *h);
+int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
+		   const KTempStep *h);
 int kcpu_opt_plan_open(KOptPlan *p);
 void kcpu_opt_plan_close(KOptPlan *p);
 int kcpu_grad_norm(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
 int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
 		   const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
-int kcpu_adamw_step(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-int kcpu_lamb_step(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h);
-int kcpu_sumsq(KernCtx *c, double *out, const KTensor *x);
-int kcpu_scale(KernCtx *c, KTensor *x, double s);
 
 #endif

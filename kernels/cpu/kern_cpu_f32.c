@@ -17,5 +17,4 @@ typedef float real;
 #include "kern_cpu_dense.inc"
 #include "kern_cpu_embed.inc"
 #include "kern_cpu_attn.inc"
-#include "kern_cpu_optim.inc"
 #include "kern_cpu_table.inc"

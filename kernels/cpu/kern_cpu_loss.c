@@ -470,9 +470,14 @@ int kcpu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTe
 }
 
 // ---- the global temperature's Adam step (FastclipTemp) ----
-int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, KTensor *copy, const KTempStep *h)
+int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
+		   const KTempStep *h)
 {
-	double g = kcpu_ld(grad->data, grad->dtype, 0);
+	// the clipped gradient as kern_optimizer forms it for the model's parameters: f32 product
+	float gf = (float)kcpu_ld(grad->data, grad->dtype, 0);
+	if (norm_clip)
+		gf *= (float)kcpu_ld(norm_clip->data, norm_clip->dtype, 1);
+	double g = gf;
 	if (!isfinite(g)) {
 		kern_latch(c, -ERANGE, "temp_step", "the temperature gradient is %g", g);
 		return 0;

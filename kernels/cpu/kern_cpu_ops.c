@@ -258,30 +258,3 @@ int kcpu_attention_bwd(KernCtx *c, KGrad dqkv, const KTensor *dout, const KTenso
 	RUN(&s, RAW(&s)->attention_bwd(c, dq, dqkv.acc, dy, q, o, lse->data, B, T, H, hd, causal, c->ws));
 	return kst_end(&s);
 }
-
-// ---- transitional per-tensor optimizer (F32/F64 only: nothing to stage) ----
-#define TABLE(t) ((t)->dtype == KDT_F64 ? &kcpu_ops_f64 : &kcpu_ops_f32)
-
-int kcpu_adamw_step(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h)
-{
-	TABLE(p)->adamw(c, p->data, g->data, m->data, v->data, kern_numel(p), h);
-	return 0;
-}
-
-int kcpu_lamb_step(KernCtx *c, KTensor *p, const KTensor *g, KTensor *m, KTensor *v, const KOptHyper *h)
-{
-	TABLE(p)->lamb(c, p->data, g->data, m->data, v->data, kern_numel(p), h);
-	return 0;
-}
-
-int kcpu_sumsq(KernCtx *c, double *out, const KTensor *x)
-{
-	*out = TABLE(x)->sumsq(c, x->data, kern_numel(x));
-	return 0;
-}
-
-int kcpu_scale(KernCtx *c, KTensor *x, double s)
-{
-	TABLE(x)->scale(c, x->data, s, kern_numel(x));
-	return 0;
-}

@@ -1,6 +1,6 @@
 // The CPU twin of the fused optimizer: the global gradient norm and one AdamW/LAMB update over
 // the flat buffer, segment by segment, with reductions over the plan's fixed chunks in order.
-// The per-element arithmetic is the per-tensor kernels' (kern_cpu_optim.inc) to the last bit.
+// Per element in f32, with the bias corrections folded as torch.optim.AdamW does.
 #include "kern_cpu.h" // defines: kcpu_ld, kcpu_st, KOMP
 
 #include <errno.h>
@@ -57,7 +57,7 @@ typedef struct {
 	float fc; // clip factor
 } Hyp;
 
-// AdamW on one chunk, exactly kern_cpu_optim.inc's adamw in f32
+// AdamW on one chunk in f32
 static void adamw_chunk(const Hyp *h, double wd, float *p, const KTensor *grads, float *m, float *v, int64_t s,
 			int64_t e)
 {
@@ -139,7 +139,7 @@ int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTensor *
 		uint32_t f = p->segs[ch->seg].flags;
 		double wd = (f & KSEG_DECAY) ? hy->weight_decay : 0;
 		part[2 * k] = part[2 * k + 1] = 0;
-		if (f & KSEG_FROZEN)
+		if (f & (KSEG_FROZEN | KSEG_EXTERNAL))
 			continue;
 		if (f & KSEG_LAMB)
 			lamb_chunk(&h, (float)wd, w, grads, mm, vv, ch->start, ch->start + ch->len, &part[2 * k],
@@ -153,12 +153,13 @@ int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTensor *
 		const KOptChunk *ch = &p->chunks[k];
 		const KOptSegment *sg = &p->segs[ch->seg];
 		int64_t e = ch->start + ch->len;
-		if ((sg->flags & KSEG_LAMB) && !(sg->flags & KSEG_FROZEN)) {
+		const int updated = !(sg->flags & (KSEG_FROZEN | KSEG_EXTERNAL));
+		if ((sg->flags & KSEG_LAMB) && updated) {
 			float wd = (sg->flags & KSEG_DECAY) ? (float)hy->weight_decay : 0;
 			for (int64_t i = ch->start; i < e; i++)
 				w[i] -= step[ch->seg] * lamb_r(&h, wd, w[i], mm[i], vv[i]);
 		}
-		if ((sg->flags & KSEG_CLAMP) && !(sg->flags & KSEG_FROZEN))
+		if ((sg->flags & KSEG_CLAMP) && updated)
 			for (int64_t i = ch->start; i < e; i++)
 				w[i] = w[i] < sg->clamp_lo ? sg->clamp_lo : w[i] > sg->clamp_hi ? sg->clamp_hi : w[i];
 		if (copy)

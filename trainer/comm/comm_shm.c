@@ -5,7 +5,8 @@
 // a waiting rank notices a peer that exited (or is a zombie) within ~20 ms and an unresponsive
 // one after timeout_s. Not guaranteed: progress if a peer is alive but never calls the same
 // collective (it fails by timeout), or safety if two ranks claim one rank number concurrently.
-#include "comm_shm.h" // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink
+// The data plane and the comm thread that overlaps all-reduces with backward: comm_shm_thread.c.
+#include "comm_shm_impl.h" // defines: Shm, shm_barrier, shm_gather, shm_reduce, ...
 
 #include <errno.h>         // defines: EINVAL, EPIPE, ETIMEDOUT, EBUSY, EPROTO, ENOMEM
 #include <fcntl.h>         // defines: O_CREAT, O_RDWR
@@ -27,7 +28,7 @@
 #define SHM_VERSION 1u
 #define HDR_BYTES 4096
 
-typedef struct {
+struct ShmHeader {
 	uint64_t magic;
 	uint32_t version, world;
 	uint64_t slot_bytes, seg_bytes;
@@ -37,15 +38,8 @@ typedef struct {
 	_Atomic uint32_t aborted;    // 0, or an errno that every later call returns
 	_Atomic int32_t pids[COMM_SHM_MAX_WORLD]; // 0: not joined yet, -1: left, else its pid
 	_Atomic uint32_t entered[COMM_SHM_MAX_WORLD]; // barrier generation each rank last entered
-} ShmHeader;
+};
 _Static_assert(sizeof(ShmHeader) <= HDR_BYTES, "comm shm header must fit its page");
-
-typedef struct {
-	ShmHeader *h;
-	unsigned char *slots; // (world + 1, slot_bytes): one per rank, then the shared result
-	size_t map_bytes;
-	double timeout_s;
-} Shm;
 
 static Shm *impl(Comm *c)
 {
@@ -149,7 +143,7 @@ static int name_missing(Comm *c, uint32_t gen, char *buf, size_t len)
 	return first;
 }
 
-static int shm_barrier(Comm *c)
+int shm_barrier(Comm *c)
 {
 	Shm *s = impl(c);
 	ShmHeader *h = s->h;
@@ -193,7 +187,7 @@ static int shm_barrier(Comm *c)
 	return 0;
 }
 
-static int shm_allgather(Comm *c, const void *send, void *recv, size_t bytes)
+int shm_gather(Comm *c, const void *send, void *recv, size_t bytes)
 {
 	Shm *s = impl(c);
 	size_t cap = s->h->slot_bytes;
@@ -215,65 +209,92 @@ static int shm_allgather(Comm *c, const void *send, void *recv, size_t bytes)
 	return 0;
 }
 
-static int shm_allreduce(Comm *c, float *buf, size_t n, CommReduce op)
+static size_t elem_bytes(KDtype dt)
+{
+	return dt == KDT_F64 ? 8 : dt == KDT_BF16 ? 2 : 4;
+}
+
+// out[i] = the reduction of (K, stride) rows of src at [i]: ranks added in order 0..K−1 in the
+// accumulation type (f32 for f32 and bf16, rounded once; f64 for the control channel's doubles)
+static void combine(void *out, const unsigned char *src, size_t stride, int K, size_t lo, size_t hi, KDtype dt,
+		    CommReduce op)
+{
+	if (dt == KDT_F64) {
+		double *o = out;
+		for (size_t i = lo; i < hi; i++) {
+			double acc = ((const double *)src)[i];
+			for (int r = 1; r < K; r++)
+				acc += ((const double *)(src + (size_t)r * stride))[i];
+			o[i] = op == COMM_AVG ? acc / (double)K : acc;
+		}
+	} else if (dt == KDT_F32) {
+		float *o = out;
+		for (size_t i = lo; i < hi; i++) {
+			float acc = ((const float *)src)[i];
+			for (int r = 1; r < K; r++)
+				acc += ((const float *)(src + (size_t)r * stride))[i];
+			o[i] = op == COMM_AVG ? acc / (float)K : acc;
+		}
+	} else {
+		uint16_t *o = out;
+		for (size_t i = lo; i < hi; i++) {
+			float acc = kern_f32_from_bf16(((const uint16_t *)src)[i]);
+			for (int r = 1; r < K; r++)
+				acc += kern_f32_from_bf16(((const uint16_t *)(src + (size_t)r * stride))[i]);
+			o[i] = kern_bf16_from_f32(op == COMM_AVG ? acc / (float)K : acc);
+		}
+	}
+}
+
+int shm_reduce(Comm *c, void *buf, size_t n, KDtype dt, CommReduce op)
 {
 	Shm *s = impl(c);
-	size_t cap = s->h->slot_bytes / sizeof(float);
+	const size_t es = elem_bytes(dt), cap = s->h->slot_bytes / es;
 	const int K = c->world;
 	for (size_t off = 0; off < n; off += cap) {
 		size_t m = n - off < cap ? n - off : cap;
-		memcpy(slot(s, c->rank), buf + off, m * sizeof(float));
+		memcpy(slot(s, c->rank), (unsigned char *)buf + off * es, m * es);
 		int rc = shm_barrier(c);
 		if (rc < 0)
 			return rc;
-		// this rank combines its share [lo, hi) of the round, adding ranks in order
-		size_t lo = m * c->rank / K, hi = m * (c->rank + 1) / K;
-		float *res = (float *)slot(s, K);
-		for (size_t i = lo; i < hi; i++) {
-			float acc = ((float *)slot(s, 0))[i];
-			for (int r = 1; r < K; r++)
-				acc += ((float *)slot(s, r))[i];
-			res[i] = op == COMM_AVG ? acc / (float)K : acc;
-		}
+		// this rank combines its share [lo, hi) of the round into the shared result slot
+		combine(slot(s, K), slot(s, 0), s->h->slot_bytes, K, m * c->rank / K, m * (c->rank + 1) / K, dt, op);
 		if ((rc = shm_barrier(c)) < 0)
 			return rc;
-		memcpy(buf + off, res, m * sizeof(float));
+		memcpy((unsigned char *)buf + off * es, slot(s, K), m * es);
 		if ((rc = shm_barrier(c)) < 0)
 			return rc;
 	}
 	return 0;
 }
 
-static int shm_reduce_scatter(Comm *c, const float *send, float *recv, size_t n, CommReduce op)
+int shm_reduce_scatter(Comm *c, const void *send, void *recv, size_t n, KDtype dt, CommReduce op)
 {
 	Shm *s = impl(c);
 	const int K = c->world;
-	size_t cap = s->h->slot_bytes / sizeof(float) / K; // elements per destination per round
+	const size_t es = elem_bytes(dt), cap = s->h->slot_bytes / es / K; // per destination per round
 	if (cap == 0) {
 		snprintf(c->err, sizeof(c->err), "reduce_scatter: slot too small for %d ranks", K);
 		return -EINVAL;
 	}
 	for (size_t off = 0; off < n; off += cap) {
 		size_t m = n - off < cap ? n - off : cap;
-		float *mine = (float *)slot(s, c->rank); // (K, m)
+		unsigned char *mine = slot(s, c->rank); // (K, m)
 		for (int q = 0; q < K; q++)
-			memcpy(mine + (size_t)q * m, send + (size_t)q * n + off, m * sizeof(float));
+			memcpy(mine + (size_t)q * m * es, (const unsigned char *)send + ((size_t)q * n + off) * es, m * es);
 		int rc = shm_barrier(c);
 		if (rc < 0)
 			return rc;
-		for (size_t i = 0; i < m; i++) {
-			float acc = ((float *)slot(s, 0))[(size_t)c->rank * m + i];
-			for (int r = 1; r < K; r++)
-				acc += ((float *)slot(s, r))[(size_t)c->rank * m + i];
-			recv[off + i] = op == COMM_AVG ? acc / (float)K : acc;
-		}
+		// rows of this rank's block in every slot: element i of rank r at slot(r) + (rank·m + i)·es
+		combine((unsigned char *)recv + off * es, slot(s, 0) + (size_t)c->rank * m * es, s->h->slot_bytes, K, 0, m,
+			dt, op);
 		if ((rc = shm_barrier(c)) < 0)
 			return rc;
 	}
 	return 0;
 }
 
-static int shm_broadcast(Comm *c, void *buf, size_t bytes, int root)
+int shm_bcast(Comm *c, void *buf, size_t bytes, int root)
 {
 	Shm *s = impl(c);
 	size_t cap = s->h->slot_bytes;
@@ -292,10 +313,11 @@ static int shm_broadcast(Comm *c, void *buf, size_t bytes, int root)
 	return 0;
 }
 
-static void shm_close(Comm *c)
+void shm_close_comm(Comm *c)
 {
 	Shm *s = impl(c);
 	if (s) {
+		shm_thread_stop(c);
 		int32_t me = getpid();
 		atomic_compare_exchange_strong(&s->h->pids[c->rank], &me, -1); // left: peers waiting fail fast
 		munmap(s->h, s->map_bytes);
@@ -304,14 +326,6 @@ static void shm_close(Comm *c)
 	free(c);
 }
 
-static const CommOps shm_ops = {
-	.allgather = shm_allgather,
-	.allreduce_f32 = shm_allreduce,
-	.reduce_scatter_f32 = shm_reduce_scatter,
-	.broadcast = shm_broadcast,
-	.barrier = shm_barrier,
-	.close = shm_close,
-};
 
 static int shm_path(char *buf, size_t len, const char *name)
 {
@@ -408,7 +422,8 @@ int comm_shm_attach(const char *name, int rank, double timeout_s, Comm **out)
 	s->slots = (unsigned char *)h + HDR_BYTES;
 	s->map_bytes = (size_t)st.st_size;
 	s->timeout_s = timeout_s;
-	c->ops = &shm_ops;
+	shm_thread_init(s);
+	c->ops = &shm_comm_ops;
 	c->impl = s;
 	c->rank = rank;
 	c->world = (int)h->world;

@@ -2,7 +2,8 @@
 # ranks, the bucketed all-reduce over the flat gradient buffer, and the rendezvous (ranks from
 # flags, torchrun or Slurm; rank 0's bootstrap blob over TCP, a shared file or the ring).
 LIBS += comm
-comm_SRCS := trainer/comm/comm.c trainer/comm/comm_shm.c trainer/comm/comm_bucket.c \
+comm_SRCS := trainer/comm/comm.c trainer/comm/comm_local.c trainer/comm/comm_shm.c trainer/comm/comm_shm_thread.c \
+             trainer/comm/comm_bucket.c \
              trainer/comm/rdv_env.c trainer/comm/rdv_syntax.c trainer/comm/rdv_exchange.c trainer/comm/rdv_tcp.c
 
 TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets \

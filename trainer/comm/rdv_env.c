@@ -2,7 +2,7 @@
 // from explicit options, then torchrun-style variables or Slurm's, with errors that name the
 // variable and its value.
 #include "rdv_internal.h" // defines: rdv_fail
-#include "rendezvous.h"   // defines: RdvInfo, RdvOptions
+#include "comm.h"         // defines: RdvInfo, RdvOptions
 
 #include <errno.h>
 #include <stdio.h>

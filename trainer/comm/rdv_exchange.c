@@ -1,7 +1,7 @@
 // Handing rank 0's blob to every rank through a file on a shared filesystem or the ring's control
 // block, the choice between methods, and the header and deadline helpers the TCP method shares.
 #include "rdv_internal.h" // defines: RdvHeader, rdv_fail, rdv_backoff
-#include "rendezvous.h"   // defines: RdvInfo, rdv_exchange
+#include "comm.h"         // defines: RdvInfo, rdv_exchange
 
 #include <errno.h>
 #include <fcntl.h>

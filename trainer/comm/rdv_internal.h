@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rendezvous.h" // defines: RdvInfo
+#include "comm.h" // defines: RdvInfo
 
 // Both methods start with the same 32-byte little-endian header; the file and an OK reply
 // follow it with the blob (and the file with an FNV-1a checksum of header and blob).

@@ -1,6 +1,6 @@
 // The launcher syntaxes the rendezvous reads without calling Slurm's tools: compressed host
 // lists ("node[01-04,07],gpu5"), tasks per node ("4(x2),3"), and the job token.
-#include "rendezvous.h" // defines: rdv_hostlist_count, rdv_hostlist_nth, rdv_tasks_per_node
+#include "comm.h" // defines: rdv_hostlist_count, rdv_hostlist_nth, rdv_tasks_per_node
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
 // it. The master serves connections one at a time, each under a 5 s deadline of its own.
 #define _GNU_SOURCE // accept4
 #include "rdv_internal.h" // defines: RdvHeader, rdv_fail, rdv_backoff
-#include "rendezvous.h"   // defines: RdvInfo
+#include "comm.h"         // defines: RdvInfo
 
 #include <errno.h>
 #include <netdb.h>

@@ -1,6 +1,6 @@
 // FastCLIP hyper-parameter defaults and schedules. Every default below is the value in
 // Optimization-AI/fast_clip @efd89d5 (src/training/params.py, README training scripts).
-#include "fastclip_config.h" // defines: FastclipConfig, fastclip_gamma, ...
+#include "fastclip.h" // defines: FastclipConfig, fastclip_gamma, ...
 
 #include <errno.h>  // defines: EINVAL
 #include <math.h>   // defines: cos, exp, isfinite, M_PI
@@ -100,4 +100,16 @@ int64_t fastclip_steps_per_epoch(int64_t train_num_samples, int64_t global_batch
 	if (train_num_samples < 1 || global_batch < 1)
 		return 0;
 	return (train_num_samples + global_batch - 1) / global_batch;
+}
+
+KFccoParams fastclip_fcco_params(const FastclipConfig *cfg, int epoch)
+{
+	static const KFccoVersion version[FASTCLIP_NKINDS] = {
+		[FASTCLIP_V0] = KFCCO_V0, [FASTCLIP_V1] = KFCCO_V1, [FASTCLIP_V2] = KFCCO_V2, [FASTCLIP_V3] = KFCCO_V3};
+	double b1, b2;
+	fastclip_tau_betas(cfg, epoch, &b1, &b2);
+	return (KFccoParams){.version = version[cfg->kind], .gamma = fastclip_gamma(cfg, epoch), .eps = cfg->eps,
+			     .rho = cfg->rho, .lr_tau = cfg->lr_tau, .beta1 = b1, .beta2 = b2, .eps_tau = cfg->eps_tau,
+			     .tau_min = cfg->tau_min, .tau_max = cfg->tau_max, .grad_clamp = cfg->grad_clamp_tau,
+			     .epoch = epoch};
 }

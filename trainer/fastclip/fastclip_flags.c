@@ -1,6 +1,6 @@
 // FastCLIP flag table: each entry names a FastclipConfig field, its bounds and its help; the
 // defaults shown are those of fastclip_config_default (FastCLIP's code), for fastclip-v3.
-#include "fastclip_flags.h" // defines: fastclip_flag_set, ...
+#include "fastclip.h" // defines: fastclip_flag_set, ...
 
 #include <errno.h>  // defines: EINVAL, ENOENT, ERANGE
 #include <math.h>   // defines: isfinite

@@ -1,9 +1,7 @@
-# trainer/fastclip/: FastCLIP losses, temperature rules and the distributed step (issue 6).
+# trainer/fastclip/: the FastCLIP and OpenCLIP losses of the data-parallel step (issue 6): their
+# hyper-parameters and flags, and the exchange on device buffers through the loss ops and comm.
 LIBS += fastclip
-fastclip_SRCS := trainer/fastclip/fastclip_config.c trainer/fastclip/fastclip_tables.c \
-                 trainer/fastclip/fastclip_loss.c trainer/fastclip/fastclip_openclip.c \
-                 trainer/fastclip/fastclip_temp.c trainer/fastclip/fastclip_step.c \
-                 trainer/fastclip/fastclip_flags.c
+fastclip_SRCS := trainer/fastclip/fastclip_config.c trainer/fastclip/fastclip_flags.c trainer/fastclip/fastclip_exchange.c
 
 TESTS += test_fastclip_grad_fcco test_fastclip_grad_openclip test_fastclip_badinput \
          test_fastclip_twin test_fastclip_flags test_fastclip_dist test_fastclip_step_deadrank

@@ -12,7 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CKPT_VERSION "1"
+// 2: the trainer's FastCLIP table and τ state are device tensors (fastclip.table, trainer.temp_mv)
+#define CKPT_VERSION "2"
 
 static int fsync_dir(const char *dir)
 {
@@ -228,7 +229,9 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 	const StTensor *p, *s, *sp, *r, *om = NULL, *ov = NULL, *os = NULL;
 	rc = -EINVAL;
 	if (!ver || strcmp(ver, CKPT_VERSION))
-		snprintf(err, errlen, "%s: checkpoint format %s, this build reads %s", path, ver ? ver : "(none)", CKPT_VERSION);
+		snprintf(err, errlen, "%s: checkpoint format %s, this build reads %s%s; resume it with the build that "
+			 "wrote it, or start a new run (tools/eval still reads its weights)", path, ver ? ver : "(none)",
+			 CKPT_VERSION, ver && !strcmp(ver, "1") ? " (format 1 kept the FastCLIP tables and τ on the host)" : "");
 	else if (!mc || strcmp(mc, cfgs))
 		snprintf(err, errlen, "%s: written for model [%s], this run is [%s]", path, mc ? mc : "?", cfgs);
 	else if ((p = need(f, path, "model.params", ST_F32, bytes, err, errlen)) &&

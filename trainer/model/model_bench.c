@@ -38,7 +38,7 @@ static int bench_step(KernCtx *c, const char *preset, int B, int frames, int ste
 	KTensor video, text;
 	const int64_t sv[] = {B, frames, cfg.image_size, cfg.image_size, 3}, st[] = {B, cfg.ctx_len};
 	if (clip_model_create(&m, c, &cfg, B, KDT_F32) || model_init_params(c, &cfg, &m->params, 1) ||
-	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params, KDT_F32) ||
+	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) ||
 	    kern_alloc(c, &video, KDT_F32, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st)) {
 		fprintf(stderr, "bench: cannot set up %s\n", preset);
 		return 1;
@@ -47,7 +47,7 @@ static int bench_step(KernCtx *c, const char *preset, int B, int frames, int ste
 	for (int i = 0; i <= steps && i < 64; i++) {
 		model_synth_batch(c, &cfg, 1, (uint64_t)i, 64, &video, &text);
 		double t0 = now();
-		if (clip_model_infonce_step(m, &video, &text, &loss) || optim_step(o, &m->params, &m->grads, NULL))
+		if (clip_model_infonce_step(m, &video, &text, &loss) || optim_step(o, &m->params, NULL, &m->grads))
 			return 1;
 		t[i] = now() - t0;
 	}

@@ -1,6 +1,6 @@
 // The pre-LN transformer block on the op interface. The residual adds ride in the linear ops'
-// epilogues and the MLP's GELU backward in c_proj's input-gradient epilogue; every scratch
-// gradient's first writer sets it (KG_SET), so backward clears nothing.
+// epilogues and the MLP's GELU backward in c_proj's input-gradient epilogue; every gradient's
+// first writer sets it (KG_SET), parameters included, so backward clears nothing.
 #include "model_block.h" // defines: BlockActs, TowerScratch
 
 #include <errno.h>
@@ -72,22 +72,22 @@ int block_backward(KernCtx *c, const BlockWeights *w, BlockWeights *g, const Blo
 {
 	// MLP branch, d(mlp out) = d(res2) = dres: c_proj's backward ends in the GELU-backward epilogue
 	// (dfc = d(c_fc pre)) and gives c_fc's bias gradient on the way
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dfc), .dw = KG_ADD(&g->proj_w), .dbias = KG_ADD(&g->proj_b),
-					     .din_bias = KG_ADD(&g->fc_b), .dout = &s->dres, .in = &a->act,
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dfc), .dw = KG_SET(&g->proj_w), .dbias = KG_SET(&g->proj_b),
+					     .din_bias = KG_SET(&g->fc_b), .dout = &s->dres, .in = &a->act,
 					     .w = &w->proj_w, .trans_w = 1, .in_pre = &a->fc, .in_act = s->act}));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_ADD(&g->fc_w), .dout = &s->dfc,
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_SET(&g->fc_w), .dout = &s->dfc,
 					     .in = &a->ln2, .w = &w->fc_w, .trans_w = 1}));
 	// dres += ln_2 backward: now d(res1)
-	TRY(kern_layernorm_bwd(c, KG_ADD(&s->dres), KG_ADD(&g->ln2_w), KG_ADD(&g->ln2_b), &s->dln, &a->res1, &w->ln2_w,
+	TRY(kern_layernorm_bwd(c, KG_ADD(&s->dres), KG_SET(&g->ln2_w), KG_SET(&g->ln2_b), &s->dln, &a->res1, &w->ln2_w,
 			       &a->ln2_m, &a->ln2_r));
 	// attention branch
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->datt), .dw = KG_ADD(&g->out_w), .dbias = KG_ADD(&g->out_b),
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->datt), .dw = KG_SET(&g->out_w), .dbias = KG_SET(&g->out_b),
 					     .dout = &s->dres, .in = &a->att, .w = &w->out_w, .trans_w = 1}));
 	TRY(kern_attention_bwd(c, KG_SET(&s->dqkv), &s->datt, &a->qkv, &a->att, &a->lse, s->H, s->causal));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_ADD(&g->qkv_w), .dbias = KG_ADD(&g->qkv_b),
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_SET(&g->qkv_w), .dbias = KG_SET(&g->qkv_b),
 					     .dout = &s->dqkv, .in = &a->ln1, .w = &w->qkv_w, .trans_w = 1}));
 	// dres += ln_1 backward: now d(x)
-	TRY(kern_layernorm_bwd(c, KG_ADD(&s->dres), KG_ADD(&g->ln1_w), KG_ADD(&g->ln1_b), &s->dln, x, &w->ln1_w,
+	TRY(kern_layernorm_bwd(c, KG_ADD(&s->dres), KG_SET(&g->ln1_w), KG_SET(&g->ln1_b), &s->dln, x, &w->ln1_w,
 			       &a->ln1_m, &a->ln1_r));
 	return 0;
 }

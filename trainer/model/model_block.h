@@ -36,7 +36,7 @@ int tower_scratch_alloc(TowerScratch *s, ModelAllocFn fn, void *owner, int B, in
 			int causal);
 // x (B, L, W) -> a->res2
 int block_forward(KernCtx *ctx, const BlockWeights *w, BlockActs *a, const KTensor *x, TowerScratch *s);
-// s->dres holds d(res2) on entry and d(x) on exit; parameter gradients accumulate into g
+// s->dres holds d(res2) on entry and d(x) on exit; the block's parameter gradients are written to g
 int block_backward(KernCtx *ctx, const BlockWeights *w, BlockWeights *g, const BlockActs *a, const KTensor *x,
 		   TowerScratch *s);
 

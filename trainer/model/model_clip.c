@@ -3,6 +3,7 @@
 #include "model_clip.h" // defines: ClipModel
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,12 +76,61 @@ static int create_params(ClipModel *m)
 	return 0;
 }
 
+// the offset of the parameter tensor named `name` (-1 when there is none)
+static int64_t offset_of(const ClipModel *m, const char *name)
+{
+	for (int i = 0; i < m->n_specs; i++)
+		if (!strcmp(m->specs[i].name, name))
+			return m->specs[i].offset;
+	return -1;
+}
+
+// the gradient groups in the order clip_model_backward finishes them: [start, end) ranges of
+// the flat buffer, each ending where the previous one starts
+static int make_groups(ClipModel *m)
+{
+	const ModelConfig *c = &m->cfg;
+	int n = 0, cap = 5 + c->vis_layers + c->txt_layers;
+	m->groups = calloc((size_t)cap, sizeof *m->groups);
+	if (!m->groups)
+		return -ENOMEM;
+	int64_t *starts = calloc((size_t)cap, sizeof *starts);
+	if (!starts)
+		return -ENOMEM;
+	char name[96];
+	starts[n++] = offset_of(m, "logit_scale");
+	starts[n++] = offset_of(m, "ln_final.weight");
+	for (int l = c->txt_layers - 1; l >= 0; l--) {
+		snprintf(name, sizeof name, "transformer.resblocks.%d.ln_1.weight", l);
+		starts[n++] = offset_of(m, name);
+	}
+	starts[n++] = offset_of(m, "token_embedding.weight");
+	starts[n++] = offset_of(m, "visual.ln_post.weight");
+	for (int l = c->vis_layers - 1; l >= 0; l--) {
+		snprintf(name, sizeof name, "visual.transformer.resblocks.%d.ln_1.weight", l);
+		starts[n++] = offset_of(m, name);
+	}
+	starts[n++] = 0; // the video stem: class and position embeddings, conv1, ln_pre
+	int64_t end = m->n_params;
+	int rc = 0;
+	for (int k = 0; k < n && !rc; k++) {
+		if (starts[k] < 0 || starts[k] >= end)
+			rc = -EINVAL; // the layout no longer has the order backward relies on
+		m->groups[k] = (ClipGradGroup){.offset = starts[k], .length = end - starts[k]};
+		end = starts[k];
+	}
+	free(starts);
+	m->n_groups = n;
+	return rc;
+}
+
 static int create(ClipModel *m)
 {
 	const ModelConfig *c = &m->cfg;
 	const int B = m->B, Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch;
 	const int P = (c->image_size / p) * (c->image_size / p), TP = c->frames * P, Lv = 1 + TP, Lt = c->ctx_len;
 	TRY(create_params(m));
+	TRY(make_groups(m));
 	TRY(alloc_in(m, &m->patches, 0, NSH(B, TP, 3 * p * p)));
 	TRY(alloc_in(m, &m->pemb, 0, NSH(B, TP, Wv)));
 	TRY(alloc_in(m, &m->x0, 0, NSH(B, Lv, Wv)));
@@ -151,6 +201,7 @@ void clip_model_destroy(ClipModel *m)
 	model_weights_release(&m->w);
 	model_weights_release(&m->g);
 	free(m->specs);
+	free(m->groups);
 	free(m->vacts);
 	free(m->tacts);
 	free(m);
@@ -177,9 +228,9 @@ static int head_backward(KernCtx *c, TowerScratch *s, const KTensor *dfeat, cons
 			 const KTensor *lnw, KTensor *glnw, KTensor *glnb, const KTensor *proj_w, KTensor *gproj)
 {
 	TRY(kern_l2norm_bwd(c, KG_SET(&s->demb), dfeat, feat, norm));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dhead1), .dw = KG_ADD(gproj), .dout = &s->demb, .in = ln,
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dhead1), .dw = KG_SET(gproj), .dout = &s->demb, .in = ln,
 					     .w = proj_w, .trans_w = 0}));
-	TRY(kern_layernorm_bwd(c, KG_SET(&s->dhead2), KG_ADD(glnw), KG_ADD(glnb), &s->dhead1, pooled, lnw, lm, lr));
+	TRY(kern_layernorm_bwd(c, KG_SET(&s->dhead2), KG_SET(glnw), KG_SET(glnb), &s->dhead1, pooled, lnw, lm, lr));
 	return 0;
 }
 
@@ -237,48 +288,77 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 	return 0;
 }
 
-int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat)
+// reports the next gradient group as final (the hook sees them in backward order)
+static int group_done(ClipModel *m, int *k)
+{
+	if (*k >= m->n_groups)
+		return -EINVAL;
+	int g = (*k)++;
+	return m->hook ? m->hook(m->hook_arg, m->groups[g].offset, m->groups[g].length) : 0;
+}
+
+static int text_backward(ClipModel *m, const KTensor *dtfeat, int *k)
 {
 	KernCtx *c = m->ctx;
-	const ModelConfig *cf = &m->cfg;
+	TowerScratch *s = &m->ts;
+	TRY(head_backward(c, s, dtfeat, &m->tfeat, &m->tnorm, &m->tln, &m->tln_m, &m->tln_r, &m->tpool,
+			  &m->w.ln_final_w, &m->g.ln_final_w, &m->g.ln_final_b, &m->w.tproj, &m->g.tproj));
+	TRY(group_done(m, k));
+	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->eot));
+	for (int l = m->cfg.txt_layers - 1; l >= 0; l--) {
+		TRY(block_backward(c, &m->w.tblk[l], &m->g.tblk[l], &m->tacts[l], l ? &m->tacts[l - 1].res2 : &m->tx0, s));
+		TRY(group_done(m, k));
+	}
+	TRY(kern_tok_embed_bwd(c, KG_SET(&m->g.wte), KG_SET(&m->g.txt_pos), &s->dres, &m->text_ids));
+	return group_done(m, k);
+}
+
+static int video_backward(ClipModel *m, const KTensor *dvfeat, int *k)
+{
+	KernCtx *c = m->ctx;
 	TowerScratch *s = &m->vs;
-	// video tower
 	TRY(head_backward(c, s, dvfeat, &m->vfeat, &m->vnorm, &m->vln, &m->vln_m, &m->vln_r, &m->vpool,
 			  &m->w.ln_post_w, &m->g.ln_post_w, &m->g.ln_post_b, &m->w.vproj, &m->g.vproj));
+	TRY(group_done(m, k));
 	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
-	for (int l = cf->vis_layers - 1; l >= 0; l--)
+	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
 		TRY(block_backward(c, &m->w.vblk[l], &m->g.vblk[l], &m->vacts[l], l ? &m->vacts[l - 1].res2 : &m->xpre, s));
-	TRY(kern_layernorm_bwd(c, KG_SET(&s->dln), KG_ADD(&m->g.ln_pre_w), KG_ADD(&m->g.ln_pre_b), &s->dres, &m->x0,
+		TRY(group_done(m, k));
+	}
+	TRY(kern_layernorm_bwd(c, KG_SET(&s->dln), KG_SET(&m->g.ln_pre_w), KG_SET(&m->g.ln_pre_b), &s->dres, &m->x0,
 			       &m->w.ln_pre_w, &m->pre_m, &m->pre_r));
 	KTensor dpemb; // (B, T*P, Wv) in the attention scratch
 	TRY(kern_view(&dpemb, &s->datt, 0, 3, m->pemb.shape));
-	TRY(kern_vis_embed_bwd(c, KG_SET(&dpemb), KG_ADD(&m->g.cls), KG_ADD(&m->g.pos), KG_ADD(&m->g.tpos), &s->dln));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.dw = KG_ADD(&m->g.conv), .dout = &dpemb, .in = &m->patch_in, .w = &m->w.conv,
+	TRY(kern_vis_embed_bwd(c, KG_SET(&dpemb), KG_SET(&m->g.cls), KG_SET(&m->g.pos), KG_SET(&m->g.tpos), &s->dln));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.dw = KG_SET(&m->g.conv), .dout = &dpemb, .in = &m->patch_in, .w = &m->w.conv,
 					     .trans_w = 1}));
-	// text tower
-	s = &m->ts;
-	TRY(head_backward(c, s, dtfeat, &m->tfeat, &m->tnorm, &m->tln, &m->tln_m, &m->tln_r, &m->tpool,
-			  &m->w.ln_final_w, &m->g.ln_final_w, &m->g.ln_final_b, &m->w.tproj, &m->g.tproj));
-	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->eot));
-	for (int l = cf->txt_layers - 1; l >= 0; l--)
-		TRY(block_backward(c, &m->w.tblk[l], &m->g.tblk[l], &m->tacts[l], l ? &m->tacts[l - 1].res2 : &m->tx0, s));
-	TRY(kern_tok_embed_bwd(c, KG_ADD(&m->g.wte), KG_ADD(&m->g.txt_pos), &s->dres, &m->text_ids));
-	return 0;
+	return group_done(m, k);
 }
 
-int clip_model_zero_grad(ClipModel *m)
+int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat)
 {
-	return kern_zero(m->ctx, &m->grads);
+	// the text tower first: the flat buffer holds [video | text | logit_scale], so backward
+	// finishes it from the end down and every bucket of ready gradients is one contiguous range
+	int k = 0;
+	TRY(group_done(m, &k)); // logit_scale: the loss wrote it before backward
+	TRY(text_backward(m, dtfeat, &k));
+	TRY(video_backward(m, dvfeat, &k));
+	return k == m->n_groups ? 0 : -EINVAL;
+}
+
+void clip_model_set_grad_hook(ClipModel *m, ClipGradReadyFn fn, void *arg)
+{
+	m->hook = fn;
+	m->hook_arg = arg;
 }
 
 int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *text, double *loss)
 {
-	TRY(clip_model_zero_grad(m));
 	TRY(clip_model_forward(m, video, text));
 	// the local batch as a one-rank gathered batch: dE is the full feature gradient
 	KContrastBatch b = {.e1 = &m->vfeat, .e2 = &m->tfeat, .E1 = &m->vfeat, .E2 = &m->tfeat, .offset = 0,
 			    .log_s = &m->log_s};
-	TRY(kern_infonce(m->ctx, &b, &m->loss, KG_SET(&m->dvfeat), KG_SET(&m->dtfeat), KG_ADD(&m->g.logit_scale)));
+	TRY(kern_infonce(m->ctx, &b, &m->loss, KG_SET(&m->dvfeat), KG_SET(&m->dtfeat), KG_SET(&m->g.logit_scale)));
 	TRY(clip_model_backward(m, &m->dvfeat, &m->dtfeat));
 	if (loss) {
 		if (m->pdt == KDT_F32) {

@@ -2,8 +2,9 @@
 // text transformer (causal, end-token pooling), both projected to a shared L2-normalized space.
 #ifndef MODEL_CLIP_H
 #define MODEL_CLIP_H
-// defines: ClipModel, clip_model_create, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
-//          clip_model_forward_patches, clip_model_backward, clip_model_zero_grad, clip_model_infonce_step
+// defines: ClipModel, ClipGradGroup, ClipGradReadyFn, clip_model_create, clip_model_destroy,
+//          clip_model_sync_weights, clip_model_forward, clip_model_forward_patches, clip_model_backward,
+//          clip_model_set_grad_hook, clip_model_infonce_step
 
 #include "kern_ops.h"     // defines: KernCtx, KTensor
 #include "model_block.h"  // defines: BlockActs, TowerScratch
@@ -11,6 +12,16 @@
 #include "model_params.h" // defines: ParamSpec, ModelWeights
 
 #define MODEL_MAX_TENSORS 1024
+
+// a contiguous range of the flat gradient buffer (elements) whose gradients backward finishes together
+typedef struct {
+	int64_t offset, length;
+} ClipGradGroup;
+
+// called by clip_model_backward as soon as a group's gradient ops are queued (a device backend
+// has not run them yet: record an event on the model's stream to know when they are done);
+// a negative return stops backward and is returned by it
+typedef int (*ClipGradReadyFn)(void *arg, int64_t offset, int64_t length);
 
 typedef struct {
 	KernCtx *ctx;
@@ -26,6 +37,11 @@ typedef struct {
 	KTensor weights;       // flat (n_params) dt: a bf16 copy of params, or params itself
 	ModelWeights w, g;     // views of every tensor into weights / grads
 	KTensor log_s;         // (1) pdt: logit_scale in params, the loss ops' temperature
+	ClipGradGroup *groups; // n_groups, in the order backward finishes them: logit_scale (the loss's),
+	int n_groups;          // the text head, text blocks last to first, the text embeddings, then the
+	                       // same for the video tower; adjacent and descending, together all of grads
+	ClipGradReadyFn hook;
+	void *hook_arg;
 
 	// video tower: Lv = 1 + T*P tokens
 	KTensor patches, pemb;       // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
@@ -63,10 +79,12 @@ int clip_model_sync_weights(ClipModel *m);
 int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text);
 // the same from patches (B, T*P, 3*p*p) as kern_augment writes them (kept for backward)
 int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTensor *text);
-// gradients of both feature sets (B, E) from any loss; parameter gradients accumulate in m->grads
+// gradients of both feature sets (B, E) from any loss: every parameter gradient but logit_scale's
+// is written (not added) into m->grads, so nothing needs clearing; the loss writes logit_scale's
+// before. The hook (if set) hears of each group of m->groups as it is done, logit_scale first.
 int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat);
-int clip_model_zero_grad(ClipModel *m);
-// zero grads, forward, symmetric InfoNCE on the local batch (incl. the logit scale), backward;
+void clip_model_set_grad_hook(ClipModel *m, ClipGradReadyFn fn, void *arg);
+// forward, symmetric InfoNCE on the local batch (incl. the logit scale), backward;
 // *loss (may be NULL) gets the loss value
 int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *text, double *loss);
 

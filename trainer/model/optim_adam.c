@@ -1,10 +1,12 @@
-// AdamW / LAMB over parameter tensors with decay groups, the LR schedule and gradient clipping;
-// the per-element math is in the kernels (kern_adamw_step, kern_lamb_step) of each backend.
+// AdamW / LAMB over the flat parameter buffer: the segment table from the parameter table, the
+// LR schedule, and one step as two queued ops (kern_grad_norm, kern_optimizer) with no host read.
 #include "optim_adam.h" // defines: Optimizer
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void optim_config_default(OptConfig *c)
 {
@@ -36,23 +38,49 @@ double optim_lr(const OptConfig *c, int64_t step)
 	return optim_lr_of(c, c->lr, step);
 }
 
-int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
-		 int64_t n_params, KDtype dt)
+static int config_ok(const OptConfig *cfg)
 {
-	if (!cfg || cfg->lr < 0 || cfg->lr_min < 0 || cfg->warmup_steps < 0 || cfg->beta1 < 0 || cfg->beta1 >= 1 ||
-	    cfg->beta2 < 0 || cfg->beta2 >= 1 || cfg->eps <= 0 || cfg->weight_decay < 0 || cfg->clip_norm < 0 ||
-	    (cfg->kind != OPT_ADAMW && cfg->kind != OPT_LAMB))
+	return cfg && cfg->lr >= 0 && cfg->lr_min >= 0 && cfg->warmup_steps >= 0 && cfg->beta1 >= 0 && cfg->beta1 < 1 &&
+	       cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0 && cfg->weight_decay >= 0 && cfg->clip_norm >= 0 &&
+	       (cfg->kind == OPT_ADAMW || cfg->kind == OPT_LAMB);
+}
+
+int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
+		 int64_t n_params)
+{
+	if (!out || !ctx || !config_ok(cfg) || !specs || n_specs < 1 || n_params < 1)
+		return -EINVAL;
+	int64_t end = 0;
+	for (int i = 0; i < n_specs; i++) {
+		if (specs[i].offset != end || specs[i].numel < 1)
+			return -EINVAL;
+		end += specs[i].numel;
+	}
+	if (end != n_params)
 		return -EINVAL;
 	Optimizer *o = calloc(1, sizeof *o);
 	if (!o)
 		return -ENOMEM;
 	o->ctx = ctx;
 	o->cfg = *cfg;
-	o->specs = specs;
-	o->n_specs = n_specs;
-	int rc = kern_alloc(ctx, &o->m, dt, 1, &n_params);
+	o->n_segs = n_specs;
+	o->n_params = n_params;
+	o->segs = calloc((size_t)n_specs, sizeof *o->segs);
+	o->names = calloc((size_t)n_specs, sizeof *o->names);
+	int rc = o->segs && o->names ? 0 : -ENOMEM;
+	for (int i = 0; i < n_specs && !rc; i++) {
+		o->segs[i] = (KOptSegment){.offset = specs[i].offset, .length = specs[i].numel};
+		o->segs[i].flags = ((specs[i].flags & PARAM_NO_DECAY) ? 0 : KSEG_DECAY) | (cfg->kind == OPT_LAMB ? KSEG_LAMB : 0);
+		snprintf(o->names[i], sizeof o->names[i], "%s", specs[i].name);
+	}
 	if (!rc)
-		rc = kern_alloc(ctx, &o->v, dt, 1, &n_params);
+		rc = kern_alloc(ctx, &o->m, KDT_F32, 1, &n_params);
+	if (!rc)
+		rc = kern_alloc(ctx, &o->v, KDT_F32, 1, &n_params);
+	if (!rc)
+		rc = kern_alloc(ctx, &o->norm_clip, KDT_F32, 1, (const int64_t[]){2});
+	if (!rc)
+		rc = kern_opt_plan_create(ctx, &o->plan, o->segs, o->n_segs, n_params);
 	if (rc) {
 		optim_destroy(o);
 		return rc;
@@ -65,62 +93,51 @@ void optim_destroy(Optimizer *o)
 {
 	if (!o)
 		return;
+	kern_opt_plan_destroy(o->plan);
 	kern_free(o->ctx, &o->m);
 	kern_free(o->ctx, &o->v);
+	kern_free(o->ctx, &o->norm_clip);
+	free(o->segs);
+	free(o->names);
 	free(o);
 }
 
-int optim_clip_grads(Optimizer *o, KTensor *grads, double *grad_norm)
+int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, float hi)
 {
-	KernCtx *c = o->ctx;
-	if (kern_numel(grads) != kern_numel(&o->m))
+	if (!o || !name)
 		return -EINVAL;
-	double ss;
-	int rc = kern_sumsq(c, &ss, grads);
-	if (rc)
-		return rc;
-	double norm = sqrt(ss);
-	if (grad_norm)
-		*grad_norm = norm;
-	if (!isfinite(norm))
-		return -ERANGE;
-	if (o->cfg.clip_norm > 0 && norm > o->cfg.clip_norm) // torch.nn.utils.clip_grad_norm_
-		return kern_scale(c, grads, o->cfg.clip_norm / (norm + 1e-6));
-	return 0;
+	for (int i = 0; i < o->n_segs; i++)
+		if (!strcmp(o->names[i], name)) {
+			o->segs[i].flags |= flags;
+			if (flags & KSEG_CLAMP) {
+				o->segs[i].clamp_lo = lo;
+				o->segs[i].clamp_hi = hi;
+			}
+			KOptPlan *plan;
+			int rc = kern_opt_plan_create(o->ctx, &plan, o->segs, o->n_segs, o->n_params);
+			if (rc)
+				return rc;
+			kern_opt_plan_destroy(o->plan);
+			o->plan = plan;
+			return 0;
+		}
+	return -ENOENT;
 }
 
-int optim_update(Optimizer *o, KTensor *params, KTensor *grads)
+int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads)
 {
-	KernCtx *c = o->ctx;
-	int64_t n = kern_numel(&o->m);
-	if (kern_numel(params) != n || kern_numel(grads) != n)
+	if (!o || !params || !grads || kern_numel(params) != o->n_params || kern_numel(grads) != o->n_params)
 		return -EINVAL;
 	KOptHyper h = {.lr = optim_lr(&o->cfg, o->step),
 		       .beta1 = o->cfg.beta1,
 		       .beta2 = o->cfg.beta2,
 		       .eps = o->cfg.eps,
+		       .weight_decay = o->cfg.weight_decay,
 		       .step = o->step + 1};
-	for (int i = 0; i < o->n_specs; i++) {
-		const ParamSpec *s = &o->specs[i];
-		KTensor p, g, m, v;
-		int rc;
-		if ((rc = kern_view(&p, params, s->offset, 1, &s->numel)) || (rc = kern_view(&g, grads, s->offset, 1, &s->numel)) ||
-		    (rc = kern_view(&m, &o->m, s->offset, 1, &s->numel)) || (rc = kern_view(&v, &o->v, s->offset, 1, &s->numel)))
-			return rc;
-		// weight decay 0 also gives LAMB a trust ratio of 1 (FastCLIP optimizer.py)
-		h.weight_decay = (s->flags & PARAM_NO_DECAY) ? 0 : o->cfg.weight_decay;
-		rc = o->cfg.kind == OPT_LAMB ? kern_lamb_step(c, &p, &g, &m, &v, &h) : kern_adamw_step(c, &p, &g, &m, &v, &h);
-		if (rc)
-			return rc;
-	}
-	o->step++;
-	return 0;
-}
-
-int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm)
-{
-	if (kern_numel(params) != kern_numel(&o->m))
-		return -EINVAL;
-	int rc = optim_clip_grads(o, grads, grad_norm);
-	return rc ? rc : optim_update(o, params, grads);
+	int rc = kern_grad_norm(o->ctx, o->plan, &o->norm_clip, grads, o->cfg.clip_norm);
+	if (!rc)
+		rc = kern_optimizer(o->ctx, o->plan, &h, params, copy, grads, &o->m, &o->v, &o->norm_clip);
+	if (!rc)
+		o->step++;
+	return rc;
 }

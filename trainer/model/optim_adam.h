@@ -1,11 +1,12 @@
-// Optimizer over the model's flat parameter buffer: AdamW or LAMB per tensor, weight decay as
-// each tensor's PARAM_NO_DECAY flag says, linear warmup then cosine LR, grad clipping.
+// Optimizer over the model's flat parameter buffer: one fused AdamW or LAMB op per step driven by
+// a segment table (weight decay as each tensor's PARAM_NO_DECAY flag says), the global
+// gradient norm and clip factor kept on the device, linear warmup then cosine LR.
 #ifndef OPTIM_ADAM_H
 #define OPTIM_ADAM_H
 // defines: OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of, optim_create, optim_destroy,
-//          optim_step, optim_clip_grads, optim_update
+//          optim_set_rule, optim_step
 
-#include "kern_ops.h"     // defines: KernCtx, KTensor
+#include "kern_ops.h"     // defines: KernCtx, KTensor, KOptPlan, KOptSegment, KSEG_*
 #include "model_params.h" // defines: ParamSpec, PARAM_NO_DECAY
 
 #include <stdint.h>
@@ -24,9 +25,13 @@ typedef struct {
 typedef struct {
 	KernCtx *ctx;
 	OptConfig cfg;
-	const ParamSpec *specs; // borrowed from the model, n_specs tensors
-	int n_specs;
-	KTensor m, v;           // (n_params) first and second moments, same layout as the parameters
+	KOptSegment *segs; // one per parameter tensor, in the flat buffer's order
+	char (*names)[96]; // the tensors' names (optim_set_rule)
+	int n_segs;
+	int64_t n_params;
+	KOptPlan *plan;
+	KTensor m, v;           // (n_params) f32 first and second moments, same layout as the parameters
+	KTensor norm_clip;      // (2) f32 on the device: [‖g‖ before clipping, clip factor] of the last step
 	int64_t step;           // updates done so far
 } Optimizer;
 
@@ -37,17 +42,18 @@ double optim_lr(const OptConfig *c, int64_t step);
 // the same schedule (warmup, cosine to lr_min) applied to another peak rate: FastCLIP gives its
 // temperature group its own peak and the model's schedule
 double optim_lr_of(const OptConfig *c, double peak, int64_t step);
+// segments from the parameter table: KSEG_DECAY unless PARAM_NO_DECAY, KSEG_LAMB for LAMB.
+// -EINVAL on a bad configuration or a table that does not tile [0, n_params) in order, -ENOMEM.
 int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
-		 int64_t n_params, KDtype dt);
+		 int64_t n_params);
 void optim_destroy(Optimizer *o);
-// clips grads in place when their global norm exceeds clip_norm, then updates every tensor.
-// *grad_norm (may be NULL) gets the norm before clipping. A non-finite norm skips the update
-// and returns -ERANGE.
-int optim_step(Optimizer *o, KTensor *params, KTensor *grads, double *grad_norm);
-// optim_step in two halves, for a caller that reads the clipped gradient of a tensor it updates
-// itself (the temperature) between them: the norm and the clipping of every gradient in the
-// buffer (torch.nn.utils.clip_grad_norm_ over model.parameters()), then the update
-int optim_clip_grads(Optimizer *o, KTensor *grads, double *grad_norm);
-int optim_update(Optimizer *o, KTensor *params, KTensor *grads);
+// adds KSEG_* flags (FROZEN: left alone and out of the norm; CLAMP to [lo, hi] after the update)
+// to the tensor named `name` (setup time: rebuilds the plan). -ENOENT when there is no such tensor.
+int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, float hi);
+// One update, queued: the global norm of grads (ACT, n_params) into norm_clip, clipping to
+// clip_norm, AdamW/LAMB on params (f32 master) and, when copy is not NULL, every parameter's new
+// value stored into copy (the bf16 weights the model reads). A non-finite norm latches -ERANGE
+// ("optimizer") on the device: nothing changes and the next op or sync point returns it.
+int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads);
 
 #endif

@@ -1,8 +1,8 @@
-// CPU augmentation of a batch from the ring: uint8 clips (B, T, H, W, 3) -> f32 normalized with
-// CLIP's mean/std in the (B, T, H, W, 3) layout clip_model_forward takes, with a horizontal flip
-// per clip drawn from the counter RNG keyed by (seed, g), so any rank or restart redoes it.
-#ifndef TRAINER_AUGMENT_H
-#define TRAINER_AUGMENT_H
+// The host twin of kern_augment (tests only): uint8 clips (B, T, H, W, 3) -> f32 normalized with
+// CLIP's mean/std in the (B, T, H, W, 3) layout, with a horizontal flip per clip drawn from the
+// counter RNG keyed by (seed, g); followed by kern_patchify_fwd it equals the op bit for bit.
+#ifndef TESTS_REF_AUGMENT_REF_H
+#define TESTS_REF_AUGMENT_REF_H
 // defines: trainer_augment_batch, trainer_augment_flips
 
 #include <stdint.h> // defines: uint8_t, uint64_t

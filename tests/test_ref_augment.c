@@ -1,10 +1,10 @@
-// CPU augmentation: uint8 -> CLIP-normalized f32 in the (B, T, H, W, 3) layout, and the per-clip
-// horizontal flip is a pure function of (seed, g) that flips about half the clips.
+// The host augmentation twin (tests/ref): uint8 -> CLIP-normalized f32 in the (B, T, H, W, 3) layout,
+// and the per-clip horizontal flip is a pure function of (seed, g) that flips about half the clips.
 #include <math.h>   // defines: fabs
 #include <stdio.h>  // defines: printf
 #include <stdlib.h> // defines: malloc
 
-#include "trainer_augment.h" // defines: trainer_augment_batch, trainer_augment_flips
+#include "augment_ref.h" // defines: trainer_augment_batch, trainer_augment_flips
 
 enum { B = 3, T = 2, H = 3, W = 5 };
 

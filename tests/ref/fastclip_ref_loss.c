@@ -1,6 +1,6 @@
 // FastCLIP (v0-v3) local phase and surrogate, after FastCLIPLoss / FastCLIPLossIndividual in
 // Optimization-AI/fast_clip src/fast_clip/loss.py @efd89d5. Sums accumulate in double.
-#include "fastclip_loss.h" // defines: fastclip_local, fastclip_surrogate
+#include "fastclip_ref.h" // defines: FastclipBatch, FastclipGrads, FastclipTables
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ERANGE
 #include <math.h>   // defines: exp, log, pow, sqrt, fmax, fmin

@@ -1,6 +1,6 @@
 // OpenCLIP's ClipLoss (local loss, gather-with-gradient) on plain buffers: the baseline the
 // FastCLIP losses are compared with. Softmax rows are computed in double with max subtraction.
-#include "fastclip_loss.h" // defines: fastclip_openclip
+#include "fastclip_ref.h" // defines: FastclipBatch, FastclipGrads, FastclipTables
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <math.h>   // defines: exp, log

@@ -1,11 +1,11 @@
 // Global temperature update: torch.optim.AdamW's step for one scalar with weight decay 0,
 // followed by open_clip's clamp of logit_scale to [0, ln 100].
-#include "fastclip_temp.h" // defines: FastclipTemp, ...
+#include "fastclip_ref.h" // defines: FastclipTemp
 
 #include <errno.h> // defines: EINVAL
 #include <math.h>  // defines: log, pow, sqrt, isfinite
 
-#include "fastclip_config.h" // defines: FASTCLIP_LOG_S_MAX
+#include "fastclip.h" // defines: FASTCLIP_LOG_S_MAX
 
 double fastclip_clamp_log_s(double log_s)
 {

@@ -1,6 +1,6 @@
 // Normalize + flip on the CPU (the GPU backend does the same in a kernel): per-channel lookup
 // tables of the 256 normalized values, one pass over the clip, mirrored rows where flipped.
-#include "trainer_augment.h" // defines: trainer_augment_batch, trainer_augment_flips
+#include "augment_ref.h" // defines: trainer_augment_batch, trainer_augment_flips
 
 #include <stddef.h> // defines: size_t
 

@@ -1,7 +1,7 @@
-// Retrieval and classification metrics of tools/eval on similarity matrices: ranks, R@K,
+// Retrieval and classification metrics on similarity matrices (tools/eval and the trainer): ranks, R@K,
 // median rank, EPIC-KITCHENS-100 style mAP and nDCG over a relevance matrix, top-k accuracy.
-#ifndef TOOLS_EVAL_METRICS_H
-#define TOOLS_EVAL_METRICS_H
+#ifndef COMMON_EVAL_METRICS_H
+#define COMMON_EVAL_METRICS_H
 // defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_retrieval, eval_chance,
 //          eval_chance_grouped, eval_rel_transpose,
 //          eval_rel_free, eval_map, eval_ndcg, eval_topk_accuracy

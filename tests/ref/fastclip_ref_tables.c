@@ -1,6 +1,6 @@
 // FastCLIP per-sample tables: allocation, the reset rule, and writing gathered packs into
 // every rank's full replica (what FastCLIP's set_params does after its all-gather).
-#include "fastclip_tables.h" // defines: FastclipTables, ...
+#include "fastclip_ref.h" // defines: FastclipTables, fastclip_u_is_bad
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ERANGE
 #include <math.h>   // defines: isinf, isnan

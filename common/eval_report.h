@@ -1,0 +1,48 @@
+// An evaluation's report and its retrieval half from features, shared by tools/eval and the
+// trainer's in-process evaluation: ranks both ways next to chance, as a table or one JSON line.
+#ifndef COMMON_EVAL_REPORT_H
+#define COMMON_EVAL_REPORT_H
+// defines: EvalReport, EVAL_EMBED_BLOCK, eval_score_retrieval, eval_report_table, eval_report_json
+
+#include <stddef.h> // defines: size_t
+#include <stdint.h> // defines: int64_t
+#include <stdio.h>  // defines: FILE
+
+#include "eval_metrics.h"    // defines: EvalRetrieval
+#include "manifest_reader.h" // defines: Manifest, manifest_header, manifest_tokens
+
+// Rows of every evaluation forward (tools/eval and the trainer's). BLAS results depend on the row
+// count (and a row's place in the tiles), so features are computed in blocks of this many samples
+// at fixed places, the last block padded: a sample's features depend only on its index, never on
+// the batch a user asks for or the training batch.
+#define EVAL_EMBED_BLOCK 8
+
+typedef struct {
+	int64_t n;                       // samples evaluated
+	int64_t captions;                // distinct captions among them
+	int match_caption;               // hits: the sample itself (0) or any sample with its caption (1)
+	EvalRetrieval t2v, v2t, chance;  // chance: a random ranking of n candidates
+	int has_rel;                     // mAP / nDCG computed
+	double map_v2t, map_t2v, ndcg_v2t, ndcg_t2v;
+	int64_t rel_queries_v2t, rel_queries_t2v; // queries with a relevance-1 candidate (mAP)
+	int has_zs;                      // zero-shot classification computed
+	int zs_classes;
+	int64_t zs_n;                    // labelled samples
+	double zs_top1, zs_top5;         // top-5: top-min(5, classes)
+	char zs_what[32];                // "action", "object", "caption" or "file"
+	double embed_s, total_s;         // seconds embedding, and all of it
+} EvalReport;
+
+// Retrieval of n samples' videos against their captions from L2-normalized features vfeat,
+// tfeat (n, E) in manifest order: r->n, captions, match_caption, t2v, v2t and chance. With
+// match_caption any sample whose caption (token row) equals the query's is a hit. sim (n, n)
+// receives the (videos x captions) similarities. 0, or -ENOMEM / -EINVAL with a sentence in err.
+int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *tfeat, int64_t n, int E,
+			 int match_caption, float *sim, EvalReport *r, char *err, size_t errlen);
+
+// human table; JSON: one object on one line with flat keys (n, captions, match, t2v_r1 ... v2t_medr, chance_r1 ...,
+// map_v2t ..., zs_top1 ...), plus step and source when given (step < 0 and NULL leave them out)
+void eval_report_table(FILE *f, const EvalReport *r);
+void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source);
+
+#endif

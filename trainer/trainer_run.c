@@ -1,0 +1,234 @@
+// The trainer's loop. A step leaves its scalars on the device; the host reads them back once
+// per --metrics-every steps (and before a checkpoint or the end), so between read-backs a device
+// backend runs steps without the host waiting for it. Stopping: a stop request only sets a flag;
+// each step starts with an all-gather over the control channel of (stop flag, stream position
+// before this rank's batch), so all ranks stop at the same step boundary and rank 0 checkpoints
+// every rank's position. A rank waiting for data when a stop comes abandons that batch (the
+// loaders may be stopping too); every rank learns of it and the batch is read again after a resume.
+#include "trainer_run.h" // defines: TrainerRun, trainer_run
+
+#include <errno.h>  // defines: ERANGE, ECANCELED
+#include <math.h>   // defines: exp
+#include <stdlib.h> // defines: calloc, free
+#include <string.h> // defines: strncmp, strerror
+#include <time.h>   // defines: clock_gettime
+
+#include "log.h"          // defines: log_info, log_error, log_debug, log_fatalx
+#include "trainer_ckpt.h" // defines: trainer_ckpt_save
+
+typedef struct {
+	uint64_t pos, stop;
+} Agree;
+
+// what the host knows of a step before its scalars are read back
+typedef struct {
+	TrainerMetrics m;
+	double data_wait_s, errors;
+} Pending;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void step_failed(TrainerRun *r, int64_t step, int rc)
+{
+	const char *why = kern_error_message(r->ctx);
+	if (rc == -ERANGE && (!strncmp(why, "optimizer", 9) || !strncmp(why, "temp_step", 9)))
+		log_fatalx("step %lld: the gradient is not finite (%s); last checkpoint at step %lld", (long long)step, why,
+			   (long long)r->last_ckpt);
+	if (comm_error(r->comm)[0])
+		log_fatalx("step %lld failed: %s (%s)", (long long)step, comm_error(r->comm), strerror(-rc));
+	log_fatalx("step %lld failed: %s", (long long)step, why[0] ? why : strerror(-rc));
+}
+
+// one read-back of the pending steps' scalars; every rank calls it at the same steps
+static void flush(TrainerRun *r, Pending *pend)
+{
+	const TrainerConfig *c = r->c;
+	const int64_t w0 = kern_ctx_host_waits(r->ctx);
+	float *dev = calloc((size_t)c->metrics_every * TS_NSCALARS, sizeof(float));
+	double *red = calloc((size_t)c->metrics_every * 5, sizeof(double));
+	if (!dev || !red)
+		log_fatalx("out of memory");
+	int rows, rc = train_step_read_metrics(r->ts, dev, &rows);
+	if (rc < 0)
+		step_failed(r, r->step, rc);
+	for (int i = 0; i < rows; i++) {
+		double *x = red + 5 * i;
+		x[0] = dev[i * TS_NSCALARS + TS_LOSS];
+		x[1] = dev[i * TS_NSCALARS + TS_NCE];
+		x[2] = dev[i * TS_NSCALARS + TS_ACC];
+		x[3] = pend[i].data_wait_s;
+		x[4] = pend[i].errors;
+	}
+	if (comm_ctl_allreduce(r->comm, red, (size_t)rows * 5, COMM_AVG) < 0)
+		log_fatalx("step %lld: ranks lost each other: %s", (long long)r->step, comm_error(r->comm));
+	if (rows)
+		pend[rows - 1].m.host_waits += kern_ctx_host_waits(r->ctx) - w0;
+	for (int i = 0; i < rows; i++) {
+		TrainerMetrics *m = &pend[i].m;
+		const float *d = dev + i * TS_NSCALARS;
+		m->loss = red[5 * i];
+		m->nce = red[5 * i + 1];
+		m->acc = red[5 * i + 2];
+		m->data_wait_s = red[5 * i + 3];
+		m->error_slots = red[5 * i + 4] * c->ranks;
+		m->tau = exp(-(double)d[TS_LOG_S]);
+		m->grad_norm = d[TS_GRAD_NORM];
+		if (r->mf && (rc = trainer_metrics_write(r->mf, m)) < 0)
+			log_fatalx("cannot write %s: %s", r->mpath, strerror(-rc));
+		if (c->rank == 0 && (m->step % c->log_every == 0 || m->step == c->steps))
+			log_info("step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s) "
+				 "%.1f samples/s",
+				 (long long)m->step, (long long)c->steps, m->epoch, m->loss, m->nce, m->acc, m->tau, m->lr,
+				 m->step_s, m->data_wait_s, m->samples_per_s);
+	}
+	if (r->mf && (rc = trainer_metrics_flush(r->mf)) < 0)
+		log_fatalx("cannot write %s: %s", r->mpath, strerror(-rc));
+	free(dev);
+	free(red);
+}
+
+// every rank's stop flag and stream position: one agreed step boundary for all; 1 when done.
+// After an abandoned batch nothing is gathered: the positions before it stay the checkpoint's.
+static int agree(TrainerRun *r, Agree *all, int abandoned)
+{
+	const TrainerConfig *c = r->c;
+	Agree mine = {trainer_ingest_position(r->in), (uint64_t)*r->stop};
+	if (!abandoned && comm_ctl_allgather(r->comm, &mine, all, sizeof mine) < 0)
+		log_fatalx("step %lld: ranks lost each other: %s", (long long)r->step, comm_error(r->comm));
+	for (int k = 0; k < c->ranks && !abandoned; k++) {
+		r->positions[k] = all[k].pos;
+		r->stopped |= all[k].stop != 0;
+	}
+	r->stopped |= abandoned;
+	return r->stopped || r->step >= c->steps || (c->stop_after_steps && r->step - r->start >= c->stop_after_steps);
+}
+
+static void checkpoint(TrainerRun *r)
+{
+	char err[512];
+	int rc = trainer_ckpt_save(r->ckdir, r->ts, r->step, r->positions, r->c->ranks, r->in->seed, r->c->keep_last, err,
+				   sizeof err);
+	if (rc < 0) {
+		log_error("checkpoint at step %lld failed: %s", (long long)r->step, err);
+		r->save_failed = 1;
+	} else {
+		log_info("checkpoint at step %lld: %s/ckpt-%08lld.safetensors", (long long)r->step, r->ckdir, (long long)r->step);
+		r->save_failed = 0;
+		r->last_ckpt = r->step;
+	}
+}
+
+static void evaluate(TrainerRun *r)
+{
+	char err[512];
+	double t2v, v2t, chance, te = now_s();
+	if (trainer_eval_run(r->ev, r->ts->model, r->step, r->epath, &t2v, &v2t, &chance, err, sizeof err) < 0)
+		log_fatalx("evaluation at step %lld failed: %s", (long long)r->step, err);
+	log_info("eval at step %lld: R@1 text->video %.1f%% video->text %.1f%% (chance %.1f%%) in %.1f s", (long long)r->step,
+		 t2v, v2t, chance, now_s() - te);
+}
+
+// whether any rank's ingest was cancelled by a stop request (every rank calls it each step)
+static int any_abandoned(TrainerRun *r, int mine, Agree *scratch)
+{
+	int *all = (int *)scratch, any = 0; // c->ranks ints fit in c->ranks Agree records
+	if (comm_ctl_allgather(r->comm, &mine, all, sizeof mine) < 0)
+		log_fatalx("step %lld: ranks lost each other: %s", (long long)r->step, comm_error(r->comm));
+	for (int k = 0; k < r->c->ranks; k++)
+		any |= all[k];
+	if (any)
+		log_info("step %lld: a stop request came while rank(s) waited for data: the batch is abandoned",
+			 (long long)r->step);
+	return any;
+}
+
+// ingest and one step; the host-side facts of the step go into p. 0 when the batch was abandoned.
+static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
+{
+	const TrainerConfig *c = r->c;
+	TrainStep *ts = r->ts;
+	char err[512];
+	double t0 = now_s(), w0 = r->in->wait_s;
+	const int64_t h0 = kern_ctx_host_waits(r->ctx);
+	const uint64_t e0 = r->in->errors;
+	int rc = train_step_stage_begin(ts);
+	IngestBatch b = {.clips = &ts->clips, .text = &ts->text, .ids = ts->stage.ids, .pos = ts->stage.pos};
+	if (!rc && (rc = trainer_ingest_batch(r->in, &b, c->dataset_size, c->data_timeout, err, sizeof err)) < 0 &&
+	    rc != -ECANCELED)
+		log_fatalx("step %lld: %s", (long long)r->step, err);
+	if (any_abandoned(r, rc == -ECANCELED, scratch))
+		return 0;
+	if (!rc)
+		rc = train_step_upload_meta(ts);
+	const int64_t per_epoch = trainer_steps_per_epoch(c);
+	int epoch = per_epoch > 0 ? (int)(r->step / per_epoch) : 0;
+	comm_stats_reset(r->comm);
+	TrainStepTimes tt;
+	if (!rc)
+		rc = train_step_run(ts, epoch, &tt);
+	if (rc < 0)
+		step_failed(r, r->step, rc);
+	const CommStats *cst = comm_stats(r->comm);
+	if (c->log_level[0] == 'd') {
+		char cs[256];
+		comm_stats_format(cst, cs, sizeof cs);
+		log_debug("step %lld comm: %s", (long long)r->step, cs);
+	}
+	double dt = now_s() - t0;
+	*p = (Pending){.data_wait_s = r->in->wait_s - w0, .errors = (double)(r->in->errors - e0)};
+	p->m = (TrainerMetrics){.step = r->step + 1, .epoch = epoch, .lr = tt.lr, .step_s = dt,
+				.samples_per_s = (double)c->batch_size * c->ranks / dt,
+				.allgather_bytes = cst->bytes[COMM_ALLGATHER],
+				.reduce_scatter_bytes = cst->bytes[COMM_REDUCE_SCATTER],
+				.allreduce_bytes = cst->bytes[COMM_ALLREDUCE],
+				.comm_bytes = cst->bytes[COMM_ALLGATHER] + cst->bytes[COMM_REDUCE_SCATTER] +
+					      cst->bytes[COMM_ALLREDUCE],
+				.t_augment = tt.t_augment, .t_forward = tt.t_forward, .t_exchange = tt.t_exchange,
+				.t_backward = tt.t_backward, .t_allreduce = tt.t_allreduce, .t_update = tt.t_update,
+				.host_waits = kern_ctx_host_waits(r->ctx) - h0};
+	return 1;
+}
+
+void trainer_run(TrainerRun *r)
+{
+	const TrainerConfig *c = r->c;
+	Agree *all = calloc((size_t)c->ranks, sizeof(Agree));
+	Pending *pend = calloc((size_t)c->metrics_every, sizeof(Pending));
+	if (!all || !pend)
+		log_fatalx("out of memory");
+	r->start = r->step;
+	int64_t last_eval = -1;
+	double t_run = now_s();
+	for (int abandoned = 0;;) {
+		int done = agree(r, all, abandoned);
+		int ckpt_due = r->step != r->last_ckpt &&
+			       (done || (c->ckpt_every && r->step > r->start && r->step % c->ckpt_every == 0));
+		if ((done || ckpt_due) && r->ts->rows)
+			flush(r, pend); // metrics.jsonl reaches the checkpoint's step
+		if (c->rank == 0 && ckpt_due)
+			checkpoint(r);
+		// rank 0 evaluates between steps; the others wait at the next step's all-gather
+		if (r->ev && r->step > r->start && r->step != last_eval && !r->stopped &&
+		    (done || (c->eval_every && r->step % c->eval_every == 0))) {
+			evaluate(r);
+			last_eval = r->step;
+		}
+		if (done)
+			break;
+		if (!one_step(r, &pend[r->ts->rows], all)) {
+			abandoned = 1;
+			continue;
+		}
+		r->step++;
+		if (r->ts->rows == c->metrics_every)
+			flush(r, pend);
+	}
+	r->total_s = now_s() - t_run;
+	free(all);
+	free(pend);
+}

@@ -16,8 +16,7 @@ BUILD ?= build
 SAN ?=
 CC := gcc
 CFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-CFLAGS := -std=gnu11 -O2 -g -pthread -fno-strict-aliasing $(CFLAGS_WARN) -MMD -MP \
-          -Icommon -Ishm-layout -Ikernels -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm -Iloaderd -Itests/ref $(EXTRA_CFLAGS)
+CFLAGS := -std=gnu11 -O2 -g -pthread -fno-strict-aliasing $(CFLAGS_WARN) -MMD -MP $(EXTRA_CFLAGS)
 LDFLAGS := -pthread $(EXTRA_LDFLAGS)
 LDLIBS_BASE := -lm -lrt
 CXXFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
@@ -25,8 +24,7 @@ CXXFLAGS_WARN := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 EMU_CXXFLAGS = -std=c++17 -O2 -g -pthread -fno-strict-aliasing $(CXXFLAGS_WARN) -MMD -MP -DKEMU=1 \
                $(CUDA_EMU_CFLAGS) -Ikernels/cuda $(EXTRA_CXXFLAGS)
 NVCCFLAGS := -O2 -g -lineinfo -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -MMD -MP \
-             -Icommon -Ishm-layout -Ikernels -Ikernels/cuda -Itrainer -Itrainer/model -Itrainer/fastclip -Itrainer/comm \
-             $(EXTRA_NVCCFLAGS)
+             -Ikernels -Ikernels/cuda $(EXTRA_NVCCFLAGS)
 # Ampere (A100 sm_80, RTX 30xx sm_86), Ada (RTX 40xx sm_89), Hopper (H100/H200 sm_90), and sm_90
 # PTX so that newer GPUs can JIT-compile the kernels
 CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
@@ -64,9 +62,40 @@ GPU_SANITIZE_TESTS :=
 SAN_TESTS :=
 ASAN_TESTS :=
 BENCHES :=
+PUBLIC_HEADERS :=
+TEST_HEADERS :=
 DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
                libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
 include $(sort $(wildcard */module*.mk */*/module*.mk))
+
+# ---- include paths ---------------------------------------------------------------
+# A folder sees its own headers and the public headers of the folders it uses; nothing sees a
+# folder's private headers but the folder itself (and its white-box tests). Fragments list their
+# public headers (PUBLIC_HEADERS += dir/x.h, linked into $(BUILD)/include/dir/) and what a folder
+# uses (USES_dir := ...); arrows point down: tools -> trainer, loaderd -> kernels, shm-layout,
+# common (tests/test_include_layers.sh checks the sources). Tests see every public header, the
+# test helpers (TEST_HEADERS, $(BUILD)/include-test/), tests/ and tests/ref, plus the private
+# headers of the folders named in their NAME_WHITEBOX (a test of a folder's internals).
+PUB_LINKS := $(addprefix $(BUILD)/include/,$(PUBLIC_HEADERS)) $(addprefix $(BUILD)/include-test/,$(notdir $(TEST_HEADERS)))
+PUB_DIRS := $(sort $(patsubst %/,%,$(dir $(PUBLIC_HEADERS))))
+inc_of = -I$(1) $(foreach d,$(USES_$(1)),-I$(BUILD)/include/$(d))
+$(foreach d,$(PUB_DIRS) $(INC_DIRS),$(eval $(BUILD)/obj/$(d)/%.o: INC = $$(call inc_of,$(d))))
+TEST_INC = -Itests -Itests/ref $(foreach d,$(PUB_DIRS),-I$(BUILD)/include/$(d)) -I$(BUILD)/include-test
+$(BUILD)/obj/tests/%.o: INC = $(TEST_INC)
+$(BUILD)/obj/tests/ref/%.o: INC = $(TEST_INC)
+$(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(if $($(t)_WHITEBOX),\
+	$(eval $(BUILD)/obj/tests/$(t).o: INC = $$(TEST_INC) $(addprefix -I,$($(t)_WHITEBOX)))))
+
+$(BUILD)/include/%.h: %.h
+	@mkdir -p $(dir $@)
+	@ln -sfn $(abspath $<) $@
+define TEST_HEADER_template
+$(BUILD)/include-test/$(notdir $(1)): $(1)
+	@mkdir -p $$(dir $$@)
+	@ln -sfn $$(abspath $$<) $$@
+endef
+$(foreach h,$(TEST_HEADERS),$(eval $(call TEST_HEADER_template,$(h))))
+SCRIPT_TESTS += tests/test_include_layers.sh
 
 # external libraries every program may link (static archives pull only what is used)
 EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE_URING)),$(URING_LIBS)) \
@@ -108,9 +137,9 @@ test_src = $(or $($(1)_SRCS),$(if $($(1)_CU_SRCS),,tests/$(1).c))
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(t)_SRCS := $(call test_src,$(t))))
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(call PROG_template,$(t),$(BUILD)/tests/$(t))))
 
-$(BUILD)/obj/%.o: %.c $(CONFIG)
+$(BUILD)/obj/%.o: %.c $(CONFIG) | $(PUB_LINKS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(INC) -c -o $@ $<
 
 $(BUILD)/obj/%.o: %.cpp $(CONFIG)
 	@mkdir -p $(dir $@)

@@ -7,7 +7,11 @@ kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_ops_dense.
                 kernels/kern_gradcheck.c kernels/cpu/kern_cpu.c kernels/cpu/kern_cpu_stage.c \
                 kernels/cpu/kern_cpu_ops.c kernels/cpu/kern_cpu_f32.c kernels/cpu/kern_cpu_f64.c \
                 kernels/cpu/kern_cpu_augment.c kernels/cpu/kern_cpu_loss.c kernels/cpu/kern_cpu_optim.c
-# private headers of kernels/ (the backend table, the argument checks) are on its own path only
+# private headers of kernels/ (the backend table, the argument checks) are on its own path only;
+# other folders see kern_ops.h, tests also the gradient-check helpers
+PUBLIC_HEADERS += kernels/kern_ops.h
+TEST_HEADERS += kernels/kern_gradcheck.h
+USES_kernels := common
 $(BUILD)/obj/kernels/%.o: CFLAGS += -Ikernels/backend
 
 KERN_TESTS := test_kernels_linear test_kernels_layernorm test_kernels_eltwise test_kernels_embed test_kernels_attention \

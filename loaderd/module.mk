@@ -2,6 +2,14 @@
 # the daemon, tools/clipdump, tools/eval and tests); loaderd/loaderd = the daemon around it.
 # Everything here needs libav*; liburing and libnuma are used when detected (pread / no pinning
 # otherwise).
+# public: the decode library's plan/clip/decode/error headers (tools/clipdump and tools/eval decode
+# through it), the packet indexer (tools/prep writes the index) and the reader (the loader bench
+# drives it); the daemon's config, worker and bench, the AVIO glue and the GOP/render internals
+# are private
+PUBLIC_HEADERS += loaderd/ld_clip.h loaderd/ld_plan.h loaderd/ld_decode.h loaderd/ld_error.h \
+                  loaderd/ld_index.h loaderd/ld_io.h
+TEST_HEADERS += loaderd/ld_fixture.h
+USES_loaderd := common shm-layout
 ifeq ($(HAVE_LIBAV),1)
 LIBS += loader
 loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \

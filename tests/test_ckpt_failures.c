@@ -2,8 +2,7 @@
 // (RLIMIT_FSIZE, standing in for a full disk) fail with a message, leave no temp file, and the
 // previous checkpoint and LATEST marker stay loadable and unchanged. Also: no marker is
 // -ENOENT, a garbage marker -EBADMSG, another model configuration -EINVAL.
-#include "ckpt_io.h"    // defines: ckpt_save, ckpt_load_latest
-#include "model_clip.h" // defines: ClipModel
+#include "model.h" // defines: ckpt_save, ckpt_load_latest, ClipModel
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,9 +1,7 @@
 // Checks bit-identical resume on the CPU: N training steps straight give byte-equal weights,
 // optimizer moments, extra tables and trainer state to N/2 steps + checkpoint + a fresh
 // process-like restart (new model, optimizer, other init) + load + N/2 steps; AdamW and LAMB.
-#include "ckpt_io.h"     // defines: ckpt_save, ckpt_load_latest
-#include "model_clip.h"  // defines: ClipModel
-#include "model_synth.h" // defines: model_synth_batch
+#include "model.h" // defines: ckpt_save, ckpt_load_latest, ClipModel, model_synth_batch
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,7 @@
 // saved weights and step; another configuration is refused naming the tensor and both shapes;
 // a missing or broken checkpoint and open_clip weights without a configuration get clear errors.
 #include "../tools/eval_model.h" // defines: eval_model_load, eval_config_parse, eval_config_str
-#include "ckpt_io.h"             // defines: ckpt_save, CkptTarget, CkptState
-#include "st_model.h"            // defines: st_model_save
+#include "model.h" // defines: ckpt_save, CkptTarget, CkptState, st_model_save
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>    // defines: EINVAL, ENOENT, ...

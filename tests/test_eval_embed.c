@@ -5,7 +5,7 @@
 #include "ld_clip.h"             // defines: ld_sample_load, LdFiles, ld_files_free
 #include "ld_fixture.h"          // defines: ld_fixture_dataset, ld_fixture_tmpdir
 #include "ld_plan.h"             // defines: LdParams, ld_params_default
-#include "model_params.h"        // defines: model_init_params
+#include "model.h" // defines: model_init_params
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 #include "augment_ref.h" // defines: trainer_augment_batch
 

@@ -14,10 +14,7 @@
 #include <unistd.h>
 
 #include "../tools/eval_model.h" // defines: eval_model_load, eval_model_free
-#include "ckpt_io.h"             // defines: ckpt_save, ckpt_latest_path
-#include "model_clip.h"          // defines: ClipModel, clip_model_create, clip_model_forward
-#include "st_file.h"             // defines: st_open, st_count, st_entry, st_write
-#include "st_openclip.h"         // defines: st_openclip_export, st_openclip_init
+#include "model.h" // defines: ckpt_save, ckpt_latest_path, ClipModel, clip_model_create, clip_model_forward, st_open, st_count, st_entry, st_write, st_openclip_export, st_openclip_init
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 enum { B = 4 };

@@ -1,8 +1,7 @@
 // Checks mixed precision end to end on the CPU: the tiny model with bf16 activations and bf16
 // weight copies (f32 master weights, gradients and statistics) gives the f32 model's features,
 // loss and parameter gradients within bf16 tolerances, and the same bits for 1 and 2 threads.
-#include "model_clip.h"  // defines: ClipModel, clip_model_*
-#include "model_synth.h" // defines: model_synth_batch
+#include "model.h" // defines: ClipModel, clip_model_*, model_synth_batch
 
 #include <math.h>
 #include <stdio.h>

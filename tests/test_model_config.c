@@ -1,8 +1,7 @@
 // Checks model sizes: presets exist with AVION's ViT-B/16 numbers, flags override one size,
 // bad values and inconsistent sizes are refused with a message, and the parameter table is
 // contiguous with unique open_clip names.
-#include "model_config.h" // defines: ModelConfig
-#include "model_params.h" // defines: model_layout
+#include "model.h" // defines: ModelConfig, model_layout
 
 #include <errno.h>
 #include <stdio.h>

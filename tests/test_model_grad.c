@@ -2,8 +2,7 @@
 // InfoNCE) against central finite differences in f64 at three elements of every parameter
 // tensor, for video (T = 2 frames) and images (T = 1).
 #include "kern_gradcheck.h" // defines: kgc_get, kgc_set
-#include "model_clip.h"     // defines: ClipModel
-#include "model_synth.h"    // defines: model_synth_batch
+#include "model.h" // defines: ClipModel, model_synth_batch
 
 #include <math.h>
 #include <stdio.h>

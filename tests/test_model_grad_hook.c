@@ -2,8 +2,7 @@
 // whose ranges are adjacent and descending and together cover the flat buffer (so buckets of
 // ready gradients are contiguous ranges), logit_scale first; and each range is final when its hook
 // runs (nothing backward does afterwards changes it), while the ranges still to come are not.
-#include "model_clip.h"  // defines: ClipModel, clip_model_*, ClipGradGroup
-#include "model_synth.h" // defines: model_synth_batch
+#include "model.h" // defines: ClipModel, clip_model_*, ClipGradGroup, model_synth_batch
 
 #include <stdio.h>
 #include <stdlib.h>

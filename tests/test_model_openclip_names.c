@@ -1,7 +1,7 @@
 // Checks the parameter table against open_clip's own state_dict names and shapes (fixture from
 // tools/ref/openclip_names.py) for ViT-B-16 and ViT-L-14: every open_clip tensor exists here
 // with the same shape and ours adds only visual.temporal_embedding, so weights move both ways.
-#include "model_params.h" // defines: model_layout, ParamSpec
+#include "model.h" // defines: model_layout, ParamSpec
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,7 @@
 // Checks that the CPU backend's results do not depend on the thread count: three training
 // steps with 1, 2 and 3 OpenMP threads give byte-equal weights and gradients (every
 // reduction has a fixed order and BLAS runs on the calling thread).
-#include "model_clip.h"  // defines: ClipModel
-#include "model_synth.h" // defines: model_synth_batch
-#include "optim_adam.h"  // defines: Optimizer
+#include "model.h" // defines: ClipModel, model_synth_batch, Optimizer
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,7 @@
 // Checks that the tiny video-text model learns on the CPU backend: AdamW with warmup+cosine
 // on a pool of 16 synthetic (video, caption) pairs drives the local InfoNCE loss well below
 // its starting value ln(B) within 80 steps.
-#include "model_clip.h"  // defines: ClipModel
-#include "model_synth.h" // defines: model_synth_batch
-#include "optim_adam.h"  // defines: Optimizer
+#include "model.h" // defines: ClipModel, model_synth_batch, Optimizer
 
 #include <math.h>
 #include <stdio.h>

@@ -1,9 +1,7 @@
 // Checks the whole model (f32) against its PyTorch twin (tools/ref/model_twin.py, float64):
 // features, loss and every parameter gradient, each compared with a tolerance looked up by
 // tensor name; every parameter must have a reference gradient and every reference a tensor.
-#include "model_clip.h" // defines: ClipModel
-#include "st_file.h"    // defines: st_open, st_find, st_meta
-#include "st_model.h"   // defines: st_model_load
+#include "model.h" // defines: ClipModel, st_open, st_find, st_meta, st_model_load
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 // the ratio ||p||/||r|| only where the group's weight decay is not 0), so such a tensor moves by
 // lr·mhat/(sqrt(vhat)+eps) exactly as Adam would, while a decayed one is scaled by its ratio.
 #include "kern_gradcheck.h" // defines: kgc_fill, kgc_get
-#include "optim_adam.h"     // defines: Optimizer
+#include "model.h" // defines: Optimizer
 
 #include <math.h>
 #include <stdio.h>

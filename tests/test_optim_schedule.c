@@ -1,6 +1,6 @@
 // Checks the LR schedule: linear warmup to the peak, cosine down to lr_min at total_steps,
 // lr_min afterwards; and that bad optimizer settings are refused.
-#include "optim_adam.h" // defines: optim_lr, optim_create
+#include "model.h" // defines: optim_lr, optim_create
 
 #include <errno.h>
 #include <math.h>

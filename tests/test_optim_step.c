@@ -3,7 +3,7 @@
 // LAMB's per-tensor trust ratio (1 where there is no decay, as upstream); and that a non-finite
 // gradient latches an error and leaves the parameters alone.
 #include "kern_gradcheck.h" // defines: kgc_fill, kgc_get, kgc_set
-#include "optim_adam.h"     // defines: Optimizer
+#include "model.h" // defines: Optimizer
 
 #include <errno.h>
 #include <math.h>

@@ -2,8 +2,7 @@
 // with param groups, clip_grad_norm_ and a warmup+cosine LambdaLR, and LAMB written in torch,
 // over four steps; parameters compared by name after the last step.
 #include "kern_gradcheck.h" // defines: kgc_get
-#include "optim_adam.h"     // defines: Optimizer
-#include "st_file.h"        // defines: st_open, st_find, st_meta
+#include "model.h" // defines: Optimizer, st_open, st_find, st_meta
 
 #include <math.h>
 #include <stdio.h>

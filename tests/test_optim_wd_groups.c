@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_params.h" // defines: model_layout, model_params_set_wd_groups, PARAM_NO_DECAY
+#include "model.h" // defines: model_layout, model_params_set_wd_groups, PARAM_NO_DECAY
 
 static int decayed(const ParamSpec *s, int n, const char *name)
 {

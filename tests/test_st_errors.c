@@ -2,9 +2,7 @@
 // shapes, a CLIP file without the temporal embedding loads (it stays zero), a skip list lets a
 // differently-sized projection through, integer dtypes are refused, and truncated or
 // inconsistent files are -EBADMSG rather than a crash.
-#include "model_clip.h" // defines: ClipModel
-#include "st_file.h"    // defines: st_write, st_open
-#include "st_model.h"   // defines: st_model_load
+#include "model.h" // defines: ClipModel, st_write, st_open, st_model_load
 
 #include <errno.h>
 #include <stdio.h>

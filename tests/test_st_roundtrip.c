@@ -1,8 +1,6 @@
 // Checks that model weights survive a safetensors round trip byte for byte under open_clip
 // names and shapes, that metadata comes back, and that a prefix load touches only that tower.
-#include "model_clip.h" // defines: ClipModel
-#include "st_file.h"    // defines: st_open, st_find, st_meta
-#include "st_model.h"   // defines: st_model_save, st_model_load
+#include "model.h" // defines: ClipModel, st_open, st_find, st_meta, st_model_save, st_model_load
 
 #include <stdio.h>
 #include <stdlib.h>

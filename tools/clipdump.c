@@ -2,15 +2,14 @@
 // or renders positions of a manifest in-process, and writes PNG contact sheets: one clip per
 // sheet, or a grid of several, with captions in UTF-8 (FreeType) or the built-in bitmap font.
 #include "bpe_tokenizer.h"  // defines: bpe_load, bpe_decode, bpe_free
-#include "ckpt_io.h"        // defines: ckpt_latest_path
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
 #include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
 #include "ld_error.h"       // defines: ld_error_name
 #include "log.h"            // defines: log_init, log_info, log_fatalx
+#include "model.h"          // defines: ckpt_latest_path, st_open, st_meta, st_close
 #include "ring.h"           // defines: ring_open, ring_consumer_attach, ring_consumer_acquire, ...
 #include "run_conf.h"       // defines: run_conf_get
-#include "st_file.h"        // defines: st_open, st_meta, st_close
 #include "text_font.h"      // defines: TextFont, text_font_open, text_font_bitmap
 
 #include <errno.h>

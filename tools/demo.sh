@@ -8,6 +8,7 @@ build=${BUILD:-build}
 data=${DEMO_DATA:-$build/demo}
 steps=${DEMO_STEPS:-1200}
 run=${DEMO_RUN:-runs/demo-$(date +%Y%m%d-%H%M%S)}
+precision=${DEMO_PRECISION:-auto} # bf16: train with bf16 activations and weight copies (CPU too)
 for b in tools/synth tools/prep tools/launch.sh tools/eval tools/plot trainer/trainer loaderd/loaderd; do
 	[ -x "$b" ] || { echo "demo: $b is not built (run make)"; exit 1; }
 done
@@ -26,7 +27,7 @@ tools/eval --manifest "$data/heldout/manifest" --init 1 "${model[@]}" --match ca
 echo "== 3/4 training: tiny model, FastCLIP-v3, batch 32, $steps steps; 2 loaders -> ring -> 1 CPU trainer"
 tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 -- "${model[@]}" \
 	--loss fastclip-v3 --batch-size 32 --steps "$steps" --lr 2e-3 --warmup-steps 50 \
-	--log-every 100 --eval-manifest "$data/heldout/manifest" --eval-every 300 --eval-match caption
+	--log-every 100 --eval-manifest "$data/heldout/manifest" --eval-every 300 --eval-match caption --precision "$precision"
 
 echo "== 4/4 held-out retrieval of the trained model"
 tools/eval --manifest "$data/heldout/manifest" --ckpt "$run" --match caption --quiet | sed 's/^/   /'

@@ -9,10 +9,7 @@
 #include <string.h>   // defines: strcmp, strchr, strerror, memset
 #include <sys/stat.h> // defines: stat, S_ISDIR
 
-#include "ckpt_io.h"      // defines: CKPT_MARKER
-#include "model_params.h" // defines: ParamSpec, model_layout, model_init_params
-#include "st_file.h"      // defines: StFile, st_open, st_find, st_meta, st_close
-#include "st_model.h"     // defines: st_model_load, StLoadOpts
+#include "model.h" // defines: CKPT_MARKER, ParamSpec, model_layout, model_init_params, StFile, st_open, st_find, st_meta, st_close, st_model_load, StLoadOpts
 
 void eval_config_str(const ModelConfig *c, char *buf, size_t len)
 {

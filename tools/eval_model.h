@@ -9,8 +9,7 @@
 #include <stdint.h> // defines: int64_t, uint64_t
 
 #include "kern_ops.h"     // defines: KernCtx
-#include "model_clip.h"   // defines: ClipModel
-#include "model_config.h" // defines: ModelConfig
+#include "model.h" // defines: ClipModel, ModelConfig
 
 typedef struct {
 	ClipModel *model;

@@ -10,7 +10,7 @@
 #include "eval_embed.h"      // defines: EvalEmbedOpts
 #include "eval_report.h"     // defines: EvalReport, EvalRetrieval
 #include "manifest_reader.h" // defines: Manifest
-#include "model_clip.h"      // defines: ClipModel
+#include "model.h" // defines: ClipModel
 
 typedef struct {
 	const char *relevance;      // relevance file (eval_input.h), or NULL

@@ -3,7 +3,7 @@
 #include "eval_model.h"  // defines: EvalModel, eval_model_load, eval_model_free
 #include "kern_ops.h"    // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "log.h"         // defines: log_init, log_info, log_fatalx
-#include "st_openclip.h" // defines: st_openclip_export
+#include "model.h" // defines: st_openclip_export
 
 #include <stdio.h>  // defines: printf
 #include <string.h> // defines: strcmp

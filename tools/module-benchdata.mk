@@ -9,6 +9,8 @@ bench_loader_SRCS := tests/bench_loader.c $(BENCH_DATA_SRCS)
 
 BENCHES += bench_prep_gop
 bench_prep_gop_SRCS := tools/prep_bench_gop.c $(BENCH_DATA_SRCS)
+# a benchmark, not a tool: it makes its scratch directory with the test fixtures' helper
+$(BUILD)/obj/tools/prep_bench_gop.o: INC = $(call inc_of,tools) -I$(BUILD)/include-test
 endif
 
 # make bench-loader [BENCH_LOADER_DIR=dir to keep the synthetic chunks between runs]

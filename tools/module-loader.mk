@@ -2,5 +2,5 @@
 ifeq ($(HAVE_LIBAV),1)
 PROGS += tools/clipdump
 tools/clipdump_SRCS := tools/clipdump.c tools/clipdump_sheet.c
-tools/clipdump_LIBS := loader stream data ring aveval avtrain avmodel kernels avtext common
+tools/clipdump_LIBS := loader stream data ring aveval avmodel kernels avtext common
 endif

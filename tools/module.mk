@@ -1,10 +1,14 @@
-# tools/: user-facing programs built in place (tools/ringstat, ...).
+# tools/: user-facing programs built in place (tools/ringstat, ...). They use the libraries below
+# them through their public headers.
+INC_DIRS += tools
+USES_tools := trainer/model loaderd kernels shm-layout common
 PROGS += tools/ringstat
 tools/ringstat_SRCS := tools/ringstat.c
 tools/ringstat_LIBS := ring common
 
 TESTS += test_ringstat
 test_ringstat_LIBS := ring
+test_ringstat_WHITEBOX := shm-layout # writes counters into the control block to see them shown
 
 PROGS += tools/ringctl
 tools/ringctl_SRCS := tools/ringctl.c

@@ -3,6 +3,8 @@
 # optimizer + τ) and the program's modules (flags, ring ingest to the device, checkpoints,
 # metrics); trainer/trainer is the main, the loop and the evaluation from an eval ring. It links
 # no decoder: loaderd --eval decodes the held-out clips into that ring.
+INC_DIRS += trainer
+USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout common
 LIBS += avtrain
 avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c
@@ -15,6 +17,8 @@ TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics
 # optimizer (a fused op over the flat buffer) carries each over
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch
 TESTS += $(TRAINER_TESTS)
+# white-box tests of the program's modules (trainer_step.h, trainer_flags.h, ...)
+$(foreach t,$(TRAINER_TESTS),$(eval $(t)_WHITEBOX := trainer))
 # the augment op of kernels/ against this augmentation followed by patchify, bit for bit
 TESTS += test_kernels_augment
 test_kernels_augment_LIBS := augmentref kernels stream common

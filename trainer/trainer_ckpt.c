@@ -8,8 +8,7 @@
 #include <stdlib.h> // defines: malloc, free
 #include <string.h> // defines: memset, memcpy, strchr, strerror
 
-#include "ckpt_io.h" // defines: ckpt_save, ckpt_load_latest, CkptTarget, CkptState, CKPT_MARKER
-#include "st_file.h" // defines: st_open, st_find, st_close
+#include "model.h" // defines: ckpt_save, ckpt_load_latest, CkptTarget, CkptState, CKPT_MARKER, st_open, st_find, st_close
 
 enum { MAX_EXTRA = 8 };
 

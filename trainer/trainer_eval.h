@@ -10,7 +10,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
 
-#include "model_clip.h" // defines: ClipModel, KernCtx
+#include "model.h" // defines: ClipModel, KernCtx
 
 typedef struct TrainerEval TrainerEval;
 

@@ -9,10 +9,9 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "fastclip.h"     // defines: FastclipConfig
-#include "kern_ops.h"     // defines: KAttention
-#include "model_config.h" // defines: ModelConfig
-#include "optim_adam.h"   // defines: OptConfig
+#include "fastclip.h" // defines: FastclipConfig
+#include "kern_ops.h" // defines: KAttention
+#include "model.h"    // defines: ModelConfig, OptConfig
 
 typedef struct {
 	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], eval_ring[128], model_name[32], loss_name[32],

@@ -10,7 +10,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: uint64_t, int64_t, int32_t, uint8_t
 
-#include "model_config.h" // defines: ModelConfig
+#include "model.h" // defines: ModelConfig
 #include "ring.h"         // defines: Ring, RingConsumer, RingGeometry
 #include "kern_ops.h"     // defines: KernCtx, KEvent, KTensor
 

@@ -18,7 +18,7 @@
 
 #include "comm.h"            // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink, comm_local_open
 #include "log.h"             // defines: log_init, log_info, log_fatalx
-#include "model_params.h"    // defines: ParamSpec, model_layout
+#include "model.h" // defines: ParamSpec, model_layout
 #include "trainer_ckpt.h"    // defines: trainer_ckpt_load, trainer_ckpt_first_position
 #include "trainer_eval.h"    // defines: TrainerEval, trainer_eval_open, trainer_eval_close
 #include "trainer_flags.h"   // defines: TrainerConfig, trainer_flags_parse, ...

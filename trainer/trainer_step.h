@@ -13,9 +13,7 @@
 
 #include "comm.h"       // defines: Comm, CommBuckets
 #include "fastclip.h"   // defines: FastclipConfig, FastclipExchange
-#include "model_clip.h" // defines: ClipModel
-#include "optim_adam.h" // defines: Optimizer, OptConfig
-#include "st_openclip.h" // defines: StInitOpts
+#include "model.h" // defines: ClipModel, Optimizer, OptConfig, StInitOpts
 
 typedef struct {
 	ModelConfig model;

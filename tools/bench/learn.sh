@@ -11,6 +11,7 @@ out=${BENCH_LEARN_DIR:-$build/bench-learn}
 steps=${STEPS:-1200}
 seeds=(${SEEDS:-1 2 3})
 losses=(${LOSSES:-openclip fastclip-v1 fastclip-v3})
+precision=${PRECISION:-auto} # bf16: the CPU backend's bf16 storage (activations, weight copies)
 tools/demo-data.sh "$data" >/dev/null
 vocab=$(tools/prep --info "$data/train/manifest" | sed -n 's/.*vocabulary \([0-9]*\).*/\1/p')
 mkdir -p "$out"
@@ -23,7 +24,7 @@ for loss in "${losses[@]}"; do
 		t0=$(date +%s)
 		tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 --seed "$seed" -- \
 			--model tiny --vocab "$vocab" --seed "$seed" --loss "$loss" --batch-size 32 --steps "$steps" --lr 2e-3 \
-			--warmup-steps 50 --threads 1 --log-every 1000000 >"$out/$loss-seed$seed.log" 2>&1 ||
+			--warmup-steps 50 --threads 1 --log-every 1000000 --precision "$precision" >"$out/$loss-seed$seed.log" 2>&1 ||
 			{ echo "bench-learn: $loss seed $seed failed, see $out/$loss-seed$seed.log"; exit 1; }
 		for match in caption instance; do
 			line=$(tools/eval --manifest "$data/heldout/manifest" --ckpt "$run" --match "$match" --json --quiet)

@@ -1,6 +1,8 @@
 # trainer/comm/: the collective interface with its same-host shared-memory backend for CPU
 # ranks, the bucketed all-reduce over the flat gradient buffer, and the rendezvous (ranks from
 # flags, torchrun or Slurm; rank 0's bootstrap blob over TCP, a shared file or the ring).
+PUBLIC_HEADERS += trainer/comm/comm.h
+USES_trainer/comm := kernels shm-layout common
 LIBS += comm
 comm_SRCS := trainer/comm/comm.c trainer/comm/comm_local.c trainer/comm/comm_shm.c trainer/comm/comm_shm_thread.c \
              trainer/comm/comm_bucket.c \

@@ -1,5 +1,7 @@
 # trainer/fastclip/: the FastCLIP and OpenCLIP losses of the data-parallel step (issue 6): their
 # hyper-parameters and flags, and the exchange on device buffers through the loss ops and comm.
+PUBLIC_HEADERS += trainer/fastclip/fastclip.h
+USES_trainer/fastclip := trainer/comm kernels shm-layout common
 LIBS += fastclip
 fastclip_SRCS := trainer/fastclip/fastclip_config.c trainer/fastclip/fastclip_flags.c trainer/fastclip/fastclip_exchange.c
 

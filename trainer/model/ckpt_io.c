@@ -2,7 +2,7 @@
 // directory fsynced, then the marker replaced the same way; a crash at any point leaves the
 // marker naming a complete file. Bit-identical resume needs only exact bytes: every state is
 // stored raw (f32 weights and moments, integer step and RNG).
-#include "ckpt_io.h" // defines: ckpt_save, ckpt_load_latest
+#include "model.h" // defines: ckpt_save, ckpt_load_latest
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,9 +1,7 @@
 // make bench-cpu: training-step time of the tiny and vit-s16 models on the CPU backend, and the
 // GFLOP/s of the model's linear layers as a ratio to raw cblas_sgemm on the same shapes.
 // Usage: bench_model_cpu [--threads N] [--vits-batch B] [--vits-frames T] [--steps N]
-#include "model_clip.h"  // defines: ClipModel
-#include "model_synth.h" // defines: model_synth_batch
-#include "optim_adam.h"  // defines: Optimizer
+#include "model.h" // defines: ClipModel, model_synth_batch, Optimizer
 
 #include <cblas.h>
 #include <stdio.h>

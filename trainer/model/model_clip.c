@@ -1,6 +1,7 @@
 // Forward and backward of the dual encoder on the op interface: only op calls here, no loop
 // over elements, so the CUDA backend runs the same code.
-#include "model_clip.h" // defines: ClipModel
+#include "model.h"       // defines: ClipModel
+#include "model_block.h" // defines: block_acts_alloc, tower_scratch_alloc, block_forward, block_backward
 
 #include <errno.h>
 #include <stdio.h>

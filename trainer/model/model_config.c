@@ -1,6 +1,6 @@
 // Model size presets and per-size overrides. The presets follow AVION (ViT-B/16 video tower,
 // 512-wide 12-layer text tower, 256-d embedding) and open_clip's ViT-S/16 and ViT-L/14.
-#include "model_config.h" // defines: ModelConfig
+#include "model.h" // defines: ModelConfig
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 // Parameter table of the dual encoder (open_clip names, AVION's temporal embedding), views into
 // the flat buffers, and the seeded initialisation.
-#include "model_params.h" // defines: ParamSpec, ModelWeights
+#include "model.h" // defines: ParamSpec, ModelWeights
 
 #include <errno.h>
 #include <math.h>

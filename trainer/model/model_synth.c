@@ -1,6 +1,6 @@
 // Synthetic batches: counter-based hashing of (seed, pair, element), so every batch is
 // reproducible without any RNG state to checkpoint.
-#include "model_synth.h" // defines: model_synth_batch
+#include "model.h" // defines: model_synth_batch
 
 #include <errno.h>
 #include <stdlib.h>

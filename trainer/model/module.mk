@@ -1,5 +1,7 @@
 # trainer/model/: the model side (issue 5): the dual encoder on the op interface, optimizers, safetensors
 # weights and checkpoints, as library avmodel on top of kernels.
+PUBLIC_HEADERS += trainer/model/model.h
+USES_trainer/model := kernels common
 LIBS += avmodel
 avmodel_SRCS := trainer/model/model_config.c trainer/model/model_params.c trainer/model/model_block.c trainer/model/model_clip.c \
                 trainer/model/model_synth.c trainer/model/optim_adam.c trainer/model/st_file.c trainer/model/st_model.c trainer/model/st_openclip.c trainer/model/ckpt_io.c

@@ -1,6 +1,6 @@
 // AdamW / LAMB over the flat parameter buffer: the segment table from the parameter table, the
 // LR schedule, and one step as two queued ops (kern_grad_norm, kern_optimizer) with no host read.
-#include "optim_adam.h" // defines: Optimizer
+#include "model.h" // defines: Optimizer
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 // safetensors reader and writer: 8-byte little-endian header length, a JSON header naming
 // each tensor's dtype, shape and byte range, then the data. The parser accepts only that shape
 // of JSON and checks every range, so a truncated or hostile file is an error, not a crash.
-#include "st_file.h" // defines: StFile, StTensor
+#include "model.h" // defines: StFile, StTensor
 
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,7 +1,6 @@
 // Saving and loading the flat parameter buffer as safetensors under open_clip names; loading
 // converts half/bfloat/double to f32 and reports missing or mis-shaped tensors by name.
-#include "st_model.h" // defines: st_model_save, st_model_load
-#include "st_file.h"  // defines: StFile, StTensor
+#include "model.h" // defines: st_model_save, st_model_load, StFile, StTensor
 
 #include <errno.h>
 #include <math.h>

@@ -1,14 +1,12 @@
 // Export to and initialisation from open_clip-named safetensors: metadata with every size, the
 // temporal embedding folded for image models, head/activation checks, projection mismatches.
-#include "st_openclip.h" // defines: st_openclip_export, st_openclip_init
+#include "model.h" // defines: st_openclip_export, st_openclip_init, StFile, StTensor, st_open, st_find, st_meta, st_write, st_model_load, StLoadOpts
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "st_file.h"  // defines: StFile, StTensor, st_open, st_find, st_meta, st_write
-#include "st_model.h" // defines: st_model_load, StLoadOpts
 
 static const ParamSpec *spec_named(const ParamSpec *s, int n, const char *name)
 {

@@ -1,0 +1,408 @@
+// trainer/model: the dual encoder on the op contract, its parameters, optimizer, safetensors weights
+// and checkpoints (the one public header of this folder; the block's functions are private).
+#ifndef TRAINER_MODEL_H
+#define TRAINER_MODEL_H
+// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set,
+//          model_config_check, model_config_keys, model_config_str, model_config_parse, model_act_name, ParamSpec,
+//          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
+//          model_weights_release, model_init_params, model_param_decays, model_params_set_wd_groups,
+//          wd_groups_parse, wd_groups_name, BlockActs, TowerScratch, ClipModel, ClipGradGroup, ClipGradReadyFn,
+//          clip_model_create, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
+//          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
+//          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of,
+//          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
+//          st_dtype_size, st_write_fd, st_write, st_open, st_close, st_find, st_meta, st_count, st_entry,
+//          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
+//          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
+//          ckpt_latest_path, CKPT_MARKER
+
+#include <stddef.h> // defines: size_t
+#include <stdint.h> // defines: int64_t, uint64_t
+
+#include "kern_ops.h" // defines: KernCtx, KTensor, KDtype, KOptPlan, KOptSegment, KSEG_*
+
+// ---- sizes and presets ----
+// Sizes of the dual-encoder model: presets (tiny, vit-s16, vit-b16, vit-l14) and per-size overrides
+// by long flag name, checked for consistency with a message saying what is wrong.
+
+typedef struct {
+	// video tower: T frames of image_size^2, patch^2 patches, joint space-time attention
+	int image_size, patch, frames, vis_width, vis_layers, vis_heads;
+	// text tower: causal, context ctx_len, end-token pooling
+	int vocab, ctx_len, txt_width, txt_layers, txt_heads;
+	int embed_dim; // shared embedding both towers project to
+	int mlp_ratio; // MLP hidden = mlp_ratio * width
+	int act;       // MLP activation: MODEL_ACT_GELU (open_clip's default) or MODEL_ACT_QUICKGELU (OpenAI's weights)
+} ModelConfig;
+
+enum { MODEL_ACT_GELU = 0, MODEL_ACT_QUICKGELU = 1 };
+
+// fills cfg from a preset name; -ENOENT for an unknown name
+int model_config_preset(ModelConfig *cfg, const char *name);
+// sets one size by its flag name without dashes ("vis-width", "frames", ...), or "act" to gelu |
+// quickgelu; -ENOENT unknown key, -EINVAL when value is not a positive integer (or an activation)
+int model_config_set(ModelConfig *cfg, const char *key, const char *value);
+// 0 when consistent; otherwise -EINVAL and a sentence in msg
+int model_config_check(const ModelConfig *cfg, char *msg, size_t len);
+// the flag names model_config_set knows, space separated
+const char *model_config_keys(void);
+// "gelu" | "quickgelu"
+const char *model_act_name(int act);
+// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ quickgelu]") and back;
+// parse: -EINVAL for a malformed or inconsistent line
+void model_config_str(const ModelConfig *c, char *buf, size_t len);
+int model_config_parse(const char *s, ModelConfig *c);
+
+// ---- the parameter table ----
+// The model's parameters: one table walk gives every tensor its open_clip name, shape, offset in
+// one flat f32 buffer and weight-decay group, so names, layout and views cannot drift apart.
+
+// PARAM_NO_DECAY: the optimizer applies no weight decay to the tensor (and LAMB's trust ratio is 1).
+// The decision is made here, per tensor, by the grouping rule in force, so every optimizer
+// (and a fused one over the flat buffer) reads it from the table.
+enum { PARAM_NO_DECAY = 1 };
+
+// Which tensors are decayed.
+// WD_OPEN_CLIP (default): open_clip's and FastCLIP's rule: every tensor of 2 or more dimensions
+//   whose name contains none of "bn", "ln", "bias", "logit_scale" (token, positional and
+//   temporal embeddings are decayed).
+// WD_AVCLIP: this project's earlier rule: no decay on 1-D tensors, embeddings and logit_scale.
+typedef enum { WD_OPEN_CLIP = 0, WD_AVCLIP = 1 } WdGroups;
+
+typedef struct {
+	char name[96];    // open_clip state_dict name, e.g. visual.transformer.resblocks.0.attn.in_proj_weight
+	int ndim;         // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p))
+	int64_t shape[4];
+	int64_t offset;   // in floats, into the flat parameter buffer
+	int64_t numel;
+	int flags;
+} ParamSpec;
+
+typedef struct {
+	KTensor ln1_w, ln1_b, qkv_w, qkv_b, out_w, out_b; // qkv_w (3W, W), out_w (W, W)
+	KTensor ln2_w, ln2_b, fc_w, fc_b, proj_w, proj_b; // fc_w (4W, W), proj_w (W, 4W)
+} BlockWeights;
+
+// views into one flat buffer (parameters, or gradients with the same layout)
+typedef struct {
+	KTensor cls, pos, tpos;      // (Wv), (1+P, Wv), (T, Wv): class token, spatial and temporal positions
+	KTensor conv;                // (Wv, 3*p*p): the patch embedding as a linear layer
+	KTensor ln_pre_w, ln_pre_b, ln_post_w, ln_post_b;
+	KTensor vproj;               // (Wv, E)
+	BlockWeights *vblk;          // vis_layers
+	KTensor wte, txt_pos;        // (V, Wt), (ctx, Wt)
+	KTensor ln_final_w, ln_final_b;
+	KTensor tproj;               // (Wt, E)
+	KTensor logit_scale;         // (1): log of the inverse temperature
+	BlockWeights *tblk;          // txt_layers
+} ModelWeights;
+
+// specs: room for every tensor, or NULL to count; returns 0 and the tensor and float counts.
+// Decay flags follow WD_OPEN_CLIP.
+int model_layout(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t *n_floats);
+// views of every tensor into flat (f32 or f64, n_floats elements); -EINVAL if flat is too small
+int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat);
+void model_weights_release(ModelWeights *w);
+// deterministic initialisation from a seed (open_clip's scheme; temporal embedding zero,
+// logit_scale = ln(1/0.07)); every tensor draws from its own stream, so adding a tensor
+// does not change the others
+int model_init_params(KernCtx *ctx, const ModelConfig *cfg, KTensor *flat, uint64_t seed);
+// 1 when the tensor (open_clip name, dimensions of its open_clip shape) is decayed under g
+int model_param_decays(const char *name, int ndim, WdGroups g);
+// rewrites every spec's PARAM_NO_DECAY flag for rule g; -EINVAL for an unknown rule
+int model_params_set_wd_groups(ParamSpec *specs, int n, WdGroups g);
+// "open_clip" | "avclip"; -EINVAL when unknown
+int wd_groups_parse(const char *name, WdGroups *out);
+const char *wd_groups_name(WdGroups g);
+
+// ---- a transformer block's saved activations ----
+// One pre-LN transformer block (x + attn(ln_1(x)), then + mlp(ln_2(.))) forward and backward on the
+// op interface, shared by the video tower (joint space-time) and the text tower (causal).
+
+// what one block keeps for its backward; N = B * L tokens of width W. Activations are in the
+// model's activation dtype, the statistics (means, rstds, lse) in f32 (f64 in the f64 path).
+typedef struct {
+	KTensor ln1, ln1_m, ln1_r; // (B, L, W), (N), (N)
+	KTensor qkv, att, lse;     // (B, L, 3W), (B, L, W), (B, H, L)
+	KTensor res1;              // (B, L, W) x + attention branch
+	KTensor ln2, ln2_m, ln2_r; // (B, L, W), (N), (N)
+	KTensor fc, act;           // (B, L, mW) before and after GELU
+	KTensor res2;              // (B, L, W) block output
+} BlockActs;
+
+// per-tower scratch reused by every block; dres carries the residual stream's gradient
+typedef struct {
+	KTensor dres, dln, datt, dqkv, dfc; // (B, L, W) x3, (B, L, 3W), (B, L, mW)
+	KTensor dhead1, dhead2, demb;       // (B, W), (B, W), (B, E): the pooling/projection head
+	int B, L, W, H, causal;
+	KAct act; // the MLP's activation: KACT_GELU, or KACT_QUICKGELU for OpenAI CLIP's weights
+} TowerScratch;
+
+// ---- the dual encoder ----
+// The dual encoder: a video ViT (joint space-time attention, class token, pre-LN) and a CLIP text
+// transformer (causal, end-token pooling), both projected to a shared L2-normalized space.
+
+#define MODEL_MAX_TENSORS 1024
+
+// a contiguous range of the flat gradient buffer (elements) whose gradients backward finishes together
+typedef struct {
+	int64_t offset, length;
+} ClipGradGroup;
+
+// called by clip_model_backward as soon as a group's gradient ops are queued (a device backend
+// has not run them yet: record an event on the model's stream to know when they are done);
+// a negative return stops backward and is returned by it
+typedef int (*ClipGradReadyFn)(void *arg, int64_t offset, int64_t length);
+
+typedef struct {
+	KernCtx *ctx;
+	ModelConfig cfg;
+	KDtype dt;  // activations and the weights the ops read: f32 or bf16 (f64 for gradient checks)
+	KDtype pdt; // master parameters, gradients and statistics: f32 (f64 with f64 activations)
+	int B;      // batch the activations are sized for
+
+	ParamSpec *specs; // n_specs tensors, open_clip names, offsets into params/grads
+	int n_specs;
+	int64_t n_params;
+	KTensor params, grads; // flat (n_params) pdt: the master weights and their gradients
+	KTensor weights;       // flat (n_params) dt: a bf16 copy of params, or params itself
+	ModelWeights w, g;     // views of every tensor into weights / grads
+	KTensor log_s;         // (1) pdt: logit_scale in params, the loss ops' temperature
+	ClipGradGroup *groups; // n_groups, in the order backward finishes them: logit_scale (the loss's),
+	int n_groups;          // the text head, text blocks last to first, the text embeddings, then the
+	                       // same for the video tower; adjacent and descending, together all of grads
+	ClipGradReadyFn hook;
+	void *hook_arg;
+
+	// video tower: Lv = 1 + T*P tokens
+	KTensor patches, pemb;       // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
+	KTensor patch_in;            // view of the patches the last forward read, for backward
+	KTensor x0, xpre, pre_m, pre_r; // (B, Lv, Wv) embedded and after ln_pre, (B*Lv) x2
+	BlockActs *vacts;
+	KTensor cls_pos;             // (B) i32 zeros: class-token pooling
+	KTensor vpool, vln, vln_m, vln_r, vproj; // (B, Wv) x2, (B) x2, (B, E)
+	KTensor vfeat, vnorm;        // (B, E) L2-normalized video features, (B)
+	TowerScratch vs;
+
+	// text tower: ctx_len tokens
+	KTensor tx0;                 // (B, ctx, Wt)
+	BlockActs *tacts;
+	KTensor eot;                 // (B) i32 end-token positions
+	KTensor tpool, tln, tln_m, tln_r, tproj, tfeat, tnorm;
+	TowerScratch ts;
+	KTensor text_ids;            // view of the last forward's ids, for backward
+
+	// local InfoNCE
+	KTensor loss, dvfeat, dtfeat; // (1) pdt, (B, E) x2
+
+	KTensor *owned[MODEL_MAX_TENSORS];
+	int n_owned;
+} ClipModel;
+
+// dt: the activation dtype (f32, bf16 or f64). Parameters are zero until
+// model_init_params(ctx, &cfg, &m->params, seed) or a weight load, then clip_model_sync_weights.
+// Reserves the op workspace the model needs on ctx.
+int clip_model_create(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt);
+void clip_model_destroy(ClipModel *m);
+// refreshes m->weights from m->params after they changed (a no-op unless dt is bf16)
+int clip_model_sync_weights(ClipModel *m);
+// video (B, T, H, W, 3) normalized pixels, text (B, ctx) i32 ids -> m->vfeat, m->tfeat
+int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text);
+// the same from patches (B, T*P, 3*p*p) as kern_augment writes them (kept for backward)
+int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTensor *text);
+// gradients of both feature sets (B, E) from any loss: every parameter gradient but logit_scale's
+// is written (not added) into m->grads, so nothing needs clearing; the loss writes logit_scale's
+// before. The hook (if set) hears of each group of m->groups as it is done, logit_scale first.
+int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat);
+void clip_model_set_grad_hook(ClipModel *m, ClipGradReadyFn fn, void *arg);
+// forward, symmetric InfoNCE on the local batch (incl. the logit scale), backward;
+// *loss (may be NULL) gets the loss value
+int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *text, double *loss);
+
+// ---- synthetic batches ----
+// Deterministic synthetic video-text batches for tests, benchmarks and the CPU demo: a pool of
+// `pool` fixed (video, caption) pairs, sampled per step, so a model can learn to match them.
+
+// video (B, T, H, W, 3) f32/f64, text (B, ctx) i32: pair k of the pool has pixels uniform in
+// [-1, 1] and a caption of 3..ctx-1 ids ending with the end token (vocab-1), zero padded.
+// Which pairs a step gets is a function of (seed, step) only.
+int model_synth_batch(KernCtx *ctx, const ModelConfig *cfg, uint64_t seed, uint64_t step, int pool, KTensor *video,
+		      KTensor *text);
+
+// ---- the optimizer ----
+// Optimizer over the model's flat parameter buffer: one fused AdamW or LAMB op per step driven by a
+// segment table (weight decay as each tensor's PARAM_NO_DECAY flag says), the global gradient norm
+// and clip factor kept on the device, linear warmup then cosine LR.
+
+typedef enum { OPT_ADAMW = 0, OPT_LAMB = 1 } OptKind;
+
+typedef struct {
+	OptKind kind;
+	double lr, lr_min;          // peak LR after warmup, floor of the cosine
+	int64_t warmup_steps;       // linear from lr/warmup to lr
+	int64_t total_steps;        // cosine reaches lr_min here and stays
+	double beta1, beta2, eps, weight_decay;
+	double clip_norm;           // global gradient L2 norm limit, 0 = off
+} OptConfig;
+
+typedef struct {
+	KernCtx *ctx;
+	OptConfig cfg;
+	KOptSegment *segs; // one per parameter tensor, in the flat buffer's order
+	char (*names)[96]; // the tensors' names (optim_set_rule)
+	int n_segs;
+	int64_t n_params;
+	KOptPlan *plan;
+	KTensor m, v;           // (n_params) f32 first and second moments, same layout as the parameters
+	KTensor norm_clip;      // (2) f32 on the device: [‖g‖ before clipping, clip factor] of the last step
+	int64_t step;           // updates done so far
+} Optimizer;
+
+// FastCLIP's ViT settings: AdamW, betas 0.9/0.98, eps 1e-6, wd 0.1, no clipping
+void optim_config_default(OptConfig *c);
+// LR of update number step+1 (step counts completed updates)
+double optim_lr(const OptConfig *c, int64_t step);
+// the same schedule (warmup, cosine to lr_min) applied to another peak rate: FastCLIP gives its
+// temperature group its own peak and the model's schedule
+double optim_lr_of(const OptConfig *c, double peak, int64_t step);
+// segments from the parameter table: KSEG_DECAY unless PARAM_NO_DECAY, KSEG_LAMB for LAMB.
+// -EINVAL on a bad configuration or a table that does not tile [0, n_params) in order, -ENOMEM.
+int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
+		 int64_t n_params);
+void optim_destroy(Optimizer *o);
+// adds KSEG_* flags (FROZEN: left alone and out of the norm; CLAMP to [lo, hi] after the update)
+// to the tensor named `name` (setup time: rebuilds the plan). -ENOENT when there is no such tensor.
+int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, float hi);
+// One update, queued: the global norm of grads (ACT, n_params) into norm_clip, clipping to
+// clip_norm, AdamW/LAMB on params (f32 master) and, when copy is not NULL, every parameter's new
+// value stored into copy (the bf16 weights the model reads). A non-finite norm latches -ERANGE
+// ("optimizer") on the device: nothing changes and the next op or sync point returns it.
+int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads);
+
+// ---- safetensors files ----
+// safetensors files: write named tensors with string metadata, and read them back through mmap with
+// every header field checked (offsets inside the file, sizes matching shapes).
+
+typedef enum { ST_F32, ST_F64, ST_F16, ST_BF16, ST_I32, ST_I64, ST_U64, ST_U8, ST_NDTYPES } StDtype;
+
+#define ST_MAX_DIMS 8
+
+typedef struct {
+	char name[160];
+	StDtype dtype;
+	int ndim;
+	int64_t shape[ST_MAX_DIMS];
+	const void *data; // writer: the bytes to write; reader: points into the mapping
+	size_t nbytes;
+} StTensor;
+
+typedef struct StFile StFile;
+
+const char *st_dtype_name(StDtype d);
+size_t st_dtype_size(StDtype d);
+// writes header + data to fd at its current position; meta: NULL or n_meta key/value pairs.
+// Returns 0 or -errno (ENOSPC, EFBIG, EIO...) from the first failing write; does not fsync.
+int st_write_fd(int fd, const StTensor *t, int n, const char *const *meta_kv, int n_meta);
+// the same into a new file at path (truncating an old one); not atomic, see ckpt_* for that
+int st_write(const char *path, const StTensor *t, int n, const char *const *meta_kv, int n_meta);
+// -errno for open/mmap failures, -EBADMSG for a malformed file
+int st_open(StFile **out, const char *path);
+void st_close(StFile *f);
+int st_count(const StFile *f);
+const StTensor *st_entry(const StFile *f, int i);
+const StTensor *st_find(const StFile *f, const char *name);
+// value of a __metadata__ key, or NULL
+const char *st_meta(const StFile *f, const char *key);
+
+// ---- weights in safetensors ----
+// Model weights <-> safetensors with open_clip tensor names and shapes, so a video tower can start
+// from an open_clip / OpenAI CLIP checkpoint and our weights load in open_clip.
+
+typedef struct {
+	const char *prefix; // load only tensors whose name starts with it ("visual."), NULL = all
+	int allow_missing;  // tensors absent from the file keep their current values
+	const char *const *skip; // n_skip names never loaded (keep their values): e.g. "visual.proj" when
+	int n_skip;              // starting a 256-d AVION tower from a 512-d CLIP checkpoint
+} StLoadOpts;
+
+// t[] (room for n) describes every tensor of host (the flat f32 buffer) but `skip` (a name, or
+// NULL) as F32 with its open_clip shape; returns how many
+int st_model_tensors(StTensor *t, const ParamSpec *specs, int n, const float *host, const char *skip);
+// every tensor as F32 with its open_clip shape; meta: n_meta key/value string pairs
+int st_model_save(const char *path, KernCtx *ctx, const ParamSpec *specs, int n, const KTensor *params,
+		  const char *const *meta, int n_meta);
+// reads F32/F16/BF16/F64 tensors into params (f32). visual.temporal_embedding may always be
+// absent (CLIP has none; it stays as it is, zero after init, as in AVION). Errors, with a
+// sentence in err: -ENOENT a tensor is missing, -EINVAL a shape differs (both shapes named)
+// or a dtype is not a float, other -errno from opening the file, -EBADMSG a malformed file.
+int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n, KTensor *params,
+		  const StLoadOpts *opts, char *err, size_t errlen);
+
+// ---- open_clip interop ----
+// open_clip interop: weights exported under open_clip's names with every size in the file's
+// metadata (so open_clip loads them with strict=True), and a model started from an open_clip or
+// OpenAI CLIP file (AVION starts its video tower from CLIP ViT-B/16).
+
+#define ST_OPENCLIP_FORMAT "1" // metadata avclip.export
+
+// Writes params (the model's flat f32 buffer, specs from model_layout(cfg)) to path as F32
+// safetensors under open_clip's names. __metadata__: format pt, avclip.export, avclip.model (the
+// configuration line), embed_dim, vision.{image_size, patch_size, width, layers, heads,
+// head_width, frames}, text.{context_length, vocab_size, width, layers, heads}, mlp_ratio, act
+// (gelu | quick_gelu). image != 0: an image model for open_clip: the temporal embedding of frame
+// 0 is added to the patch positions (not the class token's) and not written, vision.frames = 1
+// (for a 1-frame model the features are the same). 0 or -errno with a sentence in err.
+int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *cfg, const ParamSpec *specs, int n,
+		       const KTensor *params, int image, char *err, size_t errlen);
+
+typedef struct {
+	int skip_mismatched; // leave visual.proj / text_projection as they are when their shapes differ
+	char note[512];      // out: what was skipped or kept, for the log ("" when nothing)
+} StInitOpts;
+
+// Loads an open_clip / OpenAI CLIP safetensors file into params for the model cfg: every tensor
+// by name and shape, except visual.temporal_embedding (CLIP has none: it stays as it is, zero
+// after initialisation, as AVION starts) and logit_scale (the loss's --temperature decides).
+// The head counts and the activation are checked against the file's metadata when it has them.
+// Projections whose widths differ (a 256-d embedding from a 512-d CLIP) are an error naming
+// them, or skipped with o->skip_mismatched. 0 or -errno with a sentence in err.
+int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *cfg, const ParamSpec *specs, int n,
+		     KTensor *params, StInitOpts *o, char *err, size_t errlen);
+
+// ---- checkpoints ----
+// Training checkpoints: model, optimizer moments and step, trainer state (step, stream position,
+// RNG) and extra tables (FastCLIP u / tau) in one safetensors file, written atomically, with a
+// LATEST marker naming the newest complete one.
+
+#define CKPT_MARKER "LATEST"
+
+typedef struct {
+	int64_t step;        // optimizer updates completed
+	uint64_t stream_pos; // next global sample position g of the data stream
+	uint64_t rng[4];     // the trainer's RNG state, opaque here
+} CkptState;
+
+typedef struct {
+	KernCtx *ctx;
+	const ModelConfig *cfg;
+	const ParamSpec *specs;
+	int n_specs;
+	KTensor *params; // flat f32
+	Optimizer *opt;  // NULL when there is none
+	StTensor *extra; // host tables saved as "extra/<name>" and restored in place (same dtype and size)
+	int n_extra;
+} CkptTarget;
+
+// Writes dir/ckpt-<step>.safetensors through a temp file (fsync, rename, fsync dir), then moves
+// LATEST to it the same way; keep_last > 0 removes older checkpoints beyond that many.
+// On any failure (unwritable dir, full disk, file size limit) the temp file is removed, LATEST
+// and the previous checkpoint stay as they were, and err says what failed.
+int ckpt_save(const char *dir, const CkptTarget *t, const CkptState *st, int keep_last, char *err, size_t errlen);
+// Loads the checkpoint LATEST names: -ENOENT when there is none (fresh start), -EINVAL when it was
+// written for another model configuration or misses a tensor, with err saying which.
+int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, size_t errlen);
+// the checkpoint file dir/LATEST names, as dir/<file>; -ENOENT without a marker, -EBADMSG when
+// the marker does not name a checkpoint file
+int ckpt_latest_path(const char *dir, char *path, size_t len, char *err, size_t errlen);
+
+#endif

@@ -39,3 +39,15 @@ $(TRAINER_FEEDER): $(TRAINER_FEEDER_OBJS) $(BUILD)/lib/libring.a $(BUILD)/lib/li
 	$(CC) $(LDFLAGS) -o $@ $(TRAINER_FEEDER_OBJS) -Wl,--start-group $(filter %.a,$^) -Wl,--end-group $(EXT_LDLIBS) $(LDLIBS_BASE)
 ALL_OBJS += $(TRAINER_FEEDER_OBJS)
 all: $(TRAINER_FEEDER)
+
+# make bench-cpu: the trainer's own step (tiny and vit-s16, fp32 and bf16) split by phase, and the
+# linear layers' GFLOP/s as a ratio to cblas_sgemm (last line)
+ifeq ($(HAVE_BLAS),1)
+BENCHES += bench_trainer_cpu
+bench_trainer_cpu_SRCS := trainer/trainer_bench.c
+bench_trainer_cpu_LIBS := avtrain fastclip comm avmodel kernels ring stream data common
+bench_trainer_cpu_WHITEBOX := trainer
+.PHONY: bench-cpu
+bench-cpu: $(BUILD)/tests/bench_trainer_cpu
+	$(BUILD)/tests/bench_trainer_cpu
+endif

@@ -10,13 +10,3 @@ MODEL_TESTS := test_model_bf16 test_model_grad_hook test_model_grad test_model_c
                test_optim_lamb_nodecay test_optim_wd_groups
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels stream common))
-
-# make bench-cpu: step time of tiny and vit-s16, matmul GFLOP/s as a ratio to cblas_sgemm
-ifeq ($(HAVE_BLAS),1)
-BENCHES += bench_model_cpu
-bench_model_cpu_SRCS := trainer/model/model_bench.c
-bench_model_cpu_LIBS := avmodel kernels stream common
-.PHONY: bench-cpu
-bench-cpu: $(BUILD)/tests/bench_model_cpu
-	$(BUILD)/tests/bench_model_cpu
-endif

@@ -310,7 +310,7 @@ int kern_add(KernCtx *ctx, KTensor *out, const KTensor *a, const KTensor *b);
 //   mean (0.48145466, 0.4578275, 0.40821073) and std (0.26862954, 0.26130258, 0.27577711).
 //   Clip b is flipped when flip != 0 and bit 0 of word 0 of Philox4x32-10 (Random123 constants)
 //   with counter {g lo32, g hi32, 3, 0} and key {seed lo32, seed hi32} is 1 (g = pos[b]; 3 is
-//   the trainer's augmentation stream): the same rule and values as trainer/trainer_augment.c.
+//   the trainer's augmentation stream): the same rule and values as the host twin tests/ref/augment_ref.c.
 // H and W must be multiples of patch.
 int kern_augment(KernCtx *ctx, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
 		 int patch);
@@ -353,7 +353,7 @@ int kern_attention_bwd(KernCtx *ctx, KGrad dqkv, const KTensor *dout, const KTen
 		       const KTensor *lse, int heads, int causal);
 
 // ======================================================================================
-// Contrastive losses (FastCLIP and OpenCLIP), exactly as trainer/fastclip/ computes them
+// Contrastive losses (FastCLIP and OpenCLIP), exactly as their host twins (tests/ref/fastclip_ref) compute them
 // ======================================================================================
 
 // One rank's view of a step: N = K·B gathered rows, this rank's at [offset, offset + B).

@@ -3,7 +3,7 @@
 #include "kern_cpu.h"   // defines: kcpu_st, KOMP
 #include "rng_philox.h" // defines: rng_philox4x32, RNG_STREAM_AUGMENT
 
-// OpenAI CLIP's normalization (open_clip OPENAI_DATASET_MEAN / _STD), as trainer_augment.c
+// OpenAI CLIP's normalization (open_clip OPENAI_DATASET_MEAN / _STD), as its host twin tests/ref/augment_ref.c
 static const double clip_mean[3] = {0.48145466, 0.4578275, 0.40821073};
 static const double clip_std[3] = {0.26862954, 0.26130258, 0.27577711};
 

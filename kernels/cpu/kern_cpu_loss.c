@@ -1,5 +1,5 @@
 // The CPU twins of the contrastive loss ops: OpenCLIP's gathered InfoNCE and FastCLIP's FCCO
-// pieces, in double with the summation order of trainer/fastclip/ (so results equal the host code's).
+// pieces, in double with the summation order of the host twins in tests/ref/ (so results equal theirs).
 // Rows are computed in parallel; every scalar sum is then taken serially in the host code's order.
 #include "kern_cpu.h" // defines: kcpu_store_grad, kcpu_load_f64, kcpu_ld, kcpu_st
 
@@ -434,7 +434,7 @@ int kcpu_fcco_surrogate(KernCtx *c, const KContrastBatch *b, const KTensor *pack
 	return 0;
 }
 
-// ---- logged metrics of the local batch (trainer_step's local_metrics) ----
+// ---- logged metrics of the local batch (the trainer's nce and acc) ----
 int kcpu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s, int B,
 		      int d)
 {

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FIELDS = ["image_size", "patch", "frames", "vis_width", "vis_layers", "vis_heads", "vocab", "ctx_len", "txt_width",
           "txt_layers", "txt_heads", "embed_dim", "mlp_ratio"]  # ModelConfig's order
-CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)  # trainer/trainer_augment.c
+CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)  # kern_augment (kernels/kern_ops.h)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 HAVE_SDPA = hasattr(F, "scaled_dot_product_attention")
 

@@ -95,6 +95,8 @@ $(BUILD)/include-test/$(notdir $(1)): $(1)
 	@ln -sfn $$(abspath $$<) $$@
 endef
 $(foreach h,$(TEST_HEADERS),$(eval $(call TEST_HEADER_template,$(h))))
+# the links are made by pattern rules but are no intermediate files: make must not delete them
+.SECONDARY: $(PUB_LINKS)
 SCRIPT_TESTS += tests/test_include_layers.sh
 
 # external libraries every program may link (static archives pull only what is used)

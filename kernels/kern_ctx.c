@@ -67,6 +67,11 @@ int kern_stream_sync(KernCtx *ctx)
 }
 
 // ---- devices and streams ----
+// The CUDA backend (kernels/cuda/) is linked only into programs that ask for it with
+// -Wl,-u,kcuda_backend and its libraries (KCUDA_LDFLAGS in kernels/cuda/module.mk); the weak
+// reference lets every other program link without CUDA, and then KERN_BACKEND_CUDA is -ENODEV.
+extern const KBackend kcuda_backend __attribute__((weak));
+
 static int open_stream(KernDev *d, KernCtx **out)
 {
 	KernCtx *c = calloc(1, sizeof *c);
@@ -92,6 +97,8 @@ int kern_ctx_create(KernCtx **out, const KCtxOptions *opt)
 	const KBackend *be = NULL;
 	if (opt->backend == KERN_BACKEND_CPU)
 		be = &kcpu_backend;
+	else if (opt->backend == KERN_BACKEND_CUDA && &kcuda_backend)
+		be = &kcuda_backend;
 	if (!be)
 		return -ENODEV; // this build has no such backend
 	KernDev *d = calloc(1, sizeof *d);
@@ -262,6 +269,60 @@ int kern_event_sync(KEvent *ev)
 	atomic_fetch_add(&d->waits, 1);
 	int err = atomic_load(&d->err);
 	return err ? err : rc;
+}
+
+// ---- the host ranges backends keep (kern_backend.h) ----
+int kern_range_add(KHostRange **list, pthread_mutex_t *lock, void *p, size_t n, int owned)
+{
+	KHostRange *r = calloc(1, sizeof *r);
+	if (!r)
+		return -ENOMEM;
+	*r = (KHostRange){.p = p, .n = n, .owned = owned};
+	pthread_mutex_lock(lock);
+	for (KHostRange *q = *list; q; q = q->next)
+		if ((char *)p < q->p + q->n && q->p < (char *)p + n) {
+			pthread_mutex_unlock(lock);
+			free(r);
+			return -EEXIST;
+		}
+	r->next = *list;
+	*list = r;
+	pthread_mutex_unlock(lock);
+	return 0;
+}
+
+int kern_range_take(KHostRange **list, pthread_mutex_t *lock, void *p, int owned)
+{
+	pthread_mutex_lock(lock);
+	for (KHostRange **q = list; *q; q = &(*q)->next)
+		if ((*q)->p == p && (*q)->owned == owned) {
+			KHostRange *r = *q;
+			*q = r->next;
+			pthread_mutex_unlock(lock);
+			free(r);
+			return 0;
+		}
+	pthread_mutex_unlock(lock);
+	return -ENOENT;
+}
+
+int kern_range_covers(KHostRange **list, pthread_mutex_t *lock, const void *p, size_t n)
+{
+	const char *a = p;
+	int ok = 0;
+	pthread_mutex_lock(lock);
+	for (KHostRange *r = *list; r && !ok; r = r->next)
+		ok = a >= r->p && a + n <= r->p + r->n;
+	pthread_mutex_unlock(lock);
+	return ok;
+}
+
+KHostRange *kern_range_pop(KHostRange **list)
+{
+	KHostRange *r = *list;
+	if (r)
+		*list = r->next;
+	return r;
 }
 
 // ---- memory ----

@@ -254,7 +254,8 @@ typedef struct {
 	KAct act;
 	const KTensor *residual;
 } KLinear;
-// cuBLASLt workspace bytes for any linear on this handle (CPU: 0)
+// workspace bytes any linear on this handle needs (CPU: 0; CUDA: an f32 tile its own epilogues
+// round from, cuBLASLt's own workspace being the stream's)
 size_t kern_linear_ws_bytes(KernCtx *ctx);
 int kern_linear(KernCtx *ctx, const KLinear *a);
 

@@ -5,8 +5,12 @@
 #include "kcuda.h" // defines: KLAUNCH, cuda_check
 #include "kex.h"   // defines: kex_blocksum, kex_softmax_rows, kex_mma_gemm
 #include "kgemm.h" // defines: kgemm
+extern "C" {
+#include "kern_ops.h" // defines: the op contract (the CUDA backend's ops are timed through it)
+}
 
 #include <deque>
+#include <chrono>
 #include <functional>
 #include <string>
 #include <stdio.h>
@@ -19,7 +23,8 @@ struct Entry {
 	double work;    // per call
 	const char *vs; // the baseline entry it is compared with
 	std::function<int()> run;
-	double secs = 0; // per call
+	KernCtx *ctx = nullptr; // an op of the backend: timed on the host, its stream drained
+	double secs = 0;        // per call
 };
 
 // mean time of one call over enough calls to fill ~0.2 s, after a warm-up
@@ -48,6 +53,28 @@ static double time_it(const std::function<int()> &run)
 	cuda_check(cudaEventDestroy(a));
 	cuda_check(cudaEventDestroy(b));
 	return ms * 1e-3 / reps;
+}
+
+// an op of the backend: it queues on the context's own stream, so the time is the host's over
+// enough calls, the queue drained at the end (launch overhead hides behind kernels this long)
+static double time_op(KernCtx *c, const std::function<int()> &run)
+{
+	for (int i = 0; i < 3; i++)
+		if (run())
+			return -1;
+	if (kern_stream_sync(c))
+		return -1;
+	for (int reps = 1;; reps *= 4) {
+		auto t0 = std::chrono::steady_clock::now();
+		for (int i = 0; i < reps; i++)
+			if (run())
+				return -1;
+		if (kern_stream_sync(c))
+			return -1;
+		double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		if (s > 0.2 || reps >= 1 << 14)
+			return s / reps;
+	}
 }
 
 static void fill_bf16(__nv_bfloat16 *d, size_t n)
@@ -138,6 +165,192 @@ static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const c
 	}
 }
 
+// ---- the CUDA backend's ops, through the contract, at vit-b16's sizes ----
+// vit-b16 at T = 4 frames of 224², a batch of BV clips: N = BV·785 token rows of width 768; text
+// 77 tokens of width 512; FastCLIP's loss at B = 256 per rank of K = 8 (N = 2048), d = 256
+enum { BV = 32, TV = 4, IMG = 224, PATCH = 16, PV = (IMG / PATCH) * (IMG / PATCH), LVV = 1 + TV * PV, WV = 768,
+       LT = 77, WT = 512, VOCAB = 49408, EMB = 256, LB = 256, LK = 8 };
+static const int64_t NV = (int64_t)BV * LVV, NPARAM = 150000000;
+
+struct Tensors {
+	std::vector<KTensor *> all;
+	KTensor *make(KernCtx *c, KDtype dt, std::initializer_list<int64_t> sh)
+	{
+		KTensor *x = new KTensor;
+		if (kern_alloc(c, x, dt, (int)sh.size(), sh.begin())) {
+			fprintf(stderr, "bench: kern_alloc of %s failed\n", kern_dtype_name(dt));
+			exit(1);
+		}
+		all.push_back(x);
+		if (dt != KDT_F32 && dt != KDT_BF16)
+			return x; // ids, positions and clips stay zero: valid for every op here
+		std::vector<uint16_t> h16;
+		std::vector<float> h32;
+		size_t n = (size_t)kern_numel(x);
+		for (size_t i = 0; i < n; i++) { // small values in [-0.5, 0.5): no overflow anywhere
+			float v = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+			if (dt == KDT_BF16)
+				h16.push_back(kern_bf16_from_f32(v));
+			else
+				h32.push_back(v);
+		}
+		const void *h = dt == KDT_BF16 ? (const void *)h16.data() : (const void *)h32.data();
+		if (kern_upload(c, x, h, kern_nbytes(x))) {
+			fprintf(stderr, "bench: upload failed: %s\n", kern_error_message(c));
+			exit(1);
+		}
+		return x;
+	}
+	void release(KernCtx *c)
+	{
+		for (KTensor *x : all) {
+			kern_free(c, x);
+			delete x;
+		}
+	}
+};
+
+// a plain cuBLASLt bf16 GEMM C (m x n) = op(A) B of the same size as a linear layer's product
+static int plain(KGemm *g, KErr *e, KgOp opA, KgOp opB, int m, int n, int k, const void *A, const void *B, void *C)
+{
+	KgCall x = {};
+	x.opA = opA, x.opB = opB, x.M = m, x.N = n, x.K = k, x.A = A, x.B = B, x.C = C;
+	x.lda = opA == KGEMM_N ? m : k, x.ldb = opB == KGEMM_N ? k : n, x.ldc = m;
+	x.ab = KGEMM_BF16, x.c = KGEMM_BF16, x.alpha = 1.0f;
+	return kgemm(g, NULL, &x, e);
+}
+
+static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KErr *e)
+{
+	KCtxOptions o = {KERN_BACKEND_CUDA, 0, 0, KERN_ATTN_AUTO};
+	if (kern_ctx_create(out, &o)) {
+		fprintf(stderr, "bench: kern_ctx_create(cuda) failed (is the backend linked?)\n");
+		return 1;
+	}
+	KernCtx *c = *out;
+	size_t ws = kern_loss_ws_bytes(c, LB, LB * LK, EMB), lw = kern_linear_ws_bytes(c);
+	if (kern_ctx_reserve_workspace(c, ws > lw ? ws : lw))
+		return 1;
+	static KGemm *g;
+	if (kgemm_create(&g, 0, e))
+		return 1;
+	const KDtype H = KDT_BF16, F = KDT_F32;
+	// the linear layers of a block: in (N, 768) or (N, 3072), weights (OC, IC), epilogues as the model's
+	KTensor *x768 = tn->make(c, H, {NV, WV}), *x3072 = tn->make(c, H, {NV, 4 * WV}), *pre = tn->make(c, H, {NV, 4 * WV});
+	KTensor *y768 = tn->make(c, H, {NV, WV}), *y2304 = tn->make(c, H, {NV, 3 * WV}), *res = tn->make(c, H, {NV, WV});
+	KTensor *wqkv = tn->make(c, H, {3 * WV, WV}), *bqkv = tn->make(c, H, {3 * WV}), *wfc = tn->make(c, H, {4 * WV, WV});
+	KTensor *bfc = tn->make(c, H, {4 * WV}), *wpr = tn->make(c, H, {WV, 4 * WV}), *b768 = tn->make(c, H, {WV});
+	KTensor *gw = tn->make(c, F, {WV, 4 * WV}), *gb = tn->make(c, F, {WV}), *gb2 = tn->make(c, F, {4 * WV});
+	KTensor *dx3072 = tn->make(c, H, {NV, 4 * WV});
+	struct Lin {
+		const char *name, *plain_name;
+		KTensor *in, *w, *b, *out, *pre, *res;
+		int IC, OC;
+		KAct act;
+	};
+	static const Lin lins[] = {
+		{"linear qkv 768->2304 +bias", "plain GEMM N x 768 -> 2304", x768, wqkv, bqkv, y2304, nullptr, nullptr, WV,
+		 3 * WV, KACT_NONE},
+		{"linear fc 768->3072 +bias +GELU", "plain GEMM N x 768 -> 3072", x768, wfc, bfc, x3072, pre, nullptr, WV,
+		 4 * WV, KACT_GELU},
+		{"linear proj 3072->768 +bias +res", "plain GEMM N x 3072 -> 768", x3072, wpr, b768, y768, nullptr, res,
+		 4 * WV, WV, KACT_NONE},
+	};
+	for (const Lin &l : lins) {
+		const double f = 2.0 * NV * l.IC * l.OC;
+		const Lin *p = &l;
+		t.push_back({l.plain_name, true, f, NULL, [=] {
+				     return plain(g, e, KGEMM_T, KGEMM_N, p->OC, (int)NV, p->IC, p->w->data, p->in->data,
+						  p->out->data);
+			     }});
+		t.push_back({l.name, true, f, l.plain_name, [=] {
+				     KLinear a = {p->out, p->pre, p->in, p->w, 1, p->b, p->act, p->res};
+				     return kern_linear(c, &a);
+			     }, c});
+	}
+	// backward of c_proj with the GELU-backward epilogue into c_fc's pre and bias gradients (the
+	// model's MLP backward), and of qkv: din and dW, against the two plain GEMMs
+	const double fb = 4.0 * NV * WV * 4 * WV;
+	t.push_back({"plain GEMMs din+dW 3072x768", true, fb, NULL, [=] {
+			     int rc = plain(g, e, KGEMM_N, KGEMM_N, 4 * WV, (int)NV, WV, wpr->data, y768->data, x3072->data);
+			     return rc ? rc : plain(g, e, KGEMM_N, KGEMM_T, 4 * WV, WV, (int)NV, x3072->data, y768->data, wfc->data);
+		     }});
+	t.push_back({"linear_bwd proj +GELU' +biases", true, fb, "plain GEMMs din+dW 3072x768", [=] {
+			     KLinearBwd a = {KG_SET(dx3072), KG_ADD(gw), KG_ADD(gb), KG_ADD(gb2), y768, x3072, wpr, 1, pre, KACT_GELU};
+			     return kern_linear_bwd(c, &a);
+		     }, c});
+	// own kernels in GB/s against the copy: the bytes each must move at least
+	const char *cp = "copy (device to device)";
+	KTensor *mean = tn->make(c, F, {NV}), *rstd = tn->make(c, F, {NV}), *lw_ = tn->make(c, H, {WV});
+	KTensor *ldw = tn->make(c, F, {WV}), *ldb = tn->make(c, F, {WV});
+	const double nc = (double)NV * WV;
+	t.push_back({"layernorm fwd (bf16)", false, 4 * nc + 8.0 * NV, cp,
+		     [=] { return kern_layernorm_fwd(c, y768, mean, rstd, x768, lw_, b768); }, c});
+	t.push_back({"layernorm bwd (din, dw, db)", false, 6 * nc + 8.0 * NV, cp, [=] {
+			     return kern_layernorm_bwd(c, KG_SET(res), KG_ADD(ldw), KG_ADD(ldb), y768, x768, lw_, mean, rstd);
+		     }, c});
+	t.push_back({"residual add (bf16)", false, 6 * nc, cp, [=] { return kern_add(c, res, res, y768); }, c});
+	KTensor *clips = tn->make(c, KDT_U8, {BV, TV, IMG, IMG, 3}), *gpos = tn->make(c, KDT_I64, {BV});
+	KTensor *patches = tn->make(c, H, {BV, TV * PV, 3 * PATCH * PATCH});
+	const double px = (double)BV * TV * IMG * IMG * 3;
+	t.push_back({"augment (u8 -> bf16 patches)", false, 3 * px, cp,
+		     [=] { return kern_augment(c, patches, clips, gpos, 7, 1, PATCH); }, c});
+	KTensor *pemb = tn->make(c, H, {BV, TV * PV, WV}), *cls = tn->make(c, H, {WV}), *vpos = tn->make(c, H, {1 + PV, WV});
+	KTensor *tpos = tn->make(c, H, {TV, WV}), *dcls = tn->make(c, F, {WV}), *dvpos = tn->make(c, F, {1 + PV, WV});
+	KTensor *dtpos = tn->make(c, F, {TV, WV});
+	KTensor *x0 = tn->make(c, H, {BV, LVV, WV});
+	t.push_back({"vis_embed fwd", false, 4 * nc, cp, [=] { return kern_vis_embed_fwd(c, x0, pemb, cls, vpos, tpos); }, c});
+	t.push_back({"vis_embed bwd (dx, dcls, dpos, dtpos)", false, 4 * nc, cp, [=] {
+			     return kern_vis_embed_bwd(c, KG_SET(pemb), KG_ADD(dcls), KG_ADD(dvpos), KG_ADD(dtpos), x0);
+		     }, c});
+	KTensor *ids = tn->make(c, KDT_I32, {BV, LT}), *wte = tn->make(c, H, {VOCAB, WT}), *tp = tn->make(c, H, {LT, WT});
+	KTensor *tx = tn->make(c, H, {BV, LT, WT}), *dwte = tn->make(c, F, {VOCAB, WT}), *dtp = tn->make(c, F, {LT, WT});
+	const double nt = (double)BV * LT * WT;
+	t.push_back({"tok_embed fwd", false, 6 * nt, cp, [=] { return kern_tok_embed_fwd(c, tx, ids, wte, tp); }, c});
+	t.push_back({"tok_embed bwd (set: the table zeroed)", false, 2 * nt + 4.0 * VOCAB * WT, cp,
+		     [=] { return kern_tok_embed_bwd(c, KG_SET(dwte), KG_ADD(dtp), tx, ids); }, c});
+	// the loss ops: compute-bound in double; bytes are the features they read
+	KTensor *E1 = tn->make(c, H, {LB * LK, EMB}), *E2 = tn->make(c, H, {LB * LK, EMB}), *ls = tn->make(c, F, {1});
+	KTensor *loss = tn->make(c, F, {1}), *dE1 = tn->make(c, H, {LB * LK, EMB}), *dE2 = tn->make(c, H, {LB * LK, EMB});
+	KTensor *dls = tn->make(c, F, {1}), *table = tn->make(c, F, {LB * LK, 2}), *sid = tn->make(c, KDT_I64, {LB});
+	KTensor *pack = tn->make(c, F, {LB, 2}), *pall = tn->make(c, F, {LB * LK, 2});
+	KTensor *de1 = tn->make(c, H, {LB, EMB}), *de2 = tn->make(c, H, {LB, EMB});
+	static KTensor e1, e2;
+	kern_view(&e1, E1, 0, 2, (const int64_t[]){LB, EMB});
+	kern_view(&e2, E2, 0, 2, (const int64_t[]){LB, EMB});
+	static KContrastBatch cb = {&e1, &e2, E1, E2, 0, nullptr};
+	cb.log_s = ls;
+	const double fb_ = 2.0 * 2 * LB * LK * EMB;
+	t.push_back({"infonce B256 N2048 d256 (double)", false, fb_ + 4.0 * LB * EMB, cp, [=] {
+			     return kern_infonce(c, &cb, loss, KG_SET(dE1), KG_SET(dE2), KG_SET(dls));
+		     }, c});
+	static KFccoParams fp = {KFCCO_V3, 0.8, 1e-14, 6.5, 0, 0, 0, 0, 0, 0, 0, 0};
+	t.push_back({"fcco_local v3 (double)", false, fb_, cp, [=] { return kern_fcco_local(c, &cb, sid, table, &fp, pack); }, c});
+	t.push_back({"fcco_surrogate v3 (double)", false, fb_, cp, [=] {
+			     return kern_fcco_surrogate(c, &cb, pack, pall, &fp, loss, KG_SET(de1), KG_SET(de2), KG_SET(dls));
+		     }, c});
+	// the fused optimizer over vit-b16's parameter count, one segment per 1.5 M
+	KTensor *w = tn->make(c, F, {NPARAM}), *gr = tn->make(c, F, {NPARAM}), *m = tn->make(c, F, {NPARAM});
+	KTensor *v = tn->make(c, F, {NPARAM}), *cpy = tn->make(c, H, {NPARAM}), *ncl = tn->make(c, F, {2});
+	std::vector<KOptSegment> segs, lsegs;
+	for (int64_t o0 = 0; o0 < NPARAM; o0 += 1500000) {
+		int64_t n = NPARAM - o0 < 1500000 ? NPARAM - o0 : 1500000;
+		segs.push_back({o0, n, KSEG_DECAY, 0, 0});
+		lsegs.push_back({o0, n, KSEG_DECAY | KSEG_LAMB, 0, 0});
+	}
+	static KOptPlan *plan, *lplan;
+	if (kern_opt_plan_create(c, &plan, segs.data(), (int)segs.size(), NPARAM) ||
+	    kern_opt_plan_create(c, &lplan, lsegs.data(), (int)lsegs.size(), NPARAM))
+		return 1;
+	static KOptHyper h = {1e-4, 0.9, 0.98, 1e-6, 0.1, 3};
+	t.push_back({"grad_norm (f32 grads)", false, 4.0 * NPARAM, cp, [=] { return kern_grad_norm(c, plan, ncl, gr, 1.0); }, c});
+	t.push_back({"optimizer AdamW (+bf16 copy)", false, 30.0 * NPARAM, cp,
+		     [=] { return kern_optimizer(c, plan, &h, w, cpy, gr, m, v, ncl); }, c});
+	t.push_back({"optimizer LAMB (+bf16 copy)", false, 30.0 * NPARAM, cp,
+		     [=] { return kern_optimizer(c, lplan, &h, w, cpy, gr, m, v, ncl); }, c});
+	return 0;
+}
+
 int main()
 {
 	int ndev = 0;
@@ -191,10 +404,15 @@ int main()
 	AttnBench ab = {};
 	add_attention(t, ab, e, "cuBLASLt bf16 GEMM 8192^3");
 
+	KernCtx *kc = nullptr;
+	Tensors tn;
+	if (add_backend_ops(t, &kc, &tn, &e))
+		return 1;
+
 	for (auto &x : t) {
-		x.secs = time_it(x.run);
+		x.secs = x.ctx ? time_op(x.ctx, x.run) : time_it(x.run);
 		if (x.secs < 0) {
-			fprintf(stderr, "%s failed: %s\n", x.name, e.msg);
+			fprintf(stderr, "%s failed: %s\n", x.name, x.ctx ? kern_error_message(x.ctx) : e.msg);
 			return 1;
 		}
 		printf("%-36s %9.3f ms  %8.1f %s\n", x.name, x.secs * 1e3, x.work / x.secs / (x.flops ? 1e12 : 1e9),
@@ -210,6 +428,8 @@ int main()
 	}
 	printf("\n");
 	kgemm_destroy(g);
+	tn.release(kc);
+	kern_ctx_destroy(kc);
 	for (void *p : {src, dst, (void *)a, (void *)b, (void *)c, (void *)partials})
 		cuda_check(cudaFree(p));
 	return 0;

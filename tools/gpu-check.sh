@@ -5,6 +5,7 @@
 # bench-kernels. Full logs go to $OUT (or build/gpu-check/); a short table is printed last.
 #
 #   tools/gpu-check.sh [--dry-run] [--jobs N]
+#   (one step alone: --sanitize memcheck|racecheck, --twins)
 #
 # Steps are one line each in STEPS below (name, time limit in seconds, whether it needs a GPU,
 # command); later work adds its own lines (attention, the trainer, the PyTorch comparison).
@@ -17,6 +18,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--dry-run) dry=1 ;;
 	--sanitize) tool=$2; shift ;; # one step: compute-sanitizer --tool TOOL on the kernel tests
+	--twins) tool=twins ;;        # one step: the CUDA backend's twin tests summed up from test-gpu's logs
 	--jobs) jobs=$2; shift ;;
 	-h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "gpu-check: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -53,7 +55,28 @@ sanitize() {
 	return $rc
 }
 
-if [ -n "$tool" ]; then
+# The CUDA backend against its CPU twin, from the logs make test-gpu left: the worst relative L2
+# per storage type over every named tensor, and whether the two-run bit-identity checks held.
+twins() {
+	local logs=("$build"/test-logs/test_kcuda_*_gpu.log)
+	[ -e "${logs[0]}" ] || { echo "no test_kcuda_*_gpu logs under $build/test-logs: run the test-gpu step first"; return 1; }
+	awk '
+	/ rel L2 / { for (i = 1; i <= NF; i++) if ($i == "L2") { v = $(i + 1) + 0; t = $(i - 2) }
+		n++; if (v > worst[t]) worst[t] = v }
+	/^FAIL/ { bad++ }
+	/same bits/ { runs++; if ($1 == "ok") same++ }
+	/skipped/ { skips++ }
+	END {
+		printf "%d twin comparisons, worst rel L2 bf16 %.2e f32 %.2e; %d/%d two-run bit checks identical; %d failed checks%s\n",
+		       n, worst["bf16"], worst["f32"], same, runs, bad, skips ? "; a test skipped (see its log)" : ""
+		exit bad > 0
+	}' "${logs[@]}"
+}
+
+if [ "$tool" = twins ]; then
+	twins
+	exit $?
+elif [ -n "$tool" ]; then
 	sanitize "$tool"
 	exit $?
 fi
@@ -64,6 +87,7 @@ fi
 STEPS=(
 	"build|240|cpu|make -j$jobs BUILD=$build all && echo built in $build"
 	"test-gpu|90|gpu|make BUILD=$build test-gpu"
+	"cuda-twins|5|gpu|bash tools/gpu-check.sh --twins"
 	"memcheck|60|gpu|bash tools/gpu-check.sh --sanitize memcheck"
 	"racecheck|60|gpu|bash tools/gpu-check.sh --sanitize racecheck"
 	"attention|120|gpu|out=\$($build/tests/test_kattn_gpu 2>&1); rc=\$?; echo \"\$out\"; grep '^worst' <<<\"\$out\"; exit \$rc"

@@ -4,7 +4,8 @@
 #ifndef KERN_BACKEND_H
 #define KERN_BACKEND_H
 // defines: KBackend, KernDev, struct KernCtx, struct KEvent, struct KOptPlan, KOptChunk, kern_latch,
-//          kern_latched, kcpu_backend
+//          kern_latched, KHostRange, kern_range_add, kern_range_take, kern_range_covers, kern_range_pop,
+//          kcpu_backend
 
 #include "kern_ops.h" // defines: the public types
 
@@ -137,6 +138,23 @@ struct KBackend {
 	int (*optimizer)(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
 			 const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
 };
+
+// A device's pinned allocations and registered mappings, the host memory asynchronous copies may
+// use; every backend keeps one list under its own lock (kern_ctx.c implements these)
+typedef struct KHostRange {
+	struct KHostRange *next;
+	char *p;
+	size_t n;
+	int owned; // 1: kern_host_alloc made it, 0: kern_host_register
+} KHostRange;
+// adds [p, p+n): -EEXIST when it overlaps a range, -ENOMEM
+int kern_range_add(KHostRange **list, pthread_mutex_t *lock, void *p, size_t n, int owned);
+// removes the range starting at p with that ownership; -ENOENT when there is none
+int kern_range_take(KHostRange **list, pthread_mutex_t *lock, void *p, int owned);
+// 1 when [p, p+n) lies inside one range
+int kern_range_covers(KHostRange **list, pthread_mutex_t *lock, const void *p, size_t n);
+// unlinks and returns the first range, NULL when none is left (a device's close frees them)
+KHostRange *kern_range_pop(KHostRange **list);
 
 // latches rc (< 0) as the device's asynchronous error, named "op: message", unless one is latched
 // already; backends call it for content errors and device failures

@@ -17,18 +17,10 @@ typedef struct Block {
 	struct Block *prev, *next;
 } Block;
 
-// a pinned allocation or a registered mapping
-typedef struct Range {
-	struct Range *next;
-	char *p;
-	size_t n;
-	int owned; // 1: kern_host_alloc made it
-} Range;
-
 typedef struct {
 	pthread_mutex_t lock;
-	Block head;    // circular list of live device blocks
-	Range *ranges; // host memory usable by asynchronous copies
+	Block head;         // circular list of live device blocks
+	KHostRange *ranges; // host memory usable by asynchronous copies
 } CpuDev;
 
 // the stream's scratch arena: chunks that never move until the op ends
@@ -75,55 +67,14 @@ static void cpu_free(KernDev *d, void *p)
 }
 
 // ---- host memory: pinned allocations and registered mappings ----
-static int overlaps(const Range *r, const char *p, size_t n)
-{
-	return p < r->p + r->n && r->p < p + n;
-}
-
-static int add_range(KernDev *d, void *p, size_t n, int owned)
-{
-	CpuDev *pv = d->priv;
-	Range *r = calloc(1, sizeof *r);
-	if (!r)
-		return -ENOMEM;
-	*r = (Range){.p = p, .n = n, .owned = owned};
-	pthread_mutex_lock(&pv->lock);
-	for (Range *q = pv->ranges; q; q = q->next)
-		if (overlaps(q, p, n)) {
-			pthread_mutex_unlock(&pv->lock);
-			free(r);
-			return -EEXIST;
-		}
-	r->next = pv->ranges;
-	pv->ranges = r;
-	pthread_mutex_unlock(&pv->lock);
-	return 0;
-}
-
-// removes the range starting at p; -ENOENT when there is none (or its ownership differs)
-static int remove_range(KernDev *d, void *p, int owned)
-{
-	CpuDev *pv = d->priv;
-	pthread_mutex_lock(&pv->lock);
-	for (Range **q = &pv->ranges; *q; q = &(*q)->next)
-		if ((*q)->p == p && (*q)->owned == owned) {
-			Range *r = *q;
-			*q = r->next;
-			pthread_mutex_unlock(&pv->lock);
-			free(r);
-			return 0;
-		}
-	pthread_mutex_unlock(&pv->lock);
-	return -ENOENT;
-}
-
 static int cpu_host_alloc(KernDev *d, void **p, size_t bytes)
 {
 	void *m = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
 	if (!m)
 		return -ENOMEM;
 	memset(m, 0, bytes);
-	int rc = add_range(d, m, bytes, 1);
+	CpuDev *pv = d->priv;
+	int rc = kern_range_add(&pv->ranges, &pv->lock, m, bytes, 1);
 	if (rc < 0) {
 		free(m);
 		return rc;
@@ -134,30 +85,27 @@ static int cpu_host_alloc(KernDev *d, void **p, size_t bytes)
 
 static void cpu_host_free(KernDev *d, void *p)
 {
-	if (remove_range(d, p, 1) == 0)
+	CpuDev *pv = d->priv;
+	if (kern_range_take(&pv->ranges, &pv->lock, p, 1) == 0)
 		free(p);
 }
 
 static int cpu_host_register(KernDev *d, void *p, size_t bytes)
 {
-	return add_range(d, p, bytes, 0);
+	CpuDev *pv = d->priv;
+	return kern_range_add(&pv->ranges, &pv->lock, p, bytes, 0);
 }
 
 static int cpu_host_unregister(KernDev *d, void *p)
 {
-	return remove_range(d, p, 0);
+	CpuDev *pv = d->priv;
+	return kern_range_take(&pv->ranges, &pv->lock, p, 0);
 }
 
 static int cpu_host_pinned(KernDev *d, const void *p, size_t n)
 {
 	CpuDev *pv = d->priv;
-	const char *a = p;
-	int ok = 0;
-	pthread_mutex_lock(&pv->lock);
-	for (Range *r = pv->ranges; r && !ok; r = r->next)
-		ok = a >= r->p && a + n <= r->p + r->n;
-	pthread_mutex_unlock(&pv->lock);
-	return ok;
+	return kern_range_covers(&pv->ranges, &pv->lock, p, n);
 }
 
 // ---- copies ----
@@ -232,9 +180,7 @@ static void cpu_dev_close(KernDev *d)
 	CpuDev *pv = d->priv;
 	while (pv->head.next != &pv->head)
 		cpu_free(d, (char *)pv->head.next + KCPU_ALIGN);
-	while (pv->ranges) {
-		Range *r = pv->ranges;
-		pv->ranges = r->next;
+	for (KHostRange *r; (r = kern_range_pop(&pv->ranges));) {
 		if (r->owned)
 			free(r->p);
 		free(r);

@@ -1,5 +1,6 @@
-# kernels/cuda/: the CUDA kernel dialect (kcuda.h), tensor-core fragments (kmma.h), result checks
-# (kcheck.h), the GEMM wrapper (kgemm.h), the CPU execution shim (emu/) and its example kernels.
+# kernels/cuda/: the CUDA backend of the op contract (kcu_*), the CUDA kernel dialect (kcuda.h),
+# tensor-core fragments (kmma.h), result checks (kcheck.h), the GEMM wrapper (kgemm.h), the CPU
+# execution shim (emu/) and its example kernels.
 # Kernel tests are .cu files built twice: with g++ for the shim (make test) and with nvcc for a
 # device (make test-gpu, exit 77 without a GPU). The shim is linked into tests only, never into
 # a program (tests/test_kemu_not_in_programs.sh holds that).
@@ -10,6 +11,25 @@ $(BUILD)/obj/kernels/cuda/%.o: CFLAGS += -Ikernels/cuda $(CUDA_EMU_CFLAGS)
 ifeq ($(HAVE_CUDART),1)
 LIBS += kcuda
 kcuda_SRCS := kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(if $(filter 1,$(HAVE_CUBLAS)),kernels/cuda/kgemm_lt.c)
+endif
+
+# The CUDA backend of the op contract (kcu_*): C for the device side and the table, .cu for the
+# kernels. Built twice: libkcubackend (nvcc, cuBLASLt: what programs link) and libkcuemu (g++
+# through the shim: what make test runs). A program gets it with $(KCUDA_LDFLAGS) (kern_ctx.c
+# refers to the table weakly, so nothing else pulls CUDA in), $(KCUDA_LIBS) and $(KCUDA_LDLIBS).
+KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c
+KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
+               kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu
+KCUDA_LDFLAGS := -Wl,-u,kcuda_backend
+$(BUILD)/obj/emu/kernels/cuda/%.o: EMU_CXXFLAGS += -Ikernels
+$(BUILD)/obj/kernels/cuda/kcu_%.o $(BUILD)/obj/kernels/cuda/emu/kattn_emu.o: CFLAGS += -Ikernels/cuda/attn
+# attention is kernels/cuda/attn/'s (module-attn.mk): a program with the backend links kattn too
+KCUDA_LIBS := kcubackend kattn kcuda
+KCUDA_LDLIBS = $(CUBLAS_LIBS) $(KATTN_LDLIBS) -lstdc++
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+LIBS += kcubackend
+kcubackend_SRCS := $(KCU_C_SRCS)
+kcubackend_CU_SRCS := $(KCU_CU_SRCS)
 endif
 
 KEX_SRCS := kernels/cuda/examples/kex_blocksum.cu kernels/cuda/examples/kex_softmax.cu kernels/cuda/examples/kex_mma_gemm.cu
@@ -24,6 +44,9 @@ kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp ke
              kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 TESTS += $(KCUDA_TESTS)
+# the CUDA backend through the shim (its host code included: streams, events, copies, kgemm's reference)
+TEST_LIBS += kcuemu
+kcuemu_SRCS := $(KCU_C_SRCS) $(KCU_CU_SRCS) kernels/cuda/emu/kattn_emu.c
 ASAN_TESTS += $(KCUDA_TESTS) test_kemu_barrier_uctx # out-of-bounds accesses of kernels, caught on the CPU
 $(foreach t,$(KCUDA_TESTS),$(eval $(t)_SRCS := tests/$(t).cu) $(eval $(t)_LIBS := kemu) $(eval $(t)_LDLIBS := -lstdc++))
 # the same shim with the ucontext fallback in place of the x86-64 switch, so that it is tested
@@ -62,6 +85,28 @@ $(BUILD)/obj/tests/%.cu.o: NVCCFLAGS += -Itests -Ikernels/cuda/examples
 all: $(addprefix $(BUILD)/tests/,$(addsuffix _gpu,$(KCUDA_TESTS)))
 endif
 
+# The backend's twin tests (tests/kcu_twin.c): C programs on kern_ops.h alone, linked twice: NAME
+# with the shim's backend (make test) and NAME_gpu with the device backend (make test-gpu, 77
+# without a GPU). Both skip (77) when the other half of the build is missing.
+KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
+             test_kcuda_model
+kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),avmodel) $(2) kernels stream common
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += $(KCU_TESTS)
+ASAN_TESTS += $(KCU_TESTS) # the backend's kernels and host code under AddressSanitizer (make test-san)
+$(foreach t,$(KCU_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/kcu_twin.c) \
+	$(eval $(t)_LIBS := $(call kcu_test_libs,$(t),kcuemu kattnemu kemu)) $(eval $(t)_LDLIBS := -lstdc++) \
+	$(eval $(BUILD)/tests/$(t): LDFLAGS += $(KCUDA_LDFLAGS)))
+endif
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+GPU_TESTS += $(addsuffix _gpu,$(KCU_TESTS))
+GPU_SANITIZE_TESTS += $(addsuffix _gpu,$(KCU_TESTS))
+$(foreach t,$(KCU_TESTS),$(eval $(t)_gpu_SRCS := tests/$(t).c tests/kcu_twin.c) \
+	$(eval $(t)_gpu_LIBS := $(call kcu_test_libs,$(t),$(KCUDA_LIBS))) \
+	$(eval $(t)_gpu_LDLIBS := $(KCUDA_LDLIBS)) $(eval $(BUILD)/tests/$(t)_gpu: LDFLAGS += $(KCUDA_LDFLAGS)))
+all: $(addprefix $(BUILD)/tests/,$(addsuffix _gpu,$(KCU_TESTS)))
+endif
+
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kgemm_ref
@@ -83,8 +128,9 @@ all: $(BUILD)/tests/test_kgemm_gpu
 # kernels/cuda/module-attn.mk) against the GEMM's TFLOP/s (GPU; skips without one)
 BENCHES += bench_kernels
 bench_kernels_CU_SRCS := tests/bench_kernels.cu
-bench_kernels_LIBS := kexgpu kcuda kattn
-bench_kernels_LDLIBS := $(CUBLAS_LIBS) $(KATTN_LDLIBS) -lstdc++
+bench_kernels_LIBS := kexgpu $(KCUDA_LIBS) kernels stream common
+bench_kernels_LDLIBS := $(KCUDA_LDLIBS)
+$(BUILD)/tests/bench_kernels: LDFLAGS += $(KCUDA_LDFLAGS)
 .PHONY: bench-kernels
 bench-kernels: $(BUILD)/tests/bench_kernels
 	@$(BUILD)/tests/bench_kernels || { rc=$$?; [ $$rc = 77 ] && echo "bench-kernels: skipped (no GPU)"; [ $$rc = 77 ]; }

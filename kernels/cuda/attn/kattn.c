@@ -103,7 +103,9 @@ const char *kattn_describe(const KAttn *a)
 	return a->desc;
 }
 
+#if HAVE_CUDNN
 static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+#endif
 
 size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
 {

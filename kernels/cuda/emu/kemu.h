@@ -5,7 +5,7 @@
 // defines: threadIdx, blockIdx, blockDim, gridDim, warpSize, __shared__, __launch_bounds__, __syncthreads,
 //          __syncwarp, __shfl_sync, __shfl_xor_sync, __shfl_down_sync, __shfl_up_sync, __all_sync, __any_sync,
 //          __ballot_sync, atomicAdd/Sub/Max/Min/And/Or/Xor (integers), device math intrinsics, min, max,
-//          kemu::launch, kemu::dyn_smem, kemu::warp_sync, kemu::fault, kemu::in_shared, kemu_config
+//          kemu::launch, kemu::dyn_smem, kemu::warp_sync, kemu::fault, kemu::in_shared, kemu_config, kemu_config_c
 
 #if defined(__CUDACC__)
 #error "kemu.h is the CPU shim; nvcc builds use the real CUDA headers (see kernels/cuda/kcuda.h)"
@@ -30,6 +30,8 @@
 // __syncthreads shows as a wrong result. The environment (KEMU_SHUFFLE, KEMU_SEED) sets the
 // defaults; tests call kemu_config.
 void kemu_config(int shuffle, uint64_t seed);
+// the same for C programs (the backend's tests, which see only kern_ops.h, declare it weak)
+extern "C" void kemu_config_c(int shuffle, uint64_t seed);
 // the shim's explanation of the last failed launch ("" if none): a deadlock, a divergent barrier, ...
 const char *kemu_fault_detail(void);
 // fiber context switches since the process started, and how they switch (for the benchmark)

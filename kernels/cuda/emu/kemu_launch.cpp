@@ -45,6 +45,8 @@ void kemu_config(int shuffle, uint64_t seed)
 	pthread_mutex_unlock(&launch_lock);
 }
 
+extern "C" void kemu_config_c(int shuffle, uint64_t seed) { kemu_config(shuffle, seed); }
+
 const char *kemu_fault_detail(void) { return L.detail; }
 
 void *kemu::dyn_smem() { return L.dyn; }

@@ -1,0 +1,138 @@
+// The CUDA backend's inside: what its C device side (kcu_backend.c, kcu_ops.c: the KBackend table)
+// and its kernels (kcu_*.cu, built by nvcc for a GPU or by g++ for the CPU execution shim) share.
+#ifndef KCU_H
+#define KCU_H
+// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_SCRATCH_BYTES, KCU_PART_FLOATS, KCU_VEC_FLOATS,
+//          KCU_TILE_BYTES,
+//          kcu_err_key, kcu_loss_ws_bytes, kcu_* (one entry per op of kern_ops.h but attention)
+
+#include "kcheck.h" // defines: KErr
+#include "kgemm.h"  // defines: KGemm
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "kern_ops.h" // defines: KTensor, KGrad, KLinear, KLinearBwd, KContrastBatch, KFccoParams, ...
+
+// Content errors kernels find (a token id out of range, a non-finite gradient norm): one slot per
+// kind in the stream's scratch, holding the smallest key (index << 32 | 32 bits of the value), ~0
+// when clear. atomicMin keeps it independent of the order of threads; the host reads the slots at
+// the stream's next sync point and latches the first set one with the op's name.
+enum {
+	KCU_E_TOK_EMBED = 0,
+	KCU_E_TOK_EMBED_BWD,
+	KCU_E_POOL,
+	KCU_E_POOL_BWD,
+	KCU_E_FCCO_LOCAL,
+	KCU_E_FCCO_SCATTER,
+	KCU_E_TEMP_STEP,
+	KCU_E_OPTIMIZER,
+	KCU_E_COUNT
+};
+#define kcu_err_key(index, value) (((unsigned long long)(uint32_t)(index) << 32) | (uint32_t)(value))
+
+// Each stream's private device scratch: the error slots, a few flags, the partial sums of the
+// fixed-order column reductions (also the token sort's buffers), and a vector of column sums.
+#define KCU_SCRATCH_HEAD 256 // bytes: error slots (64) and flags
+#define KCU_PART_FLOATS ((size_t)2 << 20)
+#define KCU_VEC_FLOATS ((size_t)256 << 10)
+#define KCU_SCRATCH_BYTES (KCU_SCRATCH_HEAD + (KCU_PART_FLOATS + KCU_VEC_FLOATS) * sizeof(float))
+// The linear op's workspace (kern_linear_ws_bytes): an f32 tile of rows of a product, so that a
+// bf16 result passes through an own epilogue rounded once (the contract's store rule)
+#define KCU_TILE_BYTES ((size_t)32 << 20)
+
+// One stream handle's state as the kernels see it
+typedef struct {
+	void *stream;                // cudaStream_t
+	KErr err;                    // the running op's CUDA or cuBLAS failure: file:line and a hint
+	KGemm *gemm;                 // this stream's cuBLASLt handle and workspace
+	void *ws;                    // the contract's workspace (kern_ctx_reserve_workspace)
+	size_t ws_bytes;
+	unsigned long long *errs;    // device: KCU_E_COUNT error slots
+	int *flags;                  // device: op-local flags (a bad id seen: write nothing)
+	float *part;                 // device: KCU_PART_FLOATS floats of partial sums / sort buffers
+	float *vec;                  // device: KCU_VEC_FLOATS floats, a running column sum
+	const float *aug_lut;        // device: 3 x 256 CLIP normalization table of kern_augment
+	int64_t err_bound[KCU_E_COUNT]; // host: the bound the last op of each kind checked against
+} KcuStream;
+
+// ---- dense ----
+int kcu_convert(KcuStream *s, KTensor *dst, const KTensor *src);
+int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC);
+int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC);
+int kcu_add(KcuStream *s, KTensor *out, const KTensor *a, const KTensor *b, int64_t n);
+int kcu_layernorm_fwd(KcuStream *s, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in, const KTensor *w,
+		      const KTensor *b, int64_t N, int C);
+int kcu_layernorm_bwd(KcuStream *s, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
+		      const KTensor *w, const KTensor *mean, const KTensor *rstd, int64_t N, int C);
+int kcu_l2norm_fwd(KcuStream *s, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C);
+int kcu_l2norm_bwd(KcuStream *s, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm, int64_t N,
+		   int C);
+
+// ---- augmentation, embeddings, pooling ----
+int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+		int patch);
+int kcu_patchify(KcuStream *s, KTensor *patches, KGrad dimg, const KTensor *img, int patch);
+int kcu_vis_embed_fwd(KcuStream *s, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
+		      const KTensor *tpos, int B, int T, int P, int D);
+int kcu_vis_embed_bwd(KcuStream *s, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout, int B, int T,
+		      int P, int D);
+int kcu_tok_embed_fwd(KcuStream *s, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos);
+int kcu_tok_embed_bwd(KcuStream *s, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids);
+int kcu_argmax_rows(KcuStream *s, KTensor *pos, const KTensor *ids);
+int kcu_pool_fwd(KcuStream *s, KTensor *out, const KTensor *x, const KTensor *pos);
+int kcu_pool_bwd(KcuStream *s, KGrad dx, const KTensor *dout, const KTensor *pos);
+
+// ---- losses (computed in double, as the CPU twins) ----
+size_t kcu_loss_ws_bytes(int B, int N, int d);
+int kcu_infonce(KcuStream *s, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s, int B, int N,
+		int d);
+int kcu_fcco_local(KcuStream *s, const KContrastBatch *b, const KTensor *ids, const KTensor *table,
+		   const KFccoParams *p, KTensor *pack, int B, int N, int d);
+int kcu_fcco_scatter(KcuStream *s, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int pw);
+int kcu_fcco_surrogate(KcuStream *s, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
+		       const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d);
+int kcu_clip_metrics(KcuStream *s, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
+		     int B, int d);
+int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
+		  const KTempStep *h);
+
+// ---- the fused optimizer: the plan's tables on the device ----
+typedef struct {
+	int64_t start;
+	int32_t len, seg; // len <= KERN_OPT_CHUNK
+} KcuChunk;
+
+typedef struct {
+	uint32_t flags;
+	float lo, hi;
+	int32_t chunk0, nchunks; // its chunks, in order
+} KcuSeg;
+
+typedef struct {
+	KcuChunk *chunks; // device: n_chunks
+	KcuSeg *segs;     // device: n_segs
+	double *part;     // device: 2 per chunk (squares of g, or of p and r for LAMB)
+	float *step;      // device: per segment, LAMB's lr * trust
+	int n_chunks, n_segs, has_lamb;
+} KcuPlan;
+
+// one update's scalars as the CPU twin rounds them (kern_cpu_optim.c)
+typedef struct {
+	float b1, b2, eps, bc1, bc2, bc2s, step;
+	double lr, wd;
+} KcuOptHyp;
+
+int kcu_grad_norm(KcuStream *s, const KcuPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
+int kcu_optimizer(KcuStream *s, const KcuPlan *p, const KcuOptHyp *h, KTensor *master, KTensor *copy,
+		  const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

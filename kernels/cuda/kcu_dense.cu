@@ -1,0 +1,306 @@
+// The CUDA backend's dense ops: the linear layer on kgemm with its epilogues (bias, GELU saving
+// its input, residual; in backward the GELU-backward and bias gradients), element-wise maps
+// (activations, residual add, dtype conversion) with 16-byte accesses where aligned.
+#include "kcu_colsum.h" // defines: kc_colsum, KcColDst
+#include "kcu_mm.h"     // defines: KcMM, kc_mm, kc_mm_epi, kc_map
+
+// the activations in f32, as the CPU twin's f32 body (kern_cpu_dense.inc)
+__device__ __forceinline__ float kc_act(int a, float x)
+{
+	switch (a) {
+	case KACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+	case KACT_GELU_TANH:
+		return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+	case KACT_QUICKGELU: return x / (1.0f + expf(-1.702f * x));
+	default: return x;
+	}
+}
+
+__device__ __forceinline__ float kc_dact(int a, float x)
+{
+	switch (a) {
+	case KACT_GELU: {
+		float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752440f));
+		float pdf = expf(-0.5f * x * x) * 0.39894228040143267794f;
+		return cdf + x * pdf;
+	}
+	case KACT_GELU_TANH: {
+		const float k = 0.79788456080286535588f, c = 0.044715f;
+		float t = tanhf(k * (x + c * x * x * x));
+		return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * c * x * x);
+	}
+	case KACT_QUICKGELU: {
+		float sg = 1.0f / (1.0f + expf(-1.702f * x));
+		return sg + x * 1.702f * sg * (1.0f - sg);
+	}
+	default: return 1.0f;
+	}
+}
+
+struct MapArgs {
+	int op, act;
+	KcOut out;
+	KcIn a, b;
+	KcIn bias;  // p not NULL: a + bias[i % cols] is the value mapped (a bias epilogue)
+	int64_t cols;
+	KcOut keep; // p not NULL: also receives that value (the pre-activation of a fused GELU)
+};
+
+__device__ __forceinline__ float map_one(const MapArgs &m, float x, float y)
+{
+	switch (m.op) {
+	case KC_MAP_ADD: return x + y;
+	case KC_MAP_ACT: return kc_act(m.act, x);
+	case KC_MAP_DACT: return x * kc_dact(m.act, y);
+	default: return x;
+	}
+}
+
+// V elements per thread and step: 8 (16-byte accesses) or 1; out may be a or b (same index)
+template <int V> __global__ void __launch_bounds__(KC_THREADS) map_kernel(MapArgs m, int64_t n)
+{
+	const bool two = m.op == KC_MAP_ADD || m.op == KC_MAP_DACT;
+	const int64_t step = (int64_t)gridDim.x * KC_THREADS * V;
+	for (int64_t i = ((int64_t)blockIdx.x * KC_THREADS + threadIdx.x) * V; i < n; i += step) {
+		float x[V], y[V];
+		if (V == 8) {
+			kc_ld8(m.a, i, x);
+			if (two)
+				kc_ld8(m.b, i, y);
+		} else {
+			x[0] = kc_ld(m.a, i);
+			y[0] = two ? kc_ld(m.b, i) : 0.0f;
+		}
+		if (m.bias.p)
+			for (int k = 0; k < V; k++)
+				x[k] += kc_ld(m.bias, (i + k) % m.cols);
+		if (m.keep.p) {
+			if (V == 8)
+				kc_st8(m.keep, i, x);
+			else
+				kc_st(m.keep, i, x[0]);
+		}
+		for (int k = 0; k < V; k++)
+			x[k] = map_one(m, x[k], two ? y[k] : 0.0f);
+		if (V == 8)
+			kc_st8(m.out, i, x);
+		else
+			kc_st(m.out, i, x[0]);
+	}
+}
+
+static int map_ex(KcuStream *s, const MapArgs &m, int64_t n)
+{
+	if (n == 0)
+		return 0;
+	const cudaStream_t st = (cudaStream_t)s->stream;
+	if (kc_vec_ok(n, {m.out.p, m.a.p, m.b.p, m.keep.p}) && (!m.bias.p || m.cols % 8 == 0))
+		return KLAUNCH(&s->err, map_kernel<8>, kc_grid(n, 8 * KC_THREADS), KC_THREADS, 0, st, m, n);
+	return KLAUNCH(&s->err, map_kernel<1>, kc_grid(n, KC_THREADS), KC_THREADS, 0, st, m, n);
+}
+
+int kc_map(KcuStream *s, int op, int act, KcOut out, KcIn a, KcIn b, int64_t n)
+{
+	MapArgs m = {op, act, out, a, b, KcIn{nullptr, 0}, 1, KcOut{nullptr, 0}};
+	return map_ex(s, m, n);
+}
+
+int kc_map_bias(KcuStream *s, KcOut out, KcIn a, KcIn bias, int64_t cols, int64_t n)
+{
+	MapArgs m = {KC_MAP_COPY, 0, out, a, KcIn{nullptr, 0}, bias, cols, KcOut{nullptr, 0}};
+	return map_ex(s, m, n);
+}
+
+int kcu_convert(KcuStream *s, KTensor *dst, const KTensor *src)
+{
+	if (dst->dtype == KDT_F64 || src->dtype == KDT_F64)
+		return -ENOTSUP; // the f64 path is the CPU backend's
+	if (dst->dtype == src->dtype)
+		return cuda_try(&s->err, cudaMemcpyAsync(dst->data, src->data, kern_nbytes(src), cudaMemcpyDeviceToDevice,
+							 (cudaStream_t)s->stream));
+	return kc_map(s, KC_MAP_COPY, 0, kc_out(dst), kc_in(src), KcIn{nullptr, 0}, kern_numel(src));
+}
+
+int kcu_add(KcuStream *s, KTensor *out, const KTensor *a, const KTensor *b, int64_t n)
+{
+	return kc_map(s, KC_MAP_ADD, 0, kc_out(out), kc_in(a), kc_in(b), n);
+}
+
+// ---- the linear layer ----
+// t (N, C) into dst of another dtype, or a copy
+static int copy_into(KcuStream *s, KTensor *dst, const KTensor *src)
+{
+	if (dst->data == src->data)
+		return 0;
+	return kcu_convert(s, dst, src);
+}
+
+int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC)
+{
+	KcMM m = {};
+	m.ta = 0, m.tb = a->trans_w, m.M = N, m.N = OC, m.K = IC;
+	m.A = kc_in(a->in), m.lda = IC, m.B = kc_in(a->w), m.ldb = a->trans_w ? IC : OC;
+	m.ldc = OC, m.alpha = 1.0f, m.bias = kc_in(a->bias);
+	if (a->act == KACT_NONE) { // residual add: C = residual, beta 1
+		m.C = kc_out(a->out);
+		if (a->residual) {
+			KC_TRY(copy_into(s, a->out, a->residual));
+			m.accumulate = 1;
+		}
+		return kc_mm(s, m);
+	}
+	if (a->act == KACT_GELU_TANH) { // cuBLASLt's GELU epilogue, the pre-activation kept as aux
+		m.C = kc_out(a->out);
+		KgEpi epi = a->pre ? (a->bias ? KGEMM_EPI_GELU_AUX_BIAS : KGEMM_EPI_GELU_AUX)
+				   : (a->bias ? KGEMM_EPI_GELU_BIAS : KGEMM_EPI_GELU);
+		int rc = kc_mm_epi(s, m, epi, kc_out(a->pre), KcOut{nullptr, 0});
+		if (rc != -ENOTSUP)
+			return rc;
+	}
+	// exact GELU and QuickGELU are no cuBLASLt epilogue: the bias epilogue into pre, then act
+	KTensor *pre = a->pre ? a->pre : a->out;
+	if (pre->dtype == KDT_F32) {
+		m.C = kc_out(pre);
+		KC_TRY(kc_mm(s, m));
+		return kc_map(s, KC_MAP_ACT, a->act, kc_out(a->out), kc_in(pre), KcIn{nullptr, 0}, N * OC);
+	}
+	// bf16 pre: rows of the product in the f32 tile (the linear workspace), then one pass adds the
+	// bias and rounds pre and out once each from the f32 value, as the contract's store rule has it
+	const int64_t rows = (int64_t)(KCU_TILE_BYTES / sizeof(float)) / OC;
+	float *tile = (float *)s->ws;
+	for (int64_t r0 = 0; r0 < N; r0 += rows) {
+		const int64_t nr = N - r0 < rows ? N - r0 : rows;
+		KcMM t = m;
+		t.M = nr, t.A = kc_at(m.A, r0 * IC), t.C = KcOut{tile, KC_F32}, t.bias = KcIn{nullptr, 0};
+		KC_TRY(kc_mm(s, t));
+		MapArgs e = {KC_MAP_ACT, a->act, kc_at(kc_out(a->out), r0 * OC), KcIn{tile, KC_F32}, KcIn{nullptr, 0},
+			     m.bias, OC, kc_at(kc_out(a->pre), r0 * OC)};
+		KC_TRY(map_ex(s, e, nr * OC));
+	}
+	return 0;
+}
+
+// d(pre) = din · act'(in_pre), written over din, and its column sums: one pass
+struct DactSrc {
+	static constexpr int NOUT = 1;
+	KcOut din;
+	KcIn pre;
+	int act, C;
+	__device__ void at(int, int64_t m, int col, float *v) const
+	{
+		int64_t i = m * C + col;
+		v[0] = kc_ldo(din, i) * kc_dact(act, kc_ld(pre, i));
+		kc_st(din, i, v[0]);
+	}
+};
+
+// plain rows of an (M, C) matrix
+struct RowSrc {
+	static constexpr int NOUT = 1;
+	KcIn x;
+	int C;
+	__device__ void at(int, int64_t m, int col, float *v) const { v[0] = kc_ld(x, m * C + col); }
+};
+
+static KcColDst col_dst(KGrad g)
+{
+	KcColDst d = {};
+	d.t[0] = kc_grad(g), d.acc[0] = g.acc, d.gstride = 0;
+	return d;
+}
+
+// the column sums of act'(pre) ⊙ an f32 tile of the product, each element written to din once
+struct TileDactSrc {
+	static constexpr int NOUT = 1;
+	const float *tile;
+	KcIn pre;
+	KcOut din;
+	int act, C;
+	__device__ void at(int, int64_t m, int col, float *v) const
+	{
+		int64_t i = m * C + col;
+		v[0] = tile[i] * kc_dact(act, kc_ld(pre, i));
+		kc_st(din, i, v[0]);
+	}
+};
+
+static int linear_din(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)
+{
+	KcMM m = {};
+	m.ta = 0, m.tb = !a->trans_w, m.M = N, m.N = IC, m.K = OC;
+	m.A = kc_in(a->dout), m.lda = OC, m.B = kc_in(a->w), m.ldb = a->trans_w ? IC : OC;
+	m.C = kc_grad(a->din), m.ldc = IC, m.alpha = 1.0f, m.accumulate = a->din.acc;
+	if (a->in_act == KACT_NONE)
+		return kc_mm(s, m);
+	// GELU-backward epilogue (din is KG_SET here); cuBLASLt's writes its bias gradient, never adds
+	const KcIn pre = kc_in(a->in_pre);
+	if (a->in_act == KACT_GELU_TANH && !(a->din_bias.t && a->din_bias.acc)) {
+		KgEpi epi = a->din_bias.t ? KGEMM_EPI_DGELU_BGRAD : KGEMM_EPI_DGELU;
+		int rc = kc_mm_epi(s, m, epi, KcOut{(void *)pre.p, pre.dt}, kc_grad(a->din_bias));
+		if (rc != -ENOTSUP)
+			return rc;
+	}
+	if (m.C.dt == KC_F32) { // the product in din itself, then act' in place (and the column sums)
+		KC_TRY(kc_mm(s, m));
+		if (!a->din_bias.t)
+			return kc_map(s, KC_MAP_DACT, a->in_act, m.C, KcIn{m.C.p, m.C.dt}, pre, N * IC);
+		DactSrc src = {m.C, pre, a->in_act, IC};
+		return kc_colsum(s, src, 1, N, IC, col_dst(a->din_bias));
+	}
+	// bf16 din: rows of the product in the f32 tile (the linear workspace), so that din and its
+	// column sums see the unrounded value; chunk sums added in chunk order into s->vec
+	if (IC > (int64_t)KCU_VEC_FLOATS)
+		return -ENOSPC;
+	const int64_t rows = (int64_t)(KCU_TILE_BYTES / sizeof(float)) / IC;
+	float *tile = (float *)s->ws;
+	for (int64_t r0 = 0, k = 0; r0 < N; r0 += rows, k++) {
+		const int64_t nr = N - r0 < rows ? N - r0 : rows;
+		KcMM t = m;
+		t.M = nr, t.A = kc_at(m.A, r0 * OC), t.C = KcOut{tile, KC_F32}, t.accumulate = 0;
+		KC_TRY(kc_mm(s, t));
+		const KcOut din = kc_at(m.C, r0 * IC);
+		if (!a->din_bias.t) {
+			KC_TRY(kc_map(s, KC_MAP_DACT, a->in_act, din, KcIn{tile, KC_F32}, kc_at(pre, r0 * IC), nr * IC));
+			continue;
+		}
+		TileDactSrc src = {tile, kc_at(pre, r0 * IC), din, a->in_act, IC};
+		KcColDst d = {};
+		d.t[0] = KcOut{s->vec, KC_F32}, d.acc[0] = k > 0;
+		KC_TRY(kc_colsum(s, src, 1, nr, IC, d));
+	}
+	if (!a->din_bias.t)
+		return 0;
+	const KcIn sum = {s->vec, KC_F32};
+	const KcOut db = kc_grad(a->din_bias);
+	return a->din_bias.acc ? kc_map(s, KC_MAP_ADD, 0, db, KcIn{db.p, db.dt}, sum, IC)
+			       : kc_map(s, KC_MAP_COPY, 0, db, sum, KcIn{nullptr, 0}, IC);
+}
+
+int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)
+{
+	if (a->din.t)
+		KC_TRY(linear_din(s, a, N, IC, OC));
+	int dbias_done = !a->dbias.t;
+	if (a->dw.t) {
+		KcMM m = {};
+		m.ta = 1, m.tb = 0, m.K = N, m.alpha = 1.0f, m.accumulate = a->dw.acc, m.C = kc_grad(a->dw);
+		if (a->trans_w) // dW (OC, IC) = doutᵀ · in
+			m.M = OC, m.N = IC, m.A = kc_in(a->dout), m.lda = OC, m.B = kc_in(a->in), m.ldb = IC, m.ldc = IC;
+		else // dW (IC, OC) = inᵀ · dout
+			m.M = IC, m.N = OC, m.A = kc_in(a->in), m.lda = IC, m.B = kc_in(a->dout), m.ldb = OC, m.ldc = OC;
+		int rc = -ENOTSUP;
+		if (a->dbias.t && !a->dbias.acc) // the bias-gradient epilogue sums dout's rows (column-major: A or B)
+			rc = kc_mm_epi(s, m, a->trans_w ? KGEMM_EPI_BGRADB : KGEMM_EPI_BGRADA, KcOut{nullptr, 0},
+				       kc_grad(a->dbias));
+		if (rc == 0)
+			dbias_done = 1;
+		else if (rc == -ENOTSUP)
+			KC_TRY(kc_mm(s, m));
+		else
+			return rc;
+	}
+	if (dbias_done)
+		return 0;
+	RowSrc src = {kc_in(a->dout), OC};
+	return kc_colsum(s, src, 1, N, OC, col_dst(a->dbias));
+}

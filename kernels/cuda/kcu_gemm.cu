@@ -1,0 +1,141 @@
+// The CUDA backend's matrix products: row-major descriptions turned into kgemm calls (cuBLASLt on
+// a device, the reference in the shim), and an own tiled kernel for what cuBLASLt does not take.
+#include "kcu_mm.h" // defines: KcMM, kc_mm, kc_mm_epi, kc_mm_f64
+
+enum { TILE = 16 };
+
+static int kg_type(int dt, KgType *t)
+{
+	if (dt == KC_F64)
+		return 0;
+	*t = dt == KC_BF16 ? KGEMM_BF16 : KGEMM_F32;
+	return 1;
+}
+
+// the column-major call computing m's memory, when cuBLASLt takes its types
+static int to_kgcall(const KcMM &m, KgCall *c)
+{
+	KgType ta, tb, tc, tbias = KGEMM_F32;
+	if (!kg_type(m.A.dt, &ta) || !kg_type(m.B.dt, &tb) || !kg_type(m.C.dt, &tc) || ta != tb ||
+	    (ta == KGEMM_F32 && tc == KGEMM_BF16) || (m.bias.p && !kg_type(m.bias.dt, &tbias)))
+		return 0;
+	if (m.M > INT32_MAX || m.N > INT32_MAX || m.K > INT32_MAX || m.lda > INT32_MAX || m.ldb > INT32_MAX ||
+	    m.ldc > INT32_MAX)
+		return 0;
+	memset(c, 0, sizeof *c);
+	c->opA = m.ta ? KGEMM_T : KGEMM_N;
+	c->opB = m.tb ? KGEMM_T : KGEMM_N;
+	c->M = (int)m.M, c->N = (int)m.N, c->K = (int)m.K;
+	c->A = m.A.p, c->lda = (int)m.lda, c->B = m.B.p, c->ldb = (int)m.ldb;
+	c->C = m.C.p, c->ldc = (int)m.ldc;
+	c->ab = ta, c->c = tc;
+	c->epi = m.bias.p ? KGEMM_EPI_BIAS : KGEMM_EPI_NONE;
+	c->bias = (void *)m.bias.p, c->bias_type = tbias;
+	c->alpha = m.alpha;
+	c->accumulate = m.accumulate;
+	kgcall_from_row_major(c);
+	return 1;
+}
+
+// One output per thread, 16 x 16 tiles of op(A) and op(B) staged in shared memory; every sum
+// runs over k in order. Acc: float (linear layers) or double (the loss ops).
+template <class Acc> __device__ __forceinline__ Acc mm_ld(KcIn t, int64_t i);
+template <> __device__ __forceinline__ float mm_ld<float>(KcIn t, int64_t i) { return kc_ld(t, i); }
+template <> __device__ __forceinline__ double mm_ld<double>(KcIn t, int64_t i) { return kc_ldd(t, i); }
+
+template <class Acc> __global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m)
+{
+	__shared__ Acc as[TILE][TILE + 1], bs[TILE][TILE + 1];
+	const int tx = (int)threadIdx.x % TILE, ty = (int)threadIdx.x / TILE;
+	const int64_t row = (int64_t)blockIdx.y * TILE + ty, col = (int64_t)blockIdx.x * TILE + tx;
+	Acc acc = 0;
+	for (int64_t k0 = 0; k0 < m.K; k0 += TILE) {
+		const int64_t ar = (int64_t)blockIdx.y * TILE + ty, ak = k0 + tx; // op(A)[ar][ak]
+		const int64_t bk = k0 + ty, bc = (int64_t)blockIdx.x * TILE + tx; // op(B)[bk][bc]
+		as[ty][tx] = ar < m.M && ak < m.K ? mm_ld<Acc>(m.A, m.ta ? ak * m.lda + ar : ar * m.lda + ak) : Acc(0);
+		bs[ty][tx] = bk < m.K && bc < m.N ? mm_ld<Acc>(m.B, m.tb ? bc * m.ldb + bk : bk * m.ldb + bc) : Acc(0);
+		__syncthreads();
+		for (int k = 0; k < TILE; k++)
+			acc += as[ty][k] * bs[k][tx];
+		__syncthreads();
+	}
+	if (row >= m.M || col >= m.N)
+		return;
+	const int64_t at = row * m.ldc + col;
+	Acc v = (Acc)m.alpha * acc;
+	if (m.accumulate)
+		v += mm_ld<Acc>(KcIn{m.C.p, m.C.dt}, at);
+	if (m.bias.p)
+		v += mm_ld<Acc>(m.bias, col);
+	kc_std(m.C, at, (double)v);
+}
+
+template <class Acc> static int mm_own(KcuStream *s, const KcMM &m)
+{
+	const int64_t gx = (m.N + TILE - 1) / TILE, gy = (m.M + TILE - 1) / TILE;
+	if (gx > INT32_MAX || gy > 65535)
+		return kerr_set(&s->err, -EINVAL, "matmul: %lld x %lld is too large for the own kernel", (long long)m.M,
+				(long long)m.N);
+	dim3 grid((unsigned)gx, (unsigned)gy);
+	return KLAUNCH(&s->err, mm_kernel<Acc>, grid, TILE * TILE, 0, (cudaStream_t)s->stream, m);
+}
+
+// cuBLASLt turns a call down before running anything: no algorithm or an unsupported
+// combination (NOT_SUPPORTED), or a layout, alignment or epilogue it does not take (INVALID_VALUE)
+static bool refused(int rc)
+{
+	return rc == -ENOTSUP || rc == -EINVAL;
+}
+
+int kc_mm(KcuStream *s, const KcMM &m)
+{
+	if (m.M == 0 || m.N == 0)
+		return 0;
+	KgCall c;
+	// a bias of another type than the output: cuBLASLt's bias epilogue may not take the pair (bf16
+	// bias into an f32 tile), so the product runs bare and one pass adds the bias
+	const bool split = m.bias.p && m.bias.dt != m.C.dt && m.ldc == m.N && !m.accumulate;
+	KcMM bare = m;
+	if (split)
+		bare.bias = KcIn{nullptr, 0};
+	if (m.K > 0 && to_kgcall(bare, &c)) {
+		int rc = kgemm(s->gemm, s->stream, &c, &s->err);
+		if (!refused(rc))
+			return rc || !split ? rc : kc_map_bias(s, m.C, KcIn{m.C.p, m.C.dt}, m.bias, m.N, m.M * m.N);
+		kerr_clear(&s->err); // cuBLASLt takes no such call: the own kernel does it
+	}
+	return mm_own<float>(s, m);
+}
+
+int kc_mm_epi(KcuStream *s, const KcMM &m, KgEpi epi, KcOut aux, KcOut grad)
+{
+	KgCall c;
+	KgType t;
+	if (m.M == 0 || m.N == 0 || m.K == 0 || !to_kgcall(m, &c))
+		return -ENOTSUP;
+	c.epi = epi;
+	if (aux.p) {
+		if (aux.dt != m.C.dt || c.ldc % 8) // cuBLASLt: aux in C's type, its leading dimension a multiple of 8
+			return -ENOTSUP;
+		c.aux = aux.p;
+		c.ldaux = c.ldc;
+	}
+	if (grad.p) {
+		if (!kg_type(grad.dt, &t))
+			return -ENOTSUP;
+		c.bias = grad.p;
+		c.bias_type = t;
+	}
+	int rc = kgemm(s->gemm, s->stream, &c, &s->err);
+	if (!refused(rc))
+		return rc;
+	kerr_clear(&s->err);
+	return -ENOTSUP;
+}
+
+int kc_mm_f64(KcuStream *s, const KcMM &m)
+{
+	if (m.M == 0 || m.N == 0)
+		return 0;
+	return mm_own<double>(s, m);
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every bad input makes the trainer print exactly one clear line (naming the problem) and exit 1:
-# unknown flag (also in a --config file), missing config file, bad value, missing run dir, missing ring, geometry or rank-count mismatch,
+# unknown flag (also in a --config file), missing config file, bad value, missing run dir, a bad
+# --backend or one without a GPU, missing ring, geometry or rank-count mismatch,
 # missing comm group, an existing checkpoint without --resume, a checkpoint of another model or
 # of another rank count.
 set -u
@@ -27,6 +28,15 @@ expect "not an integer" --steps 1.5 --run-dir "$TT_DIR/r"
 expect "loss 'fastclip-v9'" --loss fastclip-v9 --run-dir "$TT_DIR/r"
 expect "image-size 30 is not a multiple of --patch 8" --image-size 30 --run-dir "$TT_DIR/r"
 expect "run-dir DIR is required" "${ok[@]}"
+expect "backend 'tpu' is not cpu or cuda" --backend tpu --run-dir "$TT_DIR/r"
+expect "precision fp32 with --backend cuda: the CUDA backend's attention computes in bf16 only" \
+	--backend cuda --precision fp32 --run-dir "$TT_DIR/r"
+# --backend cuda without a GPU (or without the CUDA backend in the build): one line before anything opens
+if nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+	echo "  skip: --backend cuda without a GPU (this machine has one)"
+else
+	expect "backend cuda: no CUDA device 0 for rank 0" "${ok[@]}" --backend cuda --ring "$TT_TAG-none" --run-dir "$TT_DIR/r"
+fi
 expect "dataset-size N is required" --model tiny --run-dir "$TT_DIR/r"
 expect "comm NAME is required" "${ok[@]}" --ranks 2 --rank 1 --run-dir "$TT_DIR/r"
 expect "ring '$TT_TAG-none' does not exist" "${ok[@]}" --ring "$TT_TAG-none" --run-dir "$TT_DIR/r"

@@ -11,6 +11,13 @@ avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_i
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c
 trainer/trainer_LIBS := avtrain evalscore fastclip comm avmodel kernels ring stream data common
+# --backend cuda: the CUDA backend of the op contract linked in where the build has it (kernels/cuda/)
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+trainer/trainer_LIBS += $(KCUDA_LIBS)
+trainer/trainer_LDLIBS := $(KCUDA_LDLIBS)
+trainer/trainer: LDFLAGS += $(KCUDA_LDFLAGS)
+$(BUILD)/obj/trainer/trainer_main.o: CFLAGS += -DTRAINER_HAS_CUDA=1
+endif
 
 TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the

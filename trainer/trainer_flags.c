@@ -59,6 +59,7 @@ static const Flag flags[] = {
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
 	{ "init-from", T_STR, S(init_from), 0, 0, "", "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)" },
 	{ "init-skip-mismatched", T_BOOL, N(init_skip_mismatched), 0, 1, "0", "with --init-from: keep projections whose widths differ from the file's at their initial values" },
+	{ "backend", T_STR, S(backend), 0, 0, "cpu", "cpu | cuda: the kernels' backend; cuda runs rank r on GPU r of this machine, bf16 only (exits with an error when the build has no CUDA backend or no GPU is visible)" },
 	{ "attention", T_STR, S(attention), 0, 0, "auto", "own | cudnn | auto: the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn" },
 	{ "precision", T_STR, S(precision), 0, 0, "auto", "bf16 | fp32: activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU" },
 	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)" },
@@ -353,6 +354,15 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return -EINVAL;
 	}
 	cfg->attention_impl = (KAttention)ai;
+	if (strcmp(cfg->backend, "cpu") && strcmp(cfg->backend, "cuda")) {
+		snprintf(err, errlen, "--backend '%s' is not cpu or cuda", cfg->backend);
+		return -EINVAL;
+	}
+	cfg->backend_kind = strcmp(cfg->backend, "cuda") ? KERN_BACKEND_CPU : KERN_BACKEND_CUDA;
+	if (cfg->backend_kind == KERN_BACKEND_CUDA && !strcmp(cfg->precision, "fp32")) {
+		snprintf(err, errlen, "--precision fp32 with --backend cuda: the CUDA backend's attention computes in bf16 only");
+		return -EINVAL;
+	}
 	if (cfg->train_num_samples == 0)
 		cfg->train_num_samples = cfg->dataset_size;
 	if (cfg->rank >= cfg->ranks) {

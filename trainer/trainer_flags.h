@@ -10,12 +10,13 @@
 #include <stdint.h> // defines: int64_t, uint64_t
 
 #include "fastclip.h" // defines: FastclipConfig
-#include "kern_ops.h" // defines: KAttention
+#include "kern_ops.h" // defines: KAttention, KBackendKind
 #include "model.h"    // defines: ModelConfig, OptConfig
 
 typedef struct {
 	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], eval_ring[128], model_name[32], loss_name[32],
-	    optimizer[16], log_level[16], eval_match[16], wd_groups[16], init_from[1024], precision[8], attention[16];
+	    optimizer[16], log_level[16], eval_match[16], wd_groups[16], init_from[1024], precision[8], attention[16],
+	    backend[8];
 	int rank, ranks, batch_size, threads, flip, keep_last, resume, help, init_skip_mismatched, metrics_every;
 	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
@@ -33,6 +34,7 @@ typedef struct {
 	OptConfig opt;
 	WdGroups wd;
 	KAttention attention_impl; // --attention
+	KBackendKind backend_kind; // --backend
 } TrainerConfig;
 
 // Fills cfg from defaults, the --config file if any, and argv (--name value or --name=value;

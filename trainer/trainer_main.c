@@ -27,6 +27,11 @@
 #include "trainer_run.h"     // defines: TrainerRun, trainer_run
 #include "trainer_step.h"    // defines: TrainStep, ...
 
+// 1 when the build links the CUDA backend into this program (module-trainer.mk): says which of the
+// two reasons a --backend cuda that finds no device has
+#ifndef TRAINER_HAS_CUDA
+#define TRAINER_HAS_CUDA 0
+#endif
 #define COMM_SLOT_BYTES (4u << 20)
 
 static volatile sig_atomic_t g_stop; // the signal of the first stop request
@@ -208,15 +213,26 @@ static int launcher_mode(const TrainerConfig *c)
 	return -1;
 }
 
+// --backend cpu: this process's CPU threads; --backend cuda: GPU r for rank r (one machine)
 static KernCtx *open_device(const TrainerConfig *c, char *why_threads, size_t len)
 {
 	KernCtx *ctx;
-	KCtxOptions ko = {.backend = KERN_BACKEND_CPU, .threads = pick_threads(c, why_threads, len), .attention = c->attention_impl};
+	const int cuda = c->backend_kind == KERN_BACKEND_CUDA;
+	KCtxOptions ko = {.backend = c->backend_kind, .device = cuda ? c->rank : 0,
+			  .threads = cuda ? 1 : pick_threads(c, why_threads, len), .attention = c->attention_impl};
+	if (cuda)
+		snprintf(why_threads, len, "a GPU stream");
 	int rc = kern_ctx_create(&ctx, &ko);
 	if (rc == -ENOTSUP && c->attention_impl == KERN_ATTN_CUDNN)
-		log_fatalx("--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer runs the CPU backend");
+		log_fatalx(cuda ? "--attention cudnn needs cuDNN's fused attention: this build has no cuDNN"
+				: "--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer runs the "
+				  "CPU backend (--backend cuda)");
+	if (rc == -ENODEV && cuda)
+		log_fatalx("--backend cuda: no CUDA device %d for rank %d (%s)", c->rank, c->rank,
+			   TRAINER_HAS_CUDA ? "none visible to this process: check the driver and CUDA_VISIBLE_DEVICES"
+					    : "this trainer was built without the CUDA backend: it needs nvcc, cudart and cuBLAS at build time");
 	if (rc < 0)
-		log_fatalx("cannot create the CPU kernel context: %s", strerror(-rc));
+		log_fatalx("cannot create the %s kernel context: %s", c->backend, strerror(-rc));
 	return ctx;
 }
 

@@ -107,6 +107,18 @@ $(foreach t,$(KCU_TESTS),$(eval $(t)_gpu_SRCS := tests/$(t).c tests/kcu_twin.c) 
 all: $(addprefix $(BUILD)/tests/,$(addsuffix _gpu,$(KCU_TESTS)))
 endif
 
+# the trainer's own step (trainer/trainer_step.c) on the backend through the shim against the CPU
+# backend; a device run needs device-side comm (issue 13), so it is a shim test only
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_kcuda_train
+ASAN_TESTS += test_kcuda_train
+test_kcuda_train_SRCS := tests/test_kcuda_train.c tests/kcu_twin.c
+test_kcuda_train_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_train_LDLIBS := -lstdc++
+test_kcuda_train_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
+endif
+
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kgemm_ref

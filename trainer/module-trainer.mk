@@ -19,7 +19,7 @@ trainer/trainer: LDFLAGS += $(KCUDA_LDFLAGS)
 $(BUILD)/obj/trainer/trainer_main.o: CFLAGS += -DTRAINER_HAS_CUDA=1
 endif
 
-TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics
+TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
 # optimizer (a fused op over the flat buffer) carries each over
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch

@@ -107,7 +107,7 @@ int trainer_eval_open(TrainerEval **out, KernCtx *ctx, const char *ring, const c
 	}
 	e->n = (int64_t)manifest_header(e->man)->n_samples;
 	if ((rc = check_manifest(m, e->man, manifest, err, errlen)) == 0 &&
-	    (rc = trainer_ingest_open(&e->in, ctx, ring, 0, 1, &m->cfg, why, sizeof why)) < 0)
+	    (rc = trainer_ingest_open(&e->in, ctx, ring, 0, 1, &m->cfg, 0, why, sizeof why)) < 0)
 		snprintf(err, errlen, "evaluation: %s%s", why,
 			 rc == -ENOENT ? "; it is filled by: loaderd --eval --ring <it> --manifest <--eval-manifest>" : "");
 	e->opened = rc == 0;

@@ -1,6 +1,7 @@
-// Ring consumer side of the trainer: each slot's clip and tokens are copied to the device from
-// the registered ring mapping; the slot is released as soon as an event after its copy completes
-// (at once on the CPU backend), so a rank holds few slots and never starves a ring.
+// Ring consumer side of the trainer: each slot's clip and tokens are copied to the device on a copy
+// stream, from the registered ring mapping (or a pinned staging copy of it); a slot is released as
+// soon as an event after its copy completes (at once on the CPU backend), so a rank holds few slots
+// and never starves a ring, and the next batch's copies run while the current step computes.
 #include "trainer_ingest.h" // defines: TrainerIngest, ...
 
 #include <errno.h>  // defines: ENOENT, EINVAL, ERANGE, ETIMEDOUT, ESHUTDOWN, ECANCELED
@@ -15,20 +16,8 @@ static double now_s(void)
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int rank, int ranks, const ModelConfig *m,
-			char *err, size_t errlen)
+static int check_ring(TrainerIngest *in, const char *ring, int ranks, const ModelConfig *m, char *err, size_t errlen)
 {
-	memset(in, 0, sizeof(*in));
-	snprintf(in->name, sizeof in->name, "%s", ring);
-	char why[256] = "";
-	int rc = ring_open(&in->ring, ring, NULL, why, sizeof why);
-	if (rc < 0) {
-		if (rc == -ENOENT)
-			snprintf(err, errlen, "ring '%s' does not exist (create it with tools/ringctl create or tools/launch.sh)", ring);
-		else
-			snprintf(err, errlen, "cannot open ring '%s': %s", ring, why[0] ? why : strerror(-rc));
-		return rc;
-	}
 	RingInfo info;
 	ring_info(in->ring, &info);
 	RingGeometry want = { .frames = (uint32_t)m->frames, .height = (uint32_t)m->image_size,
@@ -39,21 +28,11 @@ int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int r
 		ring_geometry_format(&want, need, sizeof need);
 		snprintf(err, errlen, "ring '%s' carries clips of %s but the model wants %s (--frames, --image-size, --ctx-len)",
 			 ring, have, need);
-		trainer_ingest_close(in);
 		return -EINVAL;
 	}
 	if ((int)info.ranks != ranks) {
 		snprintf(err, errlen, "ring '%s' serves %u ranks but this run has --ranks %d", ring, info.ranks, ranks);
-		trainer_ingest_close(in);
 		return -EINVAL;
-	}
-	if ((rc = ring_consumer_attach(in->ring, (uint32_t)rank, &in->cons)) < 0) {
-		if (rc == -EBUSY)
-			snprintf(err, errlen, "rank %d of ring '%s' is held by another live trainer", rank, ring);
-		else
-			snprintf(err, errlen, "cannot attach to ring '%s' as rank %d: %s", ring, rank, strerror(-rc));
-		trainer_ingest_close(in);
-		return rc;
 	}
 	in->geom = info.geometry;
 	in->seed = info.seed;
@@ -62,21 +41,77 @@ int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int r
 	// a consumer holding S/N slots blocks itself: stay below
 	in->fly_cap = (int)(info.slots / info.ranks) - 1;
 	in->fly_cap = in->fly_cap < 1 ? 1 : in->fly_cap > INGEST_MAX_INFLIGHT ? INGEST_MAX_INFLIGHT : in->fly_cap;
-	size_t bytes;
-	ring_payload_region(in->ring, &in->region, &bytes);
+	return 0;
+}
+
+// the copy stream, the events and the registration of the ring's payloads (staging when refused)
+static int setup_device(TrainerIngest *in, KernCtx *ctx, int flags, char *err, size_t errlen)
+{
+	int rc = kern_stream_create(ctx, &in->copy);
 	for (int i = 0; i < in->fly_cap && !rc; i++)
 		rc = kern_event_create(ctx, &in->fly_ev[i]);
-	if (!rc && (rc = kern_host_register(ctx, in->region, bytes)) == 0)
-		in->ctx = ctx;
 	if (rc < 0) {
-		snprintf(err, errlen, "ring '%s': cannot register its %zu bytes of slots with the %s device: %s", ring, bytes,
-			 kern_ctx_backend_name(ctx), strerror(-rc));
-		for (int i = 0; i < in->fly_cap; i++)
-			kern_event_destroy(in->fly_ev[i]);
-		trainer_ingest_close(in);
+		snprintf(err, errlen, "ring '%s': cannot make a copy stream and %d events on the %s device: %s", in->name,
+			 in->fly_cap, kern_ctx_backend_name(ctx), strerror(-rc));
 		return rc;
 	}
+	in->ctx = ctx;
+	size_t bytes;
+	void *region;
+	ring_payload_region(in->ring, &region, &bytes);
+	rc = flags & INGEST_STAGING ? -ECANCELED : kern_host_register(ctx, region, bytes);
+	if (rc == 0) {
+		in->region = region;
+		return 0;
+	}
+	// 4 KiB apart so every staged clip starts as aligned as a ring payload does
+	in->stage_stride = (in->clip_bytes + sizeof(int32_t) * in->geom.text_len + 4095) & ~(size_t)4095;
+	const size_t stage = in->stage_stride * (size_t)in->fly_cap;
+	int st = kern_host_alloc(ctx, (void **)&in->stage, stage);
+	if (st < 0) {
+		in->stage = NULL;
+		snprintf(err, errlen, "ring '%s': the %s device refused to register its %zu bytes of slots (%s) and a pinned "
+				      "staging buffer of %zu bytes could not be allocated: %s", in->name,
+			 kern_ctx_backend_name(ctx), bytes, strerror(-rc), stage, strerror(-st));
+		return st;
+	}
+	snprintf(in->note, sizeof in->note, "ring '%s': %s; copies go through a pinned staging buffer of %.1f MiB (one "
+		 "more host copy per clip)", in->name,
+		 rc == -ECANCELED ? "staging asked for" : "the device refused to register the ring mapping", stage / 1048576.0);
+	if (rc != -ECANCELED)
+		snprintf(in->note + strlen(in->note), sizeof in->note - strlen(in->note), " [%s]", strerror(-rc));
 	return 0;
+}
+
+int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int rank, int ranks, const ModelConfig *m,
+			int flags, char *err, size_t errlen)
+{
+	memset(in, 0, sizeof(*in));
+	in->event_query = kern_event_query;
+	snprintf(in->name, sizeof in->name, "%s", ring);
+	char why[256] = "";
+	int rc = ring_open(&in->ring, ring, NULL, why, sizeof why);
+	if (rc < 0) {
+		if (rc == -ENOENT)
+			snprintf(err, errlen, "ring '%s' does not exist (create it with tools/ringctl create or tools/launch.sh)", ring);
+		else
+			snprintf(err, errlen, "cannot open ring '%s': %s", ring, why[0] ? why : strerror(-rc));
+		in->ring = NULL;
+		return rc;
+	}
+	if ((rc = check_ring(in, ring, ranks, m, err, errlen)) == 0 &&
+	    (rc = ring_consumer_attach(in->ring, (uint32_t)rank, &in->cons)) < 0) {
+		in->cons = NULL;
+		if (rc == -EBUSY)
+			snprintf(err, errlen, "rank %d of ring '%s' is held by another live trainer", rank, ring);
+		else
+			snprintf(err, errlen, "cannot attach to ring '%s' as rank %d: %s", ring, rank, strerror(-rc));
+	}
+	if (!rc)
+		rc = setup_device(in, ctx, flags, err, errlen);
+	if (rc < 0)
+		trainer_ingest_close(in);
+	return rc;
 }
 
 static int retire(TrainerIngest *in, int wait_all);
@@ -84,16 +119,26 @@ static int retire(TrainerIngest *in, int wait_all);
 void trainer_ingest_close(TrainerIngest *in)
 {
 	if (in->ctx) {
-		retire(in, 1);
-		for (int i = 0; i < in->fly_cap; i++)
-			kern_event_destroy(in->fly_ev[i]);
-		kern_host_unregister(in->ctx, in->region);
-		in->ctx = NULL;
+		if (retire(in, 1) < 0) // the device failed: nothing more is copied, let the slots go
+			for (; in->fly_n; in->fly_n--, in->fly_head = (in->fly_head + 1) % in->fly_cap)
+				if (in->held[in->fly_head])
+					ring_consumer_release(in->cons, &in->fly[in->fly_head]);
+		if (in->region)
+			kern_host_unregister(in->ctx, in->region);
+		if (in->stage)
+			kern_host_free(in->ctx, in->stage);
 	}
+	for (int i = 0; i < in->fly_cap; i++)
+		kern_event_destroy(in->fly_ev[i]);
+	if (in->copy)
+		kern_ctx_destroy(in->copy);
 	if (in->cons)
 		ring_consumer_detach(in->cons);
 	if (in->ring)
 		ring_close(in->ring);
+	memset(in->fly_ev, 0, sizeof in->fly_ev);
+	in->ctx = in->copy = NULL;
+	in->region = in->stage = NULL;
 	in->cons = NULL;
 	in->ring = NULL;
 }
@@ -103,9 +148,9 @@ uint64_t trainer_ingest_position(const TrainerIngest *in)
 	return ring_consumer_position(in->cons);
 }
 
-// the next slot of this rank, waiting in short slices up to timeout_s; a stop request ends the
-// wait after a slice without data (with data flowing the batch completes, so a resumed run can
-// continue on the same ring)
+// the next slot of this rank, waiting in short slices up to timeout_s (releasing finished copies
+// between slices); a stop request ends the wait after a slice without data (with data flowing the
+// batch completes, so a resumed run can continue on the same ring)
 static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *err, size_t errlen)
 {
 	double t0 = now_s();
@@ -116,6 +161,11 @@ static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *er
 			in->wait_s += t - t0;
 			return 0;
 		}
+		if (rc == -ETIMEDOUT && (rc = retire(in, 0)) < 0) {
+			snprintf(err, errlen, "ring '%s': a copy to the device failed: %s", in->name, strerror(-rc));
+			return rc;
+		}
+		rc = rc ? rc : -ETIMEDOUT;
 		// a ring destroyed while stopping is the job ending around us, not a failure
 		if ((rc == -ETIMEDOUT || rc == -ESHUTDOWN) && in->cancel && *in->cancel) {
 			in->wait_s += t - t0;
@@ -162,32 +212,62 @@ int trainer_ingest_skip_to(TrainerIngest *in, uint64_t pos, double timeout_s, ch
 	return 0;
 }
 
-// releases the slots whose copies are done, oldest first; wait_all: waits for the newest copy
-// (the device runs copies in order) and releases them all
+// the oldest in-flight copy is done: its slot (if still held) goes back to the ring
+static int release_head(TrainerIngest *in)
+{
+	int h = in->fly_head, rc = 0;
+	if (in->held[h])
+		rc = ring_consumer_release(in->cons, &in->fly[h]);
+	in->held[h] = 0;
+	in->fly_head = (h + 1) % in->fly_cap;
+	in->fly_n--;
+	return rc;
+}
+
+// releases the slots whose copies are done, oldest first (the copy stream runs them in order);
+// wait_all: the host waits for the newest copy first, so all go
 static int retire(TrainerIngest *in, int wait_all)
 {
 	if (wait_all && in->fly_n) {
-		KEvent *last = in->fly_ev[(in->fly_head + in->fly_n - 1) % in->fly_cap];
-		int q = kern_event_query(last);
-		if (q < 0 || (q == 0 && (q = kern_event_sync(last)) < 0))
-			return q;
+		int rc = kern_event_sync(in->fly_ev[(in->fly_head + in->fly_n - 1) % in->fly_cap]);
+		if (rc < 0)
+			return rc;
+		while (in->fly_n)
+			if ((rc = release_head(in)) < 0)
+				return rc;
+		return 0;
 	}
 	while (in->fly_n) {
-		int q = kern_event_query(in->fly_ev[in->fly_head]);
+		int q = in->event_query(in->fly_ev[in->fly_head]);
 		if (q < 0)
 			return q;
 		if (!q)
 			break;
-		int rc = ring_consumer_release(in->cons, &in->fly[in->fly_head]);
-		if (rc < 0)
-			return rc;
-		in->fly_head = (in->fly_head + 1) % in->fly_cap;
-		in->fly_n--;
+		if ((q = release_head(in)) < 0)
+			return q;
 	}
 	return 0;
 }
 
-// queues slot s's clip and tokens into row b, and keeps the slot in flight until the copy is done
+int trainer_ingest_poll(TrainerIngest *in)
+{
+	int rc = retire(in, 0);
+	return rc < 0 ? rc : in->fly_n;
+}
+
+// a free in-flight entry: when the window is full the host waits for the oldest copy
+static int make_room(TrainerIngest *in)
+{
+	int rc = retire(in, 0);
+	if (rc < 0 || in->fly_n < in->fly_cap)
+		return rc;
+	if ((rc = kern_event_sync(in->fly_ev[in->fly_head])) < 0)
+		return rc;
+	return release_head(in);
+}
+
+// queues slot s's clip and tokens into row b on the copy stream; the slot stays held until the copy
+// is done, or (staging) goes back at once after its bytes are copied into the staging entry
 static int upload(TrainerIngest *in, const IngestBatch *b, int row, const RingSlot *s)
 {
 	const int64_t per = (int64_t)in->clip_bytes, L = in->geom.text_len;
@@ -196,21 +276,30 @@ static int upload(TrainerIngest *in, const IngestBatch *b, int row, const RingSl
 	if (!rc)
 		rc = kern_view(&tv, b->text, row * L, 1, &L);
 	if (!rc)
-		rc = kern_upload_async(in->ctx, &cv, s->payload, (size_t)per);
-	if (!rc)
-		rc = kern_upload_async(in->ctx, &tv, s->text, sizeof(int32_t) * (size_t)L);
+		rc = make_room(in);
 	if (rc < 0)
 		return rc;
-	if (in->fly_n == in->fly_cap) { // the window is full: the oldest copy must finish first
-		KEvent *old = in->fly_ev[in->fly_head];
-		int q = kern_event_query(old);
-		if (q < 0 || (q == 0 && (q = kern_event_sync(old)) < 0) || (rc = retire(in, 0)) < 0)
-			return q < 0 ? q : rc;
-	}
 	int at = (in->fly_head + in->fly_n) % in->fly_cap;
+	const void *clip = s->payload, *text = s->text;
+	if (in->stage) {
+		uint8_t *e = in->stage + in->stage_stride * (size_t)at;
+		memcpy(e, s->payload, in->clip_bytes);
+		memcpy(e + in->clip_bytes, s->text, sizeof(int32_t) * (size_t)L);
+		clip = e;
+		text = e + in->clip_bytes;
+	}
+	if (!rc)
+		rc = kern_upload_async(in->copy, &cv, clip, (size_t)per);
+	if (!rc)
+		rc = kern_upload_async(in->copy, &tv, text, sizeof(int32_t) * (size_t)L);
+	if (!rc)
+		rc = kern_event_record(in->fly_ev[at], in->copy);
+	if (rc < 0)
+		return rc;
 	in->fly[at] = *s;
+	in->held[at] = !in->stage;
 	in->fly_n++;
-	if ((rc = kern_event_record(in->fly_ev[at], in->ctx)) < 0)
+	if (in->stage && (rc = ring_consumer_release(in->cons, &in->fly[at])) < 0)
 		return rc;
 	return retire(in, 0);
 }
@@ -231,14 +320,27 @@ static int check_slot(TrainerIngest *in, const RingSlot *s, int64_t dataset_size
 	return 0;
 }
 
+// the end of a batch: an event the compute stream waits for, or the host waits itself
+static int finish(TrainerIngest *in, const IngestBatch *b, char *err, size_t errlen)
+{
+	int rc = b->ready ? kern_event_record(b->ready, in->copy) : retire(in, 1);
+	if (rc < 0)
+		snprintf(err, errlen, "ring '%s': finishing the batch's copies failed: %s", in->name, strerror(-rc));
+	return rc;
+}
+
 int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t dataset_size, double timeout_s, char *err,
 			 size_t errlen)
 {
 	const int B = (int)b->clips->shape[0];
+	int rc = b->free_ev ? kern_stream_wait_event(in->copy, b->free_ev) : 0;
+	if (rc < 0) {
+		snprintf(err, errlen, "ring '%s': ordering the copies after the last step failed: %s", in->name, strerror(-rc));
+		return rc;
+	}
 	for (int row = 0; row < B;) {
 		RingSlot s;
-		int rc = acquire(in, &s, timeout_s, err, errlen);
-		if (rc < 0)
+		if ((rc = acquire(in, &s, timeout_s, err, errlen)) < 0)
 			return rc;
 		if (s.flags & RING_SLOT_ERROR) {
 			in->errors++;
@@ -262,8 +364,5 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 			return rr;
 		}
 	}
-	int rc = retire(in, 1);
-	if (rc < 0)
-		snprintf(err, errlen, "ring '%s': finishing the batch's copies failed: %s", in->name, strerror(-rc));
-	return rc;
+	return finish(in, b, err, errlen);
 }

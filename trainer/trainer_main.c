@@ -314,8 +314,10 @@ int main(int argc, char **argv)
 	char why_threads[96];
 	KernCtx *ctx = open_device(&c, why_threads, sizeof why_threads);
 	TrainerIngest in;
-	if ((rc = trainer_ingest_open(&in, ctx, c.ring, c.rank, c.ranks, &c.model, err, sizeof err)) < 0)
+	if ((rc = trainer_ingest_open(&in, ctx, c.ring, c.rank, c.ranks, &c.model, 0, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
+	if (in.note[0])
+		log_warnx("%s", in.note);
 	in.cancel = &g_stop;
 	Comm *comm = open_comm(&c);
 	char ckdir[1100], mpath[1100], epath[1100], marker[1200], prec[64];

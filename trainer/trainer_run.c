@@ -156,13 +156,19 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	double t0 = now_s(), w0 = r->in->wait_s;
 	const int64_t h0 = kern_ctx_host_waits(r->ctx);
 	const uint64_t e0 = r->in->errors;
+	const int i = r->buf;
+	ts->clips = r->clips[i];
+	ts->text = r->text[i];
 	int rc = train_step_stage_begin(ts);
-	IngestBatch b = {.clips = &ts->clips, .text = &ts->text, .ids = ts->stage.ids, .pos = ts->stage.pos};
+	IngestBatch b = {.clips = &ts->clips, .text = &ts->text, .ids = ts->stage.ids, .pos = ts->stage.pos,
+			 .free_ev = r->freed[i], .ready = r->ready[i]};
 	if (!rc && (rc = trainer_ingest_batch(r->in, &b, c->dataset_size, c->data_timeout, err, sizeof err)) < 0 &&
 	    rc != -ECANCELED)
 		log_fatalx("step %lld: %s", (long long)r->step, err);
 	if (any_abandoned(r, rc == -ECANCELED, scratch))
 		return 0;
+	if (!rc)
+		rc = kern_stream_wait_event(r->ctx, r->ready[i]);
 	if (!rc)
 		rc = train_step_upload_meta(ts);
 	const int64_t per_epoch = trainer_steps_per_epoch(c);
@@ -171,8 +177,11 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	TrainStepTimes tt;
 	if (!rc)
 		rc = train_step_run(ts, epoch, &tt);
+	if (!rc) // the next copies into this buffer wait for the step's last reader (backward reads the tokens)
+		rc = kern_event_record(r->freed[i], r->ctx);
 	if (rc < 0)
 		step_failed(r, r->step, rc);
+	r->buf ^= 1;
 	const CommStats *cst = comm_stats(r->comm);
 	if (c->log_level[0] == 'd') {
 		char cs[256];
@@ -194,6 +203,37 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	return 1;
 }
 
+// the second batch buffer and the events that order the two buffers between the streams
+static void buffers_open(TrainerRun *r)
+{
+	TrainStep *ts = r->ts;
+	r->clips[0] = ts->clips;
+	r->text[0] = ts->text;
+	int rc = kern_alloc(r->ctx, &r->clips[1], KDT_U8, ts->clips.ndim, ts->clips.shape);
+	if (!rc)
+		rc = kern_alloc(r->ctx, &r->text[1], KDT_I32, ts->text.ndim, ts->text.shape);
+	for (int k = 0; k < 2 && !rc; k++)
+		if (!(rc = kern_event_create(r->ctx, &r->ready[k])))
+			rc = kern_event_create(r->ctx, &r->freed[k]);
+	if (rc < 0)
+		log_fatalx("cannot allocate the second batch buffer (%zu bytes of clips): %s", kern_nbytes(&ts->clips),
+			   strerror(-rc));
+	r->buf = 0;
+}
+
+static void buffers_close(TrainerRun *r)
+{
+	kern_sync(r->ctx); // nothing may still read or fill a buffer
+	r->ts->clips = r->clips[0];
+	r->ts->text = r->text[0];
+	kern_free(r->ctx, &r->clips[1]);
+	kern_free(r->ctx, &r->text[1]);
+	for (int k = 0; k < 2; k++) {
+		kern_event_destroy(r->ready[k]);
+		kern_event_destroy(r->freed[k]);
+	}
+}
+
 void trainer_run(TrainerRun *r)
 {
 	const TrainerConfig *c = r->c;
@@ -201,6 +241,7 @@ void trainer_run(TrainerRun *r)
 	Pending *pend = calloc((size_t)c->metrics_every, sizeof(Pending));
 	if (!all || !pend)
 		log_fatalx("out of memory");
+	buffers_open(r);
 	r->start = r->step;
 	int64_t last_eval = -1;
 	double t_run = now_s();
@@ -229,6 +270,7 @@ void trainer_run(TrainerRun *r)
 			flush(r, pend);
 	}
 	r->total_s = now_s() - t_run;
+	buffers_close(r);
 	free(all);
 	free(pend);
 }

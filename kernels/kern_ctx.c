@@ -56,6 +56,20 @@ int64_t kern_ctx_host_waits(const KernCtx *ctx)
 	return atomic_load(&ctx->dev->waits);
 }
 
+int kern_ctx_memory(const KernCtx *ctx, KMemInfo *out)
+{
+	if (!ctx || !out)
+		return -EINVAL;
+	KernDev *d = ctx->dev;
+	*out = (KMemInfo){.tensor_bytes = (size_t)atomic_load(&d->mem_bytes), .tensor_peak = (size_t)atomic_load(&d->mem_peak)};
+	return d->be->mem_info ? d->be->mem_info(d, &out->device_free, &out->device_total) : -ENOTSUP;
+}
+
+void *kern_stream_native(KernCtx *ctx)
+{
+	return ctx && ctx->dev->be->stream_native ? ctx->dev->be->stream_native(ctx) : NULL;
+}
+
 int kern_sync(KernCtx *ctx)
 {
 	return waited(ctx, ctx->dev->be->dev_sync(ctx->dev));
@@ -339,13 +353,19 @@ int kern_alloc(KernCtx *ctx, KTensor *t, KDtype dt, int ndim, const int64_t *sha
 	if (rc)
 		return rc;
 	t->owned = 1;
+	long long now = atomic_fetch_add(&ctx->dev->mem_bytes, (long long)n) + (long long)n;
+	for (long long peak = atomic_load(&ctx->dev->mem_peak);
+	     now > peak && !atomic_compare_exchange_weak(&ctx->dev->mem_peak, &peak, now);)
+		;
 	return 0;
 }
 
 void kern_free(KernCtx *ctx, KTensor *t)
 {
-	if (t && t->owned && t->data)
+	if (t && t->owned && t->data) {
 		ctx->dev->be->free(ctx->dev, t->data);
+		atomic_fetch_sub(&ctx->dev->mem_bytes, (long long)kern_nbytes(t));
+	}
 	if (t)
 		memset(t, 0, sizeof *t);
 }

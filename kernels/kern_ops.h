@@ -9,7 +9,7 @@
 //          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_shape_str, kern_tensor_make,
 //          kern_view, kern_bf16_from_f32, kern_f32_from_bf16,
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
-//          kern_ctx_attention,
+//          kern_ctx_attention, KMemInfo, kern_ctx_memory, kern_stream_native,
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
 //          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
@@ -171,6 +171,20 @@ int kern_ctx_reserve_workspace(KernCtx *ctx, size_t bytes);
 size_t kern_ctx_workspace_bytes(const KernCtx *ctx);
 // host waits (sync points) on the device so far, every handle counted
 int64_t kern_ctx_host_waits(const KernCtx *ctx);
+
+// Memory of ctx's device: what the contract's tensors hold (kern_alloc'd, live and the most at any
+// time since the device opened; workspaces and pinned host memory are not counted) and what the
+// device has. 0, or -ENOTSUP when the backend cannot tell its device's memory (the tensor counts
+// are filled anyway; device_free and device_total are then 0). The CPU backend reports the
+// machine's available and total RAM.
+typedef struct {
+	size_t tensor_bytes, tensor_peak;
+	size_t device_free, device_total;
+} KMemInfo;
+int kern_ctx_memory(const KernCtx *ctx, KMemInfo *out);
+// the backend's native handle of this stream (CUDA: its cudaStream_t), for libraries that queue
+// their own work on it (NCCL); NULL on the CPU backend or when the backend does not expose it
+void *kern_stream_native(KernCtx *ctx);
 
 // waits for every stream of the device; returns the latched error (0 when none)
 int kern_sync(KernCtx *ctx);

@@ -26,6 +26,7 @@ typedef struct KernDev {
 	atomic_int err;       // the first latched error (0: none)
 	char errmsg[256];     // "op: what"
 	atomic_llong waits;   // host waits (sync points)
+	atomic_llong mem_bytes, mem_peak; // bytes of the live kern_alloc tensors, and their most
 	void *priv;           // backend device state
 } KernDev;
 
@@ -137,6 +138,10 @@ struct KBackend {
 	int (*grad_norm)(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
 	int (*optimizer)(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
 			 const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+	// optional (NULL: not provided). The native stream handle (cudaStream_t) a library such as NCCL
+	// queues on; the device's free and total memory in bytes
+	void *(*stream_native)(KernCtx *c);
+	int (*mem_info)(KernDev *d, size_t *free_bytes, size_t *total_bytes);
 };
 
 // A device's pinned allocations and registered mappings, the host memory asynchronous copies may

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> // defines: sysconf
 #ifdef HAVE_BLAS
 #include <cblas.h>
 #endif
@@ -142,6 +143,18 @@ static int cpu_convert(KernCtx *c, KTensor *dst, const KTensor *src)
 	KOMP("omp parallel for num_threads(nt) schedule(static)")
 	for (int64_t i = 0; i < n; i++)
 		kcpu_st(dst->data, dst->dtype, i, kcpu_ld(src->data, src->dtype, i));
+	return 0;
+}
+
+// the machine's memory stands for the device's: free pages (not counting the page cache the
+// kernel would give back) and all of them
+static int cpu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes)
+{
+	long page = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES), all = sysconf(_SC_PHYS_PAGES);
+	if (page <= 0 || avail < 0 || all <= 0)
+		return -ENOTSUP;
+	*free_bytes = (size_t)avail * (size_t)page;
+	*total_bytes = (size_t)all * (size_t)page;
 	return 0;
 }
 
@@ -352,6 +365,7 @@ const KBackend kcpu_backend = {
 	.name = "cpu",
 	.has_f64 = 1,
 	.dev_open = cpu_dev_open,
+	.mem_info = cpu_mem_info,
 	.dev_close = cpu_dev_close,
 	.stream_open = cpu_stream_open,
 	.stream_close = cpu_stream_close,

@@ -7,14 +7,15 @@
 //          comm_allreduce, comm_reduce_scatter, comm_allreduce_start, comm_drain, comm_ctl_allgather,
 //          comm_ctl_allreduce, comm_ctl_broadcast, comm_ctl_barrier, comm_error, comm_close, comm_stats_reset,
 //          comm_stats_format, comm_op_name, comm_model_bytes, comm_local_open, comm_shm_create,
-//          comm_shm_attach, comm_shm_unlink, COMM_SHM_MAX_WORLD, CommBuckets, comm_buckets_create,
+//          comm_shm_attach, comm_shm_unlink, COMM_SHM_MAX_WORLD, CommFatalFn, CommNcclOptions, comm_nccl_open,
+//          comm_nccl_unique_id, comm_nccl_id_bytes, comm_nccl_available, CommBuckets, comm_buckets_create,
 //          comm_buckets_ready, comm_buckets_finish, comm_buckets_count, comm_buckets_free,
 //          RdvMethod, RdvOptions, RdvInfo, RDV_BLOB_MAX, RDV_DEFAULT_PORT, RDV_DEFAULT_TIMEOUT_MS,
 //          rdv_options_default, rdv_resolve, rdv_describe, rdv_method_name, rdv_method_parse,
 //          rdv_exchange, rdv_exchange_tcp, rdv_exchange_file, rdv_exchange_ring, rdv_hostlist_count,
 //          rdv_hostlist_nth, rdv_tasks_per_node, rdv_job_token
 //
-// ---- The contract a comm backend fills (the shm backend here; NCCL later, issue 13) ----
+// ---- The contract a comm backend fills (shm for CPU ranks, NCCL for GPU ranks) ----
 //
 // DATA PLANE: device buffers (KTensor of kernels/kern_ops.h; the dtype is the tensor's) and a
 // stream (KernCtx). A collective called with `stream` starts after the work queued on stream
@@ -112,6 +113,30 @@ int comm_shm_create(const char *name, int world, size_t slot_bytes);
 // -EBUSY when a live process already holds the rank, -EPROTO on a segment of another version.
 int comm_shm_attach(const char *name, int rank, double timeout_s, Comm **out);
 int comm_shm_unlink(const char *name);
+
+// NCCL for GPU ranks (any number of machines): the data plane on the callers' device streams
+// (kern_stream_native: the CUDA backend), started all-reduces on a comm stream, the control channel
+// through a second communicator on a stream of its own (its host waits end by timeout_s). A
+// watchdog thread aborts both communicators on an NCCL error or a data-plane collective older than
+// timeout_s and calls fatal(arg, "rank 3: ...") from its thread: the caller ends the process there
+// (a trainer cannot go on), so no rank hangs. A build without NCCL: comm_nccl_available() is 0 and
+// the functions return -ENOTSUP.
+typedef void (*CommFatalFn)(void *arg, const char *msg);
+typedef struct {
+	double timeout_s;  // every host wait of init and the control channel; the watchdog's bound
+	CommFatalFn fatal; // NULL: the watchdog only aborts and the next call fails with comm_error
+	void *fatal_arg;
+} CommNcclOptions;
+int comm_nccl_available(void);
+// bytes of the bootstrap id (NCCL's unique id: RDV_BLOB_MAX); 0 without NCCL
+size_t comm_nccl_id_bytes(void);
+// rank 0 makes the id that every rank passes to comm_nccl_open (hand it out with rdv_exchange)
+int comm_nccl_unique_id(void *blob, size_t len);
+// joins the group on ctx's device (the calling thread's current device becomes it). -EINVAL bad
+// arguments, -ENOTSUP a backend without native streams, -ETIMEDOUT peers missing after timeout_s,
+// -EPIPE/-EIO NCCL failures; err names this rank and the reason.
+int comm_nccl_open(Comm **out, KernCtx *ctx, int rank, int world, const void *id, size_t id_len,
+		   const CommNcclOptions *o, char *err, size_t errlen);
 
 // ---- bucketed gradient all-reduce (average), in place over the flat gradient buffer ----
 // groups: the (offset, length) element ranges of grads in the order backward finishes them,

@@ -8,6 +8,17 @@ comm_SRCS := trainer/comm/comm.c trainer/comm/comm_local.c trainer/comm/comm_shm
              trainer/comm/comm_bucket.c \
              trainer/comm/rdv_env.c trainer/comm/rdv_syntax.c trainer/comm/rdv_exchange.c trainer/comm/rdv_tcp.c
 
+# the NCCL backend when NCCL was found (a program that uses it links $(NCCL_LIBS)), else a stub
+# that says the build has none
+ifeq ($(HAVE_NCCL)$(HAVE_CUDART),11)
+comm_SRCS += trainer/comm/comm_nccl.c trainer/comm/comm_nccl_setup.c
+$(BUILD)/obj/trainer/comm/comm_nccl.o $(BUILD)/obj/trainer/comm/comm_nccl_setup.o: CFLAGS += $(NCCL_CFLAGS)
+COMM_LDLIBS := $(NCCL_LIBS)
+else
+comm_SRCS += trainer/comm/comm_nccl_none.c
+COMM_LDLIBS :=
+endif
+
 TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets \
          test_comm_badinput
 SAN_TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets

@@ -78,3 +78,10 @@ int stream_position(uint64_t seed, uint64_t g, uint64_t n, int shuffle, StreamPo
 	out->sample = shuffle ? stream_permute(seed, out->epoch, out->offset, n) : out->offset;
 	return 0;
 }
+
+uint64_t stream_node_position(uint64_t p, uint32_t ring_ranks, uint32_t node, uint32_t nodes)
+{
+	if (nodes <= 1 || ring_ranks == 0)
+		return p;
+	return (p / ring_ranks) * ring_ranks * nodes + (uint64_t)node * ring_ranks + p % ring_ranks;
+}

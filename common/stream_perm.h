@@ -2,7 +2,7 @@
 // bijection of [0, n) per epoch (Feistel network with cycle walking). Loader and trainer share it.
 #ifndef COMMON_STREAM_PERM_H
 #define COMMON_STREAM_PERM_H
-// defines: StreamPos, stream_permute, stream_unpermute, stream_position
+// defines: StreamPos, stream_permute, stream_unpermute, stream_position, stream_node_position
 
 #include <stdint.h>
 
@@ -19,5 +19,11 @@ uint64_t stream_unpermute(uint64_t seed, uint64_t epoch, uint64_t j, uint64_t n)
 // Position g of a dataset of n samples: epoch g / n, sample = permute(g mod n). shuffle 0
 // keeps dataset order (eval). Returns -EINVAL when n == 0.
 int stream_position(uint64_t seed, uint64_t g, uint64_t n, int shuffle, StreamPos *out);
+
+// Across machines each machine's ring carries its own ranks' share of the global stream: ring
+// position p of node n (of nodes machines, L = ranks of each ring) is global position
+// g = (p / L)·L·nodes + n·L + p mod L, so global rank g mod (L·nodes) = n·L + (p mod L) and the
+// data is the one-machine stream whatever the machine count. nodes 1: g = p.
+uint64_t stream_node_position(uint64_t p, uint32_t ring_ranks, uint32_t node, uint32_t nodes);
 
 #endif

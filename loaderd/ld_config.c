@@ -24,6 +24,8 @@ static const CfEntry table[] = {
 	{"manifest", CF_STR, F(manifest), 0, 0, "", "dataset manifest (required)"},
 	{"numa-node", CF_INT, F(numa_node), -1, 1023, "-1", "pin threads and buffers to this NUMA node (-1: none)"},
 	{"threads", CF_INT, F(threads), 1, 256, "1", "decode threads, each one ring producer"},
+	{"node", CF_INT, F(node), 0, 4095, "0", "this machine's index in a job of --nodes machines (each with its own ring)"},
+	{"nodes", CF_INT, F(nodes), 1, 4096, "1", "machines of the job: ring position p is global position (p/N)*N*nodes + node*N + p%N (N: the ring's ranks)"},
 	{"queue-depth", CF_INT, F(queue_depth), 1, 64, "4", "samples in flight per thread (reads ahead of decoding)"},
 	{"seed", CF_I64, F(seed), -1, INT64_MAX, "-1", "data stream seed (-1: the ring's seed)"},
 	{"train", CF_SET, F(train), 1, 0, NULL, "training: shuffled epochs, jittered frames, random-resized-crop (default)"},

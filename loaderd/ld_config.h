@@ -12,6 +12,7 @@ typedef struct {
 	char ring[64];
 	char manifest[512];
 	int numa_node;       // -1: no pinning
+	int node, nodes;     // this machine of a multi-machine job: its share of the global stream
 	int threads;         // decode threads = ring producers
 	int queue_depth;     // samples in flight per thread (reads ahead of the decoder)
 	int64_t seed;        // -1: the ring's seed

@@ -10,6 +10,7 @@
 #include "ld_error.h" // defines: ld_error_name
 #include "ld_io.h"    // defines: LdReader, LdRead, ld_reader_*
 #include "log.h"      // defines: log_info, log_warnx
+#include "stream_perm.h" // defines: stream_node_position
 
 #include <errno.h>
 #include <stdlib.h>
@@ -97,7 +98,9 @@ static void publish(LdShared *sh, RingProducer *p, LdDecoder *d, Item *it)
 static void start_item(LdShared *sh, LdReader *rd, RingProducer *p, LdDecoder *d, Item *it)
 {
 	it->busy = 1;
-	it->error = ld_plan_make(sh->m, it->slot.position, &sh->params, &it->plan, it->reason, sizeof(it->reason));
+	const uint64_t g = stream_node_position(it->slot.position, sh->ring_ranks, (uint32_t)sh->cfg->node,
+						(uint32_t)sh->cfg->nodes);
+	it->error = ld_plan_make(sh->m, g, &sh->params, &it->plan, it->reason, sizeof(it->reason));
 	it->pending = 0;
 	if (it->error) {
 		publish(sh, p, d, it);

@@ -17,6 +17,7 @@ typedef struct {
 	const LdConfig *cfg;
 	const Manifest *m;
 	Ring *ring;
+	uint32_t ring_ranks;    // N of the ring (--node/--nodes map its positions to the global stream)
 	LdParams params;        // geometry from the ring, seed and mode from the config/ring
 	atomic_int stop;        // finish in-flight slots, detach, return
 	atomic_int pread_noted; // the io_uring fallback is logged once per process

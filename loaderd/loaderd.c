@@ -75,6 +75,9 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 		log_fatalx("ring %s: geometry C=%u T=%u; the loader writes C=3 and T <= %d", c->ring,
 			   info.geometry.channels, info.geometry.frames, LD_MAX_FRAMES);
 	sh->ring = r;
+	sh->ring_ranks = info.ranks;
+	if (c->node >= c->nodes)
+		log_fatalx("--node %d must be below --nodes %d", c->node, c->nodes);
 	sh->params.frames = (int)info.geometry.frames;
 	sh->params.out_h = (int)info.geometry.height;
 	sh->params.out_w = (int)info.geometry.width;

@@ -45,6 +45,12 @@ after a final checkpoint; --resume continues it.
   --loader-threads T      decode threads per loaderd (default 1)
   --slots S               ring slots (default 4 x N x batch size, at least 16)
   --seed X                data stream seed: which sample and crop each position gets (default 1)
+  --nodes M               machines of the job (default 1): run launch.sh on each with the same N,
+                          flags and --master; each machine has its own ring and loaders, which
+                          produce that machine's share of the global stream; GPU ranks only (NCCL)
+  --node-rank K           this machine's index, 0 .. M-1 (default 0; Slurm: SLURM_NODEID)
+  --master HOST:PORT      where machine 0's rank 0 hands out the NCCL id (default MASTER_ADDR and
+                          MASTER_PORT, else Slurm's first host)
   --resume RUN_DIR        continue a run from its last checkpoint, with its launch.conf; trainer
                           flags after -- replace the ones it had (e.g. -- --steps 4000) and are kept
   --add-loaders K         start K more loaderd processes in the running job
@@ -118,7 +124,7 @@ control() { # control RUN_DIR VERB [COUNT]
 
 # ---- argument parsing ---------------------------------------------------------------------------
 N="" MANIFEST="" RUN_DIR="" RING="" LOADERS_PER_NODE="" LOADER_THREADS="" SLOTS="" SEED=""
-RESUME="" CONTROL_VERB="" CONTROL_N="" WAIT=0
+RESUME="" CONTROL_VERB="" CONTROL_N="" WAIT=0 NODES_N=1 NODE_RANK=${SLURM_NODEID:-0} MASTER=""
 TRAINER_ARGS=()
 need_value() { [ $# -ge 2 ] || usage_error "$1 needs a value (see --help)"; }
 while [ $# -gt 0 ]; do
@@ -131,6 +137,9 @@ while [ $# -gt 0 ]; do
 	--loader-threads) need_value "$@"; LOADER_THREADS=$2; shift ;;
 	--slots) need_value "$@"; SLOTS=$2; shift ;;
 	--seed) need_value "$@"; SEED=$2; shift ;;
+	--nodes) need_value "$@"; NODES_N=$2; shift ;;
+	--node-rank) need_value "$@"; NODE_RANK=$2; shift ;;
+	--master) need_value "$@"; MASTER=$2; shift ;;
 	--resume) need_value "$@"; RESUME=$2; shift ;;
 	--add-loaders) need_value "$@"; CONTROL_VERB=add CONTROL_N=$2; shift ;;
 	--remove-loaders) need_value "$@"; CONTROL_VERB=remove CONTROL_N=$2; shift ;;
@@ -149,9 +158,24 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
-for v in "--loaders-per-node:$LOADERS_PER_NODE" "--loader-threads:$LOADER_THREADS" "--slots:$SLOTS" "--seed:$SEED"; do
+for v in "--loaders-per-node:$LOADERS_PER_NODE" "--loader-threads:$LOADER_THREADS" "--slots:$SLOTS" "--seed:$SEED" \
+	"--nodes:$NODES_N" "--node-rank:$NODE_RANK"; do
 	[ -z "${v#*:}" ] || isnum "${v#*:}" || usage_error "${v%%:*} must be a whole number, got '${v#*:}'"
 done
+[ "$NODES_N" -ge 1 ] || usage_error "--nodes must be at least 1"
+[ "$NODE_RANK" -lt "$NODES_N" ] || usage_error "--node-rank $NODE_RANK must be below --nodes $NODES_N"
+if [ "$NODES_N" -gt 1 ]; then
+	if [ -n "$MASTER" ]; then
+		[[ $MASTER == *:* ]] && isnum "${MASTER##*:}" || usage_error "--master wants HOST:PORT, got '$MASTER'"
+		MASTER_ADDR=${MASTER%:*} MASTER_PORT=${MASTER##*:}
+	fi
+	if [ -z "${MASTER_ADDR:-}" ] && [ -n "${SLURM_JOB_NODELIST:-}" ]; then # Slurm's first host, as srun's tasks see it
+		MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" 2>/dev/null | head -n 1)
+		MASTER_PORT=${MASTER_PORT:-$((20000 + ${SLURM_JOB_ID:-0} % 10000))}
+	fi
+	[ -n "${MASTER_ADDR:-}" ] ||
+		usage_error "--nodes $NODES_N needs --master HOST:PORT (machine 0's address), MASTER_ADDR or a Slurm job"
+fi
 
 if [ -n "$CONTROL_VERB" ]; then
 	opt=--stop
@@ -265,7 +289,7 @@ if [ $RESUMING = 0 ]; then
 	has_flag vocab || [ -z "$VOCAB" ] || TRAINER_ARGS+=(--vocab "$VOCAB")
 fi
 geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
-plan=$("$TRAINER" --print-steps --ranks "$N" "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
+plan=$("$TRAINER" --print-steps --ranks $((N * NODES_N)) "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
 read -r -a GEOM <<<"$geom"
 EVAL_MANIFEST=$(flag_value eval-manifest "")
 read -r _ FRAMES _ SIZE _ _ _ CTX <<<"$geom"
@@ -313,6 +337,8 @@ mkdir -p "$RUN_DIR"/{logs,pids,control} || exit 1
 	echo "# written by tools/launch.sh; --resume reads it"
 	printf 'N=%q MANIFEST=%q RING=%q LOADERS_PER_NODE=%q LOADER_THREADS=%q SLOTS=%q SEED=%q\n' \
 		"$N" "$MANIFEST" "$RING" "$LOADERS_PER_NODE" "$LOADER_THREADS" "$SLOTS" "$SEED"
+	printf 'NODES_N=%q NODE_RANK=%q MASTER_ADDR=%q MASTER_PORT=%q\n' "$NODES_N" "$NODE_RANK" "${MASTER_ADDR:-}" \
+		"${MASTER_PORT:-}"
 	printf 'TRAINER_ARGS=('; printf '%q ' "${TRAINER_ARGS[@]}"; printf ')\n'
 } >"$RUN_DIR/launch.conf.tmp" && mv "$RUN_DIR/launch.conf.tmp" "$RUN_DIR/launch.conf" || die "cannot write $RUN_DIR/launch.conf"
 echo $$ >"$RUN_DIR/launch.pid"
@@ -333,6 +359,7 @@ reply() { # a line for the console and for the shell that sent a control request
 start_loader() { # start_loader ID NODE
 	local id=$1 node=$2 numa=()
 	[ ${#NODES[@]} -gt 1 ] && numa=(--numa-node "$node")
+	[ "$NODES_N" -gt 1 ] && numa+=(--node "$NODE_RANK" --nodes "$NODES_N") # this machine's share of the stream
 	"$LOADERD" --ring "$RING" --manifest "$MANIFEST" --threads "$LOADER_THREADS" "${numa[@]}" \
 		>>"$RUN_DIR/logs/loaderd-$id.log" 2>&1 &
 	LOADER_PID[$id]=$!
@@ -486,7 +513,7 @@ say "steps: $TOTAL$([ "${PER_EPOCH:-0}" -gt 0 ] && printf ' (%s per epoch of %s 
 "$RINGCTL" create --ring "$RING" "${GEOM[@]}" --slots "$SLOTS" \
 	--ranks "$N" --seed "$SEED" --first-position "$FIRST" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
 	die "cannot create the ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
-if [ "$N" -gt 1 ]; then
+if [ "$N" -gt 1 ] && [ "$NODES_N" = 1 ]; then
 	"$TRAINER" --comm-create --comm "$COMM" --ranks "$N" >>"$RUN_DIR/logs/launch.log" 2>&1 || die "cannot create the rank group"
 fi
 if [ -n "$EVAL_MANIFEST" ]; then
@@ -502,13 +529,19 @@ add_loaders $((LOADERS_PER_NODE * ${#NODES[@]}))
 REPLY_TEXT=""
 NGPU=0
 command -v nvidia-smi >/dev/null 2>&1 && NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+GPU_ARGS=()
+[ "$NGPU" -gt 0 ] && ! has_flag backend && GPU_ARGS=(--backend auto --device 0) # one visible GPU per rank
 for ((r = 0; r < N; r++)); do
 	comm=()
-	[ "$N" -gt 1 ] && comm=(--comm "$COMM")
+	[ "$N" -gt 1 ] && [ "$NODES_N" = 1 ] && comm=(--comm "$COMM")
 	dev=""
 	[ "$NGPU" -gt 0 ] && dev=$((r % NGPU))
-	CUDA_VISIBLE_DEVICES=$dev "$TRAINER" --ring "$RING" --rank "$r" --ranks "$N" "${comm[@]}" --run-dir "$RUN_DIR" \
-		"${THREAD_ARGS[@]}" "${TRAINER_ARGS[@]}" >>"$RUN_DIR/logs/trainer-$r.log" 2>&1 &
+	# the launcher's environment names the rank (torchrun's variables): the same for 1 or M machines
+	RANK=$((NODE_RANK * N + r)) WORLD_SIZE=$((NODES_N * N)) LOCAL_RANK=$r LOCAL_WORLD_SIZE=$N \
+		GROUP_RANK=$NODE_RANK GROUP_WORLD_SIZE=$NODES_N MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} \
+		MASTER_PORT=${MASTER_PORT:-29500} AVCLIP_JOB=${AVCLIP_JOB:-launch:$RING} CUDA_VISIBLE_DEVICES=$dev \
+		"$TRAINER" --ring "$RING" "${comm[@]}" --run-dir "$RUN_DIR" \
+		"${GPU_ARGS[@]}" "${THREAD_ARGS[@]}" "${TRAINER_ARGS[@]}" >>"$RUN_DIR/logs/trainer-$r.log" 2>&1 &
 	TRAINER_PID[$r]=$!
 	echo "${TRAINER_PID[$r]}" >"$RUN_DIR/pids/trainer-$r.pid"
 done

@@ -17,7 +17,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 
 # tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)
 ifeq ($(HAVE_LIBAV),1)
-SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh tests/test_clipdump_grid.sh
+SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh tests/test_launch_nodes.sh tests/test_clipdump_grid.sh
 endif
 
 .PHONY: bench-learn

@@ -7,19 +7,18 @@ INC_DIRS += trainer
 USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout common
 LIBS += avtrain
 avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
-                trainer/trainer_metrics.c
+                trainer/trainer_metrics.c trainer/trainer_dist.c
 PROGS += trainer/trainer
-trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c
-trainer/trainer_LIBS := avtrain evalscore fastclip comm avmodel kernels ring stream data common
-# --backend cuda: the CUDA backend of the op contract linked in where the build has it (kernels/cuda/)
-ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
-trainer/trainer_LIBS += $(KCUDA_LIBS)
-trainer/trainer_LDLIBS := $(KCUDA_LDLIBS)
-trainer/trainer: LDFLAGS += $(KCUDA_LDFLAGS)
-$(BUILD)/obj/trainer/trainer_main.o: CFLAGS += -DTRAINER_HAS_CUDA=1
-endif
+trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c
+# NCCL (comm's backend for GPU ranks) and, where the build has it (kernels/cuda/module.mk), the
+# CUDA backend of kernels/; recursive, since that fragment may come later
+trainer_cuda = $(if $(filter kcubackend,$(LIBS)),$(1))
+trainer/trainer_LIBS = avtrain evalscore fastclip comm avmodel kernels ring stream data common \
+                       $(call trainer_cuda,$(KCUDA_LIBS))
+trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS))
+trainer/trainer: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
 
-TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest
+TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest test_trainer_dist_env
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
 # optimizer (a fused op over the flat buffer) carries each over
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch

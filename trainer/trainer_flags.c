@@ -11,6 +11,7 @@
 
 #include "fastclip.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
 #include "log.h"            // defines: log_parse_level
+#include "trainer_dist.h"   // defines: trainer_dist_resolve
 
 typedef enum { T_STR, T_INT, T_I64, T_U64, T_DBL, T_BOOL } FlagType;
 
@@ -28,8 +29,16 @@ typedef struct {
 
 static const Flag flags[] = {
 	{ "ring", T_STR, S(ring), 0, 0, "avclip", "name of the ring (shm segment) to consume" },
-	{ "rank", T_INT, N(rank), 0, 63, "0", "this trainer's rank r: it consumes positions r, r+N, ..." },
-	{ "ranks", T_INT, N(ranks), 1, 64, "1", "number of trainer ranks N (must equal the ring's)" },
+	{ "rank", T_INT, N(rank), -1, 4095, "-1", "this trainer's rank r: it consumes positions r, r+N, ... (-1: RANK or SLURM_PROCID, else 0)" },
+	{ "ranks", T_INT, N(ranks), 0, 4096, "0", "number of trainer ranks N (must equal the ring's on one machine; 0: WORLD_SIZE or SLURM_NTASKS, else 1)" },
+	{ "backend", T_STR, S(backend), 0, 0, "cpu", "cpu | cuda | auto (cuda when this build has it and the device exists): where the step runs" },
+	{ "device", T_INT, N(device), -1, 1023, "-1", "CUDA device of this rank (-1: its local rank)" },
+	{ "master", T_STR, S(master), 0, 0, "", "host[:port] of rank 0 for the NCCL id over TCP (default MASTER_ADDR:MASTER_PORT or Slurm's first host)" },
+	{ "rdv", T_STR, S(rdv), 0, 0, "auto", "how GPU ranks get the NCCL id: auto | tcp | file | ring (auto: file with --rdv-file, tcp across machines, the ring on one)" },
+	{ "rdv-file", T_STR, S(rdv_file), 0, 0, "", "a file on a filesystem every machine sees, for --rdv file" },
+	{ "grad-checkpoint", T_BOOL, N(grad_checkpoint), 0, 1, "0", "keep only each transformer block's input and recompute its activations in backward (same gradients, less memory, about a third more compute)" },
+	{ "memory-limit", T_DBL, N(memory_limit_gb), 0, 1e6, "0", "GiB of device memory the run may use (0: the device's free memory); a batch that does not fit stops at start, naming one that does" },
+	{ "peak-tflops", T_DBL, N(peak_tflops), 0, 1e6, "0", "the device's peak TFLOP/s for the MFU column (0: no MFU; make bench-gpu measures the bf16 matmul peak)" },
 	{ "comm", T_STR, S(comm), 0, 0, "", "comm shm group name (required when --ranks > 1)" },
 	{ "comm-create", T_BOOL, N(comm_create), 0, 1, "0", "launcher mode: (re)create the --comm group for --ranks before every start of the ranks, exit" },
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
@@ -59,7 +68,6 @@ static const Flag flags[] = {
 	{ "seed", T_U64, N(seed), 0, 1.8e19, "0", "model initialisation seed" },
 	{ "init-from", T_STR, S(init_from), 0, 0, "", "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)" },
 	{ "init-skip-mismatched", T_BOOL, N(init_skip_mismatched), 0, 1, "0", "with --init-from: keep projections whose widths differ from the file's at their initial values" },
-	{ "backend", T_STR, S(backend), 0, 0, "cpu", "cpu | cuda: the kernels' backend; cuda runs rank r on GPU r of this machine, bf16 only (exits with an error when the build has no CUDA backend or no GPU is visible)" },
 	{ "attention", T_STR, S(attention), 0, 0, "auto", "own | cudnn | auto: the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn" },
 	{ "precision", T_STR, S(precision), 0, 0, "auto", "bf16 | fp32: activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU" },
 	{ "threads", T_INT, N(threads), 0, 1024, "0", "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)" },
@@ -310,6 +318,9 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "the FastCLIP settings are inconsistent (see --help for bounds)");
 		return -EINVAL;
 	}
+	int rc = trainer_dist_resolve(cfg, err, errlen); // --ranks, before anything counts with it
+	if (rc < 0)
+		return rc;
 	if (cfg->epochs > 0) {
 		if (steps_given) {
 			snprintf(err, errlen, "give --steps or --epochs, not both");
@@ -370,7 +381,8 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return -EINVAL;
 	}
 	const int launcher_print = cfg->print_geometry || cfg->print_steps || cfg->print_params;
-	if (((cfg->ranks > 1 && !launcher_print) || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
+	const int cpu_ranks = cfg->ranks > 1 && !launcher_print && !strcmp(cfg->backend, "cpu"); // GPU ranks: NCCL
+	if ((cpu_ranks || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
 		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)", cfg->ranks);
 		return -EINVAL;
 	}

@@ -9,6 +9,8 @@
 #include <string.h> // defines: memcpy, memset, strerror
 #include <time.h>   // defines: clock_gettime
 
+#include "stream_perm.h" // defines: stream_node_position
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -36,6 +38,8 @@ static int check_ring(TrainerIngest *in, const char *ring, int ranks, const Mode
 	}
 	in->geom = info.geometry;
 	in->seed = info.seed;
+	in->ring_ranks = info.ranks;
+	in->nodes = 1;
 	in->vocab = m->vocab;
 	in->clip_bytes = (size_t)ring_payload_bytes(&info.geometry);
 	// a consumer holding S/N slots blocks itself: stay below
@@ -249,6 +253,12 @@ static int retire(TrainerIngest *in, int wait_all)
 	return 0;
 }
 
+void trainer_ingest_set_node(TrainerIngest *in, int node, int nodes)
+{
+	in->node = (uint32_t)node;
+	in->nodes = nodes > 1 ? (uint32_t)nodes : 1;
+}
+
 int trainer_ingest_poll(TrainerIngest *in)
 {
 	int rc = retire(in, 0);
@@ -346,7 +356,7 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 			in->errors++;
 		} else if ((rc = check_slot(in, &s, dataset_size, err, errlen)) == 0) {
 			b->ids[row] = (int64_t)s.sample_id;
-			b->pos[row] = (int64_t)s.position;
+			b->pos[row] = (int64_t)stream_node_position(s.position, in->ring_ranks, in->node, in->nodes);
 			if ((rc = upload(in, b, row, &s)) < 0) {
 				snprintf(err, errlen, "position %llu: copying it to the device failed: %s",
 					 (unsigned long long)s.position, strerror(-rc));

@@ -6,7 +6,7 @@
 #ifndef TRAINER_INGEST_H
 #define TRAINER_INGEST_H
 // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_close, trainer_ingest_position,
-//          trainer_ingest_skip_to, trainer_ingest_batch, trainer_ingest_poll, IngestBatch,
+//          trainer_ingest_skip_to, trainer_ingest_batch, trainer_ingest_poll, trainer_ingest_set_node, IngestBatch,
 //          INGEST_MAX_INFLIGHT, INGEST_STAGING
 
 #include <signal.h> // defines: sig_atomic_t
@@ -26,7 +26,7 @@ typedef struct {
 	KTensor *clips; // (B, T, H, W, 3) u8 on the device
 	KTensor *text;  // (B, text_len) i32 on the device
 	int64_t *ids;   // (B) sample ids
-	int64_t *pos;   // (B) stream positions g
+	int64_t *pos;   // (B) global stream positions g (the augmentation's key)
 	// NULL, or an event recorded on the compute stream after the last op that reads clips/text of
 	// the previous batch in these buffers: the copies wait for it on the device (double buffering)
 	KEvent *free_ev;
@@ -41,6 +41,7 @@ typedef struct {
 	char name[128];
 	RingGeometry geom;
 	uint64_t seed;        // the ring's data-stream seed (augmentation keys)
+	uint32_t ring_ranks, node, nodes; // a ring position's global position (stream_node_position)
 	int vocab;
 	size_t clip_bytes;    // T*H*W*C
 	uint64_t errors;      // error slots skipped since open
@@ -91,5 +92,8 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 			 size_t errlen);
 // releases the slots whose copies have completed (never waits); the count still in flight, or < 0
 int trainer_ingest_poll(TrainerIngest *in);
+// this machine of a job of nodes machines, each with its own ring: positions reported in
+// IngestBatch.pos become global (stream_node_position); the default is one machine
+void trainer_ingest_set_node(TrainerIngest *in, int node, int nodes);
 
 #endif

@@ -16,9 +16,10 @@
 #include <sys/stat.h> // defines: mkdir, stat
 #include <unistd.h>   // defines: write, _exit, access
 
-#include "comm.h"            // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink, comm_local_open
+#include "comm.h"            // defines: comm_shm_create, comm_shm_unlink, rdv_describe
 #include "log.h"             // defines: log_init, log_info, log_fatalx
 #include "model.h" // defines: ParamSpec, model_layout
+#include "trainer_dist.h"    // defines: trainer_dist_open_device, trainer_dist_open_comm
 #include "trainer_ckpt.h"    // defines: trainer_ckpt_load, trainer_ckpt_first_position
 #include "trainer_eval.h"    // defines: TrainerEval, trainer_eval_open, trainer_eval_close
 #include "trainer_flags.h"   // defines: TrainerConfig, trainer_flags_parse, ...
@@ -27,11 +28,6 @@
 #include "trainer_run.h"     // defines: TrainerRun, trainer_run
 #include "trainer_step.h"    // defines: TrainStep, ...
 
-// 1 when the build links the CUDA backend into this program (module-trainer.mk): says which of the
-// two reasons a --backend cuda that finds no device has
-#ifndef TRAINER_HAS_CUDA
-#define TRAINER_HAS_CUDA 0
-#endif
 #define COMM_SLOT_BYTES (4u << 20)
 
 static volatile sig_atomic_t g_stop; // the signal of the first stop request
@@ -72,27 +68,6 @@ static int mkdir_p(const char *path)
 	if (mkdir(buf, 0755) && errno != EEXIST)
 		return -errno;
 	return 0;
-}
-
-static Comm *open_comm(const TrainerConfig *c)
-{
-	Comm *comm;
-	int rc;
-	if (c->ranks == 1 && !c->comm[0]) {
-		if ((rc = comm_local_open(&comm)) < 0)
-			log_fatalx("rank 0: cannot make a local communicator: %s", strerror(-rc));
-		return comm;
-	}
-	rc = comm_shm_attach(c->comm, c->rank, c->comm_timeout, &comm);
-	if (rc == -ENOENT)
-		log_fatalx("comm group '%s' does not exist (create it with: trainer --comm-create --comm %s --ranks %d)", c->comm,
-			   c->comm, c->ranks);
-	if (rc < 0)
-		log_fatalx("cannot join comm group '%s' as rank %d: %s", c->comm, c->rank,
-			   rc == -EBUSY ? "a live process holds that rank" : rc == -EPROTO ? "segment of another version" : strerror(-rc));
-	if (comm_world(comm) != c->ranks)
-		log_fatalx("comm group '%s' has %d ranks but this run has --ranks %d", c->comm, comm_world(comm), c->ranks);
-	return comm;
 }
 
 // the --config file as it was read, so a run's log shows what it ran with even after the
@@ -213,27 +188,11 @@ static int launcher_mode(const TrainerConfig *c)
 	return -1;
 }
 
-// --backend cpu: this process's CPU threads; --backend cuda: GPU r for rank r (one machine)
-static KernCtx *open_device(const TrainerConfig *c, char *why_threads, size_t len)
+// the NCCL watchdog's verdict (its thread): this rank cannot go on, and says why
+static void comm_fatal(void *arg, const char *msg)
 {
-	KernCtx *ctx;
-	const int cuda = c->backend_kind == KERN_BACKEND_CUDA;
-	KCtxOptions ko = {.backend = c->backend_kind, .device = cuda ? c->rank : 0,
-			  .threads = cuda ? 1 : pick_threads(c, why_threads, len), .attention = c->attention_impl};
-	if (cuda)
-		snprintf(why_threads, len, "a GPU stream");
-	int rc = kern_ctx_create(&ctx, &ko);
-	if (rc == -ENOTSUP && c->attention_impl == KERN_ATTN_CUDNN)
-		log_fatalx(cuda ? "--attention cudnn needs cuDNN's fused attention: this build has no cuDNN"
-				: "--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer runs the "
-				  "CPU backend (--backend cuda)");
-	if (rc == -ENODEV && cuda)
-		log_fatalx("--backend cuda: no CUDA device %d for rank %d (%s)", c->rank, c->rank,
-			   TRAINER_HAS_CUDA ? "none visible to this process: check the driver and CUDA_VISIBLE_DEVICES"
-					    : "this trainer was built without the CUDA backend: it needs nvcc, cudart and cuBLAS at build time");
-	if (rc < 0)
-		log_fatalx("cannot create the %s kernel context: %s", c->backend, strerror(-rc));
-	return ctx;
+	(void)arg;
+	log_fatalx("%s", msg);
 }
 
 // --precision auto: bf16 where a device computes in it natively, fp32 on the CPU backend (whose
@@ -311,15 +270,21 @@ int main(int argc, char **argv)
 	if (c.config[0])
 		log_config_file(c.config);
 
-	char why_threads[96];
-	KernCtx *ctx = open_device(&c, why_threads, sizeof why_threads);
-	TrainerIngest in;
-	if ((rc = trainer_ingest_open(&in, ctx, c.ring, c.rank, c.ranks, &c.model, 0, err, sizeof err)) < 0)
+	char why_threads[96], why_dev[96];
+	KernCtx *ctx;
+	if ((rc = trainer_dist_open_device(&c, pick_threads(&c, why_threads, sizeof why_threads), &ctx, why_dev,
+					   sizeof why_dev, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
-	if (in.note[0])
-		log_warnx("%s", in.note);
+	TrainerIngest in;
+	int ring_rank, ring_ranks;
+	trainer_dist_ring_rank(&c, &ring_rank, &ring_ranks);
+	if ((rc = trainer_ingest_open(&in, ctx, c.ring, ring_rank, ring_ranks, &c.model, 0, err, sizeof err)) < 0)
+		log_fatalx("%s", err);
+	trainer_ingest_set_node(&in, c.node, c.nodes);
 	in.cancel = &g_stop;
-	Comm *comm = open_comm(&c);
+	Comm *comm;
+	if ((rc = trainer_dist_open_comm(&c, ctx, in.ring, comm_fatal, &comm, err, sizeof err)) < 0)
+		log_fatalx("%s", err);
 	char ckdir[1100], mpath[1100], epath[1100], marker[1200], prec[64];
 	snprintf(ckdir, sizeof ckdir, "%s/ckpt", c.run_dir);
 	snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", c.run_dir);
@@ -350,6 +315,11 @@ int main(int argc, char **argv)
 	static char desc[8192];
 	trainer_flags_describe(&c, desc, sizeof desc);
 	log_info("effective config: %s", desc);
+	char rdv[512];
+	rdv_describe(&c.rdv_info, rdv, sizeof rdv);
+	log_info("%s; device: %s", rdv, why_dev);
+	if (in.note[0])
+		log_warnx("%s", in.note);
 	log_info("model %s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",
 		 c.model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), why_threads,
 		 prec, c.ring, (unsigned long long)in.seed);

@@ -27,3 +27,15 @@ SAN_TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism tes
 # a file and the ring between forked ranks (timeouts included); no GPU needed
 TESTS += test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring
 $(foreach t,test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring,$(eval $(t)_LIBS := comm ring))
+
+# the NCCL backend on one GPU (make test-gpu; exit 77 without a GPU or the CUDA backend), built in
+# every make so that it keeps linking
+ifeq ($(HAVE_NCCL)$(HAVE_CUDART),11)
+comm_cuda = $(if $(filter kcubackend,$(LIBS)),$(1))
+GPU_TESTS += test_comm_nccl_gpu
+test_comm_nccl_gpu_SRCS := tests/test_comm_nccl.c
+test_comm_nccl_gpu_LIBS = comm kernels ring stream common $(call comm_cuda,$(KCUDA_LIBS))
+test_comm_nccl_gpu_LDLIBS = $(COMM_LDLIBS) $(call comm_cuda,$(KCUDA_LDLIBS))
+$(BUILD)/tests/test_comm_nccl_gpu: LDFLAGS += $(call comm_cuda,$(KCUDA_LDFLAGS))
+all: $(BUILD)/tests/test_comm_nccl_gpu
+endif

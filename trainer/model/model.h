@@ -6,8 +6,9 @@
 //          model_config_check, model_config_keys, model_config_str, model_config_parse, model_act_name, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
 //          model_weights_release, model_init_params, model_param_decays, model_params_set_wd_groups,
-//          wd_groups_parse, wd_groups_name, BlockActs, TowerScratch, ClipModel, ClipGradGroup, ClipGradReadyFn,
-//          clip_model_create, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
+//          wd_groups_parse, wd_groups_name, BlockActs, TowerScratch, ClipModel, ClipModelOpts, ClipModelBytes,
+//          ClipGradGroup, ClipGradReadyFn,
+//          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
 //          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
@@ -173,6 +174,9 @@ typedef struct {
 	                       // same for the video tower; adjacent and descending, together all of grads
 	ClipGradReadyFn hook;
 	void *hook_arg;
+	int grad_ckpt;        // blocks keep only their output; the rest lives in one set per tower
+	BlockActs vshared, tshared; // with grad_ckpt: the internals every block of a tower writes
+	struct ClipModelBytes *count; // clip_model_bytes: count allocations instead of making them
 
 	// video tower: Lv = 1 + T*P tokens
 	KTensor patches, pemb;       // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
@@ -203,6 +207,23 @@ typedef struct {
 // model_init_params(ctx, &cfg, &m->params, seed) or a weight load, then clip_model_sync_weights.
 // Reserves the op workspace the model needs on ctx.
 int clip_model_create(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt);
+// Activation checkpointing per transformer block: forward keeps each block's output only (the
+// internals of every block of a tower share one set of buffers), backward recomputes a block's
+// forward from its input before its backward (the last block of each tower still holds its own).
+// The ops are deterministic, so the gradients are the same bits as without it.
+typedef struct {
+	int grad_checkpoint;
+} ClipModelOpts;
+int clip_model_create_opts(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
+			   const ClipModelOpts *o);
+// what clip_model_create_opts would allocate on ctx's device, counted by the same code without
+// allocating: parameters (master, gradients, the bf16 weight copy), activations (and the backward's
+// scratch), and the op workspace it reserves (bytes)
+typedef struct ClipModelBytes {
+	size_t params, activations, workspace;
+} ClipModelBytes;
+int clip_model_bytes(KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt, const ClipModelOpts *o,
+		     ClipModelBytes *out);
 void clip_model_destroy(ClipModel *m);
 // refreshes m->weights from m->params after they changed (a no-op unless dt is bf16)
 int clip_model_sync_weights(ClipModel *m);

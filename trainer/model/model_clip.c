@@ -19,6 +19,12 @@
 
 static int alloc_dt(ClipModel *m, KTensor *t, KDtype dt, int ndim, const int64_t *shape)
 {
+	if (m->count) { // clip_model_bytes: every allocation after the parameters' is an activation
+		KTensor h = kern_tensor_make(NULL, dt, ndim, shape);
+		m->count->activations += kern_nbytes(&h);
+		*t = h;
+		return 0;
+	}
 	if (m->n_owned >= MODEL_MAX_TENSORS)
 		return -ENOMEM;
 	TRY(kern_alloc(m->ctx, t, dt, ndim, shape));
@@ -49,6 +55,10 @@ static int reserve(ClipModel *m, int Lv, int Lt)
 	need = a > need ? a : need;
 	a = kern_loss_ws_bytes(m->ctx, m->B, m->B, c->embed_dim);
 	need = a > need ? a : need;
+	if (m->count) {
+		m->count->workspace = need;
+		return 0;
+	}
 	return kern_ctx_reserve_workspace(m->ctx, need);
 }
 
@@ -62,6 +72,11 @@ static int create_params(ClipModel *m)
 	if (!m->specs || !m->vacts || !m->tacts)
 		return -ENOMEM;
 	model_layout(c, m->specs, &m->n_specs, &m->n_params);
+	if (m->count) {
+		const size_t master = kern_dtype_size(m->pdt) * (size_t)m->n_params;
+		m->count->params = 2 * master + (m->dt != m->pdt ? kern_dtype_size(m->dt) * (size_t)m->n_params : 0);
+		return 0;
+	}
 	TRY(alloc_dt(m, &m->params, m->pdt, NSH(m->n_params)));
 	TRY(alloc_dt(m, &m->grads, m->pdt, NSH(m->n_params)));
 	if (m->dt != m->pdt)
@@ -125,6 +140,24 @@ static int make_groups(ClipModel *m)
 	return rc;
 }
 
+// every block's activations; with checkpointing one full set (the last block's) whose internals
+// the other blocks share, each keeping only its own output
+static int tower_acts(ClipModel *m, BlockActs *acts, BlockActs *shared, int layers, int B, int L, int W, int H)
+{
+	if (!m->grad_ckpt) {
+		for (int l = 0; l < layers; l++)
+			TRY(block_acts_alloc(&acts[l], alloc_in, m, B, L, W, H, m->cfg.mlp_ratio));
+		return 0;
+	}
+	TRY(block_acts_alloc(shared, alloc_in, m, B, L, W, H, m->cfg.mlp_ratio));
+	for (int l = 0; l < layers; l++) {
+		acts[l] = *shared;
+		if (l < layers - 1)
+			TRY(alloc_in(m, &acts[l].res2, 0, NSH(B, L, W)));
+	}
+	return 0;
+}
+
 static int create(ClipModel *m)
 {
 	const ModelConfig *c = &m->cfg;
@@ -138,8 +171,7 @@ static int create(ClipModel *m)
 	TRY(alloc_in(m, &m->xpre, 0, NSH(B, Lv, Wv)));
 	TRY(alloc_in(m, &m->pre_m, 1, NSH((int64_t)B * Lv)));
 	TRY(alloc_in(m, &m->pre_r, 1, NSH((int64_t)B * Lv)));
-	for (int l = 0; l < c->vis_layers; l++)
-		TRY(block_acts_alloc(&m->vacts[l], alloc_in, m, B, Lv, Wv, c->vis_heads, c->mlp_ratio));
+	TRY(tower_acts(m, m->vacts, &m->vshared, c->vis_layers, B, Lv, Wv, c->vis_heads));
 	TRY(alloc_i32(m, &m->cls_pos, B));
 	TRY(alloc_in(m, &m->vpool, 0, NSH(B, Wv)));
 	TRY(alloc_in(m, &m->vln, 0, NSH(B, Wv)));
@@ -152,8 +184,7 @@ static int create(ClipModel *m)
 	m->vs.act = c->act == MODEL_ACT_QUICKGELU ? KACT_QUICKGELU : KACT_GELU;
 
 	TRY(alloc_in(m, &m->tx0, 0, NSH(B, Lt, Wt)));
-	for (int l = 0; l < c->txt_layers; l++)
-		TRY(block_acts_alloc(&m->tacts[l], alloc_in, m, B, Lt, Wt, c->txt_heads, c->mlp_ratio));
+	TRY(tower_acts(m, m->tacts, &m->tshared, c->txt_layers, B, Lt, Wt, c->txt_heads));
 	TRY(alloc_i32(m, &m->eot, B));
 	TRY(alloc_in(m, &m->tpool, 0, NSH(B, Wt)));
 	TRY(alloc_in(m, &m->tln, 0, NSH(B, Wt)));
@@ -173,6 +204,29 @@ static int create(ClipModel *m)
 
 int clip_model_create(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt)
 {
+	return clip_model_create_opts(out, ctx, cfg, batch, dt, NULL);
+}
+
+int clip_model_bytes(KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt, const ClipModelOpts *o,
+		     ClipModelBytes *out)
+{
+	char msg[160];
+	if (!out || batch <= 0 || model_config_check(cfg, msg, sizeof msg) || (dt != KDT_F32 && dt != KDT_BF16))
+		return -EINVAL;
+	ClipModel *m = calloc(1, sizeof *m);
+	if (!m)
+		return -ENOMEM;
+	*out = (ClipModelBytes){0};
+	*m = (ClipModel){.ctx = ctx, .cfg = *cfg, .dt = dt, .pdt = KDT_F32, .B = batch, .count = out,
+			 .grad_ckpt = o && o->grad_checkpoint};
+	int rc = create(m);
+	clip_model_destroy(m); // nothing was allocated: owned[] is empty
+	return rc;
+}
+
+int clip_model_create_opts(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
+			   const ClipModelOpts *o)
+{
 	char msg[160];
 	if (batch <= 0 || model_config_check(cfg, msg, sizeof msg) || (dt != KDT_F32 && dt != KDT_BF16 && dt != KDT_F64))
 		return -EINVAL;
@@ -184,6 +238,7 @@ int clip_model_create(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int
 	m->dt = dt;
 	m->pdt = dt == KDT_F64 ? KDT_F64 : KDT_F32;
 	m->B = batch;
+	m->grad_ckpt = o && o->grad_checkpoint;
 	int rc = create(m);
 	if (rc) {
 		clip_model_destroy(m);
@@ -307,7 +362,10 @@ static int text_backward(ClipModel *m, const KTensor *dtfeat, int *k)
 	TRY(group_done(m, k));
 	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->eot));
 	for (int l = m->cfg.txt_layers - 1; l >= 0; l--) {
-		TRY(block_backward(c, &m->w.tblk[l], &m->g.tblk[l], &m->tacts[l], l ? &m->tacts[l - 1].res2 : &m->tx0, s));
+		const KTensor *x = l ? &m->tacts[l - 1].res2 : &m->tx0;
+		if (m->grad_ckpt && l < m->cfg.txt_layers - 1)
+			TRY(block_forward(c, &m->w.tblk[l], &m->tacts[l], x, s));
+		TRY(block_backward(c, &m->w.tblk[l], &m->g.tblk[l], &m->tacts[l], x, s));
 		TRY(group_done(m, k));
 	}
 	TRY(kern_tok_embed_bwd(c, KG_SET(&m->g.wte), KG_SET(&m->g.txt_pos), &s->dres, &m->text_ids));
@@ -323,7 +381,10 @@ static int video_backward(ClipModel *m, const KTensor *dvfeat, int *k)
 	TRY(group_done(m, k));
 	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
 	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
-		TRY(block_backward(c, &m->w.vblk[l], &m->g.vblk[l], &m->vacts[l], l ? &m->vacts[l - 1].res2 : &m->xpre, s));
+		const KTensor *x = l ? &m->vacts[l - 1].res2 : &m->xpre;
+		if (m->grad_ckpt && l < m->cfg.vis_layers - 1) // recompute: the shared buffers hold another block's
+			TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, s));
+		TRY(block_backward(c, &m->w.vblk[l], &m->g.vblk[l], &m->vacts[l], x, s));
 		TRY(group_done(m, k));
 	}
 	TRY(kern_layernorm_bwd(c, KG_SET(&s->dln), KG_SET(&m->g.ln_pre_w), KG_SET(&m->g.ln_pre_b), &s->dres, &m->x0,

@@ -47,6 +47,10 @@ TT_RINGS+=("$TT_TAG-geo")
 expect "carries clips of T=4 H=16 W=16 C=3 text=8 but the model wants T=2 H=16 W=16 C=3 text=8" \
 	"${ok[@]}" --ring "$TT_TAG-geo" --run-dir "$TT_DIR/r"
 tt_ring "$TT_TAG-ok" 1
+# a batch that does not fit the device (here a 1 MiB --memory-limit) stops before anything is
+# allocated, naming the batch that fits
+expect "batch-size 64 needs .* of device memory .*--memory-limit.*: --batch-size [1-9][0-9]* fits" \
+	"${ok[@]}" --batch-size 64 --memory-limit 0.001 --ring "$TT_TAG-ok" --run-dir "$TT_DIR/r"
 expect "serves 1 ranks but this run has --ranks 2" "${ok[@]}" --ring "$TT_TAG-ok" --ranks 2 --comm x --run-dir "$TT_DIR/r"
 tt_ring "$TT_TAG-two" 2
 expect "comm group '$TT_TAG-nocomm' does not exist" "${ok[@]}" --ring "$TT_TAG-two" --ranks 2 --comm "$TT_TAG-nocomm" \

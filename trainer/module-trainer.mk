@@ -7,7 +7,7 @@ INC_DIRS += trainer
 USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout common
 LIBS += avtrain
 avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
-                trainer/trainer_metrics.c trainer/trainer_dist.c
+                trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c
 # NCCL (comm's backend for GPU ranks) and, where the build has it (kernels/cuda/module.mk), the
@@ -18,7 +18,8 @@ trainer/trainer_LIBS = avtrain evalscore fastclip comm avmodel kernels ring stre
 trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS))
 trainer/trainer: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
 
-TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest test_trainer_dist_env
+TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest test_trainer_dist_env \
+                 test_trainer_memory
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
 # optimizer (a fused op over the flat buffer) carries each over
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch

@@ -24,6 +24,7 @@
 #include "trainer_eval.h"    // defines: TrainerEval, trainer_eval_open, trainer_eval_close
 #include "trainer_flags.h"   // defines: TrainerConfig, trainer_flags_parse, ...
 #include "trainer_ingest.h"  // defines: TrainerIngest, ...
+#include "trainer_memory.h"  // defines: trainer_memory_plan, trainer_memory_fit
 #include "trainer_metrics.h" // defines: trainer_metrics_open
 #include "trainer_run.h"     // defines: TrainerRun, trainer_run
 #include "trainer_step.h"    // defines: TrainStep, ...
@@ -208,6 +209,54 @@ static KDtype precision(const TrainerConfig *c, KernCtx *ctx, char *why, size_t 
 	return strcmp(c->precision, "bf16") ? KDT_F32 : KDT_BF16;
 }
 
+// the step's device memory before it is allocated: a line for the log (in line), and a batch that does not fit
+// stops here with the batch that would (rather than an out-of-memory error inside a step)
+// "1.25 GiB" or "12.3 MiB"
+static const char *human(size_t b, char *buf, size_t len)
+{
+	if (b >= (size_t)1 << 30)
+		snprintf(buf, len, "%.2f GiB", (double)b / 1073741824.0);
+	else
+		snprintf(buf, len, "%.1f MiB", (double)b / 1048576.0);
+	return buf;
+}
+
+static void plan_memory(const TrainerConfig *c, KernCtx *ctx, const TrainStepConfig *tc, char *line, size_t len)
+{
+	TrainerMemory m;
+	int rc = trainer_memory_plan(ctx, tc, c->ranks, &m);
+	if (rc < 0)
+		log_fatalx("cannot plan the step's memory: %s", strerror(-rc));
+	KMemInfo mi;
+	const int known = kern_ctx_memory(ctx, &mi) == 0;
+	const size_t budget = c->memory_limit_gb > 0 ? (size_t)(c->memory_limit_gb * 1073741824.0) : known ? mi.device_free : 0;
+	char avail[96] = "unknown (the backend does not say; --memory-limit sets it)", h[6][32];
+	if (budget)
+		snprintf(avail, sizeof avail, "%s %s", human(budget, h[0], 32), c->memory_limit_gb > 0 ? "(--memory-limit)" : "free");
+	if (!budget || m.total <= budget) {
+		snprintf(line, len, "device memory of batch %d%s: parameters %s, optimizer %s, activations %s, workspace %s, "
+			 "batch and loss %s; total %s of %s", tc->batch, tc->grad_checkpoint ? " (--grad-checkpoint)" : "",
+			 human(m.params, h[0], 32), human(m.optimizer, h[1], 32), human(m.activations, h[2], 32),
+			 human(m.workspace, h[3], 32), human(m.data, h[4], 32), human(m.total, h[5], 32), avail);
+		return;
+	}
+	int fit = 0, fit_ckpt = 0;
+	trainer_memory_fit(ctx, tc, c->ranks, budget, &fit);
+	TrainStepConfig ck = *tc;
+	ck.grad_checkpoint = 1;
+	if (!tc->grad_checkpoint)
+		trainer_memory_fit(ctx, &ck, c->ranks, budget, &fit_ckpt);
+	char hint[128] = "";
+	if (fit_ckpt > fit)
+		snprintf(hint, sizeof hint, "; with --grad-checkpoint --batch-size %d does", fit_ckpt);
+	if (fit > 0)
+		log_fatalx("--batch-size %d needs %s of device memory (activations %s), more than the %s: --batch-size %d "
+			   "fits%s", tc->batch, human(m.total, h[1], 32), human(m.activations, h[2], 32), avail, fit, hint);
+	log_fatalx("--batch-size %d needs %s of device memory, more than the %s: not even batch 1 fits (parameters and "
+		   "optimizer alone take %s)%s", tc->batch, human(m.total, h[1], 32), avail,
+		   human(m.params + m.optimizer, h[2], 32), hint);
+}
+
 // the model's state: a checkpoint when resuming (and there is one), else a fresh initialisation
 static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *in)
 {
@@ -298,7 +347,9 @@ int main(int argc, char **argv)
 	TrainStepConfig tc = {.model = c.model, .opt = c.opt, .loss = c.loss, .act = precision(&c, ctx, prec, sizeof prec),
 			      .batch = c.batch_size, .dataset_size = c.dataset_size, .wd_groups = c.wd,
 			      .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0), .data_seed = in.seed, .flip = c.flip,
-			      .log_every = c.metrics_every};
+			      .log_every = c.metrics_every, .grad_checkpoint = c.grad_checkpoint};
+	char memline[512];
+	plan_memory(&c, ctx, &tc, memline, sizeof memline);
 	TrainStep *ts;
 	if ((rc = train_step_create(&ts, ctx, comm, &tc)) < 0)
 		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks, strerror(-rc));
@@ -318,6 +369,7 @@ int main(int argc, char **argv)
 	char rdv[512];
 	rdv_describe(&c.rdv_info, rdv, sizeof rdv);
 	log_info("%s; device: %s", rdv, why_dev);
+	log_info("%s", memline);
 	if (in.note[0])
 		log_warnx("%s", in.note);
 	log_info("model %s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",

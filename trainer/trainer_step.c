@@ -69,7 +69,8 @@ static int create_batch(TrainStep *s)
 static int create(TrainStep *s)
 {
 	const TrainStepConfig *c = &s->cfg;
-	TRY(clip_model_create(&s->model, s->ctx, &c->model, c->batch, c->act));
+	ClipModelOpts mo = {.grad_checkpoint = c->grad_checkpoint};
+	TRY(clip_model_create_opts(&s->model, s->ctx, &c->model, c->batch, c->act, &mo));
 	ClipModel *m = s->model;
 	TRY(model_params_set_wd_groups(m->specs, m->n_specs, c->wd_groups));
 	TRY(optim_create(&s->opt, s->ctx, &c->opt, m->specs, m->n_specs, m->n_params));

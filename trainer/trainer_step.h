@@ -28,6 +28,7 @@ typedef struct {
 	int flip;             // 1: horizontal flip per clip
 	int log_every;        // steps between read-backs of the logged scalars (rows of the metrics block:
 	                      // --metrics-every)
+	int grad_checkpoint;  // recompute each block's activations in backward (--grad-checkpoint)
 } TrainStepConfig;
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)

@@ -24,10 +24,20 @@ common=("${TT_MODEL[@]}" "${TT_DATA[@]}" --loss fastclip-v3 --batch-size 8 --ste
 echo "1 rank:"
 tt_ring "$TT_TAG-one" 1
 tt_feeder "$TT_TAG-one" --error-every 9
-"$TRAINER" --ring "$TT_TAG-one" "${common[@]}" --run-dir "$TT_DIR/one" 2>"$TT_DIR/one.log" ||
-	fail "1-rank trainer exited $?: $(tail -n 3 "$TT_DIR/one.log")"
+# with --grad-checkpoint (the same gradients, so it learns the same) and a peak for the MFU column
+"$TRAINER" --ring "$TT_TAG-one" "${common[@]}" --grad-checkpoint --peak-tflops 0.001 --run-dir "$TT_DIR/one" \
+	2>"$TT_DIR/one.log" || fail "1-rank trainer exited $?: $(tail -n 3 "$TT_DIR/one.log")"
 grep -q "finished $STEPS steps" "$TT_DIR/one.log" || fail "1-rank trainer did not report finishing"
 check_learned "$TT_DIR/one/metrics.jsonl"
+# progress: MFU, device memory and the data wait's share in every metrics line and the log
+for k in mfu mem_bytes mem_peak_bytes; do
+	bad=$(tt_field "$TT_DIR/one/metrics.jsonl" $k | awk '!($1 > 0)' | head -n 1)
+	[ -z "$bad" ] && [ -n "$(tt_field "$TT_DIR/one/metrics.jsonl" $k)" ] || fail "metrics.jsonl: $k '$bad' is not positive"
+done
+[ -n "$(tt_field "$TT_DIR/one/metrics.jsonl" data_wait_pct)" ] || fail "metrics.jsonl has no data_wait_pct"
+grep -qE 'data wait [0-9.]+ s, [0-9.]+%\) .* mem [0-9.]+ GiB \(peak [0-9.]+\) MFU [0-9.]+%' "$TT_DIR/one.log" ||
+	fail "the step line lacks the data wait %, memory or MFU: $(grep -m1 'step 20/' "$TT_DIR/one.log")"
+grep -q 'device memory of batch 8 (--grad-checkpoint): parameters' "$TT_DIR/one.log" || fail "no memory report at start"
 
 echo "2 ranks:"
 tt_ring "$TT_TAG-two" 2

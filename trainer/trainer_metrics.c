@@ -68,6 +68,10 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 	num(f, "t_backward", m->t_backward);
 	num(f, "t_allreduce", m->t_allreduce);
 	num(f, "t_update", m->t_update);
+	num(f, "data_wait_pct", m->data_wait_pct);
+	num(f, "mfu", m->mfu);
+	num(f, "mem_bytes", m->mem_bytes);
+	num(f, "mem_peak_bytes", m->mem_peak_bytes);
 	fprintf(f, ",\"host_waits\":%lld}\n", (long long)m->host_waits);
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }

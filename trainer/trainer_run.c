@@ -8,8 +8,9 @@
 #include "trainer_run.h" // defines: TrainerRun, trainer_run
 
 #include <errno.h>  // defines: ERANGE, ECANCELED
-#include <math.h>   // defines: exp
+#include <math.h>   // defines: exp, isfinite, NAN
 #include <stdlib.h> // defines: calloc, free
+#include <stdio.h>  // defines: snprintf
 #include <string.h> // defines: strncmp, strerror
 #include <time.h>   // defines: clock_gettime
 
@@ -42,6 +43,19 @@ static void step_failed(TrainerRun *r, int64_t step, int rc)
 	if (comm_error(r->comm)[0])
 		log_fatalx("step %lld failed: %s (%s)", (long long)step, comm_error(r->comm), strerror(-rc));
 	log_fatalx("step %lld failed: %s", (long long)step, why[0] ? why : strerror(-rc));
+}
+
+static void log_step(const TrainerRun *r, const TrainerMetrics *m)
+{
+	const TrainerConfig *c = r->c;
+	char mfu[32] = "";
+	if (isfinite(m->mfu))
+		snprintf(mfu, sizeof mfu, " MFU %.1f%%", 100 * m->mfu);
+	log_info("step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s, %.1f%%) "
+		 "%.1f samples/s | mem %.2f GiB (peak %.2f)%s",
+		 (long long)m->step, (long long)c->steps, m->epoch, m->loss, m->nce, m->acc, m->tau, m->lr, m->step_s,
+		 m->data_wait_s, m->data_wait_pct, m->samples_per_s, m->mem_bytes / 1073741824.0,
+		 m->mem_peak_bytes / 1073741824.0, mfu);
 }
 
 // one read-back of the pending steps' scalars; every rank calls it at the same steps
@@ -78,13 +92,12 @@ static void flush(TrainerRun *r, Pending *pend)
 		m->error_slots = red[5 * i + 4] * c->ranks;
 		m->tau = exp(-(double)d[TS_LOG_S]);
 		m->grad_norm = d[TS_GRAD_NORM];
+		m->data_wait_pct = m->step_s > 0 ? 100.0 * m->data_wait_s / m->step_s : 0;
+		m->mfu = c->peak_tflops > 0 && m->step_s > 0 ? r->flops_per_step / m->step_s / (c->peak_tflops * 1e12 * c->ranks) : NAN;
 		if (r->mf && (rc = trainer_metrics_write(r->mf, m)) < 0)
 			log_fatalx("cannot write %s: %s", r->mpath, strerror(-rc));
 		if (c->rank == 0 && (m->step % c->log_every == 0 || m->step == c->steps))
-			log_info("step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s) "
-				 "%.1f samples/s",
-				 (long long)m->step, (long long)c->steps, m->epoch, m->loss, m->nce, m->acc, m->tau, m->lr,
-				 m->step_s, m->data_wait_s, m->samples_per_s);
+			log_step(r, m);
 	}
 	if (r->mf && (rc = trainer_metrics_flush(r->mf)) < 0)
 		log_fatalx("cannot write %s: %s", r->mpath, strerror(-rc));
@@ -200,6 +213,10 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 				.t_augment = tt.t_augment, .t_forward = tt.t_forward, .t_exchange = tt.t_exchange,
 				.t_backward = tt.t_backward, .t_allreduce = tt.t_allreduce, .t_update = tt.t_update,
 				.host_waits = kern_ctx_host_waits(r->ctx) - h0};
+	KMemInfo mi;
+	kern_ctx_memory(r->ctx, &mi); // the tensor counts are filled whatever the backend says of its device
+	p->m.mem_bytes = (double)mi.tensor_bytes;
+	p->m.mem_peak_bytes = (double)mi.tensor_peak;
 	return 1;
 }
 
@@ -243,6 +260,8 @@ void trainer_run(TrainerRun *r)
 		log_fatalx("out of memory");
 	buffers_open(r);
 	r->start = r->step;
+	// model FLOPs of one step of every rank (forward + backward = 3x forward)
+	r->flops_per_step = 3.0 * model_flops_per_sample(&c->model) * c->batch_size * c->ranks;
 	int64_t last_eval = -1;
 	double t_run = now_s();
 	for (int abandoned = 0;;) {

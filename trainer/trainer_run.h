@@ -32,6 +32,7 @@ typedef struct {
 	KTensor clips[2], text[2];
 	KEvent *ready[2], *freed[2];      // copies done (copy stream) / step done reading (compute stream)
 	int buf;
+	double flops_per_step;            // model FLOPs of one step over every rank (MFU's numerator)
 	// filled by trainer_run
 	int64_t start;                    // the first step of this run
 	int stopped, save_failed;

@@ -3,7 +3,8 @@
 #ifndef TRAINER_MODEL_H
 #define TRAINER_MODEL_H
 // defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set,
-//          model_config_check, model_config_keys, model_config_str, model_config_parse, model_act_name, ParamSpec,
+//          model_config_check, model_config_keys, model_config_str, model_config_parse, model_act_name,
+//          model_flops_per_sample, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
 //          model_weights_release, model_init_params, model_param_decays, model_params_set_wd_groups,
 //          wd_groups_parse, wd_groups_name, BlockActs, TowerScratch, ClipModel, ClipModelOpts, ClipModelBytes,
@@ -49,6 +50,10 @@ int model_config_check(const ModelConfig *cfg, char *msg, size_t len);
 const char *model_config_keys(void);
 // "gelu" | "quickgelu"
 const char *model_act_name(int act);
+// FLOPs of one sample's forward through both towers (2 per multiply-add): the linear layers, the
+// attention's two products (the text tower's causal ones at half) and the projections; training
+// counts 3x this (backward 2x), without --grad-checkpoint's recomputation (model FLOPs, for MFU)
+double model_flops_per_sample(const ModelConfig *c);
 // the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ quickgelu]") and back;
 // parse: -EINVAL for a malformed or inconsistent line
 void model_config_str(const ModelConfig *c, char *buf, size_t len);

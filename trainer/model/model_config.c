@@ -133,3 +133,15 @@ int model_config_parse(const char *s, ModelConfig *c)
 	*c = t;
 	return 0;
 }
+
+double model_flops_per_sample(const ModelConfig *c)
+{
+	const double P = (double)(c->image_size / c->patch) * (c->image_size / c->patch), TP = c->frames * P;
+	const double Lv = 1 + TP, Lt = c->ctx_len, Wv = c->vis_width, Wt = c->txt_width, m = c->mlp_ratio;
+	// per block: qkv (3W²), out (W²), fc and proj (2mW²) per token, then q·kᵀ and p·v (2·L²·W)
+	const double vblock = 2 * Lv * Wv * Wv * (4 + 2 * m) + 4 * Lv * Lv * Wv;
+	const double tblock = 2 * Lt * Wt * Wt * (4 + 2 * m) + 4 * Lt * Lt * Wt * 0.5;
+	const double stem = 2 * TP * 3.0 * c->patch * c->patch * Wv; // the patch embedding
+	const double heads = 2 * Wv * c->embed_dim + 2 * Wt * c->embed_dim;
+	return stem + c->vis_layers * vblock + c->txt_layers * tblock + heads;
+}

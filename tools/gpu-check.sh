@@ -91,6 +91,7 @@ STEPS=(
 	"memcheck|60|gpu|bash tools/gpu-check.sh --sanitize memcheck"
 	"racecheck|60|gpu|bash tools/gpu-check.sh --sanitize racecheck"
 	"attention|120|gpu|out=\$($build/tests/test_kattn_gpu 2>&1); rc=\$?; echo \"\$out\"; grep '^worst' <<<\"\$out\"; exit \$rc"
+	"bench-gpu|420|gpu|make BUILD=$build bench-gpu"
 	"bench-kernels|120|gpu|make -s BUILD=$build bench-kernels"
 )
 

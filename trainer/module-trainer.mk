@@ -58,3 +58,14 @@ bench_trainer_cpu_WHITEBOX := trainer
 bench-cpu: $(BUILD)/tests/bench_trainer_cpu
 	$(BUILD)/tests/bench_trainer_cpu
 endif
+
+# make bench-gpu (tools/bench/bench_gpu.sh): the trainer on one GPU against PyTorch; exit 77 without
+# a GPU. bench_gpu_peak measures the bf16 matmul peak its MFU is against (the contract's linear op).
+BENCHES += bench_gpu_peak
+bench_gpu_peak_SRCS := tests/bench_gpu_peak.c
+bench_gpu_peak_LIBS = kernels stream common $(call trainer_cuda,$(KCUDA_LIBS))
+bench_gpu_peak_LDLIBS = $(call trainer_cuda,$(KCUDA_LDLIBS))
+$(BUILD)/tests/bench_gpu_peak: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
+.PHONY: bench-gpu
+bench-gpu: all $(BUILD)/tests/bench_gpu_peak $(TRAINER_FEEDER)
+	@BUILD=$(BUILD) bash tools/bench/bench_gpu.sh || { rc=$$?; [ $$rc = 77 ] && echo "bench-gpu: skipped (no GPU)"; [ $$rc = 77 ]; }

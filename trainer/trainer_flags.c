@@ -44,6 +44,7 @@ static const Flag flags[] = {
 	{ "comm-unlink", T_BOOL, N(comm_unlink), 0, 1, "0", "launcher mode: remove the --comm group, exit" },
 	{ "resume-position", T_BOOL, N(resume_position), 0, 1, "0", "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit" },
 	{ "print-geometry", T_BOOL, N(print_geometry), 0, 1, "0", "launcher mode: print the ring geometry the model flags need as ringctl flags (--frames T --height H --width W --text-len L), exit" },
+	{ "fit-batch", T_BOOL, N(fit_batch), 0, 1, "0", "open the device, print the largest --batch-size (at most the one given) whose step fits its free memory (or --memory-limit), exit" },
 	{ "print-params", T_BOOL, N(print_params), 0, 1, "0", "print the parameter counts of the model the flags describe as one JSON line (total, visual, text), exit" },
 	{ "print-steps", T_BOOL, N(print_steps), 0, 1, "0", "launcher mode: print 'steps S steps-per-epoch E' of this run (--steps or --epochs, --dataset-size, --batch-size, --ranks), exit" },
 	{ "comm-timeout", T_DBL, N(comm_timeout), 1, 86400, "600", "seconds a collective waits for a silent peer" },
@@ -380,7 +381,7 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		snprintf(err, errlen, "--rank %d must be below --ranks %d", cfg->rank, cfg->ranks);
 		return -EINVAL;
 	}
-	const int launcher_print = cfg->print_geometry || cfg->print_steps || cfg->print_params;
+	const int launcher_print = cfg->print_geometry || cfg->print_steps || cfg->print_params || cfg->fit_batch;
 	const int cpu_ranks = cfg->ranks > 1 && !launcher_print && !strcmp(cfg->backend, "cpu"); // GPU ranks: NCCL
 	if ((cpu_ranks || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
 		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)", cfg->ranks);

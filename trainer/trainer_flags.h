@@ -30,6 +30,7 @@ typedef struct {
 	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
 	int print_geometry;            // launcher mode: print the ringctl geometry flags the model needs, exit
 	int print_params;              // print the model's parameter counts as one JSON line, exit
+	int fit_batch;                 // print the largest batch whose step fits the device, exit
 	int print_steps;               // launcher mode: print "steps S steps-per-epoch E" of this run, exit
 	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every, warmup_steps;
 	uint64_t seed;

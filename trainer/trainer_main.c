@@ -143,6 +143,8 @@ static int print_params(const TrainerConfig *c)
 	return 0;
 }
 
+static int fit_batch(const TrainerConfig *c);
+
 // the launcher modes: each does one thing and exits; returns -1 when none was asked for
 static int launcher_mode(const TrainerConfig *c)
 {
@@ -165,6 +167,8 @@ static int launcher_mode(const TrainerConfig *c)
 	}
 	if (c->print_params)
 		return print_params(c);
+	if (c->fit_batch)
+		return fit_batch(c);
 	if (c->resume_position) {
 		char dir[1100];
 		int64_t step;
@@ -257,6 +261,36 @@ static void plan_memory(const TrainerConfig *c, KernCtx *ctx, const TrainStepCon
 		   human(m.params + m.optimizer, h[2], 32), hint);
 }
 
+static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_t seed, char *prec, size_t len)
+{
+	return (TrainStepConfig){.model = c->model, .opt = c->opt, .loss = c->loss, .act = precision(c, ctx, prec, len),
+				 .batch = c->batch_size, .dataset_size = c->dataset_size, .wd_groups = c->wd,
+				 .bucket_bytes = (size_t)(c->bucket_mb * 1048576.0), .data_seed = seed, .flip = c->flip,
+				 .log_every = c->metrics_every, .grad_checkpoint = c->grad_checkpoint};
+}
+
+// --fit-batch: the largest batch whose step fits this rank's device (benchmarks and launchers)
+static int fit_batch(const TrainerConfig *c)
+{
+	char why[96], err[512], prec[64], th[96];
+	KernCtx *ctx;
+	if (trainer_dist_open_device(c, pick_threads(c, th, sizeof th), &ctx, why, sizeof why, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	TrainStepConfig tc = step_config(c, ctx, 0, prec, sizeof prec);
+	KMemInfo mi;
+	size_t budget = c->memory_limit_gb > 0 ? (size_t)(c->memory_limit_gb * 1073741824.0)
+					       : kern_ctx_memory(ctx, &mi) == 0 ? mi.device_free : 0;
+	if (!budget)
+		log_fatalx("the %s backend does not tell its free memory: give --memory-limit GIB", kern_ctx_backend_name(ctx));
+	int fit;
+	int rc = trainer_memory_fit(ctx, &tc, c->ranks, budget, &fit);
+	if (rc < 0)
+		log_fatalx("cannot plan the step's memory: %s", strerror(-rc));
+	printf("%d\n", fit);
+	kern_ctx_destroy(ctx);
+	return fit > 0 ? 0 : 1;
+}
+
 // the model's state: a checkpoint when resuming (and there is one), else a fresh initialisation
 static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *in)
 {
@@ -344,10 +378,7 @@ int main(int argc, char **argv)
 	if (!c.resume && access(marker, F_OK) == 0)
 		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir", c.run_dir);
 
-	TrainStepConfig tc = {.model = c.model, .opt = c.opt, .loss = c.loss, .act = precision(&c, ctx, prec, sizeof prec),
-			      .batch = c.batch_size, .dataset_size = c.dataset_size, .wd_groups = c.wd,
-			      .bucket_bytes = (size_t)(c.bucket_mb * 1048576.0), .data_seed = in.seed, .flip = c.flip,
-			      .log_every = c.metrics_every, .grad_checkpoint = c.grad_checkpoint};
+	TrainStepConfig tc = step_config(&c, ctx, in.seed, prec, sizeof prec);
 	char memline[512];
 	plan_memory(&c, ctx, &tc, memline, sizeof memline);
 	TrainStep *ts;

@@ -2,20 +2,21 @@
 # The GPU race of issue 13 item 5: our `make bench-gpu` and the same model and batch in PyTorch
 # (tools/bench/torch_clip.py), timed in the same run on the same GPU, the ratio printed last.
 #
-# Contract with `make bench-gpu` (to be built with the GPU trainer): it exits 77 without a GPU
-# and otherwise prints, among its output, one JSON line per configuration it measured with
+# Contract with `make bench-gpu` (tools/bench/bench_gpu.sh): it exits 77 without a GPU and
+# otherwise prints, among its output, one JSON line per configuration it measured with
 #   {"impl": "avclip", "preset": ..., "batch": B, "frames": T, "image_size": S, "loss": ...,
 #    "clips_per_s": ..., "step_ms": ..., "peak_mem_gib": ..., "mfu": ...}
-# The last such line sets the batch PyTorch runs at ("at equal batch"). Until the GPU trainer
-# exists there is no bench-gpu target: this script says so, runs the PyTorch side alone and
-# exits 77; no ratio is made up.
+# The last such line sets the batch PyTorch runs at ("at equal batch"). bench_gpu.sh calls this
+# script with --ours LINE once it has measured, so both run in one go; without --ours this script
+# runs make bench-gpu itself (which then runs PyTorch too). No ratio is made up: one side missing
+# (no GPU, no torch) gives exit 77 and says which.
 #
 # Usage: tools/bench/gpu_race.sh [--preset vit-b16] [--frames 4] [--image-size 224]
-#                                [--loss fastclip-v3] [--batch-size B] [--steps 20]
+#                                [--loss fastclip-v3] [--batch-size B] [--steps 20] [--ours JSON]
 #   --batch-size: PyTorch's batch when our side reports none (default 64). PYTHON: python3 with torch.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-preset=vit-b16 frames=4 size=224 loss=fastclip-v3 batch=64 steps=20
+preset=vit-b16 frames=4 size=224 loss=fastclip-v3 batch=64 steps=20 given=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--preset) preset=$2; shift 2 ;;
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
 	--loss) loss=$2; shift 2 ;;
 	--batch-size) batch=$2; shift 2 ;;
 	--steps) steps=$2; shift 2 ;;
+	--ours) given=$2; shift 2 ;;
 	*) echo "gpu_race: unknown option $1 (see the head of $0)"; exit 1 ;;
 	esac
 done
@@ -37,13 +39,16 @@ esac
 field() { "$py" -c 'import json,sys; print(json.loads(sys.argv[1]).get(sys.argv[2], ""))' "$1" "$2"; }
 
 echo "== avclip (make bench-gpu) =="
-if make -n bench-gpu >/dev/null 2>&1; then
+if [ -n "$given" ]; then
+	ours_rc=0 ours_out=$given
+	echo "$given"
+elif make -n bench-gpu >/dev/null 2>&1; then
 	ours_out=$(make --no-print-directory bench-gpu 2>&1)
 	ours_rc=$?
 	echo "$ours_out" | tail -n 20
 else
 	ours_rc=77
-	echo "not built yet: make has no bench-gpu target (the GPU trainer of issue 13 does not exist)"
+	echo "make has no bench-gpu target in this tree"
 fi
 ours=""
 [ $ours_rc -eq 0 ] && ours=$(echo "$ours_out" | grep -E '^\{"impl": *"avclip"' | tail -n 1)
@@ -72,7 +77,7 @@ PY
 	exit 0
 fi
 if [ $ours_rc -eq 77 ]; then
-	echo "ratio: none: our side exited 77 (no GPU trainer yet, or no GPU); PyTorch alone is above"
+	echo "ratio: none: our side exited 77 (no GPU or no CUDA backend in this build); PyTorch alone is above"
 	exit 77
 fi
 echo "ratio: none: avclip exit $ours_rc${ours:+ (no avclip JSON line)}, PyTorch exit $torch_rc"

@@ -530,7 +530,7 @@ REPLY_TEXT=""
 NGPU=0
 command -v nvidia-smi >/dev/null 2>&1 && NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 GPU_ARGS=()
-[ "$NGPU" -gt 0 ] && ! has_flag backend && GPU_ARGS=(--backend auto --device 0) # one visible GPU per rank
+[ "$NGPU" -gt 0 ] && ! has_flag backend && GPU_ARGS=(--backend cuda --device 0) # one visible GPU per rank
 for ((r = 0; r < N; r++)); do
 	comm=()
 	[ "$N" -gt 1 ] && [ "$NODES_N" = 1 ] && comm=(--comm "$COMM")

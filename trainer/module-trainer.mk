@@ -17,6 +17,7 @@ trainer/trainer_LIBS = avtrain evalscore fastclip comm avmodel kernels ring stre
                        $(call trainer_cuda,$(KCUDA_LIBS))
 trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS))
 trainer/trainer: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
+$(BUILD)/obj/trainer/trainer_dist_open.o: CFLAGS += $(call trainer_cuda,-DTRAINER_HAS_CUDA=1)
 
 TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest test_trainer_dist_env \
                  test_trainer_memory

@@ -7,35 +7,36 @@
 #include <stdio.h>  // defines: snprintf
 #include <string.h> // defines: strcmp, strerror
 
+// 1 when the build links the CUDA backend into this program (module-trainer.mk): says which of the
+// two reasons a --backend cuda that finds no device has
+#ifndef TRAINER_HAS_CUDA
+#define TRAINER_HAS_CUDA 0
+#endif
+
 int trainer_dist_open_device(const TrainerConfig *c, int threads, KernCtx **ctx, char *why, size_t whylen, char *err,
 			     size_t errlen)
 {
-	const int dev = c->device >= 0 ? c->device : c->local_rank;
-	int rc = -ENODEV;
-	if (strcmp(c->backend, "cpu")) {
-		KCtxOptions ko = {.backend = KERN_BACKEND_CUDA, .device = dev, .attention = c->attention_impl};
-		rc = kern_ctx_create(ctx, &ko);
-		if (rc == 0) {
-			snprintf(why, whylen, "cuda device %d (--backend %s%s)", dev, c->backend,
-				 c->device >= 0 ? ", --device" : ", the local rank");
-			return 0;
-		}
-		if (!strcmp(c->backend, "cuda")) {
-			snprintf(err, errlen, "rank %d: cannot open CUDA device %d: %s", c->rank, dev,
-				 rc == -ENODEV ? "this build has no CUDA backend or there is no such device" : strerror(-rc));
-			return rc;
-		}
-	}
-	KCtxOptions ko = {.backend = KERN_BACKEND_CPU, .threads = threads, .attention = c->attention_impl};
-	if ((rc = kern_ctx_create(ctx, &ko)) < 0) {
-		if (rc == -ENOTSUP && c->attention_impl == KERN_ATTN_CUDNN)
-			snprintf(err, errlen, "--attention cudnn needs the CUDA backend (cuDNN's fused attention); this rank runs "
-				 "the CPU backend");
-		else
-			snprintf(err, errlen, "cannot create the CPU kernel context: %s", strerror(-rc));
+	const int cuda = !strcmp(c->backend, "cuda"), dev = c->device >= 0 ? c->device : c->local_rank;
+	KCtxOptions ko = {.backend = cuda ? KERN_BACKEND_CUDA : KERN_BACKEND_CPU, .device = cuda ? dev : 0,
+			  .threads = cuda ? 1 : threads, .attention = c->attention_impl};
+	int rc = kern_ctx_create(ctx, &ko);
+	if (rc == -ENOTSUP && c->attention_impl == KERN_ATTN_CUDNN)
+		snprintf(err, errlen, cuda ? "--attention cudnn needs cuDNN's fused attention: this build has no cuDNN"
+					   : "--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer "
+					     "runs the CPU backend (--backend cuda)");
+	else if (rc == -ENODEV && cuda)
+		snprintf(err, errlen, "--backend cuda: no CUDA device %d for rank %d (%s)", dev, c->rank,
+			 TRAINER_HAS_CUDA ? "none visible to this process: check the driver and CUDA_VISIBLE_DEVICES"
+					  : "this trainer was built without the CUDA backend: it needs nvcc, cudart and cuBLAS at "
+					    "build time");
+	else if (rc < 0)
+		snprintf(err, errlen, "cannot create the %s kernel context: %s", c->backend, strerror(-rc));
+	if (rc < 0)
 		return rc;
-	}
-	snprintf(why, whylen, "cpu (--backend %s%s)", c->backend, strcmp(c->backend, "auto") ? "" : ": no CUDA device");
+	if (cuda)
+		snprintf(why, whylen, "cuda device %d (%s)", dev, c->device >= 0 ? "--device" : "the local rank");
+	else
+		snprintf(why, whylen, "cpu");
 	return 0;
 }
 

@@ -31,7 +31,7 @@ static const Flag flags[] = {
 	{ "ring", T_STR, S(ring), 0, 0, "avclip", "name of the ring (shm segment) to consume" },
 	{ "rank", T_INT, N(rank), -1, 4095, "-1", "this trainer's rank r: it consumes positions r, r+N, ... (-1: RANK or SLURM_PROCID, else 0)" },
 	{ "ranks", T_INT, N(ranks), 0, 4096, "0", "number of trainer ranks N (must equal the ring's on one machine; 0: WORLD_SIZE or SLURM_NTASKS, else 1)" },
-	{ "backend", T_STR, S(backend), 0, 0, "cpu", "cpu | cuda | auto (cuda when this build has it and the device exists): where the step runs" },
+	{ "backend", T_STR, S(backend), 0, 0, "cpu", "cpu | cuda: the kernels' backend; cuda runs this rank on GPU --device (default its local rank), bf16 only (exits with an error when the build has no CUDA backend or no GPU is visible)" },
 	{ "device", T_INT, N(device), -1, 1023, "-1", "CUDA device of this rank (-1: its local rank)" },
 	{ "master", T_STR, S(master), 0, 0, "", "host[:port] of rank 0 for the NCCL id over TCP (default MASTER_ADDR:MASTER_PORT or Slurm's first host)" },
 	{ "rdv", T_STR, S(rdv), 0, 0, "auto", "how GPU ranks get the NCCL id: auto | tcp | file | ring (auto: file with --rdv-file, tcp across machines, the ring on one)" },

@@ -2,7 +2,8 @@
 // FastCLIP v3 exchange on one rank, bucketed all-reduce, fused optimizer, τ) on the CUDA backend
 // against the CPU backend: three steps with bf16 activations, the logged scalars and the weights'
 // update held against the CPU's f32 run as closely as the CPU's own bf16 run is, two CUDA runs
-// bit for bit. Shim only (make test): a device run needs device-side comm, which is issue 13's.
+// bit for bit. In the shim (make test) and, as test_kcuda_train_gpu, on a device (make test-gpu; 77
+// without one): one rank's comm is the local communicator, whose copies run on the device's stream.
 #include "kcu_twin.h"          // defines: KtEnv, kt_*
 #include "test_trainer_util.h" // defines: tt_step_config, tt_upload, comm_local_open
 
@@ -117,10 +118,6 @@ int main(void)
 {
 	KtEnv e;
 	kt_setup(&e, "test_kcuda_train");
-	if (!e.shim) {
-		printf("test_kcuda_train: skipped: the trainer's step on a device needs device-side comm (issue 13)\n");
-		return 77;
-	}
 	const uint64_t seed = kt_rand(&e) % 1000000;
 	Run ref = {0}, cb = {0}, d1 = {0}, d2 = {0};
 	int rc = train(KERN_BACKEND_CPU, KDT_F32, seed, &ref);

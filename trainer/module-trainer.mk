@@ -70,3 +70,15 @@ $(BUILD)/tests/bench_gpu_peak: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
 .PHONY: bench-gpu
 bench-gpu: all $(BUILD)/tests/bench_gpu_peak $(TRAINER_FEEDER)
 	@BUILD=$(BUILD) bash tools/bench/bench_gpu.sh || { rc=$$?; [ $$rc = 77 ] && echo "bench-gpu: skipped (no GPU)"; [ $$rc = 77 ]; }
+
+# the trainer's own step on a GPU against the CPU backend (the shim's twin is test_kcuda_train in
+# kernels/cuda/module.mk): make test-gpu, 77 without a GPU
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+GPU_TESTS += test_kcuda_train_gpu
+test_kcuda_train_gpu_SRCS := tests/test_kcuda_train.c tests/kcu_twin.c
+test_kcuda_train_gpu_LIBS = avtrain fastclip comm avmodel $(KCUDA_LIBS) kernels ring stream data common
+test_kcuda_train_gpu_LDLIBS = $(KCUDA_LDLIBS)
+test_kcuda_train_gpu_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_train_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
+all: $(BUILD)/tests/test_kcuda_train_gpu
+endif

@@ -8,19 +8,10 @@
 #include <string.h> // defines: memcmp, strstr
 #include <time.h>   // defines: clock_gettime
 
+#include "testutil.h" // defines: EXPECT, test_failures
 #include "comm.h"     // defines: comm_nccl_open, comm_nccl_unique_id, ...
 #include "kern_ops.h" // defines: kern_ctx_create, kern_alloc, kern_upload, kern_download
 
-static int failures;
-#define EXPECT(cond, ...)                                                                                              \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			fprintf(stderr, __VA_ARGS__);                                                                  \
-			fputc('\n', stderr);                                                                           \
-			failures++;                                                                                    \
-		}                                                                                                      \
-	} while (0)
 
 enum { N = 1000 };
 
@@ -114,7 +105,7 @@ int main(void)
 	if (lonely)
 		comm_close(lonely);
 	kern_ctx_destroy(ctx);
-	if (failures)
+	if (test_failures)
 		return 1;
 	printf("NCCL, one rank: data plane, started all-reduce, control channel; a missing peer times out in %.1f s\n", dt);
 	return 0;

@@ -2,6 +2,7 @@
 // included) and loss are the same bits as without it, in fp32 and bf16 on the CPU backend, for
 // towers of 3 blocks (two recomputed, the last one kept); it holds fewer activation bytes, and
 // clip_model_bytes counts exactly what creating the model allocates.
+#include "testutil.h" // defines: EXPECT, test_failures
 #include "model.h" // defines: ClipModel, clip_model_create_opts, clip_model_bytes, model_synth_batch
 
 #include <stdio.h>
@@ -10,16 +11,6 @@
 
 enum { B = 3 };
 
-static int failures;
-#define EXPECT(cond, ...)                                                                                              \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			fprintf(stderr, __VA_ARGS__);                                                                  \
-			fputc('\n', stderr);                                                                           \
-			failures++;                                                                                    \
-		}                                                                                                      \
-	} while (0)
 
 // one InfoNCE step from fixed weights and batch: the gradients and the loss
 static float *grads_of(KernCtx *c, const ModelConfig *cfg, KDtype dt, int ckpt, double *loss, size_t *live)
@@ -89,5 +80,5 @@ int main(void)
 		free(g1);
 	}
 	kern_ctx_destroy(c);
-	return failures ? 1 : 0;
+	return test_failures ? 1 : 0;
 }

@@ -5,20 +5,11 @@
 #include <stdlib.h> // defines: setenv, unsetenv
 #include <string.h> // defines: strstr
 
+#include "testutil.h" // defines: EXPECT, test_failures
 #include "stream_perm.h"   // defines: stream_node_position
 #include "trainer_dist.h"  // defines: trainer_dist_ring_rank
 #include "trainer_flags.h" // defines: TrainerConfig, trainer_flags_parse
 
-static int failures;
-#define EXPECT(cond, ...)                                                                                              \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			fprintf(stderr, __VA_ARGS__);                                                                  \
-			fputc('\n', stderr);                                                                           \
-			failures++;                                                                                    \
-		}                                                                                                      \
-	} while (0)
 
 static const char *const VARS[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK",
 				   "GROUP_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "SLURM_PROCID", "SLURM_NTASKS",
@@ -94,7 +85,7 @@ int main(void)
 	for (size_t g = 0; g < P * M; g++)
 		EXPECT(seen[g] == 1, "global position %zu produced %d times", g, seen[g]);
 	EXPECT(stream_node_position(17, 4, 0, 1) == 17, "one machine: ring positions are global");
-	if (failures)
+	if (test_failures)
 		return 1;
 	printf("ranks from flags, torchrun and Slurm variables; machine rings; the global stream map\n");
 	return 0;

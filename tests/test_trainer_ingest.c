@@ -19,16 +19,6 @@ static int fake_query(KEvent *ev)
 	return g_busy ? 0 : kern_event_query(ev);
 }
 
-static int failures;
-#define EXPECT(cond, ...)                                                                                               \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			fprintf(stderr, __VA_ARGS__);                                                                  \
-			fputc('\n', stderr);                                                                           \
-			failures++;                                                                                    \
-		}                                                                                                      \
-	} while (0)
 
 // positions [from, to): every third one (g % 3 == 1) published as an error
 static void produce(RingProducer *p, uint64_t from, uint64_t to)
@@ -163,7 +153,7 @@ int main(void)
 	run(name, 0);
 	snprintf(name, sizeof name, "test-ingest-st-%d", (int)getpid());
 	run(name, 1);
-	if (failures)
+	if (test_failures)
 		return 1;
 	printf("ingest: error slots skipped, bytes equal, slots released only after their copies (registered and staging)\n");
 	return 0;

@@ -5,19 +5,10 @@
 #include <stdio.h>  // defines: printf, fprintf
 #include <stdlib.h> // defines: exit
 
+#include "testutil.h" // defines: EXPECT, test_failures
 #include "test_trainer_util.h" // defines: tt_step_config
 #include "trainer_memory.h"    // defines: trainer_memory_plan, trainer_memory_fit
 
-static int failures;
-#define EXPECT(cond, ...)                                                                                              \
-	do {                                                                                                           \
-		if (!(cond)) {                                                                                         \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                           \
-			fprintf(stderr, __VA_ARGS__);                                                                  \
-			fputc('\n', stderr);                                                                           \
-			failures++;                                                                                    \
-		}                                                                                                      \
-	} while (0)
 
 static void check(FastclipKind kind, int ckpt)
 {
@@ -75,7 +66,7 @@ int main(void)
 	for (int ckpt = 0; ckpt < 2; ckpt++)
 		for (int k = 0; k < FASTCLIP_NKINDS; k++)
 			check((FastclipKind)k, ckpt);
-	if (failures)
+	if (test_failures)
 		return 1;
 	printf("memory plan = allocation for every loss, with and without --grad-checkpoint; the fit is the largest batch\n");
 	return 0;

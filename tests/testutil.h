@@ -2,7 +2,7 @@
 // and ring names unique per process so tests can run side by side.
 #ifndef TESTS_TESTUTIL_H
 #define TESTS_TESTUTIL_H
-// defines: CHECK, CHECK_EQ_INT, CHECK_OK, test_skip, test_ring_name, test_fill_word
+// defines: CHECK, CHECK_EQ_INT, CHECK_OK, EXPECT, test_failures, test_skip, test_ring_name, test_fill_word
 
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +16,19 @@
             fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
             exit(1);                                                                 \
         }                                                                            \
+    } while (0)
+
+// EXPECT(cond, fmt, ...): a failed check says why and counts in test_failures, and the test goes on
+// (CHECK stops at the first); main returns test_failures ? 1 : 0
+static int test_failures __attribute__((unused));
+#define EXPECT(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+            test_failures++;                                                                                           \
+        }                                                                                                              \
     } while (0)
 
 #define CHECK_EQ_INT(a, b)                                                                                       \

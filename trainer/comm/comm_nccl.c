@@ -41,39 +41,39 @@ static int queued(Comm *c, KernCtx *stream, const char *op, ncclResult_t r)
 	return track(c, stream);
 }
 
+// the stream's cudaStream_t, the calling thread on the group's device; NULL: not a CUDA stream
+static cudaStream_t on(Comm *c, KernCtx *stream)
+{
+	cudaStream_t s = kern_stream_native(stream);
+	if (s)
+		cudaSetDevice(impl(c)->device);
+	return s;
+}
+
 static int nccl_allgather(Comm *c, const KTensor *send, KTensor *recv, KernCtx *stream)
 {
-	Nccl *n = impl(c);
-	cudaStream_t s = kern_stream_native(stream);
-	if (!s)
-		return -EINVAL;
-	cudaSetDevice(n->device);
-	return queued(c, stream, "allgather",
-		      ncclAllGather(send->data, recv->data, (size_t)kern_numel(send), nccl_dtype(send->dtype), n->data, s));
+	cudaStream_t s = on(c, stream);
+	return !s ? -EINVAL
+		  : queued(c, stream, "allgather", ncclAllGather(send->data, recv->data, (size_t)kern_numel(send),
+								 nccl_dtype(send->dtype), impl(c)->data, s));
 }
 
 static int nccl_allreduce(Comm *c, KTensor *buf, CommReduce op, KernCtx *stream)
 {
-	Nccl *n = impl(c);
-	cudaStream_t s = kern_stream_native(stream);
-	if (!s)
-		return -EINVAL;
-	cudaSetDevice(n->device);
-	return queued(c, stream, "allreduce",
-		      ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf), nccl_dtype(buf->dtype),
-				    op == COMM_AVG ? ncclAvg : ncclSum, n->data, s));
+	cudaStream_t s = on(c, stream);
+	return !s ? -EINVAL
+		  : queued(c, stream, "allreduce", ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf),
+								 nccl_dtype(buf->dtype), op == COMM_AVG ? ncclAvg : ncclSum,
+								 impl(c)->data, s));
 }
 
 static int nccl_reduce_scatter(Comm *c, const KTensor *send, KTensor *recv, CommReduce op, KernCtx *stream)
 {
-	Nccl *n = impl(c);
-	cudaStream_t s = kern_stream_native(stream);
-	if (!s)
-		return -EINVAL;
-	cudaSetDevice(n->device);
-	return queued(c, stream, "reduce_scatter",
-		      ncclReduceScatter(send->data, recv->data, (size_t)kern_numel(recv), nccl_dtype(recv->dtype),
-					op == COMM_AVG ? ncclAvg : ncclSum, n->data, s));
+	cudaStream_t s = on(c, stream);
+	return !s ? -EINVAL
+		  : queued(c, stream, "reduce_scatter",
+			   ncclReduceScatter(send->data, recv->data, (size_t)kern_numel(recv), nccl_dtype(recv->dtype),
+					     op == COMM_AVG ? ncclAvg : ncclSum, impl(c)->data, s));
 }
 
 // on the comm stream, after `ready`: the bucket's all-reduce overlaps the backward that follows

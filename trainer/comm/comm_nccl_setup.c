@@ -130,6 +130,24 @@ static void *watchdog(void *arg)
 	return NULL;
 }
 
+// a non-blocking init or split until it is done; -ETIMEDOUT past the deadline (what names it)
+static int settle(Comm *c, ncclComm_t *comm, ncclResult_t r, double t0, const char *what)
+{
+	Nccl *n = c->impl;
+	while (r == ncclInProgress || (r == ncclSuccess && ncclCommGetAsyncError(*comm, &r) == ncclSuccess &&
+				       r == ncclInProgress)) {
+		if (nccl_now() - t0 > n->timeout_s) {
+			snprintf(c->err, sizeof c->err, "rank %d of %d: NCCL %s did not complete in %.0f s (are all ranks "
+				 "started with the same id?)", c->rank, c->world, what, n->timeout_s);
+			abort_all(n);
+			return -ETIMEDOUT;
+		}
+		nap_us(1000);
+		r = ncclSuccess;
+	}
+	return r == ncclSuccess ? 0 : nccl_fail(c, r, what);
+}
+
 // the data communicator without blocking, so that init ends by the timeout, then the control one
 static int make_comms(Comm *c, const void *id)
 {
@@ -138,34 +156,9 @@ static int make_comms(Comm *c, const void *id)
 	memcpy(&uid, id, sizeof uid);
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
 	cfg.blocking = 0;
-	ncclResult_t r = ncclCommInitRankConfig(&n->data, c->world, uid, c->rank, &cfg);
 	const double t0 = nccl_now();
-	while (r == ncclInProgress || (r == ncclSuccess && ncclCommGetAsyncError(n->data, &r) == ncclSuccess &&
-				       r == ncclInProgress)) {
-		if (nccl_now() - t0 > n->timeout_s) {
-			snprintf(c->err, sizeof c->err, "rank %d of %d: NCCL init did not complete in %.0f s (are all ranks "
-				 "started with the same id?)", c->rank, c->world, n->timeout_s);
-			abort_all(n);
-			return -ETIMEDOUT;
-		}
-		nap_us(1000);
-		r = ncclSuccess;
-	}
-	if (r != ncclSuccess)
-		return nccl_fail(c, r, "init");
-	r = ncclCommSplit(n->data, 0, c->rank, &n->ctl, &cfg);
-	while (r == ncclInProgress || (r == ncclSuccess && ncclCommGetAsyncError(n->ctl, &r) == ncclSuccess &&
-				       r == ncclInProgress)) {
-		if (nccl_now() - t0 > n->timeout_s) {
-			snprintf(c->err, sizeof c->err, "rank %d: NCCL split of the control channel did not complete in %.0f s",
-				 c->rank, n->timeout_s);
-			abort_all(n);
-			return -ETIMEDOUT;
-		}
-		nap_us(1000);
-		r = ncclSuccess;
-	}
-	return r == ncclSuccess ? 0 : nccl_fail(c, r, "split");
+	int rc = settle(c, &n->data, ncclCommInitRankConfig(&n->data, c->world, uid, c->rank, &cfg), t0, "init");
+	return rc ? rc : settle(c, &n->ctl, ncclCommSplit(n->data, 0, c->rank, &n->ctl, &cfg), t0, "control split");
 }
 
 int nccl_setup(Comm *c, KernCtx *ctx, const void *id, const CommNcclOptions *o)

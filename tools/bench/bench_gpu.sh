@@ -41,8 +41,14 @@ trap cleanup EXIT
 DS=100000
 model=(--model vit-b16 --frames 4 --image-size 224 --ctx-len 77 --embed-dim 256 --precision bf16 --backend cuda
 	--loss fastclip-v3 --dataset-size $DS --vocab 49408)
-B=$(trainer/trainer --fit-batch "${model[@]}" --batch-size "$max_batch" 2>&1) || { echo "bench-gpu: --fit-batch: $B"; exit 1; }
-Bck=$(trainer/trainer --fit-batch "${model[@]}" --batch-size 4096 --grad-checkpoint 2>/dev/null)
+# the device's free memory as the driver reports it (the CUDA backend does not report it through the
+# contract yet), less 5% for the CUDA context and cuBLASLt's own allocations
+free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
+limit=()
+[ -n "$free_mib" ] && limit=(--memory-limit "$(awk -v m="$free_mib" 'BEGIN { printf "%.2f", m * 0.95 / 1024 }')")
+B=$(trainer/trainer --fit-batch "${model[@]}" "${limit[@]}" --batch-size "$max_batch" 2>&1) ||
+	{ echo "bench-gpu: --fit-batch: $B"; exit 1; }
+Bck=$(trainer/trainer --fit-batch "${model[@]}" "${limit[@]}" --batch-size 4096 --grad-checkpoint 2>/dev/null)
 echo "largest batch that fits: $B (capped at $max_batch); with --grad-checkpoint: ${Bck:-?}"
 geom=$(trainer/trainer --print-geometry "${model[@]}")
 
@@ -61,7 +67,7 @@ report() { # report FEED RUN_DIR
 	printf '"data_wait_pct": %s, "peak_tflops": %s}\n' "$(med "$m" data_wait_pct)" "$peak"
 }
 train() { # train RING RUN_DIR
-	trainer/trainer --ring "$1" "${model[@]}" --batch-size "$B" --steps "$steps" --peak-tflops "$peak" \
+	trainer/trainer --ring "$1" "${model[@]}" "${limit[@]}" --batch-size "$B" --steps "$steps" --peak-tflops "$peak" \
 		--metrics-every 5 --log-every 10 --run-dir "$2" 2>"$2.log" ||
 		{ echo "bench-gpu: the trainer failed: $(tail -n 3 "$2.log")"; exit 1; }
 }

@@ -51,6 +51,9 @@ tt_ring "$TT_TAG-ok" 1
 # allocated, naming the batch that fits
 expect "batch-size 64 needs .* of device memory .*--memory-limit.*: --batch-size [1-9][0-9]* fits" \
 	"${ok[@]}" --batch-size 64 --memory-limit 0.001 --ring "$TT_TAG-ok" --run-dir "$TT_DIR/r"
+fits=$(sed -n 's/.*: --batch-size \([0-9]*\) fits.*/\1/p' "$TT_DIR/err")
+got=$("$TRAINER" --fit-batch "${ok[@]}" --batch-size 64 --memory-limit 0.001 2>&1)
+[ "$got" = "$fits" ] || fail "--fit-batch printed '$got', the refusal named $fits"
 expect "serves 1 ranks but this run has --ranks 2" "${ok[@]}" --ring "$TT_TAG-ok" --ranks 2 --comm x --run-dir "$TT_DIR/r"
 tt_ring "$TT_TAG-two" 2
 expect "comm group '$TT_TAG-nocomm' does not exist" "${ok[@]}" --ring "$TT_TAG-two" --ranks 2 --comm "$TT_TAG-nocomm" \

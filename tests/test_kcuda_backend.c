@@ -194,6 +194,14 @@ static void refusals(KtEnv *e)
 			    kern_stream_sync(b2) == 0,
 		 "and runs once reserved (%zu bytes)", kern_linear_ws_bytes(b2));
 	kern_free(b2, &x), kern_free(b2, &w), kern_free(b2, &y);
+	// NCCL queues on each handle's own stream; the memory plan reads the device's memory
+	kt_check(e, kern_stream_native(b2) && kern_stream_native(e->dev) &&
+			    kern_stream_native(b2) != kern_stream_native(e->dev),
+		 "kern_stream_native: each handle its own stream");
+	KMemInfo mi = {0};
+	int mrc = kern_ctx_memory(e->dev, &mi);
+	kt_check(e, mrc == 0 && mi.device_total > 0 && mi.device_free <= mi.device_total,
+		 "kern_ctx_memory: device free %zu of %zu bytes", mi.device_free, mi.device_total);
 	kern_ctx_destroy(b2);
 	KTensor *all[] = {&a, &b, &m, &r, &q, &lse, &o, &d};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

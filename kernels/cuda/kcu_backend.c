@@ -457,6 +457,24 @@ int cu_event_query(KEvent *e)
 	return event_fault(e, r, "event_query");
 }
 
+// NCCL queues its collectives on the stream the trainer's ops use
+void *cu_stream_native(KernCtx *c)
+{
+	return ((CuStream *)c->priv)->k.stream;
+}
+
+// the device's own free and total memory (the memory plan checks a batch against it)
+int cu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes)
+{
+	cu_use(d);
+	cudaError_t r = cudaMemGetInfo(free_bytes, total_bytes);
+	if (r != cudaSuccess) {
+		cudaGetLastError(); // a refused query is not a fault of the device's work
+		return -EIO;
+	}
+	return 0;
+}
+
 int cu_event_sync(KEvent *e)
 {
 	cu_use(e->dev);

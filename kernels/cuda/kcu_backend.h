@@ -3,7 +3,7 @@
 #ifndef KCU_BACKEND_H
 #define KCU_BACKEND_H
 // defines: CuDev, CuStream, cu_use, cu_stream_check, cu_begin, cu_end, cu_dev_latch, KCU_OP, KS,
-//          cu_dev_open .. cu_event_sync (the device half of the table)
+//          cu_dev_open .. cu_event_sync, cu_stream_native, cu_mem_info (the device half of the table)
 
 #include "kcu.h"         // defines: KcuStream
 #include "kern_backend.h" // defines: KBackend, KernDev, struct KernCtx, kern_latch
@@ -65,6 +65,8 @@ int cu_event_record(KEvent *e, KernCtx *c);
 int cu_stream_wait_event(KernCtx *c, KEvent *e);
 int cu_event_query(KEvent *e);
 int cu_event_sync(KEvent *e);
+void *cu_stream_native(KernCtx *c);
+int cu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes);
 
 // the table (kcu_ops.c); kern_ctx.c refers to it weakly (see there)
 extern const KBackend kcuda_backend;

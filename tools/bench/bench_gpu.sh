@@ -41,8 +41,8 @@ trap cleanup EXIT
 DS=100000
 model=(--model vit-b16 --frames 4 --image-size 224 --ctx-len 77 --embed-dim 256 --precision bf16 --backend cuda
 	--loss fastclip-v3 --dataset-size $DS --vocab 49408)
-# the device's free memory as the driver reports it (the CUDA backend does not report it through the
-# contract yet), less 5% for the CUDA context and cuBLASLt's own allocations
+# the device's free memory as the driver reports it, less 5% for the CUDA context and cuBLASLt's
+# own allocations, which the plan does not count
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
 limit=()
 [ -n "$free_mib" ] && limit=(--memory-limit "$(awk -v m="$free_mib" 'BEGIN { printf "%.2f", m * 0.95 / 1024 }')")

@@ -21,20 +21,21 @@ struct Case {
 	int B, T, H, hd, causal;
 };
 
-// on a device: lengths 1 to 3,200, heads 1 to 16, both head dims, causal and not
+// on a device: lengths 1 to 3,200, heads 1 to 16, head dims 32, 64 and 128, causal and not
 static const Case full_cases[] = {
 	{1, 1, 1, 64, 0},    {2, 1, 3, 64, 1},    {1, 2, 16, 64, 1},   {3, 7, 5, 64, 0},     {1, 31, 8, 128, 1},
 	{2, 63, 4, 64, 0},   {1, 64, 16, 64, 1},  {2, 65, 2, 128, 0},  {1, 77, 8, 64, 1},    {2, 127, 12, 64, 0},
 	{1, 128, 6, 128, 1}, {1, 129, 16, 64, 0}, {2, 200, 3, 64, 1},  {1, 256, 1, 128, 0},  {1, 500, 10, 64, 1},
 	{2, 785, 12, 64, 0}, {1, 785, 4, 128, 1}, {1, 1024, 2, 64, 1}, {1, 1500, 16, 64, 0}, {1, 2048, 3, 128, 0},
 	{1, 3137, 2, 64, 0}, {1, 3137, 1, 64, 1}, {1, 3200, 12, 64, 1}, {1, 3200, 1, 128, 0},
+	{1, 1, 1, 32, 0},    {2, 77, 2, 32, 1},   {1, 65, 4, 32, 0},   {2, 500, 3, 32, 1},
 };
 // in the shim (~150 k warp-wide mma/s), and on a device under compute-sanitizer (KT_QUICK=1):
 // small shapes, each length class once; the last, longer one only in the shim
 static const Case quick_cases[] = {
 	{1, 1, 1, 64, 0},   {1, 2, 2, 64, 1},  {2, 63, 1, 64, 0}, {1, 64, 3, 64, 1},  {1, 65, 2, 64, 0},
 	{1, 127, 1, 64, 1}, {1, 200, 2, 64, 0}, {2, 77, 1, 64, 1}, {1, 33, 16, 64, 1}, {1, 130, 1, 128, 1},
-	{1, 70, 2, 128, 0}, {1, 600, 1, 64, 0},
+	{1, 70, 2, 128, 0}, {2, 77, 2, 32, 1}, {1, 65, 3, 32, 0}, {1, 600, 1, 64, 0},
 };
 
 // the CPU backend on the bf16-rounded inputs, in f32; the backward from the bf16-rounded out
@@ -274,7 +275,7 @@ static void test_errors(void)
 {
 	KErr e = {0, ""};
 	char *p = kt_dev_alloc<char>(1 << 16);
-	KT_CHECK(kattn_own_fwd(&e, p, (float *)p, p, 1, 8, 1, 32, 0, 0) == -ENOTSUP, "head dim 32 is not supported");
+	KT_CHECK(kattn_own_fwd(&e, p, (float *)p, p, 1, 8, 1, 48, 0, 0) == -ENOTSUP, "head dim 48 is not supported");
 	kerr_clear(&e);
 	KT_CHECK(kattn_own_fwd(&e, p + 2, (float *)p, p, 1, 8, 1, 64, 0, 0) == -EINVAL, "a misaligned out is refused");
 	kerr_clear(&e);

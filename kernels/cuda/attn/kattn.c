@@ -84,7 +84,7 @@ void kattn_destroy(KAttn *a)
 const char *kattn_describe(const KAttn *a)
 {
 	KAttn *m = (KAttn *)a; // the text is composed on demand into the handle's buffer
-	static const char own[] = "the own FlashAttention-2-style kernel (head dims 64, 128)";
+	static const char own[] = "the own FlashAttention-2-style kernel (head dims 32, 64, 128)";
 	if (a->impl == KATTN_OWN) {
 		snprintf(m->desc, sizeof m->desc, "own: %s", own);
 		return a->desc;

@@ -32,7 +32,7 @@ extern "C" {
 
 // ---- the own kernel (kattn_fwd.cu, kattn_bwd.cu): head dims 64 and 128, any T >= 1 ----
 
-// 1 when the own kernel computes this shape (hd 64 or 128, T, H, B within the grid limits)
+// 1 when the own kernel computes this shape (hd 32, 64 or 128, T, H, B within the grid limits)
 int kattn_own_supports(int B, int T, int H, int hd);
 // workspace of the backward: the row terms D = rowsum(dO ∘ O), (B, H, T) f32; the forward needs none
 size_t kattn_own_ws_bytes(int B, int T, int H, int hd);

@@ -36,9 +36,9 @@ __global__ void __launch_bounds__(256) kattn_dot_kernel(float *dvec, const kbf16
 }
 
 // the per-key-block kernel's query tile (HD 128: 32 queries, so its accumulators fit the registers)
-template <int HD> __host__ __device__ constexpr int kattn_bq() { return HD == 64 ? 64 : 32; }
-// HD 64 keeps the warp's K and V rows as fragments in registers, HD 128 reads them from shared memory
-template <int HD> __host__ __device__ constexpr bool kattn_keep() { return HD == 64; }
+template <int HD> __host__ __device__ constexpr int kattn_bq() { return HD <= 64 ? 64 : 32; }
+// HD 32 and 64 keep the warp's K and V rows as fragments in registers, HD 128 reads them from shared memory
+template <int HD> __host__ __device__ constexpr bool kattn_keep() { return HD <= 64; }
 
 // Block (kb, h, b): keys [k0, k0 + 64) of head h, warp w its 16 keys. Per query tile of BQ (causal:
 // from the first query that sees these keys): Sᵀ = K Qᵀ; Pᵀ = 2^(Sᵀ·scale·log2e − lse·log2e) (lse +inf
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 }
 
 // the per-query-block kernel's key tile (HD 128: 32 keys)
-template <int HD> __host__ __device__ constexpr int kattn_bk() { return HD == 64 ? 64 : 32; }
+template <int HD> __host__ __device__ constexpr int kattn_bk() { return HD <= 64 ? 64 : 32; }
 
 // Block (qb, h, b): queries [q0, q0 + 64), warp w its 16. Per key tile of BK up to the diagonal:
 // S = Q Kᵀ; P = 2^(S·scale·log2e − lse·log2e), masked; dP = dO Vᵀ; dS = P ∘ (dP − D); dQ += dS K.
@@ -227,6 +227,9 @@ extern "C" int kattn_own_bwd(KErr *e, void *dqkv, int acc, const void *dout, con
 		    *y = static_cast<const kbf16 *>(out);
 	float *dvec = static_cast<float *>(ws);
 	causal = causal != 0, acc = acc != 0;
-	return hd == 64 ? launch_bwd<64>(e, d, acc, dy, x, y, lse, dvec, B, T, H, causal, s)
-			: launch_bwd<128>(e, d, acc, dy, x, y, lse, dvec, B, T, H, causal, s);
+	switch (hd) {
+	case 32: return launch_bwd<32>(e, d, acc, dy, x, y, lse, dvec, B, T, H, causal, s);
+	case 64: return launch_bwd<64>(e, d, acc, dy, x, y, lse, dvec, B, T, H, causal, s);
+	default: return launch_bwd<128>(e, d, acc, dy, x, y, lse, dvec, B, T, H, causal, s);
+	}
 }

@@ -121,7 +121,7 @@ template <int HD> static int launch_fwd(KErr *e, kbf16 *out, float *lse, const k
 extern "C" int kattn_own_supports(int B, int T, int H, int hd)
 {
 	// grid: y = heads, z = batch (65535 each); T·3·D fits the int64 offsets, T the int row indices
-	return (hd == 64 || hd == 128) && B >= 1 && B <= 65535 && H >= 1 && H <= 65535 && T >= 1 &&
+	return (hd == 32 || hd == 64 || hd == 128) && B >= 1 && B <= 65535 && H >= 1 && H <= 65535 && T >= 1 &&
 	       T <= (1 << 30) / KATTN_BM * KATTN_BM;
 }
 
@@ -134,6 +134,9 @@ extern "C" int kattn_own_fwd(KErr *e, void *out, float *lse, const void *qkv, in
 		return rc;
 	kbf16 *o = static_cast<kbf16 *>(out);
 	const kbf16 *x = static_cast<const kbf16 *>(qkv);
-	return hd == 64 ? launch_fwd<64>(e, o, lse, x, B, T, H, causal != 0, s)
-			: launch_fwd<128>(e, o, lse, x, B, T, H, causal != 0, s);
+	switch (hd) {
+	case 32: return launch_fwd<32>(e, o, lse, x, B, T, H, causal != 0, s);
+	case 64: return launch_fwd<64>(e, o, lse, x, B, T, H, causal != 0, s);
+	default: return launch_fwd<128>(e, o, lse, x, B, T, H, causal != 0, s);
+	}
 }

@@ -132,8 +132,8 @@ __device__ __forceinline__ void kattn_store_rows(kbf16 *dst, int64_t stride, con
 static inline int kattn_check(KErr *e, const char *fn, int B, int T, int H, int hd, const void *const *ptrs, int n)
 {
 	if (!kattn_own_supports(B, T, H, hd))
-		return kerr_set(e, hd == 64 || hd == 128 ? -EINVAL : -ENOTSUP,
-				"%s: B %d T %d H %d hd %d (the own kernel: hd 64 or 128, 1 <= B, H <= 65535, T >= 1)", fn, B,
+		return kerr_set(e, hd == 32 || hd == 64 || hd == 128 ? -EINVAL : -ENOTSUP,
+				"%s: B %d T %d H %d hd %d (the own kernel: hd 32, 64 or 128, 1 <= B, H <= 65535, T >= 1)", fn, B,
 				T, H, hd);
 	for (int i = 0; i < n; i++)
 		if (!ptrs[i] || (uintptr_t)ptrs[i] % 16)

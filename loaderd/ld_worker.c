@@ -168,7 +168,9 @@ void *ld_worker_main(void *arg)
 			int rc = ring_producer_claim(p, &items[i].slot, busy ? 0 : 100);
 			if (rc == -ETIMEDOUT)
 				break;
-			if (rc == -ESHUTDOWN) {
+			if (rc == -ESHUTDOWN || rc == -EPROTO) {
+				if (rc == -EPROTO) // the ring's slot words are damaged: nothing it says can be trusted
+					atomic_store(&sh->damaged, 1);
 				shutdown = 1;
 				break;
 			}

@@ -21,6 +21,7 @@ typedef struct {
 	LdParams params;        // geometry from the ring, seed and mode from the config/ring
 	atomic_int stop;        // finish in-flight slots, detach, return
 	atomic_int pread_noted; // the io_uring fallback is logged once per process
+	atomic_int damaged;     // a thread found the ring's slot words damaged (-EPROTO)
 	pthread_mutex_t elog_lock;
 	uint64_t *elog;         // samples whose error was already logged (open addressing)
 	size_t elog_cap;

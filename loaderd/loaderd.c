@@ -74,6 +74,8 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 	if (info.geometry.channels != 3 || info.geometry.frames > LD_MAX_FRAMES)
 		log_fatalx("ring %s: geometry C=%u T=%u; the loader writes C=3 and T <= %d", c->ring,
 			   info.geometry.channels, info.geometry.frames, LD_MAX_FRAMES);
+	if (info.geometry.text_len == 0)
+		log_fatalx("ring %s carries no caption tokens (text length 0): recreate it with --text-len", c->ring);
 	sh->ring = r;
 	sh->ring_ranks = info.ranks;
 	if (c->node >= c->nodes)
@@ -96,6 +98,8 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 	}
 	while (!stop_signal) {
 		sleep_ms(100);
+		if (atomic_load(&sh->damaged))
+			log_fatalx("ring %s is damaged: a slot holds a position no sound ring can have; recreate it", c->ring);
 		int rc = ring_check_instance(r);
 		if (rc == -ESTALE || rc == -ENOENT) {
 			log_info("ring %s was %s: finishing in-flight slots and re-attaching", c->ring,

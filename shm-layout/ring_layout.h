@@ -144,7 +144,22 @@ _Static_assert(RING_SLOTS_OFFSET % RING_PAGE == 0, "slot headers start on a page
 _Static_assert(RING_MAX_PRODUCERS < (1 << SLOT_OWNER_BITS) && RING_MAX_CONSUMERS < (1 << SLOT_OWNER_BITS),
                "owner index fits the state word");
 
-// A process's view of an open ring.
+// Where everything of a ring with this geometry and slot count lives; every value computed
+// with overflow checks. Creation writes these into the control block and opening demands them
+// back exactly, so a damaged field can never move a table or a payload.
+typedef struct {
+    uint64_t payload_bytes; // T*H*W*C
+    uint64_t text_offset;   // within a payload, cache-line aligned
+    uint64_t slot_stride;   // 4 KiB multiple
+    uint64_t payload_offset;
+    uint64_t bytes;         // whole segment (before any hugepage rounding)
+} RingLayout;
+// 0, or -EINVAL with a reason when the geometry or slot count is out of bounds or too large
+int ring_layout_compute(const RingGeometry *g, uint32_t slots, RingLayout *out, char *errbuf, size_t errlen);
+
+// A process's view of an open ring. The geometry and every offset are copied out of the
+// segment once, after validation: the control block is writable by every process that maps
+// it, so nothing that indexes memory is ever read from it again.
 struct Ring {
     uint8_t *base;
     size_t bytes;
@@ -153,6 +168,11 @@ struct Ring {
     RingProcEntry *consumers; // (RING_MAX_CONSUMERS,)
     RingSlotHeader *slots;    // (S,)
     uint8_t *payloads;        // (S, slot_stride)
+    // validated copies of the control block's shape
+    uint32_t n_slots, n_ranks; // S, N
+    uint32_t adopt_timeout_ms;
+    RingGeometry geometry;
+    uint64_t payload_bytes, text_offset, slot_stride, payload_offset;
     int read_only;
     uint64_t instance_id;
     uint64_t file_dev, file_ino; // to tell a recreated ring from ours
@@ -160,6 +180,16 @@ struct Ring {
     char path[192];
     char hugepage_note[128];
 };
+
+// Validates the segment mapped at base (bytes long, the file's size) and fills r's views and
+// validated copies: magic, ABI, struct sizes, geometry bounds, and the exact layout. 0, or
+// -EPROTO / -EINVAL with a one-line reason naming path. ring_open uses it; so do tests and the
+// fuzz harness on mappings of their own.
+int ring_attach_mapping(Ring *r, uint8_t *base, uint64_t bytes, const char *path, const RingOpenOptions *o, char *errbuf,
+                        size_t errlen);
+// -EPROTO when a slot's position cannot occur in a sound ring: further ahead of the claim
+// hint than the claims in flight allow (see ring_proto.c)
+int ring_position_sane(const Ring *r, uint64_t pos);
 
 // shared by ring_proto.c and ring_reap.c
 uint64_t ring_now_ns(void);

@@ -85,7 +85,7 @@ int ring_slot_wait(Ring *r, RingSlotHeader *h, uint64_t seen, uint64_t deadline_
     }
     uint64_t now = ring_now_ns();
     if (now >= deadline_ns) return -ETIMEDOUT;
-    uint64_t period = (uint64_t)r->ctl->adopt_timeout_ms * 1000000ull / 2 + 1000000ull;
+    uint64_t period = (uint64_t)r->adopt_timeout_ms * 1000000ull / 2 + 1000000ull;
     uint64_t wait = deadline_ns - now < period ? deadline_ns - now : period;
     struct timespec ts = {.tv_sec = (time_t)(wait / 1000000000ull), .tv_nsec = (long)(wait % 1000000000ull)};
     atomic_fetch_add(&h->waiters, 1);
@@ -97,6 +97,21 @@ int ring_slot_wait(Ring *r, RingSlotHeader *h, uint64_t seen, uint64_t deadline_
 
 static uint64_t deadline_after(int timeout_ms) {
     return timeout_ms < 0 ? UINT64_MAX : ring_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+}
+
+int ring_position_sane(const Ring *r, uint64_t pos) {
+    // every claimed position is below claim_hint + (claims whose hint update is in flight, at
+    // most one per producer), and a slot moves S past a position only once it was consumed
+    uint64_t hint = atomic_load_explicit(&r->ctl->claim_hint, memory_order_acquire);
+    return pos > hint + r->n_slots + RING_MAX_PRODUCERS ? -EPROTO : 0;
+}
+
+// A walk over positions already taken: bounded by the ring's invariants and by the deadline,
+// so neither a damaged slot word nor a long walk can outlast the caller's timeout.
+static int skip_check(const Ring *r, uint64_t pos, uint64_t deadline_ns) {
+    if (ring_position_sane(r, pos) != 0) return -EPROTO;
+    if (deadline_ns != UINT64_MAX && ring_now_ns() >= deadline_ns) return -ETIMEDOUT;
+    return 0;
 }
 
 static int entry_claim(RingProcEntry *e, uint32_t from) {
@@ -160,8 +175,8 @@ static void slot_fill(Ring *r, RingSlot *s, uint32_t index, uint64_t pos) {
     s->error = h->error;
     s->sample_id = h->sample_id;
     memcpy(s->crop, h->crop, sizeof s->crop);
-    s->payload = r->payloads + (uint64_t)index * r->ctl->slot_stride;
-    s->text = (int32_t *)(s->payload + r->ctl->text_offset);
+    s->payload = r->payloads + (uint64_t)index * r->slot_stride;
+    s->text = (int32_t *)(s->payload + r->text_offset);
 }
 
 // One reap per adopt period over all producers: marks dead processes. Returns 1 and fills
@@ -170,11 +185,11 @@ static int producer_maybe_adopt(RingProducer *p, RingSlot *slot) {
     Ring *r = p->ring;
     RingControl *c = r->ctl;
     uint64_t now = ring_now_ns(), last = atomic_load_explicit(&c->last_reap_ns, memory_order_relaxed);
-    if (now - last > (uint64_t)c->adopt_timeout_ms * 1000000ull && atomic_compare_exchange_strong(&c->last_reap_ns, &last, now))
+    if (now - last > (uint64_t)r->adopt_timeout_ms * 1000000ull && atomic_compare_exchange_strong(&c->last_reap_ns, &last, now))
         ring_reap(r);
     if (atomic_load_explicit(&c->dead_producers, memory_order_relaxed) == 0) return 0;
     uint32_t index;
-    if (ring_reap_internal(r, (int)p->index, &index) != 1) return 0;
+    if (ring_reap_internal(r, (int)p->index, &index) != 1 || index >= r->n_slots) return 0;
     uint64_t w = atomic_load(&r->slots[index].state);
     slot_fill(r, slot, index, word_pos(w));
     slot->flags = RING_SLOT_ADOPTED;
@@ -186,7 +201,7 @@ static int producer_maybe_adopt(RingProducer *p, RingSlot *slot) {
 int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
     Ring *r = p->ring;
     RingControl *c = r->ctl;
-    const uint32_t S = c->slots;
+    const uint32_t S = r->n_slots;
     uint64_t deadline = deadline_after(timeout_ms), wait_start = 0;
     int err = 0;
     uint64_t g = atomic_load_explicit(&c->claim_hint, memory_order_acquire);
@@ -200,6 +215,7 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
         uint64_t w = atomic_load_explicit(&h->state, memory_order_acquire);
         uint64_t pos = word_pos(w);
         if (pos > g || (pos == g && word_state(w) != SLOT_EMPTY)) { // taken by someone
+            if ((err = skip_check(r, pos, deadline)) != 0) break;
             g++;
             continue;
         }
@@ -214,7 +230,11 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
             p->claimed++;
             break;
         }
-        // the slot still holds position pos = g - kS: the ring is full here
+        // the slot still holds position g - S (it never lags more in a sound ring): the ring is full here
+        if (g - pos > S) {
+            err = -EPROTO;
+            break;
+        }
         if (!wait_start) atomic_store_explicit(&p->entry->waiting_since_ns, wait_start = ring_now_ns(), memory_order_relaxed);
         if ((err = ring_slot_wait(r, h, w, deadline)) != 0) break;
         uint64_t hint = atomic_load_explicit(&c->claim_hint, memory_order_acquire);
@@ -269,7 +289,7 @@ void ring_producer_detach(RingProducer *p) {
 int ring_consumer_attach(Ring *r, uint32_t rank, RingConsumer **out) {
     *out = NULL;
     if (r->read_only) return -EROFS;
-    if (rank >= r->ctl->ranks) return -EINVAL;
+    if (rank >= r->n_ranks) return -EINVAL;
     if (atomic_load(&r->ctl->closed)) return -ESHUTDOWN;
     RingProcEntry *e = &r->consumers[rank];
     uint32_t st = atomic_load(&e->state);
@@ -284,7 +304,12 @@ int ring_consumer_attach(Ring *r, uint32_t rank, RingConsumer **out) {
     entry_fill(e, -1);
     // hand back what a dead predecessor had acquired but not released: delivered again
     uint64_t next = atomic_load(&e->cursor);
-    for (uint32_t s = 0; s < r->ctl->slots; s++) {
+    if (next % r->n_ranks != rank || ring_position_sane(r, next) != 0) { // a damaged table: never start reading there
+        atomic_store(&e->state, st);
+        free(cons);
+        return -EPROTO;
+    }
+    for (uint32_t s = 0; s < r->n_slots; s++) {
         RingSlotHeader *h = &r->slots[s];
         uint64_t w = atomic_load(&h->state);
         if (word_state(w) != SLOT_READING || word_owner(w) != rank) continue;
@@ -303,7 +328,7 @@ int ring_consumer_attach(Ring *r, uint32_t rank, RingConsumer **out) {
 int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
     Ring *r = cons->ring;
     RingControl *c = r->ctl;
-    const uint32_t S = c->slots, N = c->ranks;
+    const uint32_t S = r->n_slots, N = r->n_ranks;
     uint64_t deadline = deadline_after(timeout_ms), wait_start = 0;
     uint64_t g = cons->next;
     int err = 0;
@@ -313,6 +338,7 @@ int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
         uint64_t pos = word_pos(w);
         uint32_t st = word_state(w);
         if (pos > g || (pos == g && st == SLOT_READING)) { // released before a crash: already consumed
+            if ((err = skip_check(r, pos, deadline)) != 0) break;
             g += N;
             continue;
         }
@@ -328,6 +354,10 @@ int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
         }
         if (pos < g && st == SLOT_READING && word_owner(w) == cons->rank) {
             err = -EDEADLK; // we hold position pos, which must be released before g can be produced
+            break;
+        }
+        if (g - pos > (uint64_t)S + N) { // position g - N was claimed, so the slot cannot lag this far
+            err = -EPROTO;
             break;
         }
         if (atomic_load_explicit(&c->closed, memory_order_relaxed)) {
@@ -348,7 +378,7 @@ int ring_consumer_release(RingConsumer *cons, RingSlot *slot) {
     Ring *r = cons->ring;
     RingSlotHeader *h = &r->slots[slot->slot];
     uint64_t expect = slot_word(slot->position, cons->rank, SLOT_READING);
-    uint64_t next = slot_word(slot->position + r->ctl->slots, 0, SLOT_EMPTY);
+    uint64_t next = slot_word(slot->position + r->n_slots, 0, SLOT_EMPTY);
     if (!atomic_compare_exchange_strong_explicit(&h->state, &expect, next, memory_order_acq_rel, memory_order_relaxed))
         return -ESTALE;
     ring_slot_wake(h);
@@ -365,7 +395,7 @@ void ring_consumer_detach(RingConsumer *cons) {
     Ring *r = cons->ring;
     // positions acquired and not released go back to READY: the next consumer of this rank gets them
     uint64_t next = cons->next;
-    for (uint32_t s = 0; s < r->ctl->slots && cons->held > 0; s++) {
+    for (uint32_t s = 0; s < r->n_slots && cons->held > 0; s++) {
         RingSlotHeader *h = &r->slots[s];
         uint64_t w = atomic_load(&h->state);
         if (word_state(w) != SLOT_READING || word_owner(w) != cons->rank) continue;

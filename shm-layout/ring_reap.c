@@ -84,7 +84,7 @@ int ring_reap(Ring *r) {
             found++;
         }
     }
-    for (uint32_t k = 0; k < r->ctl->ranks; k++) {
+    for (uint32_t k = 0; k < r->n_ranks; k++) {
         RingProcEntry *e = &r->consumers[k];
         uint32_t st;
         // a dead consumer's slots are handed back when its rank attaches again
@@ -96,7 +96,7 @@ int ring_reap(Ring *r) {
 int ring_reap_internal(Ring *r, int adopt_for, uint32_t *slot_index) {
     if (r->read_only || atomic_load(&r->ctl->dead_producers) == 0) return 0;
     uint32_t owned[RING_MAX_PRODUCERS] = {0};
-    for (uint32_t s = 0; s < r->ctl->slots; s++) {
+    for (uint32_t s = 0; s < r->n_slots; s++) {
         RingSlotHeader *h = &r->slots[s];
         uint64_t w = atomic_load(&h->state);
         if (word_state(w) != SLOT_WRITING) continue;

@@ -34,7 +34,7 @@ int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs,
     memset(s, 0, sizeof *s);
     s->now_ns = ring_now_ns();
     s->age_ns = s->now_ns - c->created_mono_ns;
-    for (uint32_t i = 0; i < c->slots; i++) {
+    for (uint32_t i = 0; i < r->n_slots; i++) {
         switch (word_state(atomic_load(&r->slots[i].state))) {
         case SLOT_EMPTY: s->empty++; break;
         case SLOT_WRITING: s->writing++; break;
@@ -58,7 +58,7 @@ int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs,
             s->live_producers++;
         if (procs && n < max_procs) proc_row(e, i, s->now_ns, &procs[n++]), np++;
     }
-    for (uint32_t k = 0; k < c->ranks; k++) {
+    for (uint32_t k = 0; k < r->n_ranks; k++) {
         const RingProcEntry *e = &r->consumers[k];
         s->consumed += atomic_load(&e->items);
         s->redelivered += atomic_load(&e->adopted);

@@ -31,7 +31,17 @@ int main(void) {
     ring_create_options_default(&co);
     co.geometry.width = 0;
     CHECK_EQ_INT(ring_create(&o, test_ring_name("geom0"), &co, err, sizeof err), -EINVAL);
-    CHECK(strstr(err, "positive"));
+    printf("%s\n", err);
+    CHECK(strstr(err, "width (W) must be 1..16384, got 0"));
+    ring_create_options_default(&co);
+    co.geometry.text_len = 70000;
+    CHECK_EQ_INT(ring_create(&o, test_ring_name("geom0"), &co, err, sizeof err), -EINVAL);
+    printf("%s\n", err);
+    CHECK(strstr(err, "text length must be 0..65536, got 70000"));
+    ring_create_options_default(&co);
+    co.geometry.channels = 1000;
+    CHECK_EQ_INT(ring_create(&o, test_ring_name("geom0"), &co, err, sizeof err), -EINVAL);
+    CHECK(strstr(err, "channels (C) must be 1..16, got 1000"));
     ring_create_options_default(&co);
     co.ranks = RING_MAX_CONSUMERS + 1;
     CHECK_EQ_INT(ring_create(&o, test_ring_name("geom1"), &co, err, sizeof err), -EINVAL);

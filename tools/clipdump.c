@@ -116,14 +116,17 @@ static int from_ring(const Opts *o, BpeTokenizer *bpe, Page *pg)
 		log_fatalx("ring %s: %s", o->ring, err);
 	RingInfo info;
 	ring_info(r, &info);
+	if (info.geometry.channels != 3)
+		log_fatalx("ring %s holds %u channels per pixel; contact sheets show RGB (3)", o->ring, info.geometry.channels);
 	int rc = ring_consumer_attach(r, (uint32_t)o->rank, &c);
 	if (rc)
-		log_fatalx("rank %d of ring %s: %s%s", o->rank, o->ring, strerror(-rc),
+		log_fatalx("rank %d of ring %s: %s%s", o->rank, o->ring, rc == -EPROTO ? "the ring is damaged" : strerror(-rc),
 			   rc == -EBUSY ? " (a trainer holds it)" : "");
 	for (int i = 0; i < o->count; i++) {
 		RingSlot s;
 		if ((rc = ring_consumer_acquire(c, &s, 60000)) != 0)
-			log_fatalx("acquire: %s", strerror(-rc));
+			log_fatalx("ring %s: acquire: %s", o->ring,
+				   rc == -EPROTO ? "the ring is damaged (a slot holds a position no sound ring can have)" : strerror(-rc));
 		char cap[1024];
 		caption(bpe, s.text, (int)info.geometry.text_len, cap, sizeof(cap));
 		page_add(o, pg, s.position, s.payload, (int)info.geometry.frames, (int)info.geometry.width,

@@ -138,8 +138,11 @@ int main(int argc, char **argv) {
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
-        if (bad) log_fatalx("--%s: '%s' is not a number in range", opts[li].name, optarg);
+        if (bad) log_fatalx("--%s: '%s' is not a whole number in range", opts[li].name, optarg);
     }
+    // the library checks every bound and names it; a job's slots also carry caption tokens
+    if (strcmp(cmd, "create") == 0 && o.geometry.text_len == 0)
+        log_fatalx("--text-len must be 1..65536, got 0 (every slot carries the caption's token ids)");
     if (optind < argc) log_fatalx("unexpected argument '%s' (see ringctl --help)", argv[optind]);
 
     char err[512] = "";

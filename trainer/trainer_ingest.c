@@ -108,6 +108,8 @@ int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int r
 		in->cons = NULL;
 		if (rc == -EBUSY)
 			snprintf(err, errlen, "rank %d of ring '%s' is held by another live trainer", rank, ring);
+		else if (rc == -EPROTO)
+			snprintf(err, errlen, "ring '%s' is damaged: rank %d's stream position cannot occur; recreate it", ring, rank);
 		else
 			snprintf(err, errlen, "cannot attach to ring '%s' as rank %d: %s", ring, rank, strerror(-rc));
 	}
@@ -184,6 +186,9 @@ static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *er
 		if (rc == -ETIMEDOUT)
 			snprintf(err, errlen, "no data on ring '%s' for %.0f s at position %llu (are the loaders running?)", in->name,
 				 timeout_s, (unsigned long long)g);
+		else if (rc == -EPROTO)
+			snprintf(err, errlen, "ring '%s' is damaged: its slots hold positions no sound ring can have (at position %llu); "
+				 "recreate it", in->name, (unsigned long long)g);
 		else if (rc == -ESHUTDOWN)
 			snprintf(err, errlen, "ring '%s' was destroyed while waiting for position %llu", in->name,
 				 (unsigned long long)g);

@@ -191,7 +191,30 @@ int ring_attach_mapping(Ring *r, uint8_t *base, uint64_t bytes, const char *path
 // hint than the claims in flight allow (see ring_proto.c)
 int ring_position_sane(const Ring *r, uint64_t pos);
 
-// shared by ring_proto.c and ring_reap.c
+// Bounds of a ring's shape, each reported with its own numbers when violated.
+#define RING_MAX_T 4096u
+#define RING_MAX_HW 16384u
+#define RING_MAX_C 16u
+#define RING_MAX_TEXT 65536u
+#define RING_MAX_SLOTS (1u << 20)
+#define RING_MAX_PAYLOAD (1ull << 34)
+#define RING_MAX_ADOPT_MS 3600000u
+
+
+// shared by the files of shm-layout/
+extern const char ring_shm_dir[]; // "/dev/shm"
+static inline uint64_t ring_round_up(uint64_t x, uint64_t to) { return (x + to - 1) / to * to; }
+// writes the reason into errbuf (may be NULL) and returns err
+int ring_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int ring_name_valid(const char *name);
+// 0 when lo <= v <= hi, else -EINVAL and "ring WHAT must be LO..HI, got V"
+int ring_bound(char *errbuf, size_t errlen, const char *what, uint64_t v, uint64_t lo, uint64_t hi);
+// the mount point of a hugetlbfs file system, if one is mounted: 1, else 0
+int ring_hugetlbfs_dir(char *dir, size_t len);
+// the file backing ring `name`: /dev/shm first, then hugetlbfs; 0 or -ENOENT
+int ring_path(const char *name, char *path, size_t len);
+// points r's table views into r->base from the validated copies
+void ring_map_views(Ring *r);
 uint64_t ring_now_ns(void);
 int ring_proc_is_dead(const RingProcEntry *e);
 int ring_pid_is_dead(int pid);

@@ -10,11 +10,11 @@
 #include "ring_layout.h"
 #include "ring_testutil.h"
 
-static char dir[256], ring_path[192];
+static char dir[256], seg_path[192];
 static const char *ring;
 
 static void poke_u64(size_t off, uint64_t v) {
-    int fd = open(ring_path, O_RDWR);
+    int fd = open(seg_path, O_RDWR);
     CHECK(fd >= 0 && pwrite(fd, &v, sizeof v, (off_t)off) == (ssize_t)sizeof v);
     close(fd);
 }
@@ -99,7 +99,7 @@ int main(void) {
     atexit(test_ring_cleanup);
     RingInfo info;
     ring_info(r, &info);
-    snprintf(ring_path, sizeof ring_path, "%s", info.path);
+    snprintf(seg_path, sizeof seg_path, "%s", info.path);
 
     printf("text offset past the segment:\n");
     uint64_t good = r->ctl->text_offset;

@@ -9,7 +9,7 @@
 #include <string.h>   // defines: strcmp, strchr, strerror, memset
 #include <sys/stat.h> // defines: stat, S_ISDIR
 
-#include "model.h" // defines: CKPT_MARKER, ParamSpec, model_layout, model_init_params, StFile, st_open, st_find, st_meta, st_close, st_model_load, StLoadOpts
+#include "model.h" // defines: CKPT_MARKER, ParamSpec, model_layout, model_init_params, StFile, st_open_err, model_params_check_finite, st_find, st_meta, st_close, st_model_load, StLoadOpts
 
 void eval_config_str(const ModelConfig *c, char *buf, size_t len)
 {
@@ -162,6 +162,9 @@ static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *
 	}
 	if (s && s->dtype == ST_I64 && s->nbytes == 8)
 		memcpy(&em->step, s->data, 8);
+	if ((rc = model_params_check_finite(em->model->specs, em->model->n_specs, p->data, (int64_t)(bytes / sizeof(float)),
+					    em->source, err, errlen)))
+		return rc;
 	rc = kern_upload(ctx, &em->model->params, p->data, bytes);
 	if (rc)
 		snprintf(err, errlen, "uploading the weights: %s", strerror(-rc));
@@ -177,9 +180,11 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 	if (rc)
 		return rc;
 	StFile *f;
-	if ((rc = st_open(&f, em->source))) {
-		snprintf(err, errlen, "%s: %s", em->source,
-			 rc == -EBADMSG ? "not a safetensors checkpoint or weights file" : strerror(-rc));
+	char why[200];
+	if ((rc = st_open_err(&f, em->source, why, sizeof why))) {
+		snprintf(err, errlen, "%s: %s%s", em->source,
+			 rc == -EBADMSG ? "not a safetensors checkpoint or weights file: " : strerror(-rc),
+			 rc == -EBADMSG ? why : "");
 		return rc;
 	}
 	if (st_meta(f, "avclip.ckpt")) {

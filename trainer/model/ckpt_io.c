@@ -2,7 +2,7 @@
 // directory fsynced, then the marker replaced the same way; a crash at any point leaves the
 // marker naming a complete file. Bit-identical resume needs only exact bytes: every state is
 // stored raw (f32 weights and moments, integer step and RNG).
-#include "model.h" // defines: ckpt_save, ckpt_load_latest
+#include "model.h" // defines: ckpt_save, ckpt_load_latest, st_open_err, model_params_check_finite
 
 #include <dirent.h>
 #include <errno.h>
@@ -216,9 +216,11 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 	if (lrc < 0)
 		return lrc;
 	StFile *f;
-	int rc = st_open(&f, path);
+	char why[200];
+	int rc = st_open_err(&f, path, why, sizeof why);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not a valid checkpoint file" : strerror(-rc));
+		snprintf(err, errlen, "%s: %s%s", path, rc == -EBADMSG ? "not a valid checkpoint file: " : strerror(-rc),
+			 rc == -EBADMSG ? why : "");
 		return rc;
 	}
 	char cfgs[256];
@@ -248,6 +250,16 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 			if (!need(f, path, en, t->extra[i].dtype, t->extra[i].nbytes, err, errlen))
 				rc = -EINVAL;
 		}
+		// a NaN or infinite weight or moment would poison every step after the resume
+		char what[4500];
+		snprintf(what, sizeof what, "%s (weights)", path);
+		if (!rc)
+			rc = model_params_check_finite(t->specs, t->n_specs, p->data, np, what, err, errlen);
+		snprintf(what, sizeof what, "%s (optimizer moments)", path);
+		if (!rc && t->opt)
+			rc = model_params_check_finite(t->specs, t->n_specs, om->data, np, what, err, errlen);
+		if (!rc && t->opt)
+			rc = model_params_check_finite(t->specs, t->n_specs, ov->data, np, what, err, errlen);
 		if (!rc)
 			rc = kern_upload(t->ctx, t->params, p->data, bytes);
 		if (!rc && t->opt) {

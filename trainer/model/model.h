@@ -7,13 +7,13 @@
 //          model_flops_per_sample, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
 //          model_weights_release, model_init_params, model_param_decays, model_params_set_wd_groups,
-//          wd_groups_parse, wd_groups_name, BlockActs, TowerScratch, ClipModel, ClipModelOpts, ClipModelBytes,
-//          ClipGradGroup, ClipGradReadyFn,
+//          wd_groups_parse, wd_groups_name, model_params_check_finite, BlockActs, TowerScratch, ClipModel,
+//          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
 //          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
-//          st_dtype_size, st_write_fd, st_write, st_open, st_close, st_find, st_meta, st_count, st_entry,
+//          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
 //          ckpt_latest_path, CKPT_MARKER
@@ -117,6 +117,11 @@ int model_init_params(KernCtx *ctx, const ModelConfig *cfg, KTensor *flat, uint6
 int model_param_decays(const char *name, int ndim, WdGroups g);
 // rewrites every spec's PARAM_NO_DECAY flag for rule g; -EINVAL for an unknown rule
 int model_params_set_wd_groups(ParamSpec *specs, int n, WdGroups g);
+// 0 when flat[0..numel) is finite; else -EINVAL and err says "<what>: tensor NAME holds K
+// non-finite values (first: nan at element I)", NAME from the spec holding the first one (weights
+// enter the model only when every value is finite: a NaN weight scores R@1 = 100% in evaluation).
+int model_params_check_finite(const ParamSpec *specs, int n, const float *flat, int64_t numel, const char *what, char *err,
+			      size_t errlen);
 // "open_clip" | "avclip"; -EINVAL when unknown
 int wd_groups_parse(const char *name, WdGroups *out);
 const char *wd_groups_name(WdGroups g);
@@ -331,8 +336,16 @@ size_t st_dtype_size(StDtype d);
 int st_write_fd(int fd, const StTensor *t, int n, const char *const *meta_kv, int n_meta);
 // the same into a new file at path (truncating an old one); not atomic, see ckpt_* for that
 int st_write(const char *path, const StTensor *t, int n, const char *const *meta_kv, int n_meta);
-// -errno for open/mmap failures, -EBADMSG for a malformed file
+// -errno for open/mmap failures, -EBADMSG for a malformed file. The reader follows the
+// format strictly: header length at most 100,000,000 and inside the file, JSON starting with
+// '{' and followed only by space padding, tensor names and metadata keys unique, and the
+// tensors tiling the data section exactly (no overlap, hole or trailing bytes).
 int st_open(StFile **out, const char *path);
+// the same with the reason for -EBADMSG in err ("tensor x appears twice", "byte 93 after the
+// JSON header is 0x01, not space padding", ...)
+int st_open_err(StFile **out, const char *path, char *err, size_t errlen);
+// parses size bytes at buf in place (buf must outlive the StFile; st_close does not free it)
+int st_parse(StFile **out, const void *buf, size_t size, char *err, size_t errlen);
 void st_close(StFile *f);
 int st_count(const StFile *f);
 const StTensor *st_entry(const StFile *f, int i);

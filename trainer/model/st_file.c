@@ -3,7 +3,6 @@
 // of JSON and checks every range, so a truncated or hostile file is an error, not a crash.
 #include "model.h" // defines: StFile, StTensor
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +22,8 @@ struct StFile {
 	int n;
 	char *meta_k[ST_MAX_META], *meta_v[ST_MAX_META];
 	int n_meta;
+	int meta_seen; // __metadata__ objects parsed
+	int borrowed;  // map belongs to the caller (st_parse)
 };
 
 static const char *dnames[ST_NDTYPES] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U64", "U8"};
@@ -164,14 +165,36 @@ int st_write(const char *path, const StTensor *t, int n, const char *const *kv, 
 	return rc;
 }
 
-// ---- reader: a JSON subset (objects, strings, integer arrays) ----
+// ---- reader: a JSON subset (objects, strings, integer arrays), parsed by length only ----
+// Every read is bounded by the header's end: the mapped header has no NUL after it, so no C
+// string function may look at it.
 typedef struct {
-	const char *p, *end;
+	const char *p, *start, *end;
+	char *err;
+	size_t errlen;
 } Cur;
+
+// the first reason wins; returns -EBADMSG
+static int bad(Cur *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(Cur *c, const char *fmt, ...)
+{
+	if (c->err && c->errlen && !c->err[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(c->err, c->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EBADMSG;
+}
+
+static long at(const Cur *c)
+{
+	return (long)(c->p - c->start) + 8; // file offset, for messages
+}
 
 static void ws(Cur *c)
 {
-	while (c->p < c->end && isspace((unsigned char)*c->p))
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
 		c->p++;
 }
 
@@ -179,7 +202,7 @@ static int expect(Cur *c, char ch)
 {
 	ws(c);
 	if (c->p >= c->end || *c->p != ch)
-		return -EBADMSG;
+		return bad(c, "malformed JSON header at byte %ld: expected '%c'", at(c), ch);
 	c->p++;
 	return 0;
 }
@@ -188,6 +211,11 @@ static int peek(Cur *c, char ch)
 {
 	ws(c);
 	return c->p < c->end && *c->p == ch;
+}
+
+static int hexval(char ch)
+{
+	return ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'f' ? (ch | 0x20) - 'a' + 10 : -1;
 }
 
 // a string into out (NUL-terminated, at most cap-1 bytes)
@@ -200,30 +228,36 @@ static int str(Cur *c, char *out, size_t cap)
 		char ch = *c->p++;
 		if (ch == '\\') {
 			if (c->p >= c->end)
-				return -EBADMSG;
+				break;
 			ch = *c->p++;
 			if (ch == 'u') {
-				if (c->end - c->p < 4)
-					return -EBADMSG;
-				unsigned v;
-				if (sscanf(c->p, "%4x", &v) != 1 || v > 0x7f)
-					return -EBADMSG; // names and metadata we write are ASCII
+				unsigned v = 0;
+				for (int k = 0; k < 4; k++) {
+					int d = c->p < c->end ? hexval(*c->p) : -1;
+					if (d < 0)
+						return bad(c, "malformed \\u escape at byte %ld", at(c));
+					v = v * 16 + (unsigned)d;
+					c->p++;
+				}
+				if (v == 0 || v > 0x7f) // names and metadata we write are ASCII
+					return bad(c, "\\u%04x at byte %ld: only ASCII names and metadata are read", v, at(c));
 				ch = (char)v;
-				c->p += 4;
 			} else if (ch == 'n') {
 				ch = '\n';
 			} else if (ch == 't') {
 				ch = '\t';
 			} else if (ch != '"' && ch != '\\' && ch != '/') {
-				return -EBADMSG;
+				return bad(c, "unknown escape \\%c at byte %ld", ch, at(c));
 			}
+		} else if (ch == 0) {
+			return bad(c, "NUL byte inside a string at byte %ld", at(c) - 1);
 		}
 		if (n + 1 >= cap)
-			return -EBADMSG;
+			return bad(c, "string at byte %ld longer than %zu bytes", at(c), cap - 1);
 		out[n++] = ch;
 	}
 	if (c->p >= c->end)
-		return -EBADMSG;
+		return bad(c, "unterminated string at the end of the JSON header");
 	c->p++;
 	out[n] = 0;
 	return 0;
@@ -232,12 +266,12 @@ static int str(Cur *c, char *out, size_t cap)
 static int integer(Cur *c, int64_t *v)
 {
 	ws(c);
-	if (c->p >= c->end || !isdigit((unsigned char)*c->p))
-		return -EBADMSG;
+	if (c->p >= c->end || *c->p < '0' || *c->p > '9')
+		return bad(c, "expected a non-negative integer at byte %ld", at(c));
 	int64_t x = 0;
-	while (c->p < c->end && isdigit((unsigned char)*c->p)) {
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
 		if (x > (INT64_MAX - 9) / 10)
-			return -EBADMSG;
+			return bad(c, "integer too large at byte %ld", at(c));
 		x = x * 10 + (*c->p++ - '0');
 	}
 	*v = x;
@@ -252,7 +286,9 @@ static int int_array(Cur *c, int64_t *out, int cap, int *n)
 	if (peek(c, ']'))
 		return expect(c, ']');
 	for (;;) {
-		if (*n >= cap || integer(c, &out[*n]))
+		if (*n >= cap)
+			return bad(c, "more than %d integers in an array at byte %ld", cap, at(c));
+		if (integer(c, &out[*n]))
 			return -EBADMSG;
 		(*n)++;
 		if (peek(c, ','))
@@ -264,19 +300,26 @@ static int int_array(Cur *c, int64_t *out, int cap, int *n)
 
 static int parse_meta(StFile *f, Cur *c)
 {
+	if (f->meta_seen++)
+		return bad(c, "__metadata__ appears twice");
 	if (expect(c, '{'))
 		return -EBADMSG;
 	if (peek(c, '}'))
 		return expect(c, '}');
 	for (;;) {
 		char k[256], v[4096];
-		if (str(c, k, sizeof k) || expect(c, ':') || str(c, v, sizeof v) || f->n_meta >= ST_MAX_META)
+		if (str(c, k, sizeof k) || expect(c, ':') || str(c, v, sizeof v))
 			return -EBADMSG;
+		if (f->n_meta >= ST_MAX_META)
+			return bad(c, "more than %d metadata entries", ST_MAX_META);
+		for (int i = 0; i < f->n_meta; i++)
+			if (!strcmp(f->meta_k[i], k))
+				return bad(c, "metadata key '%s' appears twice", k);
 		f->meta_k[f->n_meta] = strdup(k);
 		f->meta_v[f->n_meta] = strdup(v);
-		if (!f->meta_k[f->n_meta] || !f->meta_v[f->n_meta])
-			return -ENOMEM;
 		f->n_meta++;
+		if (!f->meta_k[f->n_meta - 1] || !f->meta_v[f->n_meta - 1])
+			return -ENOMEM;
 		if (peek(c, ','))
 			c->p++;
 		else
@@ -284,17 +327,22 @@ static int parse_meta(StFile *f, Cur *c)
 	}
 }
 
-static int parse_tensor(Cur *c, StTensor *t, const uint8_t *data, size_t data_len)
+static int parse_tensor(Cur *c, StTensor *t, int64_t offs[2], const uint8_t *data, size_t data_len)
 {
 	int have = 0;
-	int64_t offs[2];
 	if (expect(c, '{'))
 		return -EBADMSG;
 	for (;;) {
 		char key[32], dt[16];
 		if (str(c, key, sizeof key) || expect(c, ':'))
 			return -EBADMSG;
-		if (!strcmp(key, "dtype")) {
+		int bit = !strcmp(key, "dtype") ? 1 : !strcmp(key, "shape") ? 2 : !strcmp(key, "data_offsets") ? 4 : 0;
+		if (!bit)
+			return bad(c, "tensor %s: unknown field '%s'", t->name, key);
+		if (have & bit)
+			return bad(c, "tensor %s: field '%s' appears twice", t->name, key);
+		have |= bit;
+		if (bit == 1) {
 			if (str(c, dt, sizeof dt))
 				return -EBADMSG;
 			t->dtype = ST_NDTYPES;
@@ -302,90 +350,189 @@ static int parse_tensor(Cur *c, StTensor *t, const uint8_t *data, size_t data_le
 				if (!strcmp(dt, dnames[i]))
 					t->dtype = (StDtype)i;
 			if (t->dtype == ST_NDTYPES)
-				return -EBADMSG;
-			have |= 1;
-		} else if (!strcmp(key, "shape")) {
+				return bad(c, "tensor %s: unknown dtype '%s'", t->name, dt);
+		} else if (bit == 2) {
 			if (int_array(c, t->shape, ST_MAX_DIMS, &t->ndim))
 				return -EBADMSG;
-			have |= 2;
-		} else if (!strcmp(key, "data_offsets")) {
-			int k;
-			if (int_array(c, offs, 2, &k) || k != 2)
-				return -EBADMSG;
-			have |= 4;
 		} else {
-			return -EBADMSG;
+			int k;
+			if (int_array(c, offs, 2, &k))
+				return -EBADMSG;
+			if (k != 2)
+				return bad(c, "tensor %s: data_offsets needs 2 integers", t->name);
 		}
 		if (peek(c, ','))
 			c->p++;
 		else
 			break;
 	}
-	if (expect(c, '}') || have != 7 || offs[0] > offs[1] || (uint64_t)offs[1] > data_len)
+	if (expect(c, '}'))
 		return -EBADMSG;
+	if (have != 7)
+		return bad(c, "tensor %s: dtype, shape or data_offsets missing", t->name);
+	if (offs[0] > offs[1] || (uint64_t)offs[1] > data_len)
+		return bad(c, "tensor %s: data_offsets [%lld, %lld) outside the %zu data bytes", t->name, (long long)offs[0],
+			   (long long)offs[1], data_len);
 	size_t want = st_dtype_size(t->dtype);
 	for (int d = 0; d < t->ndim; d++) {
 		if (t->shape[d] && want > SIZE_MAX / (size_t)t->shape[d])
-			return -EBADMSG;
+			return bad(c, "tensor %s: shape too large", t->name);
 		want *= (size_t)t->shape[d];
 	}
 	t->nbytes = (size_t)(offs[1] - offs[0]);
 	if (want != t->nbytes)
-		return -EBADMSG;
+		return bad(c, "tensor %s: its shape needs %zu bytes, data_offsets give %zu", t->name, want, t->nbytes);
 	t->data = data + offs[0];
 	return 0;
 }
 
-static int parse(StFile *f)
+typedef struct {
+	const char *name;
+	int64_t b, e;
+} Span;
+
+static int by_name(const void *a, const void *b)
 {
+	return strcmp(((const Span *)a)->name, ((const Span *)b)->name);
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const Span *x = a, *y = b;
+	return x->b != y->b ? (x->b < y->b ? -1 : 1) : (x->e > y->e) - (x->e < y->e);
+}
+
+// names unique, and the tensors tile the data section exactly (no overlap, hole or tail), as
+// the format asks
+static int check_tensors(Cur *c, Span *sp, int n, size_t data_len)
+{
+	if (n == 0) // metadata only (sp is NULL: qsort must not see it)
+		return data_len ? bad(c, "no tensor, yet %zu data bytes", data_len) : 0;
+	qsort(sp, (size_t)n, sizeof *sp, by_name);
+	for (int i = 1; i < n; i++)
+		if (!strcmp(sp[i].name, sp[i - 1].name))
+			return bad(c, "tensor %s appears twice", sp[i].name);
+	qsort(sp, (size_t)n, sizeof *sp, by_offset);
+	int64_t end = 0;
+	for (int i = 0; i < n; i++) {
+		if (sp[i].b != end)
+			return bad(c, "tensor %s starts at data byte %lld, expected %lld (%s)", sp[i].name, (long long)sp[i].b,
+				   (long long)end, sp[i].b < end ? "overlap" : "hole");
+		end = sp[i].e;
+	}
+	if ((uint64_t)end != data_len)
+		return bad(c, "the tensors cover %lld of the %zu data bytes", (long long)end, data_len);
+	return 0;
+}
+
+// the safetensors limit on the JSON header (its reference reader refuses larger ones)
+#define ST_MAX_HEADER 100000000ull
+
+static int parse(StFile *f, char *err, size_t errlen)
+{
+	Cur c0 = {.err = err, .errlen = errlen};
 	if (f->size < 8)
-		return -EBADMSG;
+		return bad(&c0, "%zu bytes: shorter than the 8-byte header length", f->size);
 	const uint8_t *m = f->map;
 	uint64_t hl = 0;
 	for (int i = 0; i < 8; i++)
 		hl |= (uint64_t)m[i] << (8 * i);
-	if (hl < 2 || hl > f->size - 8)
-		return -EBADMSG;
-	Cur c = {(const char *)m + 8, (const char *)m + 8 + hl};
+	if (hl < 2 || hl > f->size - 8 || hl > ST_MAX_HEADER)
+		return bad(&c0, "header length %llu: the file has %zu bytes after it (at most %llu allowed, at least 2)",
+			   (unsigned long long)hl, f->size - 8, ST_MAX_HEADER);
+	Cur c = {(const char *)m + 8, (const char *)m + 8, (const char *)m + 8 + hl, err, errlen};
+	if (*c.p != '{')
+		return bad(&c, "the JSON header must begin with '{'");
 	const uint8_t *data = m + 8 + hl;
 	size_t data_len = f->size - 8 - hl;
-	int cap = 0;
+	int cap = 0, rc = 0;
+	Span *sp = NULL;
 	if (expect(&c, '{'))
 		return -EBADMSG;
 	if (peek(&c, '}'))
-		return expect(&c, '}');
-	for (;;) {
-		char name[sizeof f->t[0].name];
-		if (str(&c, name, sizeof name) || expect(&c, ':'))
-			return -EBADMSG;
-		if (!strcmp(name, "__metadata__")) {
-			int rc = parse_meta(f, &c);
-			if (rc)
-				return rc;
-		} else {
-			if (f->n == cap) {
-				cap = cap ? 2 * cap : 64;
-				StTensor *nt = realloc(f->t, sizeof *nt * (size_t)cap);
-				if (!nt)
-					return -ENOMEM;
-				f->t = nt;
+		c.p++;
+	else
+		for (;;) {
+			char name[sizeof f->t[0].name];
+			if (str(&c, name, sizeof name) || expect(&c, ':')) {
+				rc = -EBADMSG;
+				break;
 			}
-			StTensor *t = &f->t[f->n];
-			memset(t, 0, sizeof *t);
-			snprintf(t->name, sizeof t->name, "%s", name);
-			if (parse_tensor(&c, t, data, data_len))
-				return -EBADMSG;
-			f->n++;
+			if (!strcmp(name, "__metadata__")) {
+				if ((rc = parse_meta(f, &c)))
+					break;
+			} else {
+				if (f->n == cap) {
+					cap = cap ? 2 * cap : 64;
+					StTensor *nt = realloc(f->t, sizeof *nt * (size_t)cap);
+					Span *ns = realloc(sp, sizeof *ns * (size_t)cap);
+					if (ns)
+						sp = ns;
+					if (nt)
+						f->t = nt;
+					if (!nt || !ns) {
+						rc = -ENOMEM;
+						break;
+					}
+				}
+				StTensor *t = &f->t[f->n];
+				memset(t, 0, sizeof *t);
+				memcpy(t->name, name, sizeof name);
+				int64_t offs[2];
+				if ((rc = parse_tensor(&c, t, offs, data, data_len)))
+					break;
+				sp[f->n] = (Span){NULL, offs[0], offs[1]};
+				f->n++;
+			}
+			if (peek(&c, ','))
+				c.p++;
+			else {
+				rc = expect(&c, '}');
+				break;
+			}
 		}
-		if (peek(&c, ','))
-			c.p++;
-		else
-			return expect(&c, '}');
-	}
+	// the header may be padded with spaces after the JSON, nothing else
+	for (; !rc && c.p < c.end; c.p++)
+		if (*c.p != ' ')
+			rc = bad(&c, "byte %ld after the JSON header is 0x%02x, not space padding", at(&c), (unsigned char)*c.p);
+	for (int i = 0; !rc && i < f->n; i++) // f->t no longer moves
+		sp[i].name = f->t[i].name;
+	if (!rc)
+		rc = check_tensors(&c, sp, f->n, data_len);
+	free(sp);
+	return rc;
 }
 
-int st_open(StFile **out, const char *path)
+static int opened(StFile *f, StFile **out, char *err, size_t errlen)
 {
+	int rc = parse(f, err, errlen);
+	if (rc) {
+		st_close(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+int st_parse(StFile **out, const void *buf, size_t size, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
+	StFile *f = calloc(1, sizeof *f);
+	if (!f)
+		return -ENOMEM;
+	f->map = (void *)buf;
+	f->size = size;
+	f->borrowed = 1;
+	return opened(f, out, err, errlen);
+}
+
+int st_open_err(StFile **out, const char *path, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -412,20 +559,19 @@ int st_open(StFile **out, const char *path)
 		}
 	}
 	close(fd);
-	int rc = parse(f);
-	if (rc) {
-		st_close(f);
-		return rc;
-	}
-	*out = f;
-	return 0;
+	return opened(f, out, err, errlen);
+}
+
+int st_open(StFile **out, const char *path)
+{
+	return st_open_err(out, path, NULL, 0);
 }
 
 void st_close(StFile *f)
 {
 	if (!f)
 		return;
-	if (f->map)
+	if (f->map && !f->borrowed)
 		munmap(f->map, f->size);
 	for (int i = 0; i < f->n_meta; i++) {
 		free(f->meta_k[i]);

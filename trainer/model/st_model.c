@@ -1,6 +1,6 @@
 // Saving and loading the flat parameter buffer as safetensors under open_clip names; loading
 // converts half/bfloat/double to f32 and reports missing or mis-shaped tensors by name.
-#include "model.h" // defines: st_model_save, st_model_load, StFile, StTensor
+#include "model.h" // defines: st_model_save, st_model_load, StFile, StTensor, st_open_err, model_params_check_finite
 
 #include <errno.h>
 #include <math.h>
@@ -96,9 +96,11 @@ int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 		return -EINVAL;
 	}
 	StFile *f;
-	int rc = st_open(&f, path);
+	char why[200];
+	int rc = st_open_err(&f, path, why, sizeof why);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not a valid safetensors file" : strerror(-rc));
+		snprintf(err, errlen, "%s: %s%s", path, rc == -EBADMSG ? "not a valid safetensors file: " : strerror(-rc),
+			 rc == -EBADMSG ? why : "");
 		return rc;
 	}
 	size_t bytes = kern_nbytes(params);
@@ -142,6 +144,8 @@ int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 			rc = -EINVAL;
 		}
 	}
+	if (!rc)
+		rc = model_params_check_finite(specs, n, host, (int64_t)(bytes / sizeof(float)), path, err, errlen);
 	if (!rc)
 		rc = kern_upload(ctx, params, host, bytes);
 	free(host);

@@ -1,6 +1,6 @@
 // Export to and initialisation from open_clip-named safetensors: metadata with every size, the
 // temporal embedding folded for image models, head/activation checks, projection mismatches.
-#include "model.h" // defines: st_openclip_export, st_openclip_init, StFile, StTensor, st_open, st_find, st_meta, st_write, st_model_load, StLoadOpts
+#include "model.h" // defines: st_openclip_export, st_openclip_init, StFile, StTensor, st_open_err, st_find, st_meta, st_write, st_model_load, StLoadOpts
 
 #include <errno.h>
 #include <stdio.h>
@@ -89,9 +89,11 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 {
 	o->note[0] = 0;
 	StFile *f;
-	int rc = st_open(&f, path);
+	char why[200];
+	int rc = st_open_err(&f, path, why, sizeof why);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, rc == -EBADMSG ? "not a valid safetensors file" : strerror(-rc));
+		snprintf(err, errlen, "%s: %s%s", path, rc == -EBADMSG ? "not a valid safetensors file: " : strerror(-rc),
+			 rc == -EBADMSG ? why : "");
 		return rc;
 	}
 	const char *act = st_meta(f, "act");

@@ -1,8 +1,9 @@
 // The retrieval half of an evaluation from features (tools/eval and the trainer's in-process
 // evaluation): similarity, ranks both ways next to chance, caption groups; the report as text or JSON.
-#include "eval_report.h" // defines: EvalReport, eval_score_retrieval, eval_report_table, eval_report_json
+#include "eval_report.h" // defines: EvalReport, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_json
 
-#include <errno.h>  // defines: ENOMEM
+#include <errno.h>  // defines: ENOMEM, EDOM
+#include <math.h>   // defines: isfinite, isnan
 #include <stdio.h>  // defines: snprintf, fprintf
 #include <stdlib.h> // defines: malloc, free, qsort
 #include <string.h> // defines: memcmp, strerror
@@ -47,6 +48,17 @@ static int caption_groups(const Manifest *man, int64_t n, int64_t *gid, int64_t 
 	return 0;
 }
 
+int eval_check_finite(const float *x, int64_t rows, int64_t cols, const char *what, char *err, size_t errlen)
+{
+	for (int64_t i = 0; i < rows * cols; i++)
+		if (!isfinite(x[i])) {
+			snprintf(err, errlen, "%s %lld, element %lld is %s: the model produces non-finite values, refusing to score",
+				 what, (long long)(i / cols), (long long)(i % cols), isnan(x[i]) ? "nan" : "infinite");
+			return -EDOM;
+		}
+	return 0;
+}
+
 int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *tfeat, int64_t n, int E,
 			 int match_caption, float *sim, EvalReport *r, char *err, size_t errlen)
 {
@@ -57,10 +69,14 @@ int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *t
 		snprintf(err, errlen, "out of memory ranking %lld samples", (long long)n);
 		rc = -ENOMEM;
 	}
-	if (!rc) {
+	if (!rc && !(rc = eval_check_finite(vfeat, n, E, "video feature of sample", err, errlen)) &&
+	    !(rc = eval_check_finite(tfeat, n, E, "caption feature of sample", err, errlen))) {
 		r->n = n;
 		r->match_caption = match_caption;
 		eval_similarity(vfeat, n, tfeat, n, E, sim); // (videos, captions)
+		rc = eval_check_finite(sim, n, n, "similarity of video (row) to caption (element)", err, errlen);
+	}
+	if (!rc) {
 		if (match_caption) {
 			eval_chance_grouped(n, gsize, n, &r->chance);
 			if ((rc = eval_ranks_grouped(sim, n, n, 0, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||

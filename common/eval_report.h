@@ -2,7 +2,7 @@
 // trainer's in-process evaluation: ranks both ways next to chance, as a table or one JSON line.
 #ifndef COMMON_EVAL_REPORT_H
 #define COMMON_EVAL_REPORT_H
-// defines: EvalReport, EVAL_EMBED_BLOCK, eval_score_retrieval, eval_report_table, eval_report_json
+// defines: EvalReport, EVAL_EMBED_BLOCK, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_json
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
@@ -37,6 +37,11 @@ typedef struct {
 // tfeat (n, E) in manifest order: r->n, captions, match_caption, t2v, v2t and chance. With
 // match_caption any sample whose caption (token row) equals the query's is a hit. sim (n, n)
 // receives the (videos x captions) similarities. 0, or -ENOMEM / -EINVAL with a sentence in err.
+// A NaN similarity ranks like a hit (every comparison with it is false), so it would pass as a
+// perfect score: 0 when x (rows, cols) is finite, else -EDOM with err naming the row and element
+// ("<what> R, element C is nan: ... refusing to score").
+int eval_check_finite(const float *x, int64_t rows, int64_t cols, const char *what, char *err, size_t errlen);
+// features and similarities must be finite (-EDOM, eval_check_finite)
 int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *tfeat, int64_t n, int E,
 			 int match_caption, float *sim, EvalReport *r, char *err, size_t errlen);
 

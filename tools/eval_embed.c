@@ -179,12 +179,20 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 		for (int k0 = 0; k0 < valid && !rc; k0 += B) {
 			int in_block = valid - k0 < B ? valid - k0 : B;
 			int64_t b0 = r0 + k0;
-			for (int k = 0; k < B; k++) {
-				const uint16_t *tok = manifest_tokens(man, (uint64_t)(b0 + (k < in_block ? k : in_block - 1)));
-				for (int j = 0; j < ctx; j++)
+			for (int k = 0; k < B && !rc; k++) {
+				int64_t i = b0 + (k < in_block ? k : in_block - 1);
+				const uint16_t *tok = manifest_tokens(man, (uint64_t)i);
+				for (int j = 0; j < ctx && !rc; j++) {
+					if (tok[j] >= m->cfg.vocab) { // the embedding would be read out of range
+						snprintf(err, errlen,
+							 "sample %lld: caption token %d is id %u, outside the model's vocabulary (%d)",
+							 (long long)i, j, tok[j], m->cfg.vocab);
+						rc = -EINVAL;
+					}
 					b.tin[(size_t)k * ctx + j] = tok[j];
+				}
 			}
-			if ((rc = forward(m, &b, b.round + (size_t)k0 * clip_bytes, err, errlen)))
+			if (rc || (rc = forward(m, &b, b.round + (size_t)k0 * clip_bytes, err, errlen)))
 				break;
 			if ((rc = copy_out(m, in_block, vfeat + b0 * c->embed_dim, tfeat + b0 * c->embed_dim)))
 				snprintf(err, errlen, "reading features back: %s", strerror(-rc));

@@ -99,7 +99,11 @@ static int zero_shot(ClipModel *m, const float *vfeat, int64_t n, const EvalClas
 	if (!rc)
 		rc = eval_embed_texts(m, ids, c->n, cf, err, errlen);
 	if (!rc)
+		rc = eval_check_finite(cf, c->n, E, "class prompt feature", err, errlen);
+	if (!rc)
 		rc = eval_similarity(vfeat, n, cf, c->n, E, scores);
+	if (!rc)
+		rc = eval_check_finite(scores, n, c->n, "similarity of video (row) to class prompt (element)", err, errlen);
 	if (!rc && !(rc = eval_topk_accuracy(scores, n, c->n, c->label, 1, &r->zs_top1, &r->zs_n)))
 		rc = eval_topk_accuracy(scores, n, c->n, c->label, c->n < 5 ? c->n : 5, &r->zs_top5, NULL);
 	if (rc == -EINVAL && !err[0])

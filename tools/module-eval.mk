@@ -20,8 +20,9 @@ PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c
 tools/eval_LIBS := aveval evalscore avmodel kernels loader stream data common
 
-TESTS += test_eval_ckpt test_eval_input test_eval_embed
+TESTS += test_eval_ckpt test_eval_input test_eval_embed test_eval_nonfinite
 test_eval_embed_LIBS := aveval evalscore avmodel kernels loader loaderfix augmentref stream data common
+test_eval_nonfinite_LIBS := $(test_eval_embed_LIBS)
 test_eval_ckpt_LIBS := aveval avmodel kernels stream common
 test_eval_input_LIBS := aveval evalscore common
 SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh

@@ -95,10 +95,25 @@ static int is_supported_video(enum AVCodecID id)
 	       id == AV_CODEC_ID_VP8 || id == AV_CODEC_ID_MPEG4;
 }
 
+// Damaged input must never become a sample: the decoder reports what it detects as an error
+// (AV_EF_EXPLODE: a truncated JPEG otherwise decodes with its missing part filled in) and
+// outputs damaged frames flagged (concealment, corrupt) instead of hiding them.
+static void ld_decode_strict(AVCodecContext *c)
+{
+	c->err_recognition = AV_EF_EXPLODE | AV_EF_CRCCHECK | AV_EF_BITSTREAM | AV_EF_BUFFER;
+	c->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT;
+}
+
+static int frame_flagged(const AVFrame *f)
+{
+	return f->decode_error_flags != 0 || (f->flags & AV_FRAME_FLAG_CORRUPT);
+}
+
 typedef struct {
 	LdDecoder *d;
 	LdMemIO io;
 	AVCodecContext *c;
+	int tainted; // a frame decoded with errors since the last clean keyframe: later frames may predict from it
 	int si;
 	AVRational tb, frame_dur; // stream time base, 1/fps
 	int64_t start;            // pts of frame 0
@@ -140,6 +155,7 @@ static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChun
 	}
 	avcodec_parameters_to_context(v->c, st->codecpar);
 	v->c->thread_count = o->threads > 0 ? o->threads : 1;
+	ld_decode_strict(v->c);
 	if ((rc = avcodec_open2(v->c, codec, NULL)) < 0) {
 		snprintf(err, errlen, "decoder %s refused the stream: %s", codec->name, av_err2str(rc));
 		return -LD_ERR_CODEC;
@@ -182,6 +198,15 @@ static int deliver(VideoCtx *v, const AVFrame *f, const uint32_t *frames, int n,
 {
 	LdDecoder *d = v->d;
 	int64_t fn = frame_number(v, f->best_effort_timestamp);
+	if (frame_flagged(f))
+		v->tainted = 1;
+	else if (f->key_frame)
+		v->tainted = 0;
+	if (*next < n && fn == (int64_t)frames[*next] && v->tainted) {
+		snprintf(err, errlen, "frame %lld decodes with errors%s", (long long)fn,
+			 frame_flagged(f) ? (f->decode_error_flags ? " (concealed)" : " (corrupt)") : " (after a damaged frame it predicts from)");
+		return -LD_ERR_CORRUPT;
+	}
 	if (f->width != v->c->width || f->height != v->c->height || f->width <= 0) {
 		snprintf(err, errlen, "frame %lld is %dx%d, stream says %dx%d", (long long)fn, f->width, f->height,
 			 v->c->width, v->c->height);
@@ -243,6 +268,7 @@ static int seek_to(VideoCtx *v, const LdChunkInfo *ci, uint32_t first, char *err
 	if (rc < 0)
 		return decode_err(v, rc, "seeking", err, errlen);
 	avcodec_flush_buffers(v->c);
+	v->tainted = 0; // decoding restarts at a keyframe
 	return 0;
 }
 
@@ -254,12 +280,14 @@ static int send_counted(VideoCtx *v, AVPacket *pkt, int needed, const uint32_t *
 	LdDecoder *d = v->d;
 	uint64_t t0 = ld_cost_clock(d), c0 = d->cost.convert_ns;
 	int key = !!(pkt->flags & AV_PKT_FLAG_KEY);
+	char what[48];
+	snprintf(what, sizeof what, "decoding frame %lld", (long long)frame_number(v, pkt->pts));
 	d->cost.packets++;
 	d->cost.bytes += (uint64_t)pkt->size;
 	int rc = avcodec_send_packet(v->c, pkt);
 	av_packet_unref(pkt);
 	if (rc < 0 && rc != AVERROR(EAGAIN))
-		rc = decode_err(v, rc, "decoding", err, errlen);
+		rc = decode_err(v, rc, what, err, errlen);
 	else
 		rc = drain(v, frames, n, next, dst, o, err, errlen);
 	uint64_t dt = ld_cost_clock(d) - t0 - (d->cost.convert_ns - c0);
@@ -315,6 +343,7 @@ static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const L
 			seeked_back = 1;
 			rc = av_seek_frame(v.io.fc, v.si, v.start, AVSEEK_FLAG_BACKWARD);
 			avcodec_flush_buffers(v.c);
+			v.tainted = 0;
 			if (rc < 0)
 				rc = decode_err(&v, rc, "seeking to the start", err, errlen);
 			continue;
@@ -399,6 +428,7 @@ int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h,
 	if (rc == 0) {
 		memcpy(pkt->data, buf, size);
 		c->thread_count = 1;
+		ld_decode_strict(c);
 		rc = avcodec_open2(c, codec, NULL);
 		if (rc == 0)
 			rc = avcodec_send_packet(c, pkt);
@@ -413,8 +443,11 @@ int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h,
 		snprintf(err, errlen, "out of memory decoding an image");
 		return -LD_ERR_NOMEM;
 	}
+	if (rc >= 0 && frame_flagged(d->frame))
+		rc = AVERROR_INVALIDDATA;
 	if (rc < 0) {
-		snprintf(err, errlen, "%s image does not decode: %s", codec->name, av_err2str(rc));
+		av_frame_unref(d->frame);
+		snprintf(err, errlen, "%s image does not decode cleanly (damaged or truncated): %s", codec->name, av_err2str(rc));
 		return -LD_ERR_CORRUPT;
 	}
 	if (deadline_ns && ld_now_ns() > deadline_ns) {

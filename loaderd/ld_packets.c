@@ -44,8 +44,11 @@ static int slot_open(LdCodecSlot *s, const LdChunkInfo *ci, int threads, char *e
 	s->c->width = s->width = ci->width;
 	s->c->height = s->height = ci->height;
 	s->c->thread_count = s->threads = threads;
-	// damaged packets are an error, not a concealed frame: nothing damaged passes silently
+	// damaged packets are an error, not a concealed frame: nothing damaged passes silently; damaged
+	// frames come out flagged instead of being dropped unseen, so the frames that predict from one
+	// are known to be damaged too (Run.tainted)
 	s->c->err_recognition |= AV_EF_EXPLODE | AV_EF_CAREFUL;
+	s->c->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT;
 	s->config_size = ci->config_size;
 	int rc = avcodec_open2(s->c, codec, NULL);
 	if (rc < 0) {
@@ -83,6 +86,7 @@ typedef struct {
 	const LdChunkInfo *ci;
 	const uint32_t *frames;
 	int n, delivered;
+	int tainted; // a frame of this GOP decoded with errors: the frames after it may predict from it
 	uint8_t *const *dst;
 	const LdDecodeOpts *o;
 	char *err;
@@ -98,11 +102,14 @@ static int deliver(Run *r, const AVFrame *f)
 			 f->height, r->ci->width, r->ci->height);
 		return -LD_ERR_GEOMETRY;
 	}
+	int flagged = f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT);
+	r->tainted |= flagged;
 	for (int i = 0; i < r->n; i++) {
 		if ((int64_t)r->frames[i] != fn)
 			continue;
-		if (f->decode_error_flags || (f->flags & AV_FRAME_FLAG_CORRUPT)) {
-			snprintf(r->err, r->errlen, "frame %lld decoded with errors (damaged packets)", (long long)fn);
+		if (r->tainted) {
+			snprintf(r->err, r->errlen, "frame %lld decoded with errors (damaged packets%s)", (long long)fn,
+				 flagged ? "" : ", after a damaged frame it predicts from");
 			return -LD_ERR_CORRUPT;
 		}
 		int rc = ld_render(r->d, f, r->o, r->dst[i], r->err, r->errlen);
@@ -180,6 +187,7 @@ static int send_packet(Run *r, const ManifestPacket *p, const uint8_t *data)
 // come out) and flush for the next key packet
 static int decode_gop(Run *r, const LdGop *g, const LdBuffer *bufs, int n_bufs, int *at)
 {
+	r->tainted = 0; // a GOP starts at a keyframe on a flushed decoder
 	for (uint32_t j = g->first; j <= g->last; j++) {
 		const ManifestPacket *p = &r->ci->packets[j];
 		if (!ld_gop_sends(p, r->frames, r->n))

@@ -97,11 +97,64 @@ int main(void)
 	for (size_t i = 0; i < l.n_problems; i++)
 		printf("  problem: %s\n", l.problems[i]);
 	prep_annot_free(&l);
-	// malformed JSON and unknown formats are errors for the whole file
-	snprintf(p, sizeof(p), "%s/d.json", dir);
-	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"timestamp_sec\": 1,");
-	CHECK(prep_annot_load(&l, p, "auto", 1) == -EINVAL);
+	// non-finite times: one report line per record, the good record kept (strtod took "nan",
+	// "inf", "infinity", hex and 1e999)
+	snprintf(p, sizeof(p), "%s/nan.csv", dir);
+	write_file(p, "video,start,end,caption\n"
+		      "v,nan,2,nan start\n"
+		      "v,1,inf,inf end\n"
+		      "v,1,INFINITY,infinity end\n"
+		      "v,0x1p1,3,hex start\n"
+		      "v,1,1e999,overflow end\n"
+		      "v,1,2,good\n");
+	CHECK(prep_annot_load(&l, p, "csv", 1) == 0);
+	CHECK(l.n == 1 && l.bad_time == 5 && l.n_problems == 5);
+	for (size_t i = 0; i < l.n_problems; i++)
+		printf("  problem: %s\n", l.problems[i]);
 	prep_annot_free(&l);
+	CHECK(prep_parse_time("nan") < 0 && prep_parse_time("inf") < 0 && prep_parse_time("1e3") < 0 &&
+	      prep_parse_time("1:nan") < 0 && prep_parse_time(".5") == 0.5);
+	snprintf(p, sizeof(p), "%s/nan.json", dir);
+	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"timestamp_sec\": NaN, \"narration_text\": \"#C C a\"},"
+		      "{\"timestamp_sec\": Infinity, \"narration_text\": \"#C C b\"}, {\"timestamp_sec\": 1e999, \"narration_text\": \"c\"},"
+		      "{\"timestamp_sec\": -Infinity, \"narration_text\": \"d\"}, {\"timestamp_sec\": 3, \"narration_text\": \"#C C e\"}]}}}");
+	CHECK(prep_annot_load(&l, p, "auto", 1) == 0);
+	CHECK(l.n == 1 && l.bad_time == 4 && l.n_problems == 4);
+	for (size_t i = 0; i < l.n_problems; i++)
+		printf("  problem: %s\n", l.problems[i]);
+	prep_annot_free(&l);
+	// malformed JSON is an error for the whole file that says where (no leak of the text read
+	// so far: the sanitizer build checks); unknown formats too
+	snprintf(p, sizeof(p), "%s/d.json", dir);
+	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"narration_text\": \"a b\", \"timestamp_sec\": 1,");
+	CHECK(prep_annot_load(&l, p, "auto", 1) == -EBADMSG);
+	CHECK(l.n_problems == 1 && strstr(l.problems[0], "malformed JSON at byte 88 (line 1, column 89): the file ends inside a value"));
+	if (l.n_problems)
+		printf("  problem: %s\n", l.problems[0]);
+	prep_annot_free(&l);
+	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"narration_text\": \"a b\",\n \"timestamp_sec\": ttt}]}}}");
+	CHECK(prep_annot_load(&l, p, "auto", 1) == -EBADMSG);
+	CHECK(l.n_problems == 1 && strstr(l.problems[0], "byte 87 (line 2, column 19)"));
+	if (l.n_problems)
+		printf("  problem: %s\n", l.problems[0]);
+	prep_annot_free(&l);
+	write_file(p, "{} trailing");
+	CHECK(prep_annot_load(&l, p, "auto", 1) == -EBADMSG);
+	prep_annot_free(&l);
+	// an empty file: one report line
+	snprintf(p, sizeof(p), "%s/empty.csv", dir);
+	write_file(p, "");
+	CHECK(prep_annot_load(&l, p, "auto", 1) == 0 && l.n == 0 && l.n_problems == 1 && l.bad_record == 1);
+	prep_annot_free(&l);
+	// a NUL byte inside a CSV record: the record is refused, not cut
+	snprintf(p, sizeof(p), "%s/nul.csv", dir);
+	FILE *nf = fopen(p, "wb");
+	static const char nul_csv[] = "v,1,2,cap\0tion\nv,1,2,ok\n";
+	fwrite(nul_csv, 1, sizeof nul_csv - 1, nf);
+	fclose(nf);
+	CHECK(prep_annot_load(&l, p, "csv", 1) == 0 && l.n == 1 && l.bad_record == 1);
+	prep_annot_free(&l);
+	snprintf(p, sizeof(p), "%s/d.json", dir);
 	CHECK(prep_annot_load(&l, p, "yaml", 1) == -EINVAL);
 	prep_annot_free(&l);
 	CHECK(prep_annot_load(&l, "/nonexistent/x.csv", "auto", 1) == -ENOENT);

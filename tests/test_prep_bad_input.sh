@@ -29,6 +29,8 @@ head -c $(($(stat -c %s "$v/train-0000.mp4") / 2)) "$v/train-0000.mp4" > "$v/tru
 	echo 'train-0000,3,2,reversed'
 	echo 'too,few'
 	echo 'sub/nested,0.5,1.5,an id naming a sub-folder'
+	echo 'train-0000,nan,2,a NaN start'
+	echo 'train-0000,1,inf,an infinite end'
 } > "$d/ann.csv"
 set +e
 $prep --annotations "$d/ann.csv" --video-root "$v" --out "$d/out" --chunk-sec 5 --short-side 96
@@ -47,8 +49,36 @@ expect 'line 9: video .train-0000.: caption is not valid UTF-8'
 expect "line 10: timestamps 'abc'"
 expect 'line 11: video train-0000: bad time range'
 expect 'line 12: 2 fields'
-expect 'summary: 3 samples, 9 dropped (4 bad video, 1 invalid UTF-8, 2 bad time, 1 outside the video, 1 bad record)'
-[ "$(grep -c . "$r")" = 10 ] || { echo "FAIL: want 9 problem lines and a summary"; exit 1; }
+expect "line 14: timestamps 'nan', '2' are not finite times"
+expect "line 15: timestamps '1', 'inf' are not finite times"
+expect 'summary: 3 samples, 11 dropped (4 bad video, 1 invalid UTF-8, 4 bad time, 1 outside the video, 1 bad record, 0 over damaged frames)'
+[ "$(grep -c . "$r")" = 12 ] || { echo "FAIL: want 11 problem lines and a summary"; exit 1; }
+for bad in empty corrupt truncated missing; do
+	[ -e "$d/out/$bad" ] && { echo "FAIL: the rejected video $bad left a folder behind"; exit 1; }
+done
+# nothing to prepare is a report line and exit 3, not an empty success: an empty annotation
+# file, a header alone, an empty tar shard and a folder without shards
+: > "$d/empty.csv"
+echo 'video,start,end,caption' > "$d/header.csv"
+for ann in empty header; do
+	set +e
+	$prep --annotations "$d/$ann.csv" --video-root "$v" --out "$d/out-$ann" 2>/dev/null
+	rc=$?
+	set -e
+	[ $rc = 3 ] || { echo "FAIL: $ann.csv: exit status $rc, want 3"; exit 1; }
+	grep -q "$ann.csv: .*\(empty\|no annotation records\)" "$d/out-$ann/prep-report.txt" || { echo "FAIL: $ann.csv not reported"; exit 1; }
+done
+mkdir -p "$d/shards" "$d/noshards"
+: > "$d/shards/empty.tar"
+set +e
+$prep --shards "$d/shards" --out "$d/out-tar" 2>/dev/null
+rc=$?
+$prep --shards "$d/noshards" --out "$d/out-notar" 2>/dev/null
+rc2=$?
+set -e
+[ $rc = 3 ] && [ $rc2 = 3 ] || { echo "FAIL: empty shard / no shards: exit $rc / $rc2, want 3"; exit 1; }
+grep -q "empty.tar: no image with a caption in this shard (empty file)" "$d/out-tar/prep-report.txt" || { echo "FAIL: empty tar not reported"; exit 1; }
+grep -q "no .tar files" "$d/out-notar/prep-report.txt" || { echo "FAIL: missing shards not reported"; exit 1; }
 $prep --verify "$d/out/manifest"
 $prep --info "$d/out/manifest" | grep -q 'samples       3 '
 [ -f "$d/out/sub/nested/0.mp4" ] || { echo "FAIL: nested id not chunked into sub/nested/"; exit 1; }

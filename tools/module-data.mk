@@ -7,16 +7,16 @@ tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/
 PROGS += tools/prep
 tools/prep_SRCS := tools/prep.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
                    tools/prep_upgrade.c \
-                   tools/prep_tar.c tools/prep_info.c
+                   tools/prep_tar.c tools/prep_info.c tools/prep_damage.c
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c
 SCRIPT_TESTS += tests/test_synth_deterministic.sh
 
 TESTS += test_prep_chunk_frames
-test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c
+test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c tools/prep_damage.c
 TESTS += test_prep_any_input
-test_prep_any_input_SRCS := tests/test_prep_any_input.c tools/prep_chunk.c tools/prep_encode.c
+test_prep_any_input_SRCS := tests/test_prep_any_input.c tools/prep_chunk.c tools/prep_encode.c tools/prep_damage.c
 TESTS += test_prep_annot
 test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_json.c
 TESTS += test_prep_tar

@@ -421,7 +421,7 @@ int main(int argc, char **argv)
 	o.chunk.root = o.out;
 
 	PrepAnnotList rep = {0}; // problems of every kind, and the clips of an annotation file
-	size_t dropped_video = 0, dropped_range = 0, n_samples = 0;
+	size_t dropped_video = 0, dropped_range = 0, dropped_damage = 0, damaged_videos = 0, n_samples = 0;
 	ManifestWriter *w = NULL;
 	BpeTokenizer *tok = NULL;
 	int rc;
@@ -441,6 +441,10 @@ int main(int argc, char **argv)
 			}
 		}
 		closedir(d);
+		if (nn == 0) {
+			rep.bad_record++;
+			prep_annot_problem(&rep, "--shards %s: no .tar files in it", o.shards);
+		}
 		qsort(names, nn, sizeof(char *), cmp_str);
 		PrepTarIndex *ix = calloc(nn ? nn : 1, sizeof(PrepTarIndex));
 		char **caps = NULL;
@@ -452,6 +456,11 @@ int main(int argc, char **argv)
 				rep.bad_record++;
 				prep_annot_problem(&rep, "%s: cannot read: %s", path, strerror(-rc));
 				continue;
+			}
+			if (ix[i].n == 0) { // an empty shard is reported, never silently part of nothing
+				rep.bad_record++;
+				prep_annot_problem(&rep, "%s: no image with a caption in this shard%s", path,
+						   ix[i].size ? "" : " (empty file)");
 			}
 			caps = realloc(caps, (ncaps + ix[i].n + 1) * sizeof(char *));
 			if (!caps)
@@ -488,8 +497,15 @@ int main(int argc, char **argv)
 			log_fatalx("this libavcodec has no H.264 encoder (libx264)");
 		PrepAnnotList al;
 		if ((rc = prep_annot_load(&al, o.annotations, o.format, o.ego4d_window)) < 0)
-			log_fatalx("%s: %s", o.annotations, rc == -EINVAL ? "unknown format or layout (see --format)" : strerror(-rc));
+			log_fatalx("%s: %s", o.annotations,
+				   rc == -EBADMSG && al.n_problems ? al.problems[al.n_problems - 1]
+				   : rc == -EINVAL		   ? "unknown format or layout (see --format)"
+								   : strerror(-rc));
 		rep = al; // the annotation problems start the report; clips stay in rep.a
+		if (rep.n == 0 && rep.n_problems == 0) { // a header and nothing else
+			rep.bad_record++;
+			prep_annot_problem(&rep, "%s: no annotation records", o.annotations);
+		}
 		// distinct videos, sorted
 		char **ids = malloc((rep.n + 1) * sizeof(char *));
 		size_t nv = 0;
@@ -531,6 +547,16 @@ int main(int argc, char **argv)
 				prep_annot_problem(&rep, "video %s: %s", ids[i], r->error[0] ? r->error : "no chunks");
 				continue;
 			}
+			if (r->damage.n) { // the chunks are kept; clips over the damage are cut out below
+				char spans[600];
+				prep_damage_format(&r->damage, r->fps_num, r->fps_den, 8, spans, sizeof spans);
+				prep_annot_problem(&rep,
+						   "video %s: %llu frames decode with errors (%d decoder errors, %d concealed, %d "
+						   "corrupt frames): %s; clips overlapping them are dropped",
+						   ids[i], (unsigned long long)r->damage.frames, r->damage.errors, r->damage.concealed,
+						   r->damage.corrupt, spans);
+				damaged_videos++;
+			}
 			vidx[i] = manifest_add_video(w, ids[i], (uint64_t)llround(r->duration * 1000));
 			for (int k = 0; k < r->n_chunks; k++) {
 				PrepChunkInfo *ci = &r->chunks[k];
@@ -557,6 +583,16 @@ int main(int argc, char **argv)
 						   a->video, a->start, a->end, r->duration);
 				continue;
 			}
+			uint64_t per = r->chunks[0].ix.n_frames, fb = c0 * per + f0, fe = c1 * per + f1;
+			int dmg = prep_damage_overlap(&r->damage, fb, fe);
+			if (dmg >= 0) {
+				const PrepSpan *d = &r->damage.spans[dmg];
+				dropped_damage++;
+				prep_annot_problem(&rep, "line %d: video %s: %.2f-%.2f s overlaps frames %llu-%llu that decode with errors",
+						   a->line, a->video, a->start, a->end, (unsigned long long)d->first,
+						   (unsigned long long)d->last);
+				continue;
+			}
 			int32_t idsb[BPE_CONTEXT];
 			if (bpe_tokenize(tok, a->caption, idsb, BPE_CONTEXT) < 0)
 				log_fatalx("line %d: tokenizer failed", a->line);
@@ -577,7 +613,8 @@ int main(int argc, char **argv)
 	bpe_free(tok);
 	size_t dropped_parse;
 	add_problem_counts(&rep, &dropped_parse);
-	size_t dropped = dropped_parse + dropped_video + dropped_range;
+	// a damaged video counts even when no clip touched the damage: its chunks hold garbled frames
+	size_t dropped = dropped_parse + dropped_video + dropped_range + dropped_damage + damaged_videos;
 	FILE *rf = fopen(report, "w");
 	if (!rf)
 		log_fatal("%s", report);
@@ -587,14 +624,16 @@ int main(int argc, char **argv)
 			log_warnx("%s", rep.problems[i]);
 	}
 	fprintf(rf, "summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
-		    "video, %zu bad record)\n",
-		n_samples, dropped, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range, rep.bad_record);
+		    "video, %zu bad record, %zu over damaged frames); %zu videos with damaged frames\n",
+		n_samples, dropped - damaged_videos, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range, rep.bad_record,
+		dropped_damage, damaged_videos);
 	fclose(rf);
 	if (rep.n_problems > 20)
 		log_warnx("... %zu more problems in %s", rep.n_problems - 20, report);
 	log_info("%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
-		 "bad record); report %s",
-		 manifest, n_samples, dropped, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range, rep.bad_record, report);
+		 "bad record, %zu over damaged frames); %zu videos with damaged frames; report %s",
+		 manifest, n_samples, dropped - damaged_videos, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range,
+		 rep.bad_record, dropped_damage, damaged_videos, report);
 	prep_annot_free(&rep);
 	return dropped ? 3 : 0;
 }

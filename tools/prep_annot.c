@@ -5,6 +5,7 @@
 #include "bpe_text.h"   // defines: bpe_utf8_valid
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,27 @@ void prep_annot_free(PrepAnnotList *l)
 	memset(l, 0, sizeof(*l));
 }
 
+// one plain decimal ("12", "12.5", ".5"): strtod alone would also take "nan", "inf", hex and
+// exponents, and a NaN start or an infinite end passes every later range check
+static int decimal(const char *p, const char **end, double *v)
+{
+	const char *q = p;
+	int digits = 0;
+	while (*q >= '0' && *q <= '9')
+		q++, digits++;
+	if (*q == '.')
+		for (q++; *q >= '0' && *q <= '9'; q++)
+			digits++;
+	if (!digits || q - p > 40)
+		return -1;
+	char buf[48];
+	memcpy(buf, p, (size_t)(q - p));
+	buf[q - p] = 0;
+	*v = strtod(buf, NULL);
+	*end = q;
+	return isfinite(*v) ? 0 : -1;
+}
+
 double prep_parse_time(const char *s)
 {
 	double parts[3] = {0};
@@ -51,9 +73,9 @@ double prep_parse_time(const char *s)
 	if (!*p)
 		return -1;
 	for (;;) {
-		char *end;
-		double v = strtod(p, &end);
-		if (end == p || v < 0 || n == 3)
+		const char *end;
+		double v;
+		if (n == 3 || decimal(p, &end, &v))
 			return -1;
 		parts[n++] = v;
 		p = end;
@@ -70,7 +92,7 @@ double prep_parse_time(const char *s)
 	double t = 0;
 	for (int i = 0; i < n; i++)
 		t = t * 60 + parts[i];
-	return t;
+	return isfinite(t) ? t : -1;
 }
 
 int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end, const char *caption, int line)
@@ -86,7 +108,7 @@ int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end
 		prep_annot_problem(l, "line %d: unusable video id '%s'", line, video);
 		return 0;
 	}
-	if (start < 0 || end <= start) {
+	if (!isfinite(start) || !isfinite(end) || start < 0 || end <= start) {
 		l->bad_time++;
 		prep_annot_problem(l, "line %d: video %s: bad time range %.3f-%.3f s", line, video, start, end);
 		return 0;
@@ -114,7 +136,8 @@ int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end
 
 // One record starting at *pos: fields into out (NUL-separated, pointers in f). Returns the
 // field count, 0 at the end of the text. *line advances by the newlines consumed.
-static int next_record(const char *t, size_t n, size_t *pos, char sep, char *out, char **f, int max_f, int *line)
+static int next_record(const char *t, size_t n, size_t *pos, char sep, char *out, char **f, int max_f, int *line,
+		       int *nul)
 {
 	size_t p = *pos, o = 0;
 	if (p >= n)
@@ -122,8 +145,10 @@ static int next_record(const char *t, size_t n, size_t *pos, char sep, char *out
 	int nf = 0;
 	f[nf++] = out;
 	int quoted = 0;
+	*nul = 0;
 	while (p < n) {
 		char c = t[p];
+		*nul |= c == 0;
 		if (quoted) {
 			if (c == '"' && p + 1 < n && t[p + 1] == '"') {
 				out[o++] = '"';
@@ -185,7 +210,8 @@ static int load_table(PrepAnnotList *l, const char *t, size_t n, char sep, int e
 	// UTF-8 byte order mark
 	if (n >= 3 && memcmp(t, "\xef\xbb\xbf", 3) == 0)
 		pos = 3;
-	int nf = next_record(t, n, &pos, sep, buf, f, 64, &line);
+	int nul;
+	int nf = next_record(t, n, &pos, sep, buf, f, 64, &line, &nul);
 	static const char *const c_video[] = {"video", "video_id", "videoid", "video_uid", "vid", NULL};
 	static const char *const c_start[] = {"start", "start_sec", "start_time", "start_timestamp", NULL};
 	static const char *const c_end[] = {"end", "end_sec", "end_time", "stop", "stop_timestamp", NULL};
@@ -207,9 +233,14 @@ static int load_table(PrepAnnotList *l, const char *t, size_t n, char sep, int e
 	need = need > cc ? need : cc;
 	for (;;) {
 		int rec_line = line;
-		nf = next_record(t, n, &pos, sep, buf, f, 64, &line);
+		nf = next_record(t, n, &pos, sep, buf, f, 64, &line, &nul);
 		if (nf == 0)
 			break;
+		if (nul) { // a NUL byte would end the field's C string early: the record is not text
+			l->bad_record++;
+			prep_annot_problem(l, "line %d: a NUL byte inside the record", rec_line);
+			continue;
+		}
 		if (nf == 1 && f[0][0] == 0)
 			continue; // blank line
 		if (nf <= need) {
@@ -220,7 +251,8 @@ static int load_table(PrepAnnotList *l, const char *t, size_t n, char sep, int e
 		double s = prep_parse_time(f[cs]), e = prep_parse_time(f[ce]);
 		if (s < 0 || e < 0) {
 			l->bad_time++;
-			prep_annot_problem(l, "line %d: timestamps '%.40s', '%.40s' are not times", rec_line, f[cs], f[ce]);
+			prep_annot_problem(l, "line %d: timestamps '%.40s', '%.40s' are not finite times (seconds or HH:MM:SS)",
+					   rec_line, f[cs], f[ce]);
 			continue;
 		}
 		if ((rc = prep_annot_add(l, f[cv], s, e, f[cc], rec_line)) < 0)
@@ -251,14 +283,19 @@ int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, doub
 	size_t n = fread(t, 1, (size_t)(sz > 0 ? sz : 0), fp);
 	fclose(fp);
 	t[n] = 0;
+	if (n == 0) { // nothing to import is a reported problem, not a silent empty dataset
+		free(t);
+		l->bad_record++;
+		prep_annot_problem(l, "%s: the annotation file is empty", path);
+		return 0;
+	}
 	const char *ext = strrchr(path, '.');
 	char fmt[16];
 	snprintf(fmt, sizeof(fmt), "%s", format ? format : "auto");
 	if (strcmp(fmt, "auto") == 0) {
 		if (ext && strcasecmp(ext, ".json") == 0)
 			strcpy(fmt, "ego4d");
-		else if (strstr(t, "narration_id") && memchr(t, '\n', n) &&
-			 strstr(t, "narration_id") < (char *)memchr(t, '\n', n))
+		else if (memchr(t, '\n', n) && memmem(t, (size_t)((char *)memchr(t, '\n', n) - t), "narration_id", 12))
 			strcpy(fmt, "epic");
 		else if (ext && strcasecmp(ext, ".tsv") == 0)
 			strcpy(fmt, "tsv");

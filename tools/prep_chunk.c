@@ -26,6 +26,7 @@ void prep_video_result_free(PrepVideoResult *res)
 	free(res->chunks);
 	res->chunks = NULL;
 	res->n_chunks = 0;
+	prep_damage_free(&res->damage);
 }
 
 int prep_clip_frames(const PrepVideoResult *res, double start, double end, uint32_t *c0, uint32_t *f0, uint32_t *c1,
@@ -57,6 +58,8 @@ typedef struct {
 	uint64_t i;           // next output frame
 	AVFrame *prev;        // latest decoded source frame
 	int have_prev, prev_scaled;
+	int prev_damaged;     // prev decoded with errors, or stands in for frames that failed to decode
+	int tainted;          // an error since the last clean keyframe: later frames may reference it
 	double prev_t;
 	AVFrame *out;         // scaled yuv420p
 	struct SwsContext *sws;
@@ -200,6 +203,8 @@ static int emit(Run *r)
 	int rc;
 	if (r->i % r->per_chunk == 0 && (rc = begin_chunk(r)) < 0)
 		return rc;
+	if (r->prev_damaged && prep_damage_mark(&r->res->damage, r->i) < 0)
+		return set_error(r->res, AVERROR(ENOMEM), "out of memory");
 	if (!r->skipping) {
 		if (!r->prev_scaled) {
 			AVFrame *p = r->prev;
@@ -226,7 +231,7 @@ static int emit(Run *r)
 	return 0;
 }
 
-static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin)
+static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin, int damaged)
 {
 	int64_t pts = f->best_effort_timestamp;
 	double t;
@@ -253,6 +258,7 @@ static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin)
 		r->prev_t = t;
 		r->have_prev = 1;
 		r->prev_scaled = 0;
+		r->prev_damaged = damaged;
 		return 0;
 	}
 	if (t <= r->prev_t) // out-of-order or repeated timestamp: the newer frame replaces it
@@ -266,7 +272,31 @@ static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin)
 	av_frame_move_ref(r->prev, f);
 	r->prev_t = t;
 	r->prev_scaled = 0;
+	r->prev_damaged = damaged;
 	return 0;
+}
+
+// Whether a decoded frame is damaged, and the taint that follows a damaged frame until the
+// next clean keyframe (frames in between may predict from the damage without being flagged).
+static int frame_damage(Run *r, const AVFrame *f)
+{
+	int flagged = prep_frame_damaged(f);
+	r->res->damage.concealed += f->decode_error_flags != 0;
+	r->res->damage.corrupt += (f->flags & AV_FRAME_FLAG_CORRUPT) != 0;
+	if (flagged)
+		r->tainted = 1;
+	else if (f->key_frame)
+		r->tainted = 0;
+	return flagged || r->tainted;
+}
+
+// a packet or frame the decoder refused: the frame it held is lost, so the previous one that
+// stands in for it (and what follows until a clean keyframe) is damaged
+static void decode_failed(Run *r)
+{
+	r->res->damage.errors++;
+	r->tainted = 1;
+	r->prev_damaged = r->have_prev;
 }
 
 static int write_done(const char *dir, const Run *r, uint32_t n_chunks)
@@ -279,8 +309,14 @@ static int write_done(const char *dir, const Run *r, uint32_t n_chunks)
 		return -errno;
 	char params[256];
 	params_line(r->o, params, sizeof(params));
-	fprintf(f, "chunks %u\nframes %llu\nfps %d/%d\n%s\n", n_chunks, (unsigned long long)r->i, r->fps_num, r->fps_den,
-		params);
+	char damage[4096];
+	prep_damage_line(&r->res->damage, damage, sizeof damage);
+	fprintf(f, "chunks %u\nframes %llu\nfps %d/%d\n%s\n%s\n", n_chunks, (unsigned long long)r->i, r->fps_num,
+		r->fps_den, params, damage);
+	for (uint32_t k = 0; k < n_chunks; k++) { // what --verify --deep and a resume compare the chunks with
+		const char *base = strrchr(r->res->chunks[k].path, '/');
+		fprintf(f, "crc %s %08x\n", base ? base + 1 : r->res->chunks[k].path, r->res->chunks[k].crc);
+	}
 	if (fclose(f) != 0 || rename(tmp, path) < 0)
 		return -errno;
 	return 0;
@@ -308,9 +344,40 @@ static int index_all(const char *root, const char *id, uint32_t n_chunks, uint64
 				 c->ix.n_frames, (unsigned long long)want);
 			return AVERROR_INVALIDDATA;
 		}
+		if ((rc = prep_file_crc(full, &c->crc)) < 0)
+			return set_error(res, AVERROR(-rc), "reading a chunk");
 		c->start_frame = k * per_chunk;
 	}
 	return 0;
+}
+
+// 1 when every chunk still has the CRC its .done marker recorded; a chunk changed since (or
+// without a CRC) is removed, so preparing the video again encodes it anew instead of reusing it
+static int chunks_unchanged(const char *root, const PrepVideoResult *res)
+{
+	int same = 1;
+	for (int k = 0; k < res->n_chunks; k++) {
+		char full[4200];
+		uint32_t want;
+		snprintf(full, sizeof(full), "%s/%s", root, res->chunks[k].path);
+		if (prep_done_crc(full, &want) != 0 || want != res->chunks[k].crc) {
+			unlink(full);
+			same = 0;
+		}
+	}
+	return same;
+}
+
+// a rejected video leaves no empty folders: dir and its parents up to root, each only if empty
+static void remove_empty_dirs(char *dir, const char *root)
+{
+	size_t keep = strlen(root);
+	while (strlen(dir) > keep && rmdir(dir) == 0) {
+		char *slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) <= keep)
+			break;
+		*slash = 0;
+	}
 }
 
 int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, PrepVideoResult *res)
@@ -336,16 +403,18 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 		unsigned nc = 0;
 		unsigned long long nf = 0;
 		int fn = 0, fd = 0;
-		char line[256] = "", want[256];
+		char line[256] = "", want[256], damage[4096] = "";
 		int ok = fscanf(df, "chunks %u\nframes %llu\nfps %d/%d\n", &nc, &nf, &fn, &fd) == 4 && fn > 0 && fd > 0 &&
-			 fgets(line, sizeof(line), df);
+			 fgets(line, sizeof(line), df) && fgets(damage, sizeof(damage), df);
 		fclose(df);
 		line[strcspn(line, "\n")] = 0;
+		damage[strcspn(damage, "\n")] = 0;
 		params_line(o, want, sizeof(want));
 		ok = ok && strcmp(line, want) == 0; // other settings: prepare the video again
+		ok = ok && prep_damage_parse(&res->damage, damage) == 0; // a marker without it: prepare again
 		uint32_t per = (uint32_t)llround((double)o->chunk_sec * fn / fd);
 		if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
-		    index_all(o->root, id, nc, nf, o->chunk_sec, per, res) == 0) {
+		    index_all(o->root, id, nc, nf, o->chunk_sec, per, res) == 0 && chunks_unchanged(o->root, res)) {
 			res->n_frames = nf, res->fps_num = (uint32_t)fn, res->fps_den = (uint32_t)fd;
 			res->duration = (double)nf * fd / fn;
 			return 0;
@@ -392,6 +461,7 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 		goto out;
 	}
 	dc->thread_count = o->decode_threads > 1 ? o->decode_threads : 1; // mostly parallel across videos (-j)
+	dc->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT; // damaged frames come out flagged, never silently dropped
 	// phones store portrait video as landscape frames plus a display rotation: apply it
 	const int32_t *dm = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
 	if (dm) {
@@ -436,17 +506,20 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 			av_packet_unref(pkt);
 			if (rc < 0 && rc != AVERROR(EAGAIN)) {
 				decode_errors++; // a damaged packet: the decoder resynchronises at the next one
+				decode_failed(&r);
 				continue;
 			}
 		}
 		while ((rc = avcodec_receive_frame(dc, f)) >= 0) {
-			rc = on_frame(&r, f, st, &origin);
+			rc = on_frame(&r, f, st, &origin, frame_damage(&r, f));
 			av_frame_unref(f);
 			if (rc < 0)
 				goto out;
 		}
-		if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF)
+		if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF) {
 			decode_errors++;
+			decode_failed(&r);
+		}
 	}
 	if (!r.have_prev) {
 		rc = AVERROR_INVALIDDATA;
@@ -478,8 +551,10 @@ out:
 		prep_encoder_abort(r.enc);
 		unlink(r.part);
 	}
-	if (rc < 0)
+	if (rc < 0) {
 		prep_video_result_free(res);
+		remove_empty_dirs(dir, o->root);
+	}
 	sws_freeContext(r.sws);
 	av_frame_free(&r.prev);
 	av_frame_free(&r.out);

@@ -5,6 +5,7 @@
 // defines: PrepChunkOpts, PrepChunkInfo, PrepVideoResult, prep_chunk_video, prep_index_chunk, prep_video_result_free, prep_clip_frames
 
 #include "ld_index.h" // defines: LdChunkIndex
+#include "prep_damage.h" // defines: PrepDamage
 
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ typedef struct {
 	char path[512];     // relative to root: <id>/<start-sec>.mp4
 	uint32_t start_frame; // first frame in the video's output frame numbering
 	LdChunkIndex ix;    // frames, keyframes, rate, size and the packet index (loaderd/ld_index.h)
+	uint32_t crc;        // CRC-32 of the chunk file (kept in the .done marker)
 	int reused;         // 1: existed already (resume), not encoded again
 } PrepChunkInfo;
 
@@ -34,12 +36,17 @@ typedef struct {
 	uint64_t n_frames;   // output frames of the whole video
 	uint32_t fps_num, fps_den;
 	double duration;     // seconds, n_frames / fps
+	PrepDamage damage;   // output frames made from source frames that decoded with errors
 	char error[256];     // set when the video could not be prepared
 } PrepVideoResult;
 
 // Prepares video id from src. A finished video (marker <id>/.done) is only re-indexed;
 // chunks that exist are not encoded again. Returns 0, or a negative AVERROR/-errno with
-// res->error describing it (unreadable, corrupt, no video stream, zero frames, ...).
+// res->error describing it (unreadable, corrupt, no video stream, zero frames, ...); a video
+// that fails leaves no folder of its own behind. Output frames made from source frames that
+// decoded with errors (error returns, decode_error_flags, corrupt flags, and every frame after
+// them up to the next clean keyframe, which may reference them) are listed in res->damage,
+// also across a resume (the .done marker keeps them): clips must not use them.
 int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, PrepVideoResult *res);
 void prep_video_result_free(PrepVideoResult *res);
 

@@ -5,6 +5,7 @@
 #include "bpe_text.h"   // defines: bpe_utf8_put
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,8 +50,9 @@ static int hex4(Json *j, unsigned *v)
 	return 0;
 }
 
-// a string into out (malloc'ed when out is not NULL), escapes decoded to UTF-8
-static int string(Json *j, char **out)
+// a string into out (malloc'ed when out is not NULL), escapes decoded to UTF-8; *len (may be
+// NULL) gets the decoded length, which differs from strlen(*out) when it holds a NUL
+static int string(Json *j, char **out, size_t *len)
 {
 	if (expect(j, '"'))
 		return -1;
@@ -112,10 +114,13 @@ static int string(Json *j, char **out)
 		o[on] = 0;
 		*out = o;
 	}
+	if (len)
+		*len = on;
 	return 0;
 }
 
 static int skip(Json *j);
+static int number_token(Json *j, double *v);
 
 static int skip_container(Json *j, char open, char close)
 {
@@ -127,7 +132,7 @@ static int skip_container(Json *j, char open, char close)
 		return 0;
 	}
 	for (;;) {
-		if (open == '{' && (string(j, NULL) || expect(j, ':')))
+		if (open == '{' && (string(j, NULL, NULL) || expect(j, ':')))
 			return -1;
 		if (skip(j))
 			return -1;
@@ -142,6 +147,21 @@ static int skip_container(Json *j, char open, char close)
 	return 0;
 }
 
+// a JSON literal or number (validated by its grammar, so "ttt" is not a value)
+static int scalar(Json *j)
+{
+	static const char *const lit[] = {"true", "false", "null"};
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(lit[k]);
+		if (j->n - j->p >= n && memcmp(j->t + j->p, lit[k], n) == 0) {
+			j->p += n;
+			return 0;
+		}
+	}
+	double v;
+	return number_token(j, &v);
+}
+
 static int skip(Json *j)
 {
 	int c = peek(j);
@@ -150,22 +170,72 @@ static int skip(Json *j)
 	if (c == '[')
 		return skip_container(j, '[', ']');
 	if (c == '"')
-		return string(j, NULL);
-	size_t s = j->p;
-	while (j->p < j->n && strchr("+-0123456789.eEtruefalsn", j->t[j->p]))
-		j->p++;
-	return j->p > s ? 0 : -1;
+		return string(j, NULL, NULL);
+	return scalar(j);
 }
 
-static int number(Json *j, double *v)
+// A number by the JSON grammar, read by length (the text is not NUL-terminated where a caller
+// maps it); -1 when there is none. The value may be infinite (1e999): callers check.
+static int number_token(Json *j, double *v)
 {
 	ws(j);
-	char *end;
-	*v = strtod(j->t + j->p, &end);
-	if (end == j->t + j->p)
-		return skip(j) ? -1 : 1; // null or another type: not a number
-	j->p = (size_t)(end - j->t);
+	size_t s = j->p, p = s;
+	const char *t = j->t;
+	// Python's json module writes these non-standard literals; they are numbers to be refused
+	// per record (not a malformed file)
+	static const struct {
+		const char *lit;
+		double v;
+	} special[] = {{"NaN", NAN}, {"Infinity", INFINITY}, {"-Infinity", -INFINITY}};
+	for (int k = 0; k < 3; k++) {
+		size_t n = strlen(special[k].lit);
+		if (j->n - p >= n && memcmp(t + p, special[k].lit, n) == 0) {
+			j->p = p + n;
+			*v = special[k].v;
+			return 0;
+		}
+	}
+	if (p < j->n && t[p] == '-')
+		p++;
+	size_t d0 = p;
+	while (p < j->n && t[p] >= '0' && t[p] <= '9')
+		p++;
+	if (p == d0)
+		return -1;
+	if (p < j->n && t[p] == '.') {
+		size_t f0 = ++p;
+		while (p < j->n && t[p] >= '0' && t[p] <= '9')
+			p++;
+		if (p == f0)
+			return -1;
+	}
+	if (p < j->n && (t[p] == 'e' || t[p] == 'E')) {
+		p++;
+		if (p < j->n && (t[p] == '+' || t[p] == '-'))
+			p++;
+		size_t e0 = p;
+		while (p < j->n && t[p] >= '0' && t[p] <= '9')
+			p++;
+		if (p == e0)
+			return -1;
+	}
+	char buf[64];
+	if (p - s >= sizeof buf)
+		return -1;
+	memcpy(buf, t + s, p - s);
+	buf[p - s] = 0;
+	*v = strtod(buf, NULL);
+	j->p = p;
 	return 0;
+}
+
+// 0 with a number in *v; 1 when the value is another type (skipped); -1 when malformed
+static int number(Json *j, double *v)
+{
+	int c = peek(j);
+	if (c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I')
+		return number_token(j, v);
+	return skip(j) ? -1 : 1;
 }
 
 // iterates an object: calls fn(key) positioned at each value, which must consume it
@@ -179,7 +249,7 @@ static int number(Json *j, double *v)
 		}                                                                                 \
 		for (;;) {                                                                        \
 			char *key = NULL;                                                         \
-			if (string(j, &key) || expect(j, ':')) {                                  \
+			if (string(j, &key, NULL) || expect(j, ':')) {                            \
 				free(key);                                                        \
 				return -1;                                                        \
 			}                                                                         \
@@ -215,24 +285,58 @@ static void drop_tags(char *s)
 	*o = 0;
 }
 
+// one {"timestamp_sec": t, "narration_text": "..."} record; other keys are skipped
 static int narration(Json *j, PrepAnnotList *l, const char *uid, double window, int *count)
 {
-	double ts = -1;
+	double ts = 0;
 	char *text = NULL;
-	int have_ts = 0;
-	OBJECT_FOR_EACH(j, key, strcmp(key, "timestamp_sec") == 0 ? (have_ts = number(j, &ts) == 0, 0)
-				: strcmp(key, "narration_text") == 0 && peek(j) == '"' ? (free(text), text = NULL, string(j, &text))
-											   : skip(j));
-	(*count)++;
-	if (!have_ts || !text) {
-		l->bad_record++;
-		prep_annot_problem(l, "ego4d %s narration %d: no timestamp_sec or narration_text", uid, *count);
-		free(text);
-		return 0;
+	size_t text_len = 0;
+	int have_ts = 0, rc = 0;
+	if (expect(j, '{'))
+		return -1;
+	for (int first = 1; !rc; first = 0) {
+		if (first && peek(j) == '}')
+			break;
+		char *key = NULL;
+		if (string(j, &key, NULL) || expect(j, ':'))
+			rc = -1;
+		else if (strcmp(key, "timestamp_sec") == 0) {
+			int r = number(j, &ts);
+			rc = r < 0 ? -1 : 0;
+			have_ts = r == 0;
+		} else if (strcmp(key, "narration_text") == 0 && peek(j) == '"') {
+			free(text);
+			text = NULL;
+			rc = string(j, &text, &text_len);
+		} else
+			rc = skip(j);
+		free(key);
+		if (rc)
+			break;
+		int c = peek(j);
+		j->p++;
+		if (c == '}')
+			break;
+		if (c != ',')
+			rc = -1;
 	}
-	drop_tags(text);
-	double s = ts - window < 0 ? 0 : ts - window;
-	int rc = prep_annot_add(l, uid, s, ts + window, text, *count);
+	if (!rc) { // the record is complete
+		(*count)++;
+		if (!have_ts || !text) {
+			l->bad_record++;
+			prep_annot_problem(l, "ego4d %s narration %d: no timestamp_sec or narration_text", uid, *count);
+		} else if (!isfinite(ts) || ts < 0) {
+			l->bad_time++;
+			prep_annot_problem(l, "ego4d %s narration %d: timestamp_sec %g is not a finite time", uid, *count, ts);
+		} else if (strlen(text) != text_len) {
+			l->bad_record++;
+			prep_annot_problem(l, "ego4d %s narration %d: a NUL character inside narration_text", uid, *count);
+		} else {
+			drop_tags(text);
+			double s0 = ts - window < 0 ? 0 : ts - window;
+			rc = prep_annot_add(l, uid, s0, ts + window, text, *count);
+		}
+	}
 	free(text);
 	return rc;
 }
@@ -276,19 +380,58 @@ static int video(Json *j, PrepAnnotList *l, const char *uid, double window)
 	return 0;
 }
 
+// {uid: video, ...}; a uid holding a NUL cannot name a video: reported, its value skipped
 static int top(Json *j, PrepAnnotList *l, double window)
 {
-	OBJECT_FOR_EACH(j, uid, video(j, l, uid, window));
-	return 0;
+	if (expect(j, '{'))
+		return -1;
+	if (peek(j) == '}') {
+		j->p++;
+		return 0;
+	}
+	for (;;) {
+		char *uid = NULL;
+		size_t len;
+		if (string(j, &uid, &len) || expect(j, ':')) {
+			free(uid);
+			return -1;
+		}
+		int rc;
+		if (strlen(uid) != len) {
+			l->bad_record++;
+			prep_annot_problem(l, "ego4d: a video uid with a NUL character (byte %zu): its narrations skipped", j->p);
+			rc = skip(j);
+		} else
+			rc = video(j, l, uid, window);
+		free(uid);
+		if (rc)
+			return rc;
+		int c = peek(j);
+		j->p++;
+		if (c == '}')
+			return 0;
+		if (c != ',')
+			return -1;
+	}
 }
 
 int prep_ego4d_load(PrepAnnotList *l, const char *text, size_t n, double window)
 {
 	Json j = {text, n, 0, 0};
 	int rc = top(&j, l, window);
+	if (!rc) { // nothing but white space may follow the top-level object
+		ws(&j);
+		rc = j.p < j.n ? -1 : 0;
+	}
 	if (rc == -1) {
-		prep_annot_problem(l, "ego4d: malformed JSON near byte %zu", j.p);
-		return -EINVAL;
+		size_t at = j.p < n ? j.p : n, line = 1, col = 1;
+		for (size_t i = 0; i < at; i++, col++)
+			if (text[i] == '\n')
+				line++, col = 0;
+		l->bad_record++;
+		prep_annot_problem(l, "ego4d: malformed JSON at byte %zu (line %zu, column %zu)%s", at, line, col,
+				   at >= n ? ": the file ends inside a value" : "");
+		return -EBADMSG;
 	}
 	return rc;
 }

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+// bound on a chunk's fps_num and fps_den (rates are reduced fractions like 30000/1001)
+#define MANIFEST_MAX_FPS_TERM 1000000u
+
 struct Manifest {
 	const uint8_t *base;
 	size_t size;
@@ -205,10 +208,19 @@ static int validate(Manifest *m, char *err, size_t errlen)
 	}
 	for (uint32_t i = 0; i < h->n_chunks; i++) {
 		const ManifestChunk *c = manifest_chunk(m, i);
-		if (c->path_off >= h->strings_size || c->video >= h->n_videos || !c->n_frames || !c->fps_num ||
-		    !c->fps_den || !c->kf_count || c->kf_first > h->n_keyframes ||
-		    c->kf_count > h->n_keyframes - c->kf_first)
-			return fail(err, errlen, -EBADMSG, "chunk %u: bad path, video, frame count, fps or keyframe range", i);
+		if (c->path_off >= h->strings_size || c->video >= h->n_videos || !c->n_frames || !c->kf_count ||
+		    c->kf_first > h->n_keyframes || c->kf_count > h->n_keyframes - c->kf_first || !c->width || !c->height)
+			return fail(err, errlen, -EBADMSG, "chunk %u: bad path, video, frame count, size or keyframe range", i);
+		// the loader turns frame numbers into timestamps with this rate: it must be plausible
+		// and agree with the chunk length (a wrong one made seeks land short, over and over)
+		double fps = c->fps_den ? (double)c->fps_num / c->fps_den : 0;
+		if (c->fps_num > MANIFEST_MAX_FPS_TERM || c->fps_den > MANIFEST_MAX_FPS_TERM || !(fps >= 0.01 && fps <= 1000))
+			return fail(err, errlen, -EBADMSG, "chunk %u: frame rate %u/%u outside 0.01..1000 fps", i, c->fps_num,
+				    c->fps_den);
+		if (h->chunk_ms && c->n_frames / fps > h->chunk_ms / 1000.0 + 1.0)
+			return fail(err, errlen, -EBADMSG,
+				    "chunk %u: %u frames at %u/%u fps last %.1f s, longer than the %.1f-s chunks of this manifest", i,
+				    c->n_frames, c->fps_num, c->fps_den, c->n_frames / fps, h->chunk_ms / 1000.0);
 		const ManifestVideo *v = manifest_video(m, c->video);
 		if (i < v->first_chunk || i >= v->first_chunk + v->n_chunks)
 			return fail(err, errlen, -EBADMSG, "chunk %u: not in its video's chunk range", i);
@@ -240,8 +252,10 @@ static int validate(Manifest *m, char *err, size_t errlen)
 				return fail(err, errlen, -EBADMSG, "sample %llu: chunk or frame range out of range",
 					    (unsigned long long)i);
 		} else if (s->kind == MANIFEST_KIND_IMAGE) {
-			if (s->source >= h->n_shards || !s->image.length)
-				return fail(err, errlen, -EBADMSG, "sample %llu: shard out of range", (unsigned long long)i);
+			const ManifestShard *sh = s->source < h->n_shards ? manifest_shard(m, s->source) : NULL;
+			if (!sh || !s->image.length || s->image.offset > sh->size || s->image.length > sh->size - s->image.offset)
+				return fail(err, errlen, -EBADMSG, "sample %llu: shard or byte range out of range",
+					    (unsigned long long)i);
 		} else {
 			return fail(err, errlen, -EBADMSG, "sample %llu: unknown kind %u", (unsigned long long)i, s->kind);
 		}
@@ -307,18 +321,38 @@ void manifest_close(Manifest *m)
 	free(m);
 }
 
+int manifest_open_verified(Manifest **out, const char *path, char *err, size_t errlen)
+{
+	int rc = manifest_open(out, path, err, errlen);
+	if (rc == 0 && (rc = manifest_check_data(*out, err, errlen)) != 0) {
+		manifest_close(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 int manifest_check_data(const Manifest *m, char *err, size_t errlen)
 {
 	const ManifestHeader *h = m->h;
 	uint32_t crc = manifest_crc32(0, m->base + h->header_size, m->size - h->header_size);
 	if (crc != h->data_crc)
 		return fail(err, errlen, -EBADMSG, "data checksum mismatch (file corrupt after the header)");
-	for (uint64_t i = 0; i < h->n_samples; i++) {
-		const uint16_t *t = manifest_tokens(m, i);
-		for (uint32_t k = 0; k < h->context; k++)
-			if (t[k] >= h->vocab_size)
-				return fail(err, errlen, -EBADMSG, "sample %llu: token %u >= vocabulary %u",
-					    (unsigned long long)i, t[k], h->vocab_size);
+	// one pass over all ids in blocks the compiler vectorizes (saturating subtraction leaves
+	// non-zero only for an id >= vocab_size); the sample is looked for only if there is one
+	const uint16_t *all = manifest_tokens(m, 0);
+	uint64_t n = h->n_samples * h->context;
+	const uint16_t lim = (uint16_t)(h->vocab_size - 1); // vocab_size is 3..65536
+	uint16_t over = 0;
+	for (uint64_t k = 0; k < n; k++) {
+		uint16_t x = all[k];
+		over |= (uint16_t)(x > lim ? x - lim : 0);
 	}
+	if (!over)
+		return 0;
+	for (uint64_t k = 0; k < n; k++)
+		if (all[k] >= h->vocab_size)
+			return fail(err, errlen, -EBADMSG, "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
+				    (unsigned long long)(k / h->context), (unsigned long long)(k % h->context), all[k],
+				    h->vocab_size);
 	return 0;
 }

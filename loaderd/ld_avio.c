@@ -11,7 +11,7 @@
 
 static int expired(LdMemIO *m)
 {
-	if (m->deadline_ns && ld_now_ns() > m->deadline_ns)
+	if ((m->deadline_ns && ld_now_ns() > m->deadline_ns) || (m->cancel && atomic_load_explicit(m->cancel, memory_order_relaxed)))
 		m->timed_out = 1;
 	return m->timed_out;
 }
@@ -49,12 +49,14 @@ static int64_t mem_seek(void *opaque, int64_t off, int whence)
 
 static int interrupt_cb(void *opaque) { return expired(opaque); }
 
-int ld_avio_open(LdMemIO *m, const uint8_t *buf, size_t size, uint64_t deadline_ns, char *err, size_t errlen)
+int ld_avio_open(LdMemIO *m, const uint8_t *buf, size_t size, uint64_t deadline_ns, const atomic_int *cancel, char *err,
+		 size_t errlen)
 {
 	memset(m, 0, sizeof(*m));
 	m->buf = buf;
 	m->size = size;
 	m->deadline_ns = deadline_ns;
+	m->cancel = cancel;
 	if (size == 0) {
 		snprintf(err, errlen, "zero-length input");
 		return -LD_ERR_EMPTY;

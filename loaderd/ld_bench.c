@@ -99,6 +99,7 @@ int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
 		log_warnx("--bench: cannot start threads");
 		return 1;
 	}
+	atomic_store(&sh->running, c->threads);
 	for (int i = 0; i < c->threads; i++) {
 		w[i] = (LdWorker){.sh = sh, .index = i};
 		if (pthread_create(&w[i].tid, NULL, ld_worker_main, &w[i]) != 0)
@@ -117,6 +118,8 @@ int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
 	}
 	double t2 = wall_s(), cpu2 = cpu_s();
 	uint64_t clips2 = atomic_load(&sh->produced);
+	if (*stop) // a stop signal: the figures are not printed, so in-flight clips are not finished either
+		atomic_store(&sh->cancel, 1);
 	atomic_store(&sh->stop, 1);
 	for (int i = 0; i < c->threads; i++)
 		pthread_join(w[i].tid, NULL);

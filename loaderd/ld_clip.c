@@ -23,6 +23,7 @@ static void opts_from(const LdParams *p, const LdPlan *plan, uint64_t deadline, 
 	o->deadline_ns = deadline;
 	o->no_seek = p->no_seek;
 	o->loop_filter = p->loop_filter;
+	o->cancel = p->cancel;
 }
 
 static int decode_image(LdDecoder *d, LdPlan *plan, const LdParams *p, const LdBuffer *b, uint8_t *dst,

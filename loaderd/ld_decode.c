@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <libavcodec/avcodec.h>
 #include <libswscale/swscale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,7 @@ static int64_t frame_number(const VideoCtx *v, int64_t pts)
 static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChunkInfo *ci, const LdDecodeOpts *o,
 		      char *err, size_t errlen)
 {
-	int rc = ld_avio_open(&v->io, buf, size, o->deadline_ns, err, errlen);
+	int rc = ld_avio_open(&v->io, buf, size, o->deadline_ns, o->cancel, err, errlen);
 	if (rc)
 		return rc;
 	const AVCodec *codec = NULL;
@@ -159,6 +160,18 @@ static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChun
 	if ((rc = avcodec_open2(v->c, codec, NULL)) < 0) {
 		snprintf(err, errlen, "decoder %s refused the stream: %s", codec->name, av_err2str(rc));
 		return -LD_ERR_CODEC;
+	}
+	// frame numbers become timestamps at the manifest's rate: a stream at another rate would
+	// seek and match the wrong frames
+	// (r_frame_rate is exact for a constant rate; the average, from a short file's duration, is
+	// a few percent off: either agreeing is enough)
+	double want = (double)ci->fps_num / ci->fps_den;
+	double r = st->r_frame_rate.num > 0 && st->r_frame_rate.den > 0 ? av_q2d(st->r_frame_rate) : want;
+	double avg = st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0 ? av_q2d(st->avg_frame_rate) : want;
+	double have = fabs(r - want) <= fabs(avg - want) ? r : avg;
+	if (fabs(have - want) > 0.05 * want) {
+		snprintf(err, errlen, "the stream runs at %.3f fps, the manifest says %u/%u", have, ci->fps_num, ci->fps_den);
+		return -LD_ERR_MANIFEST;
 	}
 	v->tb = st->time_base;
 	v->frame_dur = (AVRational){(int)ci->fps_den, (int)ci->fps_num};
@@ -243,8 +256,8 @@ static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t 
 		av_frame_unref(v->d->frame);
 		if (rc)
 			return rc;
-		if (o->deadline_ns && ld_now_ns() > o->deadline_ns) {
-			snprintf(err, errlen, "watchdog: deadline passed while decoding");
+		if ((o->deadline_ns && ld_now_ns() > o->deadline_ns) || ld_cancelled(o)) {
+			snprintf(err, errlen, ld_cancelled(o) ? "cancelled: the loader is stopping" : "watchdog: deadline passed while decoding");
 			return -LD_ERR_TIMEOUT;
 		}
 	}
@@ -308,8 +321,16 @@ static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const L
 	d->cost.open_ns += ld_cost_clock(d) - t0;
 	int next = 0, seeked_back = o->no_seek;
 	int64_t max_pn = -1;
+	// a jump goes to a later keyframe than every seek before it: when the stream's timestamps
+	// disagree with the manifest (a wrong frame rate), seeks land short and would repeat forever
+	int64_t last_target = o->no_seek ? 0 : keyframe_before(ci, frames[0]);
 	AVPacket *pkt = d->pkt;
 	while (!rc && next < n) {
+		if (ld_cancelled(o)) {
+			snprintf(err, errlen, "cancelled: the loader is stopping");
+			rc = -LD_ERR_TIMEOUT;
+			break;
+		}
 		t0 = ld_cost_clock(d);
 		rc = av_read_frame(v.io.fc, pkt);
 		d->cost.demux_ns += ld_cost_clock(d) - t0;
@@ -357,7 +378,8 @@ static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const L
 		// the next needed frame lies past a keyframe we have not reached: jump there instead of
 		// decoding the frames between (nothing still inside the decoder is needed)
 		if (!rc && next < n && o->mode != LD_MODE_NAIVE && !o->no_seek &&
-		    keyframe_before(ci, frames[next]) > max_pn + 1) {
+		    keyframe_before(ci, frames[next]) > max_pn + 1 && keyframe_before(ci, frames[next]) > last_target) {
+			last_target = keyframe_before(ci, frames[next]);
 			t0 = ld_cost_clock(d);
 			rc = seek_to(&v, ci, frames[next], err, errlen);
 			d->cost.demux_ns += ld_cost_clock(d) - t0;

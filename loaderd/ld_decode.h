@@ -7,6 +7,7 @@
 
 #include "manifest_format.h" // defines: ManifestPacket
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,7 @@ typedef struct {
 	int no_seek;          // demux and decode from frame 0 (reference path for tests)
 	LdLoopFilter loop_filter;
 	uint64_t deadline_ns; // CLOCK_MONOTONIC watchdog; 0: none
+	const atomic_int *cancel; // non-zero: give up now with -LD_ERR_TIMEOUT (a stopping loader); may be NULL
 } LdDecodeOpts;
 
 // Where a decoder's time went (thread CPU time, counted while timing is on) and what it did.

@@ -2,7 +2,7 @@
 // nothing outside loaderd's library sees it.
 #ifndef LOADERD_LD_DECODER_PRIV_H
 #define LOADERD_LD_DECODER_PRIV_H
-// defines: LdDecoder (struct), LdCodecSlot, LD_CODEC_SLOTS, ld_render_every, ld_render, ld_decode_indexed, ld_cost_clock
+// defines: LdDecoder (struct), LdCodecSlot, LD_CODEC_SLOTS, ld_render_every, ld_render, ld_decode_indexed, ld_cost_clock, ld_cancelled
 
 #include "ld_decode.h" // defines: LdDecoder, LdDecodeOpts, LdCost, ...
 
@@ -36,6 +36,12 @@ struct LdDecoder {
 
 // thread CPU time when timing is on, else 0 (differences of 0 add nothing)
 static inline uint64_t ld_cost_clock(const LdDecoder *d) { return d->timing ? ld_cpu_ns() : 0; }
+
+// the loader is stopping: decoding gives up between packets (o->cancel set)
+static inline int ld_cancelled(const LdDecodeOpts *o)
+{
+	return o->cancel && atomic_load_explicit(o->cancel, memory_order_relaxed);
+}
 
 // Called for every decoded frame: the naive mode converts each whole frame to RGB (as a
 // decode-everything pipeline does); the other modes do nothing. 0 or -LD_ERR_* with a reason.

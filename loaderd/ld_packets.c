@@ -201,8 +201,9 @@ static int decode_gop(Run *r, const LdGop *g, const LdBuffer *bufs, int n_bufs, 
 		int rc = send_packet(r, p, data);
 		if (rc)
 			return rc;
-		if (r->o->deadline_ns && ld_now_ns() > r->o->deadline_ns) {
-			snprintf(r->err, r->errlen, "watchdog: deadline passed while decoding");
+		if ((r->o->deadline_ns && ld_now_ns() > r->o->deadline_ns) || ld_cancelled(r->o)) {
+			snprintf(r->err, r->errlen, ld_cancelled(r->o) ? "cancelled: the loader is stopping"
+								       : "watchdog: deadline passed while decoding");
 			return -LD_ERR_TIMEOUT;
 		}
 	}

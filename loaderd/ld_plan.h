@@ -7,6 +7,7 @@
 #include "ld_decode.h"       // defines: LdCrop, LdMode
 #include "manifest_reader.h" // defines: Manifest
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define LD_MAX_FRAMES 64
@@ -28,6 +29,7 @@ typedef struct {
 	int no_seek;          // decode every chunk from frame 0 (the tests' reference path)
 	int demux;            // 1: demux whole files even where the manifest has a packet index
 	LdLoopFilter loop_filter; // deblocking on the indexed path (LD_LOOP_FILTER_REF by default)
+	const atomic_int *cancel; // non-zero: stop decoding now (loaderd stopping); NULL: never
 } LdParams;
 
 void ld_params_default(LdParams *p);

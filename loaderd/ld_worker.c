@@ -68,12 +68,16 @@ static void publish(LdShared *sh, RingProducer *p, LdDecoder *d, Item *it)
 {
 	RingSlot *s = &it->slot;
 	s->sample_id = it->plan.sample;
-	if (!it->error) {
+	if (!it->error && !atomic_load(&sh->cancel)) {
 		LdBuffer bufs[LD_MAX_RANGES];
 		for (int i = 0; i < it->plan.n_ranges; i++)
 			bufs[i] = (LdBuffer){it->reads[i].buf, it->reads[i].size, it->plan.ranges[i].offset};
 		it->error = ld_clip_decode(d, sh->m, &it->plan, &sh->params, bufs, s->payload, it->reason,
 					   sizeof(it->reason));
+	}
+	if (atomic_load(&sh->cancel)) { // stopping now: the position stays claimed, and a live producer adopts it
+		it->busy = 0;
+		return;
 	}
 	int rc;
 	if (it->error) {
@@ -212,6 +216,7 @@ void *ld_worker_main(void *arg)
 		pthread_mutex_unlock(&sh->cost_lock);
 	}
 out:
+	atomic_fetch_sub(&sh->running, 1);
 	if (items)
 		for (int i = 0; i < q; i++)
 			for (int k = 0; k < LD_MAX_RANGES; k++)

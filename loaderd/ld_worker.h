@@ -20,6 +20,8 @@ typedef struct {
 	uint32_t ring_ranks;    // N of the ring (--node/--nodes map its positions to the global stream)
 	LdParams params;        // geometry from the ring, seed and mode from the config/ring
 	atomic_int stop;        // finish in-flight slots, detach, return
+	atomic_int cancel;      // stop decoding now; unfinished slots are left for live producers to adopt
+	atomic_int running;     // threads that have not returned yet
 	atomic_int pread_noted; // the io_uring fallback is logged once per process
 	atomic_int damaged;     // a thread found the ring's slot words damaged (-EPROTO)
 	pthread_mutex_t elog_lock;

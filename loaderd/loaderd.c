@@ -6,7 +6,7 @@
 #include "ld_decode.h"       // defines: ld_libav_quiet
 #include "ld_worker.h"       // defines: LdShared, LdWorker, ld_worker_main
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatalx
-#include "manifest_reader.h" // defines: manifest_open, manifest_header
+#include "manifest_reader.h" // defines: manifest_open_verified, manifest_header
 #include "ring.h"            // defines: ring_open, ring_info, ring_check_instance, ring_close
 
 #include <errno.h>
@@ -66,6 +66,31 @@ static Ring *open_ring(const LdConfig *c)
 	return NULL;
 }
 
+static int wait_threads(LdShared *sh, int ms)
+{
+	for (int t = 0; t < ms && atomic_load(&sh->running) > 0; t += 10)
+		sleep_ms(10);
+	return atomic_load(&sh->running);
+}
+
+// A stop signal ends the process within 2 s whatever the threads are doing (the watchdog may
+// be off: --timeout-ms 0): 0.75 s to finish in-flight slots, then decoding is cancelled at its
+// next check and unfinished positions are left for live producers to adopt; a thread still
+// inside one libavcodec call 0.5 s later is left behind by _exit (the ring sees this process
+// gone and its slots are adopted). What remains of the 2 s is for tearing the process down.
+static void stop_within_deadline(LdShared *sh)
+{
+	if (wait_threads(sh, 750) == 0)
+		return;
+	atomic_store(&sh->cancel, 1);
+	int left = wait_threads(sh, 500);
+	if (left == 0)
+		return;
+	log_warnx("stopping on signal %d: %d thread%s still inside a decoder call; exiting without waiting (their "
+		  "positions will be adopted)", (int)stop_signal, left, left == 1 ? "" : "s");
+	_exit(0);
+}
+
 // runs the threads on one ring instance until a signal or until the ring is recreated or gone
 static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 {
@@ -88,6 +113,8 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 		log_warnx("--seed %lld differs from the ring's seed %llu: consumers may expect the ring's",
 			  (long long)c->seed, (unsigned long long)info.seed);
 	atomic_store(&sh->stop, 0);
+	atomic_store(&sh->cancel, 0);
+	atomic_store(&sh->running, c->threads);
 	log_info("serving ring %s (instance %llx, T=%u %ux%u, %u slots, %u ranks, seed %llu) with %d threads",
 		 c->ring, (unsigned long long)info.instance_id, info.geometry.frames, info.geometry.height,
 		 info.geometry.width, info.slots, info.ranks, (unsigned long long)sh->params.seed, c->threads);
@@ -108,6 +135,8 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 		}
 	}
 	atomic_store(&sh->stop, 1);
+	if (stop_signal)
+		stop_within_deadline(sh);
 	for (int i = 0; i < c->threads; i++)
 		pthread_join(w[i].tid, NULL);
 	log_info("detached from ring %s: %llu clips, %llu errors so far", c->ring,
@@ -116,6 +145,14 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 
 int main(int argc, char **argv)
 {
+	// from the first instruction: a stop during start-up (a large manifest being checked) is clean too
+	struct sigaction sa = {0};
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
 	LdConfig c;
 	char err[600];
 	int pr = ld_config_parse(&c, argc, argv, err, sizeof(err));
@@ -136,11 +173,12 @@ int main(int argc, char **argv)
 	check_numa(&c);
 
 	LdShared sh = {.cfg = &c};
-	if (manifest_open((Manifest **)&sh.m, c.manifest, err, sizeof(err)) != 0)
+	if (manifest_open_verified((Manifest **)&sh.m, c.manifest, err, sizeof(err)) != 0)
 		log_fatalx("manifest %s: %s", c.manifest, err);
 	log_info("manifest %s: %llu samples, %u chunks", c.manifest,
 		 (unsigned long long)manifest_header(sh.m)->n_samples, manifest_header(sh.m)->n_chunks);
 	ld_params_default(&sh.params);
+	sh.params.cancel = &sh.cancel;
 	sh.params.train = c.train;
 	sh.params.flip = c.flip;
 	sh.params.timeout_ms = (uint32_t)c.timeout_ms;
@@ -153,13 +191,6 @@ int main(int argc, char **argv)
 	sh.elog = calloc(sh.elog_cap, sizeof(uint64_t));
 	if (!sh.elog)
 		log_fatalx("out of memory");
-
-	struct sigaction sa = {0};
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 
 	if (c.bench) {
 		int status = ld_bench_run(&sh, &c, &stop_signal);

@@ -129,6 +129,24 @@ int main(void)
 	}
 	ld_index_free(&ix);
 
+	// a frame rate the stream does not have (a manifest made by hand): a clear error, no
+	// endless seeking, with the watchdog off
+	{
+		static uint32_t kf[] = {0, 16, 32, 48, 64, 80};
+		LdChunkInfo ci = {.n_frames = 96, .fps_num = 1, .fps_den = 1, .width = 128, .height = 96, .keyframes = kf,
+				  .n_keyframes = 6};
+		static uint8_t o1[32 * 32 * 3], o2[32 * 32 * 3];
+		uint8_t *dst[] = {o1, o2};
+		uint32_t fr[] = {20, 40};
+		LdDecodeOpts o = {.mode = LD_MODE_FUSED, .out_w = 32, .out_h = 32, .crop = {0, 0, 128, 96, 0}, .threads = 1};
+		alarm(20);
+		LdBuffer b = {good, n, 0};
+		int rc = -ld_decode_video(d, &b, 1, &ci, fr, 2, dst, &o, err, sizeof err);
+		alarm(0);
+		printf("%-28s %-8s %s\n", "manifest rate 1/1", ld_error_name(rc), err);
+		CHECK(rc == LD_ERR_MANIFEST && strstr(err, "the stream runs at 24.000 fps, the manifest says 1/1"));
+	}
+
 	// images: truncated and byte-flipped JPEG, truncated PNG
 	uint8_t *jpg, *png;
 	size_t njpg, npng;

@@ -3,7 +3,7 @@
 // library run in-process for the same (seed, g).
 #ifndef TESTS_TEST_LOADER_HARNESS_H
 #define TESTS_TEST_LOADER_HARNESS_H
-// defines: Th, th_loaderd, th_setup, th_log_count, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
+// defines: Th, th_loaderd, th_setup, th_setup_opts, th_log_count, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
 
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles, LdPlan
 #include "ring.h"             // defines: ring_create, ring_consumer_*, ...
@@ -65,7 +65,8 @@ static inline void th_atexit(void)
 		tl_rmdir(th_exit_dir);
 }
 
-static inline void th_setup(Th *t, const char *what)
+// the dataset described by o (NULL: the default small one), a ring, and a consumer of rank 0
+static inline void th_setup_opts(Th *t, const char *what, const LdFixtureOpts *opts)
 {
 	memset(t, 0, sizeof(*t));
 	ld_libav_quiet();
@@ -73,7 +74,7 @@ static inline void th_setup(Th *t, const char *what)
 		test_skip("loaderd/loaderd is not built (run from the repository root after make)");
 	LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 256, .height = 144, .fps = 24,
 			   .frames_per_chunk = 36, .gop = 12, .bframes = 2, .images = 2};
-	tl_dataset(t->dir, sizeof(t->dir), &o);
+	tl_dataset(t->dir, sizeof(t->dir), opts ? opts : &o);
 	snprintf(t->manifest, sizeof(t->manifest), "%s/manifest.bin", t->dir);
 	snprintf(t->ring, sizeof(t->ring), "%s", test_ring_name(what));
 	snprintf(th_exit_ring, sizeof(th_exit_ring), "%s", t->ring);
@@ -89,6 +90,8 @@ static inline void th_setup(Th *t, const char *what)
 	t->expect = malloc((size_t)TH_T * TH_HW * TH_HW * 3);
 	th_ring(t);
 }
+
+static inline void th_setup(Th *t, const char *what) { th_setup_opts(t, what, NULL); }
 
 // starts loaderd with extra arguments (NULL-terminated), output appended to dir/<tag>.log
 static inline pid_t th_spawn(Th *t, const char *tag, ...)

@@ -209,6 +209,57 @@ int main(void)
 	memcpy(p, img, img_n);
 	p[((ManifestHeader *)img)->strings_off + ((ManifestHeader *)img)->strings_size - 1] = 'x';
 	expect("unterminated strings", p, img_n, -EBADMSG, "string table");
+	// every field the loader turns into work is range-checked (a frame rate of 1/1 made a loader
+	// seek short and repeat forever)
+	memcpy(p, img, img_n);
+	c->fps_num = 1;
+	c->fps_den = 2;
+	expect("16 frames at 0.5 fps", p, img_n, -EBADMSG, "16 frames at 1/2 fps last 32.0 s, longer than the 15.0-s chunks");
+	memcpy(p, img, img_n);
+	c->fps_den = 0;
+	expect("fps 8/0", p, img_n, -EBADMSG, "frame rate 8/0");
+	memcpy(p, img, img_n);
+	c->fps_num = 0;
+	expect("fps 0/1", p, img_n, -EBADMSG, "frame rate 0/1");
+	memcpy(p, img, img_n);
+	c->fps_num = 0x80000008u;
+	c->fps_den = 0x80000000u;
+	expect("fps with huge terms", p, img_n, -EBADMSG, "frame rate 2147483656/2147483648");
+	memcpy(p, img, img_n);
+	c->width = 0;
+	expect("zero width", p, img_n, -EBADMSG, "chunk 0");
+
+	// an image past its shard's end
+	{
+		ManifestWriter *wi;
+		manifest_writer_new(&wi, 77, 1000, 0, 0);
+		manifest_add_shard(wi, "s.tar", 1000);
+		manifest_add_image(wi, 0, 900, 100, tok);
+		char ip[300];
+		snprintf(ip, sizeof ip, "%s/img.manifest", dir);
+		manifest_write(wi, ip);
+		manifest_writer_free(wi);
+		FILE *fi = fopen(ip, "r+b");
+		ManifestHeader ih;
+		ManifestSample is;
+		if (!fi || fread(&ih, sizeof ih, 1, fi) != 1 || fseek(fi, (long)ih.samples_off, SEEK_SET) ||
+		    fread(&is, sizeof is, 1, fi) != 1)
+			return 1;
+		is.image.length = 200; // the writer refuses it: made by hand
+		fseek(fi, (long)ih.samples_off, SEEK_SET);
+		fwrite(&is, sizeof is, 1, fi);
+		fclose(fi);
+		char e2[256] = "";
+		Manifest *mi = NULL;
+		int rc = manifest_open(&mi, ip, e2, sizeof e2);
+		if (rc != -EBADMSG || !strstr(e2, "sample 0: shard or byte range")) {
+			printf("FAIL image past its shard: rc %d '%s'\n", rc, e2);
+			fails++;
+		} else
+			printf("ok   %-28s %s\n", "image past its shard", e2);
+		manifest_close(mi);
+		unlink(ip);
+	}
 
 	// a flipped token passes the structural check; the data check finds it
 	memcpy(p, img, img_n);
@@ -227,6 +278,17 @@ int main(void)
 		}
 		manifest_close(m);
 	}
+	// what the programs that read samples open with: the data checksum at open
+	if (manifest_open_verified(&m, bad, err, sizeof(err)) != -EBADMSG || m || !strstr(err, "checksum")) {
+		printf("FAIL manifest_open_verified accepted corrupt data: %s\n", err);
+		fails++;
+	} else
+		printf("ok   %-28s %s\n", "verified open, corrupt data", err);
+	if (manifest_open_verified(&m, good, err, sizeof(err)) != 0) {
+		printf("FAIL manifest_open_verified refused a good manifest: %s\n", err);
+		fails++;
+	} else
+		manifest_close(m);
 	unlink(good);
 	unlink(bad);
 	rmdir(dir);

@@ -144,7 +144,7 @@ static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg)
 {
 	Manifest *m;
 	char err[512];
-	if (manifest_open(&m, o->manifest, err, sizeof(err)) != 0)
+	if (manifest_open_verified(&m, o->manifest, err, sizeof(err)) != 0)
 		log_fatalx("manifest %s: %s", o->manifest, err);
 	LdParams p;
 	ld_params_default(&p);

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 	// the manifest first: its errors are cheaper than loading a model
 	Manifest *man;
 	char err[1024];
-	if (manifest_open(&man, manifest, err, sizeof err))
+	if (manifest_open_verified(&man, manifest, err, sizeof err))
 		log_fatalx("manifest %s: %s", manifest, err);
 	char bpe_default[4096];
 	struct stat st;

@@ -11,7 +11,7 @@
 #include <string.h> // defines: memset, strerror
 
 #include "eval_report.h"     // defines: EvalReport, eval_score_retrieval, eval_report_json
-#include "manifest_reader.h" // defines: Manifest, manifest_open, manifest_header, manifest_close
+#include "manifest_reader.h" // defines: Manifest, manifest_open_verified, manifest_header, manifest_close
 #include "trainer_ingest.h"  // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_batch
 
 struct TrainerEval {
@@ -98,7 +98,7 @@ int trainer_eval_open(TrainerEval **out, KernCtx *ctx, const char *ring, const c
 	e->match_caption = match_caption;
 	e->timeout_s = timeout_s;
 	char why[1024];
-	int rc = manifest_open(&e->man, manifest, why, sizeof why);
+	int rc = manifest_open_verified(&e->man, manifest, why, sizeof why);
 	if (rc) {
 		snprintf(err, errlen, "--eval-manifest %s: %s", manifest, why);
 		e->man = NULL;

@@ -1,12 +1,15 @@
-// Every program that opens a ring rejects a damaged one with one clear line and exit 1, never
-// a crash or a hang: ringstat, ringctl info, loaderd, the trainer and clipdump, for garbage in
-// the control block (text offset) and for slot words far ahead of the stream.
+// Every program rejects a damaged ring or manifest with one clear line and exit 1, never a
+// crash, a hang or a silent misread: ringstat, ringctl info, loaderd, the trainer and clipdump
+// for garbage in the ring's control block (text offset) and for slot words far ahead of the
+// stream; loaderd, eval and clipdump for a manifest whose data section no longer matches its
+// checksum (a changed caption token).
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/wait.h>
 
-#include "ld_fixture.h" // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
+#include "ld_fixture.h"      // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
+#include "manifest_format.h" // defines: ManifestHeader
 #include "ring_layout.h"
 #include "ring_testutil.h"
 
@@ -67,7 +70,7 @@ static void run_all(const char *manifest, int slots_damaged) {
 
 int main(void) {
     alarm(200);
-    const char *progs[] = {"tools/ringstat", "tools/ringctl", "loaderd/loaderd", "trainer/trainer", "tools/clipdump"};
+    const char *progs[] = {"tools/ringstat", "tools/ringctl", "loaderd/loaderd", "trainer/trainer", "tools/clipdump", "tools/eval"};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
         if (access(progs[i], X_OK) != 0) test_skip("the programs are not built (run make)");
     CHECK(ld_fixture_tmpdir(dir, sizeof dir) == 0);
@@ -108,13 +111,33 @@ int main(void) {
     poke_u64(offsetof(RingControl, text_offset), good);
 
     printf("slot words far ahead of the stream:\n");
+    uint64_t saved[8];
+    for (uint32_t s = 0; s < o.slots; s++) saved[s] = atomic_load(&r->slots[s].state);
     for (uint32_t s = 0; s < o.slots; s++) atomic_store(&r->slots[s].state, slot_word((1ull << 40) + s, 0, SLOT_EMPTY));
     run_all(manifest, 1);
+    for (uint32_t s = 0; s < o.slots; s++) atomic_store(&r->slots[s].state, saved[s]);
+
+    printf("a manifest whose data no longer matches its checksum:\n");
+    FILE *mf = fopen(manifest, "r+b");
+    ManifestHeader mh;
+    CHECK(mf && fread(&mh, sizeof mh, 1, mf) == 1);
+    uint16_t tokv = 0;
+    CHECK(fseek(mf, (long)mh.tokens_off + 2, SEEK_SET) == 0 && fread(&tokv, 2, 1, mf) == 1);
+    tokv ^= 1;
+    CHECK(fseek(mf, (long)mh.tokens_off + 2, SEEK_SET) == 0 && fwrite(&tokv, 2, 1, mf) == 1);
+    fclose(mf);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "loaderd/loaderd --ring %s --manifest %s --threads 1", ring, manifest);
+    expect_one_line("loaderd", cmd, "data checksum mismatch");
+    snprintf(cmd, sizeof cmd, "tools/eval --init 1 --model tiny --manifest %s", manifest);
+    expect_one_line("eval", cmd, "data checksum mismatch");
+    snprintf(cmd, sizeof cmd, "tools/clipdump --manifest %s --positions 0-0 --out %s/sheets", manifest, dir);
+    expect_one_line("clipdump", cmd, "data checksum mismatch");
     ring_close(r);
     free(png);
     char rm[600];
     snprintf(rm, sizeof rm, "rm -rf %s", dir);
     CHECK(system(rm) == 0);
-    printf("every program refuses a damaged ring with one line\n");
+    printf("every program refuses a damaged ring or manifest with one line\n");
     return 0;
 }

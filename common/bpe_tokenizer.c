@@ -165,11 +165,12 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 	memset(t->str_tab, 0xff, t->str_cap * sizeof(int32_t));
 	char *a = t->arena;
 	int id = 0;
+	uint8_t byte_of_rank[256]; // inverse of bpe_byte_rank (one pass, not a search per rank)
+	for (int b = 0; b < 256; b++)
+		byte_of_rank[bpe_byte_rank((uint8_t)b)] = (uint8_t)b;
 	for (int eow = 0; eow < 2; eow++) {
 		for (int r = 0; r < 256; r++) {
-			int b = 0;
-			while (bpe_byte_rank((uint8_t)b) != r)
-				b++;
+			int b = byte_of_rank[r];
 			t->tok[id] = a;
 			a += bpe_utf8_put(bpe_byte_unicode((uint8_t)b), a);
 			if (eow) {

@@ -18,6 +18,7 @@
 struct Manifest {
 	const uint8_t *base;
 	size_t size;
+	int borrowed; // base belongs to the caller (manifest_open_mem)
 	const ManifestHeader *h;
 	uint8_t *seen; // scratch of the packet index check at open (MANIFEST_MAX_INDEXED_FRAMES bytes)
 	char dir[4096]; // folder of the manifest, for relative paths
@@ -313,11 +314,36 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int manifest_open_mem(Manifest **out, const void *buf, size_t size, const char *dir, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (err && errlen)
+		err[0] = 0;
+	if (size < 16)
+		return fail(err, errlen, -EBADMSG, "not a manifest (%zu bytes)", size);
+	Manifest *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->base = buf;
+	m->h = buf;
+	m->size = size;
+	m->borrowed = 1;
+	snprintf(m->dir, sizeof(m->dir), "%s", dir && *dir ? dir : ".");
+	int rc = validate(m, err, errlen);
+	if (rc) {
+		manifest_close(m);
+		return rc;
+	}
+	*out = m;
+	return 0;
+}
+
 void manifest_close(Manifest *m)
 {
 	if (!m)
 		return;
-	munmap((void *)m->base, m->size);
+	if (!m->borrowed)
+		munmap((void *)m->base, m->size);
 	free(m);
 }
 

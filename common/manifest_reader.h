@@ -2,7 +2,7 @@
 // trainer and tools can index chunks, keyframes, samples and caption tokens in place.
 #ifndef COMMON_MANIFEST_READER_H
 #define COMMON_MANIFEST_READER_H
-// defines: Manifest, manifest_open, manifest_open_verified, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve
+// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve
 
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...
 
@@ -17,6 +17,9 @@ typedef struct Manifest Manifest;
 // -EPROTONOSUPPORT other version) and writes a one-line reason to err.
 int manifest_open(Manifest **out, const char *path, char *err, size_t errlen);
 void manifest_close(Manifest *m);
+// the same checks on size bytes at buf (8-byte aligned, outliving the Manifest; not freed by
+// manifest_close); dir resolves relative paths. For tests and the fuzz harness.
+int manifest_open_mem(Manifest **out, const void *buf, size_t size, const char *dir, char *err, size_t errlen);
 
 const ManifestHeader *manifest_header(const Manifest *m);
 const ManifestVideo *manifest_video(const Manifest *m, uint32_t i);

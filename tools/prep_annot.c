@@ -283,8 +283,14 @@ int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, doub
 	size_t n = fread(t, 1, (size_t)(sz > 0 ? sz : 0), fp);
 	fclose(fp);
 	t[n] = 0;
+	int rc = prep_annot_parse(l, t, n, path, format, ego4d_window);
+	free(t);
+	return rc;
+}
+
+int prep_annot_parse(PrepAnnotList *l, const char *t, size_t n, const char *path, const char *format, double ego4d_window)
+{
 	if (n == 0) { // nothing to import is a reported problem, not a silent empty dataset
-		free(t);
 		l->bad_record++;
 		prep_annot_problem(l, "%s: the annotation file is empty", path);
 		return 0;
@@ -313,6 +319,5 @@ int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, doub
 		rc = prep_ego4d_load(l, t, n, ego4d_window);
 	else
 		rc = -EINVAL;
-	free(t);
 	return rc;
 }

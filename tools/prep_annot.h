@@ -2,7 +2,7 @@
 // train CSV and Ego4D narrations (narration.json as LaViLa reads it) into one list of clips.
 #ifndef TOOLS_PREP_ANNOT_H
 #define TOOLS_PREP_ANNOT_H
-// defines: PrepAnnot, PrepAnnotList, prep_annot_load, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
+// defines: PrepAnnot, PrepAnnotList, prep_annot_load, prep_annot_parse, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
 
 #include <stddef.h>
 
@@ -26,6 +26,10 @@ typedef struct {
 // Records that cannot be used are left out and described in problems. Returns 0, -errno
 // for an unreadable file, -EINVAL for an unknown format or a file with no usable layout.
 int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, double ego4d_window);
+// the same on n bytes of text (no NUL needed); path names the file in reports and gives the
+// extension "auto" looks at. l must be zeroed (or freed) before.
+int prep_annot_parse(PrepAnnotList *l, const char *text, size_t n, const char *path, const char *format,
+		     double ego4d_window);
 void prep_annot_free(PrepAnnotList *l);
 void prep_annot_problem(PrepAnnotList *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // adds a clip (copies strings); checks UTF-8 and times, recording a problem instead

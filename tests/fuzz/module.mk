@@ -1,0 +1,57 @@
+# tests/fuzz/: libFuzzer harnesses of everything that parses untrusted bytes (issue 18): the
+# manifest reader, the safetensors header, the BPE merges loader and encoder, the CSV/TSV/EPIC
+# and Ego4D annotation readers, and ring open on a mapped segment. Each input ends at a
+# guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
+# gcc build; `make fuzz FUZZ_SECONDS=N` runs each harness under libFuzzer + ASan + UBSan (clang).
+FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
+fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c
+fuzz_safetensors_SRCS := trainer/model/st_file.c
+FUZZ_BPE_SRCS := common/bpe_tokenizer.c common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c
+fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
+fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)
+fuzz_annot_csv_SRCS := tools/prep_annot.c tools/prep_json.c $(FUZZ_BPE_SRCS)
+fuzz_ego4d_SRCS := $(fuzz_annot_csv_SRCS)
+fuzz_ring_SRCS := $(ring_SRCS)
+fuzz_ring_MAXLEN := 131072# a ring segment of 1-2 small slots is 53-58 kB
+
+TESTS += $(addprefix test_fuzz_,$(FUZZERS))
+$(foreach f,$(FUZZERS),$(eval test_fuzz_$(f)_SRCS := tests/fuzz/fuzz_$(f).c tests/fuzz/fuzz_replay.c))
+test_fuzz_manifest_LIBS := data common
+test_fuzz_safetensors_LIBS := avmodel common
+test_fuzz_bpe_merges_LIBS := data common
+test_fuzz_bpe_encode_LIBS := data common
+test_fuzz_annot_csv_SRCS += tools/prep_annot.c tools/prep_json.c
+test_fuzz_annot_csv_LIBS := data common
+test_fuzz_ego4d_SRCS += tools/prep_annot.c tools/prep_json.c
+test_fuzz_ego4d_LIBS := data common
+test_fuzz_ring_LIBS := ring
+# the ring harness opens the segment through ring_attach_mapping (shm-layout/ring_layout.h, private)
+$(BUILD)/obj/tests/fuzz/fuzz_ring.o: INC = $(TEST_INC) -Ishm-layout
+
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS ?= -1
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -pthread -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+               -fno-sanitize-recover=undefined -Icommon -Ishm-layout -Ikernels -Itrainer/model $(UTF8PROC_CFLAGS)
+FUZZ_LDLIBS := $(UTF8PROC_LIBS) $(ZLIB_LIBS) -lm
+define FUZZ_template
+$(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_util.h $$(fuzz_$(1)_SRCS)
+	@mkdir -p $$(dir $$@)
+	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -o $$@ $$< $$(fuzz_$(1)_SRCS) $$(FUZZ_LDLIBS)
+endef
+$(foreach f,$(FUZZERS),$(eval $(call FUZZ_template,$(f))))
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))
+# each harness for FUZZ_SECONDS (or FUZZ_RUNS executions); new inputs go to build/fuzz/corpus-<name>,
+# a crashing input to build/fuzz/crash-<name>-*, the log to build/fuzz/<name>.log; the committed
+# seeds are read, never written. A finding stops here with the harness's exit status.
+fuzz: fuzz-build
+	@for f in $(FUZZERS); do mkdir -p $(BUILD)/fuzz/corpus-$$f; \
+	  maxlen=65536; [ $$f = ring ] && maxlen=$(fuzz_ring_MAXLEN); \
+	  $(BUILD)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) -max_len=$$maxlen \
+	    -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$f- $(BUILD)/fuzz/corpus-$$f tests/fuzz/corpus/$$f \
+	    >$(BUILD)/fuzz/$$f.log 2>&1; rc=$$?; \
+	  echo "fuzz_$$f: $$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD)/fuzz/$$f.log) executions," \
+	    "$$(ls $(BUILD)/fuzz/corpus-$$f | wc -l) new corpus inputs, exit $$rc"; \
+	  if [ $$rc != 0 ]; then grep -E 'ERROR|SUMMARY|artifact' $(BUILD)/fuzz/$$f.log; exit $$rc; fi; done

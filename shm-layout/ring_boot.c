@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
 #include "ring_layout.h"
 
 #define BOOT_WORDS (RING_BOOT_BLOB_MAX / 8)
@@ -53,7 +54,7 @@ int ring_boot_publish(Ring *r, uint64_t token, uint32_t world, const void *blob,
     int e = ring_check_instance(r);
     if (e) return e;
     int pid = (int)getpid();
-    uint64_t start = ring_proc_start_time(pid);
+    uint64_t start = proc_start_time(pid);
     uint64_t s = boot_lock(r->ctl);
     boot_store(r->ctl, token, r->instance_id, start, pid, len, world, blob);
     atomic_store(&r->ctl->boot_seq, s + 1);
@@ -71,10 +72,7 @@ int ring_boot_clear(Ring *r, uint64_t token) {
 }
 
 // The publisher has exited, or its pid now belongs to another process.
-static int publisher_gone(int pid, uint64_t start) {
-    if (pid <= 0 || ring_pid_is_dead(pid)) return 1;
-    return start && ring_proc_start_time(pid) != start;
-}
+static int publisher_gone(int pid, uint64_t start) { return proc_is_dead(pid, start); }
 
 int ring_boot_read(Ring *r, uint64_t token, uint32_t world, void *blob, size_t len, RingBootSeen *seen) {
     RingBootSeen spare;

@@ -23,6 +23,7 @@
 #include <numa.h>
 #endif
 
+#include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
 #include "ring_layout.h"
 
 void ring_create_options_default(RingCreateOptions *opt) {
@@ -148,7 +149,7 @@ static void sweep_stale(const char *dir, const char *name) {
         if (strncmp(de->d_name, prefix, (size_t)n) != 0) continue;
         char *end;
         long pid = strtol(de->d_name + n, &end, 10);
-        if (*end || pid <= 0 || pid == getpid() || !ring_pid_is_dead((int)pid)) continue;
+        if (*end || pid <= 0 || pid == getpid() || !proc_is_dead((int)pid, 0)) continue;
         char path[400];
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         unlink(path);

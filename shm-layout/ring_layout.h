@@ -217,10 +217,8 @@ int ring_path(const char *name, char *path, size_t len);
 void ring_map_views(Ring *r);
 uint64_t ring_now_ns(void);
 int ring_proc_is_dead(const RingProcEntry *e);
-int ring_pid_is_dead(int pid);
 // 1 when the entry is ALIVE or CLAIMING and its process is gone; *word gets the state read
 int ring_entry_owner_dead(const RingProcEntry *e, uint32_t *word);
-uint64_t ring_proc_start_time(int pid);
 void ring_slot_wake(RingSlotHeader *h);
 int ring_slot_wait(Ring *r, RingSlotHeader *h, uint64_t seen, uint64_t deadline_ns);
 // Marks dead producers/consumers; with adopt_for >= 0 it also hands one WRITING slot of a

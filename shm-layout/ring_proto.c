@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
 #include "ring_layout.h"
 
 struct RingProducer {
@@ -121,7 +122,7 @@ static int entry_claim(RingProcEntry *e, uint32_t from) {
 
 static void entry_fill(RingProcEntry *e, int numa_node) {
     e->pid = (int32_t)getpid();
-    e->start_time = ring_proc_start_time(e->pid);
+    e->start_time = proc_start_time(e->pid);
     e->numa_node = numa_node;
     e->generation++;
     struct timespec ts;
@@ -293,7 +294,7 @@ int ring_consumer_attach(Ring *r, uint32_t rank, RingConsumer **out) {
     if (atomic_load(&r->ctl->closed)) return -ESHUTDOWN;
     RingProcEntry *e = &r->consumers[rank];
     uint32_t st = atomic_load(&e->state);
-    if (proc_is_claiming(st) && !ring_pid_is_dead((int)(st >> 2))) return -EBUSY;
+    if (proc_is_claiming(st) && !proc_is_dead((int)(st >> 2), 0)) return -EBUSY;
     if (st == PROC_ALIVE && !ring_proc_is_dead(e)) return -EBUSY;
     if (!entry_claim(e, st)) return -EBUSY;
     RingConsumer *cons = calloc(1, sizeof *cons);

@@ -1,75 +1,20 @@
 // Liveness of the processes in the ring's tables and adoption of slots left by dead producers.
 //
 // A process is dead when its pid is gone, is a zombie, or now belongs to another process
-// (the start time in /proc differs from the one recorded at attach). Heartbeats are shown by
+// (the start time in /proc differs from the one recorded at attach: common/proc_ident.c). Heartbeats are shown by
 // ringstat but never used to declare death: a slow producer must not lose its slot while it is
 // still writing into it.
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
+#include "proc_ident.h" // defines: proc_is_dead (common/)
 #include "ring_layout.h"
 
-// Reads state and start time (field 22) of /proc/<pid>/stat; returns 0, or -ENOENT when gone.
-static int proc_stat(int pid, char *state, uint64_t *start) {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -errno;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -ENOENT;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); // the command name may hold spaces and parentheses
-    if (!p || p[1] != ' ') return -EINVAL;
-    p += 2;
-    *state = *p;
-    // fields after the state: 4 ppid ... 22 starttime -> skip 19 more fields
-    for (int field = 3; field < 22 && p; field++) {
-        p = strchr(p, ' ');
-        if (p) p++;
-    }
-    *start = p ? strtoull(p, NULL, 10) : 0;
-    return 0;
-}
-
-uint64_t ring_proc_start_time(int pid) {
-    char st;
-    uint64_t start = 0;
-    return proc_stat(pid, &st, &start) == 0 ? start : 0;
-}
-
-int ring_pid_is_dead(int pid) {
-    char st;
-    uint64_t start;
-    int err = proc_stat(pid, &st, &start);
-    if (err == -ENOENT) return 1;
-    if (err < 0) return kill(pid, 0) < 0 && errno == ESRCH;
-    return st == 'Z' || st == 'X';
-}
-
-int ring_proc_is_dead(const RingProcEntry *e) {
-    int pid = e->pid;
-    if (pid <= 0) return 1;
-    char st;
-    uint64_t start;
-    int err = proc_stat(pid, &st, &start);
-    if (err == -ENOENT) return 1;
-    if (err < 0) return kill(pid, 0) < 0 && errno == ESRCH; // no /proc: the pid alone
-    if (st == 'Z' || st == 'X') return 1;
-    return e->start_time && start != e->start_time;
-}
+int ring_proc_is_dead(const RingProcEntry *e) { return proc_is_dead(e->pid, e->start_time); }
 
 // An entry whose owner died, attached (ALIVE) or in the middle of attaching (CLAIMING).
 int ring_entry_owner_dead(const RingProcEntry *e, uint32_t *word) {
     uint32_t w = atomic_load(&e->state);
     *word = w;
     if (w == PROC_ALIVE) return ring_proc_is_dead(e);
-    return proc_is_claiming(w) && ring_pid_is_dead((int)(w >> 2));
+    return proc_is_claiming(w) && proc_is_dead((int)(w >> 2), 0);
 }
 
 int ring_reap(Ring *r) {

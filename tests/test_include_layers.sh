@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 # folder -> the folders it may include from (besides itself and its own subfolders)
 declare -A USES=(
 	[common]=""
-	[shm-layout]=""
+	[shm-layout]="common"
 	[kernels]="common"
 	[loaderd]="common shm-layout"
 	[trainer/comm]="kernels shm-layout common"

@@ -7,7 +7,7 @@ tools/ringstat_SRCS := tools/ringstat.c
 tools/ringstat_LIBS := ring common
 
 TESTS += test_ringstat
-test_ringstat_LIBS := ring
+test_ringstat_LIBS := ring common
 test_ringstat_WHITEBOX := shm-layout # writes counters into the control block to see them shown
 
 PROGS += tools/ringctl

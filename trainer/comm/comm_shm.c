@@ -1,18 +1,20 @@
 // Shared-memory backend of comm. Design: a header (world, slot size, barrier, abort word, the
-// pid of each rank) and world+1 staging slots. Every collective is rounds of "copy in, barrier,
-// combine/copy out, barrier". Guarantees: reductions add slots in rank order 0..K−1 into one
-// shared result that every rank copies, so results are bit-identical across ranks and runs;
-// a waiting rank notices a peer that exited (or is a zombie) within ~20 ms and an unresponsive
-// one after timeout_s. Not guaranteed: progress if a peer is alive but never calls the same
-// collective (it fails by timeout), or safety if two ranks claim one rank number concurrently.
+// pid and start time of each rank: comm_shm_layout.h) and world+1 staging slots. Every
+// collective is rounds of "copy in, barrier, combine/copy out, barrier". Guarantees: reductions
+// add slots in rank order 0..K−1 into one shared result that every rank copies, so results are
+// bit-identical across ranks and runs; a waiting rank notices a peer that exited (or is a
+// zombie, or whose pid was reused) within ~20 ms and an unresponsive one after timeout_s. Not
+// guaranteed: progress if a peer is alive but never calls the same collective (it fails by
+// timeout), or safety if two ranks claim one rank number concurrently.
 // The data plane and the comm thread that overlaps all-reduces with backward: comm_shm_thread.c.
 #include "comm_shm_impl.h" // defines: Shm, shm_barrier, shm_gather, shm_reduce, ...
+#include "comm_shm_layout.h" // defines: struct ShmHeader, SHM_MAGIC, SHM_VERSION, HDR_BYTES
+#include "proc_ident.h"       // defines: proc_start_time, proc_is_dead (common/)
 
 #include <errno.h>         // defines: EINVAL, EPIPE, ETIMEDOUT, EBUSY, EPROTO, ENOMEM
 #include <fcntl.h>         // defines: O_CREAT, O_RDWR
 #include <limits.h>        // defines: INT_MAX
 #include <linux/futex.h>   // defines: FUTEX_WAIT, FUTEX_WAKE
-#include <signal.h>        // defines: kill
 #include <stdatomic.h>     // defines: atomic_*
 #include <stdint.h>        // defines: uint32_t, uint64_t
 #include <stdio.h>         // defines: snprintf, fopen, fscanf
@@ -24,22 +26,6 @@
 #include <time.h>          // defines: clock_gettime, timespec
 #include <unistd.h>        // defines: getpid, ftruncate, close, syscall
 
-#define SHM_MAGIC 0x4d4d4f43504c4356ull // "VCLPCOMM"
-#define SHM_VERSION 1u
-#define HDR_BYTES 4096
-
-struct ShmHeader {
-	uint64_t magic;
-	uint32_t version, world;
-	uint64_t slot_bytes, seg_bytes;
-	_Atomic uint32_t arrived;    // barrier: ranks arrived in this generation
-	_Atomic uint32_t generation; // barrier: bumped by the last arriver (futex word)
-	_Atomic int32_t failed_rank; // -1, or the rank whose failure aborted the group
-	_Atomic uint32_t aborted;    // 0, or an errno that every later call returns
-	_Atomic int32_t pids[COMM_SHM_MAX_WORLD]; // 0: not joined yet, -1: left, else its pid
-	_Atomic uint32_t entered[COMM_SHM_MAX_WORLD]; // barrier generation each rank last entered
-};
-_Static_assert(sizeof(ShmHeader) <= HDR_BYTES, "comm shm header must fit its page");
 
 static Shm *impl(Comm *c)
 {
@@ -58,21 +44,11 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-// alive unless it exited, was reaped, or is a zombie (forked siblings stay zombies until reaped)
-static int pid_alive(int pid)
+// alive unless it exited, is a zombie, or its pid now names another process (the start time
+// it recorded at attach differs: a pid alone is reused)
+static int rank_alive(const ShmHeader *h, int r, int pid)
 {
-	if (kill(pid, 0) < 0 && errno == ESRCH)
-		return 0;
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	return !(p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+	return !proc_is_dead(pid, atomic_load(&h->start_times[r]));
 }
 
 static int aborted_error(Comm *c);
@@ -119,7 +95,7 @@ static int check_peers(Comm *c)
 			snprintf(c->err, sizeof(c->err), "rank %d left the group (closed its communicator)", r);
 			return r;
 		}
-		if (!pid_alive(pid)) {
+		if (!rank_alive(s->h, r, pid)) {
 			snprintf(c->err, sizeof(c->err), "rank %d (pid %d) exited", r, pid);
 			return r;
 		}
@@ -404,10 +380,16 @@ int comm_shm_attach(const char *name, int rank, double timeout_s, Comm **out)
 	Shm *s = NULL;
 	if (rc == 0) {
 		int32_t old = atomic_load(&h->pids[rank]);
-		if (old > 0 && pid_alive(old))
+		if (old > 0 && rank_alive(h, rank, old))
 			rc = -EBUSY;
-		else if (!atomic_compare_exchange_strong(&h->pids[rank], &old, (int32_t)getpid()))
-			rc = -EBUSY;
+		else {
+			// the start time first: whoever sees the new pid sees its start time too
+			uint64_t old_start = atomic_exchange(&h->start_times[rank], proc_start_time(getpid()));
+			if (!atomic_compare_exchange_strong(&h->pids[rank], &old, (int32_t)getpid())) {
+				atomic_store(&h->start_times[rank], old_start);
+				rc = -EBUSY;
+			}
+		}
 	}
 	if (rc == 0 && (!(c = calloc(1, sizeof(*c))) || !(s = calloc(1, sizeof(*s)))))
 		rc = -ENOMEM;

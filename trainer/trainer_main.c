@@ -418,9 +418,11 @@ int main(int argc, char **argv)
 
 	trainer_run(&r);
 
-	if (r.stopped)
+	if (r.stopped) // a checkpoint is said to be saved only when rank 0's save of this step succeeded
 		log_info("stopped by a signal at step %lld; %s", (long long)r.step,
-			 c.rank ? "rank 0 writes the checkpoint" : r.save_failed ? "the checkpoint failed" : "checkpoint saved");
+			 c.rank != 0 ? "rank 0 writes the checkpoint"
+			 : r.last_ckpt == r.step && !r.save_failed ? "checkpoint saved"
+								     : "the checkpoint of this step was NOT saved (see above)");
 	else
 		log_info("finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
 			 (long long)r.step, (long long)(r.step - r.start), r.total_s, (unsigned long long)in.errors, in.wait_s);

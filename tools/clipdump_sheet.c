@@ -134,7 +134,8 @@ static int put_chunk(FILE *f, const char *type, const uint8_t *data, size_t n)
 	crc = manifest_crc32(crc, data, n);
 	uint8_t tail[4];
 	be32(tail, crc);
-	return fwrite(hdr, 1, 8, f) == 8 && fwrite(data, 1, n, f) == n && fwrite(tail, 1, 4, f) == 4 ? 0 : -EIO;
+	// IEND has no data: fwrite's buffer must not be NULL even for zero bytes (UBSan: nonnull)
+	return fwrite(hdr, 1, 8, f) == 8 && (!n || fwrite(data, 1, n, f) == n) && fwrite(tail, 1, 4, f) == 4 ? 0 : -EIO;
 }
 
 int sheet_write_png(const Sheet *s, const char *path)

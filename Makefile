@@ -39,6 +39,9 @@ else ifeq ($(SAN),thread)
   CFLAGS += -fsanitize=thread -fno-omit-frame-pointer
   LDFLAGS += -fsanitize=thread
 endif
+# a sanitizer build puts its programs into a mirror of the source tree ($(BUILD)/root, made by
+# mk/mirror.sh), so the whole test suite runs against them from there by the usual paths
+PROG_ROOT := $(if $(SAN),$(BUILD)/root/)
 
 .DEFAULT_GOAL := all
 CONFIG := $(BUILD)/config.mk
@@ -134,7 +137,7 @@ $(2): $$($(1)_OBJS) $$(call libpaths,$$(or $$($(1)_LIBS),$$(LIBS)))
 	@mv -f $$@.tmp $$@
 ALL_OBJS += $$($(1)_OBJS)
 endef
-$(foreach p,$(PROGS),$(eval $(call PROG_template,$(p),$(p))))
+$(foreach p,$(PROGS),$(eval $(call PROG_template,$(p),$(PROG_ROOT)$(p))))
 test_src = $(or $($(1)_SRCS),$(if $($(1)_CU_SRCS),,tests/$(1).c))
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(t)_SRCS := $(call test_src,$(t))))
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(eval $(call PROG_template,$(t),$(BUILD)/tests/$(t))))
@@ -164,7 +167,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 # ---- top-level targets ----------------------------------------------------------
 .PHONY: all config deps deps-auto check test test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring
 
-all: $(call libpaths,$(LIBS)) $(PROGS) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
+all: $(call libpaths,$(LIBS)) $(addprefix $(PROG_ROOT),$(PROGS)) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
 
 config:
 	@rm -f $(CONFIG)
@@ -203,12 +206,19 @@ test-gpu: all $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
 list-gpu-sanitize-tests:
 	@echo $(addprefix $(BUILD)/tests/,$(GPU_SANITIZE_TESTS))
 
-# the concurrent tests under AddressSanitizer+UBSan and ThreadSanitizer, in their own build trees
-# (ASAN_TESTS only under the first: the CPU shim's fibers are announced to ASan, not to TSan)
+# The whole suite (every test program and script, and the programs they run; the CPU shim's
+# kernel tests among them) under AddressSanitizer+UBSan from a mirror of the tree holding the
+# sanitized programs; then the concurrent tests (SAN_TESTS) under ThreadSanitizer (the shim's
+# fibers are announced to ASan, not to TSan). Each in its own build tree.
+ASAN_DIR := $(abspath $(BUILD)/asan)
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=1 \
+           UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 test-san:
 	@$(MAKE) --no-print-directory deps-auto
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS) $(ASAN_TESTS))
-	@BUILD=$(BUILD)/asan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=address bash tests/run.sh $(addprefix $(BUILD)/asan/tests/,$(SAN_TESTS) $(ASAN_TESTS))
+	@bash mk/mirror.sh "$(CURDIR)" "$(ASAN_DIR)/root" $(PROGS)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/asan SAN=address all $(addprefix $(BUILD)/asan/tests/,$(ASAN_TESTS))
+	@cd "$(ASAN_DIR)/root" && BUILD=$(ASAN_DIR) TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=address $(SAN_ENV) \
+	  bash tests/run.sh $(addprefix $(ASAN_DIR)/tests/,$(sort $(TESTS) $(ASAN_TESTS))) $(SCRIPT_TESTS)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/tsan SAN=thread $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
 	@BUILD=$(BUILD)/tsan TEST_TIMEOUT=$(TEST_TIMEOUT) RING_SAN=thread bash tests/run.sh $(addprefix $(BUILD)/tsan/tests/,$(SAN_TESTS))
 
@@ -228,7 +238,8 @@ help:
 	@echo "make deps-auto      install missing packages when root (make test, demo and test-san run it)"
 	@echo "make test           install missing packages if root, build, run all tests"
 	@echo "make check          build and run all tests, without installing packages"
-	@echo "make test-san       concurrent tests under ASan+UBSan and TSan, the CPU kernel shim's tests under ASan+UBSan"
+	@echo "make test-san       the whole suite under ASan+UBSan (the CPU kernel shim's tests too), the concurrent tests under TSan"
+	@echo "make fuzz           each libFuzzer harness for FUZZ_SECONDS (default 60; needs clang)"
 	@echo "make test-gpu       tests that need a GPU (skip with 77 without one)"
 	@echo "make demo           synthesize data, train the tiny model with FastCLIP-v3 on the CPU, evaluate, plot"
 	@echo "make demo-data      the data half alone: synthetic videos -> chunks -> verified manifests in $(BUILD)/demo-data"

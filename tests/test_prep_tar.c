@@ -94,6 +94,27 @@ int main(void)
 	      strstr(rep.problems[rep.n_problems - 1], "checksum"));
 	prep_tar_free(&ix);
 	prep_annot_free(&rep);
+	// a pax header of 2 MiB (names are short): refused before anything is allocated for it
+	{
+		unsigned char h[512] = {0};
+		snprintf((char *)h, 100, "PaxHeaders/big");
+		snprintf((char *)h + 124, 12, "%011o", 2u << 20);
+		h[156] = 'x';
+		memcpy(h + 257, "ustar", 5);
+		memset(h + 148, ' ', 8);
+		unsigned sum = 0;
+		for (int i = 0; i < 512; i++)
+			sum += h[i];
+		snprintf((char *)h + 148, 8, "%06o", sum);
+		f = fopen(q, "wb");
+		fwrite(h, 1, 512, f);
+		fclose(f);
+		CHECK(truncate(q, 512 + (2 << 20) + 1024) == 0);
+		CHECK(prep_tar_index(q, &ix, &rep) == 0 && ix.n == 0 && rep.n_problems >= 1 &&
+		      strstr(rep.problems[rep.n_problems - 1], "pax header of 2097152 bytes"));
+		prep_tar_free(&ix);
+		prep_annot_free(&rep);
+	}
 	CHECK(prep_tar_index("/nonexistent.tar", &ix, &rep) < 0);
 	unlink(p);
 	unlink(q);

@@ -147,6 +147,12 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 		} else {
 			snprintf(name, sizeof(name), "%.100s", (char *)h);
 		}
+		if ((type == 'L' || type == 'x') && size > (1u << 20)) { // a name, not data: bounded
+			rep->bad_record++;
+			prep_annot_problem(rep, "%s: %s header of %llu bytes at byte %llu; rest of the shard skipped", path,
+					   type == 'L' ? "long-name" : "pax", (unsigned long long)size, (unsigned long long)pos);
+			break;
+		}
 		if (type == 'L' || type == 'x') { // GNU long name / pax header with a path record
 			char *buf = malloc(size + 1);
 			if (!buf || read_at(fd, buf, size, data) < 0) {

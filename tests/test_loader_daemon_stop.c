@@ -7,21 +7,14 @@
 
 #include <time.h>
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 // SIGTERM, then the seconds until the process has exited (status 0 required)
 static double stop_timed(const Th *th, const char *tag, pid_t pid)
 {
-	double t0 = now_s();
+	double t0 = test_now_s();
 	kill(pid, SIGTERM);
 	int st = 0;
 	CHECK(waitpid(pid, &st, 0) == pid);
-	double t = now_s() - t0;
+	double t = test_now_s() - t0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "loaderd %d ended with status %#x\n", (int)pid, st);
 		if (tag)

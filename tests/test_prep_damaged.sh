@@ -64,22 +64,19 @@ with open(p, 'r+b') as f:
     f.seek(off); b = f.read(1)[0]
     f.seek(off); f.write(bytes([b ^ 0x01]))
 EOF
-set +e
-$prep --verify "$d/out/manifest" --deep >"$d/verify"
-rc=$?
-set -e
-cat "$d/verify"
-[ $rc = 1 ] || fail "verify --deep missed a flipped byte (exit $rc)"
-grep -q "train-0000/0.mp4 changed since it was prepared (CRC-32" "$d/verify" || fail "the CRC mismatch is not reported"
+verify_finds() { # PATTERN WHAT: --verify --deep exits 1 and reports PATTERN
+	set +e
+	$prep --verify "$d/out/manifest" --deep >"$d/verify"
+	local rc=$?
+	set -e
+	cat "$d/verify"
+	[ $rc = 1 ] || fail "verify --deep missed $2 (exit $rc)"
+	grep -q "$1" "$d/verify" || fail "$2 is not reported"
+}
+verify_finds "train-0000/0.mp4 changed since it was prepared (CRC-32" "a flipped byte"
 # a burst in the chunk's frames: the strict decode names the frames
 burst "$chunk" $((csize / 2))
-set +e
-$prep --verify "$d/out/manifest" --deep >"$d/verify"
-rc=$?
-set -e
-cat "$d/verify"
-[ $rc = 1 ] || fail "verify --deep missed a damaged chunk (exit $rc)"
-grep -q "train-0000/0.mp4: frames* [0-9-]* decodes* with errors" "$d/verify" || fail "the decode damage is not reported"
+verify_finds "train-0000/0.mp4: frames* [0-9-]* decodes* with errors" "a damaged chunk"
 # preparing again re-encodes the changed chunk instead of keeping it
 run_prep
 $prep --verify "$d/out/manifest" --deep >"$d/verify" || { cat "$d/verify"; fail "the changed chunk was kept"; }

@@ -29,12 +29,6 @@ static uint64_t peek_u64(size_t off) {
     return v;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 // one field set to a damaged value must be refused by a writable and a read-only open alike
 static void refused(const char *name, const char *what, size_t off, uint64_t bad, int width) {
     uint64_t good = peek_u64(off);
@@ -91,11 +85,11 @@ int main(void) {
     for (uint32_t s = 0; s < 8; s++) saved[s] = atomic_load(&r->slots[s].state);
     for (uint32_t s = 0; s < 8; s++) atomic_store(&r->slots[s].state, slot_word((1ull << 40) + s, 0, SLOT_EMPTY));
     RingSlot slot;
-    double t0 = now_s();
+    double t0 = test_now_s();
     CHECK_EQ_INT(ring_consumer_acquire(c, &slot, 200), -EPROTO);
     CHECK_EQ_INT(ring_consumer_acquire(c, &slot, -1), -EPROTO);
     CHECK_EQ_INT(ring_producer_claim(p, &slot, 200), -EPROTO);
-    CHECK(now_s() - t0 < 5);
+    CHECK(test_now_s() - t0 < 5);
     // slot words far behind the consumer's cursor and the claim hint
     atomic_store(&r->ctl->claim_hint, 1000);
     for (uint32_t s = 0; s < 8; s++) atomic_store(&r->slots[s].state, slot_word(s, 0, SLOT_EMPTY));
@@ -115,9 +109,9 @@ int main(void) {
     atomic_store(&r->consumers[0].cursor, 0);
     for (uint32_t s = 0; s < 8; s++) atomic_store(&r->slots[s].state, saved[s]);
     CHECK_OK(ring_consumer_attach(r, 0, &c));
-    t0 = now_s();
+    t0 = test_now_s();
     CHECK_EQ_INT(ring_consumer_acquire(c, &slot, 100), -ETIMEDOUT);
-    CHECK(now_s() - t0 < 2);
+    CHECK(test_now_s() - t0 < 2);
     CHECK_OK(ring_producer_claim(p, &slot, 100));
     CHECK_EQ_INT(slot.position, 0);
     CHECK((uint8_t *)slot.text - slot.payload == (ptrdiff_t)((info.payload_bytes + 63) / 64 * 64));

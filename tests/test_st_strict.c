@@ -20,7 +20,8 @@ static size_t file_of(uint8_t *out, const char *json, const void *data, size_t n
 	for (int i = 0; i < 8; i++)
 		out[i] = (uint8_t)(hl >> (8 * i));
 	memcpy(out + 8, json, hl);
-	memcpy(out + 8 + hl, data, nd);
+	if (nd)
+		memcpy(out + 8 + hl, data, nd);
 	return 8 + hl + nd;
 }
 

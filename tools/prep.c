@@ -445,7 +445,8 @@ int main(int argc, char **argv)
 			rep.bad_record++;
 			prep_annot_problem(&rep, "--shards %s: no .tar files in it", o.shards);
 		}
-		qsort(names, nn, sizeof(char *), cmp_str);
+		if (nn)
+			qsort(names, nn, sizeof(char *), cmp_str);
 		PrepTarIndex *ix = calloc(nn ? nn : 1, sizeof(PrepTarIndex));
 		char **caps = NULL;
 		size_t ncaps = 0;
@@ -473,8 +474,10 @@ int main(int argc, char **argv)
 		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), 0, 0) < 0)
 			log_fatalx("tokenizer vocabulary too large for the manifest");
 		for (size_t i = 0; i < nn; i++) {
-			if (!ix[i].size && !ix[i].n)
+			if (!ix[i].size && !ix[i].n) {
+				free(names[i]);
 				continue;
+			}
 			char path[8192], rel[8192];
 			snprintf(path, sizeof(path), "%s/%s", o.shards, names[i]);
 			int64_t sid = manifest_add_shard(w, rel_path(mdir, path, rel, sizeof(rel)), ix[i].size);

@@ -2,7 +2,7 @@
 // exact byte offset; keys missing either, captions that are not UTF-8, a corrupt header
 // and a truncated shard are reported and counted.
 #include "../tools/prep_tar.h" // defines: prep_tar_index, prep_tar_free
-#include "../tools/synth.h"    // defines: synth_tar_open, synth_tar_add, synth_tar_close
+#include "../tools/synth.h"    // defines: synth_tar_open, synth_tar_add, synth_tar_header, synth_tar_close
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,16 +96,8 @@ int main(void)
 	prep_annot_free(&rep);
 	// a pax header of 2 MiB (names are short): refused before anything is allocated for it
 	{
-		unsigned char h[512] = {0};
-		snprintf((char *)h, 100, "PaxHeaders/big");
-		snprintf((char *)h + 124, 12, "%011o", 2u << 20);
-		h[156] = 'x';
-		memcpy(h + 257, "ustar", 5);
-		memset(h + 148, ' ', 8);
-		unsigned sum = 0;
-		for (int i = 0; i < 512; i++)
-			sum += h[i];
-		snprintf((char *)h + 148, 8, "%06o", sum);
+		unsigned char h[512];
+		CHECK(synth_tar_header(h, "PaxHeaders/big", 2u << 20, 'x') == 0);
 		f = fopen(q, "wb");
 		fwrite(h, 1, 512, f);
 		fclose(f);

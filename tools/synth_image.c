@@ -53,9 +53,9 @@ int synth_tar_open(SynthTar *t, const char *path)
 	return t->f ? 0 : -errno;
 }
 
-int synth_tar_add(SynthTar *t, const char *name, const void *data, size_t len)
+int synth_tar_header(unsigned char hdr[512], const char *name, uint64_t len, char type)
 {
-	unsigned char hdr[512] = {0};
+	memset(hdr, 0, 512);
 	if (strlen(name) >= 100)
 		return -ENAMETOOLONG;
 	memcpy(hdr, name, strlen(name));
@@ -64,7 +64,7 @@ int synth_tar_add(SynthTar *t, const char *name, const void *data, size_t len)
 	snprintf((char *)hdr + 116, 8, "%07o", 0);
 	snprintf((char *)hdr + 124, 12, "%011llo", (unsigned long long)len);
 	snprintf((char *)hdr + 136, 12, "%011o", 0);
-	hdr[156] = '0';
+	hdr[156] = (unsigned char)type;
 	memcpy(hdr + 257, "ustar", 6);
 	memcpy(hdr + 263, "00", 2);
 	memset(hdr + 148, ' ', 8);
@@ -72,6 +72,15 @@ int synth_tar_add(SynthTar *t, const char *name, const void *data, size_t len)
 	for (int i = 0; i < 512; i++)
 		sum += hdr[i];
 	snprintf((char *)hdr + 148, 8, "%06o", sum);
+	return 0;
+}
+
+int synth_tar_add(SynthTar *t, const char *name, const void *data, size_t len)
+{
+	unsigned char hdr[512];
+	int rc = synth_tar_header(hdr, name, len, '0');
+	if (rc)
+		return rc;
 	static const unsigned char zeros[512];
 	size_t pad = (512 - len % 512) % 512;
 	if (fwrite(hdr, 1, 512, t->f) != 512 || fwrite(data, 1, len, t->f) != len ||

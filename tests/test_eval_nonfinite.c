@@ -54,7 +54,7 @@ int main(void)
 	CHECK_OK(kern_ctx_create_cpu(&ctx, 1));
 	CHECK_OK(model_config_preset(&cfg, "tiny"));
 	cfg.vocab = (int)manifest_header(man)->vocab_size;
-	CHECK_OK(clip_model_create(&m, ctx, &cfg, 2, KDT_F32));
+	CHECK_OK(clip_model_create(&m, ctx, &cfg, EVAL_EMBED_BLOCK, KDT_F32));
 	CHECK_OK(model_init_params(ctx, &cfg, &m->params, 5));
 	EvalOpts o = {.embed = {.decoders = 1}};
 	EvalReport r;

@@ -254,6 +254,9 @@ static BpeTokenizer *tokenizer(const PrepOpts *o, const char *mdir, char *const 
 	if (src) {
 		if ((rc = bpe_load(&t, src, &line)) < 0)
 			log_fatalx("--bpe %s: %s%s", src, strerror(-rc), line ? " (see its line number in the file)" : "");
+	} else if (n == 0) { // nothing to learn a vocabulary from, and nothing to tokenize with it
+		log_warnx("no captions to prepare: no vocabulary trained and no manifest written (see the report)");
+		return NULL;
 	} else {
 		t = train_vocabulary(o, caps, n);
 		src = own;
@@ -471,10 +474,11 @@ int main(int argc, char **argv)
 		}
 		tok = tokenizer(&o, mdir, caps, ncaps);
 		free(caps);
-		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), 0, 0) < 0)
+		if (tok && manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), 0, 0) < 0)
 			log_fatalx("tokenizer vocabulary too large for the manifest");
 		for (size_t i = 0; i < nn; i++) {
-			if (!ix[i].size && !ix[i].n) {
+			if (!w || (!ix[i].size && !ix[i].n)) { // nothing of it goes into a manifest
+				prep_tar_free(&ix[i]);
 				free(names[i]);
 				continue;
 			}
@@ -538,8 +542,8 @@ int main(int argc, char **argv)
 			caps[i] = rep.a[i].caption;
 		tok = tokenizer(&o, mdir, caps, rep.n);
 		free(caps);
-		if (manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), (uint32_t)o.chunk.chunk_sec * 1000,
-					(uint32_t)o.chunk.short_side) < 0)
+		if (tok && manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), (uint32_t)o.chunk.chunk_sec * 1000,
+					       (uint32_t)o.chunk.short_side) < 0)
 			log_fatalx("tokenizer vocabulary too large for the manifest");
 		int64_t *vidx = malloc((nv + 1) * sizeof(int64_t));
 		uint32_t *first_chunk = malloc((nv + 1) * sizeof(uint32_t));
@@ -610,7 +614,7 @@ int main(int argc, char **argv)
 		}
 		free(p.res), free(p.src), free(ids), free(vidx), free(first_chunk);
 	}
-	if ((rc = manifest_write(w, manifest)) < 0)
+	if (w && (rc = manifest_write(w, manifest)) < 0)
 		log_fatalx("writing %s: %s", manifest, strerror(-rc));
 	manifest_writer_free(w);
 	bpe_free(tok);

@@ -287,7 +287,7 @@ int ring_check_instance(const Ring *r) {
 
 void ring_payload_region(const Ring *r, void **base, size_t *bytes) {
     *base = r->payloads;
-    *bytes = (size_t)r->ctl->slots * r->ctl->slot_stride;
+    *bytes = (size_t)r->n_slots * r->slot_stride; // the validated copies: the segment is writable by everyone
 }
 
 void ring_info(const Ring *r, RingInfo *info) {

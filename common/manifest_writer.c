@@ -2,7 +2,9 @@
 // manifest_format.h, checksummed, written to a temp file, fsynced and renamed into place.
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ..., manifest_crc32
+#include "proc_ident.h"      // defines: proc_is_dead
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -278,6 +280,37 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
+// A writer killed between creating its temp file and the rename leaves "<path>.tmp.<pid>"
+// behind, and no later run writes that name again: remove those whose writer is gone (a live
+// writer's temp, another prep writing the same manifest, is left alone).
+static void sweep_dead_temps(const char *path)
+{
+	char dir[4096];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (slash)
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) ? (int)(slash - path) : 1, path);
+	else
+		snprintf(dir, sizeof dir, ".");
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	size_t bl = strlen(base);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		if (strncmp(e->d_name, base, bl) || strncmp(e->d_name + bl, ".tmp.", 5))
+			continue;
+		long pid = strtol(e->d_name + bl + 5, &end, 10);
+		if (*end || pid <= 0 || pid > 0x7fffffff || pid == getpid() || !proc_is_dead((int)pid, 0))
+			continue;
+		char full[8200];
+		snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+		unlink(full);
+	}
+	closedir(d);
+}
+
 int manifest_write(ManifestWriter *w, const char *path)
 {
 	ManifestHeader h = {0};
@@ -319,6 +352,7 @@ int manifest_write(ManifestWriter *w, const char *path)
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
+	sweep_dead_temps(path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;

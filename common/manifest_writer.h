@@ -35,7 +35,8 @@ int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_firs
 int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length,
 			   const int32_t *tokens);
 
-// Writes path atomically (path.tmp.<pid>, fsync, rename). Returns 0 or -errno.
+// Writes path atomically (path.tmp.<pid>, fsync, rename; temps of writers that died are removed
+// first). Returns 0 or -errno.
 int manifest_write(ManifestWriter *w, const char *path);
 
 #endif

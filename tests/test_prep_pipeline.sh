@@ -36,7 +36,12 @@ $prep $args -j 1 --out "$d/b" & pid=$!
 sleep 0.3
 kill -9 $pid 2>/dev/null || true
 wait $pid 2>/dev/null || true
+# a kill during the manifest's write leaves manifest.tmp.<pid>: one of a dead writer is made here,
+# whenever the kill above landed, and the resume must remove it
+mkdir -p "$d/b"; sh -c 'echo $$ >"$1"' _ "$d/deadpid"
+echo partial >"$d/b/manifest.tmp.$(cat "$d/deadpid")"
 $prep $args --out "$d/b"
+[ -z "$(find "$d/b" -name 'manifest.tmp.*')" ] || { echo "FAIL: a dead writer's manifest temp file is left"; exit 1; }
 snap "$d/b" | diff "$d/full.md5" -
 [ -z "$(find "$d/b" -name '*.part')" ] || { echo "FAIL: temp files left behind"; exit 1; }
 

@@ -152,6 +152,13 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	// a starter may block the stop signals across fork and exec so that one sent at once waits
+	// for these handlers instead of killing the process before main: take them from here on
+	sigset_t stops;
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	sigprocmask(SIG_UNBLOCK, &stops, NULL);
 
 	LdConfig c;
 	char err[600];

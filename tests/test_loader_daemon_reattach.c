@@ -14,6 +14,8 @@ int main(void)
 	pid_t b = th_spawn(&t, "b", "--threads", "1", NULL);
 	pid_t c = th_spawn(&t, "c", "--threads", "1", NULL);
 	th_consume(&t, 90);
+	// both serve this instance before it is recreated (under load they may start late)
+	CHECK(th_wait_log(&t, "b", "serving ring", 1, 30) >= 1 && th_wait_log(&t, "c", "serving ring", 1, 30) >= 1);
 	// recreate: the loaders see the instance change, detach and attach to the new ring
 	ring_consumer_detach(t.c);
 	ring_close(t.r);
@@ -29,9 +31,7 @@ int main(void)
 	// the old ring's removal and the new one's creation)
 	const char *tags[3] = {"a", "b", "c"};
 	for (int i = 0; i < 3; i++) {
-		int serving = 0;
-		for (int wait = 0; wait < 100 && (serving = th_log_count(&t, tags[i], "serving ring")) < 2; wait++)
-			usleep(50000); // a loader starved of CPU may notice the new instance late
+		int serving = th_wait_log(&t, tags[i], "serving ring", 2, 10); // a loader starved of CPU notices late
 		if (serving < 2)
 			th_dump_logs(&t, tags[i]);
 		CHECK(serving >= 2);

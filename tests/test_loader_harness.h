@@ -3,7 +3,7 @@
 // library run in-process for the same (seed, g).
 #ifndef TESTS_TEST_LOADER_HARNESS_H
 #define TESTS_TEST_LOADER_HARNESS_H
-// defines: Th, th_loaderd, th_setup, th_setup_opts, th_log_count, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
+// defines: Th, th_loaderd, th_setup, th_setup_opts, th_log_count, th_fork_stops_blocked, th_wait_log, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
 
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles, LdPlan
 #include "ring.h"             // defines: ring_create, ring_consumer_*, ...
@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define TH_T 4
 #define TH_HW 64
@@ -94,6 +95,22 @@ static inline void th_setup_opts(Th *t, const char *what, const LdFixtureOpts *o
 static inline void th_setup(Th *t, const char *what) { th_setup_opts(t, what, NULL); }
 
 // starts loaderd with extra arguments (NULL-terminated), output appended to dir/<tag>.log
+// fork() with SIGTERM and SIGINT blocked in the child from its first instruction through exec:
+// a stop sent at once stays pending until loaderd has its handlers (it unblocks them first
+// thing), so a test may stop a loader it has just started; the parent's mask is unchanged
+static inline pid_t th_fork_stops_blocked(void)
+{
+	sigset_t s, old;
+	sigemptyset(&s);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGINT);
+	sigprocmask(SIG_BLOCK, &s, &old);
+	pid_t pid = fork();
+	if (pid != 0)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return pid;
+}
+
 static inline pid_t th_spawn(Th *t, const char *tag, ...)
 {
 	const char *argv[32] = {th_loaderd(), "--ring", t->ring, "--manifest", t->manifest, "--log-level", "info"};
@@ -107,7 +124,7 @@ static inline pid_t th_spawn(Th *t, const char *tag, ...)
 	argv[n] = NULL;
 	char logp[400];
 	snprintf(logp, sizeof(logp), "%s/%s.log", t->dir, tag);
-	pid_t pid = fork();
+	pid_t pid = th_fork_stops_blocked();
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL); // a failed check (exit 1) takes its loaders with it
@@ -195,6 +212,15 @@ static inline int th_log_count(const Th *t, const char *tag, const char *text)
 	if (f)
 		fclose(f);
 	return found;
+}
+
+// waits up to seconds for tag's log to hold text at least n times; returns the count
+static inline int th_wait_log(const Th *t, const char *tag, const char *text, int n, double seconds)
+{
+	int k = 0;
+	for (int i = 0; i < (int)(seconds * 20) && (k = th_log_count(t, tag, text)) < n; i++)
+		usleep(50000);
+	return k;
 }
 
 static inline int th_log_has(const Th *t, const char *tag, const char *text) { return th_log_count(t, tag, text) > 0; }

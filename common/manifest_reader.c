@@ -330,6 +330,8 @@ int manifest_open_mem(Manifest **out, const void *buf, size_t size, const char *
 	m->borrowed = 1;
 	snprintf(m->dir, sizeof(m->dir), "%s", dir && *dir ? dir : ".");
 	int rc = validate(m, err, errlen);
+	free(m->seen); // the packet index check's scratch is needed at open only
+	m->seen = NULL;
 	if (rc) {
 		manifest_close(m);
 		return rc;

@@ -24,7 +24,8 @@ static void poke_u64(size_t off, uint64_t v) {
 
 // runs cmd with stderr into a file; exit status 1 and exactly one stderr line saying `want`
 static void expect_one_line(const char *what, const char *cmd, const char *want) {
-    char full[4096], errf[512], line[1024];
+    char full[4096], errf[512], *line = NULL;
+    size_t cap = 0;
     snprintf(errf, sizeof errf, "%s/err", dir);
     snprintf(full, sizeof full, "timeout -k 2 20 %s >/dev/null 2>%s", cmd, errf);
     int st = system(full);
@@ -32,13 +33,14 @@ static void expect_one_line(const char *what, const char *cmd, const char *want)
     FILE *f = fopen(errf, "r");
     CHECK(f);
     int lines = 0, found = 0;
-    while (fgets(line, sizeof line, f)) {
-        // loaderd logs its configuration first: count only warnings and fatal lines
+    while (getline(&line, &cap, f) > 0) { // whole lines: the trainer's configuration line is long
+        // loaderd and the trainer log their configuration first: count only warnings and fatal lines
         if (strstr(line, "] info: ")) continue;
         lines++;
         found |= strstr(line, want) != NULL;
         printf("  %-14s exit %d: %s", what, WEXITSTATUS(st), line);
     }
+    free(line);
     fclose(f);
     if (WEXITSTATUS(st) != 1 || lines != 1 || !found) {
         fprintf(stderr, "%s: exit %d, %d lines, want exit 1 and one line saying '%s'\n", what, WEXITSTATUS(st), lines, want);

@@ -262,6 +262,11 @@ static void test_selection(void)
 		else
 			KT_CHECK(rc == 0 && kattn_last_impl(a) == KATTN_OWN, "KG_ADD under %d: %d, ran %d", (int)impl, rc,
 				 (int)kattn_last_impl(a));
+		if (impl == KATTN_AUTO) { // auto's backward is the own, deterministic one, also where cuDNN could
+			rc = kattn_bwd(a, 0, dx, 0, dy, x, y, l, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, &e);
+			KT_CHECK(rc == 0 && kattn_last_impl(a) == KATTN_OWN, "auto's backward: %d, ran %d", rc,
+				 (int)kattn_last_impl(a));
+		}
 		printf("selection %d: %s\n", (int)impl, kattn_describe(a));
 		kattn_destroy(a);
 		cuda_check(cudaFree(ws));

@@ -94,7 +94,7 @@ const char *kattn_describe(const KAttn *a)
 		char shapes[1536];
 		kc_attn_decisions(a->cudnn, shapes, sizeof shapes);
 		snprintf(m->desc, sizeof m->desc, "%s: cuDNN %s fused attention%s%s%s%s", a->impl == KATTN_AUTO ? "auto" : "cudnn",
-			 kc_attn_version(), a->impl == KATTN_AUTO ? " where it accepts the shape, else " : "",
+			 kc_attn_version(), a->impl == KATTN_AUTO ? " forward where it accepts the shape, else (and for every backward) " : "",
 			 a->impl == KATTN_AUTO ? own : "", shapes[0] ? "; planned: " : "", shapes);
 		return a->desc;
 	}
@@ -112,7 +112,7 @@ size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
 	size_t ws = a->impl == KATTN_CUDNN ? 0 : kattn_own_ws_bytes(B, T, H, hd);
 #if HAVE_CUDNN
 	if (a->cudnn)
-		for (int bwd = 0; bwd < 2; bwd++)
+		for (int bwd = 0; bwd < (a->impl == KATTN_AUTO ? 1 : 2); bwd++) // auto: the own backward
 			for (int causal = 0; causal < 2; causal++) {
 				size_t w = 0;
 				KErr ignored = {0, ""}; // a failure shows again, with its message, when the op runs
@@ -129,6 +129,10 @@ KAttnImpl kattn_last_impl(const KAttn *a) { return a->last; }
 static int use_cudnn(KAttn *a, int bwd, int acc, int B, int T, int H, int hd, int causal, KErr *e)
 {
 	if (a->impl == KATTN_OWN)
+		return 0;
+	// auto keeps a run bit-reproducible: cuDNN's backward accumulates dQ with atomics in its
+	// default engines, the own backward has one writer per element
+	if (bwd && a->impl == KATTN_AUTO)
 		return 0;
 #if HAVE_CUDNN
 	if (a->cudnn) {

@@ -56,13 +56,14 @@ int kattn_cudnn_available(void);
 typedef struct KAttn KAttn;
 int kattn_create(KAttn **out, KAttnImpl impl, int device, KErr *e);
 void kattn_destroy(KAttn *a);
-// for the startup log: what runs, e.g. "auto: cuDNN 9.19.0 fused attention where it accepts the
-// shape, the own kernel otherwise"
+// for the startup log: what runs, e.g. "auto: cuDNN 9.19.0 fused attention forward where it
+// accepts the shape, else (and for every backward) the own kernel"
 const char *kattn_describe(const KAttn *a);
-// the workspace the selected implementation needs for both directions, causal or not (building
+// the workspace the selected implementation needs for both directions it may run, causal or not (building
 // and caching cuDNN's plans for the shape: a setup call)
 size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd);
-// auto: cuDNN where it accepts the shape (and for backward: acc 0), the own kernel otherwise;
+// auto: cuDNN's forward where it accepts the shape, the own kernel otherwise and for every
+// backward (cuDNN's backward is not bit-reproducible; auto keeps a run repeatable);
 // cudnn: an argument cuDNN refuses is -ENOTSUP (so a forced choice never runs something else);
 // own: the own kernel (-ENOTSUP for a head dim it lacks)
 int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,

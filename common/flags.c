@@ -45,10 +45,13 @@ static int set_string(const FlagSpec *f, char *p, const char *v, char *err, size
 {
 	if (f->type == FLAG_CHOICE && !in_choices(f->choices, v)) {
 		char list[256];
-		snprintf(list, sizeof list, "%s", f->choices);
-		for (char *c = list; *c; c++)
+		size_t k = 0;
+		for (const char *c = f->choices; *c && k + 3 < sizeof list; c++)
 			if (*c == '|')
-				*c = ',';
+				list[k++] = ',', list[k++] = ' ';
+			else
+				list[k++] = *c;
+		list[k] = 0;
 		snprintf(err, errlen, "--%s '%s' is not one of %s", f->name, v, list);
 		return -EINVAL;
 	}

@@ -89,7 +89,7 @@ static void errors(void)
 	refused("--seed wants a non-negative integer, got '-1'", 3, (char *[]){"p", "--seed", "-1", NULL});
 	refused("--lr wants a number, got 'nan'", 3, (char *[]){"p", "--lr", "nan", NULL});
 	refused("--lr 11 is outside [0, 10]", 3, (char *[]){"p", "--lr", "11", NULL});
-	refused("--io 'uring' is not one of auto,pread", 3, (char *[]){"p", "--io", "uring", NULL});
+	refused("--io 'uring' is not one of auto, pread", 3, (char *[]){"p", "--io", "uring", NULL});
 	refused("--name: value longer than 7 characters", 3, (char *[]){"p", "--name", "12345678", NULL});
 	refused("--lr needs a value", 2, (char *[]){"p", "--lr", NULL});
 	refused("unknown flag --batchsize (did you mean --batch-size?)", 3, (char *[]){"p", "--batchsize", "3", NULL});

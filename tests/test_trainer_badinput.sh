@@ -24,11 +24,11 @@ printf 'batch-size 4\nbogus-key 1\n' >"$TT_DIR/bad.conf"
 expect "unknown flag --bogus-key" --config "$TT_DIR/bad.conf" --run-dir "$TT_DIR/r"
 expect "config $TT_DIR/none.conf: No such file" --config "$TT_DIR/none.conf"
 expect "batch-size" --batch-size 0 --run-dir "$TT_DIR/r"
-expect "not an integer" --steps 1.5 --run-dir "$TT_DIR/r"
+expect "steps wants an integer, got '1.5'" --steps 1.5 --run-dir "$TT_DIR/r"
 expect "loss 'fastclip-v9'" --loss fastclip-v9 --run-dir "$TT_DIR/r"
 expect "image-size 30 is not a multiple of --patch 8" --image-size 30 --run-dir "$TT_DIR/r"
 expect "run-dir DIR is required" "${ok[@]}"
-expect "backend 'tpu' is not cpu or cuda" --backend tpu --run-dir "$TT_DIR/r"
+expect "backend 'tpu' is not one of cpu, cuda" --backend tpu --run-dir "$TT_DIR/r"
 expect "precision fp32 with --backend cuda: the CUDA backend's attention computes in bf16 only" \
 	--backend cuda --precision fp32 --run-dir "$TT_DIR/r"
 # --backend cuda without a GPU (or without the CUDA backend in the build): one line before anything opens

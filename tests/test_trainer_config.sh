@@ -27,7 +27,7 @@ done
 grep -q "attention (--attention auto): the CPU reference" "$TT_DIR/log" || fail "no attention line in the log: $(grep -i attention "$TT_DIR/log")"
 "$TRAINER" --config "$TT_DIR/trainer.conf" --attention sdpa --run-dir "$TT_DIR/run2" 2>"$TT_DIR/log2" &&
 	fail "--attention sdpa was accepted"
-grep -q "attention 'sdpa' is not own, cudnn or auto" "$TT_DIR/log2" || fail "bad --attention message: $(tail -n 1 "$TT_DIR/log2")"
+grep -q "attention 'sdpa' is not one of own, cudnn, auto" "$TT_DIR/log2" || fail "bad --attention message: $(tail -n 1 "$TT_DIR/log2")"
 "$TRAINER" --config "$TT_DIR/trainer.conf" --attention cudnn --run-dir "$TT_DIR/run3" 2>"$TT_DIR/log3" &&
 	fail "--attention cudnn was accepted by the CPU backend"
 grep -q "attention cudnn needs the CUDA backend" "$TT_DIR/log3" || fail "bad --attention cudnn message: $(tail -n 1 "$TT_DIR/log3")"

@@ -67,7 +67,7 @@ int main(void)
 	// flags win over the environment
 	EXPECT(parse(&c, "--rank=0", err, sizeof err) == 0 && c.rank == 0 && c.ranks == 2, "--rank 0 over SLURM_PROCID");
 	clear_env();
-	EXPECT(parse(&c, "--backend=tpu", err, sizeof err) < 0 && strstr(err, "--backend 'tpu' is not cpu or cuda"),
+	EXPECT(parse(&c, "--backend=tpu", err, sizeof err) < 0 && strstr(err, "--backend 'tpu' is not one of cpu, cuda"),
 	       "bad --backend: '%s'", err);
 	EXPECT(parse(&c, "--rdv=carrier-pigeon", err, sizeof err) < 0 && strstr(err, "--rdv"), "bad --rdv: '%s'", err);
 

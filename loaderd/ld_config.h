@@ -17,7 +17,7 @@ typedef struct {
 	int queue_depth;     // samples in flight per thread (reads ahead of the decoder)
 	int64_t seed;        // -1: the ring's seed
 	int train;           // 1 train, 0 eval
-	int flip;            // random horizontal flip in training
+	int flip;            // random horizontal flip in training (in the loader; the trainer has its own)
 	int timeout_ms;      // per-sample watchdog
 	int decoder_threads; // libavcodec threads per decoder
 	char io[16];         // "auto" (io_uring, pread if refused) or "pread"
@@ -25,12 +25,14 @@ typedef struct {
 	char log_level[16];
 	int bench;           // seconds of --bench (0: serve a ring)
 	char bench_clip[32]; // TxHxW of the clips --bench makes
+	int help;
 	int bench_t, bench_h, bench_w; // parsed from bench_clip
 } LdConfig;
 
-// Parses argv into c (defaults first). 0 ok, 1 --help printed, -1 error (reason in err).
+// Parses argv into c (defaults first). 0 ok, 1 --help asked for, -1 error (reason in err).
 int ld_config_parse(LdConfig *c, int argc, char **argv, char *err, size_t errlen);
-void ld_config_help(FILE *f, const char *prog);
+// the --help text into buf; the characters it needs (as snprintf)
+int ld_config_help(char *buf, size_t len);
 // "ring=avclip manifest=... threads=2 ..." for the start-up log
 void ld_config_format(const LdConfig *c, char *buf, size_t len);
 

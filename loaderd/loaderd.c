@@ -164,15 +164,15 @@ int main(int argc, char **argv)
 	char err[600];
 	int pr = ld_config_parse(&c, argc, argv, err, sizeof(err));
 	if (pr == 1) {
-		ld_config_help(stdout, "loaderd");
+		char help[8192];
+		ld_config_help(help, sizeof help);
+		fputs(help, stdout);
 		return 0;
 	}
 	int level = log_parse_level(pr == 0 ? c.log_level : "info");
 	log_init("loaderd", level < 0 ? LOG_INFO : (LogLevel)level);
 	if (pr < 0)
 		log_fatalx("%s", err);
-	if (level < 0)
-		log_fatalx("--log-level: '%s' is not debug, info, warn or error", c.log_level);
 	char line[1024];
 	ld_config_format(&c, line, sizeof(line));
 	log_info("config: %s", line);

@@ -15,7 +15,7 @@ run() { # run NAME RUNDIR [flags...]: one trainer on a fresh ring, 3 steps
 	"$TRAINER" --ring "$ring" "${TT_MODEL[@]}" "${TT_DATA[@]}" --loss fastclip-v3 --batch-size 4 --steps 3 \
 		--run-dir "$dir" "$@" 2>"$log"
 }
-run src "$TT_DIR/src" --seed 5 || fail "the source run failed: $(tail -n 2 "$TT_DIR/src.log")"
+run src "$TT_DIR/src" --init-seed 5 || fail "the source run failed: $(tail -n 2 "$TT_DIR/src.log")"
 tools/export "$TT_DIR/src" --out "$TT_DIR/clip.safetensors" 2>"$TT_DIR/export.log" ||
 	fail "tools/export: $(cat "$TT_DIR/export.log")"
 run init "$TT_DIR/init" --init-from "$TT_DIR/clip.safetensors" ||

@@ -51,7 +51,7 @@ static const FlagSpec flags[] = {
 	{"beta2", FLAG_DOUBLE, FLAG_AT(TrainerConfig, beta2), 0, 0.999999, "0.98", .help = "optimizer β2"},
 	{"adam-eps", FLAG_DOUBLE, FLAG_AT(TrainerConfig, adam_eps), 1e-12, 1, "1e-6", .help = "optimizer ε"},
 	{"clip-norm", FLAG_DOUBLE, FLAG_AT(TrainerConfig, clip_norm), 0, 1e9, "0", .help = "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off"},
-	{"seed", FLAG_U64, FLAG_AT(TrainerConfig, seed), 0, 0, "0", .help = "model initialisation seed"},
+	{"init-seed", FLAG_U64, FLAG_AT(TrainerConfig, seed), 0, 0, "0", .help = "seed of the model's initial weights (--seed elsewhere is the data stream's: the ring carries it)"},
 	{"init-from", FLAG_STRING, FLAG_AT(TrainerConfig, init_from), 0, 0, "", .help = "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)"},
 	{"init-skip-mismatched", FLAG_SWITCH, FLAG_AT(TrainerConfig, init_skip_mismatched), 0, 0, "0", .help = "with --init-from: keep projections whose widths differ from the file's at their initial values"},
 	{"attention", FLAG_CHOICE, FLAG_AT(TrainerConfig, attention), 0, 0, "auto", .help = "the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn", .choices = "own|cudnn|auto"},

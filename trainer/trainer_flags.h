@@ -33,7 +33,7 @@ typedef struct {
 	int fit_batch;                 // print the largest batch whose step fits the device, exit
 	int print_steps;               // launcher mode: print "steps S steps-per-epoch E" of this run, exit
 	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every, warmup_steps;
-	uint64_t seed;
+	uint64_t seed; // --init-seed: the model's initial weights (the data seed is the ring's)
 	double epochs; // > 0: --steps resolved from it (trainer_steps_per_epoch)
 	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;
 	double comm_timeout, data_timeout, bucket_mb;

@@ -28,7 +28,7 @@ static void help_text(const FlagSpec *f, char *buf, size_t len)
 	size_t n = (size_t)snprintf(buf, len, "%s", f->help ? f->help : "");
 	int numeric = f->type >= FLAG_INT && f->type <= FLAG_DOUBLE;
 	if (numeric && (f->lo != 0 || f->hi != 0) && n < len)
-		n += (size_t)snprintf(buf + n, len - n, f->hi >= 9e18 ? " [%.15g, ...]" : " [%.15g, %.15g]", f->lo, f->hi);
+		n += (size_t)snprintf(buf + n, len - n, f->hi >= 4294967295.0 ? " [%.15g, ...]" : " [%.15g, %.15g]", f->lo, f->hi);
 	if (f->def && f->def[0] && f->type != FLAG_SET && n < len) {
 		const char *d = f->type == FLAG_SWITCH ? (strcmp(f->def, "0") ? "on" : "") : f->def;
 		if (*d)

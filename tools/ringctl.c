@@ -2,41 +2,58 @@
 // systemd unit use it). Creation logs where the segment lives and why hugepages were not used.
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "flags.h" // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "log.h"
 #include "ring.h"
 
 // the data stream seed a ring gets unless told: the same as tools/launch.sh's --seed default,
 // so a ring made by hand serves the same stream as a launched job's
-#define RINGCTL_DEFAULT_SEED 1
+#define RINGCTL_DEFAULT_SEED "1"
+
+// the flags of every command; a command uses those it needs (create: all)
+typedef struct {
+    const char *ring;
+    int64_t frames, height, width, channels, text_len, slots, ranks, adopt_timeout_ms;
+    int numa_node, hugepages, replace, help;
+    uint64_t seed, first_position;
+} CtlFlags;
+
+#define U32 4294967295.0 // the library checks every geometry bound and names it
+static const FlagSpec flag_table[] = {
+    {"ring", FLAG_STRPTR, FLAG_AT(CtlFlags, ring), 0, 0, NULL, .help = "ring name (default: $AVCLIP_RING or '" RING_DEFAULT_NAME "')"},
+    {"frames", FLAG_I64, FLAG_AT(CtlFlags, frames), 0, U32, "16", .help = "frames per clip"},
+    {"height", FLAG_I64, FLAG_AT(CtlFlags, height), 0, U32, "224", .help = "clip height in pixels"},
+    {"width", FLAG_I64, FLAG_AT(CtlFlags, width), 0, U32, "224", .help = "clip width in pixels"},
+    {"channels", FLAG_I64, FLAG_AT(CtlFlags, channels), 0, U32, "3", .help = "bytes per pixel"},
+    {"text-len", FLAG_I64, FLAG_AT(CtlFlags, text_len), 0, U32, "77", .help = "caption tokens per slot"},
+    {"slots", FLAG_I64, FLAG_AT(CtlFlags, slots), 0, U32, "64", .help = "slots (cover prefetch depth x ranks)"},
+    {"ranks", FLAG_I64, FLAG_AT(CtlFlags, ranks), 0, U32, "1", .help = "trainer ranks"},
+    {"seed", FLAG_U64, FLAG_AT(CtlFlags, seed), 0, 0, RINGCTL_DEFAULT_SEED, .help = "data stream seed recorded in the ring (as launch.sh)"},
+    {"first-position", FLAG_U64, FLAG_AT(CtlFlags, first_position), 0, 0, "0", .help = "stream starts at position G (resume)"},
+    {"adopt-timeout-ms", FLAG_I64, FLAG_AT(CtlFlags, adopt_timeout_ms), 0, 3600000, "200", .help = "how often producers look for dead peers"},
+    {"numa-node", FLAG_INT, FLAG_AT(CtlFlags, numa_node), -1, 1023, "-1", .help = "bind the ring's memory to this NUMA node (-1: none)"},
+    {"hugepages", FLAG_SWITCH, FLAG_AT(CtlFlags, hugepages), 0, 0, "0", .help = "back the ring with hugetlbfs pages when available"},
+    {"replace", FLAG_SWITCH, FLAG_AT(CtlFlags, replace), 0, 0, "0", .help = "replace an existing ring of the same name"},
+    {"help", FLAG_SWITCH, FLAG_AT(CtlFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
 static void usage(FILE *f) {
+    char flags[4096];
+    flags_help(flag_table, N_FLAGS, flags, sizeof flags);
     fprintf(f,
-            "usage: ringctl create [options]    create a ring (fails if it exists, unless --replace)\n"
+            "usage: ringctl create [flags]       create a ring (fails if it exists, unless --replace)\n"
             "       ringctl list                 the rings in /dev/shm: name, geometry, live processes\n"
             "       ringctl info   [--ring NAME] print its geometry, size and identity\n"
             "       ringctl destroy [--ring NAME] wake everyone attached and remove it\n"
-            "\n"
-            "  --ring NAME          ring name (default: $AVCLIP_RING or '%s')\n"
-            "  --frames T           frames per clip (default 16)\n"
-            "  --height H --width W clip size in pixels (default 224 224)\n"
-            "  --channels C         bytes per pixel (default 3)\n"
-            "  --text-len L         caption tokens per slot (default 77)\n"
-            "  --slots S            slots (default 64; cover prefetch depth x ranks)\n"
-            "  --ranks N            trainer ranks (default 1)\n"
-            "  --seed X             data stream seed recorded in the ring (default %d, as launch.sh)\n"
-            "  --first-position G   stream starts at position G (resume; default 0)\n"
-            "  --adopt-timeout-ms M how often producers look for dead peers (default 200)\n"
-            "  --numa-node K        bind the ring's memory to NUMA node K\n"
-            "  --hugepages          back the ring with hugetlbfs pages when available\n"
-            "  --replace            replace an existing ring of the same name\n",
-            RING_DEFAULT_NAME, RINGCTL_DEFAULT_SEED);
+            "\n%s",
+            flags);
 }
 
 // the ring's creation time, local
@@ -76,15 +93,6 @@ static int list_rings(void) {
     return 0;
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end || !*s || v > max || s[0] == '-') return -1;
-    *out = v;
-    return 0;
-}
-
 static void print_info(const Ring *r, const char *name) {
     RingInfo in;
     ring_info(r, &in);
@@ -105,47 +113,30 @@ int main(int argc, char **argv) {
     }
     const char *cmd = argv[1];
     const char *env = getenv("AVCLIP_RING");
-    const char *name = env && *env ? env : RING_DEFAULT_NAME;
-    RingCreateOptions o;
-    ring_create_options_default(&o);
-    o.seed = RINGCTL_DEFAULT_SEED;
-    static const struct option opts[] = {
-        {"ring", 1, 0, 'r'},     {"frames", 1, 0, 'T'},    {"height", 1, 0, 'H'},          {"width", 1, 0, 'W'},
-        {"channels", 1, 0, 'C'}, {"text-len", 1, 0, 'L'},  {"slots", 1, 0, 'S'},           {"ranks", 1, 0, 'N'},
-        {"seed", 1, 0, 's'},     {"first-position", 1, 0, 'g'}, {"adopt-timeout-ms", 1, 0, 'a'}, {"numa-node", 1, 0, 'k'},
-        {"hugepages", 0, 0, 'u'}, {"replace", 0, 0, 'x'},  {"help", 0, 0, 'h'},            {0, 0, 0, 0}};
-    optind = 2;
-    int ch, li = 0;
-    while ((ch = getopt_long(argc, argv, "", opts, &li)) != -1) {
-        uint64_t v = 0;
-        const uint64_t u32 = UINT32_MAX;
-        int bad = 0;
-        switch (ch) {
-        case 'r': name = optarg; break;
-        case 'T': bad = parse_u64(optarg, u32, &v), o.geometry.frames = (uint32_t)v; break;
-        case 'H': bad = parse_u64(optarg, u32, &v), o.geometry.height = (uint32_t)v; break;
-        case 'W': bad = parse_u64(optarg, u32, &v), o.geometry.width = (uint32_t)v; break;
-        case 'C': bad = parse_u64(optarg, u32, &v), o.geometry.channels = (uint32_t)v; break;
-        case 'L': bad = parse_u64(optarg, u32, &v), o.geometry.text_len = (uint32_t)v; break;
-        case 'S': bad = parse_u64(optarg, u32, &v), o.slots = (uint32_t)v; break;
-        case 'N': bad = parse_u64(optarg, u32, &v), o.ranks = (uint32_t)v; break;
-        case 's': bad = parse_u64(optarg, UINT64_MAX, &o.seed); break;
-        case 'g': bad = parse_u64(optarg, UINT64_MAX, &o.first_position); break;
-        case 'a': bad = parse_u64(optarg, 3600000, &v), o.adopt_timeout_ms = (uint32_t)v; break;
-        case 'k': bad = parse_u64(optarg, 1023, &v), o.numa_node = (int)v; break;
-        case 'u': o.hugepages = 1; break;
-        case 'x': o.replace = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-        if (bad) log_fatalx("--%s: '%s' is not a whole number in range", opts[li].name, optarg);
+    CtlFlags fl = {.ring = env && *env ? env : RING_DEFAULT_NAME};
+    char err[512] = "";
+    if (flags_parse(flag_table, N_FLAGS, &fl, argc - 1, argv + 1, NULL, err, sizeof err) < 0) log_fatalx("%s (see ringctl --help)", err);
+    if (fl.help) {
+        usage(stdout);
+        return 0;
     }
     // the library checks every bound and names it; a job's slots also carry caption tokens
-    if (strcmp(cmd, "create") == 0 && o.geometry.text_len == 0)
+    if (strcmp(cmd, "create") == 0 && fl.text_len == 0)
         log_fatalx("--text-len must be 1..65536, got 0 (every slot carries the caption's token ids)");
-    if (optind < argc) log_fatalx("unexpected argument '%s' (see ringctl --help)", argv[optind]);
+    const char *name = fl.ring;
+    RingCreateOptions o;
+    ring_create_options_default(&o);
+    o.geometry = (RingGeometry){.frames = (uint32_t)fl.frames, .height = (uint32_t)fl.height, .width = (uint32_t)fl.width,
+                                .channels = (uint32_t)fl.channels, .text_len = (uint32_t)fl.text_len};
+    o.slots = (uint32_t)fl.slots;
+    o.ranks = (uint32_t)fl.ranks;
+    o.seed = fl.seed;
+    o.first_position = fl.first_position;
+    o.adopt_timeout_ms = (uint32_t)fl.adopt_timeout_ms;
+    o.numa_node = fl.numa_node;
+    o.hugepages = fl.hugepages;
+    o.replace = fl.replace;
 
-    char err[512] = "";
     Ring *r = NULL;
     int e;
     if (strcmp(cmd, "list") == 0) return list_rings();

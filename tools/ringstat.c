@@ -1,7 +1,6 @@
 // ringstat: vmstat-style view of a running ring (slots by state, rates, waits, errors,
 // adoptions, live processes), as text, JSON lines or a Prometheus textfile. Only ever reads.
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flags.h" // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
 #include "ring.h"
 #include "run_conf.h"
 
@@ -18,13 +18,26 @@
 
 typedef struct {
     const char *ring;
+    const char *run_dir;
     int header_once; // -n
     int verbose;     // -v
-    int json;
+    int json, help;
     const char *prom;
     double interval; // 0: one line and exit
     long count;      // lines to print (0: forever when an interval is given)
 } Options;
+
+static const FlagSpec flag_table[] = {
+    {"ring", FLAG_STRPTR, FLAG_AT(Options, ring), 0, 0, NULL, .help = "ring to watch (default: $AVCLIP_RING or '" RING_DEFAULT_NAME "')"},
+    {"run-dir", FLAG_STRPTR, FLAG_AT(Options, run_dir), 0, 0, NULL,
+     .help = "the ring of the job tools/launch.sh runs in this directory (from its launch.conf)"},
+    {"header-once", FLAG_SWITCH, FLAG_AT(Options, header_once), 0, 0, "0", .help = "print the header once only", .alias = 'n'},
+    {"verbose", FLAG_SWITCH, FLAG_AT(Options, verbose), 0, 0, "0", .help = "add one row per producer and per consumer", .alias = 'v'},
+    {"json", FLAG_SWITCH, FLAG_AT(Options, json), 0, 0, "0", .help = "one JSON object per line instead of columns"},
+    {"prom", FLAG_STRPTR, FLAG_AT(Options, prom), 0, 0, NULL, .help = "also write the Prometheus text format to this file (atomically) each line"},
+    {"help", FLAG_SWITCH, FLAG_AT(Options, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
 typedef struct {
     RingStats st;
@@ -33,20 +46,18 @@ typedef struct {
 } Sample;
 
 static void usage(FILE *f) {
+    char flags[4096];
+    flags_help(flag_table, N_FLAGS, flags, sizeof flags);
     fprintf(f,
             "usage: ringstat [--ring NAME | --run-dir DIR] [-n] [-v] [--json] [--prom FILE] [interval [count]]\n"
             "\n"
             "Shows a running ring like vmstat: the first line covers the time since the ring was\n"
             "created, then one line per interval. It only reads the ring and never disturbs it.\n"
             "\n"
-            "  --ring NAME   ring to watch (default: $AVCLIP_RING or '%s')\n"
-            "  --run-dir DIR the ring of the job tools/launch.sh runs in DIR (from DIR/launch.conf)\n"
-            "  -n            print the header once only\n"
-            "  -v            add one row per producer and per consumer\n"
-            "  --json        one JSON object per line instead of columns\n"
-            "  --prom FILE   also write the Prometheus text format to FILE (atomically) each line\n"
-            "  interval      seconds between lines (fractions allowed); without it, one line\n"
-            "  count         number of lines (default: until interrupted)\n"
+            "%s"
+            "\n"
+            "  interval  seconds between lines (fractions allowed); without it, one line\n"
+            "  count     number of lines (default: until interrupted)\n"
             "\n"
             "columns: slots by state (empty, writing, ready, reading); occ%% = ready slots / slots;\n"
             "prod/s, cons/s = positions published / released per second; cwait%% = share of time\n"
@@ -54,7 +65,7 @@ static void usage(FILE *f) {
             "errors = positions published as undecodable; adopted = positions redone after a\n"
             "producer died (both counted in the interval, since creation on the first line);\n"
             "prod, cons = live producers and consumers.\n",
-            RING_DEFAULT_NAME);
+            flags);
 }
 
 // the ring of the job tools/launch.sh runs in dir; 0, or -1 with a message on stderr
@@ -69,47 +80,38 @@ static int ring_of_run(const char *dir, char *name, size_t len) {
 }
 
 static int parse_args(int argc, char **argv, Options *o) {
-    static const struct option opts[] = {{"ring", 1, 0, 'r'}, {"run-dir", 1, 0, 'R'}, {"json", 0, 0, 'j'},
-                                         {"prom", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
     static char run_ring[256];
     const char *env = getenv("AVCLIP_RING");
+    const char *pos[3];
+    FlagRest rest = {.pos = pos, .max_pos = 2};
+    char err[300];
     *o = (Options){.ring = env && *env ? env : RING_DEFAULT_NAME};
-    int ch;
-    while ((ch = getopt_long(argc, argv, "nvh", opts, NULL)) != -1) {
-        switch (ch) {
-        case 'r': o->ring = optarg; break;
-        case 'R':
-            if (ring_of_run(optarg, run_ring, sizeof run_ring) < 0) return -1;
-            o->ring = run_ring;
-            break;
-        case 'n': o->header_once = 1; break;
-        case 'v': o->verbose = 1; break;
-        case 'j': o->json = 1; break;
-        case 'p': o->prom = optarg; break;
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
-        }
+    if (flags_parse(flag_table, N_FLAGS, o, argc, argv, &rest, err, sizeof err) < 0) {
+        fprintf(stderr, "ringstat: %s\n", err);
+        return -1;
+    }
+    if (o->help) {
+        usage(stdout);
+        exit(0);
+    }
+    if (o->run_dir) {
+        if (ring_of_run(o->run_dir, run_ring, sizeof run_ring) < 0) return -1;
+        o->ring = run_ring;
     }
     char *end;
-    if (optind < argc) {
-        o->interval = strtod(argv[optind], &end);
+    if (rest.n_pos > 0) {
+        o->interval = strtod(pos[0], &end);
         if (*end || !(o->interval > 0) || !isfinite(o->interval)) {
-            fprintf(stderr, "ringstat: interval must be a positive number of seconds, got '%s'\n", argv[optind]);
+            fprintf(stderr, "ringstat: interval must be a positive number of seconds, got '%s'\n", pos[0]);
             return -1;
         }
-        optind++;
     }
-    if (optind < argc) {
-        o->count = strtol(argv[optind], &end, 10);
+    if (rest.n_pos > 1) {
+        o->count = strtol(pos[1], &end, 10);
         if (*end || o->count < 1) {
-            fprintf(stderr, "ringstat: count must be a positive integer, got '%s'\n", argv[optind]);
+            fprintf(stderr, "ringstat: count must be a positive integer, got '%s'\n", pos[1]);
             return -1;
         }
-        optind++;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ringstat: unexpected argument '%s'\n", argv[optind]);
-        return -1;
     }
     if (o->interval == 0) o->count = 1;
     return 0;

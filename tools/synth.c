@@ -1,12 +1,12 @@
 // tools/synth: makes a synthetic video-caption dataset from a seed (shapes that appear,
 // move, grow, shrink, rotate, disappear, narrated with timestamps) plus image-text shards.
+#include "flags.h"       // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "log.h"         // defines: log_init, log_info, log_fatal, ...
 #include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 #include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_tar_add, ...
 
 #include <errno.h>
 #include <libavutil/log.h>
-#include <getopt.h>
 #include <libavutil/error.h>
 #include <libavutil/frame.h>
 #include <stdio.h>
@@ -20,22 +20,33 @@ typedef struct {
 	int videos, heldout, fps, gop, w, h, images, shard_size;
 	double minutes;
 	uint64_t seed;
+	const char *size; // --size WxH, into w and h
+	int help;
 } SynthOpts;
+
+static const FlagSpec flag_table[] = {
+	{"out", FLAG_STRPTR, FLAG_AT(SynthOpts, out), 0, 0, NULL, .help = "output directory (required)"},
+	{"videos", FLAG_INT, FLAG_AT(SynthOpts, videos), 0, 100000, "4", .help = "training videos"},
+	{"heldout", FLAG_INT, FLAG_AT(SynthOpts, heldout), 0, 100000, "2", .help = "held-out videos, unseen colour x action pairs"},
+	{"minutes", FLAG_DOUBLE, FLAG_AT(SynthOpts, minutes), 0, 600, "1", .help = "length of each video in minutes (7 s or more: one event)"},
+	{"size", FLAG_STRPTR, FLAG_AT(SynthOpts, size), 0, 0, "320x180", .help = "frame size WxH, even numbers from 64 to 4096"},
+	{"fps", FLAG_INT, FLAG_AT(SynthOpts, fps), 1, 240, "15", .help = "frames per second"},
+	{"gop", FLAG_INT, FLAG_AT(SynthOpts, gop), 1, 100000, NULL, .help = "keyframe interval of the source videos in frames (default 2 s)"},
+	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, "1", .help = "seed of the generated data: everything follows from it"},
+	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0", .help = "image-text pairs for the training shards (held-out gets N/4)"},
+	{"shard-size", FLAG_INT, FLAG_AT(SynthOpts, shard_size), 1, 100000000, "1000", .help = "images per tar shard"},
+	{"help", FLAG_SWITCH, FLAG_AT(SynthOpts, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: synth --out DIR [options]\n"
+	char flags[4096];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
+	fprintf(f, "usage: synth --out DIR [flags]\n"
 		   "Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
-		   "and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n"
-		   "  --videos N      training videos (default 4)\n"
-		   "  --heldout N     held-out videos, unseen colour x action pairs (default 2)\n"
-		   "  --minutes M     length of each video in minutes (default 1)\n"
-		   "  --size WxH      frame size, even numbers (default 320x180)\n"
-		   "  --fps N         frames per second (default 15)\n"
-		   "  --gop N         keyframe interval of the source videos (default 2 s)\n"
-		   "  --seed N        everything follows from it (default 1)\n"
-		   "  --images N      image-text pairs for the training shards (default 0; held-out gets N/4)\n"
-		   "  --shard-size N  images per tar shard (default 1000)\n");
+		   "and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n\n%s",
+		flags);
 }
 
 static void mkdir_p(const char *path)
@@ -161,49 +172,28 @@ int main(int argc, char **argv)
 {
 	log_init("synth", LOG_INFO);
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
-	SynthOpts o = {.videos = 4, .heldout = 2, .fps = 15, .gop = -1, .w = 320, .h = 180, .minutes = 1,
-		       .seed = 1, .shard_size = 1000};
-	static const struct option lo[] = {
-		{"out", 1, 0, 'o'},   {"videos", 1, 0, 'v'}, {"heldout", 1, 0, 'H'},    {"minutes", 1, 0, 'm'},
-		{"size", 1, 0, 's'},  {"fps", 1, 0, 'f'},    {"gop", 1, 0, 'g'},        {"seed", 1, 0, 'S'},
-		{"images", 1, 0, 'i'}, {"shard-size", 1, 0, 'z'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		char *end = NULL;
-		switch (c) {
-		case 'o': o.out = optarg; break;
-		case 'v': o.videos = (int)strtol(optarg, &end, 10); break;
-		case 'H': o.heldout = (int)strtol(optarg, &end, 10); break;
-		case 'm': o.minutes = strtod(optarg, &end); break;
-		case 'f': o.fps = (int)strtol(optarg, &end, 10); break;
-		case 'g': o.gop = (int)strtol(optarg, &end, 10); break;
-		case 'S': o.seed = strtoull(optarg, &end, 10); break;
-		case 'i': o.images = (int)strtol(optarg, &end, 10); break;
-		case 'z': o.shard_size = (int)strtol(optarg, &end, 10); break;
-		case 's':
-			if (sscanf(optarg, "%dx%d", &o.w, &o.h) != 2)
-				log_fatalx("--size wants WxH, got '%s'", optarg);
-			end = optarg + strlen(optarg);
-			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
-		}
-		if (end && *end)
-			log_fatalx("'%s' is not a number (see --help)", optarg);
+	SynthOpts o = {.gop = -1};
+	char err[300];
+	if (flags_parse(flag_table, N_FLAGS, &o, argc, argv, NULL, err, sizeof err) < 0) {
+		log_error("%s", err);
+		usage(stderr);
+		return 2;
+	}
+	if (o.help) {
+		usage(stdout);
+		return 0;
 	}
 	if (!o.out) {
 		usage(stderr);
 		return 2;
 	}
+	char tail;
+	if (sscanf(o.size, "%dx%d%c", &o.w, &o.h, &tail) != 2)
+		log_fatalx("--size wants WxH, got '%s'", o.size);
 	if (o.w < 64 || o.h < 64 || o.w % 2 || o.h % 2 || o.w > 4096 || o.h > 4096)
 		log_fatalx("--size %dx%d: want even sizes from 64 to 4096", o.w, o.h);
-	if (o.videos < 0 || o.heldout < 0 || o.images < 0 || o.shard_size < 1 || o.fps < 1 || o.fps > 240 ||
-	    o.minutes <= 0 || o.minutes > 600)
-		log_fatalx("bad option value (see --help)");
 	if (o.gop < 0)
 		o.gop = 2 * o.fps;
-	if (o.gop < 1)
-		log_fatalx("--gop must be >= 1");
 	if (o.minutes * 60 < 7)
 		log_fatalx("--minutes %.3f: videos need at least 7 seconds for one event", o.minutes);
 	char path[4096];

@@ -2,6 +2,7 @@
 // tar shards into chunks + one manifest; --info / --verify inspect a manifest.
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
+#include "flags.h"           // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
@@ -15,7 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <libavutil/log.h>
-#include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
 #include <math.h>
@@ -28,41 +28,67 @@
 #include <unistd.h>
 
 typedef struct {
-	const char *annotations, *format, *video_root, *out, *manifest, *bpe, *report, *shards;
-	int train_bpe, train_bpe_set, jobs;
+	const char *annotations, *video_root, *out, *manifest, *bpe, *report, *shards, *fps, *info, *verify, *upgrade;
+	char format[8], entropy[8];
+	int train_bpe, train_bpe_set, jobs, deep, help;
 	double ego4d_window;
 	PrepChunkOpts chunk;
 } PrepOpts;
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define O(f) FLAG_AT(PrepOpts, f)
+static const FlagSpec flag_table[] = {
+	{"annotations", FLAG_STRPTR, O(annotations), 0, 0, NULL, .help = "annotation file: clips as video, start, end, caption"},
+	{"format", FLAG_CHOICE, O(format), 0, 0, "auto", .help = "the annotation file's format", .choices = "auto|csv|tsv|epic|ego4d"},
+	{"video-root", FLAG_STRPTR, O(video_root), 0, 0, NULL, .help = "directory of the source videos"},
+	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL, .help = "directory of webdataset tar shards (instead of videos)"},
+	{"out", FLAG_STRPTR, O(out), 0, 0, NULL, .help = "output ROOT: chunks, manifest, vocabulary (required)"},
+	{"manifest", FLAG_STRPTR, O(manifest), 0, 0, NULL, .help = "manifest path (default ROOT/manifest)"},
+	{"chunk-sec", FLAG_INT, O(chunk.chunk_sec), 1, 3600, STR(PREP_DEFAULT_CHUNK_SEC), .help = "chunk length in seconds"},
+	{"short-side", FLAG_INT, O(chunk.short_side), 16, 4096, STR(PREP_DEFAULT_SHORT_SIDE),
+	 .help = "short side of the chunks in pixels, even"},
+	{"fps", FLAG_STRPTR, O(fps), 0, 0, NULL, .help = "output frame rate N or N/D (default: the source's, rounded)"},
+	{"gop", FLAG_INT, O(chunk.gop), 1, 100000, STR(PREP_DEFAULT_GOP), .help = "keyframe interval in frames"},
+	{"crf", FLAG_INT, O(chunk.crf), 0, 51, STR(PREP_DEFAULT_CRF), .help = "x264 quality"},
+	{"preset", FLAG_STRPTR, O(chunk.preset), 0, 0, PREP_DEFAULT_PRESET, .help = "x264 preset"},
+	{"bframes", FLAG_INT, O(chunk.bframes), 0, 16, STR(PREP_DEFAULT_BFRAMES),
+	 .help = "most B-frames in a row (never references, so the loader skips the ones a clip does not need; 0: decode "
+		 "order is display order)"},
+	{"entropy", FLAG_CHOICE, O(entropy), 0, 0, PREP_DEFAULT_CAVLC ? "cavlc" : "cabac",
+	 .help = "entropy coding: cavlc is cheaper to decode, about 5% larger", .choices = "cavlc|cabac"},
+	{"jobs", FLAG_INT, O(jobs), 1, 4096, NULL, .help = "videos prepared in parallel (default: CPUs)", .alias = 'j'},
+	{"bpe", FLAG_STRPTR, O(bpe), 0, 0, NULL, .help = "OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)"},
+	{"train-bpe", FLAG_INT, O(train_bpe), 515, 65536, NULL,
+	 .help = "without --bpe: train a vocabulary of N tokens (default 49408) from the captions, saved as "
+		 "ROOT/bpe_merges.txt; without either, an existing ROOT/bpe_merges.txt is used (a second manifest in "
+		 "ROOT). The vocabulary is also copied next to the manifest (for eval)."},
+	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
+	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest DIR/NAME[.manifest]: "
+		 "DIR/NAME-report.txt)"},
+	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0", .help = "seconds either side of an Ego4D narration"},
+	{"info", FLAG_STRPTR, O(info), 0, 0, NULL, .help = "print what this manifest holds, exit"},
+	{"verify", FLAG_STRPTR, O(verify), 0, 0, NULL, .help = "check this manifest's chunks and shards, exit"},
+	{"deep", FLAG_SWITCH, O(deep), 0, 0, "0", .help = "with --verify: decode every frame and check each chunk's CRC"},
+	{"upgrade", FLAG_STRPTR, O(upgrade), 0, 0, NULL,
+	 .help = "convert a version 1 manifest in place (chunks indexed, not re-encoded; the old file kept as MANIFEST.v1), "
+		 "exit"},
+	{"help", FLAG_SWITCH, O(help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
+
 static void usage(FILE *f)
 {
+	char flags[8192];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
 	fprintf(f,
-		"usage: prep --annotations FILE --video-root DIR --out ROOT [options]\n"
-		"       prep --shards DIR --out ROOT [options]\n"
+		"usage: prep --annotations FILE --video-root DIR --out ROOT [flags]\n"
+		"       prep --shards DIR --out ROOT [flags]\n"
 		"       prep --info MANIFEST | --verify MANIFEST [--deep] | --upgrade MANIFEST [-j N]\n"
 		"Cuts videos into ROOT/<video-id>/<start-sec>.mp4 chunks (or indexes tar shards) and\n"
 		"writes ROOT/manifest. Exit status: 0 all prepared, 3 some input dropped (see the\n"
-		"report), 1 failure. --upgrade converts a version 1 manifest in place (chunks indexed,\n"
-		"not re-encoded; the old file kept as MANIFEST.v1).\n"
-		"  --format F        auto|csv|tsv|epic|ego4d (default auto)\n"
-		"  --manifest M      manifest path (default ROOT/manifest)\n"
-		"  --chunk-sec N     chunk length in seconds (default 15)\n"
-		"  --short-side N    short side of the chunks in pixels (default 288)\n"
-		"  --fps N[/D]       output frame rate (default: the source's, rounded)\n"
-		"  --gop N           keyframe interval in frames (default 32)\n"
-		"  --crf N           x264 quality (default 23); --preset P (default veryfast)\n"
-		"  --bframes N       most B-frames in a row (default 7; never references, so the loader\n"
-		"                    skips the ones a clip does not need; 0: decode order is display order)\n"
-		"  --entropy E       cavlc (default: cheaper to decode, about 5%% larger) | cabac\n"
-		"  -j, --jobs N      videos prepared in parallel (default: CPUs)\n"
-		"  --bpe FILE        OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)\n"
-		"  --train-bpe N     without --bpe: train a vocabulary of N tokens (default 49408)\n"
-		"                    from the captions, saved as ROOT/bpe_merges.txt; without either,\n"
-		"                    an existing ROOT/bpe_merges.txt is used (a second manifest in ROOT)\n"
-		"                    The vocabulary is also copied next to the manifest (for eval).\n"
-		"  --report FILE     problems, one line each (default ROOT/prep-report.txt, or with\n"
-		"                    --manifest DIR/NAME[.manifest]: DIR/NAME-report.txt)\n"
-		"  --ego4d-window S  seconds either side of an Ego4D narration (default 1.0)\n");
+		"report), 1 failure.\n\n%s",
+		flags);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -321,6 +347,330 @@ static void add_problem_counts(PrepAnnotList *r, size_t *dropped)
 	*dropped = r->bad_utf8 + r->bad_time + r->bad_record;
 }
 
+// One preparation: its options, output paths, the manifest being written and the counts the
+// report ends with.
+typedef struct {
+	PrepOpts o;
+	char manifest[4096], report[4096], mdir[4096];
+	PrepAnnotList rep; // problems of every kind, and the clips of an annotation file
+	ManifestWriter *w;
+	BpeTokenizer *tok;
+	size_t dropped_video, dropped_range, dropped_damage, damaged_videos, n_samples;
+} PrepRun;
+
+// argv into o; the checks the table cannot make (combinations, --fps N/D, even sides)
+static void parse_opts(PrepOpts *o, int argc, char **argv)
+{
+	char err[400];
+	o->chunk.cavlc = PREP_DEFAULT_CAVLC;
+	if (flags_parse(flag_table, N_FLAGS, o, argc, argv, NULL, err, sizeof err) < 0) {
+		log_error("%s", err);
+		exit(1);
+	}
+	if (o->help) {
+		usage(stdout);
+		exit(0);
+	}
+	o->chunk.cavlc = !strcmp(o->entropy, "cavlc");
+	o->train_bpe_set = o->train_bpe != 0;
+	if (!o->train_bpe_set)
+		o->train_bpe = 49408;
+	if (!o->jobs)
+		o->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->fps) {
+		char *end;
+		o->chunk.fps_num = (int)strtol(o->fps, &end, 10), o->chunk.fps_den = 1;
+		if (*end == '/')
+			o->chunk.fps_den = (int)strtol(end + 1, &end, 10);
+		if (*end || o->chunk.fps_num < 1 || o->chunk.fps_den < 1)
+			log_fatalx("--fps wants N or N/D with positive integers, got '%s'", o->fps);
+	}
+	if (o->chunk.short_side % 2)
+		log_fatalx("--short-side %d: want an even number of pixels", o->chunk.short_side);
+}
+
+// the manifest (default ROOT/manifest), its report and the folder the manifest is in
+static void output_paths(PrepRun *run)
+{
+	const PrepOpts *o = &run->o;
+	snprintf(run->manifest, sizeof(run->manifest), "%s", o->manifest ? o->manifest : "");
+	if (!o->manifest)
+		snprintf(run->manifest, sizeof(run->manifest), "%s/manifest", o->out);
+	// a second manifest (--manifest DIR/heldout.manifest) gets its own report, never the first's
+	snprintf(run->report, sizeof(run->report), "%s", o->report ? o->report : "");
+	if (!o->report && !o->manifest)
+		snprintf(run->report, sizeof(run->report), "%s/prep-report.txt", o->out);
+	else if (!o->report) {
+		size_t ml = strlen(o->manifest), sl = strlen(".manifest");
+		int stem = ml > sl && !strcmp(o->manifest + ml - sl, ".manifest") ? (int)(ml - sl) : (int)ml;
+		snprintf(run->report, sizeof(run->report), "%.*s-report.txt", stem, o->manifest);
+	}
+	snprintf(run->mdir, sizeof(run->mdir), "%s", run->manifest);
+	char *slash = strrchr(run->mdir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		strcpy(run->mdir, ".");
+}
+
+// the .tar files of --shards, sorted; an empty folder is a report line
+static char **shard_names(PrepRun *run, size_t *n)
+{
+	DIR *d = opendir(run->o.shards);
+	if (!d)
+		log_fatal("--shards %s", run->o.shards);
+	char **names = NULL;
+	size_t nn = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if (l > 4 && strcmp(de->d_name + l - 4, ".tar") == 0) {
+			names = realloc(names, (nn + 1) * sizeof(char *));
+			if (!names || !(names[nn++] = strdup(de->d_name)))
+				log_fatalx("out of memory");
+		}
+	}
+	closedir(d);
+	if (nn == 0) {
+		run->rep.bad_record++;
+		prep_annot_problem(&run->rep, "--shards %s: no .tar files in it", run->o.shards);
+	}
+	if (nn)
+		qsort(names, nn, sizeof(char *), cmp_str);
+	*n = nn;
+	return names;
+}
+
+// --shards: index each tar, a vocabulary from every caption, then each image into the manifest
+static void prep_shards(PrepRun *run)
+{
+	const PrepOpts *o = &run->o;
+	PrepAnnotList *rep = &run->rep;
+	size_t nn;
+	char **names = shard_names(run, &nn);
+	PrepTarIndex *ix = calloc(nn ? nn : 1, sizeof(PrepTarIndex));
+	char **caps = NULL;
+	size_t ncaps = 0;
+	int rc;
+	for (size_t i = 0; i < nn; i++) {
+		char path[8192];
+		snprintf(path, sizeof(path), "%s/%s", o->shards, names[i]);
+		if ((rc = prep_tar_index(path, &ix[i], rep)) < 0) {
+			rep->bad_record++;
+			prep_annot_problem(rep, "%s: cannot read: %s", path, strerror(-rc));
+			continue;
+		}
+		if (ix[i].n == 0) { // an empty shard is reported, never silently part of nothing
+			rep->bad_record++;
+			prep_annot_problem(rep, "%s: no image with a caption in this shard%s", path, ix[i].size ? "" : " (empty file)");
+		}
+		caps = realloc(caps, (ncaps + ix[i].n + 1) * sizeof(char *));
+		if (!caps)
+			log_fatalx("out of memory");
+		for (size_t k = 0; k < ix[i].n; k++)
+			caps[ncaps++] = ix[i].img[k].caption;
+	}
+	run->tok = tokenizer(o, run->mdir, caps, ncaps);
+	free(caps);
+	if (run->tok && manifest_writer_new(&run->w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(run->tok), 0, 0) < 0)
+		log_fatalx("tokenizer vocabulary too large for the manifest");
+	for (size_t i = 0; i < nn; i++) {
+		if (!run->w || (!ix[i].size && !ix[i].n)) { // nothing of it goes into a manifest
+			prep_tar_free(&ix[i]);
+			free(names[i]);
+			continue;
+		}
+		char path[8192], rel[8192];
+		snprintf(path, sizeof(path), "%s/%s", o->shards, names[i]);
+		int64_t sid = manifest_add_shard(run->w, rel_path(run->mdir, path, rel, sizeof(rel)), ix[i].size);
+		if (sid < 0)
+			log_fatalx("manifest: %s", strerror((int)-sid));
+		for (size_t k = 0; k < ix[i].n; k++) {
+			int32_t ids[BPE_CONTEXT];
+			if (bpe_tokenize(run->tok, ix[i].img[k].caption, ids, BPE_CONTEXT) < 0 ||
+			    manifest_add_image(run->w, (uint32_t)sid, ix[i].img[k].offset, ix[i].img[k].length, ids) < 0)
+				log_fatalx("%s: key %s cannot be added", path, ix[i].img[k].key);
+			run->n_samples++;
+		}
+		prep_tar_free(&ix[i]);
+		free(names[i]);
+	}
+	free(ix);
+	free(names);
+}
+
+// the distinct videos of the clips, sorted (pointers into rep)
+static char **video_ids(const PrepAnnotList *rep, size_t *n)
+{
+	char **ids = malloc((rep->n + 1) * sizeof(char *));
+	if (!ids)
+		log_fatalx("out of memory");
+	size_t nv = 0, u = 0;
+	for (size_t i = 0; i < rep->n; i++)
+		ids[nv++] = rep->a[i].video;
+	qsort(ids, nv, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < nv; i++)
+		if (!u || strcmp(ids[u - 1], ids[i]))
+			ids[u++] = ids[i];
+	*n = u;
+	return ids;
+}
+
+// each prepared video and its chunks into the manifest (vidx[i] -1: not there); damage reported
+static void add_videos(PrepRun *run, const Pool *p, int64_t *vidx, uint32_t *first_chunk)
+{
+	for (int i = 0; i < p->n; i++) {
+		const PrepVideoResult *r = &p->res[i];
+		vidx[i] = -1;
+		if (r->error[0] || !r->n_chunks) {
+			prep_annot_problem(&run->rep, "video %s: %s", p->ids[i], r->error[0] ? r->error : "no chunks");
+			continue;
+		}
+		if (r->damage.n) { // the chunks are kept; clips over the damage are cut out in add_clips
+			char spans[600];
+			prep_damage_format(&r->damage, r->fps_num, r->fps_den, 8, spans, sizeof spans);
+			prep_annot_problem(&run->rep,
+					   "video %s: %llu frames decode with errors (%d decoder errors, %d concealed, %d "
+					   "corrupt frames): %s; clips overlapping them are dropped",
+					   p->ids[i], (unsigned long long)r->damage.frames, r->damage.errors, r->damage.concealed,
+					   r->damage.corrupt, spans);
+			run->damaged_videos++;
+		}
+		vidx[i] = manifest_add_video(run->w, p->ids[i], (uint64_t)llround(r->duration * 1000));
+		for (int k = 0; k < r->n_chunks; k++) {
+			const PrepChunkInfo *ci = &r->chunks[k];
+			char full[8192], rel[8192];
+			snprintf(full, sizeof(full), "%s/%s", run->o.out, ci->path);
+			int64_t cid = add_chunk(run->w, (uint32_t)vidx[i], rel_path(run->mdir, full, rel, sizeof(rel)), r, ci, &run->rep);
+			if (k == 0)
+				first_chunk[i] = (uint32_t)cid;
+		}
+	}
+}
+
+// each clip into the manifest, unless its video failed, it is outside it, or it overlaps damage
+static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const uint32_t *first_chunk)
+{
+	PrepAnnotList *rep = &run->rep;
+	for (size_t i = 0; i < rep->n; i++) {
+		const PrepAnnot *a = &rep->a[i];
+		char **hit = bsearch(&a->video, p->ids, (size_t)p->n, sizeof(char *), cmp_str);
+		size_t v = (size_t)(hit - p->ids);
+		if (vidx[v] < 0) {
+			run->dropped_video++;
+			continue;
+		}
+		const PrepVideoResult *r = &p->res[v];
+		uint32_t c0, f0, c1, f1;
+		if (prep_clip_frames(r, a->start, a->end, &c0, &f0, &c1, &f1) < 0) {
+			run->dropped_range++;
+			prep_annot_problem(rep, "line %d: video %s: %.2f-%.2f s is outside the video (0-%.2f s)", a->line, a->video,
+					   a->start, a->end, r->duration);
+			continue;
+		}
+		uint64_t per = r->chunks[0].ix.n_frames, fb = c0 * per + f0, fe = c1 * per + f1;
+		int dmg = prep_damage_overlap(&r->damage, fb, fe);
+		if (dmg >= 0) {
+			const PrepSpan *d = &r->damage.spans[dmg];
+			run->dropped_damage++;
+			prep_annot_problem(rep, "line %d: video %s: %.2f-%.2f s overlaps frames %llu-%llu that decode with errors",
+					   a->line, a->video, a->start, a->end, (unsigned long long)d->first,
+					   (unsigned long long)d->last);
+			continue;
+		}
+		int32_t idsb[BPE_CONTEXT];
+		if (bpe_tokenize(run->tok, a->caption, idsb, BPE_CONTEXT) < 0)
+			log_fatalx("line %d: tokenizer failed", a->line);
+		int64_t sid = manifest_add_clip(run->w, (uint32_t)vidx[v], first_chunk[v] + c0, f0, first_chunk[v] + c1, f1, idsb);
+		if (sid < 0)
+			log_fatalx("line %d: manifest refused the clip (%s)", a->line, strerror((int)-sid));
+		run->n_samples++;
+	}
+}
+
+// annotations: load them, cut every video into chunks in parallel, then videos and clips into the manifest
+static void prep_videos(PrepRun *run)
+{
+	const PrepOpts *o = &run->o;
+	int rc;
+	if (!prep_encoder_available())
+		log_fatalx("this libavcodec has no H.264 encoder (libx264)");
+	PrepAnnotList al;
+	if ((rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window)) < 0)
+		log_fatalx("%s: %s", o->annotations,
+			   rc == -EBADMSG && al.n_problems ? al.problems[al.n_problems - 1]
+			   : rc == -EINVAL		   ? "unknown format or layout (see --format)"
+							   : strerror(-rc));
+	run->rep = al; // the annotation problems start the report; clips stay in rep.a
+	PrepAnnotList *rep = &run->rep;
+	if (rep->n == 0 && rep->n_problems == 0) { // a header and nothing else
+		rep->bad_record++;
+		prep_annot_problem(rep, "%s: no annotation records", o->annotations);
+	}
+	size_t nv;
+	char **ids = video_ids(rep, &nv);
+	Pool p = {.o = o, .ids = ids, .n = (int)nv};
+	p.src = calloc(nv + 1, sizeof(char *));
+	p.res = calloc(nv + 1, sizeof(PrepVideoResult));
+	for (size_t i = 0; i < nv; i++) {
+		char path[8192];
+		if (find_video(o->video_root, ids[i], path, sizeof(path)) == 0)
+			p.src[i] = strdup(path);
+		else
+			snprintf(p.res[i].error, sizeof(p.res[i].error), "not found under %s", o->video_root);
+	}
+	log_info("%zu clips of %zu videos; chunks of %d s, short side %d, GOP %d, %d jobs", rep->n, nv, o->chunk.chunk_sec,
+		 o->chunk.short_side, o->chunk.gop, o->jobs);
+	run_pool(&p, o->jobs);
+	char **caps = malloc((rep->n + 1) * sizeof(char *));
+	for (size_t i = 0; i < rep->n; i++)
+		caps[i] = rep->a[i].caption;
+	run->tok = tokenizer(o, run->mdir, caps, rep->n);
+	free(caps);
+	if (run->tok && manifest_writer_new(&run->w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(run->tok),
+					    (uint32_t)o->chunk.chunk_sec * 1000, (uint32_t)o->chunk.short_side) < 0)
+		log_fatalx("tokenizer vocabulary too large for the manifest");
+	int64_t *vidx = malloc((nv + 1) * sizeof(int64_t));
+	uint32_t *first_chunk = malloc((nv + 1) * sizeof(uint32_t));
+	add_videos(run, &p, vidx, first_chunk);
+	add_clips(run, &p, vidx, first_chunk);
+	for (size_t i = 0; i < nv; i++) {
+		prep_video_result_free(&p.res[i]);
+		free(p.src[i]);
+	}
+	free(p.res), free(p.src), free(ids), free(vidx), free(first_chunk);
+}
+
+// the report file and its summary line; the exit status (3: something dropped)
+static int write_report(PrepRun *run)
+{
+	PrepAnnotList *rep = &run->rep;
+	size_t dropped_parse;
+	add_problem_counts(rep, &dropped_parse);
+	// a damaged video counts even when no clip touched the damage: its chunks hold garbled frames
+	size_t dropped = dropped_parse + run->dropped_video + run->dropped_range + run->dropped_damage + run->damaged_videos;
+	FILE *rf = fopen(run->report, "w");
+	if (!rf)
+		log_fatal("%s", run->report);
+	for (size_t i = 0; i < rep->n_problems; i++) {
+		fprintf(rf, "%s\n", rep->problems[i]);
+		if (i < 20)
+			log_warnx("%s", rep->problems[i]);
+	}
+	fprintf(rf, "summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
+		    "video, %zu bad record, %zu over damaged frames); %zu videos with damaged frames\n",
+		run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8, rep->bad_time,
+		run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos);
+	fclose(rf);
+	if (rep->n_problems > 20)
+		log_warnx("... %zu more problems in %s", rep->n_problems - 20, run->report);
+	log_info("%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
+		 "bad record, %zu over damaged frames); %zu videos with damaged frames; report %s",
+		 run->manifest, run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8, rep->bad_time,
+		 run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos, run->report);
+	return dropped ? 3 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	log_init("prep", LOG_INFO);
@@ -330,317 +680,33 @@ int main(int argc, char **argv)
 	// Buffers of 64 KiB and more mapped on their own end in zero-filled pages: the same bytes always.
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
-	PrepOpts o = {.format = "auto", .train_bpe = 49408, .jobs = (int)sysconf(_SC_NPROCESSORS_ONLN), .ego4d_window = 1.0,
-		      .chunk = {.chunk_sec = PREP_DEFAULT_CHUNK_SEC, .short_side = PREP_DEFAULT_SHORT_SIDE,
-				.gop = PREP_DEFAULT_GOP, .bframes = PREP_DEFAULT_BFRAMES, .cavlc = PREP_DEFAULT_CAVLC,
-				.crf = PREP_DEFAULT_CRF,
-				.preset = PREP_DEFAULT_PRESET}};
-	const char *info = NULL, *verify = NULL, *upgrade = NULL;
-	int deep = 0;
-	static const struct option lo[] = {
-		{"annotations", 1, 0, 'a'}, {"format", 1, 0, 'F'},  {"video-root", 1, 0, 'r'}, {"out", 1, 0, 'o'},
-		{"manifest", 1, 0, 'M'},    {"chunk-sec", 1, 0, 'c'}, {"short-side", 1, 0, 's'}, {"fps", 1, 0, 'f'},
-		{"gop", 1, 0, 'g'},         {"crf", 1, 0, 'C'},     {"preset", 1, 0, 'P'},     {"bframes", 1, 0, 'B'}, {"entropy", 1, 0, 'E'},
-		{"jobs", 1, 0, 'j'},        {"bpe", 1, 0, 'b'},     {"train-bpe", 1, 0, 't'},  {"report", 1, 0, 'R'},
-		{"ego4d-window", 1, 0, 'w'}, {"shards", 1, 0, 'S'}, {"info", 1, 0, 'i'},       {"verify", 1, 0, 'v'},
-		{"deep", 0, 0, 'd'},        {"upgrade", 1, 0, 'U'}, {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
-	int c;
-	while ((c = getopt_long(argc, argv, "j:h", lo, NULL)) != -1) {
-		char *end = (char *)"";
-		switch (c) {
-		case 'a': o.annotations = optarg; break;
-		case 'F': o.format = optarg; break;
-		case 'r': o.video_root = optarg; break;
-		case 'o': o.out = optarg; break;
-		case 'M': o.manifest = optarg; break;
-		case 'c': o.chunk.chunk_sec = (int)strtol(optarg, &end, 10); break;
-		case 's': o.chunk.short_side = (int)strtol(optarg, &end, 10); break;
-		case 'f':
-			o.chunk.fps_num = (int)strtol(optarg, &end, 10), o.chunk.fps_den = 1;
-			if (*end == '/')
-				o.chunk.fps_den = (int)strtol(end + 1, &end, 10);
-			break;
-		case 'g': o.chunk.gop = (int)strtol(optarg, &end, 10); break;
-		case 'C': o.chunk.crf = (int)strtol(optarg, &end, 10); break;
-		case 'P': o.chunk.preset = optarg; break;
-		case 'B': o.chunk.bframes = (int)strtol(optarg, &end, 10); break;
-		case 'E':
-			if (strcmp(optarg, "cavlc") && strcmp(optarg, "cabac"))
-				log_fatalx("--entropy: '%s' is neither cavlc nor cabac", optarg);
-			o.chunk.cavlc = !strcmp(optarg, "cavlc");
-			break;
-		case 'j': o.jobs = (int)strtol(optarg, &end, 10); break;
-		case 'b': o.bpe = optarg; break;
-		case 't': o.train_bpe = (int)strtol(optarg, &end, 10), o.train_bpe_set = 1; break;
-		case 'R': o.report = optarg; break;
-		case 'w': o.ego4d_window = strtod(optarg, &end); break;
-		case 'S': o.shards = optarg; break;
-		case 'i': info = optarg; break;
-		case 'v': verify = optarg; break;
-		case 'd': deep = 1; break;
-		case 'U': upgrade = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
-		}
-		if (*end)
-			log_fatalx("'%s' is not a number (see --help)", optarg);
-	}
-	if (info)
-		return prep_info(info);
-	if (verify)
-		return prep_verify(verify, deep);
-	if (upgrade)
-		return prep_upgrade(upgrade, o.jobs);
-	if (!o.out || (!o.shards && (!o.annotations || !o.video_root)) || (o.shards && o.annotations)) {
+	static PrepRun run; // large path buffers
+	PrepOpts *o = &run.o;
+	parse_opts(o, argc, argv);
+	if (o->info)
+		return prep_info(o->info);
+	if (o->verify)
+		return prep_verify(o->verify, o->deep);
+	if (o->upgrade)
+		return prep_upgrade(o->upgrade, o->jobs);
+	if (!o->out || (!o->shards && (!o->annotations || !o->video_root)) || (o->shards && o->annotations)) {
 		usage(stderr);
 		return 1;
 	}
-	if (o.chunk.chunk_sec < 1 || o.chunk.short_side < 16 || o.chunk.short_side > 4096 || o.chunk.short_side % 2 ||
-	    o.chunk.gop < 1 || o.chunk.crf < 0 || o.chunk.crf > 51 || o.chunk.bframes < 0 || o.chunk.bframes > 16 ||
-	    o.jobs < 1 || (o.chunk.fps_num && (o.chunk.fps_num < 1 || o.chunk.fps_den < 1)) || o.train_bpe < 515 ||
-	    o.train_bpe > 65536 || o.ego4d_window <= 0)
-		log_fatalx("bad option value (see --help)");
-	if (mkdir(o.out, 0755) < 0 && errno != EEXIST)
-		log_fatal("cannot create %s", o.out);
-	char manifest[4096], report[4096], mdir[4096];
-	snprintf(manifest, sizeof(manifest), "%s", o.manifest ? o.manifest : "");
-	if (!o.manifest)
-		snprintf(manifest, sizeof(manifest), "%s/manifest", o.out);
-	// a second manifest (--manifest DIR/heldout.manifest) gets its own report, never the first's
-	snprintf(report, sizeof(report), "%s", o.report ? o.report : "");
-	if (!o.report && !o.manifest)
-		snprintf(report, sizeof(report), "%s/prep-report.txt", o.out);
-	else if (!o.report) {
-		size_t ml = strlen(o.manifest), sl = strlen(".manifest");
-		int stem = ml > sl && !strcmp(o.manifest + ml - sl, ".manifest") ? (int)(ml - sl) : (int)ml;
-		snprintf(report, sizeof(report), "%.*s-report.txt", stem, o.manifest);
-	}
-	snprintf(mdir, sizeof(mdir), "%s", manifest);
-	char *slash = strrchr(mdir, '/');
-	if (slash)
-		*slash = 0;
+	if (mkdir(o->out, 0755) < 0 && errno != EEXIST)
+		log_fatal("cannot create %s", o->out);
+	output_paths(&run);
+	o->chunk.root = o->out;
+	if (o->shards)
+		prep_shards(&run);
 	else
-		strcpy(mdir, ".");
-	o.chunk.root = o.out;
-
-	PrepAnnotList rep = {0}; // problems of every kind, and the clips of an annotation file
-	size_t dropped_video = 0, dropped_range = 0, dropped_damage = 0, damaged_videos = 0, n_samples = 0;
-	ManifestWriter *w = NULL;
-	BpeTokenizer *tok = NULL;
+		prep_videos(&run);
 	int rc;
-	if (o.shards) {
-		DIR *d = opendir(o.shards);
-		if (!d)
-			log_fatal("--shards %s", o.shards);
-		char **names = NULL;
-		size_t nn = 0;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			size_t l = strlen(de->d_name);
-			if (l > 4 && strcmp(de->d_name + l - 4, ".tar") == 0) {
-				names = realloc(names, (nn + 1) * sizeof(char *));
-				if (!names || !(names[nn++] = strdup(de->d_name)))
-					log_fatalx("out of memory");
-			}
-		}
-		closedir(d);
-		if (nn == 0) {
-			rep.bad_record++;
-			prep_annot_problem(&rep, "--shards %s: no .tar files in it", o.shards);
-		}
-		if (nn)
-			qsort(names, nn, sizeof(char *), cmp_str);
-		PrepTarIndex *ix = calloc(nn ? nn : 1, sizeof(PrepTarIndex));
-		char **caps = NULL;
-		size_t ncaps = 0;
-		for (size_t i = 0; i < nn; i++) {
-			char path[8192];
-			snprintf(path, sizeof(path), "%s/%s", o.shards, names[i]);
-			if ((rc = prep_tar_index(path, &ix[i], &rep)) < 0) {
-				rep.bad_record++;
-				prep_annot_problem(&rep, "%s: cannot read: %s", path, strerror(-rc));
-				continue;
-			}
-			if (ix[i].n == 0) { // an empty shard is reported, never silently part of nothing
-				rep.bad_record++;
-				prep_annot_problem(&rep, "%s: no image with a caption in this shard%s", path,
-						   ix[i].size ? "" : " (empty file)");
-			}
-			caps = realloc(caps, (ncaps + ix[i].n + 1) * sizeof(char *));
-			if (!caps)
-				log_fatalx("out of memory");
-			for (size_t k = 0; k < ix[i].n; k++)
-				caps[ncaps++] = ix[i].img[k].caption;
-		}
-		tok = tokenizer(&o, mdir, caps, ncaps);
-		free(caps);
-		if (tok && manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), 0, 0) < 0)
-			log_fatalx("tokenizer vocabulary too large for the manifest");
-		for (size_t i = 0; i < nn; i++) {
-			if (!w || (!ix[i].size && !ix[i].n)) { // nothing of it goes into a manifest
-				prep_tar_free(&ix[i]);
-				free(names[i]);
-				continue;
-			}
-			char path[8192], rel[8192];
-			snprintf(path, sizeof(path), "%s/%s", o.shards, names[i]);
-			int64_t sid = manifest_add_shard(w, rel_path(mdir, path, rel, sizeof(rel)), ix[i].size);
-			if (sid < 0)
-				log_fatalx("manifest: %s", strerror((int)-sid));
-			for (size_t k = 0; k < ix[i].n; k++) {
-				int32_t ids[BPE_CONTEXT];
-				if (bpe_tokenize(tok, ix[i].img[k].caption, ids, BPE_CONTEXT) < 0 ||
-				    manifest_add_image(w, (uint32_t)sid, ix[i].img[k].offset, ix[i].img[k].length, ids) < 0)
-					log_fatalx("%s: key %s cannot be added", path, ix[i].img[k].key);
-				n_samples++;
-			}
-			prep_tar_free(&ix[i]);
-			free(names[i]);
-		}
-		free(ix);
-		free(names);
-	} else {
-		if (!prep_encoder_available())
-			log_fatalx("this libavcodec has no H.264 encoder (libx264)");
-		PrepAnnotList al;
-		if ((rc = prep_annot_load(&al, o.annotations, o.format, o.ego4d_window)) < 0)
-			log_fatalx("%s: %s", o.annotations,
-				   rc == -EBADMSG && al.n_problems ? al.problems[al.n_problems - 1]
-				   : rc == -EINVAL		   ? "unknown format or layout (see --format)"
-								   : strerror(-rc));
-		rep = al; // the annotation problems start the report; clips stay in rep.a
-		if (rep.n == 0 && rep.n_problems == 0) { // a header and nothing else
-			rep.bad_record++;
-			prep_annot_problem(&rep, "%s: no annotation records", o.annotations);
-		}
-		// distinct videos, sorted
-		char **ids = malloc((rep.n + 1) * sizeof(char *));
-		size_t nv = 0;
-		for (size_t i = 0; i < rep.n; i++)
-			ids[nv++] = rep.a[i].video;
-		qsort(ids, nv, sizeof(char *), cmp_str);
-		size_t u = 0;
-		for (size_t i = 0; i < nv; i++)
-			if (!u || strcmp(ids[u - 1], ids[i]))
-				ids[u++] = ids[i];
-		nv = u;
-		Pool p = {.o = &o, .ids = ids, .n = (int)nv};
-		p.src = calloc(nv + 1, sizeof(char *));
-		p.res = calloc(nv + 1, sizeof(PrepVideoResult));
-		for (size_t i = 0; i < nv; i++) {
-			char path[8192];
-			if (find_video(o.video_root, ids[i], path, sizeof(path)) == 0)
-				p.src[i] = strdup(path);
-			else
-				snprintf(p.res[i].error, sizeof(p.res[i].error), "not found under %s", o.video_root);
-		}
-		log_info("%zu clips of %zu videos; chunks of %d s, short side %d, GOP %d, %d jobs", rep.n, nv,
-			 o.chunk.chunk_sec, o.chunk.short_side, o.chunk.gop, o.jobs);
-		run_pool(&p, o.jobs);
-		char **caps = malloc((rep.n + 1) * sizeof(char *));
-		for (size_t i = 0; i < rep.n; i++)
-			caps[i] = rep.a[i].caption;
-		tok = tokenizer(&o, mdir, caps, rep.n);
-		free(caps);
-		if (tok && manifest_writer_new(&w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(tok), (uint32_t)o.chunk.chunk_sec * 1000,
-					       (uint32_t)o.chunk.short_side) < 0)
-			log_fatalx("tokenizer vocabulary too large for the manifest");
-		int64_t *vidx = malloc((nv + 1) * sizeof(int64_t));
-		uint32_t *first_chunk = malloc((nv + 1) * sizeof(uint32_t));
-		for (size_t i = 0; i < nv; i++) {
-			PrepVideoResult *r = &p.res[i];
-			vidx[i] = -1;
-			if (r->error[0] || !r->n_chunks) {
-				prep_annot_problem(&rep, "video %s: %s", ids[i], r->error[0] ? r->error : "no chunks");
-				continue;
-			}
-			if (r->damage.n) { // the chunks are kept; clips over the damage are cut out below
-				char spans[600];
-				prep_damage_format(&r->damage, r->fps_num, r->fps_den, 8, spans, sizeof spans);
-				prep_annot_problem(&rep,
-						   "video %s: %llu frames decode with errors (%d decoder errors, %d concealed, %d "
-						   "corrupt frames): %s; clips overlapping them are dropped",
-						   ids[i], (unsigned long long)r->damage.frames, r->damage.errors, r->damage.concealed,
-						   r->damage.corrupt, spans);
-				damaged_videos++;
-			}
-			vidx[i] = manifest_add_video(w, ids[i], (uint64_t)llround(r->duration * 1000));
-			for (int k = 0; k < r->n_chunks; k++) {
-				PrepChunkInfo *ci = &r->chunks[k];
-				char full[8192], rel[8192];
-				snprintf(full, sizeof(full), "%s/%s", o.out, ci->path);
-				int64_t cid = add_chunk(w, (uint32_t)vidx[i], rel_path(mdir, full, rel, sizeof(rel)), r, ci, &rep);
-				if (k == 0)
-					first_chunk[i] = (uint32_t)cid;
-			}
-		}
-		for (size_t i = 0; i < rep.n; i++) {
-			const PrepAnnot *a = &rep.a[i];
-			char **hit = bsearch(&a->video, ids, nv, sizeof(char *), cmp_str);
-			size_t v = (size_t)(hit - ids);
-			if (vidx[v] < 0) {
-				dropped_video++;
-				continue;
-			}
-			const PrepVideoResult *r = &p.res[v];
-			uint32_t c0, f0, c1, f1;
-			if (prep_clip_frames(r, a->start, a->end, &c0, &f0, &c1, &f1) < 0) {
-				dropped_range++;
-				prep_annot_problem(&rep, "line %d: video %s: %.2f-%.2f s is outside the video (0-%.2f s)", a->line,
-						   a->video, a->start, a->end, r->duration);
-				continue;
-			}
-			uint64_t per = r->chunks[0].ix.n_frames, fb = c0 * per + f0, fe = c1 * per + f1;
-			int dmg = prep_damage_overlap(&r->damage, fb, fe);
-			if (dmg >= 0) {
-				const PrepSpan *d = &r->damage.spans[dmg];
-				dropped_damage++;
-				prep_annot_problem(&rep, "line %d: video %s: %.2f-%.2f s overlaps frames %llu-%llu that decode with errors",
-						   a->line, a->video, a->start, a->end, (unsigned long long)d->first,
-						   (unsigned long long)d->last);
-				continue;
-			}
-			int32_t idsb[BPE_CONTEXT];
-			if (bpe_tokenize(tok, a->caption, idsb, BPE_CONTEXT) < 0)
-				log_fatalx("line %d: tokenizer failed", a->line);
-			int64_t sid = manifest_add_clip(w, (uint32_t)vidx[v], first_chunk[v] + c0, f0, first_chunk[v] + c1, f1, idsb);
-			if (sid < 0)
-				log_fatalx("line %d: manifest refused the clip (%s)", a->line, strerror((int)-sid));
-			n_samples++;
-		}
-		for (size_t i = 0; i < nv; i++) {
-			prep_video_result_free(&p.res[i]);
-			free(p.src[i]);
-		}
-		free(p.res), free(p.src), free(ids), free(vidx), free(first_chunk);
-	}
-	if (w && (rc = manifest_write(w, manifest)) < 0)
-		log_fatalx("writing %s: %s", manifest, strerror(-rc));
-	manifest_writer_free(w);
-	bpe_free(tok);
-	size_t dropped_parse;
-	add_problem_counts(&rep, &dropped_parse);
-	// a damaged video counts even when no clip touched the damage: its chunks hold garbled frames
-	size_t dropped = dropped_parse + dropped_video + dropped_range + dropped_damage + damaged_videos;
-	FILE *rf = fopen(report, "w");
-	if (!rf)
-		log_fatal("%s", report);
-	for (size_t i = 0; i < rep.n_problems; i++) {
-		fprintf(rf, "%s\n", rep.problems[i]);
-		if (i < 20)
-			log_warnx("%s", rep.problems[i]);
-	}
-	fprintf(rf, "summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
-		    "video, %zu bad record, %zu over damaged frames); %zu videos with damaged frames\n",
-		n_samples, dropped - damaged_videos, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range, rep.bad_record,
-		dropped_damage, damaged_videos);
-	fclose(rf);
-	if (rep.n_problems > 20)
-		log_warnx("... %zu more problems in %s", rep.n_problems - 20, report);
-	log_info("%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
-		 "bad record, %zu over damaged frames); %zu videos with damaged frames; report %s",
-		 manifest, n_samples, dropped - damaged_videos, dropped_video, rep.bad_utf8, rep.bad_time, dropped_range,
-		 rep.bad_record, dropped_damage, damaged_videos, report);
-	prep_annot_free(&rep);
-	return dropped ? 3 : 0;
+	if (run.w && (rc = manifest_write(run.w, run.manifest)) < 0)
+		log_fatalx("writing %s: %s", run.manifest, strerror(-rc));
+	manifest_writer_free(run.w);
+	bpe_free(run.tok);
+	rc = write_report(&run);
+	prep_annot_free(&run.rep);
+	return rc;
 }

@@ -26,10 +26,10 @@ grep -q "the run's model: 3 frames of 48x48" "$tmp/a.log" || fail "the checkpoin
 [ "$(ls "$tmp/a")" = grid0-4.png ] || fail "--grid 5 wrote $(ls "$tmp/a")"
 read -r w h < <(png_size "$tmp/a/grid0-4.png")
 [ "$w" -ge 144 ] && [ "$h" -gt $((5 * 48)) ] || fail "a grid of 5 clips of 3x48x48 is ${w}x$h"
-tools/clipdump --manifest "$tmp/data/manifest" --bpe "$tmp/data/bpe_merges.txt" --seed 7 --frames 3 --size 48 \
+tools/clipdump --manifest "$tmp/data/manifest" --bpe "$tmp/data/bpe_merges.txt" --seed 7 --frames 3 --image-size 48 \
 	--positions 0-4 --grid 5 --out "$tmp/b" 2>/dev/null || fail "clipdump by hand"
 cmp -s "$tmp/a/grid0-4.png" "$tmp/b/grid0-4.png" || fail "--run-dir differs from its manifest, seed 7, 3 frames, 48 px and vocabulary"
-tools/clipdump --manifest "$tmp/data/manifest" --seed 1 --frames 3 --size 48 --positions 0-4 --grid 5 --out "$tmp/c" 2>/dev/null
+tools/clipdump --manifest "$tmp/data/manifest" --seed 1 --frames 3 --image-size 48 --positions 0-4 --grid 5 --out "$tmp/c" 2>/dev/null
 cmp -s "$tmp/a/grid0-4.png" "$tmp/c/grid0-4.png" && fail "the run's data seed 7 was not used"
 
 # one sheet per clip without --grid; the bitmap font when the real one is missing

@@ -4,6 +4,7 @@
 #include "bpe_tokenizer.h"  // defines: bpe_load, bpe_decode, bpe_free
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
+#include "flags.h"          // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
 #include "ld_error.h"       // defines: ld_error_name
 #include "log.h"            // defines: log_init, log_info, log_fatalx
@@ -13,7 +14,6 @@
 #include "text_font.h"      // defines: TextFont, text_font_open, text_font_bitmap
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +21,32 @@
 #include <unistd.h>
 
 typedef struct {
-	const char *ring, *manifest, *out, *bpe, *font, *run_dir;
-	int rank, count, frames, size, eval, flip, grid;
-	int frames_set, size_set, seed_set;
-	long long seed;
+	const char *ring, *manifest, *out, *bpe, *font, *run_dir, *positions;
+	int rank, count, frames, size, eval, flip, grid, help;
+	long long seed;    // -1 until given: the run's, else 1
 	uint64_t first, last;
 } Opts;
+
+static const FlagSpec flag_table[] = {
+	{"ring", FLAG_STRPTR, FLAG_AT(Opts, ring), 0, 0, NULL, .help = "read clips from this ring as rank --rank's consumer"},
+	{"rank", FLAG_INT, FLAG_AT(Opts, rank), 0, 4095, "0", .help = "the ring rank whose positions are read"},
+	{"count", FLAG_INT, FLAG_AT(Opts, count), 1, 1000000, "1", .help = "clips read from the ring"},
+	{"manifest", FLAG_STRPTR, FLAG_AT(Opts, manifest), 0, 0, NULL, .help = "decode clips from this manifest as loaderd would"},
+	{"run-dir", FLAG_STRPTR, FLAG_AT(Opts, run_dir), 0, 0, NULL,
+	 .help = "take the manifest and data seed from this run of tools/launch.sh, frames and image size from its checkpoint"},
+	{"positions", FLAG_STRPTR, FLAG_AT(Opts, positions), 0, 0, NULL, .help = "stream positions A-B (or A) to render"},
+	{"seed", FLAG_I64, FLAG_AT(Opts, seed), 0, 9.2e18, NULL, .help = "data stream seed (default: the run's, else 1 as tools/launch.sh)"},
+	{"frames", FLAG_INT, FLAG_AT(Opts, frames), 1, LD_MAX_FRAMES, NULL, .help = "frames per clip (default: the run's, else 4)"},
+	{"image-size", FLAG_INT, FLAG_AT(Opts, size), 8, 4096, NULL, .help = "clip side in pixels (default: the run's, else 224)"},
+	{"eval", FLAG_SWITCH, FLAG_AT(Opts, eval), 0, 0, "0", .help = "evaluation clips (segment midpoints, centre crop)"},
+	{"flip", FLAG_SWITCH, FLAG_AT(Opts, flip), 0, 0, "0", .help = "random horizontal flip per clip, as loaderd --flip"},
+	{"out", FLAG_STRPTR, FLAG_AT(Opts, out), 0, 0, NULL, .help = "output directory (required)"},
+	{"grid", FLAG_INT, FLAG_AT(Opts, grid), 1, 256, "1", .help = "clips per sheet, one per row"},
+	{"bpe", FLAG_STRPTR, FLAG_AT(Opts, bpe), 0, 0, NULL, .help = "merges to decode captions (default bpe_merges.txt next to the manifest)"},
+	{"font", FLAG_STRPTR, FLAG_AT(Opts, font), 0, 0, NULL, .help = "caption font (default $AVCLIP_FONT or " TEXT_FONT_DEFAULT ")"},
+	{"help", FLAG_SWITCH, FLAG_AT(Opts, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
 // the sheet being filled: o->grid rows, one clip each
 typedef struct {
@@ -38,20 +58,18 @@ typedef struct {
 
 static void usage(void)
 {
+	char flags[8192];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
 	printf("usage: clipdump --ring NAME --rank R --count K --out DIR [--grid G] [--bpe MERGES] [--font FILE]\n"
-	       "       clipdump --manifest FILE --positions A-B --out DIR [--seed S] [--frames T] [--size N]\n"
+	       "       clipdump --manifest FILE --positions A-B --out DIR [--seed S] [--frames T] [--image-size N]\n"
 	       "                [--eval] [--flip] [--grid G] [--bpe MERGES] [--font FILE]\n"
 	       "       clipdump --run-dir RUN --positions A-B --out DIR [--grid G] ...\n"
 	       "Writes DIR/pos<g>.png: the clip's frames side by side, with position, sample id, crop box and\n"
-	       "caption (decoded with --bpe, default bpe_merges.txt next to the manifest, else token ids)\n"
-	       "under them; error slots say the error. --grid G puts G clips on a sheet, one per row\n"
-	       "(DIR/grid<first>-<last>.png). --run-dir takes the manifest and data seed from a run of\n"
-	       "tools/launch.sh and frames and size from its checkpoint's model (flags given win).\n"
-	       "Captions are drawn in UTF-8 with --font FILE (default $AVCLIP_FONT or %s) through\n"
-	       "FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
-	       "--seed is the data stream seed (default 1, as tools/launch.sh).\n"
-	       "With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n",
-	       TEXT_FONT_DEFAULT);
+	       "caption (decoded with --bpe, else token ids) under them; error slots say the error. --grid G\n"
+	       "puts G clips on a sheet, one per row (DIR/grid<first>-<last>.png). Captions are drawn in UTF-8\n"
+	       "through FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
+	       "With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n\n%s",
+	       flags);
 }
 
 static void caption(BpeTokenizer *bpe, const int32_t *tok, int n, char *buf, size_t cap)
@@ -195,25 +213,25 @@ static void from_run_dir(Opts *o)
 				   rc == -ENOENT ? "there is no launch.conf" : strerror(-rc));
 		o->manifest = manifest;
 	}
-	if (!o->seed_set && run_conf_get(o->run_dir, "SEED", seed, sizeof seed) == 0)
+	if (o->seed < 0 && run_conf_get(o->run_dir, "SEED", seed, sizeof seed) == 0)
 		o->seed = atoll(seed);
-	if (o->frames_set && o->size_set)
+	if (o->frames && o->size)
 		return;
 	snprintf(ck, sizeof ck, "%s/ckpt", o->run_dir);
 	StFile *f;
 	ModelConfig mc;
 	if (ckpt_latest_path(ck, path, sizeof path, err, sizeof err) < 0)
-		log_fatalx("--run-dir %s: %s (give --frames and --size)", o->run_dir, err);
+		log_fatalx("--run-dir %s: %s (give --frames and --image-size)", o->run_dir, err);
 	if ((rc = st_open(&f, path)) < 0)
 		log_fatalx("--run-dir %s: cannot read %s: %s", o->run_dir, path, strerror(-rc));
 	const char *meta = st_meta(f, "avclip.model");
 	if (!meta || eval_config_parse(meta, &mc) < 0)
-		log_fatalx("--run-dir %s: %s names no readable model configuration (give --frames and --size)", o->run_dir,
+		log_fatalx("--run-dir %s: %s names no readable model configuration (give --frames and --image-size)", o->run_dir,
 			   path);
 	st_close(f);
-	if (!o->frames_set)
+	if (!o->frames)
 		o->frames = mc.frames;
-	if (!o->size_set)
+	if (!o->size)
 		o->size = mc.image_size;
 	log_info("the run's model: %d frames of %dx%d (from %s)", o->frames, o->size, o->size, path);
 }
@@ -246,54 +264,34 @@ static const char *default_bpe(const char *manifest)
 int main(int argc, char **argv)
 {
 	log_init("clipdump", LOG_INFO);
-	Opts o = {.rank = 0, .count = 1, .frames = 4, .size = 224, .seed = 1, .grid = 1, .first = 0, .last = 0};
-	int have_pos = 0;
-	static const struct option lo[] = {
-		{"ring", 1, 0, 'r'},  {"rank", 1, 0, 'k'},  {"count", 1, 0, 'c'}, {"out", 1, 0, 'o'},
-		{"manifest", 1, 0, 'm'}, {"positions", 1, 0, 'p'}, {"seed", 1, 0, 's'}, {"frames", 1, 0, 't'},
-		{"size", 1, 0, 'z'},  {"eval", 0, 0, 'e'},  {"flip", 0, 0, 'f'},  {"bpe", 1, 0, 'b'},
-		{"grid", 1, 0, 'g'},  {"font", 1, 0, 'F'},  {"run-dir", 1, 0, 'R'}, {"help", 0, 0, 'h'},
-		{0, 0, 0, 0}};
-	int ch;
-	char *end;
-	while ((ch = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'r': o.ring = optarg; break;
-		case 'k': o.rank = atoi(optarg); break;
-		case 'c': o.count = atoi(optarg); break;
-		case 'o': o.out = optarg; break;
-		case 'm': o.manifest = optarg; break;
-		case 'p':
-			o.first = strtoull(optarg, &end, 10);
-			o.last = *end == '-' ? strtoull(end + 1, &end, 10) : o.first;
-			if (*end || o.last < o.first || o.last - o.first > 100000)
-				log_fatalx("--positions %s: want A-B with A <= B (at most 100000 positions)", optarg);
-			have_pos = 1;
-			break;
-		case 's': o.seed = atoll(optarg), o.seed_set = 1; break;
-		case 't': o.frames = atoi(optarg), o.frames_set = 1; break;
-		case 'z': o.size = atoi(optarg), o.size_set = 1; break;
-		case 'e': o.eval = 1; break;
-		case 'f': o.flip = 1; break;
-		case 'b': o.bpe = optarg; break;
-		case 'g': o.grid = atoi(optarg); break;
-		case 'F': o.font = optarg; break;
-		case 'R': o.run_dir = optarg; break;
-		case 'h': usage(); return 0;
-		default: usage(); return 2;
-		}
+	Opts o = {.seed = -1};
+	char err[400], *end;
+	if (flags_parse(flag_table, N_FLAGS, &o, argc, argv, NULL, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	if (o.help) {
+		usage();
+		return 0;
+	}
+	if (o.positions) {
+		o.first = strtoull(o.positions, &end, 10);
+		o.last = *end == '-' ? strtoull(end + 1, &end, 10) : o.first;
+		if (*end || end == o.positions || o.last < o.first || o.last - o.first > 100000)
+			log_fatalx("--positions %s: want A-B with A <= B (at most 100000 positions)", o.positions);
 	}
 	if (o.run_dir && o.ring)
 		log_fatalx("--run-dir renders the run's manifest; a running job's ring ranks are held by its trainers");
 	if (o.run_dir)
 		from_run_dir(&o);
-	if (!o.out || (!o.ring == !o.manifest) || (o.manifest && !have_pos)) {
+	if (o.seed < 0)
+		o.seed = 1;
+	if (!o.frames)
+		o.frames = 4;
+	if (!o.size)
+		o.size = 224;
+	if (!o.out || (!o.ring == !o.manifest) || (o.manifest && !o.positions)) {
 		usage();
 		log_fatalx("need --out and either --ring (with --rank/--count) or --manifest/--run-dir with --positions");
 	}
-	if (o.count < 1 || o.rank < 0 || o.frames < 1 || o.frames > LD_MAX_FRAMES || o.size < 8 || o.size > 4096 ||
-	    o.grid < 1 || o.grid > 256)
-		log_fatalx("--count >= 1, --rank >= 0, --frames 1..%d, --size 8..4096, --grid 1..256", LD_MAX_FRAMES);
 	mkdir(o.out, 0755);
 	ld_libav_quiet();
 	if (!o.bpe && o.manifest)

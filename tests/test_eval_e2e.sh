@@ -12,13 +12,13 @@ tools/prep --annotations "$d/src/heldout.csv" --video-root "$d/src/videos" --out
 	--short-side 96 -j 2 2>/dev/null
 m=$d/ho/manifest
 
-tools/eval --manifest "$m" --init 1 --batch-size 8 --classes-from action --relevance-from-captions | tee "$d/table"
+tools/eval --manifest "$m" --init-seed 1 --batch-size 8 --classes-from action --relevance-from-captions | tee "$d/table"
 grep -q '^  text->video' "$d/table"
 grep -q '^  chance' "$d/table"
 grep -q 'EPIC-style relevance' "$d/table"
 grep -q 'zero-shot classification (action' "$d/table"
 
-tools/eval --manifest "$m" --init 1 --batch-size 8 --classes-from action --relevance-from-captions --json \
+tools/eval --manifest "$m" --init-seed 1 --batch-size 8 --classes-from action --relevance-from-captions --json \
 	--append "$d/eval.jsonl" >"$d/out.json" 2>"$d/log"
 grep -q 'embedded .* samples (100%)' "$d/log" # progress
 cmp "$d/out.json" "$d/eval.jsonl"
@@ -43,12 +43,12 @@ PY
 fi
 
 # the table and the JSON agree whatever the batch size (padding of the last batch is dropped)
-tools/eval --manifest "$m" --init 1 --batch-size 7 --classes-from action --relevance-from-captions --json --quiet \
+tools/eval --manifest "$m" --init-seed 1 --batch-size 7 --classes-from action --relevance-from-captions --json --quiet \
 	| sed 's/,"embed_s.*//' >"$d/b7"
 sed 's/,"embed_s.*//' "$d/out.json" | cmp - "$d/b7"
 
 # --match caption: any sample with the query's caption is a hit; chance rises with the repeats
-tools/eval --manifest "$m" --init 1 --match caption --json --quiet >"$d/cap.json"
+tools/eval --manifest "$m" --init-seed 1 --match caption --json --quiet >"$d/cap.json"
 grep -q '"match":"caption"' "$d/cap.json" && grep -q '"match":"instance"' "$d/out.json" || { echo "FAIL: match mode not reported"; exit 1; }
 if command -v python3 >/dev/null; then
 	python3 - "$d/out.json" "$d/cap.json" <<'PY'
@@ -72,17 +72,17 @@ fails() { # expected message, then the command
 mkdir "$d/run"
 fails "holds no checkpoint" tools/eval --manifest "$m" --ckpt "$d/run"
 fails "No such file" tools/eval --manifest "$m" --ckpt "$d/nothing"
-fails "manifest $d/nope" tools/eval --manifest "$d/nope" --init 1
-fails "exactly one of --ckpt, --weights, --init" tools/eval --manifest "$m"
-fails "needs a labels file" tools/eval --manifest "$m" --init 1 --classes "$d/src/heldout.csv"
-fails "none of action, object, caption" tools/eval --manifest "$m" --init 1 --classes-from colour
+fails "manifest $d/nope" tools/eval --manifest "$d/nope" --init-seed 1
+fails "exactly one of --ckpt, --weights, --init-seed" tools/eval --manifest "$m"
+fails "needs a labels file" tools/eval --manifest "$m" --init-seed 1 --classes "$d/src/heldout.csv"
+fails "none of action, object, caption" tools/eval --manifest "$m" --init-seed 1 --classes-from colour
 printf 'avclip-relevance 1 2 2\n' >"$d/bad.rel"
-fails "bad.rel:1: the matrix is 2 x 2, the manifest has" tools/eval --manifest "$m" --init 1 --relevance "$d/bad.rel"
-fails "neither instance nor caption" tools/eval --manifest "$m" --init 1 --match video
-fails "unknown option --frobnicate" tools/eval --manifest "$m" --init 1 --frobnicate 3
-fails "not a preset" tools/eval --manifest "$m" --init 1 --model vit-x
-fails "not a positive integer" tools/eval --manifest "$m" --init 1 --vis-width -3
+fails "bad.rel:1: the matrix is 2 x 2, the manifest has" tools/eval --manifest "$m" --init-seed 1 --relevance "$d/bad.rel"
+fails "is not one of instance, caption" tools/eval --manifest "$m" --init-seed 1 --match video
+fails "unknown flag --frobnicate" tools/eval --manifest "$m" --init-seed 1 --frobnicate 3
+fails "not a preset" tools/eval --manifest "$m" --init-seed 1 --model vit-x
+fails "not a positive integer" tools/eval --manifest "$m" --init-seed 1 --vis-width -3
 mv "$d/ho/bpe_merges.txt" "$d/merges"
-fails "BPE merges file (--bpe)" tools/eval --manifest "$m" --init 1 --classes-from action
-tools/eval --manifest "$m" --init 1 --classes-from action --bpe "$d/merges" --quiet >/dev/null
+fails "BPE merges file (--bpe)" tools/eval --manifest "$m" --init-seed 1 --classes-from action
+tools/eval --manifest "$m" --init-seed 1 --classes-from action --bpe "$d/merges" --quiet >/dev/null
 echo "eval end to end: table, JSON, progress, chance-level retrieval, clear errors"

@@ -37,7 +37,7 @@ grep -q "using the vocabulary in $tmp/data/bpe_merges.txt" "$tmp/second.out" || 
 [ -s "$tmp/data/heldout-report.txt" ] || fail "no report of its own for the held-out split"
 tools/prep --verify "$tmp/data/heldout.manifest" >/dev/null || fail "the held-out manifest does not verify"
 vocab=$(tools/prep --info "$tmp/data/manifest" | sed -n 's/.*vocabulary \([0-9]*\).*/\1/p')
-tools/eval --manifest "$tmp/data/heldout.manifest" --init 1 --model tiny --vocab "$vocab" --classes-from action \
+tools/eval --manifest "$tmp/data/heldout.manifest" --init-seed 1 --model tiny --vocab "$vocab" --classes-from action \
 	--json >"$tmp/eval1.json" 2>"$tmp/eval1.err" || fail "eval of the split: $(tail -n 2 "$tmp/eval1.err")"
 grep -q '"zs_top1"' "$tmp/eval1.json" || fail "no zero-shot result: $(cat "$tmp/eval1.json")"
 
@@ -45,7 +45,7 @@ grep -q '"zs_top1"' "$tmp/eval1.json" || fail "no zero-shot result: $(cat "$tmp/
 tools/prep --annotations "$tmp/src/heldout.csv" --video-root "$tmp/src/videos" --out "$tmp/heldout" \
 	--bpe "$tmp/data/bpe_merges.txt" >"$tmp/third.out" 2>&1 || fail "prep heldout: $(tail -n 3 "$tmp/third.out")"
 cmp -s "$tmp/heldout/bpe_merges.txt" "$tmp/data/bpe_merges.txt" || fail "no copy of the merges next to the held-out manifest"
-tools/eval --manifest "$tmp/heldout/manifest" --init 1 --model tiny --vocab "$vocab" --classes-from action \
+tools/eval --manifest "$tmp/heldout/manifest" --init-seed 1 --model tiny --vocab "$vocab" --classes-from action \
 	--json >"$tmp/eval2.json" 2>"$tmp/eval2.err" || fail "eval of the held-out ROOT: $(tail -n 2 "$tmp/eval2.err")"
 # a different vocabulary next to a manifest is refused
 printf '#version: 0.2\n' >"$tmp/other.txt"

@@ -131,7 +131,7 @@ int main(void) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "loaderd/loaderd --ring %s --manifest %s --threads 1", ring, manifest);
     expect_one_line("loaderd", cmd, "data checksum mismatch");
-    snprintf(cmd, sizeof cmd, "tools/eval --init 1 --model tiny --manifest %s", manifest);
+    snprintf(cmd, sizeof cmd, "tools/eval --init-seed 1 --model tiny --manifest %s", manifest);
     expect_one_line("eval", cmd, "data checksum mismatch");
     snprintf(cmd, sizeof cmd, "tools/clipdump --manifest %s --positions 0-0 --out %s/sheets", manifest, dir);
     expect_one_line("clipdump", cmd, "data checksum mismatch");

@@ -22,7 +22,7 @@ model=(--model tiny --vocab "$vocab")
 # synth repeats captions ("a red square moves left" many times), so a hit is any clip with the
 # query's caption (--match caption), and chance is computed for exactly that
 echo "== 2/4 the untrained model on the held-out split (what chance looks like)"
-tools/eval --manifest "$data/heldout/manifest" --init 1 "${model[@]}" --match caption --quiet | sed 's/^/   /'
+tools/eval --manifest "$data/heldout/manifest" --init-seed 1 "${model[@]}" --match caption --quiet | sed 's/^/   /'
 
 echo "== 3/4 training: tiny model, FastCLIP-v3, batch 32, $steps steps; 2 loaders -> ring -> 1 CPU trainer"
 tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 -- "${model[@]}" \

@@ -2,46 +2,76 @@
 // nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest.
 #include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
 #include "eval_run.h"   // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
+#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_split, flags_find, flags_help
 #include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "ld_decode.h"  // defines: ld_libav_quiet
 #include "log.h"        // defines: log_init, log_info, log_fatalx
 
-#include <errno.h>    // defines: errno
+#include <errno.h>    // defines: ENOENT
 #include <stdio.h>    // defines: printf, fopen
 #include <stdlib.h>   // defines: strtol, strtoull
 #include <string.h>   // defines: strcmp, strchr, strrchr, strncmp
 #include <sys/stat.h> // defines: stat
 #include <time.h>     // defines: clock_gettime
 
+// the command line: EvalOpts' own fields and the program's; model sizes are flags the table
+// does not name (model_config_set checks them)
+typedef struct {
+	const char *manifest, *ckpt, *weights, *append, *model;
+	uint64_t init_seed;
+	int init_given, json, batch, threads, quiet, help;
+	char match[16];
+	EvalOpts o;
+} EvalFlags;
+
+#define E(f) FLAG_AT(EvalFlags, f)
+static const FlagSpec flag_table[] = {
+	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest (required)"},
+	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
+	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST) or a ckpt-*.safetensors file; the "
+		 "model configuration comes from the checkpoint"},
+	{"weights", FLAG_STRPTR, E(weights), 0, 0, NULL, .help = "open_clip-named safetensors weights (give --model and sizes)"},
+	{"init-seed", FLAG_U64, E(init_seed), 0, 0, NULL,
+	 .help = "an untrained model whose weights come from this seed, as the trainer's --init-seed (the chance baseline)"},
+	{"model", FLAG_STRPTR, E(model), 0, 0, NULL,
+	 .help = "model preset: tiny | vit-s16 | vit-b16 | vit-l14 (default tiny); with --ckpt it must match the checkpoint"},
+	{"match", FLAG_CHOICE, E(match), 0, 0, "instance",
+	 .help = "a retrieval hit is the query's own sample, or any sample with the same caption (datasets that repeat "
+		 "captions)",
+	 .choices = "instance|caption"},
+	{"batch-size", FLAG_INT, E(batch), 1, 65536, "16",
+	 .help = "clips decoded per round; the model runs fixed blocks of 8, so the features and every figure are the same "
+		 "for any size"},
+	{"threads", FLAG_INT, E(threads), 0, 1024, "0", .help = "compute threads, 0 = all cores"},
+	{"decoders", FLAG_INT, E(o.embed.decoders), 0, 1024, "0", .help = "clips decoded at once (0: as many as threads)"},
+	{"relevance", FLAG_STRPTR, E(o.relevance), 0, 0, NULL, .help = "EPIC-style mAP and nDCG against a relevance matrix (format in the README)"},
+	{"relevance-from-captions", FLAG_SWITCH, E(o.relevance_from_captions), 0, 0, "0",
+	 .help = "the same with relevance from synth captions 'a <colour> <shape> <action>': 1/2 same object + 1/2 same "
+		 "action"},
+	{"classes", FLAG_STRPTR, E(o.classes), 0, 0, NULL, .help = "zero-shot classification: class names, one a line (with --labels)"},
+	{"labels", FLAG_STRPTR, E(o.labels), 0, 0, NULL, .help = "one class label per sample"},
+	{"classes-from", FLAG_STRPTR, E(o.classes_from), 0, 0, NULL, .help = "action | object | caption: classes and labels from synth captions"},
+	{"prompt", FLAG_STRPTR, E(o.prompt), 0, 0, NULL, .help = "class prompt, {} = class name (default \"a video of {}\")"},
+	{"bpe", FLAG_STRPTR, E(o.bpe), 0, 0, NULL,
+	 .help = "merges file of the manifest's captions (default: bpe_merges.txt next to the manifest, if there is one); "
+		 "needed for prompts and caption classes"},
+	{"json", FLAG_SWITCH, E(json), 0, 0, "0", .help = "print one JSON line instead of the table"},
+	{"append", FLAG_STRPTR, E(append), 0, 0, NULL, .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},
+	{"quiet", FLAG_SWITCH, E(quiet), 0, 0, "0", .help = "no progress lines"},
+	{"help", FLAG_SWITCH, E(help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
+
 static void usage(void)
 {
-	printf("usage: eval --manifest HELDOUT (--ckpt RUN_DIR|CKPT_DIR|FILE | --weights FILE | --init SEED) [options]\n"
+	static char flags[16384];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
+	printf("usage: eval --manifest HELDOUT (--ckpt RUN_DIR|CKPT_DIR|FILE | --weights FILE | --init-seed SEED) [flags]\n"
 	       "Embeds every sample of the manifest (clip: video tower, caption: text tower) and reports\n"
-	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance.\n"
-	       "  --ckpt PATH         a run directory (its ckpt/LATEST), a checkpoint directory (LATEST) or a\n"
-	       "                      ckpt-*.safetensors file; the model configuration comes from the checkpoint\n"
-	       "  --weights FILE      open_clip-named safetensors weights (give --model and sizes)\n"
-	       "  --init SEED         an untrained model initialised from SEED (the chance baseline)\n"
-	       "  --model PRESET      tiny | vit-s16 | vit-b16 | vit-l14; with --ckpt it must match the checkpoint\n"
-	       "  --SIZE N            model size overrides: %s\n"
-	       "  --act gelu|quickgelu   MLP activation of --weights / --init (quickgelu: OpenAI CLIP weights)\n"
-	       "  --match instance|caption   a retrieval hit is the query's own sample (default), or any\n"
-	       "                      sample with the same caption (datasets that repeat captions)\n"
-	       "  --batch-size B      clips decoded per round (default 16); the model runs fixed blocks of 8,\n"
-	       "                      so the features and every figure are the same for any B\n"
-	       "  --threads N         compute threads (default: all cores); --decoders N clips decoded at once\n"
-	       "  --relevance FILE    EPIC-style mAP and nDCG against a relevance matrix (format in the README)\n"
-	       "  --relevance-from-captions   the same with relevance from synth captions 'a <colour> <shape>\n"
-	       "                      <action>': 1/2 same object + 1/2 same action\n"
-	       "  --classes FILE --labels FILE   zero-shot classification: class names, one label per sample\n"
-	       "  --classes-from action|object|caption   classes and labels from synth captions instead\n"
-	       "  --prompt TEMPLATE   class prompt, {} = class name (default \"a video of {}\")\n"
-	       "  --bpe FILE          merges file of the manifest's captions (default: bpe_merges.txt next to\n"
-	       "                      the manifest, if there is one); needed for prompts and caption classes\n"
-	       "  --json              print one JSON line instead of the table\n"
-	       "  --append FILE       also append the JSON line to FILE (e.g. RUN_DIR/eval.jsonl for tools/plot)\n"
-	       "  --quiet             no progress lines\n",
-	       model_config_keys());
+	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance.\n\n%s"
+	       "  --SIZE INT                  model size overrides: %s\n"
+	       "  --act gelu|quickgelu        MLP activation of --weights / --init-seed (quickgelu: OpenAI CLIP weights)\n",
+	       flags, model_config_keys());
 }
 
 typedef struct {
@@ -68,109 +98,59 @@ static void progress(void *arg, int64_t done, int64_t total)
 		 100.0 * (double)done / (double)total, rate, (int)eta / 60, (int)eta % 60);
 }
 
-static int is_key(const char *k)
+// the flags the table does not name: model sizes and --act over the preset in want; 1 when any
+static int model_sizes(ModelConfig *want, int argc, char **argv)
 {
-	const char *keys = model_config_keys();
-	size_t l = strlen(k);
-	for (const char *s = keys; (s = strstr(s, k)); s += l)
-		if ((s == keys || s[-1] == ' ') && (s[l] == ' ' || !s[l]))
-			return 1;
-	return 0;
+	int sized = 0;
+	for (int i = 1; i < argc; i++) {
+		char name[64], err[200];
+		const char *v;
+		if (flags_split(flag_table, N_FLAGS, argc, argv, &i, name, sizeof name, &v, err, sizeof err) != 0 ||
+		    flags_find(flag_table, N_FLAGS, name) || (!strncmp(name, "no-", 3) && flags_find(flag_table, N_FLAGS, name + 3)))
+			continue;
+		int rc = model_config_set(want, name, v ? v : "");
+		if (rc == -ENOENT)
+			log_fatalx("unknown flag --%s (see --help)", name);
+		if (rc < 0)
+			log_fatalx("--%s '%s' is not a positive integer", name, v ? v : "");
+		sized = 1;
+	}
+	return sized;
 }
 
 int main(int argc, char **argv)
 {
 	log_init("eval", LOG_INFO);
-	const char *manifest = NULL, *ckpt = NULL, *weights = NULL, *append = NULL, *model = NULL;
-	const char *init = NULL;
-	int json = 0, batch = 16, threads = 0, quiet = 0, sized = 0;
-	EvalOpts o = { 0 };
-	ModelConfig want;
-	model_config_preset(&want, "tiny");
-	char sizes[64][2][64];
-	int n_sizes = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage();
-			return 0;
-		}
-		if (strncmp(a, "--", 2))
-			log_fatalx("unexpected argument '%s' (see --help)", a);
-		const char *name = a + 2;
-		// flags without a value
-		if (!strcmp(name, "json")) {
-			json = 1;
-			continue;
-		} else if (!strcmp(name, "quiet")) {
-			quiet = 1;
-			continue;
-		} else if (!strcmp(name, "relevance-from-captions")) {
-			o.relevance_from_captions = 1;
-			continue;
-		}
-		if (i + 1 >= argc)
-			log_fatalx("%s needs a value (see --help)", a);
-		const char *v = argv[++i];
-		if (!strcmp(name, "manifest"))
-			manifest = v;
-		else if (!strcmp(name, "ckpt"))
-			ckpt = v;
-		else if (!strcmp(name, "weights"))
-			weights = v;
-		else if (!strcmp(name, "init"))
-			init = v;
-		else if (!strcmp(name, "model"))
-			model = v;
-		else if (!strcmp(name, "append"))
-			append = v;
-		else if (!strcmp(name, "relevance"))
-			o.relevance = v;
-		else if (!strcmp(name, "classes"))
-			o.classes = v;
-		else if (!strcmp(name, "labels"))
-			o.labels = v;
-		else if (!strcmp(name, "classes-from"))
-			o.classes_from = v;
-		else if (!strcmp(name, "prompt"))
-			o.prompt = v;
-		else if (!strcmp(name, "bpe"))
-			o.bpe = v;
-		else if (!strcmp(name, "match")) {
-			if (strcmp(v, "instance") && strcmp(v, "caption"))
-				log_fatalx("--match '%s' is neither instance nor caption", v);
-			o.match_caption = !strcmp(v, "caption");
-		}
-		else if (!strcmp(name, "batch-size") || !strcmp(name, "threads") || !strcmp(name, "decoders")) {
-			char *end;
-			long x = strtol(v, &end, 10);
-			if (*end || end == v || x < 1 || x > 65536)
-				log_fatalx("--%s '%s' is not a positive integer", name, v);
-			*(!strcmp(name, "batch-size") ? &batch : !strcmp(name, "threads") ? &threads : &o.embed.decoders) =
-				(int)x;
-		} else if ((is_key(name) || !strcmp(name, "act")) && n_sizes < 64) {
-			snprintf(sizes[n_sizes][0], 64, "%s", name);
-			snprintf(sizes[n_sizes++][1], 64, "%s", v);
-			sized = 1;
-		} else
-			log_fatalx("unknown option %s (see --help)", a);
+	static EvalFlags fl; // its EvalOpts is large
+	char err[1024];
+	FlagRest rest = {.keep_unknown = 1};
+	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, &rest, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	if (fl.help) {
+		usage();
+		return 0;
 	}
+	for (int i = 1; i < argc; i++)
+		fl.init_given |= !strcmp(argv[i], "--init-seed") || !strncmp(argv[i], "--init-seed=", 12);
+	EvalOpts o = fl.o;
+	o.match_caption = !strcmp(fl.match, "caption");
+	const char *manifest = fl.manifest, *ckpt = fl.ckpt, *weights = fl.weights, *append = fl.append, *model = fl.model;
+	int json = fl.json, batch = fl.batch, threads = fl.threads, quiet = fl.quiet;
 	if (!manifest)
 		log_fatalx("--manifest HELDOUT is required (see --help)");
-	if (!!ckpt + !!weights + !!init != 1)
-		log_fatalx("give exactly one of --ckpt, --weights, --init (see --help)");
+	if (!!ckpt + !!weights + fl.init_given != 1)
+		log_fatalx("give exactly one of --ckpt, --weights, --init-seed (see --help)");
+	ModelConfig want;
+	model_config_preset(&want, "tiny");
 	if (model && model_config_preset(&want, model))
 		log_fatalx("--model '%s' is not a preset (tiny, vit-s16, vit-b16, vit-l14)", model);
-	for (int k = 0; k < n_sizes; k++)
-		if (model_config_set(&want, sizes[k][0], sizes[k][1]))
-			log_fatalx("--%s '%s' is not a positive integer", sizes[k][0], sizes[k][1]);
+	int sized = model_sizes(&want, argc, argv);
 	char msg[200];
 	if (model_config_check(&want, msg, sizeof msg))
 		log_fatalx("model: %s", msg);
 
 	// the manifest first: its errors are cheaper than loading a model
 	Manifest *man;
-	char err[1024];
 	if (manifest_open_verified(&man, manifest, err, sizeof err))
 		log_fatalx("manifest %s: %s", manifest, err);
 	char bpe_default[4096];
@@ -184,12 +164,8 @@ int main(int argc, char **argv)
 		log_fatalx("cannot create the CPU compute context");
 	EvalModel em;
 	int rc;
-	if (init) {
-		char *end;
-		unsigned long long seed = strtoull(init, &end, 10);
-		if (*end || end == init)
-			log_fatalx("--init '%s' is not a seed (an integer)", init);
-		rc = eval_model_init(&em, ctx, &want, seed, EVAL_EMBED_BLOCK, err, sizeof err);
+	if (fl.init_given) {
+		rc = eval_model_init(&em, ctx, &want, fl.init_seed, EVAL_EMBED_BLOCK, err, sizeof err);
 	} else {
 		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, (model || sized || weights) ? &want : NULL, EVAL_EMBED_BLOCK,
 				     err, sizeof err);

@@ -1,43 +1,53 @@
 // tools/export: a trainer checkpoint as open_clip-named safetensors that open_clip loads with
 // strict=True (--image: an image model, the temporal embedding folded into the positions).
 #include "eval_model.h"  // defines: EvalModel, eval_model_load, eval_model_free
+#include "flags.h"       // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
 #include "kern_ops.h"    // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "log.h"         // defines: log_init, log_info, log_fatalx
 #include "model.h" // defines: st_openclip_export
 
 #include <stdio.h>  // defines: printf
-#include <string.h> // defines: strcmp
+
+typedef struct {
+	const char *out;
+	int image, help;
+} ExportFlags;
+
+static const FlagSpec flag_table[] = {
+	{"out", FLAG_STRPTR, FLAG_AT(ExportFlags, out), 0, 0, NULL, .help = "the safetensors file to write (required)"},
+	{"image", FLAG_SWITCH, FLAG_AT(ExportFlags, image), 0, 0, "0",
+	 .help = "an image model: the temporal embedding of frame 0 is added to the positional embedding and not written "
+		 "(exact for a 1-frame model); without it the file keeps visual.temporal_embedding, which open_clip's image "
+		 "tower does not have"},
+	{"help", FLAG_SWITCH, FLAG_AT(ExportFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
 static void usage(void)
 {
+	char flags[2048];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
 	printf("usage: export RUN_DIR|CKPT_DIR|CKPT_FILE --out FILE [--image]\n"
 	       "Writes the checkpoint's weights as F32 safetensors under open_clip's names, with every size in\n"
-	       "__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n"
-	       "  --out FILE   the safetensors file to write\n"
-	       "  --image      an image model: the temporal embedding of frame 0 is added to the positional\n"
-	       "               embedding and not written (exact for a 1-frame model); without it the file\n"
-	       "               keeps visual.temporal_embedding, which open_clip's image tower does not have\n");
+	       "__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n\n%s",
+	       flags);
 }
 
 int main(int argc, char **argv)
 {
 	log_init("export", LOG_INFO);
-	const char *in = NULL, *out = NULL;
-	int image = 0;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage();
-			return 0;
-		} else if (!strcmp(argv[i], "--image")) {
-			image = 1;
-		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (argv[i][0] != '-' && !in) {
-			in = argv[i];
-		} else {
-			log_fatalx("unexpected argument '%s' (see --help)", argv[i]);
-		}
+	ExportFlags fl = {0};
+	const char *pos[1];
+	FlagRest rest = {.pos = pos, .max_pos = 1};
+	char ferr[300];
+	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, &rest, ferr, sizeof ferr) < 0)
+		log_fatalx("%s", ferr);
+	if (fl.help) {
+		usage();
+		return 0;
 	}
+	const char *in = rest.n_pos ? pos[0] : NULL, *out = fl.out;
+	int image = fl.image;
 	if (!in || !out)
 		log_fatalx("give a checkpoint (RUN_DIR, its ckpt/ folder or a ckpt-*.safetensors file) and --out FILE");
 	KernCtx *ctx;

@@ -1,5 +1,6 @@
 // tools/plot RUN_DIR: training curves of a run as one PNG (RUN_DIR/plot.png): loss, temperature,
 // learning rate, throughput, data wait, held-out retrieval from eval.jsonl, ring occupancy.
+#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
 #include "log.h"        // defines: log_init, log_info, log_warnx, log_fatalx
 #include "plot_chart.h" // defines: PlotSeries, PlotBox, plot_chart, plot_palette, PC_*
 #include "plot_data.h"  // defines: PlotTable, plot_table_read, plot_table_has, plot_table_free
@@ -21,8 +22,21 @@ typedef struct {
 	const double *xlim; // NULL: the data's own x range
 } Panel;
 
+typedef struct {
+	const char *out;
+	int help;
+} PlotFlags;
+
+static const FlagSpec flag_table[] = {
+	{"out", FLAG_STRPTR, FLAG_AT(PlotFlags, out), 0, 0, NULL, .help = "the PNG to write (default RUN_DIR/plot.png)"},
+	{"help", FLAG_SWITCH, FLAG_AT(PlotFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
+
 static void usage(void)
 {
+	char flags[1024];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
 	printf("usage: plot RUN_DIR [--out FILE]\n"
 	       "Draws the run's curves into RUN_DIR/plot.png (or FILE):\n"
 	       "  from RUN_DIR/metrics.jsonl (required): loss (with a moving average), temperature tau,\n"
@@ -32,7 +46,8 @@ static void usage(void)
 	       "  from RUN_DIR/ringstat.jsonl (tools/ringstat --json 1 > ...): ring occupancy and consumer\n"
 	       "    wait (%%) against seconds since the first line.\n"
 	       "Panels whose numbers are absent are left out. Steps written again after a resume replace\n"
-	       "the earlier lines of the same steps.\n");
+	       "the earlier lines of the same steps.\n\n%s",
+	       flags);
 }
 
 static Panel *add_panel(Panel *p, int *n, const char *title, const char *xlabel)
@@ -77,19 +92,17 @@ static double *scaled(const double *y, int n, double s, double offset)
 int main(int argc, char **argv)
 {
 	log_init("plot", LOG_INFO);
-	const char *run = NULL, *out = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			usage();
-			return 0;
-		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (argv[i][0] == '-' || run) {
-			log_fatalx("unexpected argument '%s' (usage: plot RUN_DIR [--out FILE])", argv[i]);
-		} else {
-			run = argv[i];
-		}
+	PlotFlags fl = {0};
+	const char *pos[1];
+	FlagRest rest = {.pos = pos, .max_pos = 1};
+	char ferr[300];
+	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, &rest, ferr, sizeof ferr) < 0)
+		log_fatalx("%s (usage: plot RUN_DIR [--out FILE])", ferr);
+	if (fl.help) {
+		usage();
+		return 0;
 	}
+	const char *run = rest.n_pos ? pos[0] : NULL, *out = fl.out;
 	if (!run)
 		log_fatalx("usage: plot RUN_DIR [--out FILE] (see --help)");
 	char path[4200], outp[4200], err[4400];

@@ -3,6 +3,7 @@
 // vit-s16 models on the CPU backend, in fp32 and bf16, split by phase; and the GFLOP/s of the
 // model's linear layers as a ratio to raw cblas_sgemm on the same shapes (the last line).
 // Usage: bench_trainer_cpu [--threads N] [--vits-batch B] [--vits-frames T] [--steps N]
+#include "flags.h"        // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "trainer_step.h" // defines: TrainStep, train_step_*, comm_local_open
 
 #include <cblas.h>
@@ -148,28 +149,29 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 	return 0;
 }
 
+typedef struct {
+	int threads, vits_batch, vits_frames, steps, help;
+} BenchFlags;
+
+static const FlagSpec flag_table[] = {
+	{"threads", FLAG_INT, FLAG_AT(BenchFlags, threads), 0, 1024, "0", .help = "CPU threads of the kernels, 0 = all cores"},
+	{"vits-batch", FLAG_INT, FLAG_AT(BenchFlags, vits_batch), 1, 4096, "2", .help = "batch of the ViT-S/16 step"},
+	{"vits-frames", FLAG_INT, FLAG_AT(BenchFlags, vits_frames), 1, 64, "1", .help = "frames per clip of the ViT-S/16 step"},
+	{"steps", FLAG_INT, FLAG_AT(BenchFlags, steps), 1, MAX_STEPS, "5", .help = "timed steps"},
+	{"help", FLAG_SWITCH, FLAG_AT(BenchFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
+
 int main(int argc, char **argv)
 {
-	int threads = 0, vb = 2, vt = 1, steps = 5;
-	for (int i = 1; i + 1 < argc; i += 2) {
-		int v = atoi(argv[i + 1]);
-		if (!strcmp(argv[i], "--threads"))
-			threads = v;
-		else if (!strcmp(argv[i], "--vits-batch"))
-			vb = v;
-		else if (!strcmp(argv[i], "--vits-frames"))
-			vt = v;
-		else if (!strcmp(argv[i], "--steps"))
-			steps = v;
-		else {
-			fprintf(stderr, "usage: %s [--threads N] [--vits-batch B] [--vits-frames T] [--steps N]\n", argv[0]);
-			return 2;
-		}
+	BenchFlags fl = {0};
+	char err[300], help[2048];
+	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, NULL, err, sizeof err) < 0 || fl.help) {
+		flags_help(flag_table, N_FLAGS, help, sizeof help);
+		fprintf(fl.help ? stdout : stderr, "%s%susage: %s [flags]\n%s", fl.help ? "" : err, fl.help ? "" : "\n", argv[0], help);
+		return fl.help ? 0 : 2;
 	}
-	if (steps < 1 || steps > MAX_STEPS || vb < 1 || vt < 1) {
-		fprintf(stderr, "bench: --steps must be 1..%d, batch and frames positive\n", MAX_STEPS);
-		return 2;
-	}
+	int threads = fl.threads, vb = fl.vits_batch, vt = fl.vits_frames, steps = fl.steps;
 	KernCtx *c;
 	Comm *comm;
 	if (kern_ctx_create_cpu(&c, threads) || comm_local_open(&comm))

@@ -9,3 +9,4 @@ PUBLIC_HEADERS += common/flags.h common/log.h common/run_conf.h common/bpe_clean
 USES_common :=
 
 TESTS += test_flags
+SCRIPT_TESTS += tests/test_flags_shared.sh

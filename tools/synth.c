@@ -20,7 +20,8 @@ typedef struct {
 	int videos, heldout, fps, gop, w, h, images, shard_size;
 	double minutes;
 	uint64_t seed;
-	const char *size; // --size WxH, into w and h
+	const char *size;     // --size WxH, into w and h
+	const char *fps_text; // --fps, into fps
 	int help;
 } SynthOpts;
 
@@ -30,7 +31,7 @@ static const FlagSpec flag_table[] = {
 	{"heldout", FLAG_INT, FLAG_AT(SynthOpts, heldout), 0, 100000, "2", .help = "held-out videos, unseen colour x action pairs"},
 	{"minutes", FLAG_DOUBLE, FLAG_AT(SynthOpts, minutes), 0, 600, "1", .help = "length of each video in minutes (7 s or more: one event)"},
 	{"size", FLAG_STRPTR, FLAG_AT(SynthOpts, size), 0, 0, "320x180", .help = "frame size WxH, even numbers from 64 to 4096"},
-	{"fps", FLAG_INT, FLAG_AT(SynthOpts, fps), 1, 240, "15", .help = "frames per second"},
+	{"fps", FLAG_STRPTR, FLAG_AT(SynthOpts, fps_text), 0, 0, "15", .help = "frames per second, a whole number from 1 to 240 (text, as prep's N/D --fps)"},
 	{"gop", FLAG_INT, FLAG_AT(SynthOpts, gop), 1, 100000, NULL, .help = "keyframe interval of the source videos in frames (default 2 s)"},
 	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, "1", .help = "seed of the generated data: everything follows from it"},
 	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0", .help = "image-text pairs for the training shards (held-out gets N/4)"},
@@ -192,6 +193,11 @@ int main(int argc, char **argv)
 		log_fatalx("--size wants WxH, got '%s'", o.size);
 	if (o.w < 64 || o.h < 64 || o.w % 2 || o.h % 2 || o.w > 4096 || o.h > 4096)
 		log_fatalx("--size %dx%d: want even sizes from 64 to 4096", o.w, o.h);
+	char *end;
+	long fps = strtol(o.fps_text, &end, 10);
+	if (*end || end == o.fps_text || fps < 1 || fps > 240)
+		log_fatalx("--fps wants a whole number of frames per second from 1 to 240, got '%s'", o.fps_text);
+	o.fps = (int)fps;
 	if (o.gop < 0)
 		o.gop = 2 * o.fps;
 	if (o.minutes * 60 < 7)

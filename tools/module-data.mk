@@ -5,7 +5,7 @@ PROGS += tools/synth
 tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/prep_encode.c
 
 PROGS += tools/prep
-tools/prep_SRCS := tools/prep.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
+tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
                    tools/prep_upgrade.c \
                    tools/prep_tar.c tools/prep_info.c tools/prep_damage.c
 

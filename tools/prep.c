@@ -2,14 +2,13 @@
 // tar shards into chunks + one manifest; --info / --verify inspect a manifest.
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
-#include "flags.h"           // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
 #include "prep_chunk.h"      // defines: prep_chunk_video, PrepVideoResult, ...
-#include "prep_defaults.h"   // defines: PREP_DEFAULT_*
 #include "prep_encode.h"     // defines: prep_encoder_available
 #include "prep_info.h"       // defines: prep_info, prep_verify
+#include "prep_opts.h"       // defines: PrepOpts, prep_opts_parse, prep_opts_usage
 #include "prep_tar.h"        // defines: prep_tar_index, PrepTarIndex
 #include "prep_upgrade.h"    // defines: prep_upgrade
 
@@ -26,70 +25,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-typedef struct {
-	const char *annotations, *video_root, *out, *manifest, *bpe, *report, *shards, *fps, *info, *verify, *upgrade;
-	char format[8], entropy[8];
-	int train_bpe, train_bpe_set, jobs, deep, help;
-	double ego4d_window;
-	PrepChunkOpts chunk;
-} PrepOpts;
-
-#define STR_(x) #x
-#define STR(x) STR_(x)
-#define O(f) FLAG_AT(PrepOpts, f)
-static const FlagSpec flag_table[] = {
-	{"annotations", FLAG_STRPTR, O(annotations), 0, 0, NULL, .help = "annotation file: clips as video, start, end, caption"},
-	{"format", FLAG_CHOICE, O(format), 0, 0, "auto", .help = "the annotation file's format", .choices = "auto|csv|tsv|epic|ego4d"},
-	{"video-root", FLAG_STRPTR, O(video_root), 0, 0, NULL, .help = "directory of the source videos"},
-	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL, .help = "directory of webdataset tar shards (instead of videos)"},
-	{"out", FLAG_STRPTR, O(out), 0, 0, NULL, .help = "output ROOT: chunks, manifest, vocabulary (required)"},
-	{"manifest", FLAG_STRPTR, O(manifest), 0, 0, NULL, .help = "manifest path (default ROOT/manifest)"},
-	{"chunk-sec", FLAG_INT, O(chunk.chunk_sec), 1, 3600, STR(PREP_DEFAULT_CHUNK_SEC), .help = "chunk length in seconds"},
-	{"short-side", FLAG_INT, O(chunk.short_side), 16, 4096, STR(PREP_DEFAULT_SHORT_SIDE),
-	 .help = "short side of the chunks in pixels, even"},
-	{"fps", FLAG_STRPTR, O(fps), 0, 0, NULL, .help = "output frame rate N or N/D (default: the source's, rounded)"},
-	{"gop", FLAG_INT, O(chunk.gop), 1, 100000, STR(PREP_DEFAULT_GOP), .help = "keyframe interval in frames"},
-	{"crf", FLAG_INT, O(chunk.crf), 0, 51, STR(PREP_DEFAULT_CRF), .help = "x264 quality"},
-	{"preset", FLAG_STRPTR, O(chunk.preset), 0, 0, PREP_DEFAULT_PRESET, .help = "x264 preset"},
-	{"bframes", FLAG_INT, O(chunk.bframes), 0, 16, STR(PREP_DEFAULT_BFRAMES),
-	 .help = "most B-frames in a row (never references, so the loader skips the ones a clip does not need; 0: decode "
-		 "order is display order)"},
-	{"entropy", FLAG_CHOICE, O(entropy), 0, 0, PREP_DEFAULT_CAVLC ? "cavlc" : "cabac",
-	 .help = "entropy coding: cavlc is cheaper to decode, about 5% larger", .choices = "cavlc|cabac"},
-	{"jobs", FLAG_INT, O(jobs), 1, 4096, NULL, .help = "videos prepared in parallel (default: CPUs)", .alias = 'j'},
-	{"bpe", FLAG_STRPTR, O(bpe), 0, 0, NULL, .help = "OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)"},
-	{"train-bpe", FLAG_INT, O(train_bpe), 515, 65536, NULL,
-	 .help = "without --bpe: train a vocabulary of N tokens (default 49408) from the captions, saved as "
-		 "ROOT/bpe_merges.txt; without either, an existing ROOT/bpe_merges.txt is used (a second manifest in "
-		 "ROOT). The vocabulary is also copied next to the manifest (for eval)."},
-	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
-	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest DIR/NAME[.manifest]: "
-		 "DIR/NAME-report.txt)"},
-	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0", .help = "seconds either side of an Ego4D narration"},
-	{"info", FLAG_STRPTR, O(info), 0, 0, NULL, .help = "print what this manifest holds, exit"},
-	{"verify", FLAG_STRPTR, O(verify), 0, 0, NULL, .help = "check this manifest's chunks and shards, exit"},
-	{"deep", FLAG_SWITCH, O(deep), 0, 0, "0", .help = "with --verify: decode every frame and check each chunk's CRC"},
-	{"upgrade", FLAG_STRPTR, O(upgrade), 0, 0, NULL,
-	 .help = "convert a version 1 manifest in place (chunks indexed, not re-encoded; the old file kept as MANIFEST.v1), "
-		 "exit"},
-	{"help", FLAG_SWITCH, O(help), 0, 0, "0", .help = "this text", .alias = 'h'},
-};
-enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
-
-static void usage(FILE *f)
-{
-	char flags[8192];
-	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	fprintf(f,
-		"usage: prep --annotations FILE --video-root DIR --out ROOT [flags]\n"
-		"       prep --shards DIR --out ROOT [flags]\n"
-		"       prep --info MANIFEST | --verify MANIFEST [--deep] | --upgrade MANIFEST [-j N]\n"
-		"Cuts videos into ROOT/<video-id>/<start-sec>.mp4 chunks (or indexes tar shards) and\n"
-		"writes ROOT/manifest. Exit status: 0 all prepared, 3 some input dropped (see the\n"
-		"report), 1 failure.\n\n%s",
-		flags);
-}
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -357,37 +292,6 @@ typedef struct {
 	BpeTokenizer *tok;
 	size_t dropped_video, dropped_range, dropped_damage, damaged_videos, n_samples;
 } PrepRun;
-
-// argv into o; the checks the table cannot make (combinations, --fps N/D, even sides)
-static void parse_opts(PrepOpts *o, int argc, char **argv)
-{
-	char err[400];
-	o->chunk.cavlc = PREP_DEFAULT_CAVLC;
-	if (flags_parse(flag_table, N_FLAGS, o, argc, argv, NULL, err, sizeof err) < 0) {
-		log_error("%s", err);
-		exit(1);
-	}
-	if (o->help) {
-		usage(stdout);
-		exit(0);
-	}
-	o->chunk.cavlc = !strcmp(o->entropy, "cavlc");
-	o->train_bpe_set = o->train_bpe != 0;
-	if (!o->train_bpe_set)
-		o->train_bpe = 49408;
-	if (!o->jobs)
-		o->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (o->fps) {
-		char *end;
-		o->chunk.fps_num = (int)strtol(o->fps, &end, 10), o->chunk.fps_den = 1;
-		if (*end == '/')
-			o->chunk.fps_den = (int)strtol(end + 1, &end, 10);
-		if (*end || o->chunk.fps_num < 1 || o->chunk.fps_den < 1)
-			log_fatalx("--fps wants N or N/D with positive integers, got '%s'", o->fps);
-	}
-	if (o->chunk.short_side % 2)
-		log_fatalx("--short-side %d: want an even number of pixels", o->chunk.short_side);
-}
 
 // the manifest (default ROOT/manifest), its report and the folder the manifest is in
 static void output_paths(PrepRun *run)
@@ -682,7 +586,7 @@ int main(int argc, char **argv)
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
 	static PrepRun run; // large path buffers
 	PrepOpts *o = &run.o;
-	parse_opts(o, argc, argv);
+	prep_opts_parse(o, argc, argv);
 	if (o->info)
 		return prep_info(o->info);
 	if (o->verify)
@@ -690,7 +594,7 @@ int main(int argc, char **argv)
 	if (o->upgrade)
 		return prep_upgrade(o->upgrade, o->jobs);
 	if (!o->out || (!o->shards && (!o->annotations || !o->video_root)) || (o->shards && o->annotations)) {
-		usage(stderr);
+		prep_opts_usage(stderr);
 		return 1;
 	}
 	if (mkdir(o->out, 0755) < 0 && errno != EEXIST)

@@ -380,12 +380,10 @@ static void remove_empty_dirs(char *dir, const char *root)
 	}
 }
 
-int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, PrepVideoResult *res)
+// ROOT/ID and every folder level above it (ids may name sub-folders: "kitchen/P01_01")
+static int make_chunk_dir(const PrepChunkOpts *o, const char *id, char *dir, size_t cap, PrepVideoResult *res)
 {
-	memset(res, 0, sizeof(*res));
-	char dir[4200];
-	snprintf(dir, sizeof(dir), "%s/%s", o->root, id);
-	// ids may name sub-folders ("kitchen/P01_01"): create every level
+	snprintf(dir, cap, "%s/%s", o->root, id);
 	for (char *q = dir + strlen(o->root) + 1; (q = strchr(q, '/')); q++) {
 		*q = 0;
 		int bad = mkdir(dir, 0755) < 0 && errno != EEXIST;
@@ -395,108 +393,107 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 	}
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return set_error(res, AVERROR(errno), "cannot create the chunk folder");
-	// a finished video: re-index only
+	return 0;
+}
+
+// A video finished before with the same settings and unchanged chunks: re-index only (1).
+// Otherwise 0, its marker removed so the video is prepared again.
+static int reuse_done(const PrepChunkOpts *o, const char *id, const char *dir, PrepVideoResult *res)
+{
 	char done[4300];
 	snprintf(done, sizeof(done), "%s/.done", dir);
 	FILE *df = fopen(done, "r");
-	if (df) {
-		unsigned nc = 0;
-		unsigned long long nf = 0;
-		int fn = 0, fd = 0;
-		char line[256] = "", want[256], damage[4096] = "";
-		int ok = fscanf(df, "chunks %u\nframes %llu\nfps %d/%d\n", &nc, &nf, &fn, &fd) == 4 && fn > 0 && fd > 0 &&
-			 fgets(line, sizeof(line), df) && fgets(damage, sizeof(damage), df);
-		fclose(df);
-		line[strcspn(line, "\n")] = 0;
-		damage[strcspn(damage, "\n")] = 0;
-		params_line(o, want, sizeof(want));
-		ok = ok && strcmp(line, want) == 0; // other settings: prepare the video again
-		ok = ok && prep_damage_parse(&res->damage, damage) == 0; // a marker without it: prepare again
-		uint32_t per = (uint32_t)llround((double)o->chunk_sec * fn / fd);
-		if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
-		    index_all(o->root, id, nc, nf, o->chunk_sec, per, res) == 0 && chunks_unchanged(o->root, res)) {
-			res->n_frames = nf, res->fps_num = (uint32_t)fn, res->fps_den = (uint32_t)fd;
-			res->duration = (double)nf * fd / fn;
-			return 0;
-		}
-		prep_video_result_free(res);
-		res->error[0] = 0;
-		unlink(done);
+	if (!df)
+		return 0;
+	unsigned nc = 0;
+	unsigned long long nf = 0;
+	int fn = 0, fd = 0;
+	char line[256] = "", want[256], damage[4096] = "";
+	int ok = fscanf(df, "chunks %u\nframes %llu\nfps %d/%d\n", &nc, &nf, &fn, &fd) == 4 && fn > 0 && fd > 0 &&
+		 fgets(line, sizeof(line), df) && fgets(damage, sizeof(damage), df);
+	fclose(df);
+	line[strcspn(line, "\n")] = 0;
+	damage[strcspn(damage, "\n")] = 0;
+	params_line(o, want, sizeof(want));
+	ok = ok && strcmp(line, want) == 0; // other settings: prepare the video again
+	ok = ok && prep_damage_parse(&res->damage, damage) == 0; // a marker without it: prepare again
+	uint32_t per = ok ? (uint32_t)llround((double)o->chunk_sec * fn / fd) : 0;
+	if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
+	    index_all(o->root, id, nc, nf, o->chunk_sec, per, res) == 0 && chunks_unchanged(o->root, res)) {
+		res->n_frames = nf, res->fps_num = (uint32_t)fn, res->fps_den = (uint32_t)fd;
+		res->duration = (double)nf * fd / fn;
+		return 1;
 	}
+	prep_video_result_free(res);
+	res->error[0] = 0;
+	unlink(done);
+	return 0;
+}
 
-	Run r = {.o = o, .id = id, .res = res};
-	AVFormatContext *ic = NULL;
-	AVCodecContext *dc = NULL;
-	AVPacket *pkt = av_packet_alloc();
-	AVFrame *f = av_frame_alloc();
-	r.prev = av_frame_alloc();
-	r.out = av_frame_alloc();
-	r.upright = av_frame_alloc();
+// The source's video stream and its decoder (other streams discarded), the display rotation
+// and the output rate (--fps, or the source's rounded). 0 or a negative AVERROR, res->error set.
+static int open_source(Run *r, const char *src, AVFormatContext **ic, AVCodecContext **dc, int *vs,
+		       AVRational *src_rate)
+{
+	PrepVideoResult *res = r->res;
 	int rc;
-	if (!pkt || !f || !r.prev || !r.out || !r.upright) {
-		rc = set_error(res, AVERROR(ENOMEM), "out of memory");
-		goto out;
-	}
-	if ((rc = avformat_open_input(&ic, src, NULL, NULL)) < 0) {
-		set_error(res, rc, "cannot open");
-		goto out;
-	}
-	if ((rc = avformat_find_stream_info(ic, NULL)) < 0) {
-		set_error(res, rc, "cannot read stream info");
-		goto out;
-	}
+	if ((rc = avformat_open_input(ic, src, NULL, NULL)) < 0)
+		return set_error(res, rc, "cannot open");
+	if ((rc = avformat_find_stream_info(*ic, NULL)) < 0)
+		return set_error(res, rc, "cannot read stream info");
 	const AVCodec *dec = NULL;
-	int vs = av_find_best_stream(ic, AVMEDIA_TYPE_VIDEO, -1, -1, &dec, 0);
-	if (vs < 0 || !dec) {
-		rc = set_error(res, vs < 0 ? vs : AVERROR_DECODER_NOT_FOUND, "no decodable video stream");
-		goto out;
-	}
-	for (unsigned s = 0; s < ic->nb_streams; s++)
-		if ((int)s != vs)
-			ic->streams[s]->discard = AVDISCARD_ALL;
-	AVStream *st = ic->streams[vs];
-	dc = avcodec_alloc_context3(dec);
-	if (!dc || (rc = avcodec_parameters_to_context(dc, st->codecpar)) < 0) {
-		rc = set_error(res, dc ? rc : AVERROR(ENOMEM), "decoder setup");
-		goto out;
-	}
-	dc->thread_count = o->decode_threads > 1 ? o->decode_threads : 1; // mostly parallel across videos (-j)
-	dc->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT; // damaged frames come out flagged, never silently dropped
+	*vs = av_find_best_stream(*ic, AVMEDIA_TYPE_VIDEO, -1, -1, &dec, 0);
+	if (*vs < 0 || !dec)
+		return set_error(res, *vs < 0 ? *vs : AVERROR_DECODER_NOT_FOUND, "no decodable video stream");
+	for (unsigned s = 0; s < (*ic)->nb_streams; s++)
+		if ((int)s != *vs)
+			(*ic)->streams[s]->discard = AVDISCARD_ALL;
+	AVStream *st = (*ic)->streams[*vs];
+	*dc = avcodec_alloc_context3(dec);
+	if (!*dc || (rc = avcodec_parameters_to_context(*dc, st->codecpar)) < 0)
+		return set_error(res, *dc ? rc : AVERROR(ENOMEM), "decoder setup");
+	(*dc)->thread_count = r->o->decode_threads > 1 ? r->o->decode_threads : 1; // mostly parallel across videos (-j)
+	(*dc)->flags |= AV_CODEC_FLAG_OUTPUT_CORRUPT; // damaged frames come out flagged, never silently dropped
 	// phones store portrait video as landscape frames plus a display rotation: apply it
 	const int32_t *dm = (const int32_t *)av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, NULL);
 	if (dm) {
 		double theta = -av_display_rotation_get(dm);
 		if (!isnan(theta)) {
 			int q = (int)lround(theta / 90.0) % 4;
-			r.rotate = (q < 0 ? q + 4 : q) * 90;
+			r->rotate = (q < 0 ? q + 4 : q) * 90;
 		}
 	}
-	if ((rc = avcodec_open2(dc, dec, NULL)) < 0) {
-		set_error(res, rc, "cannot open the decoder");
-		goto out;
-	}
-	AVRational src_rate = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
-	if (o->fps_num) {
-		r.fps_num = o->fps_num, r.fps_den = o->fps_den;
+	if ((rc = avcodec_open2(*dc, dec, NULL)) < 0)
+		return set_error(res, rc, "cannot open the decoder");
+	*src_rate = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
+	if (r->o->fps_num) {
+		r->fps_num = r->o->fps_num, r->fps_den = r->o->fps_den;
 	} else {
-		r.fps_num = src_rate.num && src_rate.den ? (int)lround(av_q2d(src_rate)) : 0, r.fps_den = 1;
-		if (r.fps_num < 1 || r.fps_num > 1000) {
-			rc = AVERROR_INVALIDDATA;
+		r->fps_num = src_rate->num && src_rate->den ? (int)lround(av_q2d(*src_rate)) : 0, r->fps_den = 1;
+		if (r->fps_num < 1 || r->fps_num > 1000) {
 			snprintf(res->error, sizeof(res->error), "unknown frame rate (give --fps)");
-			goto out;
+			return AVERROR_INVALIDDATA;
 		}
 	}
-	r.per_chunk = (uint32_t)llround((double)o->chunk_sec * r.fps_num / r.fps_den);
+	r->per_chunk = (uint32_t)llround((double)r->o->chunk_sec * r->fps_num / r->fps_den);
+	return 0;
+}
+
+// every packet of the stream through the decoder into on_frame; damaged packets and frames are
+// counted (decode_failed, frame_damage), never a stop. 0 or a negative AVERROR.
+static int decode_all(Run *r, AVFormatContext *ic, AVCodecContext *dc, int vs, AVPacket *pkt, AVFrame *f,
+		      int *decode_errors)
+{
+	AVStream *st = ic->streams[vs];
 	int64_t origin = AV_NOPTS_VALUE;
-	int decode_errors = 0, eof = 0;
+	int rc, eof = 0;
 	while (!eof) {
 		rc = av_read_frame(ic, pkt);
 		if (rc == AVERROR_EOF || (rc < 0 && ic->pb && avio_feof(ic->pb))) {
 			eof = 1;
 			rc = avcodec_send_packet(dc, NULL);
 		} else if (rc < 0) {
-			set_error(res, rc, "read error");
-			goto out;
+			return set_error(r->res, rc, "read error");
 		} else {
 			if (pkt->stream_index != vs) {
 				av_packet_unref(pkt);
@@ -505,48 +502,84 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 			rc = avcodec_send_packet(dc, pkt);
 			av_packet_unref(pkt);
 			if (rc < 0 && rc != AVERROR(EAGAIN)) {
-				decode_errors++; // a damaged packet: the decoder resynchronises at the next one
-				decode_failed(&r);
+				(*decode_errors)++; // a damaged packet: the decoder resynchronises at the next one
+				decode_failed(r);
 				continue;
 			}
 		}
 		while ((rc = avcodec_receive_frame(dc, f)) >= 0) {
-			rc = on_frame(&r, f, st, &origin, frame_damage(&r, f));
+			rc = on_frame(r, f, st, &origin, frame_damage(r, f));
 			av_frame_unref(f);
 			if (rc < 0)
-				goto out;
+				return rc;
 		}
 		if (rc != AVERROR(EAGAIN) && rc != AVERROR_EOF) {
-			decode_errors++;
-			decode_failed(&r);
+			(*decode_errors)++;
+			decode_failed(r);
 		}
 	}
-	if (!r.have_prev) {
-		rc = AVERROR_INVALIDDATA;
-		snprintf(res->error, sizeof(res->error), "no decodable video frames%s",
-			 decode_errors ? " (corrupt data)" : "");
-		goto out;
-	}
+	return 0;
+}
+
+// after the last packet: frames up to the end of the last one, the last chunk, the index of
+// every chunk and the done marker. 0 or a negative AVERROR.
+static int finish_video(Run *r, const char *dir, const AVStream *st, AVRational src_rate)
+{
+	PrepVideoResult *res = r->res;
+	int rc;
 	// the last frame lasts its own duration (or one source frame interval)
-	double dur = r.prev->pkt_duration > 0 ? r.prev->pkt_duration * av_q2d(st->time_base)
-		     : src_rate.num                ? 1 / av_q2d(src_rate)
-						   : 1.0 * r.fps_den / r.fps_num;
-	double t_end = r.prev_t + dur;
-	while ((double)r.i * r.fps_den / r.fps_num < t_end - 1e-6)
-		if ((rc = emit(&r)) < 0)
-			goto out;
-	if (r.i % r.per_chunk && (rc = end_chunk(&r)) < 0)
-		goto out;
-	uint32_t n_chunks = (uint32_t)((r.i + r.per_chunk - 1) / r.per_chunk);
-	if ((rc = index_all(o->root, id, n_chunks, r.i, o->chunk_sec, r.per_chunk, res)) < 0)
-		goto out;
+	double dur = r->prev->pkt_duration > 0 ? r->prev->pkt_duration * av_q2d(st->time_base)
+		     : src_rate.num                 ? 1 / av_q2d(src_rate)
+						    : 1.0 * r->fps_den / r->fps_num;
+	double t_end = r->prev_t + dur;
+	while ((double)r->i * r->fps_den / r->fps_num < t_end - 1e-6)
+		if ((rc = emit(r)) < 0)
+			return rc;
+	if (r->i % r->per_chunk && (rc = end_chunk(r)) < 0)
+		return rc;
+	uint32_t n_chunks = (uint32_t)((r->i + r->per_chunk - 1) / r->per_chunk);
+	if ((rc = index_all(r->o->root, r->id, n_chunks, r->i, r->o->chunk_sec, r->per_chunk, res)) < 0)
+		return rc;
 	for (uint32_t k = 0; k < n_chunks; k++)
 		res->chunks[k].reused = 0;
-	res->n_frames = r.i, res->fps_num = (uint32_t)r.fps_num, res->fps_den = (uint32_t)r.fps_den;
-	res->duration = (double)r.i * r.fps_den / r.fps_num;
-	if ((rc = write_done(dir, &r, n_chunks)) < 0)
-		set_error(res, AVERROR(-rc), "writing the done marker");
-out:
+	res->n_frames = r->i, res->fps_num = (uint32_t)r->fps_num, res->fps_den = (uint32_t)r->fps_den;
+	res->duration = (double)r->i * r->fps_den / r->fps_num;
+	if ((rc = write_done(dir, r, n_chunks)) < 0)
+		return set_error(res, AVERROR(-rc), "writing the done marker");
+	return 0;
+}
+
+int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, PrepVideoResult *res)
+{
+	memset(res, 0, sizeof(*res));
+	char dir[4200];
+	int rc = make_chunk_dir(o, id, dir, sizeof dir, res);
+	if (rc < 0)
+		return rc;
+	if (reuse_done(o, id, dir, res))
+		return 0;
+	Run r = {.o = o, .id = id, .res = res};
+	AVFormatContext *ic = NULL;
+	AVCodecContext *dc = NULL;
+	AVPacket *pkt = av_packet_alloc();
+	AVFrame *f = av_frame_alloc();
+	r.prev = av_frame_alloc();
+	r.out = av_frame_alloc();
+	r.upright = av_frame_alloc();
+	int vs = -1, decode_errors = 0;
+	AVRational src_rate;
+	if (!pkt || !f || !r.prev || !r.out || !r.upright)
+		rc = set_error(res, AVERROR(ENOMEM), "out of memory");
+	else if ((rc = open_source(&r, src, &ic, &dc, &vs, &src_rate)) >= 0 &&
+		 (rc = decode_all(&r, ic, dc, vs, pkt, f, &decode_errors)) >= 0) {
+		if (!r.have_prev) {
+			rc = AVERROR_INVALIDDATA;
+			snprintf(res->error, sizeof(res->error), "no decodable video frames%s",
+				 decode_errors ? " (corrupt data)" : "");
+		} else {
+			rc = finish_video(&r, dir, ic->streams[vs], src_rate);
+		}
+	}
 	if (r.enc) {
 		prep_encoder_abort(r.enc);
 		unlink(r.part);

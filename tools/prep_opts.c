@@ -1,0 +1,99 @@
+// tools/prep's flag table and its parsing: every option with its bounds, default and help;
+// --fps N/D, the even short side and the defaults that depend on the machine are checked here.
+#include "prep_opts.h" // defines: PrepOpts, prep_opts_parse, prep_opts_usage
+
+#include <stdlib.h> // defines: exit, strtol
+#include <string.h> // defines: strcmp
+#include <unistd.h> // defines: sysconf
+
+#include "flags.h"         // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "log.h"           // defines: log_error, log_fatalx
+#include "prep_defaults.h" // defines: PREP_DEFAULT_*
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define O(f) FLAG_AT(PrepOpts, f)
+static const FlagSpec flag_table[] = {
+	{"annotations", FLAG_STRPTR, O(annotations), 0, 0, NULL, .help = "annotation file: clips as video, start, end, caption"},
+	{"format", FLAG_CHOICE, O(format), 0, 0, "auto", .help = "the annotation file's format", .choices = "auto|csv|tsv|epic|ego4d"},
+	{"video-root", FLAG_STRPTR, O(video_root), 0, 0, NULL, .help = "directory of the source videos"},
+	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL, .help = "directory of webdataset tar shards (instead of videos)"},
+	{"out", FLAG_STRPTR, O(out), 0, 0, NULL, .help = "output ROOT: chunks, manifest, vocabulary (required)"},
+	{"manifest", FLAG_STRPTR, O(manifest), 0, 0, NULL, .help = "manifest path (default ROOT/manifest)"},
+	{"chunk-sec", FLAG_INT, O(chunk.chunk_sec), 1, 3600, STR(PREP_DEFAULT_CHUNK_SEC), .help = "chunk length in seconds"},
+	{"short-side", FLAG_INT, O(chunk.short_side), 16, 4096, STR(PREP_DEFAULT_SHORT_SIDE),
+	 .help = "short side of the chunks in pixels, even"},
+	{"fps", FLAG_STRPTR, O(fps), 0, 0, NULL, .help = "output frame rate N or N/D (default: the source's, rounded)"},
+	{"gop", FLAG_INT, O(chunk.gop), 1, 100000, STR(PREP_DEFAULT_GOP), .help = "keyframe interval in frames"},
+	{"crf", FLAG_INT, O(chunk.crf), 0, 51, STR(PREP_DEFAULT_CRF), .help = "x264 quality"},
+	{"preset", FLAG_STRPTR, O(chunk.preset), 0, 0, PREP_DEFAULT_PRESET, .help = "x264 preset"},
+	{"bframes", FLAG_INT, O(chunk.bframes), 0, 16, STR(PREP_DEFAULT_BFRAMES),
+	 .help = "most B-frames in a row (never references, so the loader skips the ones a clip does not need; 0: decode "
+		 "order is display order)"},
+	{"entropy", FLAG_CHOICE, O(entropy), 0, 0, PREP_DEFAULT_CAVLC ? "cavlc" : "cabac",
+	 .help = "entropy coding: cavlc is cheaper to decode, about 5% larger", .choices = "cavlc|cabac"},
+	{"jobs", FLAG_INT, O(jobs), 1, 4096, NULL, .help = "videos prepared in parallel (default: CPUs)", .alias = 'j'},
+	{"bpe", FLAG_STRPTR, O(bpe), 0, 0, NULL, .help = "OpenAI-CLIP merges file (bpe_simple_vocab_16e6.txt)"},
+	{"train-bpe", FLAG_INT, O(train_bpe), 515, 65536, NULL,
+	 .help = "without --bpe: train a vocabulary of N tokens (default 49408) from the captions, saved as "
+		 "ROOT/bpe_merges.txt; without either, an existing ROOT/bpe_merges.txt is used (a second manifest in "
+		 "ROOT). The vocabulary is also copied next to the manifest (for eval)."},
+	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
+	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest DIR/NAME[.manifest]: "
+		 "DIR/NAME-report.txt)"},
+	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0", .help = "seconds either side of an Ego4D narration"},
+	{"info", FLAG_STRPTR, O(info), 0, 0, NULL, .help = "print what this manifest holds, exit"},
+	{"verify", FLAG_STRPTR, O(verify), 0, 0, NULL, .help = "check this manifest's chunks and shards, exit"},
+	{"deep", FLAG_SWITCH, O(deep), 0, 0, "0", .help = "with --verify: decode every frame and check each chunk's CRC"},
+	{"upgrade", FLAG_STRPTR, O(upgrade), 0, 0, NULL,
+	 .help = "convert a version 1 manifest in place (chunks indexed, not re-encoded; the old file kept as MANIFEST.v1), "
+		 "exit"},
+	{"help", FLAG_SWITCH, O(help), 0, 0, "0", .help = "this text", .alias = 'h'},
+};
+enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
+
+void prep_opts_usage(FILE *f)
+{
+	char flags[8192];
+	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
+	fprintf(f,
+		"usage: prep --annotations FILE --video-root DIR --out ROOT [flags]\n"
+		"       prep --shards DIR --out ROOT [flags]\n"
+		"       prep --info MANIFEST | --verify MANIFEST [--deep] | --upgrade MANIFEST [-j N]\n"
+		"Cuts videos into ROOT/<video-id>/<start-sec>.mp4 chunks (or indexes tar shards) and\n"
+		"writes ROOT/manifest. Exit status: 0 all prepared, 3 some input dropped (see the\n"
+		"report), 1 failure.\n\n%s",
+		flags);
+}
+
+// argv into o; the checks the table cannot make (combinations, --fps N/D, even sides)
+void prep_opts_parse(PrepOpts *o, int argc, char **argv)
+{
+	char err[400];
+	o->chunk.cavlc = PREP_DEFAULT_CAVLC;
+	if (flags_parse(flag_table, N_FLAGS, o, argc, argv, NULL, err, sizeof err) < 0) {
+		log_error("%s", err);
+		exit(1);
+	}
+	if (o->help) {
+		prep_opts_usage(stdout);
+		exit(0);
+	}
+	o->chunk.cavlc = !strcmp(o->entropy, "cavlc");
+	o->train_bpe_set = o->train_bpe != 0;
+	if (!o->train_bpe_set)
+		o->train_bpe = 49408;
+	if (!o->jobs)
+		o->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (o->fps) {
+		char *end;
+		o->chunk.fps_num = (int)strtol(o->fps, &end, 10), o->chunk.fps_den = 1;
+		if (*end == '/')
+			o->chunk.fps_den = (int)strtol(end + 1, &end, 10);
+		if (*end || o->chunk.fps_num < 1 || o->chunk.fps_den < 1)
+			log_fatalx("--fps wants N or N/D with positive integers, got '%s'", o->fps);
+	}
+	if (o->chunk.short_side % 2)
+		log_fatalx("--short-side %d: want an even number of pixels", o->chunk.short_side);
+}
+

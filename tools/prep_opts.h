@@ -1,0 +1,23 @@
+// tools/prep's command line: its options, the flag table (common/flags) they are parsed with,
+// and the checks the table cannot make.
+#ifndef TOOLS_PREP_OPTS_H
+#define TOOLS_PREP_OPTS_H
+// defines: PrepOpts, prep_opts_parse, prep_opts_usage
+
+#include <stdio.h> // defines: FILE
+
+#include "prep_chunk.h" // defines: PrepChunkOpts
+
+typedef struct {
+	const char *annotations, *video_root, *out, *manifest, *bpe, *report, *shards, *fps, *info, *verify, *upgrade;
+	char format[8], entropy[8];
+	int train_bpe, train_bpe_set, jobs, deep, help;
+	double ego4d_window;
+	PrepChunkOpts chunk;
+} PrepOpts;
+
+// argv into o, the defaults first; a bad flag is a one-line error and exit 1, --help exits 0
+void prep_opts_parse(PrepOpts *o, int argc, char **argv);
+void prep_opts_usage(FILE *f);
+
+#endif

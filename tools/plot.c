@@ -89,6 +89,52 @@ static double *scaled(const double *y, int n, double s, double offset)
 	return o;
 }
 
+// the columns plot reads from each file
+enum { M_STEP, M_LOSS, M_TAU, M_LR, M_SPS, M_WAIT, M_STEP_S, M_N };
+enum { E_STEP, E_T2V1, E_V2T1, E_T2V5, E_V2T5, E_C1, E_C5, E_N };
+enum { R_TIME, R_OCC, R_CWAIT, R_N };
+
+// RUN/metrics.jsonl (required, with at least one step), the eval results (RUN/eval.jsonl, else
+// the same keys in the metrics lines) and RUN/ringstat.jsonl (may be absent: no rows)
+static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *r)
+{
+	static const char *mkeys[M_N] = { "step", "loss", "tau", "lr", "samples_per_s", "data_wait_s", "step_s" };
+	static const char *ekeys[E_N] = { "step", "t2v_r1", "v2t_r1", "t2v_r5", "v2t_r5", "chance_r1", "chance_r5" };
+	static const char *rkeys[R_N] = { "time", "occupancy_pct", "consumer_wait_pct" };
+	char path[4200], err[4400];
+	snprintf(path, sizeof path, "%s/metrics.jsonl", run);
+	int rc = plot_table_read(path, mkeys, M_N, m, err, sizeof err);
+	if (rc == -ENOENT)
+		log_fatalx("%s: no such file: is %s a run directory the trainer has written to?", path, run);
+	if (rc)
+		log_fatalx("%s", err);
+	if (!m->n)
+		log_fatalx("%s holds no metrics lines yet (the trainer writes one per step%s)", path,
+			   m->bad_lines ? "; the lines there are not JSON objects with a step" : "");
+	const int lines = m->n;
+	plot_table_keep_finite(m, M_LOSS, M_STEP_S); // lines of eval results only are not steps
+	plot_table_latest(m);
+	if (!m->n)
+		log_fatalx("%s has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s, step_s", path, lines);
+	if (m->bad_lines)
+		log_warnx("%s: %d line(s) are not JSON objects (skipped)", path, m->bad_lines);
+
+	snprintf(path, sizeof path, "%s/eval.jsonl", run);
+	if ((rc = plot_table_read(path, ekeys, E_N, e, err, sizeof err)) && rc != -ENOENT)
+		log_fatalx("%s", err);
+	if (rc == -ENOENT) { // a trainer may write its eval results into the metrics lines instead
+		snprintf(path, sizeof path, "%s/metrics.jsonl", run);
+		if ((rc = plot_table_read(path, ekeys, E_N, e, err, sizeof err)))
+			log_fatalx("%s", err);
+	}
+	plot_table_keep_finite(e, E_T2V1, E_V2T1);
+	plot_table_latest(e);
+
+	snprintf(path, sizeof path, "%s/ringstat.jsonl", run);
+	if ((rc = plot_table_read(path, rkeys, R_N, r, err, sizeof err)) && rc != -ENOENT)
+		log_fatalx("%s", err);
+}
+
 int main(int argc, char **argv)
 {
 	log_init("plot", LOG_INFO);
@@ -105,52 +151,14 @@ int main(int argc, char **argv)
 	const char *run = rest.n_pos ? pos[0] : NULL, *out = fl.out;
 	if (!run)
 		log_fatalx("usage: plot RUN_DIR [--out FILE] (see --help)");
-	char path[4200], outp[4200], err[4400];
+	char outp[4200];
 	snprintf(outp, sizeof outp, "%s/plot.png", run);
 	if (!out)
 		out = outp;
 
-	// metrics: required, with at least one step
-	enum { M_STEP, M_LOSS, M_TAU, M_LR, M_SPS, M_WAIT, M_STEP_S, M_N };
-	static const char *mkeys[M_N] = { "step", "loss", "tau", "lr", "samples_per_s", "data_wait_s", "step_s" };
-	PlotTable m;
-	snprintf(path, sizeof path, "%s/metrics.jsonl", run);
-	int rc = plot_table_read(path, mkeys, M_N, &m, err, sizeof err);
-	if (rc == -ENOENT)
-		log_fatalx("%s: no such file: is %s a run directory the trainer has written to?", path, run);
-	if (rc)
-		log_fatalx("%s", err);
-	if (!m.n)
-		log_fatalx("%s holds no metrics lines yet (the trainer writes one per step%s)", path,
-			   m.bad_lines ? "; the lines there are not JSON objects with a step" : "");
-	const int lines = m.n;
-	plot_table_keep_finite(&m, M_LOSS, M_STEP_S); // lines of eval results only are not steps
-	plot_table_latest(&m);
-	if (!m.n)
-		log_fatalx("%s has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s, step_s", path, lines);
-	if (m.bad_lines)
-		log_warnx("%s: %d line(s) are not JSON objects (skipped)", path, m.bad_lines);
-
-	enum { E_STEP, E_T2V1, E_V2T1, E_T2V5, E_V2T5, E_C1, E_C5, E_N };
-	static const char *ekeys[E_N] = { "step", "t2v_r1", "v2t_r1", "t2v_r5", "v2t_r5", "chance_r1", "chance_r5" };
-	PlotTable e;
-	snprintf(path, sizeof path, "%s/eval.jsonl", run);
-	if ((rc = plot_table_read(path, ekeys, E_N, &e, err, sizeof err)) && rc != -ENOENT)
-		log_fatalx("%s", err);
-	if (rc == -ENOENT) { // a trainer may write its eval results into the metrics lines instead
-		snprintf(path, sizeof path, "%s/metrics.jsonl", run);
-		if ((rc = plot_table_read(path, ekeys, E_N, &e, err, sizeof err)))
-			log_fatalx("%s", err);
-	}
-	plot_table_keep_finite(&e, E_T2V1, E_V2T1);
-	plot_table_latest(&e);
-
-	enum { R_TIME, R_OCC, R_CWAIT, R_N };
-	static const char *rkeys[R_N] = { "time", "occupancy_pct", "consumer_wait_pct" };
-	PlotTable r;
-	snprintf(path, sizeof path, "%s/ringstat.jsonl", run);
-	if ((rc = plot_table_read(path, rkeys, R_N, &r, err, sizeof err)) && rc != -ENOENT)
-		log_fatalx("%s", err);
+	PlotTable m, e, r;
+	read_tables(run, &m, &e, &r);
+	int rc;
 
 	Panel panels[MAX_PANELS];
 	int np = 0;

@@ -27,33 +27,39 @@ static const FlagSpec *find_alias(const FlagSpec *t, int n, char c)
 
 static int takes_value(const FlagSpec *f) { return f->type != FLAG_SWITCH && f->type != FLAG_SET; }
 
-// is v one of "a|b|c"
-static int in_choices(const char *choices, const char *v)
+// the index of v in "a|b|c", or -1
+static int choice_index(const char *choices, const char *v)
 {
 	size_t vl = strlen(v);
-	for (const char *p = choices; p && *p;) {
+	int k = 0;
+	for (const char *p = choices; p && *p; k++) {
 		const char *bar = strchr(p, '|');
 		size_t l = bar ? (size_t)(bar - p) : strlen(p);
 		if (l == vl && !strncmp(p, v, l))
-			return 1;
+			return k;
 		p = bar ? bar + 1 : NULL;
 	}
-	return 0;
+	return -1;
 }
 
 static int set_string(const FlagSpec *f, char *p, const char *v, char *err, size_t errlen)
 {
-	if (f->type == FLAG_CHOICE && !in_choices(f->choices, v)) {
+	int k = f->type == FLAG_CHOICE || f->type == FLAG_ENUM ? choice_index(f->choices, v) : 0;
+	if (k < 0) {
 		char list[256];
-		size_t k = 0;
-		for (const char *c = f->choices; *c && k + 3 < sizeof list; c++)
+		size_t l = 0;
+		for (const char *c = f->choices; *c && l + 3 < sizeof list; c++)
 			if (*c == '|')
-				list[k++] = ',', list[k++] = ' ';
+				list[l++] = ',', list[l++] = ' ';
 			else
-				list[k++] = *c;
-		list[k] = 0;
+				list[l++] = *c;
+		list[l] = 0;
 		snprintf(err, errlen, "--%s '%s' is not one of %s", f->name, v, list);
 		return -EINVAL;
+	}
+	if (f->type == FLAG_ENUM) {
+		*(int *)p = k;
+		return 0;
 	}
 	if (f->type == FLAG_STRPTR) {
 		*(const char **)p = v;
@@ -132,7 +138,7 @@ int flags_set(const FlagSpec *f, void *cfg, const char *v, char *err, size_t err
 		snprintf(err, errlen, "--%s needs a value", f->name);
 		return -EINVAL;
 	}
-	if (f->type == FLAG_STRING || f->type == FLAG_STRPTR || f->type == FLAG_CHOICE)
+	if (f->type >= FLAG_STRING)
 		return set_string(f, p, v, err, errlen);
 	return set_number(f, p, v, err, errlen);
 }

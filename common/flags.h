@@ -17,6 +17,7 @@ typedef enum {
 	FLAG_STRING, // char[size]: a copy
 	FLAG_STRPTR, // const char *: points into argv (or at the default), no copy, no length limit
 	FLAG_CHOICE, // char[size], refused unless one of `choices` ("a|b|c")
+	FLAG_ENUM,   // int (or an enum): the index of the value in `choices` ("a|b|c": a is 0)
 } FlagType;
 
 enum { FLAG_NO_LOG = 1 }; // FlagSpec.attr: left out of flags_describe (modes such as --help)
@@ -28,7 +29,7 @@ typedef struct {
 	double lo, hi;       // numeric bounds, both 0: unbounded; FLAG_SET: the value stored
 	const char *def;     // the default as text, set through the same parser (NULL: field left as is)
 	const char *help;
-	const char *choices; // FLAG_CHOICE: "a|b|c" (also its placeholder in --help: others show INT, NUM, STR)
+	const char *choices; // FLAG_CHOICE, FLAG_ENUM: "a|b|c" (also the placeholder in --help: others show INT, NUM, STR)
 	char alias;          // a one-letter short form (-n, -j 4), 0: none
 	unsigned attr;       // FLAG_NO_LOG
 } FlagSpec;

@@ -15,11 +15,11 @@ static int left_part(const FlagSpec *f, char *buf, size_t len)
 {
 	static const char *const ph[] = {[FLAG_SWITCH] = "", [FLAG_SET] = "", [FLAG_INT] = " INT", [FLAG_I64] = " INT",
 					 [FLAG_U64] = " INT", [FLAG_DOUBLE] = " NUM", [FLAG_STRING] = " STR",
-					 [FLAG_STRPTR] = " STR", [FLAG_CHOICE] = " "};
+					 [FLAG_STRPTR] = " STR", [FLAG_CHOICE] = " ", [FLAG_ENUM] = " "};
 	char alias[8] = "";
 	if (f->alias)
 		snprintf(alias, sizeof alias, "-%c, ", f->alias);
-	return snprintf(buf, len, "%s--%s%s%s", alias, f->name, ph[f->type], f->type == FLAG_CHOICE ? f->choices : "");
+	return snprintf(buf, len, "%s--%s%s%s", alias, f->name, ph[f->type], f->type >= FLAG_CHOICE ? f->choices : "");
 }
 
 // the help text with its bounds and default appended
@@ -122,6 +122,13 @@ int flags_describe(const FlagSpec *t, int n, const void *cfg, char *buf, size_t 
 		case FLAG_STRPTR: {
 			const char *s = *(const char *const *)p;
 			snprintf(one, sizeof one, "%s%s=%s", sep, f->name, s ? s : "");
+			break;
+		}
+		case FLAG_ENUM: { // the index's name in "a|b|c"
+			const char *c = f->choices;
+			for (int k = *(const int *)p; k > 0 && c; k--)
+				c = strchr(c, '|') ? strchr(c, '|') + 1 : NULL;
+			snprintf(one, sizeof one, "%s%s=%.*s", sep, f->name, c ? (int)strcspn(c, "|") : 0, c ? c : "");
 			break;
 		}
 		default: snprintf(one, sizeof one, "%s%s=%s", sep, f->name, p); break;

@@ -8,7 +8,7 @@
 #include "flags.h" // defines: FlagSpec, flags_parse, flags_help, flags_describe, flags_config_argv
 
 typedef struct {
-	int on, mode, n;
+	int on, mode, n, act;
 	int64_t big;
 	uint64_t seed;
 	double lr;
@@ -27,6 +27,7 @@ static const FlagSpec table[] = {
 	{"name", FLAG_STRING, FLAG_AT(Cfg, name), 0, 0, "avclip", .help = "a name of up to seven characters"},
 	{"io", FLAG_CHOICE, FLAG_AT(Cfg, io), 0, 0, "auto", .help = "how to read", .choices = "auto|pread"},
 	{"path", FLAG_STRPTR, FLAG_AT(Cfg, path), 0, 0, NULL, .help = "a path"},
+	{"act", FLAG_ENUM, FLAG_AT(Cfg, act), 0, 0, "gelu", .help = "an enum", .choices = "gelu|quickgelu"},
 };
 enum { N = sizeof table / sizeof table[0] };
 
@@ -67,8 +68,8 @@ static void values(void)
 		      c.path == NULL && c.mode == 0,
 	      "defaults not set");
 	char *a[] = {"p", "--batch-size", "16", "--big=123456789012", "--seed", "18446744073709551615", "--lr=0.25",
-		     "--name", "x=y", "--io=pread", "--path", "/a b", "--eval", "--no-on"};
-	CHECK(parse(&c, err, NULL, 14, a) == 0, "values: %s", err);
+		     "--name", "x=y", "--io=pread", "--path", "/a b", "--eval", "--no-on", "--act", "quickgelu"};
+	CHECK(parse(&c, err, NULL, 16, a) == 0 && c.act == 1, "values: %s", err);
 	CHECK(c.n == 16 && c.big == 123456789012LL && c.seed == UINT64_MAX && c.lr == 0.25 && !strcmp(c.name, "x=y") &&
 		      !strcmp(c.io, "pread") && !strcmp(c.path, "/a b") && c.mode == 2 && c.on == 0,
 	      "values not set (n %d big %lld seed %llu)", c.n, (long long)c.big, (unsigned long long)c.seed);
@@ -90,6 +91,7 @@ static void errors(void)
 	refused("--lr wants a number, got 'nan'", 3, (char *[]){"p", "--lr", "nan", NULL});
 	refused("--lr 11 is outside [0, 10]", 3, (char *[]){"p", "--lr", "11", NULL});
 	refused("--io 'uring' is not one of auto, pread", 3, (char *[]){"p", "--io", "uring", NULL});
+	refused("--act 'relu' is not one of gelu, quickgelu", 3, (char *[]){"p", "--act", "relu", NULL});
 	refused("--name: value longer than 7 characters", 3, (char *[]){"p", "--name", "12345678", NULL});
 	refused("--lr needs a value", 2, (char *[]){"p", "--lr", NULL});
 	refused("unknown flag --batchsize (did you mean --batch-size?)", 3, (char *[]){"p", "--batchsize", "3", NULL});
@@ -121,6 +123,7 @@ static void text(void)
 	CHECK(strstr(help, "  -b, --batch-size INT  samples per step [1, 64] (default 8)\n") != NULL, "batch-size line:\n%s",
 	      help);
 	CHECK(strstr(help, "  --io auto|pread       how to read (default auto)\n") != NULL, "io line:\n%s", help);
+	CHECK(strstr(help, "  --act gelu|quickgelu  an enum (default gelu)\n") != NULL, "enum line:\n%s", help);
 	CHECK(strstr(help, "  --on                  a switch on by default (default on)\n") != NULL, "switch line:\n%s", help);
 	CHECK(strstr(help, "  --lr NUM              learning rate [0, 10] (default 5e-4)\n") != NULL, "lr line:\n%s", help);
 	char small[16];
@@ -130,7 +133,7 @@ static void text(void)
 	char *a[] = {"p", "--eval", "--path", "x"};
 	parse(&c, err, NULL, 4, a);
 	flags_describe(table, N, &c, line, sizeof line);
-	CHECK(!strcmp(line, "on=1 eval batch-size=8 big=-1 seed=0 lr=0.0005 name=avclip io=auto path=x"), "describe: %s",
+	CHECK(!strcmp(line, "on=1 eval batch-size=8 big=-1 seed=0 lr=0.0005 name=avclip io=auto path=x act=gelu"), "describe: %s",
 	      line);
 }
 

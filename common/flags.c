@@ -118,7 +118,7 @@ static int set_number(const FlagSpec *f, char *p, const char *v, char *err, size
 	}
 	if ((f->lo != 0 || f->hi != 0) && (d < f->lo || d > f->hi)) {
 		snprintf(err, errlen, "--%s %s is outside [%.15g, %.15g]", f->name, v, f->lo, f->hi);
-		return -EINVAL;
+		return -ERANGE;
 	}
 	switch (f->type) {
 	case FLAG_INT: *(int *)p = (int)ll; break;

@@ -51,7 +51,7 @@ int flags_defaults(const FlagSpec *t, int n, void *cfg, char *err, size_t errlen
 // The entry called name, or NULL.
 const FlagSpec *flags_find(const FlagSpec *t, int n, const char *name);
 // One value into its field; value NULL for a flag written without one (switches, FLAG_SET).
-// 0; -EINVAL with err as "--batch-size wants an integer, got 'abc'" or naming the bound.
+// 0; -EINVAL with err as "--batch-size wants an integer, got 'abc'"; -ERANGE naming the bounds.
 int flags_set(const FlagSpec *f, void *cfg, const char *value, char *err, size_t errlen);
 // Defaults, then argv[1..argc). 0; -EINVAL with one sentence in err (unknown flags name the
 // nearest table entry when one is close: "unknown flag --batchsize (did you mean --batch-size?)").

@@ -81,7 +81,7 @@ fails "bad.rel:1: the matrix is 2 x 2, the manifest has" tools/eval --manifest "
 fails "is not one of instance, caption" tools/eval --manifest "$m" --init-seed 1 --match video
 fails "unknown flag --frobnicate" tools/eval --manifest "$m" --init-seed 1 --frobnicate 3
 fails "not a preset" tools/eval --manifest "$m" --init-seed 1 --model vit-x
-fails "not a positive integer" tools/eval --manifest "$m" --init-seed 1 --vis-width -3
+fails "vis-width -3 is outside" tools/eval --manifest "$m" --init-seed 1 --vis-width -3
 mv "$d/ho/bpe_merges.txt" "$d/merges"
 fails "BPE merges file (--bpe)" tools/eval --manifest "$m" --init-seed 1 --classes-from action
 tools/eval --manifest "$m" --init-seed 1 --classes-from action --bpe "$d/merges" --quiet >/dev/null

@@ -2,7 +2,7 @@
 // out-of-bounds numbers are refused, and help / describe name every flag.
 #include <errno.h>  // defines: EINVAL, ENOENT, ERANGE
 #include <stdio.h>  // defines: printf
-#include <string.h> // defines: strstr
+#include <string.h> // defines: strstr, memset, memcmp
 
 #include "fastclip.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
 
@@ -33,8 +33,20 @@ int main(void)
 	       strstr(buf, "rho=6.5"));
 	printf("%s\n", buf);
 	EXPECT(fastclip_flags_help(buf, sizeof(buf)) > 0);
-	EXPECT(strstr(buf, "--loss") && strstr(buf, "--gamma-decay-epochs") && strstr(buf, "--tau-eps") &&
+	EXPECT(strstr(buf, "--gamma-decay-epochs") && strstr(buf, "--tau-eps") &&
 	       strstr(buf, "(default 0.8)"));
+	// the defaults --help shows are fastclip_config_default's for fastclip-v3
+	FastclipConfig shown, v3;
+	int n;
+	const FlagSpec *t = fastclip_flag_table(&n);
+	memset(&shown, 0, sizeof shown);
+	fastclip_config_default(&v3, FASTCLIP_V3);
+	EXPECT(flags_defaults(t, n, &shown, buf, sizeof buf) == 0);
+	for (int i = 0; i < n; i++)
+		if (memcmp((char *)&shown + t[i].off, (char *)&v3 + t[i].off, t[i].size)) {
+			printf("FAIL: --%s: the default in the table is not fastclip-v3's\n", t[i].name);
+			fails++;
+		}
 	printf(fails ? "FAIL: %d flag checks\n" : "flag table works\n", fails);
 	return fails ? 1 : 0;
 }

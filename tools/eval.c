@@ -7,7 +7,6 @@
 #include "ld_decode.h"  // defines: ld_libav_quiet
 #include "log.h"        // defines: log_init, log_info, log_fatalx
 
-#include <errno.h>    // defines: ENOENT
 #include <stdio.h>    // defines: printf, fopen
 #include <stdlib.h>   // defines: strtol, strtoull
 #include <string.h>   // defines: strcmp, strchr, strrchr, strncmp
@@ -64,14 +63,16 @@ enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
 static void usage(void)
 {
-	static char flags[16384];
+	static char flags[16384], sizes[4096];
+	int nm;
+	const FlagSpec *mt = model_flag_table(&nm);
 	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
+	flags_help(mt, nm, sizes, sizeof sizes);
 	printf("usage: eval --manifest HELDOUT (--ckpt RUN_DIR|CKPT_DIR|FILE | --weights FILE | --init-seed SEED) [flags]\n"
 	       "Embeds every sample of the manifest (clip: video tower, caption: text tower) and reports\n"
 	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance.\n\n%s"
-	       "  --SIZE INT                  model size overrides: %s\n"
-	       "  --act gelu|quickgelu        MLP activation of --weights / --init-seed (quickgelu: OpenAI CLIP weights)\n",
-	       flags, model_config_keys());
+	       "\nmodel sizes over the --model preset's (--weights, --init-seed; a --ckpt must match them):\n%s",
+	       flags, sizes);
 }
 
 typedef struct {
@@ -108,11 +109,12 @@ static int model_sizes(ModelConfig *want, int argc, char **argv)
 		if (flags_split(flag_table, N_FLAGS, argc, argv, &i, name, sizeof name, &v, err, sizeof err) != 0 ||
 		    flags_find(flag_table, N_FLAGS, name) || (!strncmp(name, "no-", 3) && flags_find(flag_table, N_FLAGS, name + 3)))
 			continue;
-		int rc = model_config_set(want, name, v ? v : "");
-		if (rc == -ENOENT)
+		int nm;
+		const FlagSpec *mt = model_flag_table(&nm), *f = flags_find(mt, nm, name);
+		if (!f)
 			log_fatalx("unknown flag --%s (see --help)", name);
-		if (rc < 0)
-			log_fatalx("--%s '%s' is not a positive integer", name, v ? v : "");
+		if (flags_set(f, want, v, err, sizeof err) < 0)
+			log_fatalx("%s", err);
 		sized = 1;
 	}
 	return sized;

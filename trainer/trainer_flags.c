@@ -6,9 +6,9 @@
 #include <math.h>   // defines: ceil
 #include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: free
-#include <string.h> // defines: strcmp, strchr, memmove, strtok_r
+#include <string.h> // defines: strcmp, strncmp, memset
 
-#include "fastclip.h"     // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
+#include "fastclip.h"     // defines: fastclip_flag_table, fastclip_config_describe, fastclip_kind_parse
 #include "flags.h"        // defines: FlagSpec, flags_parse, flags_split, flags_help, flags_describe, ...
 #include "trainer_dist.h" // defines: trainer_dist_resolve
 
@@ -92,21 +92,18 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 		if (flags_split(flags, NFLAGS, argc, argv, &i, name, sizeof name, &v, err, errlen) != 0 ||
 		    flags_find(flags, NFLAGS, name) || (!strncmp(name, "no-", 3) && flags_find(flags, NFLAGS, name + 3)))
 			continue; // pass 1 refused what does not split and took the table's own flags
-		int rc = model_config_set(&cfg->model, name, v ? v : "");
-		if (rc == -ENOENT)
-			rc = fastclip_flag_set(&cfg->loss, name, v ? v : "");
-		if (rc == -ENOENT) {
+		int nm, nf;
+		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
+		const FlagSpec *f = flags_find(mt, nm, name);
+		void *dst = &cfg->model;
+		if (!f)
+			f = flags_find(ft, nf, name), dst = &cfg->loss;
+		if (!f) {
 			snprintf(err, errlen, "unknown flag --%s (see --help)", name);
 			return -EINVAL;
 		}
-		if (rc < 0 && !v) {
-			snprintf(err, errlen, "--%s needs a value", name);
+		if (flags_set(f, dst, v, err, errlen) < 0)
 			return -EINVAL;
-		}
-		if (rc < 0) {
-			snprintf(err, errlen, "--%s '%s': %s", name, v, rc == -ERANGE ? "out of range" : "not a valid value");
-			return -EINVAL;
-		}
 	}
 	char msg[200];
 	if (model_config_check(&cfg->model, msg, sizeof msg) < 0) {
@@ -247,26 +244,16 @@ int trainer_flags_help(char *buf, size_t len)
 				    "       trainer --print-steps [run flags]              (launcher: total steps, steps per epoch)\n\n");
 	if (n < len)
 		n += (size_t)flags_help(flags, NFLAGS, buf + n, len - n);
+	int nm, nf;
+	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
 	if (n < len)
-		n += (size_t)snprintf(buf + n, len - n, "\nmodel sizes (positive integers overriding the preset):\n ");
-	char keys[512];
-	snprintf(keys, sizeof keys, "%s", model_config_keys());
-	for (char *save = NULL, *k = strtok_r(keys, " ", &save); k && n < len; k = strtok_r(NULL, " ", &save))
-		n += (size_t)snprintf(buf + n, len - n, " --%s INT", k);
+		n += (size_t)snprintf(buf + n, len - n, "\nmodel sizes (over the --model preset's):\n");
 	if (n < len)
-		n += (size_t)snprintf(buf + n, len - n, "\n  --act gelu|quickgelu  MLP activation (default gelu; quickgelu for OpenAI CLIP weights)");
+		n += (size_t)flags_help(mt, nm, buf + n, len - n);
 	if (n < len)
-		n += (size_t)snprintf(buf + n, len - n, "\n\nFastCLIP:\n");
-	if (n < len) { // its first line repeats --loss, which the table above already has
-		int k = fastclip_flags_help(buf + n, len - n);
-		char *nl = k > 0 ? strchr(buf + n, '\n') : NULL;
-		if (nl) {
-			size_t drop = (size_t)(nl + 1 - (buf + n));
-			memmove(buf + n, nl + 1, strlen(nl + 1) + 1);
-			k -= (int)drop;
-		}
-		n += (size_t)(k > 0 ? k : 0);
-	}
+		n += (size_t)snprintf(buf + n, len - n, "\nFastCLIP (defaults of fastclip-v3):\n");
+	if (n < len)
+		n += (size_t)flags_help(ft, nf, buf + n, len - n);
 	return (int)n;
 }
 

@@ -7,7 +7,7 @@
 //          fastclip_kind_name, fastclip_config_default, fastclip_config_check, fastclip_gamma,
 //          fastclip_tau_betas, fastclip_tau_lr_rgclg, fastclip_pack_width, fastclip_steps_per_epoch,
 //          FASTCLIP_LOG_S_MAX,
-//          fastclip_flag_set, fastclip_flags_help, fastclip_config_describe, FastclipExchange,
+//          fastclip_flag_set, fastclip_flag_table, fastclip_flags_help, fastclip_config_describe, FastclipExchange,
 //          fastclip_exchange_create, fastclip_exchange_free, fastclip_exchange_run, fastclip_exchange_de1,
 //          fastclip_exchange_de2, fastclip_exchange_table, fastclip_fcco_params
 
@@ -16,6 +16,7 @@
 #include <stdint.h> // defines: int64_t
 
 #include "comm.h"     // defines: Comm
+#include "flags.h"    // defines: FlagSpec
 #include "kern_ops.h" // defines: KernCtx, KTensor, KFccoParams
 
 // ln(100): upper clamp of log s = log(1/τ) after each optimizer step (open_clip and FastCLIP)
@@ -74,7 +75,9 @@ KFccoParams fastclip_fcco_params(const FastclipConfig *cfg, int epoch);
 // fastclip_config_default), since it sets kind-dependent defaults. -ENOENT for an unknown name,
 // -EINVAL for a value that does not parse, -ERANGE for one outside the flag's bounds.
 int fastclip_flag_set(FastclipConfig *cfg, const char *name, const char *value);
-// "  --gamma-min X   γ after the decay [0.0001, 1] (default 0.8)\n" ...; returns snprintf's count
+// the table itself (common/flags.h), n entries: what fastclip_flag_set sets
+const FlagSpec *fastclip_flag_table(int *n);
+// "  --gamma-min NUM   γ after the decay [0.0001, 1] (default 0.8)\n" ...; returns snprintf's count
 int fastclip_flags_help(char *buf, size_t len);
 // "loss=fastclip-v3 gamma-min=0.8 ..." (every flag's effective value)
 int fastclip_config_describe(const FastclipConfig *cfg, char *buf, size_t len);

@@ -2,8 +2,8 @@
 // and checkpoints (the one public header of this folder; the block's functions are private).
 #ifndef TRAINER_MODEL_H
 #define TRAINER_MODEL_H
-// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set,
-//          model_config_check, model_config_keys, model_config_str, model_config_parse, model_act_name,
+// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set, model_flag_table,
+//          model_config_check, model_config_str, model_config_parse, model_act_name,
 //          model_flops_per_sample, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
 //          model_weights_release, model_init_params, model_param_decays, model_params_set_wd_groups,
@@ -21,6 +21,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
 
+#include "flags.h" // defines: FlagSpec
 #include "kern_ops.h" // defines: KernCtx, KTensor, KDtype, KOptPlan, KOptSegment, KSEG_*
 
 // ---- sizes and presets ----
@@ -43,11 +44,11 @@ enum { MODEL_ACT_GELU = 0, MODEL_ACT_QUICKGELU = 1 };
 int model_config_preset(ModelConfig *cfg, const char *name);
 // sets one size by its flag name without dashes ("vis-width", "frames", ...), or "act" to gelu |
 // quickgelu; -ENOENT unknown key, -EINVAL when value is not a positive integer (or an activation)
+// the table model_config_set reads (common/flags.h): every size and --act
+const FlagSpec *model_flag_table(int *n);
 int model_config_set(ModelConfig *cfg, const char *key, const char *value);
 // 0 when consistent; otherwise -EINVAL and a sentence in msg
 int model_config_check(const ModelConfig *cfg, char *msg, size_t len);
-// the flag names model_config_set knows, space separated
-const char *model_config_keys(void);
 // "gelu" | "quickgelu"
 const char *model_act_name(int act);
 // FLOPs of one sample's forward through both towers (2 per multiply-add): the linear layers, the

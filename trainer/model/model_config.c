@@ -1,11 +1,13 @@
 // Model size presets and per-size overrides. The presets follow AVION (ViT-B/16 video tower,
 // 512-wide 12-layer text tower, 256-d embedding) and open_clip's ViT-S/16 and ViT-L/14.
-#include "model.h" // defines: ModelConfig
+#include "model.h" // defines: ModelConfig, model_flag_table
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "flags.h" // defines: FlagSpec, FLAG_AT, flags_find, flags_set
 
 static const struct {
 	const char *name;
@@ -30,22 +32,32 @@ int model_config_preset(ModelConfig *cfg, const char *name)
 	return -ENOENT;
 }
 
-#define FIELD(k, f) {k, offsetof(ModelConfig, f)}
-static const struct {
-	const char *key;
-	size_t off;
-} fields[] = {
-	FIELD("image-size", image_size), FIELD("patch", patch),           FIELD("frames", frames),
-	FIELD("vis-width", vis_width),   FIELD("vis-layers", vis_layers), FIELD("vis-heads", vis_heads),
-	FIELD("vocab", vocab),           FIELD("ctx-len", ctx_len),       FIELD("txt-width", txt_width),
-	FIELD("txt-layers", txt_layers), FIELD("txt-heads", txt_heads),   FIELD("embed-dim", embed_dim),
-	FIELD("mlp-ratio", mlp_ratio),
+#define M(f) FLAG_AT(ModelConfig, f)
+#define SIZE_MAX_ (1 << 24)
+// the sizes a preset sets and a flag overrides; defaults are the preset's (no .def)
+static const FlagSpec fields[] = {
+	{"image-size", FLAG_INT, M(image_size), 1, SIZE_MAX_, NULL, .help = "input side in pixels"},
+	{"patch", FLAG_INT, M(patch), 1, SIZE_MAX_, NULL, .help = "patch side in pixels"},
+	{"frames", FLAG_INT, M(frames), 1, SIZE_MAX_, NULL, .help = "frames per clip"},
+	{"vis-width", FLAG_INT, M(vis_width), 1, SIZE_MAX_, NULL, .help = "video tower width"},
+	{"vis-layers", FLAG_INT, M(vis_layers), 1, SIZE_MAX_, NULL, .help = "video tower blocks"},
+	{"vis-heads", FLAG_INT, M(vis_heads), 1, SIZE_MAX_, NULL, .help = "video tower attention heads"},
+	{"vocab", FLAG_INT, M(vocab), 1, SIZE_MAX_, NULL, .help = "text vocabulary size"},
+	{"ctx-len", FLAG_INT, M(ctx_len), 1, SIZE_MAX_, NULL, .help = "caption tokens"},
+	{"txt-width", FLAG_INT, M(txt_width), 1, SIZE_MAX_, NULL, .help = "text tower width"},
+	{"txt-layers", FLAG_INT, M(txt_layers), 1, SIZE_MAX_, NULL, .help = "text tower blocks"},
+	{"txt-heads", FLAG_INT, M(txt_heads), 1, SIZE_MAX_, NULL, .help = "text tower attention heads"},
+	{"embed-dim", FLAG_INT, M(embed_dim), 1, SIZE_MAX_, NULL, .help = "joint embedding width"},
+	{"mlp-ratio", FLAG_INT, M(mlp_ratio), 1, SIZE_MAX_, NULL, .help = "MLP width / model width"},
+	{"act", FLAG_ENUM, M(act), 0, 0, NULL, .help = "MLP activation (gelu: open_clip's; quickgelu for OpenAI CLIP weights)",
+	 .choices = "gelu|quickgelu"},
 };
+enum { N_FIELDS = sizeof fields / sizeof fields[0], N_SIZES = N_FIELDS - 1 };
 
-const char *model_config_keys(void)
+const FlagSpec *model_flag_table(int *n)
 {
-	return "image-size patch frames vis-width vis-layers vis-heads vocab ctx-len txt-width txt-layers txt-heads "
-	       "embed-dim mlp-ratio";
+	*n = N_FIELDS;
+	return fields;
 }
 
 const char *model_act_name(int act)
@@ -55,32 +67,19 @@ const char *model_act_name(int act)
 
 int model_config_set(ModelConfig *cfg, const char *key, const char *value)
 {
-	if (!strcmp(key, "act")) {
-		if (strcmp(value, "gelu") && strcmp(value, "quickgelu"))
-			return -EINVAL;
-		cfg->act = !strcmp(value, "quickgelu") ? MODEL_ACT_QUICKGELU : MODEL_ACT_GELU;
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-		if (strcmp(key, fields[i].key))
-			continue;
-		char *end;
-		errno = 0;
-		long v = strtol(value, &end, 10);
-		if (errno || end == value || *end || v <= 0 || v > 1 << 24)
-			return -EINVAL;
-		*(int *)((char *)cfg + fields[i].off) = (int)v;
-		return 0;
-	}
-	return -ENOENT;
+	const FlagSpec *f = flags_find(fields, N_FIELDS, key);
+	char err[160];
+	if (!f)
+		return -ENOENT;
+	return flags_set(f, cfg, value, err, sizeof err) < 0 ? -EINVAL : 0;
 }
 
 int model_config_check(const ModelConfig *c, char *msg, size_t len)
 {
-	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+	for (size_t i = 0; i < N_SIZES; i++) {
 		int v = *(const int *)((const char *)c + fields[i].off);
 		if (v <= 0) {
-			snprintf(msg, len, "--%s must be positive (is %d)", fields[i].key, v);
+			snprintf(msg, len, "--%s must be positive (is %d)", fields[i].name, v);
 			return -EINVAL;
 		}
 	}

@@ -1,8 +1,8 @@
 // Contact-sheet canvas: rows of frames with word-wrapped UTF-8 text under each (the tools' text
-// renderer), and a dependency-free PNG writer: stored deflate blocks, Adler-32, CRC-32 per chunk.
+// renderer), written as an RGB PNG by the tools' one PNG writer (png_write.h).
 #include "clipdump_sheet.h" // defines: sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 
-#include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32, as PNG uses)
+#include "png_write.h"      // defines: PngImage, png_write_file
 
 #include <errno.h>
 #include <stdio.h>
@@ -117,83 +117,8 @@ int sheet_text(Sheet *s, int row, int line, const char *text)
 	return line;
 }
 
-static void be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static int put_chunk(FILE *f, const char *type, const uint8_t *data, size_t n)
-{
-	uint8_t hdr[8];
-	be32(hdr, (uint32_t)n);
-	memcpy(hdr + 4, type, 4);
-	uint32_t crc = manifest_crc32(0, hdr + 4, 4);
-	crc = manifest_crc32(crc, data, n);
-	uint8_t tail[4];
-	be32(tail, crc);
-	// IEND has no data: fwrite's buffer must not be NULL even for zero bytes (UBSan: nonnull)
-	return fwrite(hdr, 1, 8, f) == 8 && (!n || fwrite(data, 1, n, f) == n) && fwrite(tail, 1, 4, f) == 4 ? 0 : -EIO;
-}
-
 int sheet_write_png(const Sheet *s, const char *path)
 {
-	size_t row = (size_t)s->w * 3 + 1, raw_n = row * s->h;
-	size_t blocks = (raw_n + 65534) / 65535;
-	size_t z_n = 2 + raw_n + 5 * blocks + 4;
-	uint8_t *z = malloc(z_n);
-	if (!z)
-		return -ENOMEM;
-	// zlib stream of stored blocks over the filtered rows (filter 0 = none)
-	size_t o = 0, done = 0;
-	z[o++] = 0x78;
-	z[o++] = 0x01;
-	uint32_t a = 1, b = 0;
-	size_t y = 0, x = 0; // position in the virtual raw stream
-	while (done < raw_n) {
-		size_t n = raw_n - done < 65535 ? raw_n - done : 65535;
-		z[o++] = done + n == raw_n;
-		z[o++] = (uint8_t)n;
-		z[o++] = (uint8_t)(n >> 8);
-		z[o++] = (uint8_t)~n;
-		z[o++] = (uint8_t)(~n >> 8);
-		for (size_t i = 0; i < n; i++) {
-			uint8_t v = x == 0 ? 0 : s->rgb[y * (size_t)s->w * 3 + x - 1];
-			if (++x == row) {
-				x = 0;
-				y++;
-			}
-			z[o++] = v;
-			a = (a + v) % 65521;
-			b = (b + a) % 65521;
-		}
-		done += n;
-	}
-	be32(z + o, b << 16 | a);
-	o += 4;
-	FILE *f = fopen(path, "wb");
-	if (!f) {
-		int e = -errno;
-		free(z);
-		return e;
-	}
-	uint8_t ihdr[13];
-	be32(ihdr, (uint32_t)s->w);
-	be32(ihdr + 4, (uint32_t)s->h);
-	ihdr[8] = 8;  // bit depth
-	ihdr[9] = 2;  // colour type: RGB
-	ihdr[10] = ihdr[11] = ihdr[12] = 0;
-	int rc = fwrite("\x89PNG\r\n\x1a\n", 1, 8, f) == 8 ? 0 : -EIO;
-	if (!rc)
-		rc = put_chunk(f, "IHDR", ihdr, 13);
-	if (!rc)
-		rc = put_chunk(f, "IDAT", z, o);
-	if (!rc)
-		rc = put_chunk(f, "IEND", NULL, 0);
-	if (fclose(f) != 0 && !rc)
-		rc = -EIO;
-	free(z);
-	return rc;
+	PngImage png = { .w = s->w, .h = s->h, .channels = 3, .px = s->rgb };
+	return png_write_file(&png, path);
 }

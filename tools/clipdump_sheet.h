@@ -1,5 +1,5 @@
 // Contact sheets for clipdump: an RGB canvas of one or more rows, each a clip's frames side by
-// side with a text band under them (UTF-8, in a TextFont), written as PNG with stored deflate.
+// side with a text band under them (UTF-8, in a TextFont), written as PNG (png_write.h).
 #ifndef TOOLS_CLIPDUMP_SHEET_H
 #define TOOLS_CLIPDUMP_SHEET_H
 // defines: Sheet, sheet_new, sheet_free, sheet_put_frames, sheet_text, sheet_write_png
@@ -26,7 +26,7 @@ void sheet_put_frames(Sheet *s, int row, const uint8_t *frames, int T, int fw, i
 // writes UTF-8 text into row `row`'s band from line `line`, wrapping at spaces (a word wider than
 // the sheet at characters) and at '\n'; returns the next free line
 int sheet_text(Sheet *s, int row, int line, const char *text);
-// 0 or -errno
+// through path.tmp + rename; 0 or -errno
 int sheet_write_png(const Sheet *s, const char *path);
 
 #endif

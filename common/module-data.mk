@@ -10,7 +10,8 @@ $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it 
 endif
 LIBS += data
 data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_tokenizer.c common/bpe_train.c \
-             common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c
+             common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c \
+             common/tar.c
 
 TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
 TESTS += test_manifest_roundtrip test_manifest_errors

@@ -5,6 +5,7 @@
 
 #include "ld_index.h"        // defines: ld_index_chunk, ld_index_free, LdChunkIndex
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
+#include "tar.h"             // defines: TarWriter, tar_open, tar_add, tar_close
 
 #include <errno.h>
 #include <libavcodec/avcodec.h>
@@ -215,36 +216,15 @@ int ld_fixture_image(const char *name, int w, int h, uint32_t pattern, uint8_t *
 int ld_fixture_tar(const char *path, const char *const *names, const uint8_t *const *data, const size_t *sizes,
 		   int n, uint64_t *offsets)
 {
-	FILE *fp = fopen(path, "wb");
-	if (!fp)
-		return -errno;
-	static const char zeros[1024];
-	uint64_t pos = 0;
-	for (int i = 0; i < n; i++) {
-		char h[512] = {0};
-		snprintf(h, 100, "%s", names[i]);
-		snprintf(h + 100, 8, "%07o", 0644);
-		snprintf(h + 108, 8, "%07o", 0);
-		snprintf(h + 116, 8, "%07o", 0);
-		snprintf(h + 124, 12, "%011llo", (unsigned long long)sizes[i]);
-		snprintf(h + 136, 12, "%011o", 0);
-		h[156] = '0';
-		memcpy(h + 257, "ustar", 6);
-		memcpy(h + 263, "00", 2);
-		memset(h + 148, ' ', 8);
-		unsigned sum = 0;
-		for (int k = 0; k < 512; k++)
-			sum += (unsigned char)h[k];
-		snprintf(h + 148, 8, "%06o", sum);
-		fwrite(h, 1, 512, fp);
-		offsets[i] = pos + 512;
-		fwrite(data[i], 1, sizes[i], fp);
-		size_t pad = (512 - sizes[i] % 512) % 512;
-		fwrite(zeros, 1, pad, fp);
-		pos += 512 + sizes[i] + pad;
+	TarWriter t;
+	int rc = tar_open(&t, path);
+	for (int i = 0; i < n && !rc; i++)
+		rc = tar_add(&t, names[i], data[i], sizes[i], &offsets[i]);
+	if (t.f) {
+		int rc2 = tar_close(&t);
+		rc = rc ? rc : rc2;
 	}
-	fwrite(zeros, 1, 1024, fp);
-	return fclose(fp) == 0 ? 0 : -EIO;
+	return rc;
 }
 
 static void caption(int32_t *tok, int k)

@@ -2,8 +2,9 @@
 // exact byte offset; keys missing either, captions that are not UTF-8, a corrupt header
 // and a truncated shard are reported and counted.
 #include "../tools/prep_tar.h" // defines: prep_tar_index, prep_tar_free
-#include "../tools/synth.h"    // defines: synth_tar_open, synth_tar_add, synth_tar_header, synth_tar_close
+#include "tar.h"               // defines: TarWriter, tar_open, tar_add, tar_header, tar_header_sum, tar_close
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +35,38 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(p, sizeof(p), "%s/a.tar", dir);
-	SynthTar t;
+	TarWriter t;
 	const char img1[] = "\x89PNG first image bytes", img5[] = "\xff\xd8\xff jpeg in a folder";
-	CHECK(synth_tar_open(&t, p) == 0);
-	synth_tar_add(&t, "0001.png", img1, sizeof(img1));
-	synth_tar_add(&t, "0001.txt", "a red square", 12);
-	synth_tar_add(&t, "0002.jpg", "no caption", 10);
-	synth_tar_add(&t, "0003.txt", "no image", 8);
-	synth_tar_add(&t, "0004.webp", "img", 3);
-	synth_tar_add(&t, "0004.txt", "bad \xff utf8", 10);
-	synth_tar_add(&t, "sub/0005.jpeg", img5, sizeof(img5));
-	synth_tar_add(&t, "sub/0005.txt", "a blue circle", 13);
-	synth_tar_add(&t, "sub/0005.json", "{}", 2);
-	CHECK(synth_tar_close(&t) == 0);
+	CHECK(tar_open(&t, p) == 0);
+	uint64_t off1 = 0, off5 = 0;
+	CHECK(tar_add(&t, "0001.png", img1, sizeof(img1), &off1) == 0);
+	CHECK(tar_add(&t, "0001.txt", "a red square", 12, NULL) == 0);
+	CHECK(tar_add(&t, "0002.jpg", "no caption", 10, NULL) == 0);
+	CHECK(tar_add(&t, "0003.txt", "no image", 8, NULL) == 0);
+	CHECK(tar_add(&t, "0004.webp", "img", 3, NULL) == 0);
+	CHECK(tar_add(&t, "0004.txt", "bad \xff utf8", 10, NULL) == 0);
+	CHECK(tar_add(&t, "sub/0005.jpeg", img5, sizeof(img5), &off5) == 0);
+	CHECK(tar_add(&t, "sub/0005.txt", "a blue circle", 13, NULL) == 0);
+	CHECK(tar_add(&t, "sub/0005.json", "{}", 2, NULL) == 0);
+	CHECK(tar_close(&t) == 0);
+	// the writer's archive is a standard one: Python's tarfile reads the same members back
+	char cmd[512];
+	snprintf(cmd, sizeof cmd,
+		 "python3 -c 'import sys, tarfile; t = tarfile.open(sys.argv[1]); "
+		 "assert [m.name for m in t][6] == \"sub/0005.jpeg\"; "
+		 "assert t.extractfile(\"0001.txt\").read() == b\"a red square\"' %s",
+		 p);
+	if (system("python3 -c 'import tarfile' 2>/dev/null") == 0)
+		CHECK(system(cmd) == 0);
+	{
+		unsigned char h[512];
+		char long_name[101];
+		memset(long_name, 'n', 100);
+		long_name[100] = 0;
+		CHECK(tar_header(h, long_name, 1, '0') == -ENAMETOOLONG);
+		CHECK(tar_header(h, "big", 1ull << 33, '0') == -EFBIG);
+		CHECK(tar_header(h, "ok", (1ull << 33) - 1, '0') == 0 && tar_header_sum(h) == strtoul((char *)h + 148, NULL, 8));
+	}
 
 	PrepAnnotList rep = {0};
 	PrepTarIndex ix;
@@ -54,10 +74,10 @@ int main(void)
 	CHECK(ix.n == 2);
 	if (ix.n == 2) {
 		CHECK(strcmp(ix.img[0].key, "0001") == 0 && strcmp(ix.img[0].caption, "a red square") == 0);
-		CHECK(ix.img[0].offset == 512 && ix.img[0].length == sizeof(img1));
+		CHECK(ix.img[0].offset == 512 && off1 == 512 && ix.img[0].length == sizeof(img1));
 		CHECK(bytes_at(p, ix.img[0].offset, img1, sizeof(img1)));
 		CHECK(strcmp(ix.img[1].key, "sub/0005") == 0 && strcmp(ix.img[1].caption, "a blue circle") == 0);
-		CHECK(bytes_at(p, ix.img[1].offset, img5, sizeof(img5)));
+		CHECK(ix.img[1].offset == off5 && bytes_at(p, ix.img[1].offset, img5, sizeof(img5)));
 	}
 	CHECK(rep.n_problems == 3 && rep.bad_record == 2 && rep.bad_utf8 == 1);
 	for (size_t i = 0; i < rep.n_problems; i++)
@@ -97,7 +117,7 @@ int main(void)
 	// a pax header of 2 MiB (names are short): refused before anything is allocated for it
 	{
 		unsigned char h[512];
-		CHECK(synth_tar_header(h, "PaxHeaders/big", 2u << 20, 'x') == 0);
+		CHECK(tar_header(h, "PaxHeaders/big", 2u << 20, 'x') == 0);
 		f = fopen(q, "wb");
 		fwrite(h, 1, 512, f);
 		fclose(f);

@@ -2,6 +2,7 @@
 // members by key (basename up to its first dot) and keeps keys with an image and a caption.
 #include "prep_tar.h" // defines: prep_tar_index, prep_tar_free
 #include "bpe_text.h" // defines: bpe_utf8_valid
+#include "tar.h"      // defines: tar_header_sum
 
 #include <errno.h>
 #include <fcntl.h>
@@ -121,10 +122,7 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 			ended = 1; // end of archive
 			break;
 		}
-		unsigned sum = 0;
-		for (int i = 0; i < 512; i++)
-			sum += (i >= 148 && i < 156) ? ' ' : h[i];
-		if (sum != octal(h + 148, 8)) {
+		if (tar_header_sum(h) != octal(h + 148, 8)) {
 			rep->bad_record++;
 			prep_annot_problem(rep, "%s: bad tar header checksum at byte %llu; rest of the shard skipped", path,
 					   (unsigned long long)pos);

@@ -3,7 +3,8 @@
 #include "flags.h"       // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "log.h"         // defines: log_init, log_info, log_fatal, ...
 #include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
-#include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_tar_add, ...
+#include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_png_encode, ...
+#include "tar.h"         // defines: TarWriter, tar_open, tar_add, tar_close
 
 #include <errno.h>
 #include <libavutil/log.h>
@@ -126,15 +127,15 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 	uint8_t *rgb = malloc((size_t)w * h * 3);
 	if (!rgb)
 		log_fatalx("out of memory");
-	SynthTar tar = {0};
+	TarWriter tar = {0};
 	int shard = -1;
 	for (int i = 0; i < count; i++) {
 		if (i % o->shard_size == 0) {
-			if (shard >= 0 && synth_tar_close(&tar))
+			if (shard >= 0 && tar_close(&tar))
 				log_fatal("closing shard");
 			char path[4096];
 			snprintf(path, sizeof(path), "%s/shards/%s-%05d.tar", o->out, heldout ? "heldout" : "train", ++shard);
-			if (synth_tar_open(&tar, path))
+			if (tar_open(&tar, path))
 				log_fatal("%s", path);
 		}
 		SynthShape s = {.alpha = 1};
@@ -156,14 +157,14 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 		const char *where = s.x < w / 3 ? " on the left" : s.x > 2 * w / 3 ? " on the right" : "";
 		int n = snprintf(cap, sizeof(cap), "a %s %s%s", synth_colour_names[s.colour], synth_shape_names[s.shape], where);
 		snprintf(name, sizeof(name), "%08d.png", i);
-		if (synth_tar_add(&tar, name, png, len))
+		if (tar_add(&tar, name, png, len, NULL))
 			log_fatalx("writing shard");
 		snprintf(name, sizeof(name), "%08d.txt", i);
-		if (synth_tar_add(&tar, name, cap, (size_t)n))
+		if (tar_add(&tar, name, cap, (size_t)n, NULL))
 			log_fatalx("writing shard");
 		free(png);
 	}
-	if (shard >= 0 && synth_tar_close(&tar))
+	if (shard >= 0 && tar_close(&tar))
 		log_fatal("closing shard");
 	free(rgb);
 	log_info("%d %s images in %d shard(s)", count, heldout ? "held-out" : "training", shard + 1);

@@ -2,7 +2,7 @@
 // renderer into YUV 4:2:0 frames, PNG encoding and the tar shard writer.
 #ifndef TOOLS_SYNTH_H
 #define TOOLS_SYNTH_H
-// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_png_encode, SynthTar, synth_tar_open, synth_tar_add, synth_tar_header, synth_tar_close
+// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_png_encode
 
 #include <stddef.h>
 #include <stdint.h>
@@ -64,16 +64,5 @@ void synth_render_image(const SynthShape *s, int w, int h, uint8_t *rgb);
 
 // PNG of packed RGB24 (h, w, 3); *out malloc'ed
 int synth_png_encode(const uint8_t *rgb, int w, int h, uint8_t **out, size_t *len);
-
-typedef struct {
-	FILE *f;
-	uint64_t pos;
-} SynthTar;
-int synth_tar_open(SynthTar *t, const char *path);
-// ustar member with mtime 0, uid/gid 0, mode 0644 (deterministic bytes)
-int synth_tar_add(SynthTar *t, const char *name, const void *data, size_t len);
-// the 512-byte ustar header of such a member of type `type` ('0' file, 'x' pax, 'L' long name)
-int synth_tar_header(unsigned char hdr[512], const char *name, uint64_t len, char type);
-int synth_tar_close(SynthTar *t);
 
 #endif

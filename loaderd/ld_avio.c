@@ -1,7 +1,7 @@
 // Memory-backed AVIOContext for demuxing whole chunks already read into a buffer (no file
 // access inside libavformat), with the per-sample deadline checked on every read and interrupt.
 #include "ld_avio.h"  // defines: ld_avio_open, ld_avio_close
-#include "ld_decode.h" // defines: ld_now_ns
+#include "proc_time.h" // defines: time_mono_ns
 #include "ld_error.h" // defines: LD_ERR_*
 
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 static int expired(LdMemIO *m)
 {
-	if ((m->deadline_ns && ld_now_ns() > m->deadline_ns) || (m->cancel && atomic_load_explicit(m->cancel, memory_order_relaxed)))
+	if ((m->deadline_ns && time_mono_ns() > m->deadline_ns) || (m->cancel && atomic_load_explicit(m->cancel, memory_order_relaxed)))
 		m->timed_out = 1;
 	return m->timed_out;
 }

@@ -5,6 +5,7 @@
 // microseconds per clip included) over the run after a warm-up; the cost per clip comes from
 // the threads' decoder accounts.
 #include "ld_bench.h" // defines: ld_bench_run
+#include "proc_time.h" // defines: time_mono_ns
 
 #include "ld_plan.h" // defines: LdParams
 #include "log.h"     // defines: log_info, log_warnx
@@ -44,7 +45,7 @@ static double cpu_s(void)
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
-static double wall_s(void) { return ld_now_ns() * 1e-9; }
+static double wall_s(void) { return time_mono_ns() * 1e-9; }
 
 static void report(const LdShared *sh, uint64_t clips, double wall, double cpu)
 {

@@ -1,6 +1,7 @@
 // Turns a plan and the bytes of its sources into a clip: one ld_decode_video call per chunk
 // (frames in order, one crop for all of them), or one image repeated over the clip's frames.
 #include "ld_clip.h" // defines: ld_clip_decode, ld_file_read, ld_sample_load, ld_files_free
+#include "proc_time.h" // defines: time_mono_ns
 
 #include "ld_error.h" // defines: LD_ERR_*
 
@@ -49,7 +50,7 @@ static int decode_image(LdDecoder *d, LdPlan *plan, const LdParams *p, const LdB
 int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams *p, const LdBuffer *bufs,
 		   uint8_t *dst, char *err, size_t errlen)
 {
-	uint64_t deadline = p->timeout_ms ? ld_now_ns() + (uint64_t)p->timeout_ms * 1000000ull : 0;
+	uint64_t deadline = p->timeout_ms ? time_mono_ns() + (uint64_t)p->timeout_ms * 1000000ull : 0;
 	if (plan->kind == MANIFEST_KIND_IMAGE) {
 		char why[200];
 		int rc = decode_image(d, plan, p, &bufs[0], dst, deadline, why, sizeof(why));

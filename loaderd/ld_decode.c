@@ -3,6 +3,7 @@
 // whenever the next needed frame lies past another keyframe); packets of frames nobody needs are
 // sent with skip_frame=nonref (a non-reference frame never feeds another frame). Images too.
 #include "ld_decoder_priv.h" // defines: LdDecoder, ld_render, ld_decode_indexed
+#include "proc_time.h" // defines: time_mono_ns, time_thread_cpu_ns
 
 #include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
 #include "ld_error.h" // defines: LD_ERR_*
@@ -15,20 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-uint64_t ld_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t ld_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void ld_libav_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
 
@@ -256,7 +243,7 @@ static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t 
 		av_frame_unref(v->d->frame);
 		if (rc)
 			return rc;
-		if ((o->deadline_ns && ld_now_ns() > o->deadline_ns) || ld_cancelled(o)) {
+		if ((o->deadline_ns && time_mono_ns() > o->deadline_ns) || ld_cancelled(o)) {
 			snprintf(err, errlen, ld_cancelled(o) ? "cancelled: the loader is stopping" : "watchdog: deadline passed while decoding");
 			return -LD_ERR_TIMEOUT;
 		}
@@ -472,7 +459,7 @@ int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h,
 		snprintf(err, errlen, "%s image does not decode cleanly (damaged or truncated): %s", codec->name, av_err2str(rc));
 		return -LD_ERR_CORRUPT;
 	}
-	if (deadline_ns && ld_now_ns() > deadline_ns) {
+	if (deadline_ns && time_mono_ns() > deadline_ns) {
 		snprintf(err, errlen, "watchdog: deadline passed while decoding the image");
 		return -LD_ERR_TIMEOUT;
 	}

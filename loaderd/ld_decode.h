@@ -3,7 +3,7 @@
 // what the needed frames require, cropping in YUV and scaling into dst.
 #ifndef LOADERD_LD_DECODE_H
 #define LOADERD_LD_DECODE_H
-// defines: LdMode, LdLoopFilter, LdCrop, LdBuffer, LdChunkInfo, LdDecodeOpts, LdCost, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_decoder_timing, ld_decoder_cost, ld_cost_add, ld_now_ns, ld_cpu_ns, ld_libav_quiet
+// defines: LdMode, LdLoopFilter, LdCrop, LdBuffer, LdChunkInfo, LdDecodeOpts, LdCost, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_decoder_timing, ld_decoder_cost, ld_cost_add, ld_libav_quiet
 
 #include "manifest_format.h" // defines: ManifestPacket
 
@@ -101,8 +101,6 @@ void ld_decoder_timing(LdDecoder *d, int on);
 const LdCost *ld_decoder_cost(const LdDecoder *d);
 // to += from, field by field
 void ld_cost_add(LdCost *to, const LdCost *from);
-uint64_t ld_now_ns(void);
-uint64_t ld_cpu_ns(void); // this thread's CPU time
 // libav's own log lines off (programs call it once; libraries never print)
 void ld_libav_quiet(void);
 

@@ -5,6 +5,7 @@
 // defines: LdDecoder (struct), LdCodecSlot, LD_CODEC_SLOTS, ld_render_every, ld_render, ld_decode_indexed, ld_cost_clock, ld_cancelled
 
 #include "ld_decode.h" // defines: LdDecoder, LdDecodeOpts, LdCost, ...
+#include "proc_time.h" // defines: time_thread_cpu_ns
 
 #include <libavcodec/avcodec.h>
 
@@ -35,7 +36,7 @@ struct LdDecoder {
 };
 
 // thread CPU time when timing is on, else 0 (differences of 0 add nothing)
-static inline uint64_t ld_cost_clock(const LdDecoder *d) { return d->timing ? ld_cpu_ns() : 0; }
+static inline uint64_t ld_cost_clock(const LdDecoder *d) { return d->timing ? time_thread_cpu_ns() : 0; }
 
 // the loader is stopping: decoding gives up between packets (o->cancel set)
 static inline int ld_cancelled(const LdDecodeOpts *o)

@@ -6,6 +6,7 @@
 // configuration (LD_CODEC_SLOTS, least recently used replaced), flushed between uses and dropped
 // after any error so a damaged stream never leaves state behind.
 #include "ld_decoder_priv.h" // defines: LdDecoder, LdCodecSlot, ld_decode_indexed, ld_render
+#include "proc_time.h" // defines: time_mono_ns
 #include "ld_error.h"        // defines: LD_ERR_*
 #include "ld_gop.h"          // defines: LdGop, ld_gops, ld_gop_sends, ld_frame_needed
 #include "ld_plan.h"         // defines: LD_MAX_FRAMES
@@ -201,7 +202,7 @@ static int decode_gop(Run *r, const LdGop *g, const LdBuffer *bufs, int n_bufs, 
 		int rc = send_packet(r, p, data);
 		if (rc)
 			return rc;
-		if ((r->o->deadline_ns && ld_now_ns() > r->o->deadline_ns) || ld_cancelled(r->o)) {
+		if ((r->o->deadline_ns && time_mono_ns() > r->o->deadline_ns) || ld_cancelled(r->o)) {
 			snprintf(r->err, r->errlen, ld_cancelled(r->o) ? "cancelled: the loader is stopping"
 								       : "watchdog: deadline passed while decoding");
 			return -LD_ERR_TIMEOUT;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
+#include "proc_time.h" // defines: time_mono_ns
 #include "ring_layout.h"
 
 #define BOOT_WORDS (RING_BOOT_BLOB_MAX / 8)
@@ -20,13 +21,13 @@
 
 // Makes boot_seq odd for this writer; returns the odd value it set.
 static uint64_t boot_lock(RingControl *c) {
-    uint64_t s = atomic_load(&c->boot_seq), t0 = ring_now_ns();
+    uint64_t s = atomic_load(&c->boot_seq), t0 = time_mono_ns();
     for (;;) {
         if (!(s & 1)) {
             if (atomic_compare_exchange_weak(&c->boot_seq, &s, s + 1)) return s + 1;
             continue;
         }
-        if (ring_now_ns() - t0 > BOOT_TAKEOVER_NS) { // its writer died mid-write: take over, stay odd
+        if (time_mono_ns() - t0 > BOOT_TAKEOVER_NS) { // its writer died mid-write: take over, stay odd
             if (atomic_compare_exchange_weak(&c->boot_seq, &s, s + 2)) return s + 2;
             continue;
         }

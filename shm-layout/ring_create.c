@@ -24,6 +24,7 @@
 #endif
 
 #include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
+#include "proc_time.h" // defines: time_mono_ns, time_real_ns
 #include "ring_layout.h"
 
 void ring_create_options_default(RingCreateOptions *opt) {
@@ -47,12 +48,6 @@ static int bind_numa(void *base, size_t bytes, int node, char *errbuf, size_t er
     (void)bytes;
     return ring_fail(errbuf, errlen, -ENOTSUP, "NUMA binding to node %d asked for, but this build has no libnuma (make deps)", node);
 #endif
-}
-
-static uint64_t unix_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static int create_validate(const RingCreateOptions *o, char *errbuf, size_t errlen) {
@@ -82,7 +77,7 @@ static void init_control(RingControl *c, const RingCreateOptions *o, const RingL
     c->seed = o->seed;
     c->first_position = o->first_position;
     uint64_t id = 0;
-    if (getrandom(&id, sizeof id, 0) != sizeof id) id = unix_ns() ^ ((uint64_t)getpid() << 32);
+    if (getrandom(&id, sizeof id, 0) != sizeof id) id = time_real_ns() ^ ((uint64_t)getpid() << 32);
     c->instance_id = id ? id : 1;
     c->payload_bytes = l->payload_bytes;
     c->text_offset = l->text_offset;
@@ -90,8 +85,8 @@ static void init_control(RingControl *c, const RingCreateOptions *o, const RingL
     c->slots_offset = RING_SLOTS_OFFSET;
     c->payload_offset = l->payload_offset;
     c->segment_bytes = bytes;
-    c->created_unix_ns = unix_ns();
-    c->created_mono_ns = ring_now_ns();
+    c->created_unix_ns = time_real_ns();
+    c->created_mono_ns = time_mono_ns();
     atomic_store(&c->claim_hint, o->first_position);
     atomic_store(&c->last_reap_ns, c->created_mono_ns);
 }

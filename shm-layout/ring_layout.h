@@ -215,7 +215,6 @@ int ring_hugetlbfs_dir(char *dir, size_t len);
 int ring_path(const char *name, char *path, size_t len);
 // points r's table views into r->base from the validated copies
 void ring_map_views(Ring *r);
-uint64_t ring_now_ns(void);
 int ring_proc_is_dead(const RingProcEntry *e);
 // 1 when the entry is ALIVE or CLAIMING and its process is gone; *word gets the state read
 int ring_entry_owner_dead(const RingProcEntry *e, uint32_t *word);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
+#include "proc_time.h"  // defines: time_mono_ns, time_real_ns (common/)
 #include "ring_layout.h"
 
 struct RingProducer {
@@ -84,7 +85,7 @@ int ring_slot_wait(Ring *r, RingSlotHeader *h, uint64_t seen, uint64_t deadline_
         sched_yield();
         if (atomic_load_explicit(&h->state, memory_order_acquire) != seen) return 0;
     }
-    uint64_t now = ring_now_ns();
+    uint64_t now = time_mono_ns();
     if (now >= deadline_ns) return -ETIMEDOUT;
     uint64_t period = (uint64_t)r->adopt_timeout_ms * 1000000ull / 2 + 1000000ull;
     uint64_t wait = deadline_ns - now < period ? deadline_ns - now : period;
@@ -97,7 +98,7 @@ int ring_slot_wait(Ring *r, RingSlotHeader *h, uint64_t seen, uint64_t deadline_
 }
 
 static uint64_t deadline_after(int timeout_ms) {
-    return timeout_ms < 0 ? UINT64_MAX : ring_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    return timeout_ms < 0 ? UINT64_MAX : time_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 }
 
 int ring_position_sane(const Ring *r, uint64_t pos) {
@@ -111,7 +112,7 @@ int ring_position_sane(const Ring *r, uint64_t pos) {
 // so neither a damaged slot word nor a long walk can outlast the caller's timeout.
 static int skip_check(const Ring *r, uint64_t pos, uint64_t deadline_ns) {
     if (ring_position_sane(r, pos) != 0) return -EPROTO;
-    if (deadline_ns != UINT64_MAX && ring_now_ns() >= deadline_ns) return -ETIMEDOUT;
+    if (deadline_ns != UINT64_MAX && time_mono_ns() >= deadline_ns) return -ETIMEDOUT;
     return 0;
 }
 
@@ -125,16 +126,14 @@ static void entry_fill(RingProcEntry *e, int numa_node) {
     e->start_time = proc_start_time(e->pid);
     e->numa_node = numa_node;
     e->generation++;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    e->attach_unix_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    e->attach_unix_ns = time_real_ns();
     e->base_items = atomic_load(&e->items);
     e->base_errors = atomic_load(&e->errors);
     e->base_adopted = atomic_load(&e->adopted);
     e->base_wait_ns = atomic_load(&e->wait_ns);
     atomic_store(&e->max_wait_ns, 0);
     atomic_store(&e->waiting_since_ns, 0);
-    atomic_store(&e->heartbeat_ns, ring_now_ns());
+    atomic_store(&e->heartbeat_ns, time_mono_ns());
 }
 
 // --- producers -------------------------------------------------------------------------------
@@ -166,7 +165,7 @@ int ring_producer_attach(Ring *r, int numa_node, RingProducer **out) {
     return -EUSERS;
 }
 
-void ring_producer_heartbeat(RingProducer *p) { atomic_store_explicit(&p->entry->heartbeat_ns, ring_now_ns(), memory_order_relaxed); }
+void ring_producer_heartbeat(RingProducer *p) { atomic_store_explicit(&p->entry->heartbeat_ns, time_mono_ns(), memory_order_relaxed); }
 
 static void slot_fill(Ring *r, RingSlot *s, uint32_t index, uint64_t pos) {
     RingSlotHeader *h = &r->slots[index];
@@ -185,7 +184,7 @@ static void slot_fill(Ring *r, RingSlot *s, uint32_t index, uint64_t pos) {
 static int producer_maybe_adopt(RingProducer *p, RingSlot *slot) {
     Ring *r = p->ring;
     RingControl *c = r->ctl;
-    uint64_t now = ring_now_ns(), last = atomic_load_explicit(&c->last_reap_ns, memory_order_relaxed);
+    uint64_t now = time_mono_ns(), last = atomic_load_explicit(&c->last_reap_ns, memory_order_relaxed);
     if (now - last > (uint64_t)r->adopt_timeout_ms * 1000000ull && atomic_compare_exchange_strong(&c->last_reap_ns, &last, now))
         ring_reap(r);
     if (atomic_load_explicit(&c->dead_producers, memory_order_relaxed) == 0) return 0;
@@ -236,12 +235,12 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms) {
             err = -EPROTO;
             break;
         }
-        if (!wait_start) atomic_store_explicit(&p->entry->waiting_since_ns, wait_start = ring_now_ns(), memory_order_relaxed);
+        if (!wait_start) atomic_store_explicit(&p->entry->waiting_since_ns, wait_start = time_mono_ns(), memory_order_relaxed);
         if ((err = ring_slot_wait(r, h, w, deadline)) != 0) break;
         uint64_t hint = atomic_load_explicit(&c->claim_hint, memory_order_acquire);
         if (hint > g) g = hint;
     }
-    uint64_t now = ring_now_ns();
+    uint64_t now = time_mono_ns();
     if (wait_start) wait_end(p->entry, wait_start, now);
     atomic_store_explicit(&p->entry->heartbeat_ns, now, memory_order_relaxed);
     return err;
@@ -365,13 +364,13 @@ int ring_consumer_acquire(RingConsumer *cons, RingSlot *slot, int timeout_ms) {
             err = -ESHUTDOWN;
             break;
         }
-        if (!wait_start) atomic_store_explicit(&cons->entry->waiting_since_ns, wait_start = ring_now_ns(), memory_order_relaxed);
+        if (!wait_start) atomic_store_explicit(&cons->entry->waiting_since_ns, wait_start = time_mono_ns(), memory_order_relaxed);
         if ((err = ring_slot_wait(r, h, w, deadline)) != 0) break;
     }
-    uint64_t now = wait_start ? ring_now_ns() : 0;
+    uint64_t now = wait_start ? time_mono_ns() : 0;
     if (wait_start) wait_end(cons->entry, wait_start, now);
     // the heartbeat is cheap enough per wait, and every 64 positions on the fast path
-    if (wait_start || (g / N) % 64 == 0) atomic_store_explicit(&cons->entry->heartbeat_ns, now ? now : ring_now_ns(), memory_order_relaxed);
+    if (wait_start || (g / N) % 64 == 0) atomic_store_explicit(&cons->entry->heartbeat_ns, now ? now : time_mono_ns(), memory_order_relaxed);
     return err;
 }
 

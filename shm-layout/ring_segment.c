@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ring_layout.h"
+#include "proc_time.h" // defines: time_mono_ns
 
 const char ring_shm_dir[] = "/dev/shm";
 
@@ -68,12 +69,6 @@ int ring_hugetlbfs_dir(char *dir, size_t len) {
     return found;
 }
 
-
-uint64_t ring_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void ring_map_views(Ring *r) {
     r->ctl = (RingControl *)r->base;

@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "ring_layout.h"
+#include "proc_time.h" // defines: time_mono_ns
 
 // time waited so far, the wait in progress included
 static uint64_t entry_wait_ns(const RingProcEntry *e, uint64_t now) {
@@ -32,7 +33,7 @@ static void proc_row(const RingProcEntry *e, int index, uint64_t now, RingProcSt
 int ring_stats(const Ring *r, RingStats *s, RingProcStats *procs, int max_procs, int *n_producers) {
     const RingControl *c = r->ctl;
     memset(s, 0, sizeof *s);
-    s->now_ns = ring_now_ns();
+    s->now_ns = time_mono_ns();
     s->age_ns = s->now_ns - c->created_mono_ns;
     for (uint32_t i = 0; i < r->n_slots; i++) {
         switch (word_state(atomic_load(&r->slots[i].state))) {

@@ -5,13 +5,7 @@
 #include <time.h>  // defines: clock_gettime
 
 #include "kern_ops.h" // defines: kern_ctx_create, kern_linear, kern_sync
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "proc_time.h" // defines: time_mono_s
 
 int main(void)
 {
@@ -33,12 +27,12 @@ int main(void)
 	KLinear l = {.out = &out, .in = &a, .w = &w, .trans_w = 1};
 	double best = 0;
 	for (int round = 0; round < 6 && !rc; round++) {
-		double t0 = now_s();
+		double t0 = time_mono_s();
 		for (int i = 0; i < 10 && !rc; i++)
 			rc = kern_linear(ctx, &l);
 		if (!rc)
 			rc = kern_sync(ctx);
-		double tf = 10 * 2.0 * N * N * (double)N / (now_s() - t0) / 1e12;
+		double tf = 10 * 2.0 * N * N * (double)N / (time_mono_s() - t0) / 1e12;
 		if (round > 0 && tf > best) // round 0 warms up
 			best = tf;
 	}

@@ -10,6 +10,7 @@
 //   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
 //   and the demux path only, for tools/bench/peers.sh)
 #include "../tools/bench_data.h"    // defines: bench_data_make, BenchDataOpts
+#include "proc_time.h" // defines: time_mono_ns
 #include "../tools/bench_run.h"     // defines: bench_run_clips, bench_run_rate, bench_run_print_budget
 #include "ld_fixture.h"    // defines: ld_fixture_dataset, ld_fixture_tmpdir
 #include "../tools/prep_defaults.h" // defines: PREP_DEFAULT_*
@@ -25,7 +26,7 @@
 
 enum { N_CLIPS = 48, ROUNDS = 3 };
 
-static double wall_s(void) { return ld_now_ns() * 1e-9; }
+static double wall_s(void) { return time_mono_ns() * 1e-9; }
 
 static void die(const char *what, const char *err)
 {

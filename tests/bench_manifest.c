@@ -4,6 +4,7 @@
 // with the data checksum and token range as loaderd, eval and clipdump open it. Best of 5, CPU
 // time.
 #include "manifest_reader.h" // defines: manifest_open, manifest_open_verified
+#include "proc_time.h" // defines: time_cpu_s
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 
 #include <stdio.h>
@@ -11,14 +12,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-// CPU time of this process: on a shared machine the wall clock measures the neighbours too
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -68,9 +61,9 @@ int main(int argc, char **argv)
 	for (int rep = 0; rep < 5; rep++)
 		for (int verified = 0; verified < 2; verified++) {
 			Manifest *m;
-			double t0 = now_s();
+			double t0 = time_cpu_s();
 			int rc = verified ? manifest_open_verified(&m, path, err, sizeof err) : manifest_open(&m, path, err, sizeof err);
-			double t = now_s() - t0;
+			double t = time_cpu_s() - t0;
 			if (rc) {
 				fprintf(stderr, "%s\n", err);
 				return 1;
@@ -86,10 +79,10 @@ int main(int argc, char **argv)
 	fclose(f);
 	double crc_best = 1e9;
 	for (int rep = 0; rep < 5; rep++) {
-		double t0 = now_s();
+		double t0 = time_cpu_s();
 		volatile uint32_t c = manifest_crc32(0, b, (size_t)st.st_size);
 		(void)c;
-		crc_best = now_s() - t0 < crc_best ? now_s() - t0 : crc_best;
+		crc_best = time_cpu_s() - t0 < crc_best ? time_cpu_s() - t0 : crc_best;
 	}
 	free(b);
 	printf("CRC-32 alone: %.3f s CPU (%.2f GB/s)\n", crc_best, st.st_size / 1e9 / crc_best);

@@ -11,18 +11,13 @@
 #include <time.h>
 
 #include "ring_testutil.h"
+#include "proc_time.h" // defines: time_mono_s
 
 typedef struct {
     _Atomic int stop;
     _Atomic int ready;
     _Atomic int go;
 } Shared;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 // 1 -> 1 payload runs pin the producer and the consumer to different CPUs, as loaderd and
 // the trainer are in a real job
@@ -102,10 +97,10 @@ static double run(int P, int N, uint32_t slots, RingGeometry g, uint64_t per_ran
     for (int i = 0; i < P; i++)
         if ((pids[n++] = fork()) == 0) pin(copy && ncpu > 1 ? 0 : -1), producer(name, sh, src);
     while (atomic_load(&sh->ready) < P + N) usleep(100);
-    double t0 = now_s();
+    double t0 = time_mono_s();
     atomic_store(&sh->go, 1);
     for (int k = 0; k < N; k++) waitpid(pids[k], NULL, 0);
-    double t = now_s() - t0;
+    double t = time_mono_s() - t0;
     atomic_store(&sh->stop, 1);
     for (int i = N; i < n; i++) waitpid(pids[i], NULL, 0);
     ring_close(r);
@@ -146,17 +141,17 @@ int main(int argc, char **argv) {
     memset(a, 7, bytes), memset(b, 1, bytes), memset(slots, 3, bytes * S);
     double thot = 1e30, tfoot = 1e30;
     for (int i = 0; i < reps; i++) {
-        double t0 = now_s();
+        double t0 = time_mono_s();
         for (uint64_t k = 0; k < clips; k++) {
             memcpy(b, a, bytes);
             __asm__ __volatile__("" : : "r"(b) : "memory");
         }
-        double t1 = now_s();
+        double t1 = time_mono_s();
         for (uint64_t k = 0; k < clips; k++) {
             memcpy(slots + (k % S) * bytes, a, bytes);
             __asm__ __volatile__("" : : "r"(slots) : "memory");
         }
-        double t2 = now_s();
+        double t2 = time_mono_s();
         if (t1 - t0 < thot) thot = t1 - t0;
         if (t2 - t1 < tfoot) tfoot = t2 - t1;
     }

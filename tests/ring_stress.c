@@ -2,6 +2,7 @@
 // payload derived from (seed, g) and checked, ranks checked for exactly-once in-order delivery,
 // and in kill mode producers SIGKILLed at random moments (often between claim and publish).
 #include "ring_stress.h"
+#include "proc_time.h" // defines: time_mono_ns
 
 #include <errno.h>
 #include <getopt.h>
@@ -34,12 +35,6 @@ typedef struct {
     Ring *ring; // threads mode: shared mapping; process mode: NULL (each opens its own)
     int index;
 } StressRole;
-
-static uint64_t mono_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void stress_fail(StressShared *sh, const char *fmt, uint64_t a, uint64_t b) {
     if (atomic_exchange(&sh->failed, 1) == 0) snprintf(sh->failure, sizeof sh->failure, fmt, (unsigned long long)a, (unsigned long long)b);
@@ -116,9 +111,9 @@ static void *consumer_body(void *arg) {
     uint64_t mine = cfg->positions / N + (rank < cfg->positions % N), expected = rank, max_wait = 0;
     for (uint64_t k = 0; k < mine && !atomic_load(&sh->failed); k++, expected += N) {
         RingSlot s;
-        uint64_t t0 = mono_ns();
+        uint64_t t0 = time_mono_ns();
         e = ring_consumer_acquire(c, &s, 60000);
-        uint64_t waited = mono_ns() - t0;
+        uint64_t waited = time_mono_ns() - t0;
         if (waited > max_wait) max_wait = waited;
         if (e) {
             stress_fail(sh, "rank acquire failed (error %llu) at position %llu", (uint64_t)-e, expected);
@@ -217,7 +212,7 @@ int stress_run(const StressConfig *cfg) {
     pthread_t pt[MAX_P], ct[MAX_N];
     for (int i = 0; i < cfg->producers; i++) prod[i] = (StressRole){cfg, sh, cfg->threads ? r : NULL, i};
     for (int k = 0; k < cfg->consumers; k++) cons[k] = (StressRole){cfg, sh, cfg->threads ? r : NULL, k};
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = time_mono_ns();
     int kills = 0, mid = 0, bad_exit = 0;
     for (int k = 0; k < cfg->consumers; k++)
         if (cfg->threads) pthread_create(&ct[k], NULL, consumer_body, &cons[k]);
@@ -231,7 +226,7 @@ int stress_run(const StressConfig *cfg) {
         if (cfg->threads) pthread_join(ct[k], NULL);
         else if (waitpid(cpid[k], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) bad_exit++;
     }
-    double secs = (double)(mono_ns() - t0) / 1e9;
+    double secs = (double)(time_mono_ns() - t0) / 1e9;
     atomic_store(&sh->stop, 1);
     for (int i = 0; i < cfg->producers; i++) {
         int status = 0;

@@ -9,6 +9,7 @@
 #include <time.h>   // defines: clock_gettime, nanosleep
 
 #include "test_comm_util.h" // defines: tc_run, tc_tensor, tc_shared
+#include "proc_time.h" // defines: time_mono_s
 
 enum { NG = 5, NP = 300 + 7 + 1000 + 64 + 129 };
 static const int64_t LEN[NG] = {129, 64, 1000, 7, 300}; // backward order: from the buffer's end down
@@ -16,13 +17,6 @@ static const int64_t LEN[NG] = {129, 64, 1000, 7, 300}; // backward order: from 
 typedef struct {
 	double ready_s[2], finish_s[2];
 } Shared;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static float g0(int rank, int64_t i)
 {
@@ -46,7 +40,7 @@ static int fn(Comm *c, void *arg)
 	for (int step = 0; step < 2; step++) {
 		for (int64_t i = 0; i < NP; i++)
 			store[i] = g0(me, i) * (float)(step + 1);
-		double t0 = now();
+		double t0 = time_mono_s();
 		for (int k = 0; k < NG; k++) {
 			if (me == 1 && step == 1) { // a slow backward on rank 1: rank 0 must not wait for it here
 				struct timespec ts = {0, 60 * 1000 * 1000};
@@ -55,12 +49,12 @@ static int fn(Comm *c, void *arg)
 			if (comm_buckets_ready(b, s, off[k], LEN[k]) < 0)
 				return 3;
 		}
-		double t1 = now();
+		double t1 = time_mono_s();
 		if (comm_buckets_finish(b, s) < 0)
 			return 4;
 		if (step == 1) {
 			sh->ready_s[me] = t1 - t0;
-			sh->finish_s[me] = now() - t1;
+			sh->finish_s[me] = time_mono_s() - t1;
 		}
 		for (int64_t i = 0; i < NP; i++) {
 			float want = (g0(0, i) * (float)(step + 1) + g0(1, i) * (float)(step + 1)) / 2.0f;

@@ -6,6 +6,7 @@
 #include <time.h>   // defines: clock_gettime
 
 #include "test_comm_util.h" // defines: tc_run, tc_shared
+#include "proc_time.h" // defines: time_mono_s
 
 typedef struct {
 	int mode;           // 0 exit, 1 close early, 2 hang alive
@@ -15,13 +16,6 @@ typedef struct {
 	double secs[4];
 	int done;           // ranks that got their error
 } Shared;
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int fn(Comm *c, void *arg)
 {
@@ -43,9 +37,9 @@ static int fn(Comm *c, void *arg)
 		}
 		return 0;
 	}
-	double t0 = now();
+	double t0 = time_mono_s();
 	int rc = comm_allreduce(c, &tx, COMM_SUM, k);
-	s->secs[comm_rank(c)] = now() - t0;
+	s->secs[comm_rank(c)] = time_mono_s() - t0;
 	s->rc[comm_rank(c)] = rc;
 	strncpy(s->err[comm_rank(c)], comm_error(c), sizeof(s->err[0]) - 1);
 	__atomic_fetch_add(&s->done, 1, __ATOMIC_SEQ_CST);

@@ -9,18 +9,12 @@
 #include <time.h>   // defines: clock_gettime
 
 #include "testutil.h" // defines: EXPECT, test_failures
+#include "proc_time.h" // defines: time_mono_s
 #include "comm.h"     // defines: comm_nccl_open, comm_nccl_unique_id, ...
 #include "kern_ops.h" // defines: kern_ctx_create, kern_alloc, kern_upload, kern_download
 
 
 enum { N = 1000 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void data_plane(Comm *c, KernCtx *ctx)
 {
@@ -95,12 +89,12 @@ int main(void)
 	}
 	// rank 0 of 2 whose peer never comes: a timeout naming the rank, not a hang
 	o.timeout_s = 2;
-	double t0 = now_s();
+	double t0 = time_mono_s();
 	Comm *lonely = NULL;
 	rc = comm_nccl_unique_id(id, len);
 	if (!rc)
 		rc = comm_nccl_open(&lonely, ctx, 0, 2, id, len, &o, err, sizeof err);
-	double dt = now_s() - t0;
+	double dt = time_mono_s() - t0;
 	EXPECT(rc == -ETIMEDOUT && strstr(err, "rank 0") && dt < 20, "missing peer: rc %d after %.1f s: %s", rc, dt, err);
 	if (lonely)
 		comm_close(lonely);

@@ -5,17 +5,18 @@
 // left unfinished, and every position arrives in order with the content the decode library
 // gives in-process.
 #include "test_loader_harness.h" // defines: Th, th_setup_opts, th_spawn, th_consume, ...
+#include "proc_time.h" // defines: time_mono_s
 
 #include <time.h>
 
 // SIGTERM, then the seconds until the process has exited (status 0 required)
 static double stop_timed(const Th *th, const char *tag, pid_t pid)
 {
-	double t0 = test_now_s();
+	double t0 = time_mono_s();
 	kill(pid, SIGTERM);
 	int st = 0;
 	CHECK(waitpid(pid, &st, 0) == pid);
-	double t = test_now_s() - t0;
+	double t = time_mono_s() - t0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "loaderd %d ended with status %#x\n", (int)pid, st);
 		if (tag)

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "ring_testutil.h" // defines: test_ring_create
+#include "proc_time.h" // defines: time_mono_s
 #include "test_rdv_util.h" // defines: tr_info, tr_join, tr_expect_error
 
 #define W(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -29,8 +30,8 @@ static pid_t spawn_rank0(Ring *ring, const char *job, int world, uint64_t seed, 
 		fprintf(stderr, "rank 0: %s\n", err);
 		_exit(1);
 	}
-	double t0 = tr_now();
-	for (int k = 0; k < n && tr_now() - t0 < 10; k += __atomic_load_n(&wait_for[k].done, __ATOMIC_SEQ_CST))
+	double t0 = time_mono_s();
+	for (int k = 0; k < n && time_mono_s() - t0 < 10; k += __atomic_load_n(&wait_for[k].done, __ATOMIC_SEQ_CST))
 		tr_sleep_ms(2);
 	_exit(0);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 
 #include "test_rdv_util.h" // defines: tr_info, tr_spawn, tr_join, tr_free_port
+#include "proc_time.h" // defines: time_mono_s
 
 #define WORLD 4
 
@@ -40,7 +41,7 @@ static void scenario(const char *host, int delay_ms, int with_junk)
 	RdvResult *res = tr_results(WORLD);
 	pid_t pids[WORLD + 1];
 	uint64_t seed = (uint64_t)port * 7919u;
-	double t0 = tr_now();
+	double t0 = time_mono_s();
 	for (int r = 1; r < WORLD; r++) {
 		RdvInfo in = tr_info(r, WORLD, 1, master, "tcp-test", RDV_TCP, NULL, 20000);
 		pids[r] = tr_spawn(&in, NULL, 0, &res[r]);
@@ -68,7 +69,7 @@ static void scenario(const char *host, int delay_ms, int with_junk)
 		// a rank that started before the master waited for it, and then finished
 		CHECK(r == 0 || res[r].secs >= delay_ms / 1000.0 - 0.05);
 	}
-	printf("%s: %d ranks got the id in %.2f s (master started after %d ms%s)\n", master, WORLD, tr_now() - t0,
+	printf("%s: %d ranks got the id in %.2f s (master started after %d ms%s)\n", master, WORLD, time_mono_s() - t0,
 	       delay_ms, with_junk ? ", junk client" : "");
 }
 

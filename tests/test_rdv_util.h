@@ -3,7 +3,7 @@
 // port, and a clock.
 #ifndef TESTS_TEST_RDV_UTIL_H
 #define TESTS_TEST_RDV_UTIL_H
-// defines: RdvResult, tr_now, tr_info, tr_results, tr_spawn, tr_join, tr_free_port, tr_blob, tr_sleep_ms,
+// defines: RdvResult, tr_info, tr_results, tr_spawn, tr_join, tr_free_port, tr_blob, tr_sleep_ms,
 //          tr_expect_error
 
 #include <arpa/inet.h>  // defines: htonl
@@ -15,6 +15,7 @@
 #include <time.h>       // defines: clock_gettime
 
 #include "comm.h" // defines: RdvInfo, rdv_resolve, rdv_exchange
+#include "proc_time.h" // defines: time_mono_s
 #include "testutil.h"   // defines: CHECK
 
 typedef struct {
@@ -24,13 +25,6 @@ typedef struct {
 	char err[512];
 	uint8_t blob[RDV_BLOB_MAX];
 } RdvResult;
-
-static inline double tr_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static inline void tr_sleep_ms(int ms)
 {
@@ -87,9 +81,9 @@ static inline pid_t tr_spawn(const RdvInfo *info, Ring *ring, uint64_t blob_seed
 	uint8_t blob[RDV_BLOB_MAX] = { 0 };
 	if (info->rank == 0)
 		tr_blob(blob, sizeof blob, blob_seed);
-	double t0 = tr_now();
+	double t0 = time_mono_s();
 	out->rc = rdv_exchange(info, ring, blob, sizeof blob, out->err, sizeof out->err);
-	out->secs = tr_now() - t0;
+	out->secs = time_mono_s() - t0;
 	memcpy(out->blob, blob, sizeof blob);
 	__atomic_store_n(&out->done, 1, __ATOMIC_SEQ_CST);
 	_exit(0);
@@ -98,7 +92,7 @@ static inline pid_t tr_spawn(const RdvInfo *info, Ring *ring, uint64_t blob_seed
 // waits for the children (pids <= 0 are skipped); kills them and fails the test after limit_s
 static inline void tr_join(pid_t *pids, int n, double limit_s)
 {
-	double t0 = tr_now();
+	double t0 = time_mono_s();
 	int left = 0;
 	for (int k = 0; k < n; k++)
 		left += pids[k] > 0;
@@ -110,7 +104,7 @@ static inline void tr_join(pid_t *pids, int n, double limit_s)
 				left--;
 			}
 		}
-		if (left > 0 && tr_now() - t0 > limit_s) {
+		if (left > 0 && time_mono_s() - t0 > limit_s) {
 			for (int k = 0; k < n; k++)
 				if (pids[k] > 0)
 					kill(pids[k], SIGKILL);

@@ -2,8 +2,7 @@
 // and ring names unique per process so tests can run side by side.
 #ifndef TESTS_TESTUTIL_H
 #define TESTS_TESTUTIL_H
-// defines: CHECK, CHECK_EQ_INT, CHECK_OK, EXPECT, test_failures, test_skip, test_ring_name, test_fill_word,
-//          test_now_s
+// defines: CHECK, CHECK_EQ_INT, CHECK_OK, EXPECT, test_failures, test_skip, test_ring_name, test_fill_word
 
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "proc_time.h" // defines: time_mono_s
 
 #define CHECK(cond)                                                                  \
     do {                                                                             \
@@ -51,13 +51,6 @@ static int test_failures __attribute__((unused));
             exit(1);                                                                                           \
         }                                                                                                      \
     } while (0)
-
-// CLOCK_MONOTONIC in seconds, for the tests that bound how long something takes
-static inline double test_now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static inline void test_skip(const char *why) {
     printf("skip: %s\n", why);

@@ -2,12 +2,13 @@
 // threads make, with the reads of a sample all in flight at once (as its queue does), timed by
 // thread CPU so other work on a shared machine does not count.
 #include "bench_run.h" // defines: bench_run_clips, bench_run_rate, bench_run_print_budget
+#include "proc_time.h" // defines: time_thread_cpu_ns
 
 #include <string.h>
 
 static uint64_t lap(uint64_t *t)
 {
-	uint64_t now = ld_cpu_ns(), d = now - *t;
+	uint64_t now = time_thread_cpu_ns(), d = now - *t;
 	*t = now;
 	return d;
 }
@@ -51,7 +52,7 @@ int bench_run_clips(const Manifest *m, LdDecoder *d, LdReader *rd, const LdParam
 	LdCost c0 = *ld_decoder_cost(d);
 	ld_decoder_timing(d, 1);
 	int rc = 0;
-	uint64_t t = ld_cpu_ns();
+	uint64_t t = time_thread_cpu_ns();
 	for (int i = 0; i < n && !rc; i++) {
 		LdPlan plan;
 		LdBuffer bufs[LD_MAX_RANGES];

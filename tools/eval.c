@@ -1,6 +1,7 @@
 // tools/eval: zero-shot text<->video retrieval (R@1/5/10, median rank, chance; EPIC-style mAP and
 // nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest.
 #include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
+#include "proc_time.h" // defines: time_mono_s
 #include "eval_run.h"   // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
 #include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_split, flags_find, flags_help
 #include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
@@ -80,17 +81,10 @@ typedef struct {
 	int quiet;
 } Progress;
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void progress(void *arg, int64_t done, int64_t total)
 {
 	Progress *p = arg;
-	double t = now_s();
+	double t = time_mono_s();
 	if (p->quiet || (done < total && t - p->last < 5))
 		return;
 	p->last = t;
@@ -181,7 +175,7 @@ int main(int argc, char **argv)
 	if (!quiet)
 		log_info("model [%s] from %s (step %lld); %llu samples of %s, batch %d, %d threads", cfgs, em.source,
 			 (long long)em.step, (unsigned long long)h->n_samples, manifest, batch, kern_ctx_threads(ctx));
-	Progress pr = { .t0 = now_s(), .last = now_s(), .quiet = quiet };
+	Progress pr = { .t0 = time_mono_s(), .last = time_mono_s(), .quiet = quiet };
 	o.embed.round = batch;
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;

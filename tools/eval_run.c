@@ -1,6 +1,7 @@
 // The evaluation pipeline: features of every sample, the (videos x captions) similarity matrix,
 // ranks both ways, relevance metrics, class prompts through the text tower.
 #include "eval_run.h" // defines: EvalOpts, EvalReport, eval_run
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <stdlib.h> // defines: calloc, malloc, free
@@ -9,13 +10,6 @@
 
 #include "bpe_tokenizer.h" // defines: BpeTokenizer, bpe_load, bpe_decode, bpe_tokenize, bpe_free
 #include "eval_input.h"    // defines: EvalClasses, eval_rel_read, eval_classes_*, eval_prompt
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 // every sample's caption as text (bpe_decode of its tokens); NULL entries on failure
 static int captions_decode(const Manifest *man, const char *bpe_path, char ***out, char *err, size_t errlen)
@@ -141,7 +135,7 @@ static int relevance(const float *sim, int64_t n, const EvalRel *rel, EvalReport
 
 int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r, char *err, size_t errlen)
 {
-	double t0 = now_s();
+	double t0 = time_mono_s();
 	memset(r, 0, sizeof *r);
 	err[0] = 0;
 	if ((o->classes != NULL) != (o->labels != NULL)) {
@@ -191,9 +185,9 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 		rc = -ENOMEM;
 	}
 	if (!rc) {
-		double te = now_s();
+		double te = time_mono_s();
 		rc = eval_embed_manifest(m, man, vfeat, tfeat, &o->embed, err, errlen);
-		r->embed_s = now_s() - te;
+		r->embed_s = time_mono_s() - te;
 	}
 	if (!rc)
 		rc = eval_score_retrieval(man, vfeat, tfeat, n, E, o->match_caption, sim, r, err, errlen);
@@ -207,7 +201,7 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 	eval_rel_free(&rel);
 	eval_classes_free(&cls);
 	captions_free(caps, n);
-	r->total_s = now_s() - t0;
+	r->total_s = time_mono_s() - t0;
 	return rc;
 }
 

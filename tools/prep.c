@@ -1,6 +1,7 @@
 // tools/prep: turns annotated long videos (CSV/TSV, Ego4D, EPIC-KITCHENS-100) or webdataset
 // tar shards into chunks + one manifest; --info / --verify inspect a manifest.
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
+#include "proc_time.h" // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
@@ -84,13 +85,6 @@ static void *worker(void *arg)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void run_pool(Pool *p, int jobs)
 {
 	pthread_t th[256];
@@ -100,13 +94,13 @@ static void run_pool(Pool *p, int jobs)
 		if (pthread_create(&th[i], NULL, worker, p) != 0)
 			log_fatalx("cannot start worker threads");
 	int tty = isatty(2);
-	double t0 = now(), last = t0 - (tty ? 1.0 : 10.0); // the first line at once: prep has started
+	double t0 = time_mono_s(), last = t0 - (tty ? 1.0 : 10.0); // the first line at once: prep has started
 	for (;;) {
 		usleep(200000);
 		pthread_mutex_lock(&p->mu);
 		int done = p->done;
 		pthread_mutex_unlock(&p->mu);
-		double t = now();
+		double t = time_mono_s();
 		if (done == p->n || t - last >= (tty ? 1.0 : 10.0)) {
 			uint64_t fr = __atomic_load_n(&p->frames, __ATOMIC_RELAXED);
 			// the ETA needs one finished video to go by; at the end the line says how long it took

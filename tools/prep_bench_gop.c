@@ -5,6 +5,7 @@
 // index, default loop filter) on 4-s clips with 4 and 16 frames: ms of one core and frames
 // decoded per clip.
 #include "bench_data.h"    // defines: bench_data_make, BenchDataOpts
+#include "proc_time.h" // defines: time_thread_cpu_ns
 #include "bench_run.h"     // defines: bench_run_clips, bench_run_rate
 #include "camsrc.h"        // defines: cam_new, cam_render, cam_free
 #include "ld_fixture.h"    // defines: ld_fixture_tmpdir
@@ -44,12 +45,12 @@ static int full_decode(const char *path, const CamSource *cs, double *psnr, doub
 	int frames = 0, eof = 0;
 	while (!eof) {
 		eof = av_read_frame(ic, p) < 0;
-		uint64_t t0 = ld_cpu_ns();
+		uint64_t t0 = time_thread_cpu_ns();
 		avcodec_send_packet(c, eof ? NULL : p);
 		av_packet_unref(p);
 		for (;;) {
 			int rc = avcodec_receive_frame(c, f);
-			dec_ns += ld_cpu_ns() - t0;
+			dec_ns += time_thread_cpu_ns() - t0;
 			if (rc < 0)
 				break;
 			cam_render(cs, frames++, ref);
@@ -59,7 +60,7 @@ static int full_decode(const char *path, const CamSource *cs, double *psnr, doub
 					se += e * e;
 				}
 			av_frame_unref(f);
-			t0 = ld_cpu_ns();
+			t0 = time_thread_cpu_ns();
 		}
 	}
 	*psnr = 10 * log10(255.0 * 255.0 * W * H * (double)frames / se);

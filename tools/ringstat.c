@@ -12,6 +12,7 @@
 
 #include "flags.h" // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
 #include "ring.h"
+#include "proc_time.h" // defines: time_real_s
 #include "run_conf.h"
 
 #define MAX_ROWS (RING_MAX_PRODUCERS + RING_MAX_CONSUMERS)
@@ -178,12 +179,6 @@ static void print_rows(const Sample *s) {
     }
 }
 
-static double unix_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void print_json(const Options *o, const RingInfo *info, const Sample *s, const Line *l, int first) {
     const RingStats *t = &s->st;
     printf("{\"ring\":\"%s\",\"time\":%.3f,\"since_creation\":%s,\"seconds\":%.3f,"
@@ -192,7 +187,7 @@ static void print_json(const Options *o, const RingInfo *info, const Sample *s, 
            "\"errors\":%" PRIu64 ",\"adopted\":%" PRIu64 ",\"produced_total\":%" PRIu64 ",\"consumed_total\":%" PRIu64
            ",\"errors_total\":%" PRIu64 ",\"adopted_total\":%" PRIu64 ",\"redelivered_total\":%" PRIu64
            ",\"live_producers\":%u,\"live_consumers\":%u,\"dead_producers\":%u",
-           o->ring, unix_seconds(), first ? "true" : "false", l->secs, info->slots, t->empty, t->writing, t->ready, t->reading, l->occ_pct,
+           o->ring, time_real_s(), first ? "true" : "false", l->secs, info->slots, t->empty, t->writing, t->ready, t->reading, l->occ_pct,
            l->prod_rate, l->cons_rate, l->cwait_pct, l->pstall_pct, l->errors, l->adopted, t->produced, t->consumed, t->errors, t->adopted,
            t->redelivered, t->live_producers, t->live_consumers, t->dead_producers);
     if (o->verbose) {

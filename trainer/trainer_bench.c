@@ -5,6 +5,7 @@
 // Usage: bench_trainer_cpu [--threads N] [--vits-batch B] [--vits-frames T] [--steps N]
 #include "flags.h"        // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "trainer_step.h" // defines: TrainStep, train_step_*, comm_local_open
+#include "proc_time.h" // defines: time_mono_s
 
 #include <cblas.h>
 #include <stdio.h>
@@ -15,13 +16,6 @@
 enum { MAX_STEPS = 63, NPHASE = 7 };
 static const char *const PHASES[NPHASE] = {"upload", "augment", "forward", "exchange", "backward", "allreduce",
 					    "update"};
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -74,13 +68,13 @@ static int bench_step(KernCtx *c, Comm *comm, const char *preset, int B, int fra
 	for (int i = 0; i <= steps; i++) {
 		fill_stage(s, i);
 		TrainStepTimes tt;
-		double t0 = now();
+		double t0 = time_mono_s();
 		if (train_step_stage_begin(s) || train_step_upload_staged(s))
 			return 1;
-		double t1 = now();
+		double t1 = time_mono_s();
 		if (train_step_run(s, 0, &tt))
 			return 1;
-		t[i] = now() - t0;
+		t[i] = time_mono_s() - t0;
 		const double p[NPHASE] = {t1 - t0, tt.t_augment, tt.t_forward, tt.t_exchange, tt.t_backward, tt.t_allreduce,
 					  tt.t_update};
 		for (int k = 0; k < NPHASE; k++)
@@ -121,17 +115,17 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 			return 1;
 		double best_ours = 1e30, best_blas = 1e30; // minimum over reps: robust to other load
 		for (int r = 0; r <= reps; r++) {
-			double t0 = now();
+			double t0 = time_mono_s();
 			kern_linear(c, &(KLinear){.out = &out, .in = &in, .w = &w, .trans_w = 1, .bias = &b});
 			kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&din), .dw = KG_SET(&dw), .dbias = KG_SET(&db),
 							 .dout = &out, .in = &in, .w = &w, .trans_w = 1});
-			double t1 = now();
+			double t1 = time_mono_s();
 			const float *X = in.data, *Wm = w.data;
 			float *O = out.data, *dI = din.data, *dW = dw.data;
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, IC, 1, X, IC, Wm, IC, 0, O, OC);
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, IC, OC, 1, O, OC, Wm, IC, 0, dI, IC);
 			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, N, 1, O, OC, X, IC, 0, dW, IC);
-			double t2 = now();
+			double t2 = time_mono_s();
 			if (r) { // first round warms caches and thread pools
 				best_ours = t1 - t0 < best_ours ? t1 - t0 : best_ours;
 				best_blas = t2 - t1 < best_blas ? t2 - t1 : best_blas;

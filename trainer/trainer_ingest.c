@@ -3,6 +3,7 @@
 // soon as an event after its copy completes (at once on the CPU backend), so a rank holds few slots
 // and never starves a ring, and the next batch's copies run while the current step computes.
 #include "trainer_ingest.h" // defines: TrainerIngest, ...
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>  // defines: ENOENT, EINVAL, ERANGE, ETIMEDOUT, ESHUTDOWN, ECANCELED
 #include <stdio.h>  // defines: snprintf
@@ -10,13 +11,6 @@
 #include <time.h>   // defines: clock_gettime
 
 #include "stream_perm.h" // defines: stream_node_position
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int check_ring(TrainerIngest *in, const char *ring, int ranks, const ModelConfig *m, char *err, size_t errlen)
 {
@@ -159,10 +153,10 @@ uint64_t trainer_ingest_position(const TrainerIngest *in)
 // batch completes, so a resumed run can continue on the same ring)
 static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *err, size_t errlen)
 {
-	double t0 = now_s();
+	double t0 = time_mono_s();
 	for (;;) {
 		int rc = ring_consumer_acquire(in->cons, slot, 200);
-		double t = now_s();
+		double t = time_mono_s();
 		if (rc == 0) {
 			in->wait_s += t - t0;
 			return 0;

@@ -6,6 +6,7 @@
 // every rank's position. A rank waiting for data when a stop comes abandons that batch (the
 // loaders may be stopping too); every rank learns of it and the batch is read again after a resume.
 #include "trainer_run.h" // defines: TrainerRun, trainer_run
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>  // defines: ERANGE, ECANCELED
 #include <math.h>   // defines: exp, isfinite, NAN
@@ -26,13 +27,6 @@ typedef struct {
 	TrainerMetrics m;
 	double data_wait_s, errors;
 } Pending;
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void step_failed(TrainerRun *r, int64_t step, int rc)
 {
@@ -139,11 +133,11 @@ static void checkpoint(TrainerRun *r)
 static void evaluate(TrainerRun *r)
 {
 	char err[512];
-	double t2v, v2t, chance, te = now_s();
+	double t2v, v2t, chance, te = time_mono_s();
 	if (trainer_eval_run(r->ev, r->ts->model, r->step, r->epath, &t2v, &v2t, &chance, err, sizeof err) < 0)
 		log_fatalx("evaluation at step %lld failed: %s", (long long)r->step, err);
 	log_info("eval at step %lld: R@1 text->video %.1f%% video->text %.1f%% (chance %.1f%%) in %.1f s", (long long)r->step,
-		 t2v, v2t, chance, now_s() - te);
+		 t2v, v2t, chance, time_mono_s() - te);
 }
 
 // whether any rank's ingest was cancelled by a stop request (every rank calls it each step)
@@ -166,7 +160,7 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	const TrainerConfig *c = r->c;
 	TrainStep *ts = r->ts;
 	char err[512];
-	double t0 = now_s(), w0 = r->in->wait_s;
+	double t0 = time_mono_s(), w0 = r->in->wait_s;
 	const int64_t h0 = kern_ctx_host_waits(r->ctx);
 	const uint64_t e0 = r->in->errors;
 	const int i = r->buf;
@@ -201,7 +195,7 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 		comm_stats_format(cst, cs, sizeof cs);
 		log_debug("step %lld comm: %s", (long long)r->step, cs);
 	}
-	double dt = now_s() - t0;
+	double dt = time_mono_s() - t0;
 	*p = (Pending){.data_wait_s = r->in->wait_s - w0, .errors = (double)(r->in->errors - e0)};
 	p->m = (TrainerMetrics){.step = r->step + 1, .epoch = epoch, .lr = tt.lr, .step_s = dt,
 				.samples_per_s = (double)c->batch_size * c->ranks / dt,
@@ -263,7 +257,7 @@ void trainer_run(TrainerRun *r)
 	// model FLOPs of one step of every rank (forward + backward = 3x forward)
 	r->flops_per_step = 3.0 * model_flops_per_sample(&c->model) * c->batch_size * c->ranks;
 	int64_t last_eval = -1;
-	double t_run = now_s();
+	double t_run = time_mono_s();
 	for (int abandoned = 0;;) {
 		int done = agree(r, all, abandoned);
 		int ckpt_due = r->step != r->last_ckpt &&
@@ -288,7 +282,7 @@ void trainer_run(TrainerRun *r)
 		if (r->ts->rows == c->metrics_every)
 			flush(r, pend);
 	}
-	r->total_s = now_s() - t_run;
+	r->total_s = time_mono_s() - t_run;
 	buffers_close(r);
 	free(all);
 	free(pend);

@@ -4,6 +4,7 @@
 // logit_scale master value, so exported weights carry the temperature; the logged scalars are
 // written into a device block read back once per logging interval.
 #include "trainer_step.h" // defines: TrainStep, ...
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC
 #include <math.h>   // defines: log
@@ -16,13 +17,6 @@
 		if (rc_ < 0)                                                                                           \
 			return rc_;                                                                                    \
 	} while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 void train_step_destroy(TrainStep *s)
 {
@@ -229,21 +223,21 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	KernCtx *c = s->ctx;
 	KTensor row, scalar, pair;
 	TRY(kern_view(&row, &s->metrics, (int64_t)s->rows * TS_NSCALARS, 1, (const int64_t[]){TS_NSCALARS}));
-	double t0 = now_s();
+	double t0 = time_mono_s();
 	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
-	double t1 = now_s();
+	double t1 = time_mono_s();
 	TRY(clip_model_forward_patches(m, &m->patches, &s->text));
 	TRY(kern_view(&pair, &row, TS_NCE, 1, (const int64_t[]){2}));
 	TRY(kern_clip_metrics(c, &pair, &m->vfeat, &m->tfeat, &m->log_s));
-	double t2 = now_s();
+	double t2 = time_mono_s();
 	TRY(kern_view(&scalar, &row, TS_LOSS, 1, (const int64_t[]){1}));
 	TRY(fastclip_exchange_run(s->xchg, c, &m->vfeat, &m->tfeat, &s->ids, &m->log_s, epoch, &scalar,
 				  &m->g.logit_scale));
-	double t3 = now_s();
+	double t3 = time_mono_s();
 	TRY(clip_model_backward(m, fastclip_exchange_de1(s->xchg), fastclip_exchange_de2(s->xchg)));
-	double t4 = now_s();
+	double t4 = time_mono_s();
 	TRY(comm_buckets_finish(s->buckets, c));
-	double t5 = now_s();
+	double t5 = time_mono_s();
 	const double lr = optim_lr(&s->opt->cfg, s->opt->step), lr_tau = tau_lr(s, s->opt->step);
 	TRY(optim_step(s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads));
 	TRY(temperature(s, lr_tau));
@@ -252,7 +246,7 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	TRY(kern_view(&scalar, &row, TS_LOG_S, 1, (const int64_t[]){1}));
 	TRY(kern_copy(c, &scalar, &m->log_s));
 	s->rows++;
-	double t6 = now_s();
+	double t6 = time_mono_s();
 	*t = (TrainStepTimes){.lr = lr, .lr_tau = lr_tau, .t_augment = t1 - t0, .t_forward = t2 - t1, .t_exchange = t3 - t2,
 			      .t_backward = t4 - t3, .t_allreduce = t5 - t4, .t_update = t6 - t5};
 	return 0;

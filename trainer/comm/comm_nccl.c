@@ -10,6 +10,7 @@
 // sentence naming this rank and the reason. Not guaranteed: NCCL's sums run in its ring/tree order,
 // not rank order (run to run identical on one topology and NCCL version, not bit-equal to shm's).
 #include "comm_nccl_impl.h" // defines: Nccl, nccl_wait, nccl_dtype, nccl_fail
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>   // defines: EINVAL, ENOMEM, ENOTSUP, ETIMEDOUT, EPIPE
 #include <stdio.h>   // defines: snprintf
@@ -27,7 +28,7 @@ static int track(Comm *c, KernCtx *stream)
 	Nccl *n = impl(c);
 	pthread_mutex_lock(&n->lock);
 	int rc = kern_event_record(n->last, stream);
-	n->last_t = nccl_now();
+	n->last_t = time_mono_s();
 	n->last_op = n->op;
 	pthread_mutex_unlock(&n->lock);
 	return rc;

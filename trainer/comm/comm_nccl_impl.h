@@ -2,7 +2,7 @@
 // (comm_nccl_setup.c), shared with the collectives (comm_nccl.c).
 #ifndef TRAINER_COMM_NCCL_IMPL_H
 #define TRAINER_COMM_NCCL_IMPL_H
-// defines: Nccl, nccl_setup, nccl_close, nccl_wait, nccl_fail, nccl_dtype, nccl_now
+// defines: Nccl, nccl_setup, nccl_close, nccl_wait, nccl_fail, nccl_dtype
 
 #include <cuda_runtime.h> // defines: cudaStream_t
 #include <nccl.h>         // defines: ncclComm_t, ncclResult_t, ncclDataType_t
@@ -44,6 +44,5 @@ int nccl_wait(Comm *c, cudaStream_t s, const char *op);
 // c->err from an NCCL result, the communicators aborted; returns the matching -errno
 int nccl_fail(Comm *c, ncclResult_t r, const char *op);
 ncclDataType_t nccl_dtype(KDtype dt);
-double nccl_now(void);
 
 #endif

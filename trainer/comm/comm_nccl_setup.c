@@ -2,19 +2,13 @@
 // peer ends in a timeout, not a hang), the bounded host wait of the control channel, and the
 // watchdog thread that turns an NCCL error or a stuck collective into an abort and one sentence.
 #include "comm_nccl_impl.h" // defines: Nccl, ...
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ETIMEDOUT, EPIPE, EIO
 #include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: free
 #include <string.h> // defines: memcpy
 #include <time.h>   // defines: clock_gettime, nanosleep
-
-double nccl_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void nap_us(long us)
 {
@@ -70,7 +64,7 @@ static ncclResult_t async_error(Nccl *n)
 int nccl_wait(Comm *c, cudaStream_t s, const char *op)
 {
 	Nccl *n = c->impl;
-	const double t0 = nccl_now();
+	const double t0 = time_mono_s();
 	for (long us = 20;; us = us < 2000 ? us * 2 : 2000) {
 		if (atomic_load(&n->aborted))
 			return c->err[0] ? -EPIPE : (snprintf(c->err, sizeof c->err, "rank %d: %s after the communicators "
@@ -86,7 +80,7 @@ int nccl_wait(Comm *c, cudaStream_t s, const char *op)
 		ncclResult_t r = async_error(n);
 		if (r != ncclSuccess)
 			return nccl_fail(c, r, op);
-		if (nccl_now() - t0 > n->timeout_s) {
+		if (time_mono_s() - t0 > n->timeout_s) {
 			snprintf(c->err, sizeof c->err, "rank %d: %s did not complete in %.0f s (a peer is dead or hangs; "
 				 "--comm-timeout): NCCL aborted", c->rank, op, n->timeout_s);
 			abort_all(n);
@@ -113,7 +107,7 @@ static void *watchdog(void *arg)
 			memcpy(msg, c->err, sizeof msg);
 		} else {
 			pthread_mutex_lock(&n->lock);
-			double age = nccl_now() - n->last_t;
+			double age = time_mono_s() - n->last_t;
 			const char *op = n->last_op;
 			int stuck = op && age > n->timeout_s && kern_event_query(n->last) == 0;
 			pthread_mutex_unlock(&n->lock);
@@ -136,7 +130,7 @@ static int settle(Comm *c, ncclComm_t *comm, ncclResult_t r, double t0, const ch
 	Nccl *n = c->impl;
 	while (r == ncclInProgress || (r == ncclSuccess && ncclCommGetAsyncError(*comm, &r) == ncclSuccess &&
 				       r == ncclInProgress)) {
-		if (nccl_now() - t0 > n->timeout_s) {
+		if (time_mono_s() - t0 > n->timeout_s) {
 			snprintf(c->err, sizeof c->err, "rank %d of %d: NCCL %s did not complete in %.0f s (are all ranks "
 				 "started with the same id?)", c->rank, c->world, what, n->timeout_s);
 			abort_all(n);
@@ -156,7 +150,7 @@ static int make_comms(Comm *c, const void *id)
 	memcpy(&uid, id, sizeof uid);
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
 	cfg.blocking = 0;
-	const double t0 = nccl_now();
+	const double t0 = time_mono_s();
 	int rc = settle(c, &n->data, ncclCommInitRankConfig(&n->data, c->world, uid, c->rank, &cfg), t0, "init");
 	return rc ? rc : settle(c, &n->ctl, ncclCommSplit(n->data, 0, c->rank, &n->ctl, &cfg), t0, "control split");
 }

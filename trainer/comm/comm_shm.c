@@ -8,6 +8,7 @@
 // timeout), or safety if two ranks claim one rank number concurrently.
 // The data plane and the comm thread that overlaps all-reduces with backward: comm_shm_thread.c.
 #include "comm_shm_impl.h" // defines: Shm, shm_barrier, shm_gather, shm_reduce, ...
+#include "proc_time.h" // defines: time_mono_s
 #include "comm_shm_layout.h" // defines: struct ShmHeader, SHM_MAGIC, SHM_VERSION, HDR_BYTES
 #include "proc_ident.h"       // defines: proc_start_time, proc_is_dead (common/)
 
@@ -35,13 +36,6 @@ static Shm *impl(Comm *c)
 static unsigned char *slot(Shm *s, int i)
 {
 	return s->slots + (size_t)i * s->h->slot_bytes;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 // alive unless it exited, is a zombie, or its pid now names another process (the start time
@@ -133,7 +127,7 @@ int shm_barrier(Comm *c)
 		syscall(SYS_futex, &h->generation, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 		return 0;
 	}
-	double start = now_s(), last_check = start;
+	double start = time_mono_s(), last_check = start;
 	for (int spin = 0; atomic_load(&h->generation) == gen; spin++) {
 		if (spin < 2000)
 			continue;
@@ -141,7 +135,7 @@ int shm_barrier(Comm *c)
 		syscall(SYS_futex, &h->generation, FUTEX_WAIT, gen, &ts, NULL, 0);
 		if (atomic_load(&h->generation) != gen)
 			break;
-		double t = now_s();
+		double t = time_mono_s();
 		if (t - last_check < 0.02)
 			continue;
 		last_check = t;

@@ -1,6 +1,7 @@
 // Handing rank 0's blob to every rank through a file on a shared filesystem or the ring's control
 // block, the choice between methods, and the header and deadline helpers the TCP method shares.
 #include "rdv_internal.h" // defines: RdvHeader, rdv_fail, rdv_backoff
+#include "proc_time.h" // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo, rdv_exchange
 
 #include <errno.h>
@@ -23,13 +24,6 @@ int rdv_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-int64_t rdv_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int rdv_check_len(const RdvInfo *i, const void *blob, size_t len, char *err, size_t errlen)
 {
 	if (blob && len > 0 && len <= RDV_BLOB_MAX)
@@ -40,7 +34,7 @@ int rdv_check_len(const RdvInfo *i, const void *blob, size_t len, char *err, siz
 
 void rdv_backoff(int *delay_ms, int cap_ms, int64_t deadline_ms)
 {
-	int64_t left = deadline_ms - rdv_now_ms();
+	int64_t left = deadline_ms - time_mono_ms();
 	int64_t ms = *delay_ms < left ? *delay_ms : left;
 	if (ms > 0) {
 		struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
@@ -209,17 +203,17 @@ int rdv_exchange_file(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		return rdv_fail(err, errlen, -EINVAL, "rank %d: no rendezvous file given", i->rank);
 	if (i->rank == 0)
 		return file_publish(i, blob, len, err, errlen);
-	int64_t t0 = rdv_now_ms(), deadline = t0 + i->timeout_ms;
+	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
 	int delay = 20;
 	char why[256] = "no file appeared";
 	for (;;) {
 		int rc = file_try(i, blob, len, why, sizeof why, err, errlen);
 		if (rc != -EAGAIN)
 			return rc;
-		if (rdv_now_ms() >= deadline)
+		if (time_mono_ms() >= deadline)
 			return rdv_fail(err, errlen, -ETIMEDOUT,
 					"rank %d: timed out after %.1f s waiting for rank 0 to write the id to %s (%s)",
-					i->rank, (rdv_now_ms() - t0) / 1000.0, i->file, why);
+					i->rank, (time_mono_ms() - t0) / 1000.0, i->file, why);
 		rdv_backoff(&delay, 500, deadline);
 	}
 }
@@ -259,7 +253,7 @@ int rdv_exchange_ring(const RdvInfo *i, Ring *ring, void *blob, size_t len, char
 					rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)" : "");
 		return 0;
 	}
-	int64_t t0 = rdv_now_ms(), deadline = t0 + i->timeout_ms;
+	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
 	int delay = 1;
 	RingBootSeen seen;
 	char buf[160];
@@ -276,10 +270,10 @@ int rdv_exchange_ring(const RdvInfo *i, Ring *ring, void *blob, size_t len, char
 			return rdv_fail(err, errlen, rc, "rank %d: waiting for the id in the ring: %s%s", i->rank,
 					strerror(-rc),
 					rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)" : "");
-		if (rdv_now_ms() >= deadline)
+		if (time_mono_ms() >= deadline)
 			return rdv_fail(err, errlen, -ETIMEDOUT,
 					"rank %d: timed out after %.1f s waiting for rank 0 to publish the id in the ring (%s)",
-					i->rank, (rdv_now_ms() - t0) / 1000.0, boot_state_text(&seen, buf, sizeof buf));
+					i->rank, (time_mono_ms() - t0) / 1000.0, boot_state_text(&seen, buf, sizeof buf));
 		rdv_backoff(&delay, 50, deadline);
 	}
 }

@@ -9,6 +9,7 @@
 // it. The master serves connections one at a time, each under a 5 s deadline of its own.
 #define _GNU_SOURCE // accept4
 #include "rdv_internal.h" // defines: RdvHeader, rdv_fail, rdv_backoff
+#include "proc_time.h" // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo
 
 #include <errno.h>
@@ -45,7 +46,7 @@ static int io_full(int fd, void *buf, size_t n, int64_t deadline_ms, int want_wr
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		int64_t left = deadline_ms - rdv_now_ms();
+		int64_t left = deadline_ms - time_mono_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
 		struct pollfd pfd = { fd, want_write ? POLLOUT : POLLIN, 0 };
@@ -119,7 +120,7 @@ static int reply(int fd, const Master *m, RdvKind kind, RdvReason why, int64_t d
 static int serve(Master *m, int fd, const char *peer, char *err, size_t errlen)
 {
 	const RdvInfo *i = m->i;
-	int64_t deadline = rdv_now_ms() + PEER_MS;
+	int64_t deadline = time_mono_ms() + PEER_MS;
 	uint8_t buf[RDV_HEADER_BYTES];
 	RdvHeader h;
 	if (io_full(fd, buf, sizeof buf, deadline, 0) < 0)
@@ -187,17 +188,17 @@ static int master_run(const RdvInfo *i, const void *blob, size_t len, char *err,
 		close(lfd);
 		return rdv_fail(err, errlen, -ENOMEM, "rank 0: out of memory for %d ranks", i->world_size);
 	}
-	int64_t t0 = rdv_now_ms(), deadline = t0 + i->timeout_ms;
+	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
 	rc = 0;
 	while (m.served < i->world_size - 1 && rc >= 0) {
-		int64_t left = deadline - rdv_now_ms();
+		int64_t left = deadline - time_mono_ms();
 		if (left <= 0) {
 			char miss[160];
 			missing_ranks(&m, miss, sizeof miss);
 			rc = rdv_fail(err, errlen, -ETIMEDOUT,
 				      "rank 0: timed out after %.1f s on port %d waiting for %d of %d ranks to fetch the id "
 				      "(missing: %s)%s",
-				      (rdv_now_ms() - t0) / 1000.0, i->master_port, i->world_size - 1 - m.served,
+				      (time_mono_ms() - t0) / 1000.0, i->master_port, i->world_size - 1 - m.served,
 				      i->world_size - 1, miss, m.foreign ? "; connections of another job were refused" : "");
 			break;
 		}
@@ -231,7 +232,7 @@ static int connect_by(const struct addrinfo *ai, int64_t deadline, int *out)
 			return -e;
 		}
 		struct pollfd pfd = { fd, POLLOUT, 0 };
-		int64_t left = deadline - rdv_now_ms();
+		int64_t left = deadline - time_mono_ms();
 		int soerr = 0;
 		socklen_t sl = sizeof soerr;
 		if (poll(&pfd, 1, left > 0 ? (int)left : 0) <= 0) { // a refusal already there still counts
@@ -290,7 +291,7 @@ static int ask(const RdvInfo *i, int fd, void *blob, size_t len, int64_t deadlin
 
 static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_t errlen)
 {
-	int64_t t0 = rdv_now_ms(), deadline = t0 + i->timeout_ms;
+	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
 	int delay = 20;
 	char port[16], last[320] = "no attempt finished";
 	snprintf(port, sizeof port, "%d", i->master_port);
@@ -303,12 +304,12 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		if (g)
 			snprintf(last, sizeof last, "resolving '%s': %s", i->master_addr, gai_strerror(g));
 		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			int fd = -1, rc = connect_by(ai, min64(deadline, rdv_now_ms() + PEER_MS), &fd);
+			int fd = -1, rc = connect_by(ai, min64(deadline, time_mono_ms() + PEER_MS), &fd);
 			if (rc < 0) {
 				snprintf(last, sizeof last, "%s", strerror(-rc));
 				continue;
 			}
-			rc = ask(i, fd, blob, len, min64(deadline, rdv_now_ms() + PEER_MS), last, sizeof last, err, errlen);
+			rc = ask(i, fd, blob, len, min64(deadline, time_mono_ms() + PEER_MS), last, sizeof last, err, errlen);
 			close(fd);
 			if (rc != -EAGAIN) {
 				freeaddrinfo(res);
@@ -317,11 +318,11 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		}
 		if (res)
 			freeaddrinfo(res);
-		if (rdv_now_ms() >= deadline)
+		if (time_mono_ms() >= deadline)
 			return rdv_fail(err, errlen, -ETIMEDOUT,
 					"rank %d: timed out after %.1f s waiting for rank 0 to hand out the id at %s port %d "
 					"(last attempt: %s)",
-					i->rank, (rdv_now_ms() - t0) / 1000.0, i->master_addr, i->master_port, last);
+					i->rank, (time_mono_ms() - t0) / 1000.0, i->master_addr, i->master_port, last);
 		rdv_backoff(&delay, 1000, deadline);
 	}
 }

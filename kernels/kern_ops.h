@@ -50,7 +50,12 @@
 // kern_stream_sync, kern_event_sync, kern_upload and kern_download.
 // The setup calls (kern_alloc, kern_free, kern_host_*, kern_ctx_reserve_workspace, kern_opt_plan_*,
 // kern_stream_create, kern_event_create) may wait too, are not counted and do not belong in a
-// step. Nothing else waits: every other op is queued and returns.
+// step. Other ops are queued and return, with two uncounted exceptions on the CUDA backend:
+// with KERN_CUDA_SYNC=1 every op waits for its stream (to name a failing kernel), and the
+// attention ops' first call for a new shape builds a cuDNN plan (cudaMalloc, a synchronous
+// cudaMemcpy, cudaFree of the plan it evicts from its 32-entry cache), which waits for the
+// device. kern_attention_ws_bytes builds the plans of its shape, so asking it at setup keeps
+// that wait out of the step.
 //
 // DTYPES are per argument, in four classes:
 //   ACT   activations, weights and their gradients: F32 or BF16 storage, chosen per tensor;
@@ -95,7 +100,10 @@ typedef enum { KDT_F32 = 0, KDT_BF16 = 1, KDT_F64 = 2, KDT_I32 = 3, KDT_U8 = 4, 
 #define KERN_MAX_DIMS 5
 
 typedef struct {
-	void *data; // device memory (host memory on the CPU backend); model code never dereferences it
+	// device memory (host memory on the CPU backend). The model passes it to ops and never
+	// dereferences it; the backends, the CPU comm group (its ranks' tensors are host memory)
+	// and trainer_bench's BLAS comparison (CPU backend only) do.
+	void *data;
 	KDtype dtype;
 	int ndim;
 	int64_t shape[KERN_MAX_DIMS];

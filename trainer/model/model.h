@@ -6,7 +6,7 @@
 //          model_config_check, model_config_str, model_config_parse, model_act_name,
 //          model_flops_per_sample, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
-//          model_weights_release, model_init_params, model_param_decays, model_params_set_wd_groups,
+//          model_weights_release, model_init_params, model_init_host, model_param_decays, model_params_set_wd_groups,
 //          wd_groups_parse, wd_groups_name, model_params_check_finite, BlockActs, TowerScratch, ClipModel,
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
@@ -111,9 +111,11 @@ int model_layout(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t
 int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat);
 void model_weights_release(ModelWeights *w);
 // deterministic initialisation from a seed (open_clip's scheme; temporal embedding zero,
-// logit_scale = ln(1/0.07)); every tensor draws from its own stream, so adding a tensor
-// does not change the others
+// logit_scale = ln(1/0.07)); each tensor draws from a stream keyed by (seed, a hash of its
+// open_clip name), so adding, removing or moving a tensor changes no other tensor's values
 int model_init_params(KernCtx *ctx, const ModelConfig *cfg, KTensor *flat, uint64_t seed);
+// the same values for the n tensors of specs (any layout) into host memory at their offsets
+void model_init_host(const ModelConfig *cfg, const ParamSpec *specs, int n, float *host, uint64_t seed);
 // 1 when the tensor (open_clip name, dimensions of its open_clip shape) is decayed under g
 int model_param_decays(const char *name, int ndim, WdGroups g);
 // rewrites every spec's PARAM_NO_DECAY flag for rule g; -EINVAL for an unknown rule

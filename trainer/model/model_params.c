@@ -224,6 +224,27 @@ static double init_std(const ModelConfig *c, const ParamSpec *s, double *fill)
 	return attn_std;
 }
 
+// FNV-1a of the tensor's open_clip name: its init stream's key, so a tensor's initial values do
+// not depend on where it sits in the layout or on which other tensors exist
+static uint64_t name_key(const char *name)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 0x100000001b3ull;
+	return h;
+}
+
+void model_init_host(const ModelConfig *cfg, const ParamSpec *specs, int n, float *host, uint64_t seed)
+{
+	for (int i = 0; i < n; i++) {
+		double fill, std = init_std(cfg, &specs[i], &fill);
+		uint64_t st = seed * 0x9e3779b97f4a7c15ull ^ name_key(specs[i].name) * 0xd1b54a32d192ed03ull;
+		float *d = host + specs[i].offset;
+		for (int64_t k = 0; k < specs[i].numel; k++)
+			d[k] = (float)(std > 0 ? std * normal(&st) : fill);
+	}
+}
+
 int model_init_params(KernCtx *ctx, const ModelConfig *cfg, KTensor *flat, uint64_t seed)
 {
 	int n;
@@ -239,13 +260,7 @@ int model_init_params(KernCtx *ctx, const ModelConfig *cfg, KTensor *flat, uint6
 		return -ENOMEM;
 	}
 	model_layout(cfg, specs, &n, &nf);
-	for (int i = 0; i < n; i++) {
-		double fill, std = init_std(cfg, &specs[i], &fill);
-		uint64_t st = seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)i * 0xd1b54a32d192ed03ull);
-		float *d = host + specs[i].offset;
-		for (int64_t k = 0; k < specs[i].numel; k++)
-			d[k] = (float)(std > 0 ? std * normal(&st) : fill);
-	}
+	model_init_host(cfg, specs, n, host, seed);
 	int rc;
 	if (flat->dtype == KDT_F32) {
 		rc = kern_upload(ctx, flat, host, sizeof(float) * (size_t)nf);

@@ -17,7 +17,6 @@ void log_init(const char *name, LogLevel level) {
     log_level = level;
 }
 
-void log_set_level(LogLevel level) { log_level = level; }
 
 int log_parse_level(const char *s) {
     static const char *names[] = {"debug", "info", "warn", "error"};

@@ -2,7 +2,7 @@
 // Library code never logs (it returns -errno); only programs call these.
 #ifndef COMMON_LOG_H
 #define COMMON_LOG_H
-// defines: LogLevel, log_init, log_set_level, log_msg, log_debug, log_info, log_warn, log_warnx, log_fatal, log_fatalx
+// defines: LogLevel, log_init, log_msg, log_debug, log_info, log_warn, log_warnx, log_fatal, log_fatalx
 
 #include <stdarg.h>
 
@@ -10,7 +10,6 @@ typedef enum { LOG_DEBUG = 0, LOG_INFO = 1, LOG_WARN = 2, LOG_ERROR = 3 } LogLev
 
 // name: shown in every line as "name[pid]"; level: lines below it are dropped.
 void log_init(const char *name, LogLevel level);
-void log_set_level(LogLevel level);
 // parses "debug|info|warn|error"; returns -1 when unknown
 int log_parse_level(const char *s);
 

@@ -50,12 +50,6 @@ uint32_t rng_next_u32(RngStream *s)
 	return s->buf[s->used++];
 }
 
-uint64_t rng_next_u64(RngStream *s)
-{
-	uint64_t lo = rng_next_u32(s);
-	return lo | (uint64_t)rng_next_u32(s) << 32;
-}
-
 float rng_next_float(RngStream *s) { return (float)(rng_next_u32(s) >> 8) * (1.0f / 16777216.0f); }
 
 uint32_t rng_next_below(RngStream *s, uint32_t n)

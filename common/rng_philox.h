@@ -2,7 +2,7 @@
 // draw is a pure function of its key and counter, so any loader or trainer reproduces it.
 #ifndef COMMON_RNG_PHILOX_H
 #define COMMON_RNG_PHILOX_H
-// defines: rng_philox4x32, RngStream, rng_stream_init, rng_next_u32, rng_next_u64, rng_next_float, rng_next_below, RNG_STREAM_*
+// defines: rng_philox4x32, RngStream, rng_stream_init, rng_next_u32, rng_next_float, rng_next_below, RNG_STREAM_*
 
 #include <stdint.h>
 
@@ -27,7 +27,6 @@ typedef struct {
 
 void rng_stream_init(RngStream *s, uint64_t seed, uint64_t g, uint32_t stream);
 uint32_t rng_next_u32(RngStream *s);
-uint64_t rng_next_u64(RngStream *s);
 // uniform in [0, 1) with 24 random bits (exactly representable floats)
 float rng_next_float(RngStream *s);
 // uniform integer in [0, n) without modulo bias; n > 0

@@ -6,7 +6,7 @@
 //          KAttention, KERN_ATTN_*, KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams,
 //          KFCCO_P_*, KFCCO_T_*,
 //          KTempStep, KOptSegment, KSEG_*, KOptPlan, KOptHyper, KERN_MAX_DIMS, KERN_OPT_CHUNK,
-//          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_shape_str, kern_tensor_make,
+//          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_tensor_make,
 //          kern_view, kern_bf16_from_f32, kern_f32_from_bf16,
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
 //          kern_ctx_attention, KMemInfo, kern_ctx_memory, kern_stream_native,
@@ -114,8 +114,6 @@ size_t kern_dtype_size(KDtype dt);
 const char *kern_dtype_name(KDtype dt);
 int64_t kern_numel(const KTensor *t);
 size_t kern_nbytes(const KTensor *t);
-// writes "(2, 3, 4)" into buf; returns buf
-char *kern_shape_str(const KTensor *t, char *buf, size_t len);
 // a tensor header (no memory) with the given shape; ndim <= KERN_MAX_DIMS
 KTensor kern_tensor_make(void *data, KDtype dt, int ndim, const int64_t *shape);
 // a view of numel(shape) elements of parent starting at element offset; -EINVAL when out of range

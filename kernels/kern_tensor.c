@@ -38,17 +38,6 @@ size_t kern_nbytes(const KTensor *t)
 	return (size_t)kern_numel(t) * kern_dtype_size(t->dtype);
 }
 
-char *kern_shape_str(const KTensor *t, char *buf, size_t len)
-{
-	size_t o = 0;
-	o += (size_t)snprintf(buf + o, len - o, "(");
-	for (int i = 0; i < t->ndim && o < len; i++)
-		o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
-	if (o < len)
-		snprintf(buf + o, len - o, ")");
-	return buf;
-}
-
 KTensor kern_tensor_make(void *data, KDtype dt, int ndim, const int64_t *shape)
 {
 	KTensor t;

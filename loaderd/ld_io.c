@@ -72,7 +72,6 @@ void ld_reader_free(LdReader *r)
 }
 
 const char *ld_reader_kind(const LdReader *r) { return r->uring ? "io_uring" : "pread"; }
-unsigned ld_reader_inflight(const LdReader *r) { return r->inflight; }
 
 // open + size + buffer; on failure rd->error is set and the fd closed
 static int prepare(LdRead *rd)

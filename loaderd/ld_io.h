@@ -2,7 +2,7 @@
 // pread when io_uring is refused or forced off. Completions come back in any order.
 #ifndef LOADERD_LD_IO_H
 #define LOADERD_LD_IO_H
-// defines: LdRead, LdReader, ld_reader_new, ld_reader_free, ld_reader_submit, ld_reader_wait, ld_reader_inflight, ld_reader_kind
+// defines: LdRead, LdReader, ld_reader_new, ld_reader_free, ld_reader_submit, ld_reader_wait, ld_reader_kind
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +36,5 @@ const char *ld_reader_kind(const LdReader *r);
 int ld_reader_submit(LdReader *r, LdRead *rd);
 // Next finished read (*done), waiting when none is ready. -EAGAIN when nothing is in flight.
 int ld_reader_wait(LdReader *r, LdRead **done);
-unsigned ld_reader_inflight(const LdReader *r);
 
 #endif

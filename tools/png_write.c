@@ -2,7 +2,7 @@
 // matches only at distance 1 (runs of a byte), one pixel back (runs of a colour) and one row up
 // (repeated rows): that is where the redundancy of charts and contact sheets lives, and it keeps
 // the encoder a page long.
-#include "png_write.h" // defines: PngImage, png_encode, png_write_file, png_deflate
+#include "png_write.h" // defines: PngImage, png_encode, png_write_file
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, errno
 #include <stdio.h>  // defines: FILE, fopen, fwrite, rename, snprintf
@@ -98,7 +98,9 @@ static size_t match_len(const uint8_t *in, size_t n, size_t i, size_t dist)
 	return l;
 }
 
-int png_deflate(const uint8_t *in, size_t n, int bpp, int row_len, uint8_t **out, size_t *out_n)
+// zlib stream (RFC 1950/1951, fixed Huffman) of in[0..n) into *out (malloc'd), *out_n bytes;
+// matches are looked for at distance 1, bpp (one pixel back) and row_len (one row up)
+static int png_deflate(const uint8_t *in, size_t n, int bpp, int row_len, uint8_t **out, size_t *out_n)
 {
 	Bits b = { 0 };
 	put_byte(&b, 0x78); // zlib: deflate, 32 KiB window

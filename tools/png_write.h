@@ -2,7 +2,7 @@
 // sheets): 8-bit indexed or RGB, a zlib stream of one fixed-Huffman deflate block, CRC-32 chunks.
 #ifndef TOOLS_PNG_WRITE_H
 #define TOOLS_PNG_WRITE_H
-// defines: PngImage, png_encode, png_write_file, png_deflate
+// defines: PngImage, png_encode, png_write_file
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: uint8_t
@@ -19,8 +19,5 @@ typedef struct {
 int png_encode(const PngImage *im, uint8_t **out, size_t *out_n);
 // writes path through path.tmp + rename, so a reader never sees half a file; 0 or -errno
 int png_write_file(const PngImage *im, const char *path);
-// zlib stream (RFC 1950/1951, fixed Huffman) of in[0..n) into *out (malloc'd), *out_n bytes;
-// matches are looked for at distance 1, bpp (one pixel back) and row_len (one row up)
-int png_deflate(const uint8_t *in, size_t n, int bpp, int row_len, uint8_t **out, size_t *out_n);
 
 #endif

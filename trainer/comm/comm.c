@@ -9,11 +9,6 @@
 
 static const char *const op_names[COMM_NOPS] = { "allgather", "allreduce", "reduce_scatter" };
 
-const char *comm_op_name(CommOp op)
-{
-	return (unsigned)op < COMM_NOPS ? op_names[op] : "unknown";
-}
-
 double comm_model_bytes(CommOp op, int world, double b)
 {
 	switch (op) {

@@ -6,7 +6,7 @@
 // defines: Comm, CommOp, CommReduce, CommStats, comm_rank, comm_world, comm_stats, comm_allgather,
 //          comm_allreduce, comm_reduce_scatter, comm_allreduce_start, comm_drain, comm_ctl_allgather,
 //          comm_ctl_allreduce, comm_ctl_broadcast, comm_ctl_barrier, comm_error, comm_close, comm_stats_reset,
-//          comm_stats_format, comm_op_name, comm_model_bytes, comm_local_open, comm_shm_create,
+//          comm_stats_format, comm_model_bytes, comm_local_open, comm_shm_create,
 //          comm_shm_attach, comm_shm_unlink, COMM_SHM_MAX_WORLD, CommFatalFn, CommNcclOptions, comm_nccl_open,
 //          comm_nccl_unique_id, comm_nccl_id_bytes, comm_nccl_available, CommBuckets, comm_buckets_create,
 //          comm_buckets_ready, comm_buckets_finish, comm_buckets_count, comm_buckets_free,
@@ -89,7 +89,6 @@ void comm_stats_reset(Comm *c);
 // one log line of the counters: "allgather=3/4320B allreduce=1/6000B ..." (ops with calls only);
 // returns what snprintf returns
 int comm_stats_format(const CommStats *st, char *buf, size_t len);
-const char *comm_op_name(CommOp op);
 // the model's bytes one rank sends for one call of op with payload b (see CommStats)
 double comm_model_bytes(CommOp op, int world, double b);
 

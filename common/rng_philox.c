@@ -66,3 +66,11 @@ uint32_t rng_next_below(RngStream *s, uint32_t n)
 	}
 	return (uint32_t)(m >> 32);
 }
+
+uint64_t rng_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}

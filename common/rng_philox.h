@@ -2,7 +2,7 @@
 // draw is a pure function of its key and counter, so any loader or trainer reproduces it.
 #ifndef COMMON_RNG_PHILOX_H
 #define COMMON_RNG_PHILOX_H
-// defines: rng_philox4x32, RngStream, rng_stream_init, rng_next_u32, rng_next_float, rng_next_below, RNG_STREAM_*
+// defines: rng_philox4x32, RngStream, rng_stream_init, rng_next_u32, rng_next_float, rng_next_below, rng_splitmix64, RNG_STREAM_*
 
 #include <stdint.h>
 
@@ -31,5 +31,9 @@ uint32_t rng_next_u32(RngStream *s);
 float rng_next_float(RngStream *s);
 // uniform integer in [0, n) without modulo bias; n > 0
 uint32_t rng_next_below(RngStream *s, uint32_t n);
+
+// splitmix64: the next value of a sequential generator whose state is one word (Steele et al.);
+// for seeded draws made in one order on one thread (initial weights, synthetic scenes, twins)
+uint64_t rng_splitmix64(uint64_t *state);
 
 #endif

@@ -1,6 +1,7 @@
 // Twin-test support for the CUDA backend (kcu_twin.h): both backends side by side, inputs from one
 // seeded generator, poisoned outputs, relative L2 comparisons printed per tensor.
 #include "kcu_twin.h" // defines: KtEnv, KtPair, kt_*
+#include "rng_philox.h" // defines: rng_splitmix64
 
 #include <errno.h>
 #include <math.h>
@@ -21,10 +22,7 @@ static void die(const char *what, int rc)
 
 uint64_t kt_rand(KtEnv *e)
 {
-	uint64_t z = (e->rng += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(&e->rng);
 }
 
 double kt_uniform(KtEnv *e, double lo, double hi)

@@ -1,6 +1,7 @@
 // Scenes of tools/synth: a seeded timeline of shapes that appear, move, grow, shrink, rotate
 // and disappear, with a caption per event, and the renderer that draws any instant of it.
 #include "synth.h" // defines: SynthTimeline, synth_timeline_make, synth_render_frame, ...
+#include "rng_philox.h" // defines: rng_splitmix64
 
 #include <errno.h>
 #include <math.h>
@@ -26,10 +27,7 @@ void synth_rng_seed(SynthRng *r, uint64_t seed, uint64_t stream)
 
 uint64_t synth_rng_next(SynthRng *r)
 {
-	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return rng_splitmix64(&r->s);
 }
 
 int synth_rng_range(SynthRng *r, int lo, int hi)

@@ -1,6 +1,7 @@
 // Parameter table of the dual encoder (open_clip names, AVION's temporal embedding), views into
 // the flat buffers, and the seeded initialisation.
 #include "model.h" // defines: ParamSpec, ModelWeights
+#include "rng_philox.h" // defines: rng_splitmix64
 
 #include <errno.h>
 #include <math.h>
@@ -169,18 +170,10 @@ const char *wd_groups_name(WdGroups g)
 }
 
 // ---- initialisation ----
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static double normal(uint64_t *s)
 {
-	double u1 = ((double)(splitmix(s) >> 11) + 1) / 9007199254740993.0;
-	double u2 = (double)(splitmix(s) >> 11) / 9007199254740992.0;
+	double u1 = ((double)(rng_splitmix64(s) >> 11) + 1) / 9007199254740993.0;
+	double u2 = (double)(rng_splitmix64(s) >> 11) / 9007199254740992.0;
 	return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
 }
 

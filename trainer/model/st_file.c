@@ -2,6 +2,7 @@
 // each tensor's dtype, shape and byte range, then the data. The parser accepts only that shape
 // of JSON and checks every range, so a truncated or hostile file is an error, not a crash.
 #include "model.h" // defines: StFile, StTensor
+#include "json_lex.h" // defines: JsonLex, json_lex_init, json_fail, json_at, json_expect, json_accept, json_string, json_uint
 
 #include <stdarg.h>
 #include <errno.h>
@@ -165,182 +166,75 @@ int st_write(const char *path, const StTensor *t, int n, const char *const *kv, 
 	return rc;
 }
 
-// ---- reader: a JSON subset (objects, strings, integer arrays), parsed by length only ----
+// ---- reader: a JSON subset (objects, strings, integer arrays) on the common tokenizer ----
 // Every read is bounded by the header's end: the mapped header has no NUL after it, so no C
-// string function may look at it.
-typedef struct {
-	const char *p, *start, *end;
-	char *err;
-	size_t errlen;
-} Cur;
+// string function may look at it (json_lex reads by length).
 
-// the first reason wins; returns -EBADMSG
-static int bad(Cur *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int bad(Cur *c, const char *fmt, ...)
+// names and metadata are ASCII (what st_write writes); anything else is refused
+static int str(JsonLex *c, char *out, size_t cap)
 {
-	if (c->err && c->errlen && !c->err[0]) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(c->err, c->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EBADMSG;
+	return json_string(c, out, cap, NULL, JSON_ASCII);
 }
 
-static long at(const Cur *c)
-{
-	return (long)(c->p - c->start) + 8; // file offset, for messages
-}
-
-static void ws(Cur *c)
-{
-	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
-		c->p++;
-}
-
-static int expect(Cur *c, char ch)
-{
-	ws(c);
-	if (c->p >= c->end || *c->p != ch)
-		return bad(c, "malformed JSON header at byte %ld: expected '%c'", at(c), ch);
-	c->p++;
-	return 0;
-}
-
-static int peek(Cur *c, char ch)
-{
-	ws(c);
-	return c->p < c->end && *c->p == ch;
-}
-
-static int hexval(char ch)
-{
-	return ch >= '0' && ch <= '9' ? ch - '0' : (ch | 0x20) >= 'a' && (ch | 0x20) <= 'f' ? (ch | 0x20) - 'a' + 10 : -1;
-}
-
-// a string into out (NUL-terminated, at most cap-1 bytes)
-static int str(Cur *c, char *out, size_t cap)
-{
-	if (expect(c, '"'))
-		return -EBADMSG;
-	size_t n = 0;
-	while (c->p < c->end && *c->p != '"') {
-		char ch = *c->p++;
-		if (ch == '\\') {
-			if (c->p >= c->end)
-				break;
-			ch = *c->p++;
-			if (ch == 'u') {
-				unsigned v = 0;
-				for (int k = 0; k < 4; k++) {
-					int d = c->p < c->end ? hexval(*c->p) : -1;
-					if (d < 0)
-						return bad(c, "malformed \\u escape at byte %ld", at(c));
-					v = v * 16 + (unsigned)d;
-					c->p++;
-				}
-				if (v == 0 || v > 0x7f) // names and metadata we write are ASCII
-					return bad(c, "\\u%04x at byte %ld: only ASCII names and metadata are read", v, at(c));
-				ch = (char)v;
-			} else if (ch == 'n') {
-				ch = '\n';
-			} else if (ch == 't') {
-				ch = '\t';
-			} else if (ch != '"' && ch != '\\' && ch != '/') {
-				return bad(c, "unknown escape \\%c at byte %ld", ch, at(c));
-			}
-		} else if (ch == 0) {
-			return bad(c, "NUL byte inside a string at byte %ld", at(c) - 1);
-		}
-		if (n + 1 >= cap)
-			return bad(c, "string at byte %ld longer than %zu bytes", at(c), cap - 1);
-		out[n++] = ch;
-	}
-	if (c->p >= c->end)
-		return bad(c, "unterminated string at the end of the JSON header");
-	c->p++;
-	out[n] = 0;
-	return 0;
-}
-
-static int integer(Cur *c, int64_t *v)
-{
-	ws(c);
-	if (c->p >= c->end || *c->p < '0' || *c->p > '9')
-		return bad(c, "expected a non-negative integer at byte %ld", at(c));
-	int64_t x = 0;
-	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
-		if (x > (INT64_MAX - 9) / 10)
-			return bad(c, "integer too large at byte %ld", at(c));
-		x = x * 10 + (*c->p++ - '0');
-	}
-	*v = x;
-	return 0;
-}
-
-static int int_array(Cur *c, int64_t *out, int cap, int *n)
+static int int_array(JsonLex *c, int64_t *out, int cap, int *n)
 {
 	*n = 0;
-	if (expect(c, '['))
+	if (json_expect(c, '['))
 		return -EBADMSG;
-	if (peek(c, ']'))
-		return expect(c, ']');
+	if (json_accept(c, ']'))
+		return 0;
 	for (;;) {
 		if (*n >= cap)
-			return bad(c, "more than %d integers in an array at byte %ld", cap, at(c));
-		if (integer(c, &out[*n]))
+			return json_fail(c, "more than %d integers in an array at byte %ld", cap, json_at(c));
+		if (json_uint(c, &out[*n]))
 			return -EBADMSG;
 		(*n)++;
-		if (peek(c, ','))
-			c->p++;
-		else
-			return expect(c, ']');
+		if (!json_accept(c, ','))
+			return json_expect(c, ']');
 	}
 }
 
-static int parse_meta(StFile *f, Cur *c)
+static int parse_meta(StFile *f, JsonLex *c)
 {
 	if (f->meta_seen++)
-		return bad(c, "__metadata__ appears twice");
-	if (expect(c, '{'))
+		return json_fail(c, "__metadata__ appears twice");
+	if (json_expect(c, '{'))
 		return -EBADMSG;
-	if (peek(c, '}'))
-		return expect(c, '}');
+	if (json_accept(c, '}'))
+		return 0;
 	for (;;) {
 		char k[256], v[4096];
-		if (str(c, k, sizeof k) || expect(c, ':') || str(c, v, sizeof v))
+		if (str(c, k, sizeof k) || json_expect(c, ':') || str(c, v, sizeof v))
 			return -EBADMSG;
 		if (f->n_meta >= ST_MAX_META)
-			return bad(c, "more than %d metadata entries", ST_MAX_META);
+			return json_fail(c, "more than %d metadata entries", ST_MAX_META);
 		for (int i = 0; i < f->n_meta; i++)
 			if (!strcmp(f->meta_k[i], k))
-				return bad(c, "metadata key '%s' appears twice", k);
+				return json_fail(c, "metadata key '%s' appears twice", k);
 		f->meta_k[f->n_meta] = strdup(k);
 		f->meta_v[f->n_meta] = strdup(v);
 		f->n_meta++;
 		if (!f->meta_k[f->n_meta - 1] || !f->meta_v[f->n_meta - 1])
 			return -ENOMEM;
-		if (peek(c, ','))
-			c->p++;
-		else
-			return expect(c, '}');
+		if (!json_accept(c, ','))
+			return json_expect(c, '}');
 	}
 }
 
-static int parse_tensor(Cur *c, StTensor *t, int64_t offs[2], const uint8_t *data, size_t data_len)
+static int parse_tensor(JsonLex *c, StTensor *t, int64_t offs[2], const uint8_t *data, size_t data_len)
 {
 	int have = 0;
-	if (expect(c, '{'))
+	if (json_expect(c, '{'))
 		return -EBADMSG;
 	for (;;) {
 		char key[32], dt[16];
-		if (str(c, key, sizeof key) || expect(c, ':'))
+		if (str(c, key, sizeof key) || json_expect(c, ':'))
 			return -EBADMSG;
 		int bit = !strcmp(key, "dtype") ? 1 : !strcmp(key, "shape") ? 2 : !strcmp(key, "data_offsets") ? 4 : 0;
 		if (!bit)
-			return bad(c, "tensor %s: unknown field '%s'", t->name, key);
+			return json_fail(c, "tensor %s: unknown field '%s'", t->name, key);
 		if (have & bit)
-			return bad(c, "tensor %s: field '%s' appears twice", t->name, key);
+			return json_fail(c, "tensor %s: field '%s' appears twice", t->name, key);
 		have |= bit;
 		if (bit == 1) {
 			if (str(c, dt, sizeof dt))
@@ -350,7 +244,7 @@ static int parse_tensor(Cur *c, StTensor *t, int64_t offs[2], const uint8_t *dat
 				if (!strcmp(dt, dnames[i]))
 					t->dtype = (StDtype)i;
 			if (t->dtype == ST_NDTYPES)
-				return bad(c, "tensor %s: unknown dtype '%s'", t->name, dt);
+				return json_fail(c, "tensor %s: unknown dtype '%s'", t->name, dt);
 		} else if (bit == 2) {
 			if (int_array(c, t->shape, ST_MAX_DIMS, &t->ndim))
 				return -EBADMSG;
@@ -359,29 +253,27 @@ static int parse_tensor(Cur *c, StTensor *t, int64_t offs[2], const uint8_t *dat
 			if (int_array(c, offs, 2, &k))
 				return -EBADMSG;
 			if (k != 2)
-				return bad(c, "tensor %s: data_offsets needs 2 integers", t->name);
+				return json_fail(c, "tensor %s: data_offsets needs 2 integers", t->name);
 		}
-		if (peek(c, ','))
-			c->p++;
-		else
+		if (!json_accept(c, ','))
 			break;
 	}
-	if (expect(c, '}'))
+	if (json_expect(c, '}'))
 		return -EBADMSG;
 	if (have != 7)
-		return bad(c, "tensor %s: dtype, shape or data_offsets missing", t->name);
+		return json_fail(c, "tensor %s: dtype, shape or data_offsets missing", t->name);
 	if (offs[0] > offs[1] || (uint64_t)offs[1] > data_len)
-		return bad(c, "tensor %s: data_offsets [%lld, %lld) outside the %zu data bytes", t->name, (long long)offs[0],
+		return json_fail(c, "tensor %s: data_offsets [%lld, %lld) outside the %zu data bytes", t->name, (long long)offs[0],
 			   (long long)offs[1], data_len);
 	size_t want = st_dtype_size(t->dtype);
 	for (int d = 0; d < t->ndim; d++) {
 		if (t->shape[d] && want > SIZE_MAX / (size_t)t->shape[d])
-			return bad(c, "tensor %s: shape too large", t->name);
+			return json_fail(c, "tensor %s: shape too large", t->name);
 		want *= (size_t)t->shape[d];
 	}
 	t->nbytes = (size_t)(offs[1] - offs[0]);
 	if (want != t->nbytes)
-		return bad(c, "tensor %s: its shape needs %zu bytes, data_offsets give %zu", t->name, want, t->nbytes);
+		return json_fail(c, "tensor %s: its shape needs %zu bytes, data_offsets give %zu", t->name, want, t->nbytes);
 	t->data = data + offs[0];
 	return 0;
 }
@@ -404,24 +296,24 @@ static int by_offset(const void *a, const void *b)
 
 // names unique, and the tensors tile the data section exactly (no overlap, hole or tail), as
 // the format asks
-static int check_tensors(Cur *c, Span *sp, int n, size_t data_len)
+static int check_tensors(JsonLex *c, Span *sp, int n, size_t data_len)
 {
 	if (n == 0) // metadata only (sp is NULL: qsort must not see it)
-		return data_len ? bad(c, "no tensor, yet %zu data bytes", data_len) : 0;
+		return data_len ? json_fail(c, "no tensor, yet %zu data bytes", data_len) : 0;
 	qsort(sp, (size_t)n, sizeof *sp, by_name);
 	for (int i = 1; i < n; i++)
 		if (!strcmp(sp[i].name, sp[i - 1].name))
-			return bad(c, "tensor %s appears twice", sp[i].name);
+			return json_fail(c, "tensor %s appears twice", sp[i].name);
 	qsort(sp, (size_t)n, sizeof *sp, by_offset);
 	int64_t end = 0;
 	for (int i = 0; i < n; i++) {
 		if (sp[i].b != end)
-			return bad(c, "tensor %s starts at data byte %lld, expected %lld (%s)", sp[i].name, (long long)sp[i].b,
+			return json_fail(c, "tensor %s starts at data byte %lld, expected %lld (%s)", sp[i].name, (long long)sp[i].b,
 				   (long long)end, sp[i].b < end ? "overlap" : "hole");
 		end = sp[i].e;
 	}
 	if ((uint64_t)end != data_len)
-		return bad(c, "the tensors cover %lld of the %zu data bytes", (long long)end, data_len);
+		return json_fail(c, "the tensors cover %lld of the %zu data bytes", (long long)end, data_len);
 	return 0;
 }
 
@@ -430,31 +322,30 @@ static int check_tensors(Cur *c, Span *sp, int n, size_t data_len)
 
 static int parse(StFile *f, char *err, size_t errlen)
 {
-	Cur c0 = {.err = err, .errlen = errlen};
+	JsonLex c;
+	json_lex_init(&c, f->map, 0, 0, "JSON header", err, errlen);
 	if (f->size < 8)
-		return bad(&c0, "%zu bytes: shorter than the 8-byte header length", f->size);
+		return json_fail(&c, "%zu bytes: shorter than the 8-byte header length", f->size);
 	const uint8_t *m = f->map;
 	uint64_t hl = 0;
 	for (int i = 0; i < 8; i++)
 		hl |= (uint64_t)m[i] << (8 * i);
 	if (hl < 2 || hl > f->size - 8 || hl > ST_MAX_HEADER)
-		return bad(&c0, "header length %llu: the file has %zu bytes after it (at most %llu allowed, at least 2)",
+		return json_fail(&c, "header length %llu: the file has %zu bytes after it (at most %llu allowed, at least 2)",
 			   (unsigned long long)hl, f->size - 8, ST_MAX_HEADER);
-	Cur c = {(const char *)m + 8, (const char *)m + 8, (const char *)m + 8 + hl, err, errlen};
+	json_lex_init(&c, m + 8, hl, 8, "JSON header", err, errlen); // offsets in messages are file offsets
 	if (*c.p != '{')
-		return bad(&c, "the JSON header must begin with '{'");
+		return json_fail(&c, "the JSON header must begin with '{'");
 	const uint8_t *data = m + 8 + hl;
 	size_t data_len = f->size - 8 - hl;
 	int cap = 0, rc = 0;
 	Span *sp = NULL;
-	if (expect(&c, '{'))
+	if (json_expect(&c, '{'))
 		return -EBADMSG;
-	if (peek(&c, '}'))
-		c.p++;
-	else
+	if (!json_accept(&c, '}'))
 		for (;;) {
 			char name[sizeof f->t[0].name];
-			if (str(&c, name, sizeof name) || expect(&c, ':')) {
+			if (str(&c, name, sizeof name) || json_expect(&c, ':')) {
 				rc = -EBADMSG;
 				break;
 			}
@@ -484,17 +375,15 @@ static int parse(StFile *f, char *err, size_t errlen)
 				sp[f->n] = (Span){NULL, offs[0], offs[1]};
 				f->n++;
 			}
-			if (peek(&c, ','))
-				c.p++;
-			else {
-				rc = expect(&c, '}');
+			if (!json_accept(&c, ',')) {
+				rc = json_expect(&c, '}');
 				break;
 			}
 		}
 	// the header may be padded with spaces after the JSON, nothing else
 	for (; !rc && c.p < c.end; c.p++)
 		if (*c.p != ' ')
-			rc = bad(&c, "byte %ld after the JSON header is 0x%02x, not space padding", at(&c), (unsigned char)*c.p);
+			rc = json_fail(&c, "byte %ld after the JSON header is 0x%02x, not space padding", json_at(&c), (unsigned char)*c.p);
 	for (int i = 0; !rc && i < f->n; i++) // f->t no longer moves
 		sp[i].name = f->t[i].name;
 	if (!rc)

@@ -35,6 +35,12 @@ long json_at(const JsonLex *j)
 	return (long)(j->p - j->start) + j->base;
 }
 
+// bytes left to read (0, never negative, when a caller stepped past the end)
+static size_t left(const JsonLex *j)
+{
+	return j->p < j->end ? (size_t)(j->end - j->p) : 0;
+}
+
 static void ws(JsonLex *j)
 {
 	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
@@ -113,7 +119,7 @@ static int escape(JsonLex *j, unsigned *cp, int flags)
 		return -EBADMSG;
 	if ((flags & JSON_ASCII) && (*cp == 0 || *cp > 0x7f))
 		return json_fail(j, "\\u%04x at byte %ld: only ASCII names and metadata are read", *cp, json_at(j));
-	if (*cp >= 0xd800 && *cp <= 0xdbff && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
+	if (*cp >= 0xd800 && *cp <= 0xdbff && left(j) >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
 		unsigned lo;
 		j->p += 2;
 		if (hex4(j, &lo))
@@ -214,7 +220,7 @@ int json_number(JsonLex *j, double *v)
 		double v;
 	} special[] = {{"NaN", 3, NAN}, {"Infinity", 8, INFINITY}, {"-Infinity", 9, -INFINITY}};
 	for (int k = 0; k < 3; k++)
-		if ((size_t)(j->end - j->p) >= special[k].n && !memcmp(j->p, special[k].lit, special[k].n)) {
+		if (left(j) >= special[k].n && !memcmp(j->p, special[k].lit, special[k].n)) {
 			j->p += special[k].n;
 			*v = special[k].v;
 			return 0;
@@ -284,7 +290,7 @@ int json_skip(JsonLex *j)
 		size_t n;
 	} lit[] = {{"true", 4}, {"false", 5}, {"null", 4}};
 	for (int k = 0; k < 3; k++)
-		if ((size_t)(j->end - j->p) >= lit[k].n && !memcmp(j->p, lit[k].lit, lit[k].n)) {
+		if (left(j) >= lit[k].n && !memcmp(j->p, lit[k].lit, lit[k].n)) {
 			j->p += lit[k].n;
 			return 0;
 		}

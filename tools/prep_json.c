@@ -1,268 +1,49 @@
-// Ego4D narration importer: a small recursive-descent JSON reader that walks
-// {uid: {"narration_pass_N": {"narrations": [{timestamp_sec, narration_text}]}}} and
-// skips everything else, so the whole narration.json never becomes a tree in memory.
+// Ego4D narration importer: a recursive-descent walk on the common JSON tokenizer over
+// {uid: {"narration_pass_N": {"narrations": [{timestamp_sec, narration_text}]}}} that skips
+// everything else, so the whole narration.json never becomes a tree in memory.
 #include "prep_annot.h" // defines: prep_ego4d_load, prep_annot_add, prep_annot_problem
-#include "bpe_text.h"   // defines: bpe_utf8_put
+#include "json_lex.h"   // defines: JsonLex, json_lex_init, json_peek, json_expect, json_string_alloc, json_number, json_skip
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	const char *t;
-	size_t n, p;
-	int depth;
-} Json;
-
-static void ws(Json *j)
+// 0 with a number in *v; 1 when the value is another type (skipped); -EBADMSG when malformed
+static int number(JsonLex *j, double *v)
 {
-	while (j->p < j->n && (j->t[j->p] == ' ' || j->t[j->p] == '\n' || j->t[j->p] == '\r' || j->t[j->p] == '\t'))
-		j->p++;
-}
-
-static int peek(Json *j)
-{
-	ws(j);
-	return j->p < j->n ? (unsigned char)j->t[j->p] : -1;
-}
-
-static int expect(Json *j, char c)
-{
-	if (peek(j) != c)
-		return -1;
-	j->p++;
-	return 0;
-}
-
-static int hex4(Json *j, unsigned *v)
-{
-	if (j->p + 4 > j->n)
-		return -1;
-	*v = 0;
-	for (int k = 0; k < 4; k++) {
-		char c = j->t[j->p++];
-		int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
-		if (d < 0)
-			return -1;
-		*v = *v * 16 + (unsigned)d;
-	}
-	return 0;
-}
-
-// a string into out (malloc'ed when out is not NULL), escapes decoded to UTF-8; *len (may be
-// NULL) gets the decoded length, which differs from strlen(*out) when it holds a NUL
-static int string(Json *j, char **out, size_t *len)
-{
-	if (expect(j, '"'))
-		return -1;
-	size_t start = j->p;
-	char *o = NULL;
-	size_t on = 0;
-	if (out) {
-		size_t e = start; // an escaped string never grows when decoded
-		while (e < j->n && j->t[e] != '"')
-			e += j->t[e] == '\\' ? 2 : 1;
-		o = malloc(e - start + 1);
-		if (!o)
-			return -1;
-	}
-	while (j->p < j->n && j->t[j->p] != '"') {
-		char c = j->t[j->p++];
-		if (c != '\\') {
-			if (o)
-				o[on++] = c;
-			continue;
-		}
-		if (j->p >= j->n)
-			break;
-		c = j->t[j->p++];
-		unsigned cp;
-		switch (c) {
-		case 'n': cp = '\n'; break;
-		case 't': cp = '\t'; break;
-		case 'r': cp = '\r'; break;
-		case 'b': cp = '\b'; break;
-		case 'f': cp = '\f'; break;
-		case 'u':
-			if (hex4(j, &cp)) {
-				free(o);
-				return -1;
-			}
-			if (cp >= 0xd800 && cp <= 0xdbff && j->p + 6 <= j->n && j->t[j->p] == '\\' && j->t[j->p + 1] == 'u') {
-				unsigned lo;
-				j->p += 2;
-				if (hex4(j, &lo) || lo < 0xdc00 || lo > 0xdfff) {
-					free(o);
-					return -1;
-				}
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			} else if (cp >= 0xd800 && cp <= 0xdfff) {
-				cp = 0xfffd;
-			}
-			break;
-		default: cp = (unsigned char)c; break; // \" \\ \/
-		}
-		if (o)
-			on += (size_t)bpe_utf8_put(cp, o + on);
-	}
-	if (expect(j, '"')) {
-		free(o);
-		return -1;
-	}
-	if (o) {
-		o[on] = 0;
-		*out = o;
-	}
-	if (len)
-		*len = on;
-	return 0;
-}
-
-static int skip(Json *j);
-static int number_token(Json *j, double *v);
-
-static int skip_container(Json *j, char open, char close)
-{
-	if (expect(j, open) || ++j->depth > 256)
-		return -1;
-	if (peek(j) == close) {
-		j->p++;
-		j->depth--;
-		return 0;
-	}
-	for (;;) {
-		if (open == '{' && (string(j, NULL, NULL) || expect(j, ':')))
-			return -1;
-		if (skip(j))
-			return -1;
-		int c = peek(j);
-		j->p++;
-		if (c == close)
-			break;
-		if (c != ',')
-			return -1;
-	}
-	j->depth--;
-	return 0;
-}
-
-// a JSON literal or number (validated by its grammar, so "ttt" is not a value)
-static int scalar(Json *j)
-{
-	static const char *const lit[] = {"true", "false", "null"};
-	for (int k = 0; k < 3; k++) {
-		size_t n = strlen(lit[k]);
-		if (j->n - j->p >= n && memcmp(j->t + j->p, lit[k], n) == 0) {
-			j->p += n;
-			return 0;
-		}
-	}
-	double v;
-	return number_token(j, &v);
-}
-
-static int skip(Json *j)
-{
-	int c = peek(j);
-	if (c == '{')
-		return skip_container(j, '{', '}');
-	if (c == '[')
-		return skip_container(j, '[', ']');
-	if (c == '"')
-		return string(j, NULL, NULL);
-	return scalar(j);
-}
-
-// A number by the JSON grammar, read by length (the text is not NUL-terminated where a caller
-// maps it); -1 when there is none. The value may be infinite (1e999): callers check.
-static int number_token(Json *j, double *v)
-{
-	ws(j);
-	size_t s = j->p, p = s;
-	const char *t = j->t;
-	// Python's json module writes these non-standard literals; they are numbers to be refused
-	// per record (not a malformed file)
-	static const struct {
-		const char *lit;
-		double v;
-	} special[] = {{"NaN", NAN}, {"Infinity", INFINITY}, {"-Infinity", -INFINITY}};
-	for (int k = 0; k < 3; k++) {
-		size_t n = strlen(special[k].lit);
-		if (j->n - p >= n && memcmp(t + p, special[k].lit, n) == 0) {
-			j->p = p + n;
-			*v = special[k].v;
-			return 0;
-		}
-	}
-	if (p < j->n && t[p] == '-')
-		p++;
-	size_t d0 = p;
-	while (p < j->n && t[p] >= '0' && t[p] <= '9')
-		p++;
-	if (p == d0)
-		return -1;
-	if (p < j->n && t[p] == '.') {
-		size_t f0 = ++p;
-		while (p < j->n && t[p] >= '0' && t[p] <= '9')
-			p++;
-		if (p == f0)
-			return -1;
-	}
-	if (p < j->n && (t[p] == 'e' || t[p] == 'E')) {
-		p++;
-		if (p < j->n && (t[p] == '+' || t[p] == '-'))
-			p++;
-		size_t e0 = p;
-		while (p < j->n && t[p] >= '0' && t[p] <= '9')
-			p++;
-		if (p == e0)
-			return -1;
-	}
-	char buf[64];
-	if (p - s >= sizeof buf)
-		return -1;
-	memcpy(buf, t + s, p - s);
-	buf[p - s] = 0;
-	*v = strtod(buf, NULL);
-	j->p = p;
-	return 0;
-}
-
-// 0 with a number in *v; 1 when the value is another type (skipped); -1 when malformed
-static int number(Json *j, double *v)
-{
-	int c = peek(j);
+	int c = json_peek(j);
 	if (c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I')
-		return number_token(j, v);
-	return skip(j) ? -1 : 1;
+		return json_number(j, v);
+	int rc = json_skip(j);
+	return rc ? rc : 1;
 }
 
 // iterates an object: calls fn(key) positioned at each value, which must consume it
 #define OBJECT_FOR_EACH(j, key, body)                                                             \
 	do {                                                                                      \
-		if (expect(j, '{'))                                                               \
-			return -1;                                                                \
-		if (peek(j) == '}') {                                                             \
+		if (json_expect(j, '{'))                                                               \
+			return -EBADMSG;                                                                \
+		if (json_peek(j) == '}') {                                                             \
 			(j)->p++;                                                                 \
 			break;                                                                    \
 		}                                                                                 \
 		for (;;) {                                                                        \
 			char *key = NULL;                                                         \
-			if (string(j, &key, NULL) || expect(j, ':')) {                            \
+			if (json_string_alloc(j, &key, NULL, 0) || json_expect(j, ':')) {                            \
 				free(key);                                                        \
-				return -1;                                                        \
+				return -EBADMSG;                                                        \
 			}                                                                         \
 			int body_rc_ = (body);                                                    \
 			free(key);                                                                \
 			if (body_rc_)                                                             \
 				return body_rc_;                                                  \
-			int c_ = peek(j);                                                         \
+			int c_ = json_peek(j);                                                         \
 			(j)->p++;                                                                 \
 			if (c_ == '}')                                                            \
 				break;                                                            \
 			if (c_ != ',')                                                            \
-				return -1;                                                        \
+				return -EBADMSG;                                                        \
 		}                                                                                 \
 	} while (0)
 
@@ -286,39 +67,39 @@ static void drop_tags(char *s)
 }
 
 // one {"timestamp_sec": t, "narration_text": "..."} record; other keys are skipped
-static int narration(Json *j, PrepAnnotList *l, const char *uid, double window, int *count)
+static int narration(JsonLex *j, PrepAnnotList *l, const char *uid, double window, int *count)
 {
 	double ts = 0;
 	char *text = NULL;
 	size_t text_len = 0;
 	int have_ts = 0, rc = 0;
-	if (expect(j, '{'))
-		return -1;
+	if (json_expect(j, '{'))
+		return -EBADMSG;
 	for (int first = 1; !rc; first = 0) {
-		if (first && peek(j) == '}')
+		if (first && json_peek(j) == '}')
 			break;
 		char *key = NULL;
-		if (string(j, &key, NULL) || expect(j, ':'))
-			rc = -1;
+		if (json_string_alloc(j, &key, NULL, 0) || json_expect(j, ':'))
+			rc = -EBADMSG;
 		else if (strcmp(key, "timestamp_sec") == 0) {
 			int r = number(j, &ts);
-			rc = r < 0 ? -1 : 0;
+			rc = r < 0 ? r : 0;
 			have_ts = r == 0;
-		} else if (strcmp(key, "narration_text") == 0 && peek(j) == '"') {
+		} else if (strcmp(key, "narration_text") == 0 && json_peek(j) == '"') {
 			free(text);
 			text = NULL;
-			rc = string(j, &text, &text_len);
+			rc = json_string_alloc(j, &text, &text_len, 0);
 		} else
-			rc = skip(j);
+			rc = json_skip(j);
 		free(key);
 		if (rc)
 			break;
-		int c = peek(j);
+		int c = json_peek(j);
 		j->p++;
 		if (c == '}')
 			break;
 		if (c != ',')
-			rc = -1;
+			rc = -EBADMSG;
 	}
 	if (!rc) { // the record is complete
 		(*count)++;
@@ -341,90 +122,90 @@ static int narration(Json *j, PrepAnnotList *l, const char *uid, double window, 
 	return rc;
 }
 
-static int narrations(Json *j, PrepAnnotList *l, const char *uid, double window, int *count)
+static int narrations(JsonLex *j, PrepAnnotList *l, const char *uid, double window, int *count)
 {
-	if (expect(j, '['))
-		return -1;
-	if (peek(j) == ']') {
+	if (json_expect(j, '['))
+		return -EBADMSG;
+	if (json_peek(j) == ']') {
 		j->p++;
 		return 0;
 	}
 	for (;;) {
-		int rc = peek(j) == '{' ? narration(j, l, uid, window, count) : skip(j);
+		int rc = json_peek(j) == '{' ? narration(j, l, uid, window, count) : json_skip(j);
 		if (rc)
 			return rc;
-		int c = peek(j);
+		int c = json_peek(j);
 		j->p++;
 		if (c == ']')
 			return 0;
 		if (c != ',')
-			return -1;
+			return -EBADMSG;
 	}
 }
 
-static int pass(Json *j, PrepAnnotList *l, const char *uid, double window, int *count)
+static int pass(JsonLex *j, PrepAnnotList *l, const char *uid, double window, int *count)
 {
-	if (peek(j) != '{')
-		return skip(j);
-	OBJECT_FOR_EACH(j, key, strcmp(key, "narrations") == 0 && peek(j) == '[' ? narrations(j, l, uid, window, count)
-										 : skip(j));
+	if (json_peek(j) != '{')
+		return json_skip(j);
+	OBJECT_FOR_EACH(j, key, strcmp(key, "narrations") == 0 && json_peek(j) == '[' ? narrations(j, l, uid, window, count)
+										 : json_skip(j));
 	return 0;
 }
 
-static int video(Json *j, PrepAnnotList *l, const char *uid, double window)
+static int video(JsonLex *j, PrepAnnotList *l, const char *uid, double window)
 {
-	if (peek(j) != '{')
-		return skip(j);
+	if (json_peek(j) != '{')
+		return json_skip(j);
 	int count = 0;
-	OBJECT_FOR_EACH(j, key, strncmp(key, "narration_pass", 14) == 0 ? pass(j, l, uid, window, &count) : skip(j));
+	OBJECT_FOR_EACH(j, key, strncmp(key, "narration_pass", 14) == 0 ? pass(j, l, uid, window, &count) : json_skip(j));
 	return 0;
 }
 
 // {uid: video, ...}; a uid holding a NUL cannot name a video: reported, its value skipped
-static int top(Json *j, PrepAnnotList *l, double window)
+static int top(JsonLex *j, PrepAnnotList *l, double window)
 {
-	if (expect(j, '{'))
-		return -1;
-	if (peek(j) == '}') {
+	if (json_expect(j, '{'))
+		return -EBADMSG;
+	if (json_peek(j) == '}') {
 		j->p++;
 		return 0;
 	}
 	for (;;) {
 		char *uid = NULL;
 		size_t len;
-		if (string(j, &uid, &len) || expect(j, ':')) {
+		if (json_string_alloc(j, &uid, &len, 0) || json_expect(j, ':')) {
 			free(uid);
-			return -1;
+			return -EBADMSG;
 		}
 		int rc;
 		if (strlen(uid) != len) {
 			l->bad_record++;
-			prep_annot_problem(l, "ego4d: a video uid with a NUL character (byte %zu): its narrations skipped", j->p);
-			rc = skip(j);
+			prep_annot_problem(l, "ego4d: a video uid with a NUL character (byte %zu): its narrations skipped",
+					   (size_t)(j->p - j->start));
+			rc = json_skip(j);
 		} else
 			rc = video(j, l, uid, window);
 		free(uid);
 		if (rc)
 			return rc;
-		int c = peek(j);
+		int c = json_peek(j);
 		j->p++;
 		if (c == '}')
 			return 0;
 		if (c != ',')
-			return -1;
+			return -EBADMSG;
 	}
 }
 
 int prep_ego4d_load(PrepAnnotList *l, const char *text, size_t n, double window)
 {
-	Json j = {text, n, 0, 0};
+	JsonLex j;
+	json_lex_init(&j, text, n, 0, "JSON", NULL, 0);
 	int rc = top(&j, l, window);
-	if (!rc) { // nothing but white space may follow the top-level object
-		ws(&j);
-		rc = j.p < j.n ? -1 : 0;
-	}
-	if (rc == -1) {
-		size_t at = j.p < n ? j.p : n, line = 1, col = 1;
+	if (!rc && json_peek(&j) != -1) // nothing but white space may follow the top-level object
+		rc = -EBADMSG;
+	if (rc == -EBADMSG) {
+		size_t at = j.p < j.end ? (size_t)(j.p - j.start) : n, line = 1, col = 1;
 		for (size_t i = 0; i < at; i++, col++)
 			if (text[i] == '\n')
 				line++, col = 0;

@@ -21,6 +21,12 @@ int main(void)
 	CHECK(isnan(v));
 	CHECK_EQ_INT(plot_json_number(line, "ready", &v), 1); // nested keys are found too (documented)
 	CHECK_EQ_INT(plot_json_number(line, "lr", &v), -1);
+	// keys are JSON tokens: text inside a string value is not a key (strstr found "lr": in it)
+	const char *quoted = "{\"note\":\"set \\\"lr\\\": 3\",\"lr\":null,\"step\":4}";
+	CHECK_EQ_INT(plot_json_number(quoted, "lr", &v), 0);
+	CHECK(isnan(v));
+	CHECK_EQ_INT(plot_json_number(quoted, "step", &v), 1);
+	CHECK(v == 4);
 
 	char path[] = "/tmp/test_plot_data_XXXXXX";
 	int fd = mkstemp(path);

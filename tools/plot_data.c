@@ -1,6 +1,7 @@
-// JSON-lines reader of tools/plot: not a JSON parser, a key finder for the flat numeric objects
-// the trainer, tools/eval and tools/ringstat write, tolerant of a half-written last line.
+// JSON-lines reader of tools/plot: numbers by key from the objects the trainer, tools/eval and
+// tools/ringstat write (through the common JSON tokenizer), tolerant of a half-written last line.
 #include "plot_data.h" // defines: PlotTable, plot_json_number, plot_table_read, ...
+#include "json_lex.h"  // defines: JsonLex, json_lex_init, json_expect, json_accept, json_string, json_peek, json_number, json_skip
 
 #include <errno.h>  // defines: ENOMEM, errno
 #include <math.h>   // defines: NAN, isfinite
@@ -8,23 +9,48 @@
 #include <stdlib.h> // defines: realloc, free, strtod
 #include <string.h> // defines: strstr, strlen, strerror, memset
 
+// the object at j: 1/0 as plot_json_number when key is in it or in an object nested in it (the
+// first one in the text wins), -1 when it is not, -2 when the text is not JSON
+static int find_number(JsonLex *j, const char *key, size_t klen, double *v)
+{
+	if (json_expect(j, '{'))
+		return -2;
+	if (json_accept(j, '}'))
+		return -1;
+	do {
+		char k[80];
+		size_t n;
+		JsonLex at_key = *j;
+		if (json_string(j, k, sizeof k, &n, 0)) { // longer than any key asked for, or malformed
+			*j = at_key;
+			if (json_string(j, NULL, 0, NULL, 0))
+				return -2;
+			n = sizeof k;
+		}
+		if (json_expect(j, ':'))
+			return -2;
+		int c = json_peek(j);
+		if (n == klen && !memcmp(k, key, n)) {
+			if (c == '-' || (c >= '0' && c <= '9'))
+				return json_number(j, v) ? -2 : 1;
+			return 0;
+		}
+		int rc = c == '{' ? find_number(j, key, klen, v) : json_skip(j) ? -2 : -1;
+		if (rc != -1)
+			return rc;
+	} while (json_accept(j, ','));
+	return json_expect(j, '}') ? -2 : -1;
+}
+
 int plot_json_number(const char *line, const char *key, double *v)
 {
-	char pat[80];
-	snprintf(pat, sizeof pat, "\"%s\":", key);
-	const char *p = strstr(line, pat);
+	JsonLex j;
+	json_lex_init(&j, line, strlen(line), 0, "JSON", NULL, 0);
 	*v = NAN;
-	if (!p)
-		return -1;
-	p += strlen(pat);
-	while (*p == ' ')
-		p++;
-	char *end;
-	double x = strtod(p, &end);
-	if (end == p || (*end != ',' && *end != '}' && *end != ' '))
-		return 0;
-	*v = x;
-	return 1;
+	int rc = find_number(&j, key, strlen(key), v);
+	if (rc != 1)
+		*v = NAN;
+	return rc == -2 ? -1 : rc;
 }
 
 static int one_object(const char *s)

@@ -16,9 +16,9 @@ typedef struct {
 	int bad_lines;                // lines that are not one JSON object (e.g. a half-written last line)
 } PlotTable;
 
-// The number of "key": in a one-line JSON object with flat numeric fields (nested objects are not
-// searched apart, so keys must be unique in the line). 1 and *v: a number; 0: null or not a
-// number (*v = NaN); -1: absent.
+// The number of "key" in a one-line JSON object, or in an object nested in it (the first in the
+// text wins, so keys should be unique in the line). 1 and *v: a number; 0: null or not a number
+// (*v = NaN); -1: absent, or the line is not JSON before the key.
 int plot_json_number(const char *line, const char *key, double *v);
 // Reads every line of path; rows lacking keys[0] (the x axis) are skipped. 0, -ENOENT / -errno
 // with err for an unreadable file, -ENOMEM.

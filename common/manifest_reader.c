@@ -1,10 +1,10 @@
 // Dataset manifest reader: mmap, then header and table validation so that every accessor
 // can index without further checks; bad files produce an error line, never a fault.
 #include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
+#include "errbuf.h" // defines: err_fmt
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,17 +23,6 @@ struct Manifest {
 	uint8_t *seen; // scratch of the packet index check at open (MANIFEST_MAX_INDEXED_FRAMES bytes)
 	char dir[4096]; // folder of the manifest, for relative paths
 };
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 const ManifestHeader *manifest_header(const Manifest *m) { return m->h; }
 const ManifestVideo *manifest_video(const Manifest *m, uint32_t i)
@@ -138,49 +127,49 @@ static int check_index(Manifest *m, uint32_t i, const ManifestChunk *c, const ui
 	const ManifestHeader *h = m->h;
 	if (c->codec == MANIFEST_CODEC_NONE) {
 		if (c->pkt_count || c->config_size)
-			return fail(err, errlen, -EBADMSG, "chunk %u: packets or codec configuration without a codec", i);
+			return err_fmt(err, errlen, -EBADMSG, "chunk %u: packets or codec configuration without a codec", i);
 		return 0;
 	}
 	if (c->pkt_first > h->n_packets || c->pkt_count > h->n_packets - c->pkt_first ||
 	    c->config_off > h->configs_size || c->config_size > h->configs_size - c->config_off)
-		return fail(err, errlen, -EBADMSG, "chunk %u: packet or codec configuration range outside its section", i);
+		return err_fmt(err, errlen, -EBADMSG, "chunk %u: packet or codec configuration range outside its section", i);
 	if (c->pkt_count != c->n_frames || c->n_frames > MANIFEST_MAX_INDEXED_FRAMES)
-		return fail(err, errlen, -EBADMSG, "chunk %u: packet index of %u packets for %u frames (at most %u)", i,
+		return err_fmt(err, errlen, -EBADMSG, "chunk %u: packet index of %u packets for %u frames (at most %u)", i,
 			    c->pkt_count, c->n_frames, MANIFEST_MAX_INDEXED_FRAMES);
 	if (!m->seen && !(m->seen = malloc(MANIFEST_MAX_INDEXED_FRAMES)))
-		return fail(err, errlen, -ENOMEM, "out of memory checking chunk %u", i);
+		return err_fmt(err, errlen, -ENOMEM, "out of memory checking chunk %u", i);
 	const char *why = manifest_packets_check(c, kf, manifest_packets_of(m, c), m->seen);
-	return why ? fail(err, errlen, -EBADMSG, "chunk %u: packet index: %s", i, why) : 0;
+	return why ? err_fmt(err, errlen, -EBADMSG, "chunk %u: packet index: %s", i, why) : 0;
 }
 
 static int validate(Manifest *m, char *err, size_t errlen)
 {
 	const ManifestHeader *h = m->h;
 	if (m->size < 16 || memcmp(h->magic, MANIFEST_MAGIC, 8) != 0)
-		return fail(err, errlen, -EBADMSG, "not a manifest (magic is not %s; annotations such as a CSV become a manifest with tools/prep)", MANIFEST_MAGIC);
+		return err_fmt(err, errlen, -EBADMSG, "not a manifest (magic is not %s; annotations such as a CSV become a manifest with tools/prep)", MANIFEST_MAGIC);
 	if (h->version == 1)
-		return fail(err, errlen, -EPROTONOSUPPORT,
+		return err_fmt(err, errlen, -EPROTONOSUPPORT,
 			    "manifest version 1 has no packet index, this build reads version %u: convert it with "
 			    "tools/prep --upgrade FILE (chunks are indexed, not re-encoded)", MANIFEST_VERSION);
 	if (h->version != MANIFEST_VERSION)
-		return fail(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
+		return err_fmt(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
 			    h->version, MANIFEST_VERSION);
 	if (h->header_size != sizeof(ManifestHeader))
-		return fail(err, errlen, -EBADMSG, "header size %u, version %u has %zu", h->header_size,
+		return err_fmt(err, errlen, -EBADMSG, "header size %u, version %u has %zu", h->header_size,
 			    MANIFEST_VERSION, sizeof(ManifestHeader));
 	if (m->size < sizeof(ManifestHeader))
-		return fail(err, errlen, -EBADMSG, "truncated: %zu bytes, the header alone is %zu", m->size,
+		return err_fmt(err, errlen, -EBADMSG, "truncated: %zu bytes, the header alone is %zu", m->size,
 			    sizeof(ManifestHeader));
 	ManifestHeader copy = *h;
 	copy.header_crc = 0;
 	if (manifest_crc32(0, &copy, sizeof(copy)) != h->header_crc)
-		return fail(err, errlen, -EBADMSG, "header checksum mismatch (corrupt header)");
+		return err_fmt(err, errlen, -EBADMSG, "header checksum mismatch (corrupt header)");
 	if (h->file_size != m->size)
-		return fail(err, errlen, -EBADMSG, "%s: header says %llu bytes, file has %zu",
+		return err_fmt(err, errlen, -EBADMSG, "%s: header says %llu bytes, file has %zu",
 			    h->file_size > m->size ? "truncated" : "trailing bytes",
 			    (unsigned long long)h->file_size, m->size);
 	if (h->context < 2 || h->vocab_size < 3 || h->vocab_size > 65536)
-		return fail(err, errlen, -EBADMSG, "context %u / vocabulary %u out of range", h->context,
+		return err_fmt(err, errlen, -EBADMSG, "context %u / vocabulary %u out of range", h->context,
 			    h->vocab_size);
 	struct {
 		const char *name;
@@ -196,53 +185,53 @@ static int validate(Manifest *m, char *err, size_t errlen)
 		   {"configs", h->configs_off, h->configs_size, 1}};
 	for (size_t i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
 		if (!section_ok(h, sec[i].off, sec[i].count, sec[i].elem))
-			return fail(err, errlen, -EBADMSG, "%s section (offset %llu, %llu records) outside the file",
+			return err_fmt(err, errlen, -EBADMSG, "%s section (offset %llu, %llu records) outside the file",
 				    sec[i].name, (unsigned long long)sec[i].off, (unsigned long long)sec[i].count);
 	const char *str = (const char *)m->base + h->strings_off;
 	if (h->strings_size && str[h->strings_size - 1] != 0)
-		return fail(err, errlen, -EBADMSG, "string table not terminated");
+		return err_fmt(err, errlen, -EBADMSG, "string table not terminated");
 	for (uint32_t i = 0; i < h->n_videos; i++) {
 		const ManifestVideo *v = manifest_video(m, i);
 		if (v->name_off >= h->strings_size || v->first_chunk > h->n_chunks ||
 		    v->n_chunks > h->n_chunks - v->first_chunk)
-			return fail(err, errlen, -EBADMSG, "video %u: name or chunk range out of range", i);
+			return err_fmt(err, errlen, -EBADMSG, "video %u: name or chunk range out of range", i);
 	}
 	for (uint32_t i = 0; i < h->n_chunks; i++) {
 		const ManifestChunk *c = manifest_chunk(m, i);
 		if (c->path_off >= h->strings_size || c->video >= h->n_videos || !c->n_frames || !c->kf_count ||
 		    c->kf_first > h->n_keyframes || c->kf_count > h->n_keyframes - c->kf_first || !c->width || !c->height)
-			return fail(err, errlen, -EBADMSG, "chunk %u: bad path, video, frame count, size or keyframe range", i);
+			return err_fmt(err, errlen, -EBADMSG, "chunk %u: bad path, video, frame count, size or keyframe range", i);
 		// the loader turns frame numbers into timestamps with this rate: it must be plausible
 		// and agree with the chunk length (a wrong one made seeks land short, over and over)
 		double fps = c->fps_den ? (double)c->fps_num / c->fps_den : 0;
 		if (c->fps_num > MANIFEST_MAX_FPS_TERM || c->fps_den > MANIFEST_MAX_FPS_TERM || !(fps >= 0.01 && fps <= 1000))
-			return fail(err, errlen, -EBADMSG, "chunk %u: frame rate %u/%u outside 0.01..1000 fps", i, c->fps_num,
+			return err_fmt(err, errlen, -EBADMSG, "chunk %u: frame rate %u/%u outside 0.01..1000 fps", i, c->fps_num,
 				    c->fps_den);
 		if (h->chunk_ms && c->n_frames / fps > h->chunk_ms / 1000.0 + 1.0)
-			return fail(err, errlen, -EBADMSG,
+			return err_fmt(err, errlen, -EBADMSG,
 				    "chunk %u: %u frames at %u/%u fps last %.1f s, longer than the %.1f-s chunks of this manifest", i,
 				    c->n_frames, c->fps_num, c->fps_den, c->n_frames / fps, h->chunk_ms / 1000.0);
 		const ManifestVideo *v = manifest_video(m, c->video);
 		if (i < v->first_chunk || i >= v->first_chunk + v->n_chunks)
-			return fail(err, errlen, -EBADMSG, "chunk %u: not in its video's chunk range", i);
+			return err_fmt(err, errlen, -EBADMSG, "chunk %u: not in its video's chunk range", i);
 		uint32_t nk;
 		const uint32_t *kf = manifest_keyframes(m, i, &nk);
 		if (kf[0] != 0)
-			return fail(err, errlen, -EBADMSG, "chunk %u: first keyframe is %u, not 0", i, kf[0]);
+			return err_fmt(err, errlen, -EBADMSG, "chunk %u: first keyframe is %u, not 0", i, kf[0]);
 		for (uint32_t k = 1; k < nk; k++)
 			if (kf[k] <= kf[k - 1] || kf[k] >= c->n_frames)
-				return fail(err, errlen, -EBADMSG, "chunk %u: keyframes not ascending within the chunk", i);
+				return err_fmt(err, errlen, -EBADMSG, "chunk %u: keyframes not ascending within the chunk", i);
 		int rc = check_index(m, i, c, kf, err, errlen);
 		if (rc)
 			return rc;
 	}
 	for (uint32_t i = 0; i < h->n_shards; i++)
 		if (manifest_shard(m, i)->path_off >= h->strings_size)
-			return fail(err, errlen, -EBADMSG, "shard %u: path out of range", i);
+			return err_fmt(err, errlen, -EBADMSG, "shard %u: path out of range", i);
 	for (uint64_t i = 0; i < h->n_samples; i++) {
 		const ManifestSample *s = manifest_sample(m, i);
 		if (s->n_tokens < 2 || s->n_tokens > h->context)
-			return fail(err, errlen, -EBADMSG, "sample %llu: %u tokens", (unsigned long long)i, s->n_tokens);
+			return err_fmt(err, errlen, -EBADMSG, "sample %llu: %u tokens", (unsigned long long)i, s->n_tokens);
 		if (s->kind == MANIFEST_KIND_CLIP) {
 			uint32_t c0 = s->clip.chunk_first, c1 = s->clip.chunk_last;
 			if (s->source >= h->n_videos || c0 > c1 || c1 >= h->n_chunks ||
@@ -250,15 +239,15 @@ static int validate(Manifest *m, char *err, size_t errlen)
 			    s->clip.frame_begin >= manifest_chunk(m, c0)->n_frames ||
 			    s->clip.frame_end > manifest_chunk(m, c1)->n_frames || s->clip.frame_end == 0 ||
 			    (c0 == c1 && s->clip.frame_end <= s->clip.frame_begin))
-				return fail(err, errlen, -EBADMSG, "sample %llu: chunk or frame range out of range",
+				return err_fmt(err, errlen, -EBADMSG, "sample %llu: chunk or frame range out of range",
 					    (unsigned long long)i);
 		} else if (s->kind == MANIFEST_KIND_IMAGE) {
 			const ManifestShard *sh = s->source < h->n_shards ? manifest_shard(m, s->source) : NULL;
 			if (!sh || !s->image.length || s->image.offset > sh->size || s->image.length > sh->size - s->image.offset)
-				return fail(err, errlen, -EBADMSG, "sample %llu: shard or byte range out of range",
+				return err_fmt(err, errlen, -EBADMSG, "sample %llu: shard or byte range out of range",
 					    (unsigned long long)i);
 		} else {
-			return fail(err, errlen, -EBADMSG, "sample %llu: unknown kind %u", (unsigned long long)i, s->kind);
+			return err_fmt(err, errlen, -EBADMSG, "sample %llu: unknown kind %u", (unsigned long long)i, s->kind);
 		}
 	}
 	return 0;
@@ -271,15 +260,15 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 		err[0] = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return fail(err, errlen, -errno, "cannot open: %s", strerror(errno));
+		return err_fmt(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return fail(err, errlen, -EINVAL, "not a regular file");
+		return err_fmt(err, errlen, -EINVAL, "not a regular file");
 	}
 	if (st.st_size < 16) {
 		close(fd);
-		return fail(err, errlen, -EBADMSG, "not a manifest (%lld bytes)", (long long)st.st_size);
+		return err_fmt(err, errlen, -EBADMSG, "not a manifest (%lld bytes)", (long long)st.st_size);
 	}
 	Manifest *m = calloc(1, sizeof(*m));
 	if (!m) {
@@ -292,7 +281,7 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 	close(fd);
 	if (p == MAP_FAILED) {
 		free(m);
-		return fail(err, errlen, -e, "mmap: %s", strerror(e));
+		return err_fmt(err, errlen, -e, "mmap: %s", strerror(e));
 	}
 	m->base = p;
 	m->h = p;
@@ -320,7 +309,7 @@ int manifest_open_mem(Manifest **out, const void *buf, size_t size, const char *
 	if (err && errlen)
 		err[0] = 0;
 	if (size < 16)
-		return fail(err, errlen, -EBADMSG, "not a manifest (%zu bytes)", size);
+		return err_fmt(err, errlen, -EBADMSG, "not a manifest (%zu bytes)", size);
 	Manifest *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
@@ -364,7 +353,7 @@ int manifest_check_data(const Manifest *m, char *err, size_t errlen)
 	const ManifestHeader *h = m->h;
 	uint32_t crc = manifest_crc32(0, m->base + h->header_size, m->size - h->header_size);
 	if (crc != h->data_crc)
-		return fail(err, errlen, -EBADMSG, "data checksum mismatch (file corrupt after the header)");
+		return err_fmt(err, errlen, -EBADMSG, "data checksum mismatch (file corrupt after the header)");
 	// one pass over all ids in blocks the compiler vectorizes (saturating subtraction leaves
 	// non-zero only for an id >= vocab_size); the sample is looked for only if there is one
 	const uint16_t *all = manifest_tokens(m, 0);
@@ -379,7 +368,7 @@ int manifest_check_data(const Manifest *m, char *err, size_t errlen)
 		return 0;
 	for (uint64_t k = 0; k < n; k++)
 		if (all[k] >= h->vocab_size)
-			return fail(err, errlen, -EBADMSG, "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
+			return err_fmt(err, errlen, -EBADMSG, "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
 				    (unsigned long long)(k / h->context), (unsigned long long)(k % h->context), all[k],
 				    h->vocab_size);
 	return 0;

@@ -4,7 +4,7 @@
 # guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
 # gcc build; `make fuzz FUZZ_SECONDS=N` runs each harness under libFuzzer + ASan + UBSan (clang).
 FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
-fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c
+fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c common/errbuf.c
 fuzz_safetensors_SRCS := trainer/model/st_file.c common/json_lex.c
 FUZZ_BPE_SRCS := common/bpe_tokenizer.c common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c
 fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)

@@ -1,7 +1,7 @@
 // Resolving the rendezvous: ranks, node layout, master address, job token, method and timeout
 // from explicit options, then torchrun-style variables or Slurm's, with errors that name the
 // variable and its value.
-#include "rdv_internal.h" // defines: rdv_fail
+#include "rdv_internal.h" // defines: err_fmt (errbuf.h)
 #include "comm.h"         // defines: RdvInfo, RdvOptions
 
 #include <errno.h>
@@ -71,7 +71,7 @@ static int take_int(Resolve *r, int f, const char *name, long min)
 	if (!s)
 		return 0;
 	if (parse_int(s, min, 1 << 24, &v) < 0)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "%s='%s' is not an integer in [%ld, %d]", name, s, min,
+		return err_fmt(r->err, r->errlen, -EINVAL, "%s='%s' is not an integer in [%ld, %d]", name, s, min,
 				1 << 24);
 	r->v[f] = (int)v;
 	r->from[f] = name;
@@ -82,7 +82,7 @@ static int need(Resolve *r, int f, const char *launcher, const char *var)
 {
 	if (r->v[f] >= 0)
 		return 0;
-	return rdv_fail(r->err, r->errlen, -EINVAL, "%s: %s is not set (and %s was not given)", launcher, var,
+	return err_fmt(r->err, r->errlen, -EINVAL, "%s: %s is not set (and %s was not given)", launcher, var,
 			flag_names[f]);
 }
 
@@ -129,12 +129,12 @@ static int slurm_layout(Resolve *r, const int *given)
 	int node = r->v[F_NODE] >= 0 ? r->v[F_NODE] : 0;
 	int rc = rdv_tasks_per_node(r->tpn, -1, NULL, &list_nodes, &total);
 	if (rc < 0)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "%s='%s' is not Slurm's tasks-per-node syntax (e.g. 4(x2),3)",
+		return err_fmt(r->err, r->errlen, -EINVAL, "%s='%s' is not Slurm's tasks-per-node syntax (e.g. 4(x2),3)",
 				r->tpn_var, r->tpn);
 	int single = !strcmp(r->tpn_var, "SLURM_NTASKS_PER_NODE") && list_nodes == 1; // the same on every node
 	rc = rdv_tasks_per_node(r->tpn, single ? 0 : node, &tasks, NULL, NULL);
 	if (rc < 0)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "node %d (%s) is beyond the %d nodes of %s='%s'", node,
+		return err_fmt(r->err, r->errlen, -EINVAL, "node %d (%s) is beyond the %d nodes of %s='%s'", node,
 				r->from[F_NODE] ? r->from[F_NODE] : "default", list_nodes, r->tpn_var, r->tpn);
 	if (!given[F_LWORLD]) {
 		r->v[F_LWORLD] = tasks;
@@ -143,14 +143,14 @@ static int slurm_layout(Resolve *r, const int *given)
 	if (single)
 		return 0;
 	if (!given[F_NODES] && r->v[F_NODES] >= 0 && r->v[F_NODES] != list_nodes)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "%s=%d disagrees with the %d nodes of %s='%s'",
+		return err_fmt(r->err, r->errlen, -EINVAL, "%s=%d disagrees with the %d nodes of %s='%s'",
 				r->from[F_NODES], r->v[F_NODES], list_nodes, r->tpn_var, r->tpn);
 	if (!given[F_NODES] && r->v[F_NODES] < 0) {
 		r->v[F_NODES] = list_nodes;
 		r->from[F_NODES] = r->tpn_var;
 	}
 	if (!given[F_WORLD] && r->v[F_WORLD] >= 0 && r->v[F_WORLD] != total)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "%s=%d disagrees with the %ld tasks of %s='%s'",
+		return err_fmt(r->err, r->errlen, -EINVAL, "%s=%d disagrees with the %ld tasks of %s='%s'",
 				r->from[F_WORLD], r->v[F_WORLD], total, r->tpn_var, r->tpn);
 	return 0;
 }
@@ -192,7 +192,7 @@ static int below(Resolve *r, int a, int b)
 {
 	if (r->v[a] < r->v[b])
 		return 0;
-	return rdv_fail(r->err, r->errlen, -EINVAL, "%s %d (from %s) is not below %s %d (from %s)", flag_names[a] + 2,
+	return err_fmt(r->err, r->errlen, -EINVAL, "%s %d (from %s) is not below %s %d (from %s)", flag_names[a] + 2,
 			r->v[a], r->from[a], flag_names[b] + 2, r->v[b], r->from[b]);
 }
 
@@ -201,13 +201,13 @@ static int check_layout(Resolve *r, const char *launcher)
 	static const char *const var[NF] = { "the rank", "the world size", "the local rank", "the local world size",
 					     "the node rank", "the node count" };
 	if (r->v[F_NODES] < 0 && r->v[F_WORLD] > 0 && r->v[F_LWORLD] > 0)
-		return rdv_fail(r->err, r->errlen, -EINVAL,
+		return err_fmt(r->err, r->errlen, -EINVAL,
 				"%d ranks (from %s) do not split evenly into nodes of %d (from %s): give the node count "
 				"(GROUP_WORLD_SIZE or --nodes)",
 				r->v[F_WORLD], r->from[F_WORLD], r->v[F_LWORLD], r->from[F_LWORLD]);
 	for (int f = 0; f < NF; f++)
 		if (r->v[f] < 0)
-			return rdv_fail(r->err, r->errlen, -EINVAL, "%s: %s is unknown (give %s)", launcher, var[f],
+			return err_fmt(r->err, r->errlen, -EINVAL, "%s: %s is unknown (give %s)", launcher, var[f],
 					flag_names[f]);
 	int rc = below(r, F_RANK, F_WORLD);
 	rc = rc ? rc : below(r, F_LOCAL, F_LWORLD);
@@ -215,18 +215,18 @@ static int check_layout(Resolve *r, const char *launcher)
 	if (rc)
 		return rc;
 	if (r->v[F_LWORLD] > r->v[F_WORLD] || r->v[F_NODES] > r->v[F_WORLD])
-		return rdv_fail(r->err, r->errlen, -EINVAL,
+		return err_fmt(r->err, r->errlen, -EINVAL,
 				"%d ranks (from %s) cannot fill %d nodes (from %s) with %d ranks on this one (from %s)",
 				r->v[F_WORLD], r->from[F_WORLD], r->v[F_NODES], r->from[F_NODES], r->v[F_LWORLD],
 				r->from[F_LWORLD]);
 	if (r->v[F_NODES] == 1 && r->v[F_LWORLD] != r->v[F_WORLD])
-		return rdv_fail(r->err, r->errlen, -EINVAL, "one node, but %d local ranks (from %s) and %d ranks (from %s)",
+		return err_fmt(r->err, r->errlen, -EINVAL, "one node, but %d local ranks (from %s) and %d ranks (from %s)",
 				r->v[F_LWORLD], r->from[F_LWORLD], r->v[F_WORLD], r->from[F_WORLD]);
 	// with the same count on every node, ranks are numbered node by node (torchrun, srun's block
 	// distribution); anything else is a launcher's mistake or a mix of two launchers' variables
 	if (r->v[F_WORLD] == r->v[F_NODES] * r->v[F_LWORLD] && !strcmp(launcher, "torchrun") &&
 	    r->v[F_RANK] != r->v[F_NODE] * r->v[F_LWORLD] + r->v[F_LOCAL])
-		return rdv_fail(r->err, r->errlen, -EINVAL,
+		return err_fmt(r->err, r->errlen, -EINVAL,
 				"rank %d (from %s) is not node %d x %d + local rank %d (from %s, %s, %s)", r->v[F_RANK],
 				r->from[F_RANK], r->v[F_NODE], r->v[F_LWORLD], r->v[F_LOCAL], r->from[F_NODE],
 				r->from[F_LWORLD], r->from[F_LOCAL]);
@@ -273,7 +273,7 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 	long v;
 	if (opt->master) {
 		if (split_master(opt->master, info->master_addr, sizeof info->master_addr, &port) < 0)
-			return rdv_fail(r->err, r->errlen, -EINVAL,
+			return err_fmt(r->err, r->errlen, -EINVAL,
 					"--master '%s' is not host, host:port, [ipv6]:port or an IPv6 address", opt->master);
 		info->master_from = "--master";
 	} else if ((s = env_get(r, "MASTER_ADDR"))) {
@@ -281,7 +281,7 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 		if (*s == '[' && n > 2 && s[n - 1] == ']') // brackets around an IPv6 address
 			s++, n -= 2;
 		if (n >= sizeof info->master_addr)
-			return rdv_fail(r->err, r->errlen, -EINVAL, "MASTER_ADDR is longer than %zu bytes",
+			return err_fmt(r->err, r->errlen, -EINVAL, "MASTER_ADDR is longer than %zu bytes",
 					sizeof info->master_addr - 1);
 		memcpy(info->master_addr, s, n);
 		info->master_addr[n] = '\0';
@@ -289,7 +289,7 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 	} else if (!strcmp(info->source, "slurm") && (s = env_first(r, lists, &which))) {
 		int rc = rdv_hostlist_nth(s, 0, info->master_addr, sizeof info->master_addr);
 		if (rc < 0)
-			return rdv_fail(r->err, r->errlen, -EINVAL, "%s='%s' is not a Slurm host list (e.g. node[01-04,07],gpu5)",
+			return err_fmt(r->err, r->errlen, -EINVAL, "%s='%s' is not a Slurm host list (e.g. node[01-04,07],gpu5)",
 					which, s);
 		info->master_from = which;
 	} else {
@@ -297,13 +297,13 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 		info->master_from = "default";
 	}
 	if (opt->master_port > 0 && port > 0 && opt->master_port != port)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "--master '%s' and --master-port %d name two ports",
+		return err_fmt(r->err, r->errlen, -EINVAL, "--master '%s' and --master-port %d name two ports",
 				opt->master, opt->master_port);
 	if (port < 0 && opt->master_port > 0)
 		port = opt->master_port;
 	if (port < 0 && (s = env_get(r, "MASTER_PORT"))) {
 		if (parse_int(s, 1, 65535, &v) < 0)
-			return rdv_fail(r->err, r->errlen, -EINVAL, "MASTER_PORT='%s' is not a port (1-65535)", s);
+			return err_fmt(r->err, r->errlen, -EINVAL, "MASTER_PORT='%s' is not a port (1-65535)", s);
 		port = (int)v;
 	}
 	// Slurm: a port of the job's own, so two jobs sharing a node do not collide (below Linux's
@@ -344,20 +344,20 @@ static int resolve_method(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 	const char *s;
 	RdvMethod m = opt->method;
 	if (m == RDV_AUTO && (s = env_get(r, "AVCLIP_RDV_METHOD")) && rdv_method_parse(s, &m) < 0)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "AVCLIP_RDV_METHOD='%s' is not auto, tcp, file or ring", s);
+		return err_fmt(r->err, r->errlen, -EINVAL, "AVCLIP_RDV_METHOD='%s' is not auto, tcp, file or ring", s);
 	const char *file = opt->file ? opt->file : env_get(r, "AVCLIP_RDV_FILE");
 	if (file && snprintf(info->file, sizeof info->file, "%s", file) >= (int)sizeof info->file)
-		return rdv_fail(r->err, r->errlen, -ENAMETOOLONG, "the rendezvous file name is too long");
+		return err_fmt(r->err, r->errlen, -ENAMETOOLONG, "the rendezvous file name is too long");
 	if (m == RDV_AUTO)
 		m = file ? RDV_FILE : info->nodes > 1 ? RDV_TCP : RDV_RING;
 	if (m == RDV_FILE && !file)
-		return rdv_fail(r->err, r->errlen, -EINVAL, "the file method needs a path (--rdv-file or AVCLIP_RDV_FILE)");
+		return err_fmt(r->err, r->errlen, -EINVAL, "the file method needs a path (--rdv-file or AVCLIP_RDV_FILE)");
 	if (m == RDV_RING && info->nodes > 1)
-		return rdv_fail(r->err, r->errlen, -EINVAL,
+		return err_fmt(r->err, r->errlen, -EINVAL,
 				"the ring method works on one machine, but the job has %d nodes (from %s): use tcp or file",
 				info->nodes, r->from[F_NODES]);
 	if (m == RDV_TCP && info->nodes > 1 && !strcmp(info->master_from, "default"))
-		return rdv_fail(r->err, r->errlen, -EINVAL,
+		return err_fmt(r->err, r->errlen, -EINVAL,
 				"%d nodes but no master address: set MASTER_ADDR or --master (or run under srun)", info->nodes);
 	info->method = m;
 	return 0;
@@ -374,7 +374,7 @@ static int resolve_timeout(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 		errno = 0;
 		double sec = strtod(s, &end);
 		if (errno || end == s || *end || !(sec > 0 && sec <= 86400))
-			return rdv_fail(r->err, r->errlen, -EINVAL, "AVCLIP_RDV_TIMEOUT='%s' is not seconds in (0, 86400]", s);
+			return err_fmt(r->err, r->errlen, -EINVAL, "AVCLIP_RDV_TIMEOUT='%s' is not seconds in (0, 86400]", s);
 		info->timeout_ms = (int)(sec * 1000 + 0.5) > 0 ? (int)(sec * 1000 + 0.5) : 1;
 	}
 	return 0;
@@ -424,7 +424,7 @@ int rdv_resolve(RdvInfo *info, const RdvOptions *opt, char *const *envp, char *e
 		if ((rc = need(&r, F_WORLD, "Slurm", "SLURM_NTASKS")) || (rc = need(&r, F_LOCAL, "Slurm", "SLURM_LOCALID")))
 			return rc;
 		if (!r.tpn && !has[F_LWORLD])
-			return rdv_fail(err, errlen, -EINVAL,
+			return err_fmt(err, errlen, -EINVAL,
 					"Slurm: SLURM_TASKS_PER_NODE is not set (and --local-world-size was not given)");
 		if ((rc = slurm_layout(&r, has)))
 			return rc;

@@ -1,34 +1,22 @@
 // Handing rank 0's blob to every rank through a file on a shared filesystem or the ring's control
 // block, the choice between methods, and the header and deadline helpers the TCP method shares.
-#include "rdv_internal.h" // defines: RdvHeader, rdv_fail, rdv_backoff
+#include "rdv_internal.h" // defines: RdvHeader, rdv_backoff
 #include "proc_time.h" // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo, rdv_exchange
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-int rdv_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
-
 int rdv_check_len(const RdvInfo *i, const void *blob, size_t len, char *err, size_t errlen)
 {
 	if (blob && len > 0 && len <= RDV_BLOB_MAX)
 		return 0;
-	return rdv_fail(err, errlen, -EINVAL, "rank %d: the id must be 1 to %d bytes (is %zu)", i->rank, RDV_BLOB_MAX,
+	return err_fmt(err, errlen, -EINVAL, "rank %d: the id must be 1 to %d bytes (is %zu)", i->rank, RDV_BLOB_MAX,
 			len);
 }
 
@@ -132,7 +120,7 @@ static int file_publish(const RdvInfo *i, const void *blob, size_t len, char *er
 	snprintf(tmp, sizeof tmp, "%s.tmp.%d", i->file, (int)getpid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return rdv_fail(err, errlen, -errno, "rank 0: cannot create %s: %s", tmp, strerror(errno));
+		return err_fmt(err, errlen, -errno, "rank 0: cannot create %s: %s", tmp, strerror(errno));
 	int rc = write_all(fd, buf, n);
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
@@ -142,7 +130,7 @@ static int file_publish(const RdvInfo *i, const void *blob, size_t len, char *er
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
-		return rdv_fail(err, errlen, rc, "rank 0: cannot write the rendezvous file %s: %s", i->file, strerror(-rc));
+		return err_fmt(err, errlen, rc, "rank 0: cannot write the rendezvous file %s: %s", i->file, strerror(-rc));
 	}
 	snprintf(dir, sizeof dir, "%s", i->file);
 	int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -164,7 +152,7 @@ static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t 
 			snprintf(why, whylen, "no file appeared");
 			return -EAGAIN;
 		}
-		return rdv_fail(err, errlen, -errno, "rank %d: cannot open the rendezvous file %s: %s", i->rank, i->file,
+		return err_fmt(err, errlen, -errno, "rank %d: cannot open the rendezvous file %s: %s", i->rank, i->file,
 				strerror(errno));
 	}
 	size_t n = 0;
@@ -187,7 +175,7 @@ static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t 
 		return -EAGAIN;
 	}
 	if (h.world != (uint32_t)i->world_size || h.len != len)
-		return rdv_fail(err, errlen, -EPROTO,
+		return err_fmt(err, errlen, -EPROTO,
 				"rank %d: rank 0 (pid %u) wrote an id of %u bytes for %u ranks to %s, but this rank "
 				"expects %zu bytes for %d ranks",
 				i->rank, h.pid, h.len, h.world, i->file, len, i->world_size);
@@ -200,7 +188,7 @@ int rdv_exchange_file(const RdvInfo *i, void *blob, size_t len, char *err, size_
 	if (rdv_check_len(i, blob, len, err, errlen) < 0)
 		return -EINVAL;
 	if (!i->file[0])
-		return rdv_fail(err, errlen, -EINVAL, "rank %d: no rendezvous file given", i->rank);
+		return err_fmt(err, errlen, -EINVAL, "rank %d: no rendezvous file given", i->rank);
 	if (i->rank == 0)
 		return file_publish(i, blob, len, err, errlen);
 	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
@@ -211,7 +199,7 @@ int rdv_exchange_file(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		if (rc != -EAGAIN)
 			return rc;
 		if (time_mono_ms() >= deadline)
-			return rdv_fail(err, errlen, -ETIMEDOUT,
+			return err_fmt(err, errlen, -ETIMEDOUT,
 					"rank %d: timed out after %.1f s waiting for rank 0 to write the id to %s (%s)",
 					i->rank, (time_mono_ms() - t0) / 1000.0, i->file, why);
 		rdv_backoff(&delay, 500, deadline);
@@ -242,14 +230,14 @@ int rdv_exchange_ring(const RdvInfo *i, Ring *ring, void *blob, size_t len, char
 	if (rdv_check_len(i, blob, len, err, errlen) < 0)
 		return -EINVAL;
 	if (!ring)
-		return rdv_fail(err, errlen, -EINVAL, "rank %d: the ring method needs the job's ring", i->rank);
+		return err_fmt(err, errlen, -EINVAL, "rank %d: the ring method needs the job's ring", i->rank);
 	if (i->nodes != 1)
-		return rdv_fail(err, errlen, -EINVAL, "rank %d: the ring method works on one machine (the job has %d)",
+		return err_fmt(err, errlen, -EINVAL, "rank %d: the ring method works on one machine (the job has %d)",
 				i->rank, i->nodes);
 	if (i->rank == 0) {
 		int rc = ring_boot_publish(ring, i->token, (uint32_t)i->world_size, blob, len);
 		if (rc < 0)
-			return rdv_fail(err, errlen, rc, "rank 0: cannot publish the id in the ring: %s%s", strerror(-rc),
+			return err_fmt(err, errlen, rc, "rank 0: cannot publish the id in the ring: %s%s", strerror(-rc),
 					rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)" : "");
 		return 0;
 	}
@@ -262,16 +250,16 @@ int rdv_exchange_ring(const RdvInfo *i, Ring *ring, void *blob, size_t len, char
 		if (rc == 0)
 			return 0;
 		if (rc == -EPROTO)
-			return rdv_fail(err, errlen, rc,
+			return err_fmt(err, errlen, rc,
 					"rank %d: rank 0 (pid %d) published an id for %u ranks in the ring, but this rank "
 					"expects %d ranks and %zu bytes",
 					i->rank, seen.pid, seen.world, i->world_size, len);
 		if (rc != -EAGAIN)
-			return rdv_fail(err, errlen, rc, "rank %d: waiting for the id in the ring: %s%s", i->rank,
+			return err_fmt(err, errlen, rc, "rank %d: waiting for the id in the ring: %s%s", i->rank,
 					strerror(-rc),
 					rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)" : "");
 		if (time_mono_ms() >= deadline)
-			return rdv_fail(err, errlen, -ETIMEDOUT,
+			return err_fmt(err, errlen, -ETIMEDOUT,
 					"rank %d: timed out after %.1f s waiting for rank 0 to publish the id in the ring (%s)",
 					i->rank, (time_mono_ms() - t0) / 1000.0, boot_state_text(&seen, buf, sizeof buf));
 		rdv_backoff(&delay, 50, deadline);
@@ -284,6 +272,6 @@ int rdv_exchange(const RdvInfo *i, Ring *ring, void *blob, size_t len, char *err
 	case RDV_TCP: return rdv_exchange_tcp(i, blob, len, err, errlen);
 	case RDV_FILE: return rdv_exchange_file(i, blob, len, err, errlen);
 	case RDV_RING: return rdv_exchange_ring(i, ring, blob, len, err, errlen);
-	default: return rdv_fail(err, errlen, -EINVAL, "rank %d: no rendezvous method resolved", i->rank);
+	default: return err_fmt(err, errlen, -EINVAL, "rank %d: no rendezvous method resolved", i->rank);
 	}
 }

@@ -2,13 +2,14 @@
 // deadlines with backoff, and the error formatter.
 #ifndef TRAINER_RDV_INTERNAL_H
 #define TRAINER_RDV_INTERNAL_H
-// defines: RdvHeader, RDV_MAGIC, RDV_VERSION, RDV_HEADER_BYTES, RdvKind, RdvReason, rdv_fail,
+// defines: RdvHeader, RDV_MAGIC, RDV_VERSION, RDV_HEADER_BYTES, RdvKind, RdvReason,
 //          rdv_backoff, rdv_check_len, rdv_header_put, rdv_header_get, rdv_reason_text
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "comm.h" // defines: RdvInfo
+#include "errbuf.h" // defines: err_fmt
 
 // Both methods start with the same 32-byte little-endian header; the file and an OK reply
 // follow it with the blob (and the file with an FNV-1a checksum of header and blob).
@@ -44,7 +45,6 @@ void rdv_header_get(RdvHeader *h, const uint8_t in[RDV_HEADER_BYTES]);
 const char *rdv_reason_text(RdvReason r);
 
 // writes the message into err and returns rc (a negative errno)
-int rdv_fail(char *err, size_t errlen, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 // -EINVAL (and err) unless blob is 1..RDV_BLOB_MAX bytes
 int rdv_check_len(const RdvInfo *i, const void *blob, size_t len, char *err, size_t errlen);
 // sleeps *delay_ms (not past deadline_ms), then grows it ×1.5 up to cap_ms

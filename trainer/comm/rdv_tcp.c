@@ -8,7 +8,7 @@
 // size, length, rank range, a rank twice) is an error on both sides, since waiting cannot mend
 // it. The master serves connections one at a time, each under a 5 s deadline of its own.
 #define _GNU_SOURCE // accept4
-#include "rdv_internal.h" // defines: RdvHeader, rdv_fail, rdv_backoff
+#include "rdv_internal.h" // defines: RdvHeader, rdv_backoff
 #include "proc_time.h" // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo
 
@@ -92,7 +92,7 @@ static int listen_any(const RdvInfo *i, int *out, char *err, size_t errlen)
 		if (rc == -EADDRINUSE || rc == -EACCES)
 			break; // IPv4 alone would meet the same holder
 	}
-	return rdv_fail(err, errlen, rc, "rank 0: cannot listen on port %d: %s%s", i->master_port, strerror(-rc),
+	return err_fmt(err, errlen, rc, "rank 0: cannot listen on port %d: %s%s", i->master_port, strerror(-rc),
 			rc == -EADDRINUSE ? " (another job or program holds it: choose another MASTER_PORT)" : "");
 }
 
@@ -148,11 +148,11 @@ static int serve(Master *m, int fd, const char *peer, char *err, size_t errlen)
 	}
 	reply(fd, m, RDV_REJECT, why, deadline);
 	if (why == RDV_R_DUPLICATE)
-		return rdv_fail(err, errlen, -EEXIST,
+		return err_fmt(err, errlen, -EEXIST,
 				"rank 0: rank %u asked for the id twice (pid %u earlier, pid %u from %s now): two processes "
 				"have the same rank",
 				h.rank, m->pid_of[h.rank], h.pid, peer);
-	return rdv_fail(err, errlen, -EPROTO,
+	return err_fmt(err, errlen, -EPROTO,
 			"rank 0: refused rank %u (pid %u at %s): %s (it has %u ranks, protocol %u, %u bytes; rank 0 has "
 			"%d ranks, protocol %d, %zu bytes)",
 			h.rank, h.pid, peer, rdv_reason_text(why), h.world, h.version, h.len, i->world_size, RDV_VERSION,
@@ -186,7 +186,7 @@ static int master_run(const RdvInfo *i, const void *blob, size_t len, char *err,
 	Master m = { .i = i, .blob = blob, .len = len, .pid_of = calloc((size_t)i->world_size, sizeof(uint32_t)) };
 	if (!m.pid_of) {
 		close(lfd);
-		return rdv_fail(err, errlen, -ENOMEM, "rank 0: out of memory for %d ranks", i->world_size);
+		return err_fmt(err, errlen, -ENOMEM, "rank 0: out of memory for %d ranks", i->world_size);
 	}
 	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
 	rc = 0;
@@ -195,7 +195,7 @@ static int master_run(const RdvInfo *i, const void *blob, size_t len, char *err,
 		if (left <= 0) {
 			char miss[160];
 			missing_ranks(&m, miss, sizeof miss);
-			rc = rdv_fail(err, errlen, -ETIMEDOUT,
+			rc = err_fmt(err, errlen, -ETIMEDOUT,
 				      "rank 0: timed out after %.1f s on port %d waiting for %d of %d ranks to fetch the id "
 				      "(missing: %s)%s",
 				      (time_mono_ms() - t0) / 1000.0, i->master_port, i->world_size - 1 - m.served,
@@ -266,21 +266,21 @@ static int ask(const RdvInfo *i, int fd, void *blob, size_t len, int64_t deadlin
 	}
 	rdv_header_get(&h, buf);
 	if (h.magic != RDV_MAGIC)
-		return rdv_fail(err, errlen, -EPROTO,
+		return err_fmt(err, errlen, -EPROTO,
 				"rank %d: something that is not an avclip rendezvous answers at %s port %d (another program "
 				"on MASTER_PORT?)",
 				i->rank, i->master_addr, i->master_port);
 	if (h.kind == RDV_REJECT && h.rank == RDV_R_OTHER_JOB)
-		return rdv_fail(err, errlen, -EPERM,
+		return err_fmt(err, errlen, -EPERM,
 				"rank %d: the master at %s port %d (pid %u) belongs to another job (its token %016llx, "
 				"ours %016llx for job %s): two jobs share MASTER_PORT, or the ranks disagree on the job id",
 				i->rank, i->master_addr, i->master_port, h.pid, (unsigned long long)h.token,
 				(unsigned long long)i->token, i->job);
 	if (h.kind == RDV_REJECT)
-		return rdv_fail(err, errlen, -EPROTO, "rank %d: the master at %s port %d refused this rank: %s", i->rank,
+		return err_fmt(err, errlen, -EPROTO, "rank %d: the master at %s port %d refused this rank: %s", i->rank,
 				i->master_addr, i->master_port, rdv_reason_text((RdvReason)h.rank));
 	if (h.kind != RDV_OK || h.token != i->token || h.world != (uint32_t)i->world_size || h.len != len)
-		return rdv_fail(err, errlen, -EPROTO, "rank %d: the master at %s port %d sent a malformed answer", i->rank,
+		return err_fmt(err, errlen, -EPROTO, "rank %d: the master at %s port %d sent a malformed answer", i->rank,
 				i->master_addr, i->master_port);
 	if ((rc = io_full(fd, blob, len, deadline, 0)) < 0) {
 		snprintf(last, lastlen, "the master's answer broke off: %s", strerror(-rc));
@@ -299,7 +299,7 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
 		int g = getaddrinfo(i->master_addr, port, &hints, &res);
 		if (g == EAI_NONAME || g == EAI_SERVICE || g == EAI_FAMILY)
-			return rdv_fail(err, errlen, -EHOSTUNREACH, "rank %d: cannot resolve the master address '%s': %s",
+			return err_fmt(err, errlen, -EHOSTUNREACH, "rank %d: cannot resolve the master address '%s': %s",
 					i->rank, i->master_addr, gai_strerror(g));
 		if (g)
 			snprintf(last, sizeof last, "resolving '%s': %s", i->master_addr, gai_strerror(g));
@@ -319,7 +319,7 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		if (res)
 			freeaddrinfo(res);
 		if (time_mono_ms() >= deadline)
-			return rdv_fail(err, errlen, -ETIMEDOUT,
+			return err_fmt(err, errlen, -ETIMEDOUT,
 					"rank %d: timed out after %.1f s waiting for rank 0 to hand out the id at %s port %d "
 					"(last attempt: %s)",
 					i->rank, (time_mono_ms() - t0) / 1000.0, i->master_addr, i->master_port, last);

@@ -180,13 +180,8 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 	if (rc)
 		return rc;
 	StFile *f;
-	char why[200];
-	if ((rc = st_open_err(&f, em->source, why, sizeof why))) {
-		snprintf(err, errlen, "%s: %s%s", em->source,
-			 rc == -EBADMSG ? "not a safetensors checkpoint or weights file: " : strerror(-rc),
-			 rc == -EBADMSG ? why : "");
+	if ((rc = st_open_as(&f, em->source, "not a safetensors checkpoint or weights file", err, errlen)))
 		return rc;
-	}
 	if (st_meta(f, "avclip.ckpt")) {
 		rc = load_ckpt(em, ctx, f, want, batch, err, errlen);
 	} else {

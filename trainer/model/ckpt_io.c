@@ -216,13 +216,9 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 	if (lrc < 0)
 		return lrc;
 	StFile *f;
-	char why[200];
-	int rc = st_open_err(&f, path, why, sizeof why);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s%s", path, rc == -EBADMSG ? "not a valid checkpoint file: " : strerror(-rc),
-			 rc == -EBADMSG ? why : "");
+	int rc = st_open_as(&f, path, "not a valid checkpoint file", err, errlen);
+	if (rc)
 		return rc;
-	}
 	char cfgs[256];
 	model_config_str(t->cfg, cfgs, sizeof cfgs);
 	const char *ver = st_meta(f, "avclip.ckpt"), *mc = st_meta(f, "avclip.model");

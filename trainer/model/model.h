@@ -13,7 +13,7 @@
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
 //          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
-//          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_parse, st_close, st_find, st_meta, st_count, st_entry,
+//          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
 //          ckpt_latest_path, CKPT_MARKER
@@ -347,6 +347,9 @@ int st_open(StFile **out, const char *path);
 // the same with the reason for -EBADMSG in err ("tensor x appears twice", "byte 93 after the
 // JSON header is 0x01, not space padding", ...)
 int st_open_err(StFile **out, const char *path, char *err, size_t errlen);
+// the same with the whole sentence in err: "PATH: NOT_VALID: reason" for -EBADMSG (NOT_VALID:
+// "not a valid checkpoint file"), else "PATH: strerror"
+int st_open_as(StFile **out, const char *path, const char *not_valid, char *err, size_t errlen);
 // parses size bytes at buf in place (buf must outlive the StFile; st_close does not free it)
 int st_parse(StFile **out, const void *buf, size_t size, char *err, size_t errlen);
 void st_close(StFile *f);

@@ -451,6 +451,17 @@ int st_open_err(StFile **out, const char *path, char *err, size_t errlen)
 	return opened(f, out, err, errlen);
 }
 
+int st_open_as(StFile **out, const char *path, const char *not_valid, char *err, size_t errlen)
+{
+	char why[200];
+	int rc = st_open_err(out, path, why, sizeof why);
+	if (rc == -EBADMSG && err && errlen)
+		snprintf(err, errlen, "%s: %s: %s", path, not_valid, why);
+	else if (rc && err && errlen)
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+	return rc;
+}
+
 int st_open(StFile **out, const char *path)
 {
 	return st_open_err(out, path, NULL, 0);

@@ -96,13 +96,9 @@ int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 		return -EINVAL;
 	}
 	StFile *f;
-	char why[200];
-	int rc = st_open_err(&f, path, why, sizeof why);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s%s", path, rc == -EBADMSG ? "not a valid safetensors file: " : strerror(-rc),
-			 rc == -EBADMSG ? why : "");
+	int rc = st_open_as(&f, path, "not a valid safetensors file", err, errlen);
+	if (rc)
 		return rc;
-	}
 	size_t bytes = kern_nbytes(params);
 	float *host = malloc(bytes);
 	rc = host ? kern_download(ctx, host, bytes, params) : -ENOMEM;

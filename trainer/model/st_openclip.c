@@ -89,13 +89,9 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 {
 	o->note[0] = 0;
 	StFile *f;
-	char why[200];
-	int rc = st_open_err(&f, path, why, sizeof why);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s%s", path, rc == -EBADMSG ? "not a valid safetensors file: " : strerror(-rc),
-			 rc == -EBADMSG ? why : "");
+	int rc = st_open_as(&f, path, "not a valid safetensors file", err, errlen);
+	if (rc)
 		return rc;
-	}
 	const char *act = st_meta(f, "act");
 	if (!(rc = check_meta(f, path, "vision.heads", c->vis_heads, "--vis-heads", err, errlen)) &&
 	    !(rc = check_meta(f, path, "text.heads", c->txt_heads, "--txt-heads", err, errlen)) && act &&

@@ -24,6 +24,7 @@
 #endif
 
 #include "proc_ident.h" // defines: proc_start_time, proc_is_dead (common/)
+#include "errbuf.h" // defines: err_fmt
 #include "proc_time.h" // defines: time_mono_ns, time_real_ns
 #include "ring_layout.h"
 
@@ -38,15 +39,15 @@ void ring_create_options_default(RingCreateOptions *opt) {
 
 static int bind_numa(void *base, size_t bytes, int node, char *errbuf, size_t errlen) {
 #ifdef HAVE_NUMA
-    if (numa_available() < 0) return ring_fail(errbuf, errlen, -ENOTSUP, "NUMA binding asked for node %d, but this kernel has no NUMA support", node);
+    if (numa_available() < 0) return err_fmt(errbuf, errlen, -ENOTSUP, "NUMA binding asked for node %d, but this kernel has no NUMA support", node);
     if (node > numa_max_node())
-        return ring_fail(errbuf, errlen, -EINVAL, "NUMA node %d does not exist (this machine has nodes 0..%d)", node, numa_max_node());
+        return err_fmt(errbuf, errlen, -EINVAL, "NUMA node %d does not exist (this machine has nodes 0..%d)", node, numa_max_node());
     numa_tonode_memory(base, bytes, node);
     return 0;
 #else
     (void)base;
     (void)bytes;
-    return ring_fail(errbuf, errlen, -ENOTSUP, "NUMA binding to node %d asked for, but this build has no libnuma (make deps)", node);
+    return err_fmt(errbuf, errlen, -ENOTSUP, "NUMA binding to node %d asked for, but this build has no libnuma (make deps)", node);
 #endif
 }
 
@@ -127,7 +128,7 @@ static int check_room(const char *dir, uint64_t bytes, int huge, char *errbuf, s
     if (huge && vf.f_blocks == 0) fs_free = UINT64_MAX; // hugetlbfs without a size limit: the pool decides
     uint64_t mem = meminfo_bytes(huge);
     if (bytes <= fs_free && (mem == 0 || bytes <= mem)) return 0;
-    return ring_fail(errbuf, errlen, -ENOSPC,
+    return err_fmt(errbuf, errlen, -ENOSPC,
                 "ring needs %.2f GB but %s has %.2f GB free and the machine %.2f GB of %s: use fewer --slots or smaller clips", bytes / 1e9,
                 dir, fs_free == UINT64_MAX ? INFINITY : fs_free / 1e9, mem / 1e9, huge ? "free huge pages" : "available memory");
 }
@@ -178,7 +179,7 @@ static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, c
             huge = 0;
             continue;
         }
-        if (err) return ring_fail(errbuf, errlen, err, "%s", why);
+        if (err) return err_fmt(errbuf, errlen, err, "%s", why);
         sweep_stale(dir, name);
         snprintf(tmp, tmplen, "%s/.%s.creating.%d", dir, name, (int)getpid());
         int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0660);
@@ -204,7 +205,7 @@ static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, c
             huge = 0;
             continue;
         }
-        return ring_fail(errbuf, errlen, -e, "cannot create ring segment %s (%" PRIu64 " bytes): %s", tmp, bytes, strerror(e));
+        return err_fmt(errbuf, errlen, -e, "cannot create ring segment %s (%" PRIu64 " bytes): %s", tmp, bytes, strerror(e));
     }
 }
 
@@ -229,7 +230,7 @@ static int create_blocked(Ring *r, const char *name, const RingCreateOptions *o,
     int err = 0;
     if (o->numa_node >= 0 && (err = bind_numa(r->base, r->bytes, o->numa_node, errbuf, errlen)) != 0) goto undo;
     if ((err = segment_touch(r)) != 0) {
-        ring_fail(errbuf, errlen, err, "ring creation interrupted by a signal; the temporary segment %s was removed", tmp);
+        err_fmt(errbuf, errlen, err, "ring creation interrupted by a signal; the temporary segment %s was removed", tmp);
         goto undo;
     }
     r->ctl = (RingControl *)r->base;
@@ -249,14 +250,14 @@ static int create_blocked(Ring *r, const char *name, const RingCreateOptions *o,
     char existing[192];
     if (ring_path(name, existing, sizeof existing) == 0) {
         if (!o->replace) {
-            err = ring_fail(errbuf, errlen, -EEXIST, "ring '%s' already exists (%s); remove it or recreate with replace", name, existing);
+            err = err_fmt(errbuf, errlen, -EEXIST, "ring '%s' already exists (%s); remove it or recreate with replace", name, existing);
             goto undo;
         }
         ring_destroy(name); // marks the old ring closed and wakes its users before it goes
     }
     snprintf(r->path, sizeof r->path, "%s/%s", dir, name);
     if (rename(tmp, r->path) < 0) {
-        err = ring_fail(errbuf, errlen, -errno, "cannot publish ring %s: %s", r->path, strerror(errno));
+        err = err_fmt(errbuf, errlen, -errno, "cannot publish ring %s: %s", r->path, strerror(errno));
         goto undo;
     }
     struct stat st;
@@ -276,7 +277,7 @@ undo:
 
 int ring_create(Ring **out, const char *name, const RingCreateOptions *o, char *errbuf, size_t errlen) {
     *out = NULL;
-    if (!ring_name_valid(name)) return ring_fail(errbuf, errlen, -EINVAL, "bad ring name '%s' (letters, digits, - _ . ; at most 48)", name);
+    if (!ring_name_valid(name)) return err_fmt(errbuf, errlen, -EINVAL, "bad ring name '%s' (letters, digits, - _ . ; at most 48)", name);
     int err = create_validate(o, errbuf, errlen);
     if (err) return err;
     RingLayout l;

@@ -205,7 +205,6 @@ int ring_position_sane(const Ring *r, uint64_t pos);
 extern const char ring_shm_dir[]; // "/dev/shm"
 static inline uint64_t ring_round_up(uint64_t x, uint64_t to) { return (x + to - 1) / to * to; }
 // writes the reason into errbuf (may be NULL) and returns err
-int ring_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int ring_name_valid(const char *name);
 // 0 when lo <= v <= hi, else -EINVAL and "ring WHAT must be LO..HI, got V"
 int ring_bound(char *errbuf, size_t errlen, const char *what, uint64_t v, uint64_t lo, uint64_t hi);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,19 +12,10 @@
 #include <unistd.h>
 
 #include "ring_layout.h"
+#include "errbuf.h" // defines: err_fmt
 #include "proc_time.h" // defines: time_mono_ns
 
 const char ring_shm_dir[] = "/dev/shm";
-
-int ring_fail(char *errbuf, size_t errlen, int err, const char *fmt, ...) {
-    if (errbuf && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(errbuf, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return err;
-}
 
 uint64_t ring_payload_bytes(const RingGeometry *g) {
     return (uint64_t)g->frames * g->height * g->width * g->channels;
@@ -81,7 +71,7 @@ void ring_map_views(Ring *r) {
 
 int ring_bound(char *errbuf, size_t errlen, const char *what, uint64_t v, uint64_t lo, uint64_t hi) {
     if (v >= lo && v <= hi) return 0;
-    return ring_fail(errbuf, errlen, -EINVAL, "ring %s must be %" PRIu64 "..%" PRIu64 ", got %" PRIu64, what, lo, hi, v);
+    return err_fmt(errbuf, errlen, -EINVAL, "ring %s must be %" PRIu64 "..%" PRIu64 ", got %" PRIu64, what, lo, hi, v);
 }
 
 static int geometry_validate(const RingGeometry *g, uint32_t slots, char *errbuf, size_t errlen) {
@@ -92,7 +82,7 @@ static int geometry_validate(const RingGeometry *g, uint32_t slots, char *errbuf
         return err;
     uint64_t payload = ring_payload_bytes(g); // each factor is bounded: no overflow
     if (payload > RING_MAX_PAYLOAD)
-        return ring_fail(errbuf, errlen, -EINVAL, "ring clip of T*H*W*C = %" PRIu64 " bytes is larger than the %" PRIu64 " bytes a slot may hold", payload,
+        return err_fmt(errbuf, errlen, -EINVAL, "ring clip of T*H*W*C = %" PRIu64 " bytes is larger than the %" PRIu64 " bytes a slot may hold", payload,
                     (uint64_t)RING_MAX_PAYLOAD);
     return 0;
 }
@@ -107,7 +97,7 @@ int ring_layout_compute(const RingGeometry *g, uint32_t slots, RingLayout *out, 
     out->payload_offset = ring_round_up(RING_SLOTS_OFFSET + (uint64_t)slots * sizeof(RingSlotHeader), RING_PAGE);
     uint64_t all;
     if (__builtin_mul_overflow(out->slot_stride, (uint64_t)slots, &all) || __builtin_add_overflow(all, out->payload_offset, &out->bytes))
-        return ring_fail(errbuf, errlen, -EINVAL, "ring of %u slots x %" PRIu64 " bytes is too large", slots, out->slot_stride);
+        return err_fmt(errbuf, errlen, -EINVAL, "ring of %u slots x %" PRIu64 " bytes is too large", slots, out->slot_stride);
     return 0;
 }
 
@@ -141,15 +131,15 @@ int ring_path(const char *name, char *path, size_t len) {
 static int check_control(const RingControl *c, const char *path, uint64_t file_bytes, const RingOpenOptions *o, char *errbuf, size_t errlen) {
     uint64_t magic = atomic_load_explicit(&c->magic, memory_order_acquire);
     if (magic != RING_MAGIC)
-        return ring_fail(errbuf, errlen, -EPROTO, "%s is not an avclip ring (magic %016" PRIx64 ", expected %016" PRIx64 ")", path, magic,
+        return err_fmt(errbuf, errlen, -EPROTO, "%s is not an avclip ring (magic %016" PRIx64 ", expected %016" PRIx64 ")", path, magic,
                     (uint64_t)RING_MAGIC);
     if (c->abi_version != RING_ABI_VERSION)
-        return ring_fail(errbuf, errlen, -EPROTO,
+        return err_fmt(errbuf, errlen, -EPROTO,
                     "ring %s has ABI version %u but this program speaks ABI version %u: rebuild the programs or recreate the ring", path,
                     c->abi_version, RING_ABI_VERSION);
     if (c->control_bytes != sizeof(RingControl) || c->proc_entry_bytes != sizeof(RingProcEntry) ||
         c->slot_header_bytes != sizeof(RingSlotHeader) || c->max_producers != RING_MAX_PRODUCERS || c->max_consumers != RING_MAX_CONSUMERS)
-        return ring_fail(errbuf, errlen, -EPROTO,
+        return err_fmt(errbuf, errlen, -EPROTO,
                     "ring %s layout differs from this program's (control %u/%zu, entry %u/%zu, slot header %u/%zu bytes) at the same ABI "
                     "version %u: rebuild the programs",
                     path, c->control_bytes, sizeof(RingControl), c->proc_entry_bytes, sizeof(RingProcEntry), c->slot_header_bytes,
@@ -160,7 +150,7 @@ static int check_control(const RingControl *c, const char *path, uint64_t file_b
     RingLayout l;
     uint32_t slots = c->slots;
     if (ring_layout_compute(&g, slots, &l, why, sizeof why) != 0)
-        return ring_fail(errbuf, errlen, -EPROTO, "ring %s is damaged: %s", path, why);
+        return err_fmt(errbuf, errlen, -EPROTO, "ring %s is damaged: %s", path, why);
     uint64_t want_bytes = c->hugepages ? ring_round_up(l.bytes, 2u << 20) : l.bytes;
     const char *bad = c->payload_bytes != l.payload_bytes     ? "payload size"
                       : c->text_offset != l.text_offset       ? "text offset"
@@ -170,26 +160,26 @@ static int check_control(const RingControl *c, const char *path, uint64_t file_b
                       : c->segment_bytes != want_bytes        ? "segment size"
                                                               : NULL;
     if (bad)
-        return ring_fail(errbuf, errlen, -EPROTO, "ring %s is damaged: its %s does not follow from its geometry and %u slots", path, bad, slots);
+        return err_fmt(errbuf, errlen, -EPROTO, "ring %s is damaged: its %s does not follow from its geometry and %u slots", path, bad, slots);
     if (c->segment_bytes > file_bytes)
-        return ring_fail(errbuf, errlen, -EPROTO, "ring %s is damaged: its header says %" PRIu64 " bytes but the file has %" PRIu64, path,
+        return err_fmt(errbuf, errlen, -EPROTO, "ring %s is damaged: its header says %" PRIu64 " bytes but the file has %" PRIu64, path,
                     c->segment_bytes, file_bytes);
     if (c->ranks < 1 || c->ranks > RING_MAX_CONSUMERS || c->adopt_timeout_ms < 1 || c->adopt_timeout_ms > RING_MAX_ADOPT_MS ||
         c->first_position > SLOT_POS_MAX / 2)
-        return ring_fail(errbuf, errlen, -EPROTO, "ring %s is damaged: %u ranks, adopt timeout %u ms, first position %" PRIu64 " out of range", path,
+        return err_fmt(errbuf, errlen, -EPROTO, "ring %s is damaged: %u ranks, adopt timeout %u ms, first position %" PRIu64 " out of range", path,
                     c->ranks, c->adopt_timeout_ms, c->first_position);
     if (o && o->expect_geometry && !ring_geometry_equal(&g, o->expect_geometry)) {
         char have[96], want[96];
         ring_geometry_format(&g, have, sizeof have);
         ring_geometry_format(o->expect_geometry, want, sizeof want);
-        return ring_fail(errbuf, errlen, -EINVAL, "ring %s has geometry %s but this program was asked for %s", path, have, want);
+        return err_fmt(errbuf, errlen, -EINVAL, "ring %s has geometry %s but this program was asked for %s", path, have, want);
     }
     return 0;
 }
 
 int ring_attach_mapping(Ring *r, uint8_t *base, uint64_t bytes, const char *path, const RingOpenOptions *o, char *errbuf, size_t errlen) {
     if (bytes < RING_SLOTS_OFFSET)
-        return ring_fail(errbuf, errlen, -EPROTO, "%s is not an avclip ring (only %" PRIu64 " bytes)", path, bytes);
+        return err_fmt(errbuf, errlen, -EPROTO, "%s is not an avclip ring (only %" PRIu64 " bytes)", path, bytes);
     const RingControl *c = (const RingControl *)base;
     int err = check_control(c, path, bytes, o, errbuf, errlen);
     if (err) return err;
@@ -212,17 +202,17 @@ int ring_attach_mapping(Ring *r, uint8_t *base, uint64_t bytes, const char *path
 
 int ring_open(Ring **out, const char *name, const RingOpenOptions *o, char *errbuf, size_t errlen) {
     *out = NULL;
-    if (!ring_name_valid(name)) return ring_fail(errbuf, errlen, -EINVAL, "bad ring name '%s'", name);
+    if (!ring_name_valid(name)) return err_fmt(errbuf, errlen, -EINVAL, "bad ring name '%s'", name);
     char path[192];
     if (ring_path(name, path, sizeof path) < 0)
-        return ring_fail(errbuf, errlen, -ENOENT, "ring '%s' not found (%s/%s does not exist; is the job running?)", name, ring_shm_dir, name);
+        return err_fmt(errbuf, errlen, -ENOENT, "ring '%s' not found (%s/%s does not exist; is the job running?)", name, ring_shm_dir, name);
     int ro = o && o->read_only;
     int fd = open(path, ro ? O_RDONLY : O_RDWR);
-    if (fd < 0) return ring_fail(errbuf, errlen, -errno, "cannot open ring %s: %s", path, strerror(errno));
+    if (fd < 0) return err_fmt(errbuf, errlen, -errno, "cannot open ring %s: %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < RING_SLOTS_OFFSET) {
         close(fd);
-        return ring_fail(errbuf, errlen, -EPROTO, "%s is not an avclip ring (only %lld bytes)", path, (long long)st.st_size);
+        return err_fmt(errbuf, errlen, -EPROTO, "%s is not an avclip ring (only %lld bytes)", path, (long long)st.st_size);
     }
     Ring *r = calloc(1, sizeof *r);
     if (!r) {
@@ -235,7 +225,7 @@ int ring_open(Ring **out, const char *name, const RingOpenOptions *o, char *errb
     close(fd);
     if (base == MAP_FAILED) {
         free(r);
-        return ring_fail(errbuf, errlen, -e, "cannot map ring %s (%" PRIu64 " bytes): %s", path, bytes, strerror(e));
+        return err_fmt(errbuf, errlen, -e, "cannot map ring %s (%" PRIu64 " bytes): %s", path, bytes, strerror(e));
     }
     int err = ring_attach_mapping(r, base, bytes, path, o, errbuf, errlen);
     if (err) {

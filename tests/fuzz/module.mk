@@ -11,7 +11,7 @@ fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_annot_csv_SRCS := tools/prep_annot.c tools/prep_json.c common/json_lex.c $(FUZZ_BPE_SRCS)
 fuzz_ego4d_SRCS := $(fuzz_annot_csv_SRCS)
-fuzz_ring_SRCS := $(ring_SRCS) common/proc_time.c # liveness: fuzz_ring.c defines proc_is_dead by a rule
+fuzz_ring_SRCS := $(ring_SRCS) common/proc_time.c common/errbuf.c # liveness: fuzz_ring.c defines proc_is_dead by a rule
 fuzz_ring_MAXLEN := 131072# a ring segment of 1-2 small slots is 53-58 kB
 
 TESTS += $(addprefix test_fuzz_,$(FUZZERS))

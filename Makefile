@@ -165,7 +165,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 -include $(ALL_OBJS:.o=.d)
 
 # ---- top-level targets ----------------------------------------------------------
-.PHONY: all config deps deps-auto check test test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring
+.PHONY: all config deps deps-auto check test test-seeds test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring
 
 all: $(call libpaths,$(LIBS)) $(addprefix $(PROG_ROOT),$(PROGS)) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
 
@@ -198,6 +198,14 @@ check: all $(SCRIPT_TESTS)
 test:
 	@$(MAKE) --no-print-directory deps-auto
 	@$(MAKE) --no-print-directory check
+
+# The randomized kernel tests (tests/test_seed.h) run on a fixed seed each in make test, so a
+# verdict never depends on the run; this runs them SEED_RUNS times on fresh seeds (a failure
+# prints the KT_SEED that repeats it)
+SEED_RUNS ?= 5
+test-seeds: $(addprefix $(BUILD)/tests/,$(SEEDED_TESTS))
+	@for i in $$(seq $(SEED_RUNS)); do echo "-- test-seeds: round $$i of $(SEED_RUNS)"; \
+	  KT_SEED=random BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(SEEDED_TESTS)) || exit 1; done
 
 test-gpu: all $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
 	@BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
@@ -238,6 +246,7 @@ help:
 	@echo "make deps-auto      install missing packages when root (make test, demo and test-san run it)"
 	@echo "make test           install missing packages if root, build, run all tests"
 	@echo "make check          build and run all tests, without installing packages"
+	@echo "make test-seeds     the randomized kernel tests on SEED_RUNS (default 5) fresh seeds each, not the fixed ones of make test"
 	@echo "make test-san       the whole suite under ASan+UBSan (the CPU kernel shim's tests too), the concurrent tests under TSan"
 	@echo "make fuzz           each libFuzzer harness for FUZZ_SECONDS (default 60; needs clang)"
 	@echo "make fuzz-build     build the libFuzzer harnesses only (build/fuzz/fuzz_*)"

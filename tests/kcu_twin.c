@@ -1,7 +1,8 @@
 // Twin-test support for the CUDA backend (kcu_twin.h): both backends side by side, inputs from one
 // seeded generator, poisoned outputs, relative L2 comparisons printed per tensor.
-#include "kcu_twin.h" // defines: KtEnv, KtPair, kt_*
+#include "kcu_twin.h"   // defines: KtEnv, KtPair, kt_*
 #include "rng_philox.h" // defines: rng_splitmix64
+#include "test_seed.h"  // defines: test_seed
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 // present only in the shim's archive: a C entry to reschedule its fibers
 void kemu_config_c(int shuffle, uint64_t seed) __attribute__((weak));
@@ -40,8 +40,7 @@ void kt_setup(KtEnv *e, const char *name)
 {
 	memset(e, 0, sizeof *e);
 	e->name = name;
-	const char *s = getenv("KT_SEED");
-	e->seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+	e->seed = test_seed(name);
 	e->rng = e->seed;
 	e->shim = kemu_config_c != NULL;
 	printf("%s: seed %llu (KT_SEED=%llu reproduces this run)\n", name, (unsigned long long)e->seed,

@@ -41,7 +41,7 @@ typedef struct {
 	const char *name;
 } KtPair;
 
-// prints the seed (KT_SEED=n repeats a run), opens both backends (CUDA with its own attention
+// prints the seed (test_seed.h: fixed per test, KT_SEED=n repeats a run), opens both backends (CUDA with its own attention
 // kernel, KERN_ATTN_OWN); exits 77 when there is no CUDA device (a device build without a GPU)
 void kt_setup(KtEnv *e, const char *name);
 // workspace of at least bytes on both (kt_setup reserves the linear op's)

@@ -5,7 +5,8 @@
 // defines: kt_setup, kt_seed, kt_rand, kt_uniform, kt_fail, KT_CHECK, kt_dev_alloc, kt_upload, kt_download,
 //          kt_rel_l2, kt_bf16_bits, kt_bits_bf16, KT_ON_DEVICE
 
-#include "kcuda.h" // defines: the dialect, KLAUNCH, cuda_check
+#include "kcuda.h"     // defines: the dialect, KLAUNCH, cuda_check
+#include "test_seed.h" // defines: test_seed
 
 #include <errno.h>
 #include <math.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <vector>
 
 #if defined(KEMU)
@@ -45,12 +45,11 @@ static inline uint64_t kt_rand()
 }
 static inline float kt_uniform(float lo, float hi) { return lo + (hi - lo) * (float)(kt_rand() >> 40) / (float)(1 << 24); }
 
-// Fresh inputs each run (KT_SEED reproduces one); in the shim also the thread order between
-// barriers is shuffled with that seed. On a build for a device, no GPU means skip (77).
+// Inputs from the test's seed (test_seed.h: fixed per test, KT_SEED=N or random for others); in
+// the shim also the thread order between barriers is shuffled with that seed. On a build for a device, no GPU means skip (77).
 static inline uint64_t kt_setup(const char *name)
 {
-	const char *s = getenv("KT_SEED");
-	uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+	uint64_t seed = test_seed(name);
 	kt_rng_state = seed;
 	printf("%s: seed %llu (KT_SEED=%llu reproduces this run)\n", name, (unsigned long long)seed,
 	       (unsigned long long)seed);

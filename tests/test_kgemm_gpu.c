@@ -1,7 +1,8 @@
 // kgemm on a device (cuBLASLt) against the reference GEMM on the host: every transpose and
 // epilogue for bf16 and f32; the combinations the CUDA backend's linear layers use must be
 // supported, the rest are reported. Two runs give the same bits. Exit 77 without a GPU.
-#include "kgemm.h" // defines: KGemm, KgCall, kgemm, kgemm_ref, kgemm_epi_name
+#include "kgemm.h"     // defines: KGemm, KgCall, kgemm, kgemm_ref, kgemm_epi_name
+#include "test_seed.h" // defines: test_seed
 
 #include <cuda_runtime_api.h>
 #include <errno.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static uint64_t rng;
 static double uni(void)
@@ -143,8 +143,7 @@ int main(void)
 		printf("no CUDA device: skipped\n");
 		return 77;
 	}
-	const char *s = getenv("KT_SEED");
-	rng = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	rng = test_seed("test_kgemm_gpu");
 	printf("test_kgemm_gpu: seed %llu\n", (unsigned long long)rng);
 	KGemm *g;
 	KErr e = {0, ""};

@@ -1,7 +1,8 @@
 // The reference GEMM (what the shim runs for kgemm, and what device results are held against)
 // against naive loops: every transpose, epilogue, dtype pair and accumulate flag, called
 // column-major directly and through the row-major conversion a row-major caller uses.
-#include "kgemm.h" // defines: KgCall, kgemm_ref, kgcall_from_row_major, kgemm_gelu, kgemm_dgelu
+#include "kgemm.h"     // defines: KgCall, kgemm_ref, kgcall_from_row_major, kgemm_gelu, kgemm_dgelu
+#include "test_seed.h" // defines: test_seed
 
 #include <errno.h>
 #include <math.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int failures;
 #define CHECK(cond, ...)                                                                                     \
@@ -189,8 +189,7 @@ static void check_refusals(void)
 
 int main(void)
 {
-	const char *s = getenv("KT_SEED");
-	rng = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+	rng = test_seed("test_kgemm_ref");
 	printf("test_kgemm_ref: seed %llu (KT_SEED reproduces it)\n", (unsigned long long)rng);
 	// GELU's tanh approximation (what cuBLASLt's epilogue computes), values from Python
 	CHECK(fabs(kgemm_gelu(1.0) - 0.8411919906082768) < 1e-15, "gelu(1) %.17g", kgemm_gelu(1.0));

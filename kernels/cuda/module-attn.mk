@@ -26,6 +26,7 @@ ifeq ($(HAVE_CUDA_EMU),1)
 TEST_LIBS += kattnemu
 kattnemu_SRCS := $(KATTN_CU)
 TESTS += test_kattn
+SEEDED_TESTS += test_kattn
 ASAN_TESTS += test_kattn
 test_kattn_SRCS := tests/test_kattn.cu
 test_kattn_LIBS := kattnemu kemu kernels stream common

@@ -44,6 +44,7 @@ kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp ke
              kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 TESTS += $(KCUDA_TESTS)
+SEEDED_TESTS += $(KCUDA_TESTS) # seeded inputs and thread orders: make test-seeds sweeps them
 # the CUDA backend through the shim (its host code included: streams, events, copies, kgemm's reference)
 TEST_LIBS += kcuemu
 kcuemu_SRCS := $(KCU_C_SRCS) $(KCU_CU_SRCS) kernels/cuda/emu/kattn_emu.c
@@ -93,6 +94,7 @@ KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_los
 kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),avmodel) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += $(KCU_TESTS)
+SEEDED_TESTS += $(KCU_TESTS)
 ASAN_TESTS += $(KCU_TESTS) # the backend's kernels and host code under AddressSanitizer (make test-san)
 $(foreach t,$(KCU_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/kcu_twin.c) \
 	$(eval $(t)_LIBS := $(call kcu_test_libs,$(t),kcuemu kattnemu kemu)) $(eval $(t)_LDLIBS := -lstdc++) \
@@ -111,6 +113,7 @@ endif
 # backend; a device run needs device-side comm (issue 13), so it is a shim test only
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kcuda_train
+SEEDED_TESTS += test_kcuda_train
 ASAN_TESTS += test_kcuda_train
 test_kcuda_train_SRCS := tests/test_kcuda_train.c tests/kcu_twin.c
 test_kcuda_train_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
@@ -122,6 +125,7 @@ endif
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kgemm_ref
+SEEDED_TESTS += test_kgemm_ref
 test_kgemm_ref_LIBS := kemu
 $(BUILD)/obj/tests/test_kgemm_ref.o: CFLAGS += -Ikernels/cuda
 endif

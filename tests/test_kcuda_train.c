@@ -98,15 +98,17 @@ static void as_close(KtEnv *e, const char *name, const float *ref, const float *
 		 ed, ec, ed / ec, KT_TRAIN_RATIO);
 }
 
-// acc of B=4 pairs moves in quarters: a near-tie may flip a pair in either bf16 run, so the CUDA
-// value of each step is the f32 run's or the CPU bf16 run's
+// acc of B=4 pairs moves in quarters: a near-tie may flip a pair in either bf16 run (seed
+// 3253604417: f32 and the CPU's bf16 0.25 at step 3, the CUDA run 0), so each step the CUDA value
+// is the CPU bf16 run's or at most one pair from the f32 run's
 static void scalar_close(KtEnv *e, int k, const float *ref, const float *cpu, const float *dev)
 {
 	if (k == TS_ACC) {
 		int same = 1;
 		for (int s = 0; s < STEPS; s++)
-			same &= dev[s] == ref[s] || dev[s] == cpu[s];
-		kt_check(e, same, "bf16 %-14s each step the f32 run's or the CPU bf16 run's", scalar_names[k]);
+			same &= dev[s] == cpu[s] || fabsf(dev[s] - ref[s]) <= 1.0f / B + 1e-6f;
+		kt_check(e, same, "bf16 %-14s each step within a pair of f32 or the CPU bf16's: f32 %g %g %g, cpu %g %g %g, cuda %g %g %g",
+			 scalar_names[k], ref[0], ref[1], ref[2], cpu[0], cpu[1], cpu[2], dev[0], dev[1], dev[2]);
 		return;
 	}
 	double ec = rel(ref, cpu, STEPS), ed = rel(ref, dev, STEPS);

@@ -246,6 +246,7 @@ help:
 	@echo "make deps-auto      install missing packages when root (make test, demo and test-san run it)"
 	@echo "make test           install missing packages if root, build, run all tests"
 	@echo "make check          build and run all tests, without installing packages"
+	@echo "make format         rewrite every C/C++/CUDA file in the style of .clang-format (clang-format 14)"
 	@echo "make test-seeds     the randomized kernel tests on SEED_RUNS (default 5) fresh seeds each, not the fixed ones of make test"
 	@echo "make test-san       the whole suite under ASan+UBSan (the CPU kernel shim's tests too), the concurrent tests under TSan"
 	@echo "make fuzz           each libFuzzer harness for FUZZ_SECONDS (default 60; needs clang)"

@@ -215,7 +215,8 @@ static int decode_utf8(const Bytes *b, int variants, BpeU32 *out)
 		if (variants && left >= 2 && p[0] == 0xc0 && p[1] == 0x80) {
 			c = 0, i += 2;
 		} else if (variants && left >= 6 && p[0] == 0xed && p[1] >= 0xa0 && p[1] <= 0xaf && p[2] >= 0x80 &&
-			   p[2] <= 0xbf && p[3] == 0xed && p[4] >= 0xb0 && p[4] <= 0xbf && p[5] >= 0x80 && p[5] <= 0xbf) {
+			   p[2] <= 0xbf && p[3] == 0xed && p[4] >= 0xb0 && p[4] <= 0xbf && p[5] >= 0x80 &&
+			   p[5] <= 0xbf) {
 			uint32_t hi = 0xd000u | ((uint32_t)(p[1] & 0x3f) << 6) | (p[2] & 0x3f);
 			uint32_t lo = 0xd000u | ((uint32_t)(p[4] & 0x3f) << 6) | (p[5] & 0x3f);
 			c = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00), i += 6;
@@ -356,8 +357,9 @@ static int fix_encoding_step(BpeU32 *t)
 			c1 = t->p[i] >= 0x80 && t->p[i] <= 0x9f;
 		out.n = 0;
 		for (size_t i = 0; i < t->n && c1 && !rc; i++)
-			rc = bpe_u32_push(&out, t->p[i] >= 0x80 && t->p[i] <= 0x9f ? bpe_enc_table[ENC_SLOPPY_1252][t->p[i]]
-										       : t->p[i]);
+			rc = bpe_u32_push(&out, t->p[i] >= 0x80 && t->p[i] <= 0x9f
+							? bpe_enc_table[ENC_SLOPPY_1252][t->p[i]]
+							: t->p[i]);
 		if (!rc)
 			rc = c1;
 	}
@@ -440,7 +442,8 @@ static int char_fixes(BpeU32 *t)
 	for (size_t i = 0; i < b.n && !rc;) { // ANSI_RE: \x1b\[(\d|;)*[a-zA-Z]
 		if (b.p[i] == 0x1b && i + 1 < b.n && b.p[i + 1] == '[') {
 			size_t j = i + 2;
-			while (j < b.n && (b.p[j] == ';' || utf8proc_category((utf8proc_int32_t)b.p[j]) == UTF8PROC_CATEGORY_ND))
+			while (j < b.n &&
+			       (b.p[j] == ';' || utf8proc_category((utf8proc_int32_t)b.p[j]) == UTF8PROC_CATEGORY_ND))
 				j++;
 			if (j < b.n && ((b.p[j] | 0x20) >= 'a' && (b.p[j] | 0x20) <= 'z')) {
 				i = j + 1;
@@ -489,7 +492,8 @@ static int ftfy_unescape(BpeU32 *t)
 			j += j < t->n && t->p[j] == '#';
 			size_t a0 = j;
 			while (j < t->n && j - a0 < 25 && t->p[j] < 0x80 &&
-			       ((t->p[j] >= '0' && t->p[j] <= '9') || ((t->p[j] | 0x20) >= 'a' && (t->p[j] | 0x20) <= 'z')))
+			       ((t->p[j] >= '0' && t->p[j] <= '9') ||
+				((t->p[j] | 0x20) >= 'a' && (t->p[j] | 0x20) <= 'z')))
 				j++;
 			if (j > a0 && j - a0 <= 24 && j < t->n && t->p[j] == ';')
 				used = j + 1 - i;

@@ -17,15 +17,15 @@ typedef struct {
 
 typedef struct {
 	uint8_t negate;
-	uint8_t cats;              // 1 \s, 2 \w, 4 \d (Python re, Unicode)
-	uint16_t n;                // ranges
-	const uint32_t (*r)[2];    // inclusive, ascending
+	uint8_t cats;           // 1 \s, 2 \w, 4 \d (Python re, Unicode)
+	uint16_t n;             // ranges
+	const uint32_t (*r)[2]; // inclusive, ascending
 } BpeSet;
 
 typedef struct {
-	uint8_t kind;      // 0: one code point of set `set`; 1: any but '\n'; 2: beginning of the text
+	uint8_t kind; // 0: one code point of set `set`; 1: any but '\n'; 2: beginning of the text
 	uint8_t set;
-	uint8_t min, max;  // repetitions (greedy)
+	uint8_t min, max; // repetitions (greedy)
 } BpeAtom;
 
 typedef struct {

@@ -171,7 +171,8 @@ size_t bpe_pretokenize(const char *s, size_t n, BpeSpan *spans, size_t cap)
 				while (e < n) {
 					size_t t = e;
 					int32_t d = bpe_utf8_next(s, n, &t);
-					if (d < 0 || bpe_py_isspace((uint32_t)d) || bpe_is_letter((uint32_t)d) || bpe_is_number((uint32_t)d))
+					if (d < 0 || bpe_py_isspace((uint32_t)d) || bpe_is_letter((uint32_t)d) ||
+					    bpe_is_number((uint32_t)d))
 						break;
 					e = t;
 				}

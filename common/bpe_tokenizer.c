@@ -191,8 +191,7 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 		if (l > p && text[l - 1] == '\r')
 			l--;
 		const char *sp = memchr(text + p, ' ', l - p);
-		if (!sp || sp == text + p || sp + 1 == text + l ||
-		    memchr(sp + 1, ' ', (size_t)(text + l - sp - 1))) {
+		if (!sp || sp == text + p || sp + 1 == text + l || memchr(sp + 1, ' ', (size_t)(text + l - sp - 1))) {
 			rc = -EINVAL;
 			break;
 		}
@@ -301,9 +300,18 @@ int bpe_load(BpeTokenizer **out, const char *path, int *bad_line)
 	return rc;
 }
 
-int bpe_vocab_size(const BpeTokenizer *t) { return t->n_vocab; }
-int bpe_sot(const BpeTokenizer *t) { return t->n_vocab - 2; }
-int bpe_eot(const BpeTokenizer *t) { return t->n_vocab - 1; }
+int bpe_vocab_size(const BpeTokenizer *t)
+{
+	return t->n_vocab;
+}
+int bpe_sot(const BpeTokenizer *t)
+{
+	return t->n_vocab - 2;
+}
+int bpe_eot(const BpeTokenizer *t)
+{
+	return t->n_vocab - 1;
+}
 
 const char *bpe_token_str(const BpeTokenizer *t, int id)
 {

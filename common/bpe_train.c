@@ -133,11 +133,11 @@ typedef struct {
 } HeapItem;
 
 typedef struct {
-	uint64_t *keys;  // (cap) key + 1, 0 empty
-	int32_t *index;  // (cap) pair index
+	uint64_t *keys; // (cap) key + 1, 0 empty
+	int32_t *index; // (cap) pair index
 	size_t cap, n;
-	int64_t *count;  // (n) occurrences weighted by word count
-	int32_t **wl;    // (n) words that held the pair at some point (may repeat, may be stale)
+	int64_t *count; // (n) occurrences weighted by word count
+	int32_t **wl;   // (n) words that held the pair at some point (may repeat, may be stale)
 	int32_t *wl_n, *wl_cap;
 	size_t arr_cap;
 	HeapItem *heap;
@@ -184,8 +184,9 @@ static HeapItem heap_pop(Pairs *p)
 		size_t c = 2 * i + 1;
 		if (c >= p->heap_n)
 			break;
-		if (c + 1 < p->heap_n && (p->heap[c + 1].count > p->heap[c].count ||
-					  (p->heap[c + 1].count == p->heap[c].count && p->heap[c + 1].key < p->heap[c].key)))
+		if (c + 1 < p->heap_n &&
+		    (p->heap[c + 1].count > p->heap[c].count ||
+		     (p->heap[c + 1].count == p->heap[c].count && p->heap[c + 1].key < p->heap[c].key)))
 			c++;
 		if (last.count > p->heap[c].count || (last.count == p->heap[c].count && last.key < p->heap[c].key))
 			break;
@@ -342,7 +343,7 @@ int bpe_trainer_train(BpeTrainer *tr, int vocab_size, char **text, size_t *len, 
 	uint32_t *wlen = malloc((tr->n_words + 1) * sizeof(uint32_t));
 	int32_t *stamp = malloc((tr->n_words + 1) * sizeof(int32_t));
 	char **merged = calloc((size_t)want, sizeof(char *)); // (want) merged token strings
-	int32_t (*parts)[2] = malloc((size_t)want * sizeof(*parts));
+	int32_t(*parts)[2] = malloc((size_t)want * sizeof(*parts));
 	Pairs P = {0};
 	int rc = 0, done = 0;
 	if (!syms || !off || !wlen || !stamp || !merged || !parts) {

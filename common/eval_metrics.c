@@ -156,8 +156,8 @@ void eval_chance_grouped(int64_t n, const int64_t *matches, int64_t nq, EvalRetr
 		free(place);
 		return;
 	}
-	const int ks[3] = { 1, 5, 10 };
-	double *rk[3] = { &out->r1, &out->r5, &out->r10 };
+	const int ks[3] = {1, 5, 10};
+	double *rk[3] = {&out->r1, &out->r5, &out->r10};
 	for (int64_t i = 0; i < nq; i++) {
 		const int64_t g = matches[i];
 		for (int k = 0; k < 3; k++) {
@@ -254,7 +254,7 @@ static double query_metric(Metric what, int64_t nc, const EvalRel *rel, int64_t 
 	for (int64_t p = 0; p < m; p++) {
 		const float v = rel->val[lo + p];
 		k += what == METRIC_MAP ? v >= 1.0f : v > 0.0f;
-		q->it[p] = (RelItem){ .s = q->row[rel->col[lo + p]], .rel = v, .j = rel->col[lo + p] };
+		q->it[p] = (RelItem){.s = q->row[rel->col[lo + p]], .rel = v, .j = rel->col[lo + p]};
 	}
 	if (!k)
 		return NAN;
@@ -306,9 +306,10 @@ static int rel_metric(Metric what, const float *sim, int64_t nq, int64_t nc, int
 	int oom = 0;
 	EOMP("omp parallel reduction(+ : sum, n)")
 	{
-		QueryBufs q = { .row = malloc(sizeof(float) * (size_t)nc), .it = malloc(sizeof(RelItem) * (size_t)(most + 1)),
-				.ahead = malloc(sizeof(int64_t) * (size_t)(most + 1)),
-				.sorted_rel = malloc(sizeof(float) * (size_t)(most + 1)) };
+		QueryBufs q = {.row = malloc(sizeof(float) * (size_t)nc),
+			       .it = malloc(sizeof(RelItem) * (size_t)(most + 1)),
+			       .ahead = malloc(sizeof(int64_t) * (size_t)(most + 1)),
+			       .sorted_rel = malloc(sizeof(float) * (size_t)(most + 1))};
 		int ok = q.row && q.it && q.ahead && q.sorted_rel;
 		if (!ok) {
 			EOMP("omp atomic write")
@@ -342,20 +343,17 @@ static int rel_metric(Metric what, const float *sim, int64_t nq, int64_t nc, int
 	return 0;
 }
 
-int eval_map(const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel, double *map,
-	     int64_t *used)
+int eval_map(const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel, double *map, int64_t *used)
 {
 	return rel_metric(METRIC_MAP, sim, nq, nc, transposed, rel, map, used);
 }
 
-int eval_ndcg(const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel, double *ndcg,
-	      int64_t *used)
+int eval_ndcg(const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel, double *ndcg, int64_t *used)
 {
 	return rel_metric(METRIC_NDCG, sim, nq, nc, transposed, rel, ndcg, used);
 }
 
-int eval_topk_accuracy(const float *scores, int64_t n, int classes, const int *label, int k, double *acc,
-		       int64_t *used)
+int eval_topk_accuracy(const float *scores, int64_t n, int classes, const int *label, int k, double *acc, int64_t *used)
 {
 	if (k < 1 || classes < 1 || n < 0)
 		return -EINVAL;

@@ -9,9 +9,9 @@
 #include <stdint.h> // defines: int64_t
 
 typedef struct {
-	int64_t n;                // queries
-	double r1, r5, r10;       // fraction of queries whose match ranks within 1, 5, 10
-	double median_rank;       // 1-based; the mean of the two middle ranks for even n
+	int64_t n;          // queries
+	double r1, r5, r10; // fraction of queries whose match ranks within 1, 5, 10
+	double median_rank; // 1-based; the mean of the two middle ranks for even n
 	double mean_rank;
 } EvalRetrieval;
 
@@ -53,8 +53,7 @@ void eval_rel_free(EvalRel *rel);
 // against rel (nq, nc): per query, AP = mean over the candidates with relevance 1 of the precision
 // at their place in the ranking (stable descending sort). Queries without a relevance-1 candidate
 // are left out; *used gets how many counted. -EINVAL when shapes differ or none counts.
-int eval_map(const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel, double *map,
-	     int64_t *used);
+int eval_map(const float *sim, int64_t nq, int64_t nc, int transposed, const EvalRel *rel, double *map, int64_t *used);
 // EPIC-KITCHENS-100 nDCG: per query with k candidates of relevance > 0, DCG of the first k ranked
 // candidates (sum rel / log2(place + 1)) over the ideal DCG of the k most relevant; mean over
 // queries with k > 0 (*used). -EINVAL when shapes differ or none counts.

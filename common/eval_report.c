@@ -29,7 +29,7 @@ static int caption_groups(const Manifest *man, int64_t n, int64_t *gid, int64_t 
 		return -ENOMEM;
 	uint32_t ctx = manifest_header(man)->context;
 	for (int64_t i = 0; i < n; i++)
-		r[i] = (CapRef){ manifest_tokens(man, (uint64_t)i), ctx, i };
+		r[i] = (CapRef){manifest_tokens(man, (uint64_t)i), ctx, i};
 	qsort(r, (size_t)n, sizeof *r, by_tokens);
 	int64_t g = -1;
 	for (int64_t k = 0, start = 0; k < n; k++) {
@@ -52,7 +52,8 @@ int eval_check_finite(const float *x, int64_t rows, int64_t cols, const char *wh
 {
 	for (int64_t i = 0; i < rows * cols; i++)
 		if (!isfinite(x[i])) {
-			snprintf(err, errlen, "%s %lld, element %lld is %s: the model produces non-finite values, refusing to score",
+			snprintf(err, errlen,
+				 "%s %lld, element %lld is %s: the model produces non-finite values, refusing to score",
 				 what, (long long)(i / cols), (long long)(i % cols), isnan(x[i]) ? "nan" : "infinite");
 			return -EDOM;
 		}
@@ -79,8 +80,10 @@ int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *t
 	if (!rc) {
 		if (match_caption) {
 			eval_chance_grouped(n, gsize, n, &r->chance);
-			if ((rc = eval_ranks_grouped(sim, n, n, 0, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
-			    (rc = eval_ranks_grouped(sim, n, n, 1, gid, gid, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
+			if ((rc = eval_ranks_grouped(sim, n, n, 0, gid, gid, rank)) ||
+			    (rc = eval_retrieval(rank, n, &r->v2t)) ||
+			    (rc = eval_ranks_grouped(sim, n, n, 1, gid, gid, rank)) ||
+			    (rc = eval_retrieval(rank, n, &r->t2v)))
 				snprintf(err, errlen, "ranking: %s", strerror(-rc));
 		} else {
 			eval_chance(n, &r->chance);
@@ -111,8 +114,9 @@ void eval_report_table(FILE *f, const EvalReport *r)
 		fprintf(f, "  (a hit: any of the samples with the query's caption; %lld distinct captions)\n",
 			(long long)r->captions);
 	else if (r->captions < r->n)
-		fprintf(f, "  (a hit: the sample itself; only %lld distinct captions, so identical captions tie:\n"
-			   "   --match caption counts any sample with the same caption)\n",
+		fprintf(f,
+			"  (a hit: the sample itself; only %lld distinct captions, so identical captions tie:\n"
+			"   --match caption counts any sample with the same caption)\n",
 			(long long)r->captions);
 	if (r->has_rel) {
 		fprintf(f, "EPIC-style relevance            mAP    nDCG\n");
@@ -125,8 +129,8 @@ void eval_report_table(FILE *f, const EvalReport *r)
 	}
 	if (r->has_zs) {
 		int k = r->zs_classes < 5 ? r->zs_classes : 5;
-		fprintf(f, "zero-shot classification (%s, %d classes, %lld labelled samples)\n", r->zs_what, r->zs_classes,
-			(long long)r->zs_n);
+		fprintf(f, "zero-shot classification (%s, %d classes, %lld labelled samples)\n", r->zs_what,
+			r->zs_classes, (long long)r->zs_n);
 		fprintf(f, "  top-1 %6.2f %%   (chance %.2f %%)\n", 100 * r->zs_top1, 100.0 / r->zs_classes);
 		fprintf(f, "  top-%d %6.2f %%   (chance %.2f %%)\n", k, 100 * r->zs_top5, 100.0 * k / r->zs_classes);
 	}
@@ -151,8 +155,8 @@ static void json_str(FILE *f, const char *s)
 
 static void json_ret(FILE *f, const char *p, const EvalRetrieval *x)
 {
-	fprintf(f, ",\"%s_r1\":%.6g,\"%s_r5\":%.6g,\"%s_r10\":%.6g,\"%s_medr\":%.6g,\"%s_meanr\":%.6g", p, x->r1, p, x->r5,
-		p, x->r10, p, x->median_rank, p, x->mean_rank);
+	fprintf(f, ",\"%s_r1\":%.6g,\"%s_r5\":%.6g,\"%s_r10\":%.6g,\"%s_medr\":%.6g,\"%s_meanr\":%.6g", p, x->r1, p,
+		x->r5, p, x->r10, p, x->median_rank, p, x->mean_rank);
 }
 
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source)
@@ -169,14 +173,16 @@ void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *so
 	json_ret(f, "v2t", &r->v2t);
 	json_ret(f, "chance", &r->chance);
 	if (r->has_rel)
-		fprintf(f, ",\"map_v2t\":%.6g,\"map_t2v\":%.6g,\"map_avg\":%.6g,\"ndcg_v2t\":%.6g,\"ndcg_t2v\":%.6g,"
-			   "\"ndcg_avg\":%.6g",
+		fprintf(f,
+			",\"map_v2t\":%.6g,\"map_t2v\":%.6g,\"map_avg\":%.6g,\"ndcg_v2t\":%.6g,\"ndcg_t2v\":%.6g,"
+			"\"ndcg_avg\":%.6g",
 			r->map_v2t, r->map_t2v, 0.5 * (r->map_v2t + r->map_t2v), r->ndcg_v2t, r->ndcg_t2v,
 			0.5 * (r->ndcg_v2t + r->ndcg_t2v));
 	if (r->has_zs) {
 		int k = r->zs_classes < 5 ? r->zs_classes : 5;
-		fprintf(f, ",\"zs_classes\":%d,\"zs_n\":%lld,\"zs_top1\":%.6g,\"zs_top5\":%.6g,\"zs_chance\":%.6g,"
-			   "\"zs_chance5\":%.6g,\"zs_what\":",
+		fprintf(f,
+			",\"zs_classes\":%d,\"zs_n\":%lld,\"zs_top1\":%.6g,\"zs_top5\":%.6g,\"zs_chance\":%.6g,"
+			"\"zs_chance5\":%.6g,\"zs_what\":",
 			r->zs_classes, (long long)r->zs_n, r->zs_top1, r->zs_top5, 1.0 / r->zs_classes,
 			(double)k / r->zs_classes);
 		json_str(f, r->zs_what);

@@ -18,19 +18,19 @@
 #define EVAL_EMBED_BLOCK 8
 
 typedef struct {
-	int64_t n;                       // samples evaluated
-	int64_t captions;                // distinct captions among them
-	int match_caption;               // hits: the sample itself (0) or any sample with its caption (1)
-	EvalRetrieval t2v, v2t, chance;  // chance: a random ranking of n candidates
-	int has_rel;                     // mAP / nDCG computed
+	int64_t n;                      // samples evaluated
+	int64_t captions;               // distinct captions among them
+	int match_caption;              // hits: the sample itself (0) or any sample with its caption (1)
+	EvalRetrieval t2v, v2t, chance; // chance: a random ranking of n candidates
+	int has_rel;                    // mAP / nDCG computed
 	double map_v2t, map_t2v, ndcg_v2t, ndcg_t2v;
 	int64_t rel_queries_v2t, rel_queries_t2v; // queries with a relevance-1 candidate (mAP)
-	int has_zs;                      // zero-shot classification computed
+	int has_zs;                               // zero-shot classification computed
 	int zs_classes;
-	int64_t zs_n;                    // labelled samples
-	double zs_top1, zs_top5;         // top-5: top-min(5, classes)
-	char zs_what[32];                // "action", "object", "caption" or "file"
-	double embed_s, total_s;         // seconds embedding, and all of it
+	int64_t zs_n;            // labelled samples
+	double zs_top1, zs_top5; // top-5: top-min(5, classes)
+	char zs_what[32];        // "action", "object", "caption" or "file"
+	double embed_s, total_s; // seconds embedding, and all of it
 } EvalReport;
 
 // Retrieval of n samples' videos against their captions from L2-normalized features vfeat,

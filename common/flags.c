@@ -25,7 +25,10 @@ static const FlagSpec *find_alias(const FlagSpec *t, int n, char c)
 	return NULL;
 }
 
-static int takes_value(const FlagSpec *f) { return f->type != FLAG_SWITCH && f->type != FLAG_SET; }
+static int takes_value(const FlagSpec *f)
+{
+	return f->type != FLAG_SWITCH && f->type != FLAG_SET;
+}
 
 // the index of v in "a|b|c", or -1
 static int choice_index(const char *choices, const char *v)
@@ -113,7 +116,10 @@ static int set_number(const FlagSpec *f, char *p, const char *v, char *err, size
 		bad = 1;
 	if (bad) {
 		snprintf(err, errlen, "--%s wants %s, got '%s'", f->name,
-			 f->type == FLAG_DOUBLE ? "a number" : f->type == FLAG_U64 ? "a non-negative integer" : "an integer", v);
+			 f->type == FLAG_DOUBLE ? "a number"
+			 : f->type == FLAG_U64  ? "a non-negative integer"
+						: "an integer",
+			 v);
 		return -EINVAL;
 	}
 	if ((f->lo != 0 || f->hi != 0) && (d < f->lo || d > f->hi)) {

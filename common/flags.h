@@ -23,15 +23,16 @@ typedef enum {
 enum { FLAG_NO_LOG = 1 }; // FlagSpec.attr: left out of flags_describe (modes such as --help)
 
 typedef struct {
-	const char *name;    // without the dashes
+	const char *name; // without the dashes
 	FlagType type;
-	size_t off, size;    // the field: offset in the config struct, its size (FLAG_AT)
-	double lo, hi;       // numeric bounds, both 0: unbounded; FLAG_SET: the value stored
-	const char *def;     // the default as text, set through the same parser (NULL: field left as is)
+	size_t off, size; // the field: offset in the config struct, its size (FLAG_AT)
+	double lo, hi;    // numeric bounds, both 0: unbounded; FLAG_SET: the value stored
+	const char *def;  // the default as text, set through the same parser (NULL: field left as is)
 	const char *help;
-	const char *choices; // FLAG_CHOICE, FLAG_ENUM: "a|b|c" (also the placeholder in --help: others show INT, NUM, STR)
-	char alias;          // a one-letter short form (-n, -j 4), 0: none
-	unsigned attr;       // FLAG_NO_LOG
+	const char
+		*choices; // FLAG_CHOICE, FLAG_ENUM: "a|b|c" (also the placeholder in --help: others show INT, NUM, STR)
+	char alias;       // a one-letter short form (-n, -j 4), 0: none
+	unsigned attr;    // FLAG_NO_LOG
 } FlagSpec;
 
 // offset and size of field f of struct type T, for FlagSpec.off/.size
@@ -55,13 +56,12 @@ const FlagSpec *flags_find(const FlagSpec *t, int n, const char *name);
 int flags_set(const FlagSpec *f, void *cfg, const char *value, char *err, size_t errlen);
 // Defaults, then argv[1..argc). 0; -EINVAL with one sentence in err (unknown flags name the
 // nearest table entry when one is close: "unknown flag --batchsize (did you mean --batch-size?)").
-int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, FlagRest *rest, char *err,
-		size_t errlen);
+int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, FlagRest *rest, char *err, size_t errlen);
 // Splits argv[*i] into name and value, consuming argv[*i + 1] when the flag takes one (a flag
 // the table does not name takes one, if there is one). *value NULL: written without one. Not a flag: 1 (a
 // positional argument, name unset). 0, or -EINVAL ("--x needs a value").
-int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen,
-		const char **value, char *err, size_t errlen);
+int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen, const char **value,
+		char *err, size_t errlen);
 // The flag lines of --help: "  --name TYPE   help (default D) [lo, hi]", help aligned in one
 // column and wrapped at 100. The characters written (as snprintf: may exceed len).
 int flags_help(const FlagSpec *t, int n, char *buf, size_t len);

@@ -13,9 +13,10 @@ enum { HELP_COL_MAX = 30, HELP_WIDTH = 100 };
 // "--name INT" (the value's placeholder says its type, the same in every program)
 static int left_part(const FlagSpec *f, char *buf, size_t len)
 {
-	static const char *const ph[] = {[FLAG_SWITCH] = "", [FLAG_SET] = "", [FLAG_INT] = " INT", [FLAG_I64] = " INT",
-					 [FLAG_U64] = " INT", [FLAG_DOUBLE] = " NUM", [FLAG_STRING] = " STR",
-					 [FLAG_STRPTR] = " STR", [FLAG_CHOICE] = " ", [FLAG_ENUM] = " "};
+	static const char *const ph[] = {
+		[FLAG_SWITCH] = "",  [FLAG_SET] = "",        [FLAG_INT] = " INT",    [FLAG_I64] = " INT",
+		[FLAG_U64] = " INT", [FLAG_DOUBLE] = " NUM", [FLAG_STRING] = " STR", [FLAG_STRPTR] = " STR",
+		[FLAG_CHOICE] = " ", [FLAG_ENUM] = " "};
 	char alias[8] = "";
 	if (f->alias)
 		snprintf(alias, sizeof alias, "-%c, ", f->alias);
@@ -28,7 +29,8 @@ static void help_text(const FlagSpec *f, char *buf, size_t len)
 	size_t n = (size_t)snprintf(buf, len, "%s", f->help ? f->help : "");
 	int numeric = f->type >= FLAG_INT && f->type <= FLAG_DOUBLE;
 	if (numeric && (f->lo != 0 || f->hi != 0) && n < len)
-		n += (size_t)snprintf(buf + n, len - n, f->hi >= 4294967295.0 ? " [%.15g, ...]" : " [%.15g, %.15g]", f->lo, f->hi);
+		n += (size_t)snprintf(buf + n, len - n, f->hi >= 4294967295.0 ? " [%.15g, ...]" : " [%.15g, %.15g]",
+				      f->lo, f->hi);
 	if (f->def && f->def[0] && f->type != FLAG_SET && n < len) {
 		const char *d = f->type == FLAG_SWITCH ? (strcmp(f->def, "0") ? "on" : "") : f->def;
 		if (*d)
@@ -114,7 +116,9 @@ int flags_describe(const FlagSpec *t, int n, const void *cfg, char *buf, size_t 
 			break;
 		case FLAG_SWITCH:
 		case FLAG_INT: snprintf(one, sizeof one, "%s%s=%d", sep, f->name, *(const int *)p); break;
-		case FLAG_I64: snprintf(one, sizeof one, "%s%s=%lld", sep, f->name, (long long)*(const int64_t *)p); break;
+		case FLAG_I64:
+			snprintf(one, sizeof one, "%s%s=%lld", sep, f->name, (long long)*(const int64_t *)p);
+			break;
 		case FLAG_U64:
 			snprintf(one, sizeof one, "%s%s=%llu", sep, f->name, (unsigned long long)*(const uint64_t *)p);
 			break;

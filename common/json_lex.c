@@ -13,8 +13,13 @@
 
 void json_lex_init(JsonLex *j, const void *buf, size_t n, long base, const char *what, char *err, size_t errlen)
 {
-	*j = (JsonLex){.p = buf, .start = buf, .end = (const char *)buf + n, .base = base, .what = what,
-		       .err = err, .errlen = errlen};
+	*j = (JsonLex){.p = buf,
+		       .start = buf,
+		       .end = (const char *)buf + n,
+		       .base = base,
+		       .what = what,
+		       .err = err,
+		       .errlen = errlen};
 	if (err && errlen)
 		err[0] = 0;
 }
@@ -63,7 +68,8 @@ int json_accept(JsonLex *j, char ch)
 
 int json_expect(JsonLex *j, char ch)
 {
-	return json_accept(j, ch) ? 0 : json_fail(j, "malformed %s at byte %ld: expected '%c'", j->what, json_at(j), ch);
+	return json_accept(j, ch) ? 0
+				  : json_fail(j, "malformed %s at byte %ld: expected '%c'", j->what, json_at(j), ch);
 }
 
 static int hex4(JsonLex *j, unsigned *v)
@@ -71,7 +77,9 @@ static int hex4(JsonLex *j, unsigned *v)
 	*v = 0;
 	for (int k = 0; k < 4; k++, j->p++) {
 		char c = j->p < j->end ? *j->p : 0;
-		int d = c >= '0' && c <= '9' ? c - '0' : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10 : -1;
+		int d = c >= '0' && c <= '9'                     ? c - '0'
+			: (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+								 : -1;
 		if (d < 0)
 			return json_fail(j, "malformed \\u escape at byte %ld", json_at(j));
 		*v = *v * 16 + (unsigned)d;
@@ -91,7 +99,8 @@ static size_t utf8_put(unsigned cp, char *o)
 		return 2;
 	}
 	if (cp < 0x10000) {
-		o[0] = (char)(0xe0 | cp >> 12), o[1] = (char)(0x80 | (cp >> 6 & 0x3f)), o[2] = (char)(0x80 | (cp & 0x3f));
+		o[0] = (char)(0xe0 | cp >> 12), o[1] = (char)(0x80 | (cp >> 6 & 0x3f)),
+		o[2] = (char)(0x80 | (cp & 0x3f));
 		return 3;
 	}
 	o[0] = (char)(0xf0 | cp >> 18), o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
@@ -111,7 +120,9 @@ static int escape(JsonLex *j, unsigned *cp, int flags)
 	case 'r': *cp = '\r'; return 0;
 	case 'b': *cp = '\b'; return 0;
 	case 'f': *cp = '\f'; return 0;
-	case '"': case '\\': case '/': *cp = (unsigned char)c; return 0;
+	case '"':
+	case '\\':
+	case '/': *cp = (unsigned char)c; return 0;
 	case 'u': break;
 	default: return json_fail(j, "unknown escape \\%c at byte %ld", c, json_at(j) - 1);
 	}

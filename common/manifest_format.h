@@ -17,26 +17,26 @@
 #define MANIFEST_VERSION 2u
 
 typedef struct {
-	char magic[8];          // MANIFEST_MAGIC, no NUL
-	uint32_t version;       // MANIFEST_VERSION
-	uint32_t header_size;   // sizeof(ManifestHeader)
-	uint64_t file_size;     // whole file, to detect truncation
-	uint32_t header_crc;    // CRC-32 of these header_size bytes with this field zero
-	uint32_t data_crc;      // CRC-32 of bytes [header_size, file_size)
+	char magic[8];                                  // MANIFEST_MAGIC, no NUL
+	uint32_t version;                               // MANIFEST_VERSION
+	uint32_t header_size;                           // sizeof(ManifestHeader)
+	uint64_t file_size;                             // whole file, to detect truncation
+	uint32_t header_crc;                            // CRC-32 of these header_size bytes with this field zero
+	uint32_t data_crc;                              // CRC-32 of bytes [header_size, file_size)
 	uint32_t n_videos, n_chunks, n_shards, context; // context: token ids per caption (77)
 	uint64_t n_samples, n_keyframes;
-	uint32_t vocab_size;    // every token id < vocab_size
-	uint32_t chunk_ms;      // nominal chunk length (the last chunk of a video is shorter)
-	uint32_t short_side;    // chunks' short side in pixels (0: images only)
+	uint32_t vocab_size; // every token id < vocab_size
+	uint32_t chunk_ms;   // nominal chunk length (the last chunk of a video is shorter)
+	uint32_t short_side; // chunks' short side in pixels (0: images only)
 	uint32_t reserved0;
 	uint64_t strings_off, strings_size; // NUL-terminated strings back to back
-	uint64_t videos_off;    // ManifestVideo[n_videos]
-	uint64_t chunks_off;    // ManifestChunk[n_chunks], each video's chunks consecutive, in time order
-	uint64_t keyframes_off; // uint32_t[n_keyframes]: frame numbers, each chunk's slice ascending
-	uint64_t shards_off;    // ManifestShard[n_shards]
-	uint64_t samples_off;   // ManifestSample[n_samples]
-	uint64_t tokens_off;    // uint16_t[n_samples][context], padded with 0 after <|endoftext|>
-	uint64_t packets_off;   // ManifestPacket[n_packets]: each indexed chunk's packets in decode order
+	uint64_t videos_off;                // ManifestVideo[n_videos]
+	uint64_t chunks_off;                // ManifestChunk[n_chunks], each video's chunks consecutive, in time order
+	uint64_t keyframes_off;             // uint32_t[n_keyframes]: frame numbers, each chunk's slice ascending
+	uint64_t shards_off;                // ManifestShard[n_shards]
+	uint64_t samples_off;               // ManifestSample[n_samples]
+	uint64_t tokens_off;                // uint16_t[n_samples][context], padded with 0 after <|endoftext|>
+	uint64_t packets_off;               // ManifestPacket[n_packets]: each indexed chunk's packets in decode order
 	uint64_t n_packets;
 	uint64_t configs_off, configs_size; // codec configuration bytes (H.264 avcC) chunks point into
 	uint64_t reserved[2];
@@ -50,20 +50,20 @@ typedef struct {
 } ManifestVideo;
 
 typedef struct {
-	uint64_t path_off;        // string table
-	uint64_t kf_first;        // first index into the keyframe array
-	uint32_t kf_count;        // keyframes of this chunk (>= 1: frame 0 is one)
-	uint32_t video;           // ManifestVideo index
-	uint32_t start_ms;        // chunk start in the source video
-	uint32_t n_frames;        // decodable frames (exact)
+	uint64_t path_off;         // string table
+	uint64_t kf_first;         // first index into the keyframe array
+	uint32_t kf_count;         // keyframes of this chunk (>= 1: frame 0 is one)
+	uint32_t video;            // ManifestVideo index
+	uint32_t start_ms;         // chunk start in the source video
+	uint32_t n_frames;         // decodable frames (exact)
 	uint32_t fps_num, fps_den; // constant frame rate
 	uint16_t width, height;
-	uint32_t codec;           // MANIFEST_CODEC_*: NONE = no packet index (the loader demuxes the file)
-	uint64_t pkt_first;       // packet index: packets pkt_first .. pkt_first + pkt_count - 1
-	uint32_t pkt_count;       // n_frames when indexed, else 0
-	uint32_t config_size;     // codec configuration: configs section bytes [config_off, +config_size)
+	uint32_t codec;       // MANIFEST_CODEC_*: NONE = no packet index (the loader demuxes the file)
+	uint64_t pkt_first;   // packet index: packets pkt_first .. pkt_first + pkt_count - 1
+	uint32_t pkt_count;   // n_frames when indexed, else 0
+	uint32_t config_size; // codec configuration: configs section bytes [config_off, +config_size)
 	uint64_t config_off;
-	uint64_t file_size;       // bytes of the chunk file the index describes (0 when not indexed)
+	uint64_t file_size; // bytes of the chunk file the index describes (0 when not indexed)
 } ManifestChunk;
 
 #define MANIFEST_CODEC_NONE 0u
@@ -74,13 +74,13 @@ typedef struct {
 // position i shows frame i and every packet before it shows an earlier frame, so decoding from a
 // KEY packet after a flush reaches every frame up to the next one.
 #define MANIFEST_MAX_INDEXED_FRAMES 65536u // ManifestPacket.frame is 16 bits
-#define MANIFEST_PKT_KEY 1u // an IDR picture: decoding may start here
-#define MANIFEST_PKT_REF 2u // other pictures may reference it (nal_ref_idc != 0)
+#define MANIFEST_PKT_KEY 1u                // an IDR picture: decoding may start here
+#define MANIFEST_PKT_REF 2u                // other pictures may reference it (nal_ref_idc != 0)
 typedef struct {
 	uint32_t offset; // byte offset in the chunk file
 	uint32_t size;
-	uint16_t frame;  // display frame number within the chunk
-	uint16_t flags;  // MANIFEST_PKT_*
+	uint16_t frame; // display frame number within the chunk
+	uint16_t flags; // MANIFEST_PKT_*
 } ManifestPacket;
 
 typedef struct {

@@ -1,7 +1,7 @@
 // Dataset manifest reader: mmap, then header and table validation so that every accessor
 // can index without further checks; bad files produce an error line, never a fault.
 #include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
-#include "errbuf.h" // defines: err_fmt
+#include "errbuf.h"          // defines: err_fmt
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,11 +20,14 @@ struct Manifest {
 	size_t size;
 	int borrowed; // base belongs to the caller (manifest_open_mem)
 	const ManifestHeader *h;
-	uint8_t *seen; // scratch of the packet index check at open (MANIFEST_MAX_INDEXED_FRAMES bytes)
+	uint8_t *seen;  // scratch of the packet index check at open (MANIFEST_MAX_INDEXED_FRAMES bytes)
 	char dir[4096]; // folder of the manifest, for relative paths
 };
 
-const ManifestHeader *manifest_header(const Manifest *m) { return m->h; }
+const ManifestHeader *manifest_header(const Manifest *m)
+{
+	return m->h;
+}
 const ManifestVideo *manifest_video(const Manifest *m, uint32_t i)
 {
 	return (const ManifestVideo *)(m->base + m->h->videos_off) + i;
@@ -92,8 +95,7 @@ uint64_t manifest_clip_frames(const Manifest *m, const ManifestSample *s)
 	return n + s->clip.frame_end - s->clip.frame_begin;
 }
 
-int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk,
-			 uint32_t *frame)
+int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk, uint32_t *frame)
 {
 	if (s->kind != MANIFEST_KIND_CLIP || k >= manifest_clip_frames(m, s))
 		return -EINVAL;
@@ -127,15 +129,17 @@ static int check_index(Manifest *m, uint32_t i, const ManifestChunk *c, const ui
 	const ManifestHeader *h = m->h;
 	if (c->codec == MANIFEST_CODEC_NONE) {
 		if (c->pkt_count || c->config_size)
-			return err_fmt(err, errlen, -EBADMSG, "chunk %u: packets or codec configuration without a codec", i);
+			return err_fmt(err, errlen, -EBADMSG,
+				       "chunk %u: packets or codec configuration without a codec", i);
 		return 0;
 	}
 	if (c->pkt_first > h->n_packets || c->pkt_count > h->n_packets - c->pkt_first ||
 	    c->config_off > h->configs_size || c->config_size > h->configs_size - c->config_off)
-		return err_fmt(err, errlen, -EBADMSG, "chunk %u: packet or codec configuration range outside its section", i);
+		return err_fmt(err, errlen, -EBADMSG,
+			       "chunk %u: packet or codec configuration range outside its section", i);
 	if (c->pkt_count != c->n_frames || c->n_frames > MANIFEST_MAX_INDEXED_FRAMES)
-		return err_fmt(err, errlen, -EBADMSG, "chunk %u: packet index of %u packets for %u frames (at most %u)", i,
-			    c->pkt_count, c->n_frames, MANIFEST_MAX_INDEXED_FRAMES);
+		return err_fmt(err, errlen, -EBADMSG, "chunk %u: packet index of %u packets for %u frames (at most %u)",
+			       i, c->pkt_count, c->n_frames, MANIFEST_MAX_INDEXED_FRAMES);
 	if (!m->seen && !(m->seen = malloc(MANIFEST_MAX_INDEXED_FRAMES)))
 		return err_fmt(err, errlen, -ENOMEM, "out of memory checking chunk %u", i);
 	const char *why = manifest_packets_check(c, kf, manifest_packets_of(m, c), m->seen);
@@ -146,31 +150,35 @@ static int validate(Manifest *m, char *err, size_t errlen)
 {
 	const ManifestHeader *h = m->h;
 	if (m->size < 16 || memcmp(h->magic, MANIFEST_MAGIC, 8) != 0)
-		return err_fmt(err, errlen, -EBADMSG, "not a manifest (magic is not %s; annotations such as a CSV become a manifest with tools/prep)", MANIFEST_MAGIC);
+		return err_fmt(
+			err, errlen, -EBADMSG,
+			"not a manifest (magic is not %s; annotations such as a CSV become a manifest with tools/prep)",
+			MANIFEST_MAGIC);
 	if (h->version == 1)
 		return err_fmt(err, errlen, -EPROTONOSUPPORT,
-			    "manifest version 1 has no packet index, this build reads version %u: convert it with "
-			    "tools/prep --upgrade FILE (chunks are indexed, not re-encoded)", MANIFEST_VERSION);
+			       "manifest version 1 has no packet index, this build reads version %u: convert it with "
+			       "tools/prep --upgrade FILE (chunks are indexed, not re-encoded)",
+			       MANIFEST_VERSION);
 	if (h->version != MANIFEST_VERSION)
 		return err_fmt(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
-			    h->version, MANIFEST_VERSION);
+			       h->version, MANIFEST_VERSION);
 	if (h->header_size != sizeof(ManifestHeader))
 		return err_fmt(err, errlen, -EBADMSG, "header size %u, version %u has %zu", h->header_size,
-			    MANIFEST_VERSION, sizeof(ManifestHeader));
+			       MANIFEST_VERSION, sizeof(ManifestHeader));
 	if (m->size < sizeof(ManifestHeader))
 		return err_fmt(err, errlen, -EBADMSG, "truncated: %zu bytes, the header alone is %zu", m->size,
-			    sizeof(ManifestHeader));
+			       sizeof(ManifestHeader));
 	ManifestHeader copy = *h;
 	copy.header_crc = 0;
 	if (manifest_crc32(0, &copy, sizeof(copy)) != h->header_crc)
 		return err_fmt(err, errlen, -EBADMSG, "header checksum mismatch (corrupt header)");
 	if (h->file_size != m->size)
 		return err_fmt(err, errlen, -EBADMSG, "%s: header says %llu bytes, file has %zu",
-			    h->file_size > m->size ? "truncated" : "trailing bytes",
-			    (unsigned long long)h->file_size, m->size);
+			       h->file_size > m->size ? "truncated" : "trailing bytes",
+			       (unsigned long long)h->file_size, m->size);
 	if (h->context < 2 || h->vocab_size < 3 || h->vocab_size > 65536)
 		return err_fmt(err, errlen, -EBADMSG, "context %u / vocabulary %u out of range", h->context,
-			    h->vocab_size);
+			       h->vocab_size);
 	struct {
 		const char *name;
 		uint64_t off, count, elem;
@@ -186,7 +194,7 @@ static int validate(Manifest *m, char *err, size_t errlen)
 	for (size_t i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
 		if (!section_ok(h, sec[i].off, sec[i].count, sec[i].elem))
 			return err_fmt(err, errlen, -EBADMSG, "%s section (offset %llu, %llu records) outside the file",
-				    sec[i].name, (unsigned long long)sec[i].off, (unsigned long long)sec[i].count);
+				       sec[i].name, (unsigned long long)sec[i].off, (unsigned long long)sec[i].count);
 	const char *str = (const char *)m->base + h->strings_off;
 	if (h->strings_size && str[h->strings_size - 1] != 0)
 		return err_fmt(err, errlen, -EBADMSG, "string table not terminated");
@@ -199,18 +207,22 @@ static int validate(Manifest *m, char *err, size_t errlen)
 	for (uint32_t i = 0; i < h->n_chunks; i++) {
 		const ManifestChunk *c = manifest_chunk(m, i);
 		if (c->path_off >= h->strings_size || c->video >= h->n_videos || !c->n_frames || !c->kf_count ||
-		    c->kf_first > h->n_keyframes || c->kf_count > h->n_keyframes - c->kf_first || !c->width || !c->height)
-			return err_fmt(err, errlen, -EBADMSG, "chunk %u: bad path, video, frame count, size or keyframe range", i);
+		    c->kf_first > h->n_keyframes || c->kf_count > h->n_keyframes - c->kf_first || !c->width ||
+		    !c->height)
+			return err_fmt(err, errlen, -EBADMSG,
+				       "chunk %u: bad path, video, frame count, size or keyframe range", i);
 		// the loader turns frame numbers into timestamps with this rate: it must be plausible
 		// and agree with the chunk length (a wrong one made seeks land short, over and over)
 		double fps = c->fps_den ? (double)c->fps_num / c->fps_den : 0;
-		if (c->fps_num > MANIFEST_MAX_FPS_TERM || c->fps_den > MANIFEST_MAX_FPS_TERM || !(fps >= 0.01 && fps <= 1000))
-			return err_fmt(err, errlen, -EBADMSG, "chunk %u: frame rate %u/%u outside 0.01..1000 fps", i, c->fps_num,
-				    c->fps_den);
+		if (c->fps_num > MANIFEST_MAX_FPS_TERM || c->fps_den > MANIFEST_MAX_FPS_TERM ||
+		    !(fps >= 0.01 && fps <= 1000))
+			return err_fmt(err, errlen, -EBADMSG, "chunk %u: frame rate %u/%u outside 0.01..1000 fps", i,
+				       c->fps_num, c->fps_den);
 		if (h->chunk_ms && c->n_frames / fps > h->chunk_ms / 1000.0 + 1.0)
-			return err_fmt(err, errlen, -EBADMSG,
-				    "chunk %u: %u frames at %u/%u fps last %.1f s, longer than the %.1f-s chunks of this manifest", i,
-				    c->n_frames, c->fps_num, c->fps_den, c->n_frames / fps, h->chunk_ms / 1000.0);
+			return err_fmt(
+				err, errlen, -EBADMSG,
+				"chunk %u: %u frames at %u/%u fps last %.1f s, longer than the %.1f-s chunks of this manifest",
+				i, c->n_frames, c->fps_num, c->fps_den, c->n_frames / fps, h->chunk_ms / 1000.0);
 		const ManifestVideo *v = manifest_video(m, c->video);
 		if (i < v->first_chunk || i >= v->first_chunk + v->n_chunks)
 			return err_fmt(err, errlen, -EBADMSG, "chunk %u: not in its video's chunk range", i);
@@ -220,7 +232,8 @@ static int validate(Manifest *m, char *err, size_t errlen)
 			return err_fmt(err, errlen, -EBADMSG, "chunk %u: first keyframe is %u, not 0", i, kf[0]);
 		for (uint32_t k = 1; k < nk; k++)
 			if (kf[k] <= kf[k - 1] || kf[k] >= c->n_frames)
-				return err_fmt(err, errlen, -EBADMSG, "chunk %u: keyframes not ascending within the chunk", i);
+				return err_fmt(err, errlen, -EBADMSG,
+					       "chunk %u: keyframes not ascending within the chunk", i);
 		int rc = check_index(m, i, c, kf, err, errlen);
 		if (rc)
 			return rc;
@@ -231,7 +244,8 @@ static int validate(Manifest *m, char *err, size_t errlen)
 	for (uint64_t i = 0; i < h->n_samples; i++) {
 		const ManifestSample *s = manifest_sample(m, i);
 		if (s->n_tokens < 2 || s->n_tokens > h->context)
-			return err_fmt(err, errlen, -EBADMSG, "sample %llu: %u tokens", (unsigned long long)i, s->n_tokens);
+			return err_fmt(err, errlen, -EBADMSG, "sample %llu: %u tokens", (unsigned long long)i,
+				       s->n_tokens);
 		if (s->kind == MANIFEST_KIND_CLIP) {
 			uint32_t c0 = s->clip.chunk_first, c1 = s->clip.chunk_last;
 			if (s->source >= h->n_videos || c0 > c1 || c1 >= h->n_chunks ||
@@ -240,14 +254,16 @@ static int validate(Manifest *m, char *err, size_t errlen)
 			    s->clip.frame_end > manifest_chunk(m, c1)->n_frames || s->clip.frame_end == 0 ||
 			    (c0 == c1 && s->clip.frame_end <= s->clip.frame_begin))
 				return err_fmt(err, errlen, -EBADMSG, "sample %llu: chunk or frame range out of range",
-					    (unsigned long long)i);
+					       (unsigned long long)i);
 		} else if (s->kind == MANIFEST_KIND_IMAGE) {
 			const ManifestShard *sh = s->source < h->n_shards ? manifest_shard(m, s->source) : NULL;
-			if (!sh || !s->image.length || s->image.offset > sh->size || s->image.length > sh->size - s->image.offset)
+			if (!sh || !s->image.length || s->image.offset > sh->size ||
+			    s->image.length > sh->size - s->image.offset)
 				return err_fmt(err, errlen, -EBADMSG, "sample %llu: shard or byte range out of range",
-					    (unsigned long long)i);
+					       (unsigned long long)i);
 		} else {
-			return err_fmt(err, errlen, -EBADMSG, "sample %llu: unknown kind %u", (unsigned long long)i, s->kind);
+			return err_fmt(err, errlen, -EBADMSG, "sample %llu: unknown kind %u", (unsigned long long)i,
+				       s->kind);
 		}
 	}
 	return 0;
@@ -368,8 +384,9 @@ int manifest_check_data(const Manifest *m, char *err, size_t errlen)
 		return 0;
 	for (uint64_t k = 0; k < n; k++)
 		if (all[k] >= h->vocab_size)
-			return err_fmt(err, errlen, -EBADMSG, "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
-				    (unsigned long long)(k / h->context), (unsigned long long)(k % h->context), all[k],
-				    h->vocab_size);
+			return err_fmt(err, errlen, -EBADMSG,
+				       "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
+				       (unsigned long long)(k / h->context), (unsigned long long)(k % h->context),
+				       all[k], h->vocab_size);
 	return 0;
 }

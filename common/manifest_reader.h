@@ -42,8 +42,7 @@ uint32_t manifest_keyframe_at_or_before(const Manifest *m, uint32_t chunk, uint3
 uint64_t manifest_clip_frames(const Manifest *m, const ManifestSample *s);
 // k-th frame of a clip (0 <= k < manifest_clip_frames) as chunk index and frame in it;
 // -EINVAL when k is out of range or s is not a clip
-int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk,
-			 uint32_t *frame);
+int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk, uint32_t *frame);
 // full check of the data: data checksum and every token id < vocab_size
 int manifest_check_data(const Manifest *m, char *err, size_t errlen);
 // manifest_open and manifest_check_data: what a program that reads samples uses, so that a

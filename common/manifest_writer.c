@@ -34,7 +34,7 @@ struct ManifestWriter {
 	uint32_t context, vocab_size, chunk_ms, short_side;
 	Vec strings; // (bytes)
 	Vec videos, chunks, keyframes, shards, samples, tokens;
-	Vec packets, configs; // configs: (bytes)
+	Vec packets, configs;                       // configs: (bytes)
 	uint64_t last_config_off, last_config_size; // identical configurations are stored once
 };
 
@@ -65,8 +65,8 @@ void manifest_writer_free(ManifestWriter *w)
 {
 	if (!w)
 		return;
-	Vec *v[] = {&w->strings, &w->videos, &w->chunks, &w->keyframes, &w->shards, &w->samples, &w->tokens,
-		    &w->packets, &w->configs};
+	Vec *v[] = {&w->strings, &w->videos, &w->chunks,  &w->keyframes, &w->shards,
+		    &w->samples, &w->tokens, &w->packets, &w->configs};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		free(v[i]->data);
 	free(w);
@@ -94,17 +94,19 @@ int64_t manifest_add_video(ManifestWriter *w, const char *name, uint64_t duratio
 	ManifestVideo *v = vec_push(&w->videos);
 	if (!v)
 		return -ENOMEM;
-	*v = (ManifestVideo){.name_off = (uint64_t)off, .first_chunk = (uint32_t)w->chunks.n, .n_chunks = 0,
+	*v = (ManifestVideo){.name_off = (uint64_t)off,
+			     .first_chunk = (uint32_t)w->chunks.n,
+			     .n_chunks = 0,
 			     .duration_ms = duration_ms};
 	return (int64_t)w->videos.n - 1;
 }
 
-int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, uint32_t start_ms,
-			   uint32_t n_frames, uint32_t fps_num, uint32_t fps_den, uint16_t width,
-			   uint16_t height, const uint32_t *keyframes, uint32_t n_keyframes)
+int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, uint32_t start_ms, uint32_t n_frames,
+			   uint32_t fps_num, uint32_t fps_den, uint16_t width, uint16_t height,
+			   const uint32_t *keyframes, uint32_t n_keyframes)
 {
-	if (video >= w->videos.n || !path || !*path || n_frames == 0 || !fps_num || !fps_den || !width ||
-	    !height || n_keyframes == 0 || keyframes[0] != 0)
+	if (video >= w->videos.n || !path || !*path || n_frames == 0 || !fps_num || !fps_den || !width || !height ||
+	    n_keyframes == 0 || keyframes[0] != 0)
 		return -EINVAL;
 	ManifestVideo *v = (ManifestVideo *)w->videos.data + video;
 	// a video's chunks are consecutive: only the last video may still grow
@@ -126,9 +128,16 @@ int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, 
 	ManifestChunk *c = vec_push(&w->chunks);
 	if (!c)
 		return -ENOMEM;
-	*c = (ManifestChunk){.path_off = (uint64_t)off, .kf_first = kf_first, .kf_count = n_keyframes,
-			     .video = video, .start_ms = start_ms, .n_frames = n_frames, .fps_num = fps_num,
-			     .fps_den = fps_den, .width = width, .height = height};
+	*c = (ManifestChunk){.path_off = (uint64_t)off,
+			     .kf_first = kf_first,
+			     .kf_count = n_keyframes,
+			     .video = video,
+			     .start_ms = start_ms,
+			     .n_frames = n_frames,
+			     .fps_num = fps_num,
+			     .fps_den = fps_den,
+			     .width = width,
+			     .height = height};
 	v->n_chunks++;
 	return (int64_t)w->chunks.n - 1;
 }
@@ -248,8 +257,7 @@ int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_firs
 	return (int64_t)w->samples.n - 1;
 }
 
-int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length,
-			   const int32_t *tokens)
+int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length, const int32_t *tokens)
 {
 	if (shard >= w->shards.n || length == 0)
 		return -EINVAL;
@@ -264,7 +272,10 @@ int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, u
 	return (int64_t)w->samples.n - 1;
 }
 
-static uint64_t align8(uint64_t x) { return (x + 7) & ~(uint64_t)7; }
+static uint64_t align8(uint64_t x)
+{
+	return (x + 7) & ~(uint64_t)7;
+}
 
 static int write_all(int fd, const void *buf, size_t n)
 {
@@ -324,9 +335,9 @@ int manifest_write(ManifestWriter *w, const char *path)
 	struct {
 		uint64_t *off;
 		const Vec *v;
-	} sec[] = {{&h.strings_off, &w->strings}, {&h.videos_off, &w->videos}, {&h.chunks_off, &w->chunks},
-		   {&h.keyframes_off, &w->keyframes}, {&h.shards_off, &w->shards}, {&h.samples_off, &w->samples},
-		   {&h.tokens_off, &w->tokens}, {&h.packets_off, &w->packets}, {&h.configs_off, &w->configs}};
+	} sec[] = {{&h.strings_off, &w->strings},     {&h.videos_off, &w->videos},   {&h.chunks_off, &w->chunks},
+		   {&h.keyframes_off, &w->keyframes}, {&h.shards_off, &w->shards},   {&h.samples_off, &w->samples},
+		   {&h.tokens_off, &w->tokens},       {&h.packets_off, &w->packets}, {&h.configs_off, &w->configs}};
 	enum { NSEC = sizeof(sec) / sizeof(sec[0]) };
 	uint64_t pos = sizeof(h);
 	for (int i = 0; i < NSEC; i++) {

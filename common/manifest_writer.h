@@ -19,9 +19,9 @@ void manifest_writer_free(ManifestWriter *w);
 // Each add returns the new record's index (>= 0) or -EINVAL / -ENOMEM.
 int64_t manifest_add_video(ManifestWriter *w, const char *name, uint64_t duration_ms);
 // chunks of a video are added consecutively, in time order; keyframes ascending, first 0
-int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, uint32_t start_ms,
-			   uint32_t n_frames, uint32_t fps_num, uint32_t fps_den, uint16_t width,
-			   uint16_t height, const uint32_t *keyframes, uint32_t n_keyframes);
+int64_t manifest_add_chunk(ManifestWriter *w, uint32_t video, const char *path, uint32_t start_ms, uint32_t n_frames,
+			   uint32_t fps_num, uint32_t fps_den, uint16_t width, uint16_t height,
+			   const uint32_t *keyframes, uint32_t n_keyframes);
 // Gives chunk its packet index (packets in decode order, one per frame; see ManifestPacket), the
 // codec configuration bytes (stored once while consecutive chunks share them) and the size of the
 // file it describes. 0, or -EINVAL when inconsistent (manifest_packets_check) / -ENOMEM.
@@ -32,8 +32,7 @@ int64_t manifest_add_shard(ManifestWriter *w, const char *path, uint64_t size);
 // tokens: (context) ids as bpe_tokenize writes them
 int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_first, uint32_t frame_begin,
 			  uint32_t chunk_last, uint32_t frame_end, const int32_t *tokens);
-int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length,
-			   const int32_t *tokens);
+int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length, const int32_t *tokens);
 
 // Writes path atomically (path.tmp.<pid>, fsync, rename; temps of writers that died are removed
 // first). Returns 0 or -errno.

@@ -50,7 +50,10 @@ uint32_t rng_next_u32(RngStream *s)
 	return s->buf[s->used++];
 }
 
-float rng_next_float(RngStream *s) { return (float)(rng_next_u32(s) >> 8) * (1.0f / 16777216.0f); }
+float rng_next_float(RngStream *s)
+{
+	return (float)(rng_next_u32(s) >> 8) * (1.0f / 16777216.0f);
+}
 
 uint32_t rng_next_below(RngStream *s, uint32_t n)
 {

@@ -61,7 +61,8 @@ int kern_ctx_memory(const KernCtx *ctx, KMemInfo *out)
 	if (!ctx || !out)
 		return -EINVAL;
 	KernDev *d = ctx->dev;
-	*out = (KMemInfo){.tensor_bytes = (size_t)atomic_load(&d->mem_bytes), .tensor_peak = (size_t)atomic_load(&d->mem_peak)};
+	*out = (KMemInfo){.tensor_bytes = (size_t)atomic_load(&d->mem_bytes),
+			  .tensor_peak = (size_t)atomic_load(&d->mem_peak)};
 	return d->be->mem_info ? d->be->mem_info(d, &out->device_free, &out->device_total) : -ENOTSUP;
 }
 

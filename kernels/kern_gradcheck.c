@@ -53,8 +53,8 @@ double kgc_dot(const KTensor *a, const KTensor *b)
 	return s;
 }
 
-int kgc_check(const char *name, KTensor *x, const KTensor *grad, double (*f)(void *), void *arg, double h,
-	      double atol, double rtol)
+int kgc_check(const char *name, KTensor *x, const KTensor *grad, double (*f)(void *), void *arg, double h, double atol,
+	      double rtol)
 {
 	int64_t n = kern_numel(x), worst = -1;
 	double worst_ratio = 0, wa = 0, wn = 0;

@@ -15,8 +15,8 @@ void kgc_set(KTensor *t, int64_t i, double v);
 double kgc_dot(const KTensor *a, const KTensor *b);
 // For every element of x: numeric = (f(x+h) - f(x-h)) / 2h against grad (the backward op's
 // result). Prints the worst element; returns 0 when every |a-n| <= atol + rtol*|n|, else -1.
-int kgc_check(const char *name, KTensor *x, const KTensor *grad, double (*f)(void *), void *arg, double h,
-	      double atol, double rtol);
+int kgc_check(const char *name, KTensor *x, const KTensor *grad, double (*f)(void *), void *arg, double h, double atol,
+	      double rtol);
 // max |a - b| / max(max|b|, 1e-30) over two tensors of equal numel (any float dtypes)
 double kgc_maxdiff(const KTensor *a, const KTensor *b);
 // a zeroed tensor of the same shape with the given dtype

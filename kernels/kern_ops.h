@@ -401,27 +401,45 @@ typedef enum { KFCCO_V0 = 0, KFCCO_V1 = 1, KFCCO_V2 = 2, KFCCO_V3 = 3 } KFccoVer
 // the pack one sample contributes to the all-gather (B or N rows of kern_fcco_pack_width floats:
 // 2 for v0/v1/v3 (U1, U2), 12 for v2), in this order
 enum {
-	KFCCO_P_U1 = 0, KFCCO_P_U2, KFCCO_P_TAU1, KFCCO_P_TAU2, KFCCO_P_B1, KFCCO_P_B2,
-	KFCCO_P_TAU1_OLD, KFCCO_P_TAU2_OLD, KFCCO_P_M1, KFCCO_P_M2, KFCCO_P_V1, KFCCO_P_V2,
+	KFCCO_P_U1 = 0,
+	KFCCO_P_U2,
+	KFCCO_P_TAU1,
+	KFCCO_P_TAU2,
+	KFCCO_P_B1,
+	KFCCO_P_B2,
+	KFCCO_P_TAU1_OLD,
+	KFCCO_P_TAU2_OLD,
+	KFCCO_P_M1,
+	KFCCO_P_M2,
+	KFCCO_P_V1,
+	KFCCO_P_V2,
 };
 // the per-sample table (n, kern_fcco_table_width) STAT, one row per dataset sample: 2 columns
 // (U1, U2; start 0) for v0/v1/v3, 10 for v2 (TAU start at the initial τ, the rest at 0)
 enum {
-	KFCCO_T_U1 = 0, KFCCO_T_U2, KFCCO_T_TAU1, KFCCO_T_TAU2, KFCCO_T_B1, KFCCO_T_B2,
-	KFCCO_T_M1, KFCCO_T_M2, KFCCO_T_V1, KFCCO_T_V2,
+	KFCCO_T_U1 = 0,
+	KFCCO_T_U2,
+	KFCCO_T_TAU1,
+	KFCCO_T_TAU2,
+	KFCCO_T_B1,
+	KFCCO_T_B2,
+	KFCCO_T_M1,
+	KFCCO_T_M2,
+	KFCCO_T_V1,
+	KFCCO_T_V2,
 };
 int kern_fcco_pack_width(KFccoVersion v);
 int kern_fcco_table_width(KFccoVersion v);
 
 typedef struct {
 	KFccoVersion version;
-	double gamma;     // inner rate of this step (the epoch's γ)
-	double eps;       // ε in u + ε
-	double rho;       // ρ of v2's τ gradient and v3's RGCL-g objective
+	double gamma; // inner rate of this step (the epoch's γ)
+	double eps;   // ε in u + ε
+	double rho;   // ρ of v2's τ gradient and v3's RGCL-g objective
 	// v2's per-sample τ update (FastCLIPLossIndividual)
 	double lr_tau, beta1, beta2, eps_tau; // beta1/2 as the epoch uses them (0 in epoch 0)
 	double tau_min, tau_max, grad_clamp;
-	int epoch;        // bias correction 1 − β^(epoch+1)
+	int epoch; // bias correction 1 − β^(epoch+1)
 } KFccoParams;
 
 // The local phase (fastclip_local): for each local anchor i with sample id = ids[i], row r = offset+i,
@@ -446,8 +464,7 @@ int kern_fcco_local(KernCtx *ctx, const KContrastBatch *b, const KTensor *ids, c
 // ids_all[r] gets the pack's U1, U2 (v2 also TAU, B, M, V); a later r wins when ids repeat (a
 // device must resolve duplicates so, not by racing). ids_all (N) I64, pack_all (N, pack width).
 // An id outside [0, n) latches -ERANGE ("fcco_scatter") and nothing is written.
-int kern_fcco_scatter(KernCtx *ctx, KTensor *table, const KTensor *ids_all, const KTensor *pack_all,
-		      KFccoVersion v);
+int kern_fcco_scatter(KernCtx *ctx, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, KFccoVersion v);
 // The surrogate whose gradient is the FCCO estimator (fastclip_surrogate), s = exp(log_s); for v2
 // each anchor uses its pack's TAU_k_OLD (scale 1/τ) and bound B_k, the others scale s and bound 0:
 //   L = Σ_i Σ_{j≠r} w_i·exp((e1_i·E2_j − pos_i)·sc1_i − b1_i)  + (the same for e2_i vs E1, u2)

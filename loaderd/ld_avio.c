@@ -1,8 +1,8 @@
 // Memory-backed AVIOContext for demuxing whole chunks already read into a buffer (no file
 // access inside libavformat), with the per-sample deadline checked on every read and interrupt.
-#include "ld_avio.h"  // defines: ld_avio_open, ld_avio_close
+#include "ld_avio.h"   // defines: ld_avio_open, ld_avio_close
 #include "proc_time.h" // defines: time_mono_ns
-#include "ld_error.h" // defines: LD_ERR_*
+#include "ld_error.h"  // defines: LD_ERR_*
 
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,8 @@
 
 static int expired(LdMemIO *m)
 {
-	if ((m->deadline_ns && time_mono_ns() > m->deadline_ns) || (m->cancel && atomic_load_explicit(m->cancel, memory_order_relaxed)))
+	if ((m->deadline_ns && time_mono_ns() > m->deadline_ns) ||
+	    (m->cancel && atomic_load_explicit(m->cancel, memory_order_relaxed)))
 		m->timed_out = 1;
 	return m->timed_out;
 }
@@ -47,7 +48,10 @@ static int64_t mem_seek(void *opaque, int64_t off, int whence)
 	return p;
 }
 
-static int interrupt_cb(void *opaque) { return expired(opaque); }
+static int interrupt_cb(void *opaque)
+{
+	return expired(opaque);
+}
 
 int ld_avio_open(LdMemIO *m, const uint8_t *buf, size_t size, uint64_t deadline_ns, const atomic_int *cancel, char *err,
 		 size_t errlen)

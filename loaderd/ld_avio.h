@@ -12,9 +12,9 @@
 typedef struct {
 	const uint8_t *buf;
 	size_t size, pos;
-	uint64_t deadline_ns; // 0: none
+	uint64_t deadline_ns;     // 0: none
 	const atomic_int *cancel; // non-zero: stop now (loaderd stopping); may be NULL
-	int timed_out;        // set when a callback refused because of the deadline or cancel
+	int timed_out;            // set when a callback refused because of the deadline or cancel
 	AVFormatContext *fc;
 	AVIOContext *io;
 } LdMemIO;

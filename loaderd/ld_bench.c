@@ -4,7 +4,7 @@
 // the trainer. Clips/s per core = clips per second of process CPU time (the consumer's few
 // microseconds per clip included) over the run after a warm-up; the cost per clip comes from
 // the threads' decoder accounts.
-#include "ld_bench.h" // defines: ld_bench_run
+#include "ld_bench.h"  // defines: ld_bench_run
 #include "proc_time.h" // defines: time_mono_ns
 
 #include "ld_plan.h" // defines: LdParams
@@ -45,7 +45,10 @@ static double cpu_s(void)
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
-static double wall_s(void) { return time_mono_ns() * 1e-9; }
+static double wall_s(void)
+{
+	return time_mono_ns() * 1e-9;
+}
 
 static void report(const LdShared *sh, uint64_t clips, double wall, double cpu)
 {
@@ -53,10 +56,12 @@ static void report(const LdShared *sh, uint64_t clips, double wall, double cpu)
 	double per_core = cpu > 0 ? clips / cpu : 0;
 	// the decoder accounts cover the whole run; scale them to the clips they made
 	double all = (double)(atomic_load(&sh->produced) + atomic_load(&sh->errors));
-	double ms = all > 0 ? 1e-6 / all : 0, split = (k->open_ns + k->demux_ns + k->decode_needed_ns + k->decode_key_ns +
-						      k->decode_ref_ns + k->convert_ns) * ms;
+	double ms = all > 0 ? 1e-6 / all : 0, split = (k->open_ns + k->demux_ns + k->decode_needed_ns +
+						       k->decode_key_ns + k->decode_ref_ns + k->convert_ns) *
+						      ms;
 	printf("%llu clips (%llu errors) in %.1f s: %.1f clips/s; %.1f s of CPU: %.1f clips/s per core\n",
-	       (unsigned long long)clips, (unsigned long long)atomic_load(&sh->errors), wall, clips / wall, cpu, per_core);
+	       (unsigned long long)clips, (unsigned long long)atomic_load(&sh->errors), wall, clips / wall, cpu,
+	       per_core);
 	printf("per clip, ms of one core: decoder + packet set-up %.2f | decode needed frames %.2f | key frames only "
 	       "referenced %.2f | other frames only referenced %.2f | crop + convert %.2f | reads, ring, plan, rest %.2f\n",
 	       (k->open_ns + k->demux_ns) * ms, k->decode_needed_ns * ms, k->decode_key_ns * ms, k->decode_ref_ns * ms,
@@ -73,8 +78,11 @@ int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
 	snprintf(name, sizeof(name), "avclip-bench-%d", (int)getpid());
 	RingCreateOptions o;
 	ring_create_options_default(&o);
-	o.geometry = (RingGeometry){.frames = (uint32_t)c->bench_t, .height = (uint32_t)c->bench_h,
-				    .width = (uint32_t)c->bench_w, .channels = 3, .text_len = 77};
+	o.geometry = (RingGeometry){.frames = (uint32_t)c->bench_t,
+				    .height = (uint32_t)c->bench_h,
+				    .width = (uint32_t)c->bench_w,
+				    .channels = 3,
+				    .text_len = 77};
 	o.slots = (uint32_t)(2 * c->threads * c->queue_depth + 8);
 	o.ranks = 1;
 	o.seed = c->seed >= 0 ? (uint64_t)c->seed : 1;
@@ -90,8 +98,9 @@ int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
 	sh->timing = 1;
 	pthread_mutex_init(&sh->cost_lock, NULL);
 	printf("loaderd --bench: %s, clips %dx%dx%d (%s), %d thread(s), queue depth %d, --io %s, --loop-filter %s, "
-	       "%d s\n", c->manifest, c->bench_t, c->bench_h, c->bench_w, c->train ? "train" : "eval", c->threads,
-	       c->queue_depth, c->io, c->loop_filter, c->bench);
+	       "%d s\n",
+	       c->manifest, c->bench_t, c->bench_h, c->bench_w, c->train ? "train" : "eval", c->threads, c->queue_depth,
+	       c->io, c->loop_filter, c->bench);
 	fflush(stdout);
 	Drain dr = {.ring = r};
 	pthread_t drain;

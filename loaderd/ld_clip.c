@@ -1,6 +1,6 @@
 // Turns a plan and the bytes of its sources into a clip: one ld_decode_video call per chunk
 // (frames in order, one crop for all of them), or one image repeated over the clip's frames.
-#include "ld_clip.h" // defines: ld_clip_decode, ld_file_read, ld_sample_load, ld_files_free
+#include "ld_clip.h"   // defines: ld_clip_decode, ld_file_read, ld_sample_load, ld_files_free
 #include "proc_time.h" // defines: time_mono_ns
 
 #include "ld_error.h" // defines: LD_ERR_*
@@ -47,15 +47,16 @@ static int decode_image(LdDecoder *d, LdPlan *plan, const LdParams *p, const LdB
 	return 0;
 }
 
-int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams *p, const LdBuffer *bufs,
-		   uint8_t *dst, char *err, size_t errlen)
+int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams *p, const LdBuffer *bufs, uint8_t *dst,
+		   char *err, size_t errlen)
 {
 	uint64_t deadline = p->timeout_ms ? time_mono_ns() + (uint64_t)p->timeout_ms * 1000000ull : 0;
 	if (plan->kind == MANIFEST_KIND_IMAGE) {
 		char why[200];
 		int rc = decode_image(d, plan, p, &bufs[0], dst, deadline, why, sizeof(why));
 		if (rc)
-			snprintf(err, errlen, "%s@%llu: %s", plan->src[0].path, (unsigned long long)plan->src[0].offset, why);
+			snprintf(err, errlen, "%s@%llu: %s", plan->src[0].path, (unsigned long long)plan->src[0].offset,
+				 why);
 		return rc;
 	}
 	LdDecodeOpts o;
@@ -72,8 +73,11 @@ int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams
 			}
 		const LdSource *src = &plan->src[k];
 		const ManifestChunk *c = manifest_chunk(m, src->chunk);
-		LdChunkInfo ci = {.n_frames = c->n_frames, .fps_num = c->fps_num, .fps_den = c->fps_den,
-				  .width = c->width, .height = c->height};
+		LdChunkInfo ci = {.n_frames = c->n_frames,
+				  .fps_num = c->fps_num,
+				  .fps_den = c->fps_den,
+				  .width = c->width,
+				  .height = c->height};
 		ci.keyframes = manifest_keyframes(m, src->chunk, &ci.n_keyframes);
 		if (src->indexed) {
 			uint32_t np;
@@ -104,8 +108,8 @@ int ld_file_size_error(const char *path, uint64_t size, uint64_t offset, uint64_
 		       char *err, size_t errlen)
 {
 	if (expect_size && size != expect_size) {
-		snprintf(err, errlen, "%s: %llu bytes, the manifest's packet index describes %llu (%s since prep)", path,
-			 (unsigned long long)size, (unsigned long long)expect_size,
+		snprintf(err, errlen, "%s: %llu bytes, the manifest's packet index describes %llu (%s since prep)",
+			 path, (unsigned long long)size, (unsigned long long)expect_size,
 			 size < expect_size ? "truncated" : "replaced");
 		return size < expect_size ? -LD_ERR_TRUNCATED : -LD_ERR_CORRUPT;
 	}
@@ -114,8 +118,8 @@ int ld_file_size_error(const char *path, uint64_t size, uint64_t offset, uint64_
 		return -LD_ERR_EMPTY;
 	}
 	if (length && offset + length > size) {
-		snprintf(err, errlen, "%s: member [%llu, +%llu) past the end (%llu bytes)", path, (unsigned long long)offset,
-			 (unsigned long long)length, (unsigned long long)size);
+		snprintf(err, errlen, "%s: member [%llu, +%llu) past the end (%llu bytes)", path,
+			 (unsigned long long)offset, (unsigned long long)length, (unsigned long long)size);
 		return -LD_ERR_TRUNCATED;
 	}
 	return 0;
@@ -177,8 +181,8 @@ int ld_sample_load(LdDecoder *d, LdFiles *files, const Manifest *m, uint64_t g, 
 		for (int i = src->first_range; i < src->first_range + src->n_ranges; i++) {
 			size_t size = 0;
 			const LdRange *r = &plan->ranges[i];
-			rc = ld_file_read(src->path, r->offset, r->length, src->file_size, &files->buf[i], &files->cap[i], &size,
-					  err, errlen);
+			rc = ld_file_read(src->path, r->offset, r->length, src->file_size, &files->buf[i],
+					  &files->cap[i], &size, err, errlen);
 			if (rc)
 				return rc;
 			bufs[i] = (LdBuffer){files->buf[i], size, r->offset};

@@ -13,8 +13,8 @@
 // (T, out_h, out_w, 3). For an
 // image, fills plan->src_w/h and plan->crop, and repeats the image over T frames. The watchdog
 // (p->timeout_ms) starts now. 0 or -LD_ERR_* with a one-line reason.
-int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams *p, const LdBuffer *bufs,
-		   uint8_t *dst, char *err, size_t errlen);
+int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams *p, const LdBuffer *bufs, uint8_t *dst,
+		   char *err, size_t errlen);
 
 // reusable read buffers for the plain (pread) path, one per range
 typedef struct {

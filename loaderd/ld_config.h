@@ -11,16 +11,16 @@
 typedef struct {
 	char ring[64];
 	char manifest[512];
-	int numa_node;       // -1: no pinning
-	int node, nodes;     // this machine of a multi-machine job: its share of the global stream
-	int threads;         // decode threads = ring producers
-	int queue_depth;     // samples in flight per thread (reads ahead of the decoder)
-	int64_t seed;        // -1: the ring's seed
-	int train;           // 1 train, 0 eval
-	int flip;            // random horizontal flip in training (in the loader; the trainer has its own)
-	int timeout_ms;      // per-sample watchdog
-	int decoder_threads; // libavcodec threads per decoder
-	char io[16];         // "auto" (io_uring, pread if refused) or "pread"
+	int numa_node;        // -1: no pinning
+	int node, nodes;      // this machine of a multi-machine job: its share of the global stream
+	int threads;          // decode threads = ring producers
+	int queue_depth;      // samples in flight per thread (reads ahead of the decoder)
+	int64_t seed;         // -1: the ring's seed
+	int train;            // 1 train, 0 eval
+	int flip;             // random horizontal flip in training (in the loader; the trainer has its own)
+	int timeout_ms;       // per-sample watchdog
+	int decoder_threads;  // libavcodec threads per decoder
+	char io[16];          // "auto" (io_uring, pread if refused) or "pread"
 	char loop_filter[16]; // "ref" (skip on needed non-reference frames), "all", "none"
 	char log_level[16];
 	int bench;           // seconds of --bench (0: serve a ring)

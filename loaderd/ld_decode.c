@@ -3,7 +3,7 @@
 // whenever the next needed frame lies past another keyframe); packets of frames nobody needs are
 // sent with skip_frame=nonref (a non-reference frame never feeds another frame). Images too.
 #include "ld_decoder_priv.h" // defines: LdDecoder, ld_render, ld_decode_indexed
-#include "proc_time.h" // defines: time_mono_ns, time_thread_cpu_ns
+#include "proc_time.h"       // defines: time_mono_ns, time_thread_cpu_ns
 
 #include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
 #include "ld_error.h" // defines: LD_ERR_*
@@ -17,7 +17,10 @@
 #include <string.h>
 #include <time.h>
 
-void ld_libav_quiet(void) { av_log_set_level(AV_LOG_QUIET); }
+void ld_libav_quiet(void)
+{
+	av_log_set_level(AV_LOG_QUIET);
+}
 
 int ld_decoder_new(LdDecoder **out)
 {
@@ -50,10 +53,22 @@ void ld_decoder_free(LdDecoder *d)
 	free(d);
 }
 
-uint64_t ld_decoder_frames(const LdDecoder *d) { return d->frames_decoded; }
-uint64_t ld_decoder_jumps(const LdDecoder *d) { return d->seeks; }
-void ld_decoder_timing(LdDecoder *d, int on) { d->timing = on; }
-const LdCost *ld_decoder_cost(const LdDecoder *d) { return &d->cost; }
+uint64_t ld_decoder_frames(const LdDecoder *d)
+{
+	return d->frames_decoded;
+}
+uint64_t ld_decoder_jumps(const LdDecoder *d)
+{
+	return d->seeks;
+}
+void ld_decoder_timing(LdDecoder *d, int on)
+{
+	d->timing = on;
+}
+const LdCost *ld_decoder_cost(const LdDecoder *d)
+{
+	return &d->cost;
+}
 
 void ld_cost_add(LdCost *to, const LdCost *from)
 {
@@ -132,8 +147,8 @@ static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChun
 		return -LD_ERR_CODEC;
 	}
 	if (st->codecpar->width != ci->width || st->codecpar->height != ci->height) {
-		snprintf(err, errlen, "stream is %dx%d, manifest says %dx%d", st->codecpar->width,
-			 st->codecpar->height, ci->width, ci->height);
+		snprintf(err, errlen, "stream is %dx%d, manifest says %dx%d", st->codecpar->width, st->codecpar->height,
+			 ci->width, ci->height);
 		return -LD_ERR_GEOMETRY;
 	}
 	v->c = avcodec_alloc_context3(codec);
@@ -157,7 +172,8 @@ static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChun
 	double avg = st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0 ? av_q2d(st->avg_frame_rate) : want;
 	double have = fabs(r - want) <= fabs(avg - want) ? r : avg;
 	if (fabs(have - want) > 0.05 * want) {
-		snprintf(err, errlen, "the stream runs at %.3f fps, the manifest says %u/%u", have, ci->fps_num, ci->fps_den);
+		snprintf(err, errlen, "the stream runs at %.3f fps, the manifest says %u/%u", have, ci->fps_num,
+			 ci->fps_den);
 		return -LD_ERR_MANIFEST;
 	}
 	v->tb = st->time_base;
@@ -204,7 +220,8 @@ static int deliver(VideoCtx *v, const AVFrame *f, const uint32_t *frames, int n,
 		v->tainted = 0;
 	if (*next < n && fn == (int64_t)frames[*next] && v->tainted) {
 		snprintf(err, errlen, "frame %lld decodes with errors%s", (long long)fn,
-			 frame_flagged(f) ? (f->decode_error_flags ? " (concealed)" : " (corrupt)") : " (after a damaged frame it predicts from)");
+			 frame_flagged(f) ? (f->decode_error_flags ? " (concealed)" : " (corrupt)")
+					  : " (after a damaged frame it predicts from)");
 		return -LD_ERR_CORRUPT;
 	}
 	if (f->width != v->c->width || f->height != v->c->height || f->width <= 0) {
@@ -228,8 +245,8 @@ static int deliver(VideoCtx *v, const AVFrame *f, const uint32_t *frames, int n,
 	return 0;
 }
 
-static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t *const *dst,
-		 const LdDecodeOpts *o, char *err, size_t errlen)
+static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t *const *dst, const LdDecodeOpts *o,
+		 char *err, size_t errlen)
 {
 	for (;;) {
 		int rc = avcodec_receive_frame(v->c, v->d->frame);
@@ -244,7 +261,9 @@ static int drain(VideoCtx *v, const uint32_t *frames, int n, int *next, uint8_t 
 		if (rc)
 			return rc;
 		if ((o->deadline_ns && time_mono_ns() > o->deadline_ns) || ld_cancelled(o)) {
-			snprintf(err, errlen, ld_cancelled(o) ? "cancelled: the loader is stopping" : "watchdog: deadline passed while decoding");
+			snprintf(err, errlen,
+				 ld_cancelled(o) ? "cancelled: the loader is stopping"
+						 : "watchdog: deadline passed while decoding");
 			return -LD_ERR_TIMEOUT;
 		}
 	}
@@ -296,9 +315,8 @@ static int send_counted(VideoCtx *v, AVPacket *pkt, int needed, const uint32_t *
 }
 
 // the demux path: the whole file in buf, libavformat finds the packets
-static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunkInfo *ci,
-			  const uint32_t *frames, int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err,
-			  size_t errlen)
+static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const LdChunkInfo *ci, const uint32_t *frames,
+			  int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
 {
 	VideoCtx v = {.d = d, .si = -1};
 	uint64_t t0 = ld_cost_clock(d);
@@ -326,11 +344,13 @@ static int decode_demuxed(LdDecoder *d, const uint8_t *buf, size_t size, const L
 			rc = rc < 0 && rc != AVERROR_EOF ? decode_err(&v, rc, "flushing", err, errlen)
 							 : drain(&v, frames, n, &next, dst, o, err, errlen);
 			if (!rc && next < n && truncated(&v)) {
-				snprintf(err, errlen, "frame %u missing: the file ends before its index does (truncated, %zu bytes)",
+				snprintf(err, errlen,
+					 "frame %u missing: the file ends before its index does (truncated, %zu bytes)",
 					 frames[next], size);
 				rc = -LD_ERR_TRUNCATED;
 			} else if (!rc && next < n) {
-				snprintf(err, errlen, "frame %u of %u not in the file: it ends earlier than the manifest says",
+				snprintf(err, errlen,
+					 "frame %u of %u not in the file: it ends earlier than the manifest says",
 					 frames[next], ci->n_frames);
 				rc = -LD_ERR_SHORT;
 			}
@@ -456,7 +476,8 @@ int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h,
 		rc = AVERROR_INVALIDDATA;
 	if (rc < 0) {
 		av_frame_unref(d->frame);
-		snprintf(err, errlen, "%s image does not decode cleanly (damaged or truncated): %s", codec->name, av_err2str(rc));
+		snprintf(err, errlen, "%s image does not decode cleanly (damaged or truncated): %s", codec->name,
+			 av_err2str(rc));
 		return -LD_ERR_CORRUPT;
 	}
 	if (deadline_ns && time_mono_ns() > deadline_ns) {

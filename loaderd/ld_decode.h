@@ -19,9 +19,9 @@ typedef enum {
 
 // the H.264 loop filter (deblocking) on the frames the indexed path decodes
 typedef enum {
-	LD_LOOP_FILTER_ALL = 0,    // every frame filtered: bit-exact with a full decode
-	LD_LOOP_FILTER_REF = 1,    // skipped on needed frames no other frame references (no drift)
-	LD_LOOP_FILTER_NONE = 2,   // skipped everywhere: errors carry through a GOP (quality trade)
+	LD_LOOP_FILTER_ALL = 0,  // every frame filtered: bit-exact with a full decode
+	LD_LOOP_FILTER_REF = 1,  // skipped on needed frames no other frame references (no drift)
+	LD_LOOP_FILTER_NONE = 2, // skipped everywhere: errors carry through a GOP (quality trade)
 } LdLoopFilter;
 
 // crop box in source pixels (x, y, w, h even where the pixel format subsamples), optional flip
@@ -39,24 +39,24 @@ typedef struct {
 
 // what the manifest says about the chunk being decoded
 typedef struct {
-	uint32_t n_frames;           // decodable frames
-	uint32_t fps_num, fps_den;   // constant frame rate
-	int width, height;           // decoded size
-	const uint32_t *keyframes;   // (n_keyframes) ascending frame numbers, first 0
+	uint32_t n_frames;         // decodable frames
+	uint32_t fps_num, fps_den; // constant frame rate
+	int width, height;         // decoded size
+	const uint32_t *keyframes; // (n_keyframes) ascending frame numbers, first 0
 	uint32_t n_keyframes;
 	const ManifestPacket *packets; // (n_frames) packet index in decode order; NULL: demux the file
-	const uint8_t *config;       // codec configuration (avcC) of an indexed chunk
+	const uint8_t *config;         // codec configuration (avcC) of an indexed chunk
 	uint32_t config_size;
 } LdChunkInfo;
 
 typedef struct {
 	LdMode mode;
-	int out_w, out_h;     // destination frame size
+	int out_w, out_h; // destination frame size
 	LdCrop crop;
-	int threads;          // decoder threads (1: best when many decoders run in parallel)
-	int no_seek;          // demux and decode from frame 0 (reference path for tests)
+	int threads; // decoder threads (1: best when many decoders run in parallel)
+	int no_seek; // demux and decode from frame 0 (reference path for tests)
 	LdLoopFilter loop_filter;
-	uint64_t deadline_ns; // CLOCK_MONOTONIC watchdog; 0: none
+	uint64_t deadline_ns;     // CLOCK_MONOTONIC watchdog; 0: none
 	const atomic_int *cancel; // non-zero: give up now with -LD_ERR_TIMEOUT (a stopping loader); may be NULL
 } LdDecodeOpts;
 
@@ -87,8 +87,8 @@ int ld_decode_video(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChun
 		    int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen);
 
 // Decodes a JPEG / PNG / WebP image held in buf into the decoder; *w, *h get its size.
-int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h, uint64_t deadline_ns,
-		  char *err, size_t errlen);
+int ld_image_load(LdDecoder *d, const uint8_t *buf, size_t size, int *w, int *h, uint64_t deadline_ns, char *err,
+		  size_t errlen);
 // Renders the loaded image through the same crop paths into dst (out_h, out_w, 3).
 int ld_image_render(LdDecoder *d, uint8_t *dst, const LdDecodeOpts *o, char *err, size_t errlen);
 

@@ -21,11 +21,11 @@ typedef struct {
 } LdCodecSlot;
 
 struct LdDecoder {
-	AVFrame *frame;       // last decoded frame (the image after ld_image_load)
+	AVFrame *frame; // last decoded frame (the image after ld_image_load)
 	AVPacket *pkt;
 	struct SwsContext *sws_crop; // crop (any format) -> out RGB24
 	struct SwsContext *sws_full; // naive: full frame -> full RGB24
-	uint8_t *rgb;         // naive: (H, W, 3) full-frame RGB
+	uint8_t *rgb;                // naive: (H, W, 3) full-frame RGB
 	size_t rgb_cap;
 	uint64_t frames_decoded;
 	uint64_t seeks;
@@ -36,7 +36,10 @@ struct LdDecoder {
 };
 
 // thread CPU time when timing is on, else 0 (differences of 0 add nothing)
-static inline uint64_t ld_cost_clock(const LdDecoder *d) { return d->timing ? time_thread_cpu_ns() : 0; }
+static inline uint64_t ld_cost_clock(const LdDecoder *d)
+{
+	return d->timing ? time_thread_cpu_ns() : 0;
+}
 
 // the loader is stopping: decoding gives up between packets (o->cancel set)
 static inline int ld_cancelled(const LdDecodeOpts *o)

@@ -22,14 +22,16 @@ static void paint(AVFrame *f, int t, uint32_t pattern, int texture)
 {
 	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
 	double ph = (pattern % 97) * 0.37;
-	double sx = f->width * (0.2 + 0.6 * (0.5 + 0.5 * sin(0.05 * t + ph))), sy = f->height * (0.5 + 0.3 * cos(0.04 * t));
+	double sx = f->width * (0.2 + 0.6 * (0.5 + 0.5 * sin(0.05 * t + ph))),
+	       sy = f->height * (0.5 + 0.3 * cos(0.04 * t));
 	for (int y = 0; y < f->height; y++)
 		for (int x = 0; x < f->width; x++) {
 			double d = hypot(x - sx, y - sy) / (0.12 * f->height);
 			double sq = 70.0 / (1.0 + d * d * d * d);
 			double v = 110 + 45 * sin(0.045 * x + 0.09 * t + ph) + 30 * cos(0.06 * y - 0.05 * t) + sq;
 			if (texture) { // a fixed random texture that pans: detail the encoder must code, motion it can predict
-				uint32_t hsh = (uint32_t)(x + 2 * t) * 2654435761u ^ (uint32_t)y * 2246822519u ^ pattern;
+				uint32_t hsh =
+					(uint32_t)(x + 2 * t) * 2654435761u ^ (uint32_t)y * 2246822519u ^ pattern;
 				hsh ^= hsh >> 15;
 				hsh *= 2246822519u;
 				hsh ^= hsh >> 13;
@@ -148,8 +150,9 @@ int ld_fixture_image(const char *name, int w, int h, uint32_t pattern, uint8_t *
 	AVFrame *f = av_frame_alloc(), *yuv = av_frame_alloc();
 	AVPacket *pkt = av_packet_alloc();
 	int rc = !c || !f || !yuv || !pkt ? AVERROR(ENOMEM) : 0;
-	enum AVPixelFormat fmt = !strcmp(name, "png") ? AV_PIX_FMT_RGB24 : !strcmp(name, "mjpeg") ? AV_PIX_FMT_YUVJ420P
-											    : AV_PIX_FMT_YUV420P;
+	enum AVPixelFormat fmt = !strcmp(name, "png")     ? AV_PIX_FMT_RGB24
+				 : !strcmp(name, "mjpeg") ? AV_PIX_FMT_YUVJ420P
+							  : AV_PIX_FMT_YUV420P;
 	if (!rc) {
 		c->width = w;
 		c->height = h;
@@ -175,7 +178,8 @@ int ld_fixture_image(const char *name, int w, int h, uint32_t pattern, uint8_t *
 		const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(fmt);
 		for (int y = 0; y < h; y++)
 			for (int x = 0; x < w; x++) {
-				int Y = yuv->data[0][y * yuv->linesize[0] + x], U = yuv->data[1][y * yuv->linesize[1] + x],
+				int Y = yuv->data[0][y * yuv->linesize[0] + x],
+				    U = yuv->data[1][y * yuv->linesize[1] + x],
 				    V = yuv->data[2][y * yuv->linesize[2] + x];
 				if (fmt == AV_PIX_FMT_RGB24) {
 					double yy = 1.164 * (Y - 16), uu = U - 128, vv = V - 128;
@@ -213,8 +217,8 @@ int ld_fixture_image(const char *name, int w, int h, uint32_t pattern, uint8_t *
 	return rc;
 }
 
-int ld_fixture_tar(const char *path, const char *const *names, const uint8_t *const *data, const size_t *sizes,
-		   int n, uint64_t *offsets)
+int ld_fixture_tar(const char *path, const char *const *names, const uint8_t *const *data, const size_t *sizes, int n,
+		   uint64_t *offsets)
 {
 	TarWriter t;
 	int rc = tar_open(&t, path);
@@ -262,7 +266,8 @@ int ld_fixture_manifest(const char *path, const LdFixtureChunk *chunks, int n_ch
 				     : manifest_add_chunk(w, (uint32_t)vid, c->path, 0, c->n_frames, c->fps, 1,
 							  (uint16_t)c->width, (uint16_t)c->height, kf, (uint32_t)nk);
 		caption(tok, i);
-		rc = ci < 0 ? (int)ci : (int)manifest_add_clip(w, (uint32_t)vid, (uint32_t)ci, 0, (uint32_t)ci, c->n_frames, tok);
+		rc = ci < 0 ? (int)ci
+			    : (int)manifest_add_clip(w, (uint32_t)vid, (uint32_t)ci, 0, (uint32_t)ci, c->n_frames, tok);
 	}
 	if (rc >= 0 && n_images) {
 		struct stat st;
@@ -301,7 +306,8 @@ static int64_t add_indexed_chunk(ManifestWriter *w, uint32_t vid, const char *re
 		ld_index_free(&ix);
 		return -EIO;
 	}
-	int64_t ci = manifest_add_chunk(w, vid, rel, start_ms, n, fps, 1, (uint16_t)o->width, (uint16_t)o->height, kf, nk);
+	int64_t ci =
+		manifest_add_chunk(w, vid, rel, start_ms, n, fps, 1, (uint16_t)o->width, (uint16_t)o->height, kf, nk);
 	if (ci >= 0 && ix.codec != MANIFEST_CODEC_NONE && !o->no_index) {
 		int rc = manifest_set_chunk_index(w, (uint32_t)ci, ix.codec, ix.packets, ix.n_frames, ix.config,
 						  ix.config_size, ix.file_size);
@@ -317,7 +323,8 @@ static int64_t add_indexed_chunk(ManifestWriter *w, uint32_t vid, const char *re
 int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_t errlen)
 {
 	ManifestWriter *w;
-	int rc = manifest_writer_new(&w, 77, 49408, (uint32_t)(o->frames_per_chunk * 1000 / o->fps), (uint32_t)o->height);
+	int rc = manifest_writer_new(&w, 77, 49408, (uint32_t)(o->frames_per_chunk * 1000 / o->fps),
+				     (uint32_t)o->height);
 	if (rc) {
 		snprintf(err, errlen, "manifest writer: %s", strerror(-rc));
 		return rc;
@@ -335,8 +342,13 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 			snprintf(path, sizeof(path), "%s/chunks", dir);
 			mkdir(path, 0755);
 			snprintf(path, sizeof(path), "%s/%s", dir, rel);
-			LdFixtureVideo fv = {.width = o->width, .height = o->height, .n_frames = (int)n, .fps = o->fps,
-					     .gop = o->gop, .bframes = o->bframes, .pattern = (uint32_t)(v * 31 + k),
+			LdFixtureVideo fv = {.width = o->width,
+					     .height = o->height,
+					     .n_frames = (int)n,
+					     .fps = o->fps,
+					     .gop = o->gop,
+					     .bframes = o->bframes,
+					     .pattern = (uint32_t)(v * 31 + k),
 					     .texture = o->texture};
 			int e = ld_fixture_encode(path, &fv);
 			if (e < 0) {
@@ -344,8 +356,8 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 				rc = -EIO;
 				break;
 			}
-			int64_t ci = add_indexed_chunk(w, (uint32_t)vid, rel, path, (uint32_t)(k * n * 1000 / o->fps), n,
-						       (uint32_t)o->fps, o, kf, (uint32_t)nk, err, errlen);
+			int64_t ci = add_indexed_chunk(w, (uint32_t)vid, rel, path, (uint32_t)(k * n * 1000 / o->fps),
+						       n, (uint32_t)o->fps, o, kf, (uint32_t)nk, err, errlen);
 			if (ci < 0) {
 				rc = (int)ci;
 				break;
@@ -375,7 +387,8 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 		const char *np[64];
 		int ni = o->images < 64 ? o->images : 64;
 		for (int i = 0; i < ni && rc >= 0; i++) {
-			static const char *const codecs[3] = {"png", "mjpeg", "libwebp"}, *const ext[3] = {"png", "jpg", "webp"};
+			static const char *const codecs[3] = {"png", "mjpeg", "libwebp"}, *const ext[3] = {"png", "jpg",
+													   "webp"};
 			const char *codec = codecs[i % 3];
 			if (!avcodec_find_encoder_by_name(codec))
 				codec = "png";
@@ -385,7 +398,8 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 				rc = -EIO;
 				ni = i;
 			}
-			snprintf(names[i], sizeof(names[i]), "%05d.%s", i, strcmp(codec, codecs[i % 3]) ? "png" : ext[i % 3]);
+			snprintf(names[i], sizeof(names[i]), "%05d.%s", i,
+				 strcmp(codec, codecs[i % 3]) ? "png" : ext[i % 3]);
 			np[i] = names[i];
 		}
 		char path[1024];
@@ -393,7 +407,9 @@ int ld_fixture_dataset(const char *dir, const LdFixtureOpts *o, char *err, size_
 		if (rc >= 0)
 			rc = ld_fixture_tar(path, np, (const uint8_t *const *)data, sizes, ni, offs);
 		struct stat st;
-		int64_t sh = rc < 0 ? rc : stat(path, &st) ? -errno : manifest_add_shard(w, "images.tar", (uint64_t)st.st_size);
+		int64_t sh = rc < 0            ? rc
+			     : stat(path, &st) ? -errno
+					       : manifest_add_shard(w, "images.tar", (uint64_t)st.st_size);
 		for (int i = 0; i < ni && sh >= 0 && rc >= 0; i++) {
 			caption(tok, 900 + i);
 			rc = (int)manifest_add_image(w, (uint32_t)sh, offs[i], sizes[i], tok);

@@ -8,14 +8,14 @@
 #include <stdint.h>
 
 typedef struct {
-	const char *codec;   // encoder name: "libx264" (default), "mpeg4", "mjpeg", "ffv1", ...
+	const char *codec; // encoder name: "libx264" (default), "mpeg4", "mjpeg", "ffv1", ...
 	int width, height;
 	int n_frames, fps, gop, bframes;
-	int yuv444;          // 4:4:4 input (odd sizes with x264)
-	int vfr;             // timestamps with irregular gaps (variable frame rate)
-	int crf;             // x264 quality (default 18)
-	uint32_t pattern;    // which picture (videos differ)
-	int texture;         // amplitude of a fine texture panning 2 px/frame (0: smooth picture)
+	int yuv444;       // 4:4:4 input (odd sizes with x264)
+	int vfr;          // timestamps with irregular gaps (variable frame rate)
+	int crf;          // x264 quality (default 18)
+	uint32_t pattern; // which picture (videos differ)
+	int texture;      // amplitude of a fine texture panning 2 px/frame (0: smooth picture)
 } LdFixtureVideo;
 
 // Encodes a video to path (container from the extension). 0 or a negative AVERROR.
@@ -23,12 +23,12 @@ int ld_fixture_encode(const char *path, const LdFixtureVideo *v);
 // Encodes one w x h picture with "png", "mjpeg" or "libwebp" into a malloc'd buffer.
 int ld_fixture_image(const char *codec, int w, int h, uint32_t pattern, uint8_t **out, size_t *size);
 // Writes a ustar archive of n members; offsets[i] receives member i's data offset.
-int ld_fixture_tar(const char *path, const char *const *names, const uint8_t *const *data, const size_t *sizes,
-		   int n, uint64_t *offsets);
+int ld_fixture_tar(const char *path, const char *const *names, const uint8_t *const *data, const size_t *sizes, int n,
+		   uint64_t *offsets);
 
 // one chunk as the manifest will describe it (n_frames may deliberately differ from the file)
 typedef struct {
-	const char *path;  // relative to the manifest's folder
+	const char *path; // relative to the manifest's folder
 	uint32_t n_frames, fps, gop;
 	int width, height;
 } LdFixtureChunk;
@@ -41,9 +41,9 @@ int ld_fixture_manifest(const char *path, const LdFixtureChunk *chunks, int n_ch
 typedef struct {
 	int videos, chunks_per_video; // chunks of one video are consecutive in time
 	int width, height, fps, frames_per_chunk, gop, bframes;
-	int images;                   // PNG/JPEG/WebP members of one tar shard, in turn (0: none)
-	int texture;                  // LdFixtureVideo.texture for every chunk
-	int no_index;                 // 1: no packet index in the manifest (the loader demuxes)
+	int images;   // PNG/JPEG/WebP members of one tar shard, in turn (0: none)
+	int texture;  // LdFixtureVideo.texture for every chunk
+	int no_index; // 1: no packet index in the manifest (the loader demuxes)
 } LdFixtureOpts;
 
 // A dataset in dir: chunk files (each with its packet index, as tools/prep writes it), optional

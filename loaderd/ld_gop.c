@@ -3,8 +3,8 @@
 // and x's own packet is found inside that window.
 #include "ld_gop.h" // defines: ld_gops, ld_gop_sends, ld_frame_needed
 
-int ld_gops(const ManifestPacket *pk, uint32_t n_frames, const uint32_t *kf, uint32_t nk, const uint32_t *frames,
-	    int n, LdGop *out)
+int ld_gops(const ManifestPacket *pk, uint32_t n_frames, const uint32_t *kf, uint32_t nk, const uint32_t *frames, int n,
+	    LdGop *out)
 {
 	int count = 0;
 	for (int i = 0; i < n; i++) {

@@ -16,8 +16,8 @@ typedef struct {
 // frames[0..n): ascending frame numbers (repeats allowed) of a chunk of n_frames frames with
 // keyframes kf[0..nk) and packets pk[0..n_frames). Writes at most n GOPs, ascending, into out and
 // returns their count, or -1 when a frame is not in its GOP's packets.
-int ld_gops(const ManifestPacket *pk, uint32_t n_frames, const uint32_t *kf, uint32_t nk, const uint32_t *frames,
-	    int n, LdGop *out);
+int ld_gops(const ManifestPacket *pk, uint32_t n_frames, const uint32_t *kf, uint32_t nk, const uint32_t *frames, int n,
+	    LdGop *out);
 
 // 1 when frame is among frames[0..n) (ascending)
 int ld_frame_needed(uint32_t frame, const uint32_t *frames, int n);

@@ -75,13 +75,18 @@ static const char *build_index(LdChunkIndex *ix, AVStream *st, Pkt *p, Pkt **ord
 			return "packets the demuxer discards, without a byte position or with malformed NAL units";
 		if (p[i].key && !p[i].idr)
 			return "keyframes that are not IDR pictures (open GOP)";
-		ix->packets[i] = (ManifestPacket){.offset = (uint32_t)p[i].pos, .size = p[i].size,
-						  .frame = (uint16_t)p[i].pts,
-						  .flags = (uint16_t)((p[i].key ? MANIFEST_PKT_KEY : 0) |
-								      (p[i].ref ? MANIFEST_PKT_REF : 0))};
+		ix->packets[i] = (ManifestPacket){
+			.offset = (uint32_t)p[i].pos,
+			.size = p[i].size,
+			.frame = (uint16_t)p[i].pts,
+			.flags = (uint16_t)((p[i].key ? MANIFEST_PKT_KEY : 0) | (p[i].ref ? MANIFEST_PKT_REF : 0))};
 	}
-	ManifestChunk c = {.n_frames = (uint32_t)n, .kf_count = ix->n_keyframes, .codec = MANIFEST_CODEC_H264,
-			   .pkt_count = (uint32_t)n, .config_size = ix->config_size, .file_size = ix->file_size};
+	ManifestChunk c = {.n_frames = (uint32_t)n,
+			   .kf_count = ix->n_keyframes,
+			   .codec = MANIFEST_CODEC_H264,
+			   .pkt_count = (uint32_t)n,
+			   .config_size = ix->config_size,
+			   .file_size = ix->file_size};
 	uint8_t *seen = malloc(n);
 	const char *why = seen ? manifest_packets_check(&c, ix->keyframes, ix->packets, seen) : "out of memory";
 	free(seen);
@@ -110,8 +115,10 @@ static int read_packets(AVFormatContext *ic, int vs, Pkt **out, size_t *count)
 				p = q, cap *= 2;
 			}
 			Pkt *x = &p[n++];
-			*x = (Pkt){.pos = pkt->pos, .pts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts,
-				   .size = (uint32_t)pkt->size, .key = !!(pkt->flags & AV_PKT_FLAG_KEY),
+			*x = (Pkt){.pos = pkt->pos,
+				   .pts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts,
+				   .size = (uint32_t)pkt->size,
+				   .key = !!(pkt->flags & AV_PKT_FLAG_KEY),
 				   .discard = !!(pkt->flags & AV_PKT_FLAG_DISCARD)};
 			if (avcc && parse_avcc(pkt->data, pkt->size, len_size, &x->idr, &x->ref) < 0)
 				x->ref = -1;
@@ -186,9 +193,9 @@ int ld_index_chunk(const char *path, LdChunkIndex *ix)
 	av_reduce(&fr.num, &fr.den, fr.num, fr.den, 1 << 30);
 	ix->fps_num = (uint32_t)fr.num, ix->fps_den = (uint32_t)fr.den;
 	ix->width = (uint16_t)st->codecpar->width, ix->height = (uint16_t)st->codecpar->height;
-	const char *why = kept != n ? "packets the demuxer discards (edit list)"
-		       : !fr.num || !fr.den ? "no frame rate"
-					    : build_index(ix, st, p, order, n);
+	const char *why = kept != n            ? "packets the demuxer discards (edit list)"
+			  : !fr.num || !fr.den ? "no frame rate"
+					       : build_index(ix, st, p, order, n);
 	if (why) {
 		free(ix->packets), free(ix->config);
 		ix->packets = NULL, ix->config = NULL, ix->config_size = 0;

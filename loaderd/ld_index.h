@@ -12,14 +12,14 @@ typedef struct {
 	uint32_t n_frames;
 	uint32_t fps_num, fps_den;
 	uint16_t width, height;
-	uint32_t *keyframes;      // (n_keyframes) frame numbers in display order, first 0
+	uint32_t *keyframes; // (n_keyframes) frame numbers in display order, first 0
 	uint32_t n_keyframes;
 	uint64_t file_size;
-	uint32_t codec;           // MANIFEST_CODEC_H264 when the packet index below is usable, else NONE
-	ManifestPacket *packets;  // (n_frames) in decode order, when codec != NONE
-	uint8_t *config;          // (config_size) avcC record, when codec != NONE
+	uint32_t codec;          // MANIFEST_CODEC_H264 when the packet index below is usable, else NONE
+	ManifestPacket *packets; // (n_frames) in decode order, when codec != NONE
+	uint8_t *config;         // (config_size) avcC record, when codec != NONE
 	uint32_t config_size;
-	char why[160];            // codec NONE: why the chunk has no packet index (the loader demuxes it)
+	char why[160]; // codec NONE: why the chunk has no packet index (the loader demuxes it)
 } LdChunkIndex;
 
 // Reads every packet of path's video stream with libavformat (and the first bytes of each to

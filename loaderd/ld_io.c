@@ -71,7 +71,10 @@ void ld_reader_free(LdReader *r)
 	free(r);
 }
 
-const char *ld_reader_kind(const LdReader *r) { return r->uring ? "io_uring" : "pread"; }
+const char *ld_reader_kind(const LdReader *r)
+{
+	return r->uring ? "io_uring" : "pread";
+}
 
 // open + size + buffer; on failure rd->error is set and the fd closed
 static int prepare(LdRead *rd)
@@ -170,8 +173,8 @@ int ld_reader_submit(LdReader *r, LdRead *rd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			snprintf(rd->reason, sizeof(rd->reason), "%s: read %zu of %zu bytes: %s", rd->path, rd->got, rd->want,
-				 n < 0 ? strerror(errno) : "end of file");
+			snprintf(rd->reason, sizeof(rd->reason), "%s: read %zu of %zu bytes: %s", rd->path, rd->got,
+				 rd->want, n < 0 ? strerror(errno) : "end of file");
 			rd->error = -LD_ERR_IO;
 			break;
 		}
@@ -211,8 +214,8 @@ int ld_reader_wait(LdReader *r, LdRead **done)
 			res = -EIO;
 		}
 		if (res <= 0 && rd->got < rd->want) {
-			snprintf(rd->reason, sizeof(rd->reason), "%s: read %zu of %zu bytes: %s", rd->path, rd->got, rd->want,
-				 res < 0 ? strerror(-res) : "end of file");
+			snprintf(rd->reason, sizeof(rd->reason), "%s: read %zu of %zu bytes: %s", rd->path, rd->got,
+				 rd->want, res < 0 ? strerror(-res) : "end of file");
 			rd->error = -LD_ERR_IO;
 		} else if (res > 0)
 			rd->got += (size_t)res;

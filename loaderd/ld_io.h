@@ -14,9 +14,9 @@ typedef struct LdRead {
 	uint64_t expect_size;    // the file's size a packet index describes (0: not checked)
 	uint8_t *buf;
 	size_t cap;
-	size_t size;            // bytes read (valid when done)
-	int error;              // 0 or -LD_ERR_*
-	char reason[256];       // when error
+	size_t size;      // bytes read (valid when done)
+	int error;        // 0 or -LD_ERR_*
+	char reason[256]; // when error
 	void *user;
 	// reader's own
 	int fd;

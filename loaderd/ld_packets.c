@@ -6,7 +6,7 @@
 // configuration (LD_CODEC_SLOTS, least recently used replaced), flushed between uses and dropped
 // after any error so a damaged stream never leaves state behind.
 #include "ld_decoder_priv.h" // defines: LdDecoder, LdCodecSlot, ld_decode_indexed, ld_render
-#include "proc_time.h" // defines: time_mono_ns
+#include "proc_time.h"       // defines: time_mono_ns
 #include "ld_error.h"        // defines: LD_ERR_*
 #include "ld_gop.h"          // defines: LdGop, ld_gops, ld_gop_sends, ld_frame_needed
 #include "ld_plan.h"         // defines: LD_MAX_FRAMES
@@ -179,7 +179,7 @@ static int send_packet(Run *r, const ManifestPacket *p, const uint8_t *data)
 	}
 	uint64_t dt = ld_cost_clock(d) - t1 - (d->cost.convert_ns - c0);
 	*(ld_frame_needed(p->frame, r->frames, r->n) ? &d->cost.decode_needed_ns
-	  : p->flags & MANIFEST_PKT_KEY		     ? &d->cost.decode_key_ns
+	  : p->flags & MANIFEST_PKT_KEY              ? &d->cost.decode_key_ns
 						     : &d->cost.decode_ref_ns) += dt;
 	return rc;
 }
@@ -195,16 +195,17 @@ static int decode_gop(Run *r, const LdGop *g, const LdBuffer *bufs, int n_bufs, 
 			continue;
 		const uint8_t *data = packet_bytes(bufs, n_bufs, at, p);
 		if (!data) {
-			snprintf(r->err, r->errlen, "packet of frame %u (bytes %u+%u) is not among the bytes read", p->frame,
-				 p->offset, p->size);
+			snprintf(r->err, r->errlen, "packet of frame %u (bytes %u+%u) is not among the bytes read",
+				 p->frame, p->offset, p->size);
 			return -LD_ERR_MANIFEST;
 		}
 		int rc = send_packet(r, p, data);
 		if (rc)
 			return rc;
 		if ((r->o->deadline_ns && time_mono_ns() > r->o->deadline_ns) || ld_cancelled(r->o)) {
-			snprintf(r->err, r->errlen, ld_cancelled(r->o) ? "cancelled: the loader is stopping"
-								       : "watchdog: deadline passed while decoding");
+			snprintf(r->err, r->errlen,
+				 ld_cancelled(r->o) ? "cancelled: the loader is stopping"
+						    : "watchdog: deadline passed while decoding");
 			return -LD_ERR_TIMEOUT;
 		}
 	}
@@ -239,12 +240,20 @@ int ld_decode_indexed(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdCh
 		return rc;
 	avcodec_flush_buffers(s->c);
 	s->c->skip_frame = AVDISCARD_DEFAULT;
-	s->c->skip_loop_filter = o->loop_filter == LD_LOOP_FILTER_NONE ? AVDISCARD_ALL
+	s->c->skip_loop_filter = o->loop_filter == LD_LOOP_FILTER_NONE  ? AVDISCARD_ALL
 				 : o->loop_filter == LD_LOOP_FILTER_REF ? AVDISCARD_NONREF
 									: AVDISCARD_DEFAULT;
 	d->cost.open_ns += ld_cost_clock(d) - t0;
 	err[0] = 0;
-	Run r = {.d = d, .c = s->c, .ci = ci, .frames = frames, .n = n, .dst = dst, .o = o, .err = err, .errlen = errlen};
+	Run r = {.d = d,
+		 .c = s->c,
+		 .ci = ci,
+		 .frames = frames,
+		 .n = n,
+		 .dst = dst,
+		 .o = o,
+		 .err = err,
+		 .errlen = errlen};
 	int at = 0;
 	for (int g = 0; g < ng && !rc; g++) {
 		rc = decode_gop(&r, &gops[g], bufs, n_bufs, &at);

@@ -2,9 +2,9 @@
 // and the random-resized-crop of torchvision/AVION, drawn from Philox keyed by (seed, g).
 #include "ld_plan.h" // defines: ld_plan_make, ld_crop_make, ld_params_default
 
-#include "ld_error.h"   // defines: LD_ERR_*
-#include "ld_gop.h"     // defines: LdGop, ld_gops
-#include "rng_philox.h" // defines: RngStream, rng_stream_init, rng_next_float, rng_next_below
+#include "ld_error.h"    // defines: LD_ERR_*
+#include "ld_gop.h"      // defines: LdGop, ld_gops
+#include "rng_philox.h"  // defines: RngStream, rng_stream_init, rng_next_float, rng_next_below
 #include "stream_perm.h" // defines: stream_position
 
 #include <math.h>
@@ -29,7 +29,10 @@ void ld_params_default(LdParams *p)
 	p->loop_filter = LD_LOOP_FILTER_REF;
 }
 
-static int even_down(int v) { return v & ~1; }
+static int even_down(int v)
+{
+	return v & ~1;
+}
 
 void ld_crop_make(const LdParams *p, uint64_t g, int w, int h, LdCrop *c)
 {
@@ -181,8 +184,8 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 	}
 	uint64_t n = manifest_clip_frames(m, s);
 	if (s->kind != MANIFEST_KIND_CLIP || n == 0 || s->clip.chunk_last - s->clip.chunk_first >= LD_MAX_SOURCES) {
-		snprintf(err, errlen, "sample %llu: not a clip of 1..%d chunks with frames", (unsigned long long)sp.sample,
-			 LD_MAX_SOURCES);
+		snprintf(err, errlen, "sample %llu: not a clip of 1..%d chunks with frames",
+			 (unsigned long long)sp.sample, LD_MAX_SOURCES);
 		return -LD_ERR_MANIFEST;
 	}
 	uint64_t idx[LD_MAX_FRAMES];
@@ -193,8 +196,8 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 	for (int t = 0; t < p->frames; t++) {
 		uint32_t chunk, frame;
 		if (manifest_clip_locate(m, s, idx[t], &chunk, &frame) != 0) {
-			snprintf(err, errlen, "sample %llu: frame %llu cannot be located", (unsigned long long)sp.sample,
-				 (unsigned long long)idx[t]);
+			snprintf(err, errlen, "sample %llu: frame %llu cannot be located",
+				 (unsigned long long)sp.sample, (unsigned long long)idx[t]);
 			return -LD_ERR_MANIFEST;
 		}
 		int k = 0;

@@ -11,23 +11,23 @@
 #include <stdint.h>
 
 #define LD_MAX_FRAMES 64
-#define LD_MAX_SOURCES 4 // chunks one clip may span
+#define LD_MAX_SOURCES 4            // chunks one clip may span
 #define LD_MAX_RANGES LD_MAX_FRAMES // byte ranges one sample reads (at most one per needed frame)
 #define LD_PATH_MAX 512
 
 typedef struct {
 	uint64_t seed;
-	int frames;           // T
-	int out_w, out_h;     // H x W of each output frame
-	int train;            // 1: shuffled epochs, jittered frames, random-resized-crop; 0: eval
-	int flip;             // 1: random horizontal flip in training (p = 1/2)
+	int frames;                 // T
+	int out_w, out_h;           // H x W of each output frame
+	int train;                  // 1: shuffled epochs, jittered frames, random-resized-crop; 0: eval
+	int flip;                   // 1: random horizontal flip in training (p = 1/2)
 	float scale_min, scale_max; // random-resized-crop area fraction (0.5, 1)
 	float ratio_min, ratio_max; // aspect ratio w/h (3/4, 4/3)
-	int threads;          // decoder threads per sample
-	uint32_t timeout_ms;  // per-sample watchdog; 0: none
+	int threads;                // decoder threads per sample
+	uint32_t timeout_ms;        // per-sample watchdog; 0: none
 	LdMode mode;
-	int no_seek;          // decode every chunk from frame 0 (the tests' reference path)
-	int demux;            // 1: demux whole files even where the manifest has a packet index
+	int no_seek;              // decode every chunk from frame 0 (the tests' reference path)
+	int demux;                // 1: demux whole files even where the manifest has a packet index
 	LdLoopFilter loop_filter; // deblocking on the indexed path (LD_LOOP_FILTER_REF by default)
 	const atomic_int *cancel; // non-zero: stop decoding now (loaderd stopping); NULL: never
 } LdParams;
@@ -50,18 +50,18 @@ typedef struct {
 } LdSource;
 
 typedef struct {
-	uint64_t position;     // g
-	uint64_t sample;       // manifest sample index
+	uint64_t position; // g
+	uint64_t sample;   // manifest sample index
 	uint64_t epoch;
-	uint32_t kind;         // MANIFEST_KIND_*
+	uint32_t kind; // MANIFEST_KIND_*
 	int n_sources;
 	LdSource src[LD_MAX_SOURCES];
-	int frames;            // T
-	uint8_t frame_src[LD_MAX_FRAMES];  // source of output frame t
-	uint32_t frame_no[LD_MAX_FRAMES];  // frame within that chunk, non-decreasing per source
-	int src_w, src_h;      // 0 for images until decoded
-	LdCrop crop;           // valid when src_w > 0
-	int n_ranges;          // what to read, source by source, in file order within a source
+	int frames;                       // T
+	uint8_t frame_src[LD_MAX_FRAMES]; // source of output frame t
+	uint32_t frame_no[LD_MAX_FRAMES]; // frame within that chunk, non-decreasing per source
+	int src_w, src_h;                 // 0 for images until decoded
+	LdCrop crop;                      // valid when src_w > 0
+	int n_ranges;                     // what to read, source by source, in file order within a source
 	LdRange ranges[LD_MAX_RANGES];
 } LdPlan;
 

@@ -86,7 +86,8 @@ static int render_fused(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, u
 		for (int c = 0; c < desc->nb_components; c++)
 			if (desc->comp[c].plane == p) {
 				step = desc->comp[c].step;
-				chroma = (c == 1 || c == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB) && desc->nb_components >= 3;
+				chroma = (c == 1 || c == 2) && !(desc->flags & AV_PIX_FMT_FLAG_RGB) &&
+					 desc->nb_components >= 3;
 			}
 		int px = chroma ? x >> desc->log2_chroma_w : x, py = chroma ? y >> desc->log2_chroma_h : y;
 		src[p] = f->data[p] + (ptrdiff_t)py * f->linesize[p] + (ptrdiff_t)px * step;

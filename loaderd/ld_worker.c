@@ -6,10 +6,10 @@
 // it. Not guaranteed: publication in position order (the ring does not need it).
 #include "ld_worker.h" // defines: ld_worker_main
 
-#include "ld_clip.h"  // defines: ld_clip_decode, LdBuffer
-#include "ld_error.h" // defines: ld_error_name
-#include "ld_io.h"    // defines: LdReader, LdRead, ld_reader_*
-#include "log.h"      // defines: log_info, log_warnx
+#include "ld_clip.h"     // defines: ld_clip_decode, LdBuffer
+#include "ld_error.h"    // defines: ld_error_name
+#include "ld_io.h"       // defines: LdReader, LdRead, ld_reader_*
+#include "log.h"         // defines: log_info, log_warnx
 #include "stream_perm.h" // defines: stream_node_position
 
 #include <errno.h>
@@ -149,7 +149,9 @@ void *ld_worker_main(void *arg)
 	LdDecoder *d = NULL;
 	RingProducer *p = NULL;
 	char why[160];
-	w->rc = !items ? -ENOMEM : ld_reader_new(&rd, (unsigned)(q * LD_MAX_RANGES), !strcmp(sh->cfg->io, "pread"), why, sizeof(why));
+	w->rc = !items ? -ENOMEM
+		       : ld_reader_new(&rd, (unsigned)(q * LD_MAX_RANGES), !strcmp(sh->cfg->io, "pread"), why,
+				       sizeof(why));
 	if (!w->rc && !strcmp(ld_reader_kind(rd), "pread") && !atomic_exchange(&sh->pread_noted, 1))
 		log_info("reading with pread: %s", why);
 	if (!w->rc && ld_decoder_new(&d) != 0)

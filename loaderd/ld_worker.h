@@ -25,10 +25,10 @@ typedef struct {
 	atomic_int pread_noted; // the io_uring fallback is logged once per process
 	atomic_int damaged;     // a thread found the ring's slot words damaged (-EPROTO)
 	pthread_mutex_t elog_lock;
-	uint64_t *elog;         // samples whose error was already logged (open addressing)
+	uint64_t *elog; // samples whose error was already logged (open addressing)
 	size_t elog_cap;
 	atomic_ullong produced, errors;
-	int timing;             // --bench: threads keep a cost account and add it to cost when they end
+	int timing; // --bench: threads keep a cost account and add it to cost when they end
 	pthread_mutex_t cost_lock;
 	LdCost cost;
 } LdShared;

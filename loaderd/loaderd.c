@@ -21,7 +21,10 @@
 
 static volatile sig_atomic_t stop_signal;
 
-static void on_signal(int sig) { stop_signal = sig; }
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
 
 static void sleep_ms(int ms)
 {
@@ -87,7 +90,8 @@ static void stop_within_deadline(LdShared *sh)
 	if (left == 0)
 		return;
 	log_warnx("stopping on signal %d: %d thread%s still inside a decoder call; exiting without waiting (their "
-		  "positions will be adopted)", (int)stop_signal, left, left == 1 ? "" : "s");
+		  "positions will be adopted)",
+		  (int)stop_signal, left, left == 1 ? "" : "s");
 	_exit(0);
 }
 
@@ -115,9 +119,9 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 	atomic_store(&sh->stop, 0);
 	atomic_store(&sh->cancel, 0);
 	atomic_store(&sh->running, c->threads);
-	log_info("serving ring %s (instance %llx, T=%u %ux%u, %u slots, %u ranks, seed %llu) with %d threads",
-		 c->ring, (unsigned long long)info.instance_id, info.geometry.frames, info.geometry.height,
-		 info.geometry.width, info.slots, info.ranks, (unsigned long long)sh->params.seed, c->threads);
+	log_info("serving ring %s (instance %llx, T=%u %ux%u, %u slots, %u ranks, seed %llu) with %d threads", c->ring,
+		 (unsigned long long)info.instance_id, info.geometry.frames, info.geometry.height, info.geometry.width,
+		 info.slots, info.ranks, (unsigned long long)sh->params.seed, c->threads);
 	for (int i = 0; i < c->threads; i++) {
 		w[i] = (LdWorker){.sh = sh, .index = i};
 		if (pthread_create(&w[i].tid, NULL, ld_worker_main, &w[i]) != 0)
@@ -126,7 +130,8 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 	while (!stop_signal) {
 		sleep_ms(100);
 		if (atomic_load(&sh->damaged))
-			log_fatalx("ring %s is damaged: a slot holds a position no sound ring can have; recreate it", c->ring);
+			log_fatalx("ring %s is damaged: a slot holds a position no sound ring can have; recreate it",
+				   c->ring);
 		int rc = ring_check_instance(r);
 		if (rc == -ESTALE || rc == -ENOENT) {
 			log_info("ring %s was %s: finishing in-flight slots and re-attaching", c->ring,
@@ -190,7 +195,7 @@ int main(int argc, char **argv)
 	sh.params.flip = c.flip;
 	sh.params.timeout_ms = (uint32_t)c.timeout_ms;
 	sh.params.threads = c.decoder_threads;
-	sh.params.loop_filter = !strcmp(c.loop_filter, "all")	 ? LD_LOOP_FILTER_ALL
+	sh.params.loop_filter = !strcmp(c.loop_filter, "all")    ? LD_LOOP_FILTER_ALL
 				: !strcmp(c.loop_filter, "none") ? LD_LOOP_FILTER_NONE
 								 : LD_LOOP_FILTER_REF;
 	pthread_mutex_init(&sh.elog_lock, NULL);

@@ -1,3 +1,8 @@
 # mk/: the build itself. Its test: `make help` names every target the Makefile and the
 # fragments declare.
 SCRIPT_TESTS += tests/test_make_help.sh
+# the code style: .clang-format over every C/C++/CUDA file (mk/format.sh)
+SCRIPT_TESTS += tests/test_format.sh
+.PHONY: format
+format:
+	@bash mk/format.sh

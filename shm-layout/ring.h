@@ -16,33 +16,33 @@
 // 2: the control block's reserved NCCL-id bytes became the bootstrap record (ring_boot_*).
 #define RING_ABI_VERSION 2
 #define RING_MAX_PRODUCERS 256 // loader threads over all loaderd processes
-#define RING_MAX_CONSUMERS 64 // = the most ranks one ring serves
+#define RING_MAX_CONSUMERS 64  // = the most ranks one ring serves
 #define RING_DEFAULT_NAME "avclip"
 
 // What one slot carries: a uint8 clip (T, H, W, C) followed by text_len int32 token ids.
 typedef struct {
-    uint32_t frames;   // T
-    uint32_t height;   // H
-    uint32_t width;    // W
-    uint32_t channels; // C
-    uint32_t text_len; // caption tokens per slot (0 for none)
+	uint32_t frames;   // T
+	uint32_t height;   // H
+	uint32_t width;    // W
+	uint32_t channels; // C
+	uint32_t text_len; // caption tokens per slot (0 for none)
 } RingGeometry;
 
 typedef struct {
-    RingGeometry geometry;
-    uint32_t slots;           // S
-    uint32_t ranks;           // N
-    uint64_t seed;            // the data stream's seed, recorded for everyone who attaches
-    uint64_t first_position;  // stream starts here (a resumed run starts where it stopped)
-    uint32_t adopt_timeout_ms; // how often producers look for dead peers' slots (default 200)
-    int numa_node;            // bind the segment to this node (-1: no binding)
-    int hugepages;            // 1: try a hugetlbfs-backed segment, fall back to /dev/shm
-    int replace;              // 1: an existing ring of this name is destroyed first
+	RingGeometry geometry;
+	uint32_t slots;            // S
+	uint32_t ranks;            // N
+	uint64_t seed;             // the data stream's seed, recorded for everyone who attaches
+	uint64_t first_position;   // stream starts here (a resumed run starts where it stopped)
+	uint32_t adopt_timeout_ms; // how often producers look for dead peers' slots (default 200)
+	int numa_node;             // bind the segment to this node (-1: no binding)
+	int hugepages;             // 1: try a hugetlbfs-backed segment, fall back to /dev/shm
+	int replace;               // 1: an existing ring of this name is destroyed first
 } RingCreateOptions;
 
 typedef struct {
-    const RingGeometry *expect_geometry; // NULL: accept the ring's geometry
-    int read_only;                       // map PROT_READ (ringstat): never writes a byte
+	const RingGeometry *expect_geometry; // NULL: accept the ring's geometry
+	int read_only;                       // map PROT_READ (ringstat): never writes a byte
 } RingOpenOptions;
 
 typedef struct Ring Ring;
@@ -56,14 +56,14 @@ typedef struct RingConsumer RingConsumer;
 // A claimed (producer) or acquired (consumer) position; the pointers stay valid until
 // publish/release. The producer fills payload, text and the metadata fields.
 typedef struct {
-    uint64_t position; // g
-    uint32_t slot;     // g mod S
-    uint32_t flags;    // RING_SLOT_*
-    int32_t error;     // decode error code when RING_SLOT_ERROR (positive, producer-defined)
-    uint64_t sample_id;
-    uint16_t crop[4];  // x, y, w, h of the crop in source pixels (informational)
-    uint8_t *payload;  // (T, H, W, C) uint8, 4 KiB aligned
-    int32_t *text;     // (text_len,) token ids
+	uint64_t position; // g
+	uint32_t slot;     // g mod S
+	uint32_t flags;    // RING_SLOT_*
+	int32_t error;     // decode error code when RING_SLOT_ERROR (positive, producer-defined)
+	uint64_t sample_id;
+	uint16_t crop[4]; // x, y, w, h of the crop in source pixels (informational)
+	uint8_t *payload; // (T, H, W, C) uint8, 4 KiB aligned
+	int32_t *text;    // (text_len,) token ids
 } RingSlot;
 
 // --- lifetime -------------------------------------------------------------------------
@@ -71,27 +71,27 @@ typedef struct {
 // reason a user can act on, e.g. both ABI versions or both geometries on a mismatch.
 int ring_create(Ring **out, const char *name, const RingCreateOptions *opt, char *errbuf, size_t errlen);
 int ring_open(Ring **out, const char *name, const RingOpenOptions *opt, char *errbuf, size_t errlen);
-void ring_close(Ring *r);                  // unmaps; producers/consumers must be detached first
-int ring_destroy(const char *name);        // marks the ring closed (waiters return -ESHUTDOWN), unlinks
+void ring_close(Ring *r);           // unmaps; producers/consumers must be detached first
+int ring_destroy(const char *name); // marks the ring closed (waiters return -ESHUTDOWN), unlinks
 // 0 while `name` still names the ring r was opened from; -ESTALE when it was recreated
 // (attached processes should detach and re-open), -ENOENT when it is gone.
 int ring_check_instance(const Ring *r);
 
 // --- facts about an open ring ----------------------------------------------------------
 typedef struct {
-    RingGeometry geometry;
-    uint32_t slots, ranks;
-    uint64_t seed, first_position, instance_id;
-    uint64_t payload_bytes;   // T*H*W*C
-    uint64_t slot_stride;     // bytes between payloads (4 KiB multiple)
-    uint64_t segment_bytes;
-    uint64_t created_unix_ns; // wall clock at creation
-    uint32_t adopt_timeout_ms;
-    int numa_node;            // -1: not bound
-    int hugepages;            // 1: the segment is on hugetlbfs
-    int closed;
-    char path[192];           // file backing the segment
-    char hugepage_note[128];  // why hugepages were not used, when asked for
+	RingGeometry geometry;
+	uint32_t slots, ranks;
+	uint64_t seed, first_position, instance_id;
+	uint64_t payload_bytes; // T*H*W*C
+	uint64_t slot_stride;   // bytes between payloads (4 KiB multiple)
+	uint64_t segment_bytes;
+	uint64_t created_unix_ns; // wall clock at creation
+	uint32_t adopt_timeout_ms;
+	int numa_node; // -1: not bound
+	int hugepages; // 1: the segment is on hugetlbfs
+	int closed;
+	char path[192];          // file backing the segment
+	char hugepage_note[128]; // why hugepages were not used, when asked for
 } RingInfo;
 void ring_info(const Ring *r, RingInfo *info);
 // The span of every slot's payload and tokens in this process's mapping (S slot strides from the
@@ -134,28 +134,28 @@ int ring_reap(Ring *r);
 
 // --- statistics (read-only; what ringstat shows) --------------------------------------------------
 typedef struct {
-    int index;            // table index (producer) or rank (consumer)
-    int state;            // 0 free, 1 alive, 2 dead (awaiting reaping)
-    int pid, numa_node;
-    uint64_t attach_unix_ns, heartbeat_age_ns;
-    // since this process attached
-    uint64_t items;       // published (producer) / released (consumer)
-    uint64_t errors;      // error slots published / received
-    uint64_t adopted;     // slots adopted (producer) / delivered again after a crash or detach (consumer)
-    uint64_t wait_ns;     // producer: stalled on a full ring; consumer: waiting for data
-    uint64_t max_wait_ns; // longest single wait
-    uint64_t position;    // consumer: next position
+	int index; // table index (producer) or rank (consumer)
+	int state; // 0 free, 1 alive, 2 dead (awaiting reaping)
+	int pid, numa_node;
+	uint64_t attach_unix_ns, heartbeat_age_ns;
+	// since this process attached
+	uint64_t items;       // published (producer) / released (consumer)
+	uint64_t errors;      // error slots published / received
+	uint64_t adopted;     // slots adopted (producer) / delivered again after a crash or detach (consumer)
+	uint64_t wait_ns;     // producer: stalled on a full ring; consumer: waiting for data
+	uint64_t max_wait_ns; // longest single wait
+	uint64_t position;    // consumer: next position
 } RingProcStats;
 
 typedef struct {
-    uint64_t now_ns;             // CLOCK_MONOTONIC when read
-    uint64_t age_ns;             // since creation
-    uint32_t empty, writing, ready, reading; // slots by state
-    // totals since creation (over every process that ever attached)
-    uint64_t produced, consumed, errors, adopted, redelivered;
-    uint64_t producer_wait_ns, consumer_wait_ns;
-    uint32_t live_producers, live_consumers, dead_producers;
-    uint64_t claim_position;     // lowest position no producer has claimed yet (approximately)
+	uint64_t now_ns;                         // CLOCK_MONOTONIC when read
+	uint64_t age_ns;                         // since creation
+	uint32_t empty, writing, ready, reading; // slots by state
+	// totals since creation (over every process that ever attached)
+	uint64_t produced, consumed, errors, adopted, redelivered;
+	uint64_t producer_wait_ns, consumer_wait_ns;
+	uint32_t live_producers, live_consumers, dead_producers;
+	uint64_t claim_position; // lowest position no producer has claimed yet (approximately)
 } RingStats;
 
 // Fills stats; with procs != NULL also per-process rows (up to max_procs, producers then
@@ -171,21 +171,21 @@ int ring_stats(const Ring *r, RingStats *stats, RingProcStats *procs, int max_pr
 #define RING_BOOT_BLOB_MAX 128
 
 typedef enum {
-    RING_BOOT_NONE = 0,       // nothing published (or cleared)
-    RING_BOOT_READY,          // a usable blob of this job
-    RING_BOOT_BUSY,           // a publisher is writing it right now
-    RING_BOOT_OTHER_JOB,      // published by a job with another token
-    RING_BOOT_DEAD_PUBLISHER, // this job's token, but its publisher is gone: a previous attempt
-    RING_BOOT_OTHER_INSTANCE, // published in an earlier incarnation of the ring
+	RING_BOOT_NONE = 0,       // nothing published (or cleared)
+	RING_BOOT_READY,          // a usable blob of this job
+	RING_BOOT_BUSY,           // a publisher is writing it right now
+	RING_BOOT_OTHER_JOB,      // published by a job with another token
+	RING_BOOT_DEAD_PUBLISHER, // this job's token, but its publisher is gone: a previous attempt
+	RING_BOOT_OTHER_INSTANCE, // published in an earlier incarnation of the ring
 } RingBootState;
 
 // What a read found, for messages ("a stale id of pid 1234, generation 3").
 typedef struct {
-    RingBootState state;
-    uint64_t generation; // publishes since the ring was created
-    uint64_t token;
-    uint32_t world;
-    int pid;             // the publisher
+	RingBootState state;
+	uint64_t generation; // publishes since the ring was created
+	uint64_t token;
+	uint32_t world;
+	int pid; // the publisher
 } RingBootSeen;
 
 // Publishes len (1..RING_BOOT_BLOB_MAX) bytes for job `token` of `world` ranks. -ESTALE when

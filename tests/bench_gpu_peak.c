@@ -4,7 +4,7 @@
 #include <stdio.h> // defines: printf
 #include <time.h>  // defines: clock_gettime
 
-#include "kern_ops.h" // defines: kern_ctx_create, kern_linear, kern_sync
+#include "kern_ops.h"  // defines: kern_ctx_create, kern_linear, kern_sync
 #include "proc_time.h" // defines: time_mono_s
 
 int main(void)

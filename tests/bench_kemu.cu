@@ -43,14 +43,18 @@ __global__ void k_mma(float *out, int n)
 	out[threadIdx.x] = c.x[0];
 }
 
-__global__ void k_no_barrier(float *out) { out[blockIdx.x * blockDim.x + threadIdx.x] = (float)threadIdx.x; }
+__global__ void k_no_barrier(float *out)
+{
+	out[blockIdx.x * blockDim.x + threadIdx.x] = (float)threadIdx.x;
+}
 
 struct Run {
 	double secs;
 	uint64_t switches;
 };
 
-template <class F> static Run measure(F launch)
+template <class F>
+static Run measure(F launch)
 {
 	uint64_t s0 = kemu_switch_count();
 	double t0 = now();
@@ -79,8 +83,8 @@ int main()
 		printf("%-8s: mma.sync m16n8k16: %.0f k warp-mma/s (%.2f GFLOP/s)\n", mode, nmma / r.secs / 1e3,
 		       2.0 * 16 * 8 * 16 * nmma / r.secs / 1e9);
 		r = measure([&] { KLAUNCH(NULL, k_no_barrier, nblocks, 256, 0, 0, d); });
-		printf("%-8s: %d blocks x 256 threads without barriers: %.0f ns per thread (fiber start and end)\n", mode,
-		       nblocks, r.secs / ((double)nblocks * 256) * 1e9);
+		printf("%-8s: %d blocks x 256 threads without barriers: %.0f ns per thread (fiber start and end)\n",
+		       mode, nblocks, r.secs / ((double)nblocks * 256) * 1e9);
 	}
 	printf("kemu: %.1f M fiber switches/s in order, %.1f M/s shuffled (fiber switch: %s)\n", rate[0] / 1e6,
 	       rate[1] / 1e6, kemu_switch_name());

@@ -109,7 +109,8 @@ struct AttnBench {
 	~AttnBench()
 	{
 		for (AttnBufs &b : bufs)
-			for (void *p : {(void *)b.qkv, (void *)b.out, (void *)b.dout, (void *)b.dqkv, (void *)b.lse, b.ws})
+			for (void *p :
+			     {(void *)b.qkv, (void *)b.out, (void *)b.dout, (void *)b.dqkv, (void *)b.lse, b.ws})
 				cuda_check(cudaFree(p));
 		for (KAttn *k : impl)
 			kattn_destroy(k);
@@ -146,11 +147,12 @@ static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const c
 			if (!k)
 				continue;
 			auto run_fwd = [=, &e] {
-				return kattn_fwd(k, NULL, b->out, b->lse, b->qkv, a.B, a.T, a.H, a.hd, a.causal, b->ws, b->wsb, &e);
+				return kattn_fwd(k, NULL, b->out, b->lse, b->qkv, a.B, a.T, a.H, a.hd, a.causal, b->ws,
+						 b->wsb, &e);
 			};
 			auto run_bwd = [=, &e] {
-				return kattn_bwd(k, NULL, b->dqkv, 0, b->dout, b->qkv, b->out, b->lse, a.B, a.T, a.H, a.hd, a.causal,
-						 b->ws, b->wsb, &e);
+				return kattn_bwd(k, NULL, b->dqkv, 0, b->dout, b->qkv, b->out, b->lse, a.B, a.T, a.H,
+						 a.hd, a.causal, b->ws, b->wsb, &e);
 			};
 			if (run_fwd() || run_bwd()) { // cuDNN may refuse a shape: say so and go on
 				printf("attention %s %s: not run: %s\n", label[i], a.name, e.msg);
@@ -168,8 +170,21 @@ static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const c
 // ---- the CUDA backend's ops, through the contract, at vit-b16's sizes ----
 // vit-b16 at T = 4 frames of 224², a batch of BV clips: N = BV·785 token rows of width 768; text
 // 77 tokens of width 512; FastCLIP's loss at B = 256 per rank of K = 8 (N = 2048), d = 256
-enum { BV = 32, TV = 4, IMG = 224, PATCH = 16, PV = (IMG / PATCH) * (IMG / PATCH), LVV = 1 + TV * PV, WV = 768,
-       LT = 77, WT = 512, VOCAB = 49408, EMB = 256, LB = 256, LK = 8 };
+enum {
+	BV = 32,
+	TV = 4,
+	IMG = 224,
+	PATCH = 16,
+	PV = (IMG / PATCH) * (IMG / PATCH),
+	LVV = 1 + TV * PV,
+	WV = 768,
+	LT = 77,
+	WT = 512,
+	VOCAB = 49408,
+	EMB = 256,
+	LB = 256,
+	LK = 8
+};
 static const int64_t NV = (int64_t)BV * LVV, NPARAM = 150000000;
 
 struct Tensors {
@@ -236,9 +251,12 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 		return 1;
 	const KDtype H = KDT_BF16, F = KDT_F32;
 	// the linear layers of a block: in (N, 768) or (N, 3072), weights (OC, IC), epilogues as the model's
-	KTensor *x768 = tn->make(c, H, {NV, WV}), *x3072 = tn->make(c, H, {NV, 4 * WV}), *pre = tn->make(c, H, {NV, 4 * WV});
-	KTensor *y768 = tn->make(c, H, {NV, WV}), *y2304 = tn->make(c, H, {NV, 3 * WV}), *res = tn->make(c, H, {NV, WV});
-	KTensor *wqkv = tn->make(c, H, {3 * WV, WV}), *bqkv = tn->make(c, H, {3 * WV}), *wfc = tn->make(c, H, {4 * WV, WV});
+	KTensor *x768 = tn->make(c, H, {NV, WV}), *x3072 = tn->make(c, H, {NV, 4 * WV}),
+		*pre = tn->make(c, H, {NV, 4 * WV});
+	KTensor *y768 = tn->make(c, H, {NV, WV}), *y2304 = tn->make(c, H, {NV, 3 * WV}),
+		*res = tn->make(c, H, {NV, WV});
+	KTensor *wqkv = tn->make(c, H, {3 * WV, WV}), *bqkv = tn->make(c, H, {3 * WV}),
+		*wfc = tn->make(c, H, {4 * WV, WV});
 	KTensor *bfc = tn->make(c, H, {4 * WV}), *wpr = tn->make(c, H, {WV, 4 * WV}), *b768 = tn->make(c, H, {WV});
 	KTensor *gw = tn->make(c, F, {WV, 4 * WV}), *gb = tn->make(c, F, {WV}), *gb2 = tn->make(c, F, {4 * WV});
 	KTensor *dx3072 = tn->make(c, H, {NV, 4 * WV});
@@ -249,10 +267,10 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 		KAct act;
 	};
 	static const Lin lins[] = {
-		{"linear qkv 768->2304 +bias", "plain GEMM N x 768 -> 2304", x768, wqkv, bqkv, y2304, nullptr, nullptr, WV,
-		 3 * WV, KACT_NONE},
-		{"linear fc 768->3072 +bias +GELU", "plain GEMM N x 768 -> 3072", x768, wfc, bfc, x3072, pre, nullptr, WV,
-		 4 * WV, KACT_GELU},
+		{"linear qkv 768->2304 +bias", "plain GEMM N x 768 -> 2304", x768, wqkv, bqkv, y2304, nullptr, nullptr,
+		 WV, 3 * WV, KACT_NONE},
+		{"linear fc 768->3072 +bias +GELU", "plain GEMM N x 768 -> 3072", x768, wfc, bfc, x3072, pre, nullptr,
+		 WV, 4 * WV, KACT_GELU},
 		{"linear proj 3072->768 +bias +res", "plain GEMM N x 3072 -> 768", x3072, wpr, b768, y768, nullptr, res,
 		 4 * WV, WV, KACT_NONE},
 	};
@@ -260,25 +278,33 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 		const double f = 2.0 * NV * l.IC * l.OC;
 		const Lin *p = &l;
 		t.push_back({l.plain_name, true, f, NULL, [=] {
-				     return plain(g, e, KGEMM_T, KGEMM_N, p->OC, (int)NV, p->IC, p->w->data, p->in->data,
-						  p->out->data);
+				     return plain(g, e, KGEMM_T, KGEMM_N, p->OC, (int)NV, p->IC, p->w->data,
+						  p->in->data, p->out->data);
 			     }});
-		t.push_back({l.name, true, f, l.plain_name, [=] {
+		t.push_back({l.name, true, f, l.plain_name,
+			     [=] {
 				     KLinear a = {p->out, p->pre, p->in, p->w, 1, p->b, p->act, p->res};
 				     return kern_linear(c, &a);
-			     }, c});
+			     },
+			     c});
 	}
 	// backward of c_proj with the GELU-backward epilogue into c_fc's pre and bias gradients (the
 	// model's MLP backward), and of qkv: din and dW, against the two plain GEMMs
 	const double fb = 4.0 * NV * WV * 4 * WV;
 	t.push_back({"plain GEMMs din+dW 3072x768", true, fb, NULL, [=] {
-			     int rc = plain(g, e, KGEMM_N, KGEMM_N, 4 * WV, (int)NV, WV, wpr->data, y768->data, x3072->data);
-			     return rc ? rc : plain(g, e, KGEMM_N, KGEMM_T, 4 * WV, WV, (int)NV, x3072->data, y768->data, wfc->data);
+			     int rc = plain(g, e, KGEMM_N, KGEMM_N, 4 * WV, (int)NV, WV, wpr->data, y768->data,
+					    x3072->data);
+			     return rc ? rc
+				       : plain(g, e, KGEMM_N, KGEMM_T, 4 * WV, WV, (int)NV, x3072->data, y768->data,
+					       wfc->data);
 		     }});
-	t.push_back({"linear_bwd proj +GELU' +biases", true, fb, "plain GEMMs din+dW 3072x768", [=] {
-			     KLinearBwd a = {KG_SET(dx3072), KG_ADD(gw), KG_ADD(gb), KG_ADD(gb2), y768, x3072, wpr, 1, pre, KACT_GELU};
+	t.push_back({"linear_bwd proj +GELU' +biases", true, fb, "plain GEMMs din+dW 3072x768",
+		     [=] {
+			     KLinearBwd a = {KG_SET(dx3072), KG_ADD(gw), KG_ADD(gb), KG_ADD(gb2), y768,
+					     x3072,          wpr,        1,          pre,         KACT_GELU};
 			     return kern_linear_bwd(c, &a);
-		     }, c});
+		     },
+		     c});
 	// own kernels in GB/s against the copy: the bytes each must move at least
 	const char *cp = "copy (device to device)";
 	KTensor *mean = tn->make(c, F, {NV}), *rstd = tn->make(c, F, {NV}), *lw_ = tn->make(c, H, {WV});
@@ -286,32 +312,41 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 	const double nc = (double)NV * WV;
 	t.push_back({"layernorm fwd (bf16)", false, 4 * nc + 8.0 * NV, cp,
 		     [=] { return kern_layernorm_fwd(c, y768, mean, rstd, x768, lw_, b768); }, c});
-	t.push_back({"layernorm bwd (din, dw, db)", false, 6 * nc + 8.0 * NV, cp, [=] {
-			     return kern_layernorm_bwd(c, KG_SET(res), KG_ADD(ldw), KG_ADD(ldb), y768, x768, lw_, mean, rstd);
-		     }, c});
+	t.push_back({"layernorm bwd (din, dw, db)", false, 6 * nc + 8.0 * NV, cp,
+		     [=] {
+			     return kern_layernorm_bwd(c, KG_SET(res), KG_ADD(ldw), KG_ADD(ldb), y768, x768, lw_, mean,
+						       rstd);
+		     },
+		     c});
 	t.push_back({"residual add (bf16)", false, 6 * nc, cp, [=] { return kern_add(c, res, res, y768); }, c});
 	KTensor *clips = tn->make(c, KDT_U8, {BV, TV, IMG, IMG, 3}), *gpos = tn->make(c, KDT_I64, {BV});
 	KTensor *patches = tn->make(c, H, {BV, TV * PV, 3 * PATCH * PATCH});
 	const double px = (double)BV * TV * IMG * IMG * 3;
 	t.push_back({"augment (u8 -> bf16 patches)", false, 3 * px, cp,
 		     [=] { return kern_augment(c, patches, clips, gpos, 7, 1, PATCH); }, c});
-	KTensor *pemb = tn->make(c, H, {BV, TV * PV, WV}), *cls = tn->make(c, H, {WV}), *vpos = tn->make(c, H, {1 + PV, WV});
+	KTensor *pemb = tn->make(c, H, {BV, TV * PV, WV}), *cls = tn->make(c, H, {WV}),
+		*vpos = tn->make(c, H, {1 + PV, WV});
 	KTensor *tpos = tn->make(c, H, {TV, WV}), *dcls = tn->make(c, F, {WV}), *dvpos = tn->make(c, F, {1 + PV, WV});
 	KTensor *dtpos = tn->make(c, F, {TV, WV});
 	KTensor *x0 = tn->make(c, H, {BV, LVV, WV});
-	t.push_back({"vis_embed fwd", false, 4 * nc, cp, [=] { return kern_vis_embed_fwd(c, x0, pemb, cls, vpos, tpos); }, c});
-	t.push_back({"vis_embed bwd (dx, dcls, dpos, dtpos)", false, 4 * nc, cp, [=] {
-			     return kern_vis_embed_bwd(c, KG_SET(pemb), KG_ADD(dcls), KG_ADD(dvpos), KG_ADD(dtpos), x0);
-		     }, c});
-	KTensor *ids = tn->make(c, KDT_I32, {BV, LT}), *wte = tn->make(c, H, {VOCAB, WT}), *tp = tn->make(c, H, {LT, WT});
-	KTensor *tx = tn->make(c, H, {BV, LT, WT}), *dwte = tn->make(c, F, {VOCAB, WT}), *dtp = tn->make(c, F, {LT, WT});
+	t.push_back({"vis_embed fwd", false, 4 * nc, cp,
+		     [=] { return kern_vis_embed_fwd(c, x0, pemb, cls, vpos, tpos); }, c});
+	t.push_back(
+		{"vis_embed bwd (dx, dcls, dpos, dtpos)", false, 4 * nc, cp,
+		 [=] { return kern_vis_embed_bwd(c, KG_SET(pemb), KG_ADD(dcls), KG_ADD(dvpos), KG_ADD(dtpos), x0); },
+		 c});
+	KTensor *ids = tn->make(c, KDT_I32, {BV, LT}), *wte = tn->make(c, H, {VOCAB, WT}),
+		*tp = tn->make(c, H, {LT, WT});
+	KTensor *tx = tn->make(c, H, {BV, LT, WT}), *dwte = tn->make(c, F, {VOCAB, WT}),
+		*dtp = tn->make(c, F, {LT, WT});
 	const double nt = (double)BV * LT * WT;
 	t.push_back({"tok_embed fwd", false, 6 * nt, cp, [=] { return kern_tok_embed_fwd(c, tx, ids, wte, tp); }, c});
 	t.push_back({"tok_embed bwd (set: the table zeroed)", false, 2 * nt + 4.0 * VOCAB * WT, cp,
 		     [=] { return kern_tok_embed_bwd(c, KG_SET(dwte), KG_ADD(dtp), tx, ids); }, c});
 	// the loss ops: compute-bound in double; bytes are the features they read
 	KTensor *E1 = tn->make(c, H, {LB * LK, EMB}), *E2 = tn->make(c, H, {LB * LK, EMB}), *ls = tn->make(c, F, {1});
-	KTensor *loss = tn->make(c, F, {1}), *dE1 = tn->make(c, H, {LB * LK, EMB}), *dE2 = tn->make(c, H, {LB * LK, EMB});
+	KTensor *loss = tn->make(c, F, {1}), *dE1 = tn->make(c, H, {LB * LK, EMB}),
+		*dE2 = tn->make(c, H, {LB * LK, EMB});
 	KTensor *dls = tn->make(c, F, {1}), *table = tn->make(c, F, {LB * LK, 2}), *sid = tn->make(c, KDT_I64, {LB});
 	KTensor *pack = tn->make(c, F, {LB, 2}), *pall = tn->make(c, F, {LB * LK, 2});
 	KTensor *de1 = tn->make(c, H, {LB, EMB}), *de2 = tn->make(c, H, {LB, EMB});
@@ -321,14 +356,17 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 	static KContrastBatch cb = {&e1, &e2, E1, E2, 0, nullptr};
 	cb.log_s = ls;
 	const double fb_ = 2.0 * 2 * LB * LK * EMB;
-	t.push_back({"infonce B256 N2048 d256 (double)", false, fb_ + 4.0 * LB * EMB, cp, [=] {
-			     return kern_infonce(c, &cb, loss, KG_SET(dE1), KG_SET(dE2), KG_SET(dls));
-		     }, c});
+	t.push_back({"infonce B256 N2048 d256 (double)", false, fb_ + 4.0 * LB * EMB, cp,
+		     [=] { return kern_infonce(c, &cb, loss, KG_SET(dE1), KG_SET(dE2), KG_SET(dls)); }, c});
 	static KFccoParams fp = {KFCCO_V3, 0.8, 1e-14, 6.5, 0, 0, 0, 0, 0, 0, 0, 0};
-	t.push_back({"fcco_local v3 (double)", false, fb_, cp, [=] { return kern_fcco_local(c, &cb, sid, table, &fp, pack); }, c});
-	t.push_back({"fcco_surrogate v3 (double)", false, fb_, cp, [=] {
-			     return kern_fcco_surrogate(c, &cb, pack, pall, &fp, loss, KG_SET(de1), KG_SET(de2), KG_SET(dls));
-		     }, c});
+	t.push_back({"fcco_local v3 (double)", false, fb_, cp,
+		     [=] { return kern_fcco_local(c, &cb, sid, table, &fp, pack); }, c});
+	t.push_back({"fcco_surrogate v3 (double)", false, fb_, cp,
+		     [=] {
+			     return kern_fcco_surrogate(c, &cb, pack, pall, &fp, loss, KG_SET(de1), KG_SET(de2),
+							KG_SET(dls));
+		     },
+		     c});
 	// the fused optimizer over vit-b16's parameter count, one segment per 1.5 M
 	KTensor *w = tn->make(c, F, {NPARAM}), *gr = tn->make(c, F, {NPARAM}), *m = tn->make(c, F, {NPARAM});
 	KTensor *v = tn->make(c, F, {NPARAM}), *cpy = tn->make(c, H, {NPARAM}), *ncl = tn->make(c, F, {2});
@@ -343,7 +381,8 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 	    kern_opt_plan_create(c, &lplan, lsegs.data(), (int)lsegs.size(), NPARAM))
 		return 1;
 	static KOptHyper h = {1e-4, 0.9, 0.98, 1e-6, 0.1, 3};
-	t.push_back({"grad_norm (f32 grads)", false, 4.0 * NPARAM, cp, [=] { return kern_grad_norm(c, plan, ncl, gr, 1.0); }, c});
+	t.push_back({"grad_norm (f32 grads)", false, 4.0 * NPARAM, cp,
+		     [=] { return kern_grad_norm(c, plan, ncl, gr, 1.0); }, c});
 	t.push_back({"optimizer AdamW (+bf16 copy)", false, 30.0 * NPARAM, cp,
 		     [=] { return kern_optimizer(c, plan, &h, w, cpy, gr, m, v, ncl); }, c});
 	t.push_back({"optimizer LAMB (+bf16 copy)", false, 30.0 * NPARAM, cp,
@@ -384,21 +423,26 @@ int main()
 	// the plain cuBLASLt bf16 GEMM: C (G x G, bf16) = A^T B as the linear layers call it (TN)
 	auto gemm = [&](int n) {
 		KgCall k = {};
-		k.opA = KGEMM_T, k.opB = KGEMM_N, k.M = n, k.N = n, k.K = n, k.A = a, k.lda = n, k.B = b, k.ldb = n, k.C = c;
+		k.opA = KGEMM_T, k.opB = KGEMM_N, k.M = n, k.N = n, k.K = n, k.A = a, k.lda = n, k.B = b, k.ldb = n,
+		k.C = c;
 		k.ldc = n, k.ab = KGEMM_BF16, k.c = KGEMM_BF16, k.alpha = 1.0f;
 		return kgemm(g, NULL, &k, &e);
 	};
 
 	std::vector<Entry> t;
-	t.push_back({"copy (device to device)", false, 2.0 * copy_bytes, NULL,
-		     [&] { return cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice) == cudaSuccess ? 0 : -1; }});
+	t.push_back({"copy (device to device)", false, 2.0 * copy_bytes, NULL, [&] {
+			     return cudaMemcpyAsync(dst, src, copy_bytes, cudaMemcpyDeviceToDevice) == cudaSuccess ? 0
+														   : -1;
+		     }});
 	t.push_back({"cuBLASLt bf16 GEMM 8192^3", true, 2.0 * G * G * G, NULL, [&] { return gemm(G); }});
 	t.push_back({"cuBLASLt bf16 GEMM 4096^3", true, 2.0 * gm * gm * gm, NULL, [&] { return gemm(gm); }});
 	// own kernels: name, work per call, baseline, call
 	t.push_back({"example blocksum (f32)", false, 4.0 * nsum, "copy (device to device)",
 		     [&] { return kex_blocksum(&e, (float *)dst, (const float *)src, nsum, partials, 0); }});
-	t.push_back({"example softmax rows (bf16)", false, 2.0 * 2 * rows * cols, "copy (device to device)",
-		     [&] { return kex_softmax_rows(&e, (__nv_bfloat16 *)dst, (const __nv_bfloat16 *)src, rows, cols, 0); }});
+	t.push_back({"example softmax rows (bf16)", false, 2.0 * 2 * rows * cols, "copy (device to device)", [&] {
+			     return kex_softmax_rows(&e, (__nv_bfloat16 *)dst, (const __nv_bfloat16 *)src, rows, cols,
+						     0);
+		     }});
 	t.push_back({"example mma GEMM 4096^3", true, 2.0 * gm * gm * gm, "cuBLASLt bf16 GEMM 4096^3",
 		     [&] { return kex_mma_gemm(&e, (float *)c, a, b, gm, gm, gm, 0); }});
 	AttnBench ab = {};
@@ -424,7 +468,8 @@ int main()
 			continue;
 		for (auto &base : t)
 			if (!strcmp(base.name, x.vs))
-				printf("  %s %.2f of %s;", x.name, (x.work / x.secs) / (base.work / base.secs), base.name);
+				printf("  %s %.2f of %s;", x.name, (x.work / x.secs) / (base.work / base.secs),
+				       base.name);
 	}
 	printf("\n");
 	kgemm_destroy(g);

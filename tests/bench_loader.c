@@ -10,9 +10,9 @@
 //   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
 //   and the demux path only, for tools/bench/peers.sh)
 #include "../tools/bench_data.h"    // defines: bench_data_make, BenchDataOpts
-#include "proc_time.h" // defines: time_mono_ns
+#include "proc_time.h"              // defines: time_mono_ns
 #include "../tools/bench_run.h"     // defines: bench_run_clips, bench_run_rate, bench_run_print_budget
-#include "ld_fixture.h"    // defines: ld_fixture_dataset, ld_fixture_tmpdir
+#include "ld_fixture.h"             // defines: ld_fixture_dataset, ld_fixture_tmpdir
 #include "../tools/prep_defaults.h" // defines: PREP_DEFAULT_*
 
 #include <fcntl.h>
@@ -26,7 +26,10 @@
 
 enum { N_CLIPS = 48, ROUNDS = 3 };
 
-static double wall_s(void) { return time_mono_ns() * 1e-9; }
+static double wall_s(void)
+{
+	return time_mono_ns() * 1e-9;
+}
 
 static void die(const char *what, const char *err)
 {
@@ -105,8 +108,8 @@ static void loop_filter_section(const Manifest *m, LdDecoder *d, LdReader *rd, L
 	double worst[3] = {99, 99, 99}, mean[3] = {99, 99, 99};
 	loop_filter_psnr(m, d, p, worst, mean);
 	for (int c = 0; c < 3; c++)
-		printf("  %-5s %8.1f clips/s   PSNR worst %5.1f dB, mean %5.1f dB%s\n", lf[c].name, lf[c].rate, worst[c],
-		       mean[c], c == LD_LOOP_FILTER_REF ? "   (default)" : "");
+		printf("  %-5s %8.1f clips/s   PSNR worst %5.1f dB, mean %5.1f dB%s\n", lf[c].name, lf[c].rate,
+		       worst[c], mean[c], c == LD_LOOP_FILTER_REF ? "   (default)" : "");
 }
 
 typedef struct {
@@ -117,7 +120,9 @@ typedef struct {
 // options before DIR; returns argc less the options (op->shift of them)
 static int parse_args(int argc, char **argv, Opts *op)
 {
-	*op = (Opts){.gop = PREP_DEFAULT_GOP, .bframes = PREP_DEFAULT_BFRAMES, .cavlc = PREP_DEFAULT_CAVLC,
+	*op = (Opts){.gop = PREP_DEFAULT_GOP,
+		     .bframes = PREP_DEFAULT_BFRAMES,
+		     .cavlc = PREP_DEFAULT_CAVLC,
 		     .filter = LD_LOOP_FILTER_REF};
 	int i = 1;
 	for (; i < argc && argv[i][0] == '-'; i++) {
@@ -133,10 +138,13 @@ static int parse_args(int argc, char **argv, Opts *op)
 		else if (v && !strcmp(a, "--entropy"))
 			op->cavlc = !strcmp(v, "cavlc"), i++;
 		else if (v && !strcmp(a, "--loop-filter"))
-			op->filter = !strcmp(v, "all") ? LD_LOOP_FILTER_ALL : !strcmp(v, "none") ? LD_LOOP_FILTER_NONE : LD_LOOP_FILTER_REF,
+			op->filter = !strcmp(v, "all")    ? LD_LOOP_FILTER_ALL
+				     : !strcmp(v, "none") ? LD_LOOP_FILTER_NONE
+							  : LD_LOOP_FILTER_REF,
 			i++;
 		else
-			die(a, "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only)");
+			die(a,
+			    "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only)");
 	}
 	if (op->gop < 1 || op->bframes < 0 || op->bframes > 16)
 		die("--gop/--bframes", "out of range");
@@ -212,18 +220,35 @@ static void make_dataset(const char *dir, int texture, int gop, int bframes, int
 	char err[512] = "";
 	int rc;
 	if (texture) {
-		LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
-				   .frames_per_chunk = 300, .gop = 16, .bframes = 2, .texture = 48};
+		LdFixtureOpts o = {.videos = 2,
+				   .chunks_per_video = 2,
+				   .width = 512,
+				   .height = 288,
+				   .fps = 30,
+				   .frames_per_chunk = 300,
+				   .gop = 16,
+				   .bframes = 2,
+				   .texture = 48};
 		printf("making 4 chunks of 512x288, 300 frames, panning texture, GOP 16, 2 B-frames, in %s ...\n", dir);
 		fflush(stdout);
 		rc = ld_fixture_dataset(dir, &o, err, sizeof(err));
 	} else {
-		BenchDataOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 30,
-				   .frames_per_chunk = 300, .seed = 1,
-				   .enc = {.gop = gop, .bframes = bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID, .cavlc = cavlc,
-					   .crf = PREP_DEFAULT_CRF, .preset = PREP_DEFAULT_PRESET}};
+		BenchDataOpts o = {.videos = 2,
+				   .chunks_per_video = 2,
+				   .width = 512,
+				   .height = 288,
+				   .fps = 30,
+				   .frames_per_chunk = 300,
+				   .seed = 1,
+				   .enc = {.gop = gop,
+					   .bframes = bframes,
+					   .b_pyramid = PREP_DEFAULT_B_PYRAMID,
+					   .cavlc = cavlc,
+					   .crf = PREP_DEFAULT_CRF,
+					   .preset = PREP_DEFAULT_PRESET}};
 		printf("making 4 chunks of 512x288, 300 frames, camera-like source encoded as prep does (GOP %d, %d "
-		       "B-frames, %s, crf %d), in %s ...\n", gop, bframes, cavlc ? "CAVLC" : "CABAC", PREP_DEFAULT_CRF, dir);
+		       "B-frames, %s, crf %d), in %s ...\n",
+		       gop, bframes, cavlc ? "CAVLC" : "CABAC", PREP_DEFAULT_CRF, dir);
 		fflush(stdout);
 		rc = bench_data_make(dir, &o, err, sizeof(err));
 	}
@@ -288,7 +313,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	printf("\nclips/s per core (one thread, %s reader, files in the page cache, %d clips of 224x224, train crops,\n"
-	       "thread CPU time, best of %d interleaved rounds)\n", ld_reader_kind(rd), N_CLIPS, ROUNDS);
+	       "thread CPU time, best of %d interleaved rounds)\n",
+	       ld_reader_kind(rd), N_CLIPS, ROUNDS);
 	printf("  %-4s %14s %10s %12s %10s\n", "T", "demux(before)", "indexed", "decode-only", "naive");
 	for (int k = 0; k < 2; k++)
 		printf("  %-4d %14.1f %10.1f %12.1f %10.1f\n", k ? 16 : 4, cf[k][0].rate, cf[k][1].rate, cf[k][2].rate,

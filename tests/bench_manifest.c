@@ -4,7 +4,7 @@
 // with the data checksum and token range as loaderd, eval and clipdump open it. Best of 5, CPU
 // time.
 #include "manifest_reader.h" // defines: manifest_open, manifest_open_verified
-#include "proc_time.h" // defines: time_cpu_s
+#include "proc_time.h"       // defines: time_cpu_s
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 
 #include <stdio.h>
@@ -28,7 +28,9 @@ int main(int argc, char **argv)
 	// a packet index like x264's at GOP 16 without B-frames: one packet per frame in display order
 	ManifestPacket pk[450];
 	for (int i = 0; i < 450; i++)
-		pk[i] = (ManifestPacket){.offset = (uint32_t)i * 1000, .size = 1000, .frame = (uint16_t)i,
+		pk[i] = (ManifestPacket){.offset = (uint32_t)i * 1000,
+					 .size = 1000,
+					 .frame = (uint16_t)i,
 					 .flags = i % 16 ? MANIFEST_PKT_REF : MANIFEST_PKT_KEY | MANIFEST_PKT_REF};
 	const uint8_t config[40] = {1, 100, 0, 31};
 	for (int v = 0; v < 1000; v++) {
@@ -37,9 +39,10 @@ int main(int argc, char **argv)
 		manifest_add_video(w, name, 150000);
 		for (int c = 0; c < 10; c++) {
 			snprintf(p, sizeof p, "%s/%d.mp4", name, c * 15);
-			int64_t ch = manifest_add_chunk(w, (uint32_t)v, p, (uint32_t)c * 15000, 450, 30, 1, 512, 288, kf, 29);
-			if (ch < 0 || manifest_set_chunk_index(w, (uint32_t)ch, MANIFEST_CODEC_H264, pk, 450, config, sizeof config,
-								450 * 1000))
+			int64_t ch = manifest_add_chunk(w, (uint32_t)v, p, (uint32_t)c * 15000, 450, 30, 1, 512, 288,
+							kf, 29);
+			if (ch < 0 || manifest_set_chunk_index(w, (uint32_t)ch, MANIFEST_CODEC_H264, pk, 450, config,
+							       sizeof config, 450 * 1000))
 				return 1;
 		}
 	}
@@ -62,7 +65,8 @@ int main(int argc, char **argv)
 		for (int verified = 0; verified < 2; verified++) {
 			Manifest *m;
 			double t0 = time_cpu_s();
-			int rc = verified ? manifest_open_verified(&m, path, err, sizeof err) : manifest_open(&m, path, err, sizeof err);
+			int rc = verified ? manifest_open_verified(&m, path, err, sizeof err)
+					  : manifest_open(&m, path, err, sizeof err);
 			double t = time_cpu_s() - t0;
 			if (rc) {
 				fprintf(stderr, "%s\n", err);

@@ -231,8 +231,8 @@ double kt_compare(KtEnv *e, KtPair *p, double tol)
 	}
 	double err = den > 0 ? sqrt(num / den) : sqrt(num);
 	int ok = err <= tol; // NaN (an element left poisoned, or computed as NaN) fails
-	printf("%-4s %-34s %-5s rel L2 %.3e (tol %.0e)\n", ok ? "ok" : "FAIL", p->name, kern_dtype_name(p->d.dtype), err,
-	       tol);
+	printf("%-4s %-34s %-5s rel L2 %.3e (tol %.0e)\n", ok ? "ok" : "FAIL", p->name, kern_dtype_name(p->d.dtype),
+	       err, tol);
 	e->failures += !ok;
 	free(a);
 	free(b);

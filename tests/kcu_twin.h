@@ -12,13 +12,18 @@
 #include <stdint.h>
 
 // shapes as arguments: kern_alloc(c, t, dt, NSH(2, 3)) passes ndim and the shape
-#define SH(...) (const int64_t[]){__VA_ARGS__}
+#define SH(...)                                                                                                        \
+	(const int64_t[])                                                                                              \
+	{                                                                                                              \
+		__VA_ARGS__                                                                                            \
+	}
 #define NSH(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), SH(__VA_ARGS__)
 // the same op on both backends: a non-zero return on either is a failed check (the two calls are
 // arguments of one function: no order between them)
 #define KT_BOTH(e, call_cpu, call_dev) kt_both((e), (call_cpu), (call_dev), __FILE__, __LINE__)
 // frees every pair listed
-#define KT_FREE(e, ...) kt_free_all((e), (KtPair *[]){__VA_ARGS__}, (int)(sizeof((KtPair *[]){__VA_ARGS__}) / sizeof(KtPair *)))
+#define KT_FREE(e, ...)                                                                                                \
+	kt_free_all((e), (KtPair *[]){__VA_ARGS__}, (int)(sizeof((KtPair *[]){__VA_ARGS__}) / sizeof(KtPair *)))
 
 // relative L2 tolerances by storage: bf16 outputs carry bf16 rounding, f32 ones only the order of sums
 #define KT_TOL_BF16 1e-2

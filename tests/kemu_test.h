@@ -26,14 +26,14 @@ static int kt_failures;
 static uint64_t kt_rng_state;
 
 // A failed check prints and counts; main returns kt_failures != 0 at the end.
-#define KT_CHECK(cond, ...)                                                                                  \
-	do {                                                                                                 \
-		if (!(cond)) {                                                                               \
-			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);             \
-			fprintf(stderr, __VA_ARGS__);                                                        \
-			fputc('\n', stderr);                                                                 \
-			kt_failures++;                                                                       \
-		}                                                                                            \
+#define KT_CHECK(cond, ...)                                                                                            \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);                       \
+			fprintf(stderr, __VA_ARGS__);                                                                  \
+			fputc('\n', stderr);                                                                           \
+			kt_failures++;                                                                                 \
+		}                                                                                                      \
 	} while (0)
 
 static inline uint64_t kt_rand()
@@ -43,7 +43,10 @@ static inline uint64_t kt_rand()
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
 }
-static inline float kt_uniform(float lo, float hi) { return lo + (hi - lo) * (float)(kt_rand() >> 40) / (float)(1 << 24); }
+static inline float kt_uniform(float lo, float hi)
+{
+	return lo + (hi - lo) * (float)(kt_rand() >> 40) / (float)(1 << 24);
+}
 
 // Inputs from the test's seed (test_seed.h: fixed per test, KT_SEED=N or random for others); in
 // the shim also the thread order between barriers is shuffled with that seed. On a build for a device, no GPU means skip (77).
@@ -71,18 +74,21 @@ static inline int kt_finish(const char *name)
 	return kt_failures ? 1 : 0;
 }
 
-template <class T> static inline T *kt_dev_alloc(size_t n)
+template <class T>
+static inline T *kt_dev_alloc(size_t n)
 {
 	T *p = NULL;
 	cuda_check(cudaMalloc((void **)&p, n * sizeof(T) + 16));
 	cuda_check(cudaMemset(p, 0xff, n * sizeof(T) + 16)); // poisoned: NaN for floats
 	return p;
 }
-template <class T> static inline void kt_upload(T *dev, const std::vector<T> &host)
+template <class T>
+static inline void kt_upload(T *dev, const std::vector<T> &host)
 {
 	cuda_check(cudaMemcpy(dev, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
 }
-template <class T> static inline std::vector<T> kt_download(const T *dev, size_t n)
+template <class T>
+static inline std::vector<T> kt_download(const T *dev, size_t n)
 {
 	std::vector<T> host(n);
 	cuda_check(cudaDeviceSynchronize());

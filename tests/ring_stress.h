@@ -8,20 +8,20 @@
 #include <stdint.h>
 
 typedef struct {
-    const char *ring;       // ring name (default: unique per process)
-    int producers;          // P
-    int consumers;          // N = ranks
-    uint64_t positions;     // positions checked in all (split over ranks)
-    uint32_t slots;         // S
-    uint32_t payload_bytes; // per slot (clip T=1 H=1 W=payload C=1)
-    int threads;            // 1: producers and consumers are threads of one process (for TSan)
-    int kill;               // 1: SIGKILL producers at random moments and restart them
-    int min_kills;          // kill mode: fail unless at least this many kills happened
-    int slow_us;            // producers sleep this long per position (demo pacing)
-    uint32_t adopt_timeout_ms;
-    uint64_t max_wait_ms;   // fail if a consumer ever waited longer for one position (0: no check)
-    int keep;               // leave the ring in place at the end (demo)
-    uint64_t seed;
+	const char *ring;       // ring name (default: unique per process)
+	int producers;          // P
+	int consumers;          // N = ranks
+	uint64_t positions;     // positions checked in all (split over ranks)
+	uint32_t slots;         // S
+	uint32_t payload_bytes; // per slot (clip T=1 H=1 W=payload C=1)
+	int threads;            // 1: producers and consumers are threads of one process (for TSan)
+	int kill;               // 1: SIGKILL producers at random moments and restart them
+	int min_kills;          // kill mode: fail unless at least this many kills happened
+	int slow_us;            // producers sleep this long per position (demo pacing)
+	uint32_t adopt_timeout_ms;
+	uint64_t max_wait_ms; // fail if a consumer ever waited longer for one position (0: no check)
+	int keep;             // leave the ring in place at the end (demo)
+	uint64_t seed;
 } StressConfig;
 
 void stress_config_default(StressConfig *c);

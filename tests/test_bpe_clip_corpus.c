@@ -91,7 +91,7 @@ int main(void)
 	bpe_free(t);
 	double share = total ? (double)same / total : 0;
 	int bad = total < 5000 || share < 0.999;
-	printf("%s %d of %d strings give open_clip's ids (%.3f%%; needed: 99.9%% of >= 5000)\n", bad ? "FAIL" : "PASS", same,
-	       total, 100 * share);
+	printf("%s %d of %d strings give open_clip's ids (%.3f%%; needed: 99.9%% of >= 5000)\n", bad ? "FAIL" : "PASS",
+	       same, total, 100 * share);
 	return bad;
 }

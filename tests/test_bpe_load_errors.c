@@ -15,8 +15,8 @@ static void expect_mem(const char *what, const char *text, size_t len, int want_
 	BpeTokenizer *t = (BpeTokenizer *)1;
 	int line = -1, rc = bpe_load_mem(&t, text, len, &line);
 	if (rc != want_rc || (want_rc && (line != want_line || t != NULL))) {
-		printf("FAIL %s: rc %d (%s) line %d, want rc %d line %d\n", what, rc, strerror(-rc), line,
-		       want_rc, want_line);
+		printf("FAIL %s: rc %d (%s) line %d, want rc %d line %d\n", what, rc, strerror(-rc), line, want_rc,
+		       want_line);
 		fails++;
 	}
 	if (rc == 0)

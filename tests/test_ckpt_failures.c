@@ -123,8 +123,8 @@ int main(void)
 		return 1;
 	CkptTarget t2 = {.ctx = c, .cfg = &other, .specs = m2->specs, .n_specs = m2->n_specs, .params = &m2->params};
 	rc = ckpt_load_latest(dir, &t2, &st, err, sizeof err);
-	printf("%-4s other model config: rc %d: %s\n", rc == -EINVAL && strstr(err, "written for model") ? "ok" : "FAIL", rc,
-	       err);
+	printf("%-4s other model config: rc %d: %s\n",
+	       rc == -EINVAL && strstr(err, "written for model") ? "ok" : "FAIL", rc, err);
 	bad |= rc != -EINVAL;
 	clip_model_destroy(m2);
 
@@ -143,6 +143,7 @@ int main(void)
 	free(w1);
 	clip_model_destroy(m);
 	kern_ctx_destroy(c);
-	printf("%s\n", bad ? "FAIL checkpoint failure handling" : "PASS failed saves leave the previous checkpoint intact");
+	printf("%s\n",
+	       bad ? "FAIL checkpoint failure handling" : "PASS failed saves leave the previous checkpoint intact");
 	return bad;
 }

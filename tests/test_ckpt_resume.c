@@ -37,7 +37,8 @@ static int step(Run *r, KernCtx *c, const ModelConfig *cfg)
 {
 	double loss;
 	if (model_synth_batch(c, cfg, 42, r->st.stream_pos, 64, &r->video, &r->text) ||
-	    clip_model_infonce_step(r->m, &r->video, &r->text, &loss) || optim_step(r->o, &r->m->params, NULL, &r->m->grads))
+	    clip_model_infonce_step(r->m, &r->video, &r->text, &loss) ||
+	    optim_step(r->o, &r->m->params, NULL, &r->m->grads))
 		return 1;
 	for (int i = 0; i < NU; i++)
 		r->u[i] = 0.9f * r->u[i] + (float)(loss * (i + 1));
@@ -50,8 +51,14 @@ static int step(Run *r, KernCtx *c, const ModelConfig *cfg)
 static CkptTarget target(Run *r, KernCtx *c, const ModelConfig *cfg, StTensor *ex)
 {
 	*ex = (StTensor){.name = "u1", .dtype = ST_F32, .ndim = 1, .shape = {NU}, .data = r->u, .nbytes = sizeof r->u};
-	return (CkptTarget){.ctx = c, .cfg = cfg, .specs = r->m->specs, .n_specs = r->m->n_specs, .params = &r->m->params,
-			    .opt = r->o, .extra = ex, .n_extra = 1};
+	return (CkptTarget){.ctx = c,
+			    .cfg = cfg,
+			    .specs = r->m->specs,
+			    .n_specs = r->m->n_specs,
+			    .params = &r->m->params,
+			    .opt = r->o,
+			    .extra = ex,
+			    .n_extra = 1};
 }
 
 static void stop(Run *r, KernCtx *c)

@@ -9,7 +9,13 @@
 #include "test_comm_util.h" // defines: tc_segment_name
 
 static int fails;
-#define EXPECT(cond) do { if (!(cond)) { printf("FAIL line %d: %s\n", __LINE__, #cond); fails++; } } while (0)
+#define EXPECT(cond)                                                                                                   \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("FAIL line %d: %s\n", __LINE__, #cond);                                                 \
+			fails++;                                                                                       \
+		}                                                                                                      \
+	} while (0)
 
 int main(void)
 {
@@ -23,10 +29,10 @@ int main(void)
 	EXPECT(comm_shm_create(name, 2, 100) == -EINVAL); // slot not a multiple of 64
 	EXPECT(comm_shm_attach(name, 0, 1.0, &c) == -ENOENT);
 	EXPECT(comm_shm_create(name, 2, 4096) == 0);
-	EXPECT(comm_shm_attach(name, 2, 1.0, &c) == -EINVAL);  // rank outside the world
-	EXPECT(comm_shm_attach(name, 0, 0.0, &c) == -EINVAL);  // no timeout
+	EXPECT(comm_shm_attach(name, 2, 1.0, &c) == -EINVAL); // rank outside the world
+	EXPECT(comm_shm_attach(name, 0, 0.0, &c) == -EINVAL); // no timeout
 	EXPECT(comm_shm_attach(name, 0, 1.0, &c) == 0);
-	EXPECT(comm_shm_attach(name, 0, 1.0, &c2) == -EBUSY);  // this live process holds rank 0
+	EXPECT(comm_shm_attach(name, 0, 1.0, &c2) == -EBUSY); // this live process holds rank 0
 	KernCtx *k = NULL;
 	EXPECT(kern_ctx_create_cpu(&k, 1) == 0);
 	float x[4];
@@ -36,11 +42,11 @@ int main(void)
 		tn = tc_tensor(NULL, KDT_F32, 4);
 	EXPECT(c && comm_ctl_broadcast(c, path, 8, 5) == -EINVAL); // root outside the world
 	EXPECT(c && comm_ctl_allreduce(c, NULL, 4, COMM_SUM) == -EINVAL);
-	EXPECT(c && comm_allreduce(c, &tn, COMM_SUM, k) == -EINVAL);     // no buffer
-	EXPECT(c && comm_allreduce(c, &tu, COMM_SUM, k) == -EINVAL);     // u8 does not reduce
-	EXPECT(c && comm_allreduce(c, &tf, COMM_SUM, NULL) == -EINVAL);  // no stream
-	EXPECT(c && comm_allgather(c, &tf, &ti, k) == -EINVAL);          // dtypes differ
-	EXPECT(c && comm_allgather(c, &tf, &tf, k) == -EINVAL);          // 2 ranks: recv must be 2 x send
+	EXPECT(c && comm_allreduce(c, &tn, COMM_SUM, k) == -EINVAL);    // no buffer
+	EXPECT(c && comm_allreduce(c, &tu, COMM_SUM, k) == -EINVAL);    // u8 does not reduce
+	EXPECT(c && comm_allreduce(c, &tf, COMM_SUM, NULL) == -EINVAL); // no stream
+	EXPECT(c && comm_allgather(c, &tf, &ti, k) == -EINVAL);         // dtypes differ
+	EXPECT(c && comm_allgather(c, &tf, &tf, k) == -EINVAL);         // 2 ranks: recv must be 2 x send
 	kern_ctx_destroy(k);
 	if (c)
 		comm_close(c);

@@ -9,7 +9,7 @@
 #include <time.h>   // defines: clock_gettime, nanosleep
 
 #include "test_comm_util.h" // defines: tc_run, tc_tensor, tc_shared
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"      // defines: time_mono_s
 
 enum { NG = 5, NP = 300 + 7 + 1000 + 64 + 129 };
 static const int64_t LEN[NG] = {129, 64, 1000, 7, 300}; // backward order: from the buffer's end down
@@ -77,7 +77,7 @@ static int fn(Comm *c, void *arg)
 
 int main(void)
 {
-	int codes[2] = { 0 };
+	int codes[2] = {0};
 	Shared *sh = tc_shared(sizeof(Shared));
 	if (!sh || tc_run(2, 4096, 10.0, 30.0, fn, sh, codes) < 0)
 		return 1;

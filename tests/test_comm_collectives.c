@@ -147,7 +147,7 @@ int main(void)
 {
 	int fail = 0;
 	for (int K = 2; K <= 4; K++) {
-		int codes[4] = { 0 };
+		int codes[4] = {0};
 		if (tc_run(K, SLOT, 10.0, 30.0, fn, NULL, codes) < 0) {
 			printf("K=%d: ranks did not finish in time\n", K);
 			return 1;

@@ -49,7 +49,7 @@ int main(void)
 {
 	Shared *s = tc_shared(sizeof(Shared));
 	for (s->run = 0; s->run < 2; s->run++) {
-		int codes[K] = { 0 };
+		int codes[K] = {0};
 		if (tc_run(K, 1 << 14, 10.0, 40.0, fn, s, codes) < 0)
 			return 1;
 		for (int r = 0; r < K; r++)

@@ -8,11 +8,10 @@
 #include <string.h> // defines: memcmp, strstr
 #include <time.h>   // defines: clock_gettime
 
-#include "testutil.h" // defines: EXPECT, test_failures
+#include "testutil.h"  // defines: EXPECT, test_failures
 #include "proc_time.h" // defines: time_mono_s
-#include "comm.h"     // defines: comm_nccl_open, comm_nccl_unique_id, ...
-#include "kern_ops.h" // defines: kern_ctx_create, kern_alloc, kern_upload, kern_download
-
+#include "comm.h"      // defines: comm_nccl_open, comm_nccl_unique_id, ...
+#include "kern_ops.h"  // defines: kern_ctx_create, kern_alloc, kern_upload, kern_download
 
 enum { N = 1000 };
 
@@ -27,11 +26,14 @@ static void data_plane(Comm *c, KernCtx *ctx)
 	rc |= kern_alloc(ctx, &e, KDT_F32, 1, &n) | kern_upload(ctx, &a, host, sizeof host);
 	EXPECT(rc == 0, "device buffers: %d", rc);
 	EXPECT(comm_allgather(c, &a, &b, ctx) == 0 && kern_download(ctx, back, sizeof back, &b) == 0 &&
-	       !memcmp(back, host, sizeof host), "all-gather of one rank copies: %s", comm_error(c));
+		       !memcmp(back, host, sizeof host),
+	       "all-gather of one rank copies: %s", comm_error(c));
 	EXPECT(comm_allreduce(c, &b, COMM_AVG, ctx) == 0 && kern_download(ctx, back, sizeof back, &b) == 0 &&
-	       !memcmp(back, host, sizeof host), "average over one rank keeps the values: %s", comm_error(c));
+		       !memcmp(back, host, sizeof host),
+	       "average over one rank keeps the values: %s", comm_error(c));
 	EXPECT(comm_reduce_scatter(c, &a, &e, COMM_SUM, ctx) == 0 && kern_download(ctx, back, sizeof back, &e) == 0 &&
-	       !memcmp(back, host, sizeof host), "reduce-scatter of one rank copies: %s", comm_error(c));
+		       !memcmp(back, host, sizeof host),
+	       "reduce-scatter of one rank copies: %s", comm_error(c));
 	KEvent *ready;
 	kern_event_create(ctx, &ready);
 	rc = kern_event_record(ready, ctx);
@@ -49,8 +51,11 @@ static void data_plane(Comm *c, KernCtx *ctx)
 
 static void control(Comm *c)
 {
-	struct { uint64_t pos, stop; } mine = {12345, 0}, all;
-	EXPECT(comm_ctl_allgather(c, &mine, &all, sizeof mine) == 0 && all.pos == 12345, "ctl all-gather: %s", comm_error(c));
+	struct {
+		uint64_t pos, stop;
+	} mine = {12345, 0}, all;
+	EXPECT(comm_ctl_allgather(c, &mine, &all, sizeof mine) == 0 && all.pos == 12345, "ctl all-gather: %s",
+	       comm_error(c));
 	double v[3] = {1.5, -2, 1e9};
 	EXPECT(comm_ctl_allreduce(c, v, 3, COMM_AVG) == 0 && v[0] == 1.5 && v[1] == -2 && v[2] == 1e9,
 	       "ctl all-reduce: %s", comm_error(c));
@@ -95,12 +100,14 @@ int main(void)
 	if (!rc)
 		rc = comm_nccl_open(&lonely, ctx, 0, 2, id, len, &o, err, sizeof err);
 	double dt = time_mono_s() - t0;
-	EXPECT(rc == -ETIMEDOUT && strstr(err, "rank 0") && dt < 20, "missing peer: rc %d after %.1f s: %s", rc, dt, err);
+	EXPECT(rc == -ETIMEDOUT && strstr(err, "rank 0") && dt < 20, "missing peer: rc %d after %.1f s: %s", rc, dt,
+	       err);
 	if (lonely)
 		comm_close(lonely);
 	kern_ctx_destroy(ctx);
 	if (test_failures)
 		return 1;
-	printf("NCCL, one rank: data plane, started all-reduce, control channel; a missing peer times out in %.1f s\n", dt);
+	printf("NCCL, one rank: data plane, started all-reduce, control channel; a missing peer times out in %.1f s\n",
+	       dt);
 	return 0;
 }

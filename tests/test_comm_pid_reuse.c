@@ -3,7 +3,7 @@
 // the system gave to a new process reads as dead at once instead of keeping the group waiting
 // until the timeout, and a rank whose pid was reused can be attached again.
 #include "comm.h"            // defines: comm_shm_create, comm_shm_attach, comm_shm_unlink
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"       // defines: time_mono_s
 #include "comm_shm_layout.h" // defines: struct ShmHeader
 #include "proc_ident.h"      // defines: proc_start_time, proc_is_dead
 #include "testutil.h"        // defines: CHECK, CHECK_EQ_INT

@@ -37,7 +37,8 @@ static inline void *tc_shared(size_t bytes)
 // Forks world ranks; rank r attaches (timeout_s) and returns fn's value as its exit code
 // (attach failure: 90). codes[r] gets each exit code (or 128+signal). Returns -1 when the
 // children did not all finish within deadline_s (they are killed), else 0.
-static inline int tc_run(int world, size_t slot, double timeout_s, double deadline_s, TcRankFn fn, void *arg, int *codes)
+static inline int tc_run(int world, size_t slot, double timeout_s, double deadline_s, TcRankFn fn, void *arg,
+			 int *codes)
 {
 	char name[64];
 	tc_segment_name(name, sizeof(name), "run");
@@ -74,7 +75,7 @@ static inline int tc_run(int world, size_t slot, double timeout_s, double deadli
 			timed_out = 1;
 			deadline_s = 1e9;
 		}
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
 	comm_shm_unlink(name);

@@ -2,7 +2,7 @@
 // saved weights and step; another configuration is refused naming the tensor and both shapes;
 // a missing or broken checkpoint and open_clip weights without a configuration get clear errors.
 #include "../tools/eval_model.h" // defines: eval_model_load, eval_config_parse, eval_config_str
-#include "model.h" // defines: ckpt_save, CkptTarget, CkptState, st_model_save
+#include "model.h"               // defines: ckpt_save, CkptTarget, CkptState, st_model_save
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>    // defines: EINVAL, ENOENT, ...
@@ -52,13 +52,13 @@ int main(void)
 	snprintf(run, sizeof run, "%s/run", dir);
 	snprintf(ck, sizeof ck, "%s/ckpt", run);
 	CHECK(!mkdir(run, 0755) && !mkdir(ck, 0755));
-	CkptTarget t = { .ctx = ctx, .cfg = &cfg, .specs = m->specs, .n_specs = m->n_specs, .params = &m->params };
-	CkptState st = { .step = 42 };
+	CkptTarget t = {.ctx = ctx, .cfg = &cfg, .specs = m->specs, .n_specs = m->n_specs, .params = &m->params};
+	CkptState st = {.step = 42};
 	CHECK_OK(ckpt_save(ck, &t, &st, 0, err, sizeof err));
 
 	char file[400];
 	snprintf(file, sizeof file, "%s/ckpt-00000042.safetensors", ck);
-	const char *paths[] = { run, ck, file };
+	const char *paths[] = {run, ck, file};
 	for (int i = 0; i < 3; i++) {
 		EvalModel em;
 		CHECK_OK(eval_model_load(&em, ctx, paths[i], NULL, 3, err, sizeof err));
@@ -75,10 +75,12 @@ int main(void)
 	// another configuration: the first tensor whose shape differs, with both shapes
 	ModelConfig wide = cfg;
 	wide.vis_width = 32;
-	expect_err(run, &wide, -EINVAL, "tensor visual.class_embedding is (64,) in the checkpoint, (32,) in the requested model");
+	expect_err(run, &wide, -EINVAL,
+		   "tensor visual.class_embedding is (64,) in the checkpoint, (32,) in the requested model");
 	ModelConfig deep = cfg;
 	deep.txt_layers = 3;
-	expect_err(run, &deep, -EINVAL, "tensor transformer.resblocks.2.ln_1.weight (64,) of the requested model is not in the checkpoint");
+	expect_err(run, &deep, -EINVAL,
+		   "tensor transformer.resblocks.2.ln_1.weight (64,) of the requested model is not in the checkpoint");
 	ModelConfig heads = cfg;
 	heads.vis_heads = 4;
 	expect_err(file, &heads, -EINVAL, "vis-heads is 2 in the checkpoint, 4 in the requested model");

@@ -5,14 +5,14 @@
 #include "ld_clip.h"             // defines: ld_sample_load, LdFiles, ld_files_free
 #include "ld_fixture.h"          // defines: ld_fixture_dataset, ld_fixture_tmpdir
 #include "ld_plan.h"             // defines: LdParams, ld_params_default
-#include "model.h" // defines: model_init_params
+#include "model.h"               // defines: model_init_params
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
-#include "augment_ref.h" // defines: trainer_augment_batch
+#include "augment_ref.h"         // defines: trainer_augment_batch
 
-#include <errno.h>    // defines: EINVAL, ENOENT, ...
-#include <math.h>     // defines: fabs, isnan, log2
-#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
-#include <string.h>   // defines: memcmp, strstr, strcmp
+#include <errno.h>  // defines: EINVAL, ENOENT, ...
+#include <math.h>   // defines: fabs, isnan, log2
+#include <stdlib.h> // defines: malloc, free, system, mkdtemp
+#include <string.h> // defines: memcmp, strstr, strcmp
 
 static KernCtx *ctx;
 static ModelConfig cfg;
@@ -41,7 +41,7 @@ static void by_hand(ClipModel *m1, const Manifest *man, uint64_t i, float *v, fl
 	CHECK(clip && x);
 	LdDecoder *d;
 	CHECK_OK(ld_decoder_new(&d));
-	LdFiles files = { 0 };
+	LdFiles files = {0};
 	LdPlan plan;
 	char err[256];
 	CHECK_OK(ld_sample_load(d, &files, man, i, &p, &plan, clip, err, sizeof err));
@@ -51,8 +51,9 @@ static void by_hand(ClipModel *m1, const Manifest *man, uint64_t i, float *v, fl
 	const uint16_t *tok = manifest_tokens(man, i);
 	for (int j = 0; j < 77; j++)
 		ids[j] = tok[j];
-	KTensor vt = kern_tensor_make(x, KDT_F32, 5, (const int64_t[]){ 1, cfg.frames, cfg.image_size, cfg.image_size, 3 });
-	KTensor tt = kern_tensor_make(ids, KDT_I32, 2, (const int64_t[]){ 1, 77 });
+	KTensor vt =
+		kern_tensor_make(x, KDT_F32, 5, (const int64_t[]){1, cfg.frames, cfg.image_size, cfg.image_size, 3});
+	KTensor tt = kern_tensor_make(ids, KDT_I32, 2, (const int64_t[]){1, 77});
 	CHECK_OK(clip_model_forward(m1, &vt, &tt));
 	CHECK_OK(kern_download(ctx, v, sizeof(float) * cfg.embed_dim, &m1->vfeat));
 	CHECK_OK(kern_download(ctx, t, sizeof(float) * cfg.embed_dim, &m1->tfeat));
@@ -75,8 +76,14 @@ int main(void)
 	char dir[256], err[512], path[400];
 	ld_libav_quiet();
 	CHECK_OK(ld_fixture_tmpdir(dir, sizeof dir));
-	LdFixtureOpts fo = { .videos = 2, .chunks_per_video = 2, .width = 64, .height = 48, .fps = 10,
-			     .frames_per_chunk = 20, .gop = 5, .images = 2 };
+	LdFixtureOpts fo = {.videos = 2,
+			    .chunks_per_video = 2,
+			    .width = 64,
+			    .height = 48,
+			    .fps = 10,
+			    .frames_per_chunk = 20,
+			    .gop = 5,
+			    .images = 2};
 	if (ld_fixture_dataset(dir, &fo, err, sizeof err))
 		test_skip(err); // no H.264 encoder in this libav build
 	snprintf(path, sizeof path, "%s/manifest.bin", dir);
@@ -92,7 +99,7 @@ int main(void)
 	float *v = malloc(sizeof(float) * n * E), *t = malloc(sizeof(float) * n * E);
 	float *v2 = malloc(sizeof(float) * n * E), *t2 = malloc(sizeof(float) * n * E), hv[64], ht[64];
 	CHECK(v && t && v2 && t2 && E <= 64);
-	EvalEmbedOpts o = { .decoders = 1 };
+	EvalEmbedOpts o = {.decoders = 1};
 	CHECK_OK(eval_embed_manifest(m3, man, v, t, &o, err, sizeof err));
 	double worst = 0;
 	for (int64_t i = 0; i < n; i++) {

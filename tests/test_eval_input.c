@@ -3,9 +3,9 @@
 #include "../tools/eval_input.h" // defines: eval_rel_read, eval_classes_read, eval_classes_from_captions, ...
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>    // defines: EINVAL, ENOENT, ...
-#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
-#include <string.h>   // defines: memcmp, strstr, strcmp
+#include <errno.h>  // defines: EINVAL, ENOENT, ...
+#include <stdlib.h> // defines: malloc, free, system, mkdtemp
+#include <string.h> // defines: memcmp, strstr, strcmp
 
 static char dir[] = "/tmp/test_eval_input_XXXXXX";
 
@@ -49,8 +49,9 @@ int main(void)
 	CHECK(mkdtemp(dir));
 	char err[512];
 	EvalRel rel;
-	CHECK_OK(eval_rel_read(put("ok.rel", "# video caption relevance\navclip-relevance 1 3 3\n2 0 0.5\n0 0 1\n\n0 2 1\n"),
-			       3, &rel, err, sizeof err));
+	CHECK_OK(eval_rel_read(
+		put("ok.rel", "# video caption relevance\navclip-relevance 1 3 3\n2 0 0.5\n0 0 1\n\n0 2 1\n"), 3, &rel,
+		err, sizeof err));
 	CHECK_EQ_INT(rel.rows, 3);
 	CHECK_EQ_INT(rel.row_ptr[1], 2); // row 0: columns 0 and 2, sorted
 	CHECK_EQ_INT(rel.col[0], 0);
@@ -71,8 +72,8 @@ int main(void)
 	CHECK_EQ_INT(eval_rel_read("/nonexistent/x.rel", 3, &rel, err, sizeof err), -ENOENT);
 
 	EvalClasses c;
-	CHECK_OK(eval_classes_read(put("c.txt", "# verbs\ncut\n\nwash\nopen\n"), put("l.txt", "wash\n-\ncut\n"), 3, &c, err,
-				   sizeof err));
+	CHECK_OK(eval_classes_read(put("c.txt", "# verbs\ncut\n\nwash\nopen\n"), put("l.txt", "wash\n-\ncut\n"), 3, &c,
+				   err, sizeof err));
 	CHECK_EQ_INT(c.n, 3);
 	CHECK(!strcmp(c.names[2], "open"));
 	CHECK_EQ_INT(c.label[0], 1);
@@ -85,7 +86,7 @@ int main(void)
 	cls_bad("cut\ncut\n", "cut\ncut\ncut\n", ":2: class 'cut' is listed twice");
 	cls_bad("cut\n", "cut\ncut\ncut\n", "1 class; classification needs at least 2");
 
-	const char *caps[] = { "a red square moves left", "a blue circle grows", "a red square grows" };
+	const char *caps[] = {"a red square moves left", "a blue circle grows", "a red square grows"};
 	CHECK_OK(eval_classes_from_captions(caps, 3, "action", &c, err, sizeof err));
 	CHECK_EQ_INT(c.n, 2);
 	CHECK(!strcmp(c.names[0], "grows") && !strcmp(c.names[1], "moves left"));
@@ -101,7 +102,7 @@ int main(void)
 	CHECK_EQ_INT(c.n, 3);
 	eval_classes_free(&c);
 	CHECK_EQ_INT(eval_classes_from_captions(caps, 3, "colour", &c, err, sizeof err), -EINVAL);
-	const char *odd[] = { "a red square moves left", "the cat sat" };
+	const char *odd[] = {"a red square moves left", "the cat sat"};
 	CHECK_EQ_INT(eval_classes_from_captions(odd, 2, "action", &c, err, sizeof err), -EINVAL);
 	CHECK(strstr(err, "sample 1 'the cat sat'"));
 

@@ -12,19 +12,19 @@
 
 static void test_similarity(void)
 {
-	const float a[] = { 1, 0, 0, 2 }, b[] = { 1, 1, 3, 0, 0, -1 }; // (2, 2), (3, 2)
+	const float a[] = {1, 0, 0, 2}, b[] = {1, 1, 3, 0, 0, -1}; // (2, 2), (3, 2)
 	float sim[6];
 	CHECK_OK(eval_similarity(a, 2, b, 3, 2, sim));
-	const float want[] = { 1, 3, 0, 2, 0, -2 };
+	const float want[] = {1, 3, 0, 2, 0, -2};
 	for (int i = 0; i < 6; i++)
 		NEAR(sim[i], want[i]);
 }
 
 static void test_ranks(void)
 {
-	const float sim[] = { 0.9f, 0.1f, 0.5f, //
-			      0.8f, 0.2f, 0.3f, // match 0.2: 0.8 and 0.3 above -> 3
-			      0.5f, 0.5f, 0.5f }; // match ties with lower indices 0, 1 -> 3
+	const float sim[] = {0.9f, 0.1f, 0.5f,  //
+			     0.8f, 0.2f, 0.3f,  // match 0.2: 0.8 and 0.3 above -> 3
+			     0.5f, 0.5f, 0.5f}; // match ties with lower indices 0, 1 -> 3
 	int64_t rank[3];
 	CHECK_OK(eval_ranks(sim, 3, 3, 0, NULL, rank));
 	CHECK_EQ_INT(rank[0], 1);
@@ -42,29 +42,29 @@ static void test_ranks(void)
 	CHECK_EQ_INT(rank[1], 2);
 	CHECK_EQ_INT(rank[2], 2);
 	// explicit ground truth
-	const int64_t gt[] = { 2, 0, 1 };
+	const int64_t gt[] = {2, 0, 1};
 	CHECK_OK(eval_ranks(sim, 3, 3, 0, gt, rank));
 	CHECK_EQ_INT(rank[0], 2);
 	CHECK_EQ_INT(rank[1], 1);
 	CHECK_EQ_INT(rank[2], 2);
-	const int64_t bad[] = { 0, 3, 0 };
+	const int64_t bad[] = {0, 3, 0};
 	CHECK_EQ_INT(eval_ranks(sim, 3, 3, 0, bad, rank), -EINVAL);
 }
 
 // every candidate of the query's group is a match: the best-placed one counts
 static void test_grouped(void)
 {
-	const float sim[] = { 0.1f, 0.9f, 0.5f, 0.5f, // group 0: j=0, j=2 (0.5, ahead of j=3 by index) -> 2
-			      0.7f, 0.2f, 0.3f, 0.6f, // group 1: j=1, j=3 (0.6) -> 2
-			      0.0f, 0.0f, 0.0f, 0.0f };
-	const int64_t cg[] = { 0, 1, 0, 1 }, qg[] = { 0, 1, 2 };
+	const float sim[] = {0.1f, 0.9f, 0.5f, 0.5f, // group 0: j=0, j=2 (0.5, ahead of j=3 by index) -> 2
+			     0.7f, 0.2f, 0.3f, 0.6f, // group 1: j=1, j=3 (0.6) -> 2
+			     0.0f, 0.0f, 0.0f, 0.0f};
+	const int64_t cg[] = {0, 1, 0, 1}, qg[] = {0, 1, 2};
 	int64_t rank[3];
 	CHECK_OK(eval_ranks_grouped(sim, 2, 4, 0, qg, cg, rank));
 	CHECK_EQ_INT(rank[0], 2);
 	CHECK_EQ_INT(rank[1], 2);
 	CHECK_EQ_INT(eval_ranks_grouped(sim, 3, 4, 0, qg, cg, rank), -EINVAL); // group 2 has no candidate
 	// singleton groups are the plain ranks
-	const int64_t id[] = { 0, 1, 2, 3 };
+	const int64_t id[] = {0, 1, 2, 3};
 	int64_t plain[3];
 	CHECK_OK(eval_ranks_grouped(sim, 3, 4, 0, id, id, rank));
 	CHECK_OK(eval_ranks(sim, 3, 4, 0, NULL, plain));
@@ -72,7 +72,7 @@ static void test_grouped(void)
 		CHECK_EQ_INT(rank[i], plain[i]);
 	// chance: 2 matches of 4 -> R@1 1/2, R@5 1, expected first place 5/3
 	EvalRetrieval c, p;
-	const int64_t two[] = { 2, 2 }, one[100] = { [0 ... 99] = 1 };
+	const int64_t two[] = {2, 2}, one[100] = {[0 ... 99] = 1};
 	eval_chance_grouped(4, two, 2, &c);
 	NEAR(c.r1, 0.5);
 	NEAR(c.r5, 1);
@@ -113,16 +113,16 @@ static void test_recall_median(void)
 // rel (3, 5): row 0 {0: 0.5, 1: 1, 3: 1}, row 1 empty, row 2 {4: 1}
 static void make_rel(EvalRel *rel)
 {
-	static int64_t row_ptr[] = { 0, 3, 3, 4 }, col[] = { 0, 1, 3, 4 };
-	static float val[] = { 0.5f, 1, 1, 1 };
-	*rel = (EvalRel){ .rows = 3, .cols = 5, .row_ptr = row_ptr, .col = col, .val = val };
+	static int64_t row_ptr[] = {0, 3, 3, 4}, col[] = {0, 1, 3, 4};
+	static float val[] = {0.5f, 1, 1, 1};
+	*rel = (EvalRel){.rows = 3, .cols = 5, .row_ptr = row_ptr, .col = col, .val = val};
 }
 
 static void test_map_ndcg(void)
 {
-	const float sim[] = { 0.9f, 0.8f, 0.7f, 0.6f, 0.5f, //
-			      0.3f, 0.2f, 0.1f, 0.0f, 0.4f, //
-			      0.1f, 0.2f, 0.3f, 0.4f, 0.5f };
+	const float sim[] = {0.9f, 0.8f, 0.7f, 0.6f, 0.5f, //
+			     0.3f, 0.2f, 0.1f, 0.0f, 0.4f, //
+			     0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
 	EvalRel rel;
 	make_rel(&rel);
 	double v;
@@ -254,7 +254,7 @@ static void test_against_reference(void)
 				}
 		}
 		row_ptr[NQ] = nnz;
-		EvalRel rel = { .rows = NQ, .cols = NC, .row_ptr = row_ptr, .col = col, .val = val }, relt;
+		EvalRel rel = {.rows = NQ, .cols = NC, .row_ptr = row_ptr, .col = col, .val = val}, relt;
 		double m, g, rm, rg;
 		CHECK_OK(eval_map(sim, NQ, NC, 0, &rel, &m, NULL));
 		CHECK_OK(eval_ndcg(sim, NQ, NC, 0, &rel, &g, NULL));
@@ -274,11 +274,11 @@ static void test_against_reference(void)
 
 static void test_topk(void)
 {
-	const float s[] = { 0.1f, 0.2f, 0.9f, 0.0f, // label 2: first
-			    0.5f, 0.5f, 0.7f, 0.1f, // label 0: after 2, tied with 1 but lower index -> second
-			    1, 1, 1, 1,             // unlabelled
-			    0.3f, 0.3f, 0.3f, 0.3f }; // label 3: all tied -> fourth
-	const int label[] = { 2, 0, -1, 3 };
+	const float s[] = {0.1f, 0.2f, 0.9f, 0.0f,  // label 2: first
+			   0.5f, 0.5f, 0.7f, 0.1f,  // label 0: after 2, tied with 1 but lower index -> second
+			   1,    1,    1,    1,     // unlabelled
+			   0.3f, 0.3f, 0.3f, 0.3f}; // label 3: all tied -> fourth
+	const int label[] = {2, 0, -1, 3};
 	double acc;
 	int64_t used;
 	CHECK_OK(eval_topk_accuracy(s, 4, 4, label, 1, &acc, &used));
@@ -288,9 +288,9 @@ static void test_topk(void)
 	NEAR(acc, 2.0 / 3);
 	CHECK_OK(eval_topk_accuracy(s, 4, 4, label, 4, &acc, &used));
 	NEAR(acc, 1);
-	const int bad[] = { 2, 4, 0, 0 };
+	const int bad[] = {2, 4, 0, 0};
 	CHECK_EQ_INT(eval_topk_accuracy(s, 4, 4, bad, 1, &acc, &used), -EINVAL);
-	const int none[] = { -1, -1, -1, -1 };
+	const int none[] = {-1, -1, -1, -1};
 	CHECK_EQ_INT(eval_topk_accuracy(s, 4, 4, none, 1, &acc, &used), -EINVAL);
 }
 

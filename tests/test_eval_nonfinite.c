@@ -41,8 +41,14 @@ int main(void)
 	char dir[256], err[512], path[400], bad[400];
 	ld_libav_quiet();
 	CHECK_OK(ld_fixture_tmpdir(dir, sizeof dir));
-	LdFixtureOpts fo = {.videos = 1, .chunks_per_video = 1, .width = 64, .height = 48, .fps = 10, .frames_per_chunk = 20,
-			    .gop = 5, .images = 2};
+	LdFixtureOpts fo = {.videos = 1,
+			    .chunks_per_video = 1,
+			    .width = 64,
+			    .height = 48,
+			    .fps = 10,
+			    .frames_per_chunk = 20,
+			    .gop = 5,
+			    .images = 2};
 	if (ld_fixture_dataset(dir, &fo, err, sizeof err))
 		test_skip(err); // no H.264 encoder in this libav build
 	snprintf(path, sizeof path, "%s/manifest.bin", dir);
@@ -88,8 +94,8 @@ int main(void)
 	printf("token out of range: rc %d: %s\n", rc, err);
 	CHECK_EQ_INT(rc, -EINVAL);
 	char want[128];
-	snprintf(want, sizeof want, "sample 1: caption token 2 is id %d, outside the model's vocabulary (%d)", cfg.vocab + 7,
-		 cfg.vocab);
+	snprintf(want, sizeof want, "sample 1: caption token 2 is id %d, outside the model's vocabulary (%d)",
+		 cfg.vocab + 7, cfg.vocab);
 	CHECK(strstr(err, want));
 	manifest_close(mb);
 	manifest_close(man);

@@ -15,7 +15,7 @@
 
 #include "../tools/eval_model.h" // defines: eval_model_load, eval_model_free
 #include "model.h" // defines: ckpt_save, ckpt_latest_path, ClipModel, clip_model_create, clip_model_forward, st_open, st_count, st_entry, st_write, st_openclip_export, st_openclip_init
-#include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
+#include "testutil.h" // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 enum { B = 4 };
 static KernCtx *ctx;
@@ -81,7 +81,9 @@ int main(int argc, char **argv)
 	small(&cfg);
 	uint64_t s = 99;
 	for (size_t i = 0; i < sizeof video / sizeof *video; i++)
-		video[i] = (float)((double)((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 11) / 9007199254740992.0 * 2 - 1);
+		video[i] = (float)((double)((s = s * 6364136223846793005ull + 1442695040888963407ull) >> 11) /
+					   9007199254740992.0 * 2 -
+				   1);
 	for (int b = 0; b < B; b++)
 		for (int j = 0; j < 8; j++)
 			text[b * 8 + j] = j < 2 + b ? 1 + (b * 7 + j * 5) % 60 : j == 2 + b ? 63 : 0;
@@ -113,8 +115,10 @@ int main(int argc, char **argv)
 	// export as tools/export does: from the checkpoint on disk
 	EvalModel em;
 	CHECK_OK(eval_model_load(&em, ctx, ck, NULL, 1, err, sizeof err));
-	CHECK_OK(st_openclip_export(fv, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 0, err, sizeof err));
-	CHECK_OK(st_openclip_export(fi, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 1, err, sizeof err));
+	CHECK_OK(st_openclip_export(fv, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 0, err,
+				    sizeof err));
+	CHECK_OK(st_openclip_export(fi, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 1, err,
+				    sizeof err));
 	eval_model_free(&em);
 	CHECK_OK(st_open(&f, fi));
 	CHECK(!st_find(f, "visual.temporal_embedding") && !strcmp(st_meta(f, "vision.heads"), "2") &&
@@ -164,12 +168,29 @@ int main(int argc, char **argv)
 
 	if (keep) { // inputs and our features for the open_clip / PyTorch check
 		StTensor t[4] = {
-			{.name = "input/video", .dtype = ST_F32, .ndim = 5, .shape = {B, 1, 16, 16, 3}, .data = video,
+			{.name = "input/video",
+			 .dtype = ST_F32,
+			 .ndim = 5,
+			 .shape = {B, 1, 16, 16, 3},
+			 .data = video,
 			 .nbytes = sizeof video},
-			{.name = "input/text", .dtype = ST_I32, .ndim = 2, .shape = {B, 8}, .data = text, .nbytes = sizeof text},
-			{.name = "out/video_features", .dtype = ST_F32, .ndim = 2, .shape = {B, 16}, .data = f0,
+			{.name = "input/text",
+			 .dtype = ST_I32,
+			 .ndim = 2,
+			 .shape = {B, 8},
+			 .data = text,
+			 .nbytes = sizeof text},
+			{.name = "out/video_features",
+			 .dtype = ST_F32,
+			 .ndim = 2,
+			 .shape = {B, 16},
+			 .data = f0,
 			 .nbytes = sizeof f0 / 2},
-			{.name = "out/text_features", .dtype = ST_F32, .ndim = 2, .shape = {B, 16}, .data = f0 + B * 16,
+			{.name = "out/text_features",
+			 .dtype = ST_F32,
+			 .ndim = 2,
+			 .shape = {B, 16},
+			 .data = f0 + B * 16,
 			 .nbytes = sizeof f0 / 2},
 		};
 		char ip[300];

@@ -1,13 +1,19 @@
 // Bad inputs to the FastCLIP API get -EINVAL / -ERANGE, never a crash: unknown loss names,
 // out-of-domain hyper-parameters, sample ids outside the tables, a global batch of one.
-#include <errno.h>  // defines: EINVAL, ERANGE
-#include <math.h>   // defines: NAN
-#include <stdio.h>  // defines: printf
+#include <errno.h> // defines: EINVAL, ERANGE
+#include <math.h>  // defines: NAN
+#include <stdio.h> // defines: printf
 
 #include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate, fastclip_openclip, fastclip_temp_init, fastclip_temp_step
 
 static int fails;
-#define EXPECT(cond) do { if (!(cond)) { printf("FAIL line %d: %s\n", __LINE__, #cond); fails++; } } while (0)
+#define EXPECT(cond)                                                                                                   \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("FAIL line %d: %s\n", __LINE__, #cond);                                                 \
+			fails++;                                                                                       \
+		}                                                                                                      \
+	} while (0)
 
 int main(void)
 {
@@ -38,14 +44,15 @@ int main(void)
 	fastclip_config_default(&cfg, FASTCLIP_V1);
 	EXPECT(fastclip_tables_create(&t, &cfg, 0) == -EINVAL);
 	EXPECT(fastclip_tables_create(&t, &cfg, 8) == 0);
-	int64_t bad_id[1] = { 8 };
-	float pack[2] = { 1, 1 };
+	int64_t bad_id[1] = {8};
+	float pack[2] = {1, 1};
 	EXPECT(fastclip_tables_scatter(&t, 1, bad_id, pack) == -ERANGE);
 
-	float e[2 * 2] = { 1, 0, 0, 1 };
-	int64_t ids[2] = { 0, 9 };
+	float e[2 * 2] = {1, 0, 0, 1};
+	int64_t ids[2] = {0, 9};
 	float out[2 * 2], de1[4], de2[4];
-	FastclipBatch b = { .B = 2, .K = 1, .rank = 0, .d = 2, .e1 = e, .e2 = e, .E1 = e, .E2 = e, .ids = ids, .log_s = 1.0 };
+	FastclipBatch b = {
+		.B = 2, .K = 1, .rank = 0, .d = 2, .e1 = e, .e2 = e, .E1 = e, .E2 = e, .ids = ids, .log_s = 1.0};
 	EXPECT(fastclip_local(&cfg, &t, 0, &b, out) == -ERANGE); // id 9 outside an 8-sample table
 	ids[1] = 1;
 	EXPECT(fastclip_local(&cfg, &t, 0, &b, out) == 0);
@@ -55,7 +62,7 @@ int main(void)
 	b.rank = 0;
 	b.B = 1; // a global batch of one sample has no negatives
 	EXPECT(fastclip_local(&cfg, &t, 0, &b, out) == -EINVAL);
-	FastclipGrads g = { .de1 = de1, .de2 = de2 };
+	FastclipGrads g = {.de1 = de1, .de2 = de2};
 	EXPECT(fastclip_surrogate(&cfg, &b, out, out, &g) == -EINVAL);
 	b.B = 2;
 	g.de2 = NULL;

@@ -7,8 +7,8 @@
 #include <stdlib.h> // defines: malloc, free
 #include <string.h> // defines: memcmp, memcpy
 
-#include "fastclip.h"       // defines: FastclipExchange, fastclip_exchange_*
-#include "test_comm_util.h" // defines: tc_run, tc_shared, comm_buckets_*
+#include "fastclip.h"           // defines: FastclipExchange, fastclip_exchange_*
+#include "test_comm_util.h"     // defines: tc_run, tc_shared, comm_buckets_*
 #include "test_fastclip_util.h" // defines: tf_features
 
 enum { B = 4, D = 8, NS = 40, STEPS = 3, P = 1000, MAXK = 4, NTAB = 10 };
@@ -47,8 +47,14 @@ static int temp_step(KernCtx *k, const FastclipConfig *cfg, KTensor *log_s, KTen
 	if (cfg->kind != FASTCLIP_V0 && cfg->kind != FASTCLIP_V3)
 		return 0;
 	const int v3 = cfg->kind == FASTCLIP_V3;
-	KTempStep h = {.lr = cfg->lr_tau, .lr_low = v3 ? cfg->lr_tau / 3 : cfg->lr_tau, .tau_low = v3 ? 0.03 : 0,
-		       .beta1 = cfg->beta1_tau, .beta2 = cfg->beta2_tau, .eps = cfg->eps_tau, .step = step + 1, .lo = 0,
+	KTempStep h = {.lr = cfg->lr_tau,
+		       .lr_low = v3 ? cfg->lr_tau / 3 : cfg->lr_tau,
+		       .tau_low = v3 ? 0.03 : 0,
+		       .beta1 = cfg->beta1_tau,
+		       .beta2 = cfg->beta2_tau,
+		       .eps = cfg->eps_tau,
+		       .step = step + 1,
+		       .lo = 0,
 		       .hi = FASTCLIP_LOG_S_MAX};
 	return kern_temp_step(k, log_s, mv, g, NULL, NULL, &h);
 }
@@ -83,7 +89,8 @@ static int rank_fn(Comm *c, void *arg)
 	for (int step = 0; step < STEPS; step++) {
 		comm_stats_reset(c);
 		const size_t row0 = (size_t)me * Bl;
-		if (put(k, &e1, s->E1[step] + row0 * D, sizeof(float) * Bl * D) || put(k, &e2, s->E2[step] + row0 * D, sizeof(float) * Bl * D) ||
+		if (put(k, &e1, s->E1[step] + row0 * D, sizeof(float) * Bl * D) ||
+		    put(k, &e2, s->E2[step] + row0 * D, sizeof(float) * Bl * D) ||
 		    put(k, &ids, s->ids[step] + row0, sizeof(int64_t) * Bl))
 			return 5;
 		int rc = fastclip_exchange_run(x, k, &e1, &e2, &ids, &ls, step, &loss, &dls);
@@ -160,7 +167,7 @@ static int check(FastclipKind kind, int K)
 	}
 	memcpy(dist, ref, sizeof(Shared));
 	ref->single = 1;
-	int codes[MAXK] = { 0 };
+	int codes[MAXK] = {0};
 	if (tc_run(1, 1 << 14, 10.0, 30.0, rank_fn, ref, codes) < 0 || codes[0]) {
 		printf("single-rank run failed (exit %d)\n", codes[0]);
 		return 1;
@@ -181,11 +188,13 @@ static int check(FastclipKind kind, int K)
 		worst = fmax(worst, rel(dist->de1[step], ref->de1[step], nf, 1.0 / K));
 		worst = fmax(worst, rel(dist->de2[step], ref->de2[step], nf, 1.0 / K));
 		for (int r = 0; r < K; r++) {
-			double dl = fabs(dist->dlog_s[r][step] - ref->dlog_s[0][step]) / (fabs(ref->dlog_s[0][step]) + 1e-12);
+			double dl = fabs(dist->dlog_s[r][step] - ref->dlog_s[0][step]) /
+				    (fabs(ref->dlog_s[0][step]) + 1e-12);
 			double ls = fabs(dist->log_s[r][step] - ref->log_s[0][step]) / fabs(ref->log_s[0][step]);
 			if ((kind != FASTCLIP_V1 && kind != FASTCLIP_V2 && dl > 1e-5) || ls > 1e-6) {
-				printf("%s K=%d step %d rank %d: dlog_s %.9g vs %.9g, log_s %.9g vs %.9g\n", fastclip_kind_name(kind),
-				       K, step, r, dist->dlog_s[r][step], ref->dlog_s[0][step], dist->log_s[r][step], ref->log_s[0][step]);
+				printf("%s K=%d step %d rank %d: dlog_s %.9g vs %.9g, log_s %.9g vs %.9g\n",
+				       fastclip_kind_name(kind), K, step, r, dist->dlog_s[r][step],
+				       ref->dlog_s[0][step], dist->log_s[r][step], ref->log_s[0][step]);
 				fail = 1;
 			}
 			// DESIGN §7 / REFERENCES: features 2(K−1)Bd, ids (K−1)B, u (K−1)B·w, params 2P(K−1)/K
@@ -198,33 +207,38 @@ static int check(FastclipKind kind, int K)
 			if (fabs(by[COMM_ALLGATHER] - ag) > 1e-6 || fabs(by[COMM_REDUCE_SCATTER] - rs) > 1e-6 ||
 			    fabs(by[COMM_ALLREDUCE] - ar) > 1e-6) {
 				printf("%s K=%d rank %d bytes: allgather %.0f (model %.0f) reduce_scatter %.0f (%.0f) allreduce %.0f (%.0f)\n",
-				       fastclip_kind_name(kind), K, r, by[COMM_ALLGATHER], ag, by[COMM_REDUCE_SCATTER], rs,
-				       by[COMM_ALLREDUCE], ar);
+				       fastclip_kind_name(kind), K, r, by[COMM_ALLGATHER], ag, by[COMM_REDUCE_SCATTER],
+				       rs, by[COMM_ALLREDUCE], ar);
 				fail = 1;
 			}
 		}
 	}
 	if (worst > 1e-5) {
-		printf("%s K=%d: feature gradients differ from the single-rank batch: %.3g\n", fastclip_kind_name(kind), K, worst);
+		printf("%s K=%d: feature gradients differ from the single-rank batch: %.3g\n", fastclip_kind_name(kind),
+		       K, worst);
 		fail = 1;
 	}
 	int ntab = kind == FASTCLIP_OPENCLIP ? 0 : kind == FASTCLIP_V2 ? NTAB : 2;
 	for (int r = 0; r < K; r++)
 		for (int k = 0; k < ntab; k++) {
 			if (memcmp(dist->tab[r][k], dist->tab[0][k], sizeof(float) * NS) != 0) {
-				printf("%s K=%d: table %d differs between rank %d and rank 0\n", fastclip_kind_name(kind), K, k, r);
+				printf("%s K=%d: table %d differs between rank %d and rank 0\n",
+				       fastclip_kind_name(kind), K, k, r);
 				fail = 1;
 			}
 			for (int i = 0; i < NS; i++)
-				if (fabs(dist->tab[r][k][i] - ref->tab[0][k][i]) > 1e-5 * fabs(ref->tab[0][k][i]) + 1e-30) {
-					printf("%s K=%d: table %d[%d] %.9g vs single %.9g\n", fastclip_kind_name(kind), K, k, i,
-					       dist->tab[r][k][i], ref->tab[0][k][i]);
+				if (fabs(dist->tab[r][k][i] - ref->tab[0][k][i]) >
+				    1e-5 * fabs(ref->tab[0][k][i]) + 1e-30) {
+					printf("%s K=%d: table %d[%d] %.9g vs single %.9g\n", fastclip_kind_name(kind),
+					       K, k, i, dist->tab[r][k][i], ref->tab[0][k][i]);
 					fail = 1;
 					break;
 				}
 		}
 	printf("%-12s K=%d: worst feature-gradient rel err %.3g, bytes/step/rank %.0f%s\n", fastclip_kind_name(kind), K,
-	       worst, dist->bytes[0][0][COMM_ALLGATHER] + dist->bytes[0][0][COMM_REDUCE_SCATTER] + dist->bytes[0][0][COMM_ALLREDUCE],
+	       worst,
+	       dist->bytes[0][0][COMM_ALLGATHER] + dist->bytes[0][0][COMM_REDUCE_SCATTER] +
+		       dist->bytes[0][0][COMM_ALLREDUCE],
 	       fail ? "  FAIL" : "");
 	munmap(ref, sizeof(Shared));
 	munmap(dist, sizeof(Shared));

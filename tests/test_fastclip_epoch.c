@@ -2,8 +2,8 @@
 // separate from --dataset-size (the rows of the u tables), which is its default.
 #include <stdio.h>
 
-#include "fastclip.h"        // defines: fastclip_steps_per_epoch
-#include "trainer_flags.h"   // defines: trainer_flags_parse
+#include "fastclip.h"      // defines: fastclip_steps_per_epoch
+#include "trainer_flags.h" // defines: trainer_flags_parse
 
 int main(void)
 {
@@ -15,13 +15,14 @@ int main(void)
 	char err[256];
 	TrainerConfig c;
 	char *a1[] = {"trainer", "--run-dir", "/tmp/x", "--dataset-size", "5000", "--batch-size", "8"};
-	if (trainer_flags_parse(&c, 7, a1, err, sizeof err) < 0 || c.train_num_samples != 5000 || c.dataset_size != 5000) {
+	if (trainer_flags_parse(&c, 7, a1, err, sizeof err) < 0 || c.train_num_samples != 5000 ||
+	    c.dataset_size != 5000) {
 		printf("FAIL default --train-num-samples: %lld (%s)\n", (long long)c.train_num_samples, err);
 		bad = 1;
 	}
 	char *a2[] = {"trainer", "--run-dir", "/tmp/x", "--dataset-size", "5000", "--train-num-samples", "1200"};
-	if (trainer_flags_parse(&c, 7, a2, err, sizeof err) < 0 || c.train_num_samples != 1200 || c.dataset_size != 5000 ||
-	    fastclip_steps_per_epoch(c.train_num_samples, 8 * 2) != 75) {
+	if (trainer_flags_parse(&c, 7, a2, err, sizeof err) < 0 || c.train_num_samples != 1200 ||
+	    c.dataset_size != 5000 || fastclip_steps_per_epoch(c.train_num_samples, 8 * 2) != 75) {
 		printf("FAIL --train-num-samples 1200: %lld, dataset %lld (%s)\n", (long long)c.train_num_samples,
 		       (long long)c.dataset_size, err);
 		bad = 1;

@@ -7,7 +7,13 @@
 #include "fastclip.h" // defines: fastclip_flag_set, fastclip_flags_help, fastclip_config_describe
 
 static int fails;
-#define EXPECT(cond) do { if (!(cond)) { printf("FAIL line %d: %s\n", __LINE__, #cond); fails++; } } while (0)
+#define EXPECT(cond)                                                                                                   \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("FAIL line %d: %s\n", __LINE__, #cond);                                                 \
+			fails++;                                                                                       \
+		}                                                                                                      \
+	} while (0)
 
 int main(void)
 {
@@ -29,12 +35,11 @@ int main(void)
 	EXPECT(fastclip_config_check(&c) == 0);
 	char buf[2048];
 	EXPECT(fastclip_config_describe(&c, buf, sizeof(buf)) > 0);
-	EXPECT(strstr(buf, "loss=fastclip-v2") && strstr(buf, "gamma-min=0.2") && strstr(buf, "gamma-schedule=constant") &&
-	       strstr(buf, "rho=6.5"));
+	EXPECT(strstr(buf, "loss=fastclip-v2") && strstr(buf, "gamma-min=0.2") &&
+	       strstr(buf, "gamma-schedule=constant") && strstr(buf, "rho=6.5"));
 	printf("%s\n", buf);
 	EXPECT(fastclip_flags_help(buf, sizeof(buf)) > 0);
-	EXPECT(strstr(buf, "--gamma-decay-epochs") && strstr(buf, "--tau-eps") &&
-	       strstr(buf, "(default 0.8)"));
+	EXPECT(strstr(buf, "--gamma-decay-epochs") && strstr(buf, "--tau-eps") && strstr(buf, "(default 0.8)"));
 	// the defaults --help shows are fastclip_config_default's for fastclip-v3
 	FastclipConfig shown, v3;
 	int n;

@@ -5,14 +5,14 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memcpy
 
-#include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate
+#include "fastclip_ref.h"       // defines: fastclip_local, fastclip_surrogate
 #include "test_fastclip_util.h" // defines: tf_features, tf_max_rel
 
 enum { B = 3, D = 5, NS = 40 };
 
 static double value(const FastclipConfig *cfg, FastclipBatch *b, const float *pl, const float *pa, float *w1, float *w2)
 {
-	FastclipGrads g = { .de1 = w1, .de2 = w2 };
+	FastclipGrads g = {.de1 = w1, .de2 = w2};
 	if (fastclip_surrogate(cfg, b, pl, pa, &g) < 0)
 		return NAN;
 	return g.loss;
@@ -38,8 +38,8 @@ static int check(FastclipKind kind, int K, uint64_t seed)
 	float e1[B * D], e2[B * D];
 	memcpy(e1, E1 + rank * B * D, sizeof(e1));
 	memcpy(e2, E2 + rank * B * D, sizeof(e2));
-	FastclipBatch b = { .B = B, .K = K, .rank = rank, .d = D, .e1 = e1, .e2 = e2, .E1 = E1, .E2 = E2,
-			    .log_s = log(4.0) };
+	FastclipBatch b = {
+		.B = B, .K = K, .rank = rank, .d = D, .e1 = e1, .e2 = e2, .E1 = E1, .E2 = E2, .log_s = log(4.0)};
 	// every rank's pack, computed as each rank would (epoch 1: γ < 1, moments used)
 	for (int r = 0; r < K; r++) {
 		FastclipBatch br = b;
@@ -53,7 +53,7 @@ static int check(FastclipKind kind, int K, uint64_t seed)
 		}
 	}
 	memcpy(pl, pa + rank * B * w, sizeof(float) * B * w);
-	FastclipGrads g = { .de1 = de1, .de2 = de2 };
+	FastclipGrads g = {.de1 = de1, .de2 = de2};
 	if (fastclip_surrogate(&cfg, &b, pl, pa, &g) < 0)
 		return 1;
 	double an[2 * B * D + 1], fd[2 * B * D + 1];
@@ -92,7 +92,8 @@ static int check(FastclipKind kind, int K, uint64_t seed)
 		n++;
 	}
 	double rel = tf_max_rel(an, fd, n, 1e-6);
-	printf("%-12s K=%d loss=%.6f dlog_s=%.6g max rel err %.3g\n", fastclip_kind_name(kind), K, g.loss, g.dlog_s, rel);
+	printf("%-12s K=%d loss=%.6f dlog_s=%.6g max rel err %.3g\n", fastclip_kind_name(kind), K, g.loss, g.dlog_s,
+	       rel);
 	fastclip_tables_free(&tab);
 	return rel < 2e-5 ? 0 : 1;
 }

@@ -4,7 +4,7 @@
 #include <stdio.h>  // defines: printf
 #include <string.h> // defines: memcpy
 
-#include "fastclip_ref.h" // defines: fastclip_openclip
+#include "fastclip_ref.h"       // defines: fastclip_openclip
 #include "test_fastclip_util.h" // defines: tf_features, tf_max_rel
 
 enum { B = 3, D = 4 };
@@ -26,7 +26,8 @@ static int check(int K, uint64_t seed)
 	tf_features(E2, N, D, &seed);
 	memcpy(e1, E1 + off * D, sizeof(e1));
 	memcpy(e2, E2 + off * D, sizeof(e2));
-	FastclipBatch b = { .B = B, .K = K, .rank = rank, .d = D, .e1 = e1, .e2 = e2, .E1 = E1, .E2 = E2, .log_s = log(3.0) };
+	FastclipBatch b = {
+		.B = B, .K = K, .rank = rank, .d = D, .e1 = e1, .e2 = e2, .E1 = E1, .E2 = E2, .log_s = log(3.0)};
 	double loss, dls;
 	if (fastclip_openclip(&b, &loss, dE1, dE2, &dls) < 0)
 		return 1;

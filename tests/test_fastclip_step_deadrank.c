@@ -48,7 +48,7 @@ static int fn(Comm *c, void *arg)
 int main(void)
 {
 	Shared *s = tc_shared(sizeof(Shared));
-	int codes[2] = { 0 };
+	int codes[2] = {0};
 	if (tc_run(2, 4096, 10.0, 20.0, fn, s, codes) < 0) {
 		printf("FAIL: the surviving rank hung\n");
 		return 1;

@@ -36,7 +36,8 @@ static int load(const char *path)
 		return -1;
 	}
 	if (hdr[0] != 1 || hdr[1] != 20 || hdr[2] > MAXT) {
-		printf("%s: fixture version %u (header %u, %u tensors), this test reads version 1\n", path, hdr[0], hdr[1], hdr[2]);
+		printf("%s: fixture version %u (header %u, %u tensors), this test reads version 1\n", path, hdr[0],
+		       hdr[1], hdr[2]);
 		fclose(f);
 		return -1;
 	}
@@ -79,11 +80,15 @@ static double cfgv(const char *key)
 
 // tolerance by tensor name (its last path component); "max" compares against the tensor's
 // largest magnitude (gradients, which cancel to near 0), "elem" element by element (tables)
-static const struct { const char *suffix; double tol; int elementwise; } tols[] = {
-	{ "loss", 1e-5, 1 }, { "de1", 2e-5, 0 }, { "de2", 2e-5, 0 }, { "u1", 1e-5, 1 }, { "u2", 1e-5, 1 },
-	{ "tau1", 1e-5, 1 }, { "tau2", 1e-5, 1 }, { "b1", 1e-5, 1 }, { "b2", 1e-5, 1 }, { "m1", 1e-4, 0 },
-	{ "m2", 1e-4, 0 }, { "v1", 1e-4, 0 }, { "v2", 1e-4, 0 }, { "dlog_s", 1e-5, 1 }, { "log_s", 1e-6, 1 },
-	{ "gamma", 1e-6, 1 },
+static const struct {
+	const char *suffix;
+	double tol;
+	int elementwise;
+} tols[] = {
+	{"loss", 1e-5, 1}, {"de1", 2e-5, 0},    {"de2", 2e-5, 0},   {"u1", 1e-5, 1},
+	{"u2", 1e-5, 1},   {"tau1", 1e-5, 1},   {"tau2", 1e-5, 1},  {"b1", 1e-5, 1},
+	{"b2", 1e-5, 1},   {"m1", 1e-4, 0},     {"m2", 1e-4, 0},    {"v1", 1e-4, 0},
+	{"v2", 1e-4, 0},   {"dlog_s", 1e-5, 1}, {"log_s", 1e-6, 1}, {"gamma", 1e-6, 1},
 };
 
 static void compare(const char *name, const double *got, size_t n)
@@ -153,7 +158,8 @@ static void run(FastclipKind kind, const char *tag, int K, int B, int D, int NS)
 		return;
 	}
 	const int N = K * B, w = fastclip_pack_width(kind);
-	float *pack = malloc(sizeof(float) * N * w), *de1 = malloc(sizeof(float) * N * D), *de2 = malloc(sizeof(float) * N * D);
+	float *pack = malloc(sizeof(float) * N * w), *de1 = malloc(sizeof(float) * N * D),
+	      *de2 = malloc(sizeof(float) * N * D);
 	double loss[16], *tab = malloc(sizeof(double) * NS);
 	for (int si = 0; si < 4; si++) {
 		char n[64];
@@ -172,7 +178,7 @@ static void run(FastclipKind kind, const char *tag, int K, int B, int D, int NS)
 			t.u2[ids[3]] = -1.0f;
 		}
 		double lr = kind == FASTCLIP_V3 ? fastclip_tau_lr_rgclg(&cfg, temp.log_s) : cfgv("v0_lr");
-		FastclipBatch b = { .B = B, .K = K, .d = D, .E1 = E1, .E2 = E2, .log_s = temp.log_s };
+		FastclipBatch b = {.B = B, .K = K, .d = D, .E1 = E1, .E2 = E2, .log_s = temp.log_s};
 		for (int r = 0; r < K; r++) {
 			b.rank = r;
 			b.e1 = E1 + (size_t)r * B * D;
@@ -188,7 +194,7 @@ static void run(FastclipKind kind, const char *tag, int K, int B, int D, int NS)
 			b.rank = r;
 			b.e1 = E1 + (size_t)r * B * D;
 			b.e2 = E2 + (size_t)r * B * D;
-			FastclipGrads g = { .de1 = de1 + (size_t)r * B * D, .de2 = de2 + (size_t)r * B * D };
+			FastclipGrads g = {.de1 = de1 + (size_t)r * B * D, .de2 = de2 + (size_t)r * B * D};
 			if (fastclip_surrogate(&cfg, &b, pack + (size_t)r * B * w, pack, &g) < 0)
 				fails++;
 			loss[r] = g.loss;
@@ -196,7 +202,11 @@ static void run(FastclipKind kind, const char *tag, int K, int B, int D, int NS)
 		}
 		char p[32];
 		snprintf(p, sizeof(p), "%s/s%d/", tag, si);
-#define CMPF(field, ptr, cnt) do { snprintf(n, sizeof(n), "%s%s", p, field); compare_f(n, ptr, cnt); } while (0)
+#define CMPF(field, ptr, cnt)                                                                                          \
+	do {                                                                                                           \
+		snprintf(n, sizeof(n), "%s%s", p, field);                                                              \
+		compare_f(n, ptr, cnt);                                                                                \
+	} while (0)
 		snprintf(n, sizeof(n), "%sloss", p);
 		compare(n, loss, K);
 		CMPF("de1", de1, (size_t)N * D);

@@ -35,7 +35,7 @@ static int fails;
 #define CHECK(c, ...)                                                                                                  \
 	do {                                                                                                           \
 		if (!(c)) {                                                                                            \
-			printf("FAIL line %d: ", __LINE__);                                                             \
+			printf("FAIL line %d: ", __LINE__);                                                            \
 			printf(__VA_ARGS__);                                                                           \
 			printf("\n");                                                                                  \
 			fails++;                                                                                       \
@@ -64,11 +64,12 @@ static void values(void)
 	char err[256];
 	char *d[] = {"p"};
 	CHECK(parse(&c, err, NULL, 1, d) == 0, "defaults: %s", err);
-	CHECK(c.on == 1 && c.n == 8 && c.big == -1 && c.lr == 5e-4 && !strcmp(c.name, "avclip") && !strcmp(c.io, "auto") &&
-		      c.path == NULL && c.mode == 0,
+	CHECK(c.on == 1 && c.n == 8 && c.big == -1 && c.lr == 5e-4 && !strcmp(c.name, "avclip") &&
+		      !strcmp(c.io, "auto") && c.path == NULL && c.mode == 0,
 	      "defaults not set");
-	char *a[] = {"p", "--batch-size", "16", "--big=123456789012", "--seed", "18446744073709551615", "--lr=0.25",
-		     "--name", "x=y", "--io=pread", "--path", "/a b", "--eval", "--no-on", "--act", "quickgelu"};
+	char *a[] = {"p",         "--batch-size", "16",    "--big=123456789012", "--seed", "18446744073709551615",
+		     "--lr=0.25", "--name",       "x=y",   "--io=pread",         "--path", "/a b",
+		     "--eval",    "--no-on",      "--act", "quickgelu"};
 	CHECK(parse(&c, err, NULL, 16, a) == 0 && c.act == 1, "values: %s", err);
 	CHECK(c.n == 16 && c.big == 123456789012LL && c.seed == UINT64_MAX && c.lr == 0.25 && !strcmp(c.name, "x=y") &&
 		      !strcmp(c.io, "pread") && !strcmp(c.path, "/a b") && c.mode == 2 && c.on == 0,
@@ -86,7 +87,8 @@ static void errors(void)
 	refused("--batch-size wants an integer, got 'abc'", 3, (char *[]){"p", "--batch-size", "abc", NULL});
 	refused("--batch-size wants an integer, got '2.5'", 2, (char *[]){"p", "--batch-size=2.5", NULL});
 	refused("--batch-size 65 is outside [1, 64]", 3, (char *[]){"p", "--batch-size", "65", NULL});
-	refused("--batch-size wants an integer, got '99999999999'", 3, (char *[]){"p", "--batch-size", "99999999999", NULL});
+	refused("--batch-size wants an integer, got '99999999999'", 3,
+		(char *[]){"p", "--batch-size", "99999999999", NULL});
 	refused("--seed wants a non-negative integer, got '-1'", 3, (char *[]){"p", "--seed", "-1", NULL});
 	refused("--lr wants a number, got 'nan'", 3, (char *[]){"p", "--lr", "nan", NULL});
 	refused("--lr 11 is outside [0, 10]", 3, (char *[]){"p", "--lr", "11", NULL});
@@ -120,12 +122,14 @@ static void text(void)
 	char help[4096];
 	int n = flags_help(table, N, help, sizeof help);
 	CHECK(n > 0 && n == (int)strlen(help), "help length %d", n);
-	CHECK(strstr(help, "  -b, --batch-size INT  samples per step [1, 64] (default 8)\n") != NULL, "batch-size line:\n%s",
-	      help);
+	CHECK(strstr(help, "  -b, --batch-size INT  samples per step [1, 64] (default 8)\n") != NULL,
+	      "batch-size line:\n%s", help);
 	CHECK(strstr(help, "  --io auto|pread       how to read (default auto)\n") != NULL, "io line:\n%s", help);
 	CHECK(strstr(help, "  --act gelu|quickgelu  an enum (default gelu)\n") != NULL, "enum line:\n%s", help);
-	CHECK(strstr(help, "  --on                  a switch on by default (default on)\n") != NULL, "switch line:\n%s", help);
-	CHECK(strstr(help, "  --lr NUM              learning rate [0, 10] (default 5e-4)\n") != NULL, "lr line:\n%s", help);
+	CHECK(strstr(help, "  --on                  a switch on by default (default on)\n") != NULL, "switch line:\n%s",
+	      help);
+	CHECK(strstr(help, "  --lr NUM              learning rate [0, 10] (default 5e-4)\n") != NULL, "lr line:\n%s",
+	      help);
 	char small[16];
 	CHECK(flags_help(table, N, small, sizeof small) == n && strlen(small) == 15, "help truncation");
 	Cfg c;
@@ -133,8 +137,8 @@ static void text(void)
 	char *a[] = {"p", "--eval", "--path", "x"};
 	parse(&c, err, NULL, 4, a);
 	flags_describe(table, N, &c, line, sizeof line);
-	CHECK(!strcmp(line, "on=1 eval batch-size=8 big=-1 seed=0 lr=0.0005 name=avclip io=auto path=x act=gelu"), "describe: %s",
-	      line);
+	CHECK(!strcmp(line, "on=1 eval batch-size=8 big=-1 seed=0 lr=0.0005 name=avclip io=auto path=x act=gelu"),
+	      "describe: %s", line);
 }
 
 static void config_file(void)
@@ -154,19 +158,21 @@ static void config_file(void)
 		t[N] = (FlagSpec){"conf", FLAG_STRPTR, FLAG_AT(Cfg, path), 0, 0, NULL, .help = "config file"};
 		memset(&c, 0, sizeof c);
 		CHECK(flags_parse(t, N + 1, &c, ac, av, NULL, err, sizeof err) == 0, "config parse: %s", err);
-		CHECK(c.n == 6 && c.lr == 0.5 && c.on == 1 && !strcmp(c.name, "short"), "config values: n %d lr %g", c.n, c.lr);
+		CHECK(c.n == 6 && c.lr == 0.5 && c.on == 1 && !strcmp(c.name, "short"), "config values: n %d lr %g",
+		      c.n, c.lr);
 		free(av);
 		free(mem);
 	}
 	f = fopen(path, "w");
 	fprintf(f, "lr 1\n= 3\n");
 	fclose(f);
-	CHECK(flags_config_argv("conf", 4, a, &ac, &av, &mem, err, sizeof err) < 0 && strstr(err, "line 2"), "bad line: %s",
-	      err);
+	CHECK(flags_config_argv("conf", 4, a, &ac, &av, &mem, err, sizeof err) < 0 && strstr(err, "line 2"),
+	      "bad line: %s", err);
 	char *none[] = {"p", "--lr", "1"};
 	CHECK(flags_config_argv("conf", 3, none, &ac, &av, &mem, err, sizeof err) == 0 && !av, "no config flag");
 	char *missing[] = {"p", "--conf=/nonexistent/x"};
-	CHECK(flags_config_argv("conf", 2, missing, &ac, &av, &mem, err, sizeof err) < 0 && strstr(err, "/nonexistent/x"),
+	CHECK(flags_config_argv("conf", 2, missing, &ac, &av, &mem, err, sizeof err) < 0 &&
+		      strstr(err, "/nonexistent/x"),
 	      "missing file: %s", err);
 	remove(path);
 }

@@ -23,19 +23,19 @@ struct Case {
 
 // on a device: lengths 1 to 3,200, heads 1 to 16, head dims 32, 64 and 128, causal and not
 static const Case full_cases[] = {
-	{1, 1, 1, 64, 0},    {2, 1, 3, 64, 1},    {1, 2, 16, 64, 1},   {3, 7, 5, 64, 0},     {1, 31, 8, 128, 1},
-	{2, 63, 4, 64, 0},   {1, 64, 16, 64, 1},  {2, 65, 2, 128, 0},  {1, 77, 8, 64, 1},    {2, 127, 12, 64, 0},
-	{1, 128, 6, 128, 1}, {1, 129, 16, 64, 0}, {2, 200, 3, 64, 1},  {1, 256, 1, 128, 0},  {1, 500, 10, 64, 1},
-	{2, 785, 12, 64, 0}, {1, 785, 4, 128, 1}, {1, 1024, 2, 64, 1}, {1, 1500, 16, 64, 0}, {1, 2048, 3, 128, 0},
-	{1, 3137, 2, 64, 0}, {1, 3137, 1, 64, 1}, {1, 3200, 12, 64, 1}, {1, 3200, 1, 128, 0},
-	{1, 1, 1, 32, 0},    {2, 77, 2, 32, 1},   {1, 65, 4, 32, 0},   {2, 500, 3, 32, 1},
+	{1, 1, 1, 64, 0},    {2, 1, 3, 64, 1},    {1, 2, 16, 64, 1},    {3, 7, 5, 64, 0},     {1, 31, 8, 128, 1},
+	{2, 63, 4, 64, 0},   {1, 64, 16, 64, 1},  {2, 65, 2, 128, 0},   {1, 77, 8, 64, 1},    {2, 127, 12, 64, 0},
+	{1, 128, 6, 128, 1}, {1, 129, 16, 64, 0}, {2, 200, 3, 64, 1},   {1, 256, 1, 128, 0},  {1, 500, 10, 64, 1},
+	{2, 785, 12, 64, 0}, {1, 785, 4, 128, 1}, {1, 1024, 2, 64, 1},  {1, 1500, 16, 64, 0}, {1, 2048, 3, 128, 0},
+	{1, 3137, 2, 64, 0}, {1, 3137, 1, 64, 1}, {1, 3200, 12, 64, 1}, {1, 3200, 1, 128, 0}, {1, 1, 1, 32, 0},
+	{2, 77, 2, 32, 1},   {1, 65, 4, 32, 0},   {2, 500, 3, 32, 1},
 };
 // in the shim (~150 k warp-wide mma/s), and on a device under compute-sanitizer (KT_QUICK=1):
 // small shapes, each length class once; the last, longer one only in the shim
 static const Case quick_cases[] = {
-	{1, 1, 1, 64, 0},   {1, 2, 2, 64, 1},  {2, 63, 1, 64, 0}, {1, 64, 3, 64, 1},  {1, 65, 2, 64, 0},
+	{1, 1, 1, 64, 0},   {1, 2, 2, 64, 1},   {2, 63, 1, 64, 0}, {1, 64, 3, 64, 1},  {1, 65, 2, 64, 0},
 	{1, 127, 1, 64, 1}, {1, 200, 2, 64, 0}, {2, 77, 1, 64, 1}, {1, 33, 16, 64, 1}, {1, 130, 1, 128, 1},
-	{1, 70, 2, 128, 0}, {2, 77, 2, 32, 1}, {1, 65, 3, 32, 0}, {1, 600, 1, 64, 0},
+	{1, 70, 2, 128, 0}, {2, 77, 2, 32, 1},  {1, 65, 3, 32, 0}, {1, 600, 1, 64, 0},
 };
 
 // the CPU backend on the bf16-rounded inputs, in f32; the backward from the bf16-rounded out
@@ -45,16 +45,19 @@ struct Ref {
 };
 static Ref reference(KernCtx *c, const std::vector<float> &qkv, const std::vector<float> &dout, const Case &k)
 {
-	const int64_t D = (int64_t)k.H * k.hd, sq[3] = {k.B, k.T, 3 * D}, so[3] = {k.B, k.T, D}, sl[3] = {k.B, k.H, k.T};
+	const int64_t D = (int64_t)k.H * k.hd, sq[3] = {k.B, k.T, 3 * D}, so[3] = {k.B, k.T, D},
+		      sl[3] = {k.B, k.H, k.T};
 	KTensor tq, to, tl, tdo, tdq;
 	Ref r;
 	r.out.resize((size_t)k.B * k.T * D), r.lse.resize((size_t)k.B * k.H * k.T), r.dqkv.resize(qkv.size());
 	int rc = kern_alloc(c, &tq, KDT_F32, 3, sq) | kern_alloc(c, &to, KDT_F32, 3, so) |
-		 kern_alloc(c, &tl, KDT_F32, 3, sl) | kern_alloc(c, &tdo, KDT_F32, 3, so) | kern_alloc(c, &tdq, KDT_F32, 3, sq);
+		 kern_alloc(c, &tl, KDT_F32, 3, sl) | kern_alloc(c, &tdo, KDT_F32, 3, so) |
+		 kern_alloc(c, &tdq, KDT_F32, 3, sq);
 	rc |= kern_ctx_reserve_workspace(c, kern_attention_ws_bytes(c, KDT_F32, k.B, k.T, k.H, k.hd));
 	rc |= kern_upload(c, &tq, qkv.data(), qkv.size() * 4) | kern_upload(c, &tdo, dout.data(), dout.size() * 4);
 	rc |= kern_attention_fwd(c, &to, &tl, &tq, k.H, k.causal);
-	rc |= kern_download(c, r.out.data(), r.out.size() * 4, &to) | kern_download(c, r.lse.data(), r.lse.size() * 4, &tl);
+	rc |= kern_download(c, r.out.data(), r.out.size() * 4, &to) |
+	      kern_download(c, r.lse.data(), r.lse.size() * 4, &tl);
 	std::vector<float> rounded(r.out.size());
 	r.out_b.resize(r.out.size());
 	for (size_t i = 0; i < rounded.size(); i++)
@@ -122,7 +125,8 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 	void *ws = kt_dev_alloc<unsigned char>(wsb + 16);
 	kt_upload(dx, qkv), kt_upload(ddo, dout), kt_upload(ry, ref.out_b), kt_upload(rl, ref.lse);
 	auto release = [&] {
-		for (void *p : {(void *)dx, (void *)dy, (void *)ddo, (void *)ddx, (void *)dl, (void *)ry, (void *)rl, ws})
+		for (void *p :
+		     {(void *)dx, (void *)dy, (void *)ddo, (void *)ddx, (void *)dl, (void *)ry, (void *)rl, ws})
 			cuda_check(cudaFree(p));
 	};
 	std::vector<bf16> out[2], dq[2];
@@ -154,12 +158,13 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 	printf("%-5s B %d T %4d H %2d hd %3d %-6s rel L2: out %.1e lse %.1e dq %.1e dk %.1e dv %.1e\n", im.name, k.B,
 	       k.T, k.H, k.hd, k.causal ? "causal" : "full", err[0], err[1], err[2], err[3], err[4]);
 	for (int i = 0; i < 5; i++) {
-		KT_CHECK(err[i] <= tol_bf16, "%s B %d T %d H %d hd %d causal %d: %s rel L2 %g", im.name, k.B, k.T, k.H, k.hd,
-			 k.causal, names[i], err[i]);
+		KT_CHECK(err[i] <= tol_bf16, "%s B %d T %d H %d hd %d causal %d: %s rel L2 %g", im.name, k.B, k.T, k.H,
+			 k.hd, k.causal, names[i], err[i]);
 		worst[i] = fmax(worst[i], err[i]);
 	}
 	if (im.want_same)
-		KT_CHECK(!memcmp(out[0].data(), out[1].data(), no * 2) && !memcmp(lse[0].data(), lse[1].data(), nl * 4) &&
+		KT_CHECK(!memcmp(out[0].data(), out[1].data(), no * 2) &&
+				 !memcmp(lse[0].data(), lse[1].data(), nl * 4) &&
 				 !memcmp(dq[0].data(), dq[1].data(), nx * 2),
 			 "%s T %d H %d: two runs differ", im.name, k.T, k.H);
 	else
@@ -178,7 +183,10 @@ static int own_bwd(void *, bf16 *dqkv, int acc, const bf16 *dout, const bf16 *qk
 {
 	return kattn_own_bwd(e, dqkv, acc, dout, qkv, out, lse, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0);
 }
-static size_t own_ws(void *, const Case &k) { return kattn_own_ws_bytes(k.B, k.T, k.H, k.hd); }
+static size_t own_ws(void *, const Case &k)
+{
+	return kattn_own_ws_bytes(k.B, k.T, k.H, k.hd);
+}
 
 #if KT_ON_DEVICE
 // ---- an implementation chosen through the selection (kattn.c), forced ----
@@ -191,7 +199,10 @@ static int sel_bwd(void *a, bf16 *dqkv, int acc, const bf16 *dout, const bf16 *q
 {
 	return kattn_bwd((KAttn *)a, 0, dqkv, acc, dout, qkv, out, lse, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, e);
 }
-static size_t sel_ws(void *a, const Case &k) { return kattn_ws_bytes((KAttn *)a, k.B, k.T, k.H, k.hd); }
+static size_t sel_ws(void *a, const Case &k)
+{
+	return kattn_ws_bytes((KAttn *)a, k.B, k.T, k.H, k.hd);
+}
 #endif
 
 // KG_ADD: the gradient is added to what dqkv holds, summed in f32 and rounded once: onto zeros it
@@ -206,10 +217,12 @@ static void test_accumulate(const Case &k, const Ref &ref, const std::vector<bf1
 	void *ws = kt_dev_alloc<unsigned char>(wsb);
 	kt_upload(dx, qkv), kt_upload(ddo, dout), kt_upload(dy, ref.out_b), kt_upload(dl, ref.lse);
 	KErr e = {0, ""};
-	KT_CHECK(kattn_own_bwd(&e, ddx, 0, ddo, dx, dy, dl, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0) == 0, "%s", e.msg);
+	KT_CHECK(kattn_own_bwd(&e, ddx, 0, ddo, dx, dy, dl, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0) == 0, "%s",
+		 e.msg);
 	std::vector<bf16> set = kt_download(ddx, nx);
 	cuda_check(cudaMemset(ddx, 0, nx * 2));
-	KT_CHECK(kattn_own_bwd(&e, ddx, 1, ddo, dx, dy, dl, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0) == 0, "%s", e.msg);
+	KT_CHECK(kattn_own_bwd(&e, ddx, 1, ddo, dx, dy, dl, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0) == 0, "%s",
+		 e.msg);
 	std::vector<bf16> onto0 = kt_download(ddx, nx);
 	KT_CHECK(!memcmp(set.data(), onto0.data(), nx * 2), "acc onto zeros differs from a write");
 	double rms = kt_rel_l2(ref.dqkv.data(), std::vector<float>(nx, 0.0f).data(), nx) / sqrt((double)nx);
@@ -217,7 +230,8 @@ static void test_accumulate(const Case &k, const Ref &ref, const std::vector<bf1
 	for (auto &v : basev)
 		v = __float2bfloat16(kt_uniform(-1, 1) * (float)rms);
 	kt_upload(ddx, basev);
-	KT_CHECK(kattn_own_bwd(&e, ddx, 1, ddo, dx, dy, dl, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0) == 0, "%s", e.msg);
+	KT_CHECK(kattn_own_bwd(&e, ddx, 1, ddo, dx, dy, dl, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, 0) == 0, "%s",
+		 e.msg);
 	std::vector<float> sum = widen(kt_download(ddx, nx)), base = widen(basev);
 	for (size_t i = 0; i < nx; i++)
 		sum[i] -= base[i];
@@ -236,7 +250,8 @@ static void test_selection(void)
 {
 	const Case k = {2, 77, 8, 64, 1};
 	const size_t D = (size_t)k.H * k.hd, nx = (size_t)k.B * k.T * 3 * D, no = nx / 3, nl = (size_t)k.B * k.H * k.T;
-	bf16 *x = kt_dev_alloc<bf16>(nx), *y = kt_dev_alloc<bf16>(no), *dy = kt_dev_alloc<bf16>(no), *dx = kt_dev_alloc<bf16>(nx);
+	bf16 *x = kt_dev_alloc<bf16>(nx), *y = kt_dev_alloc<bf16>(no), *dy = kt_dev_alloc<bf16>(no),
+	     *dx = kt_dev_alloc<bf16>(nx);
 	float *l = kt_dev_alloc<float>(nl);
 	std::vector<bf16> hx(nx, __float2bfloat16(0.5f));
 	kt_upload(x, hx), kt_upload(dy, std::vector<bf16>(no, __float2bfloat16(0.25f)));
@@ -260,8 +275,8 @@ static void test_selection(void)
 		if (impl == KATTN_CUDNN)
 			KT_CHECK(rc == -ENOTSUP, "a forced cudnn adding into dqkv: %d", rc);
 		else
-			KT_CHECK(rc == 0 && kattn_last_impl(a) == KATTN_OWN, "KG_ADD under %d: %d, ran %d", (int)impl, rc,
-				 (int)kattn_last_impl(a));
+			KT_CHECK(rc == 0 && kattn_last_impl(a) == KATTN_OWN, "KG_ADD under %d: %d, ran %d", (int)impl,
+				 rc, (int)kattn_last_impl(a));
 		if (impl == KATTN_AUTO) { // auto's backward is the own, deterministic one, also where cuDNN could
 			rc = kattn_bwd(a, 0, dx, 0, dy, x, y, l, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, &e);
 			KT_CHECK(rc == 0 && kattn_last_impl(a) == KATTN_OWN, "auto's backward: %d, ran %d", rc,
@@ -307,7 +322,8 @@ int main()
 		if (kattn_create(&cud, KATTN_CUDNN, 0, &e))
 			KT_CHECK(0, "kattn_create(cudnn): %s", e.msg);
 		else
-			impls.push_back({"cudnn", sel_fwd, sel_bwd, sel_ws, cud, false}), printf("%s\n", kattn_describe(cud));
+			impls.push_back({"cudnn", sel_fwd, sel_bwd, sel_ws, cud, false}),
+				printf("%s\n", kattn_describe(cud));
 	} else {
 		printf("cuDNN: not in this build or not loadable: only the own kernel is checked\n");
 	}

@@ -20,18 +20,21 @@ int main(void)
 		for (int bwd = 0; bwd < 2; bwd++)
 			for (int causal = 0; causal < 2; causal++)
 				for (int pad = 0; pad <= bwd; pad++)
-					for (int ver = 0; ver < 2; ver++) { // a 9.0-9.9 library adds a second padding select
-						int nops = 0, B = shapes[s][0], T = shapes[s][1], H = shapes[s][2], hd = shapes[s][3];
+					for (int ver = 0; ver < 2;
+					     ver++) { // a 9.0-9.9 library adds a second padding select
+						int nops = 0, B = shapes[s][0], T = shapes[s][1], H = shapes[s][2],
+						    hd = shapes[s][3];
 						char why[256];
-						int rc = kc_attn_graph_check(bwd, B, T, H, hd, causal, pad, ver ? 90500 : 91900, &nops,
-									     why, sizeof why);
+						int rc = kc_attn_graph_check(bwd, B, T, H, hd, causal, pad,
+									     ver ? 90500 : 91900, &nops, why,
+									     sizeof why);
 						if (rc) {
 							printf("FAIL %s B %d T %d H %d hd %d causal %d pad %d: %s\n",
 							       bwd ? "bwd" : "fwd", B, T, H, hd, causal, pad, why);
 							fails++;
 						} else if (s == 0 && ver == 0) {
-							printf("%s causal %d pad %d: %d operations finalized\n", bwd ? "bwd" : "fwd",
-							       causal, pad, nops);
+							printf("%s causal %d pad %d: %d operations finalized\n",
+							       bwd ? "bwd" : "fwd", causal, pad, nops);
 						}
 					}
 	printf("cuDNN %s: %s\n", v, fails ? "FAILED" : "every attention graph is well formed");

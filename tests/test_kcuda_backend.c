@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int latched(KtEnv *e, int rc, const char *op, const char *what)
 {
 	const char *msg = kern_error_message(e->dev);
@@ -21,7 +20,8 @@ static int latched(KtEnv *e, int rc, const char *op, const char *what)
 	// every op and sync point returns it until cleared
 	KTensor t;
 	int again = kern_alloc(e->dev, &t, KDT_F32, 1, SH(4)) ? -1 : kern_zero(e->dev, &t);
-	kt_check(e, again == -ERANGE && kern_sync(e->dev) == -ERANGE, "the latched error stands until cleared (%d)", again);
+	kt_check(e, again == -ERANGE && kern_sync(e->dev) == -ERANGE, "the latched error stands until cleared (%d)",
+		 again);
 	kern_error_clear(e->dev);
 	kt_check(e, kern_zero(e->dev, &t) == 0 && kern_sync(e->dev) == 0, "cleared: ops run again");
 	kern_free(e->dev, &t);
@@ -57,8 +57,8 @@ static void streams(KtEnv *e)
 	KEvent *ev, *never;
 	const int n = 4096;
 	float *pin = NULL, *host = malloc(sizeof(float) * n);
-	int rc = kern_stream_create(e->dev, &b) || kern_event_create(e->dev, &ev) || kern_event_create(e->dev, &never) ||
-		 kern_host_alloc(e->dev, (void **)&pin, sizeof(float) * n);
+	int rc = kern_stream_create(e->dev, &b) || kern_event_create(e->dev, &ev) ||
+		 kern_event_create(e->dev, &never) || kern_host_alloc(e->dev, (void **)&pin, sizeof(float) * n);
 	kt_check(e, !rc, "a second stream, events and pinned memory");
 	if (rc)
 		exit(1);
@@ -71,7 +71,8 @@ static void streams(KtEnv *e)
 	kt_check(e, kern_upload_async(e->dev, &x, host, sizeof(float) * n) == -EINVAL,
 		 "an asynchronous copy from pageable memory is refused");
 	rc = rc || kern_upload_async(e->dev, &x, pin, sizeof(float) * n) || kern_event_record(ev, e->dev) ||
-	     kern_stream_wait_event(b, ev) || kern_add(b, &y, &x, &x) || kern_download_async(b, pin, sizeof(float) * n, &y);
+	     kern_stream_wait_event(b, ev) || kern_add(b, &y, &x, &x) ||
+	     kern_download_async(b, pin, sizeof(float) * n, &y);
 	kt_check(e, !rc && kern_ctx_host_waits(e->dev) == waits, "queued ops and async copies do not wait (%lld waits)",
 		 (long long)(kern_ctx_host_waits(e->dev) - waits));
 	KEvent *done;
@@ -88,7 +89,8 @@ static void streams(KtEnv *e)
 		printf("note: host registration refused here (%d): callers stage through pinned memory\n", rc);
 	} else {
 		kt_check(e, rc == 0, "kern_host_register: %d", rc);
-		kt_check(e, kern_host_register(e->dev, ring + 4096, 4096) == -EEXIST, "an overlapping registration is -EEXIST");
+		kt_check(e, kern_host_register(e->dev, ring + 4096, 4096) == -EEXIST,
+			 "an overlapping registration is -EEXIST");
 		memcpy(ring, host, sizeof(float) * 64);
 		KTensor s;
 		rc = kern_view(&s, &x, 0, 1, SH(64)) || kern_upload_async(e->dev, &s, ring, sizeof(float) * 64) ||
@@ -122,7 +124,8 @@ static void content_errors(KtEnv *e)
 	     kern_alloc(e->dev, &o, KDT_F32, 2, SH(2, 4)) || kern_upload(e->dev, &p, pp, sizeof pp);
 	kt_check(e, kern_pool_fwd(e->dev, &o, &x, &p) == 0, "pooling a row past the end returns 0");
 	float back[8];
-	latched(e, kern_download(e->dev, back, sizeof back, &o), "pool", "pool position outside the rows (at a download)");
+	latched(e, kern_download(e->dev, back, sizeof back, &o), "pool",
+		"pool position outside the rows (at a download)");
 	// a scatter with a bad sample id writes nothing
 	int64_t ia[3] = {1, 4, 2};
 	float pk[6] = {1, 2, 3, 4, 5, 6}, tb[8];
@@ -140,9 +143,11 @@ static void content_errors(KtEnv *e)
 	KTensor ls, mv, g;
 	float lsv = 2.5f, gv = NAN, after = 0;
 	rc = kern_alloc(e->dev, &ls, KDT_F32, 1, SH(1)) || kern_alloc(e->dev, &mv, KDT_F32, 1, SH(2)) ||
-	     kern_alloc(e->dev, &g, KDT_F32, 1, SH(1)) || kern_upload(e->dev, &ls, &lsv, 4) || kern_upload(e->dev, &g, &gv, 4);
+	     kern_alloc(e->dev, &g, KDT_F32, 1, SH(1)) || kern_upload(e->dev, &ls, &lsv, 4) ||
+	     kern_upload(e->dev, &g, &gv, 4);
 	KTempStep h = {.lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8, .step = 1, .lo = 0, .hi = 4.6};
-	kt_check(e, !rc && kern_temp_step(e->dev, &ls, &mv, &g, NULL, NULL, &h) == 0, "temp_step with a NaN gradient returns 0");
+	kt_check(e, !rc && kern_temp_step(e->dev, &ls, &mv, &g, NULL, NULL, &h) == 0,
+		 "temp_step with a NaN gradient returns 0");
 	latched(e, kern_sync(e->dev), "temp_step", "non-finite temperature gradient");
 	kt_check(e, kern_download(e->dev, &after, 4, &ls) == 0 && after == lsv, "log_s unchanged");
 	// nor does a finite one times a NaN clip factor (a non-finite model norm: kern_grad_norm's)
@@ -165,11 +170,13 @@ static void refusals(KtEnv *e)
 	KTensor a, b, m, r, q, lse, o, d;
 	int rc = kern_alloc(e->dev, &a, KDT_F64, 2, SH(3, 4)) || kern_alloc(e->dev, &b, KDT_F64, 1, SH(4)) ||
 		 kern_alloc(e->dev, &m, KDT_F64, 1, SH(3)) || kern_alloc(e->dev, &r, KDT_F64, 1, SH(3)) ||
-		 kern_alloc(e->dev, &q, KDT_F32, 3, SH(2, 5, 3 * 8)) || kern_alloc(e->dev, &lse, KDT_F32, 3, SH(2, 2, 5)) ||
-		 kern_alloc(e->dev, &o, KDT_F32, 3, SH(2, 5, 8)) || kern_alloc(e->dev, &d, KDT_F32, 2, SH(3, 4));
+		 kern_alloc(e->dev, &q, KDT_F32, 3, SH(2, 5, 3 * 8)) ||
+		 kern_alloc(e->dev, &lse, KDT_F32, 3, SH(2, 2, 5)) || kern_alloc(e->dev, &o, KDT_F32, 3, SH(2, 5, 8)) ||
+		 kern_alloc(e->dev, &d, KDT_F32, 2, SH(3, 4));
 	kt_check(e, !rc, "setup of the refusals");
 	kt_check(e, kern_layernorm_fwd(e->dev, &a, &m, &r, &a, &b, &b) == -ENOTSUP, "the f64 path is -ENOTSUP");
-	kt_check(e, kern_convert(e->dev, &d, &a) == -ENOTSUP && kern_sync(e->dev) == 0, "converting f64: -ENOTSUP, nothing latched");
+	kt_check(e, kern_convert(e->dev, &d, &a) == -ENOTSUP && kern_sync(e->dev) == 0,
+		 "converting f64: -ENOTSUP, nothing latched");
 	// attention runs in bf16 only (kernels/cuda/attn): f32 is refused before anything runs
 	kt_check(e, kern_attention_fwd(e->dev, &o, &lse, &q, 2, 0) == -ENOTSUP && kern_sync(e->dev) == 0,
 		 "f32 attention: -ENOTSUP, nothing latched");
@@ -190,13 +197,15 @@ static void refusals(KtEnv *e)
 	     kern_alloc(b2, &w, KDT_F32, 2, SH(8, 8)) || kern_alloc(b2, &y, KDT_F32, 2, SH(4, 8));
 	KLinear l = {.out = &y, .in = &x, .w = &w, .trans_w = 1};
 	kt_check(e, !rc && kern_linear(b2, &l) == -ENOSPC, "a linear on a handle without its workspace is -ENOSPC");
-	kt_check(e, kern_ctx_reserve_workspace(b2, kern_linear_ws_bytes(b2)) == 0 && kern_linear(b2, &l) == 0 &&
-			    kern_stream_sync(b2) == 0,
+	kt_check(e,
+		 kern_ctx_reserve_workspace(b2, kern_linear_ws_bytes(b2)) == 0 && kern_linear(b2, &l) == 0 &&
+			 kern_stream_sync(b2) == 0,
 		 "and runs once reserved (%zu bytes)", kern_linear_ws_bytes(b2));
 	kern_free(b2, &x), kern_free(b2, &w), kern_free(b2, &y);
 	// NCCL queues on each handle's own stream; the memory plan reads the device's memory
-	kt_check(e, kern_stream_native(b2) && kern_stream_native(e->dev) &&
-			    kern_stream_native(b2) != kern_stream_native(e->dev),
+	kt_check(e,
+		 kern_stream_native(b2) && kern_stream_native(e->dev) &&
+			 kern_stream_native(b2) != kern_stream_native(e->dev),
 		 "kern_stream_native: each handle its own stream");
 	KMemInfo mi = {0};
 	int mrc = kern_ctx_memory(e->dev, &mi);

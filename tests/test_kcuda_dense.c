@@ -8,9 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 static const char *act_name[] = {"none", "gelu", "gelu_tanh", "quickgelu"};
-
 
 typedef struct {
 	int N, IC, OC;
@@ -38,10 +36,22 @@ static void linear_case(KtEnv *e, const Shape *s, KAct act, int trans_w, int bia
 	kt_fill(e, &res, -1, 1);
 	kt_poison(e, &out);
 	kt_poison(e, &pre);
-	KLinear lc = {.out = &out.c, .pre = act ? &pre.c : NULL, .in = &x.c, .w = &w.c, .trans_w = trans_w,
-		      .bias = bias ? &b.c : NULL, .act = act, .residual = act ? NULL : &res.c};
-	KLinear ld = {.out = &out.d, .pre = act ? &pre.d : NULL, .in = &x.d, .w = &w.d, .trans_w = trans_w,
-		      .bias = bias ? &b.d : NULL, .act = act, .residual = act ? NULL : &res.d};
+	KLinear lc = {.out = &out.c,
+		      .pre = act ? &pre.c : NULL,
+		      .in = &x.c,
+		      .w = &w.c,
+		      .trans_w = trans_w,
+		      .bias = bias ? &b.c : NULL,
+		      .act = act,
+		      .residual = act ? NULL : &res.c};
+	KLinear ld = {.out = &out.d,
+		      .pre = act ? &pre.d : NULL,
+		      .in = &x.d,
+		      .w = &w.d,
+		      .trans_w = trans_w,
+		      .bias = bias ? &b.d : NULL,
+		      .act = act,
+		      .residual = act ? NULL : &res.d};
 	KT_BOTH(e, kern_linear(e->cpu, &lc), kern_linear(e->dev, &ld));
 	kt_compare(e, &out, 0);
 	if (act)
@@ -69,12 +79,26 @@ static void linear_case(KtEnv *e, const Shape *s, KAct act, int trans_w, int bia
 		} else {
 			kt_poison(e, &dw), kt_poison(e, &db), kt_poison(e, &dinb), kt_poison(e, &din);
 		}
-		KLinearBwd bc = {.din = {&din.c, act ? 0 : acc}, .dw = {&dw.c, acc}, .dbias = {bias ? &db.c : NULL, acc},
-				 .din_bias = {act ? &dinb.c : NULL, acc}, .dout = &dout.c, .in = &x.c, .w = &w.c,
-				 .trans_w = trans_w, .in_pre = act ? &xpre.c : NULL, .in_act = act};
-		KLinearBwd bd = {.din = {&din.d, act ? 0 : acc}, .dw = {&dw.d, acc}, .dbias = {bias ? &db.d : NULL, acc},
-				 .din_bias = {act ? &dinb.d : NULL, acc}, .dout = &dout.d, .in = &x.d, .w = &w.d,
-				 .trans_w = trans_w, .in_pre = act ? &xpre.d : NULL, .in_act = act};
+		KLinearBwd bc = {.din = {&din.c, act ? 0 : acc},
+				 .dw = {&dw.c, acc},
+				 .dbias = {bias ? &db.c : NULL, acc},
+				 .din_bias = {act ? &dinb.c : NULL, acc},
+				 .dout = &dout.c,
+				 .in = &x.c,
+				 .w = &w.c,
+				 .trans_w = trans_w,
+				 .in_pre = act ? &xpre.c : NULL,
+				 .in_act = act};
+		KLinearBwd bd = {.din = {&din.d, act ? 0 : acc},
+				 .dw = {&dw.d, acc},
+				 .dbias = {bias ? &db.d : NULL, acc},
+				 .din_bias = {act ? &dinb.d : NULL, acc},
+				 .dout = &dout.d,
+				 .in = &x.d,
+				 .w = &w.d,
+				 .trans_w = trans_w,
+				 .in_pre = act ? &xpre.d : NULL,
+				 .in_act = act};
 		KT_BOTH(e, kern_linear_bwd(e->cpu, &bc), kern_linear_bwd(e->dev, &bd));
 		snprintf(nm[1], 96, "din (%s)", acc && !act ? "add" : "set");
 		snprintf(nm[2], 96, "dw (%s)", acc ? "add" : "set");
@@ -108,7 +132,7 @@ static void layernorm_case(KtEnv *e, int N, int C, KDtype dt)
 	kt_fill(e, &x, -2, 3), kt_fill(e, &w, 0.5, 1.5), kt_fill(e, &b, -0.5, 0.5), kt_fill(e, &dout, -1, 1);
 	kt_poison(e, &out), kt_poison(e, &mean), kt_poison(e, &rstd);
 	KT_BOTH(e, kern_layernorm_fwd(e->cpu, &out.c, &mean.c, &rstd.c, &x.c, &w.c, &b.c),
-	     kern_layernorm_fwd(e->dev, &out.d, &mean.d, &rstd.d, &x.d, &w.d, &b.d));
+		kern_layernorm_fwd(e->dev, &out.d, &mean.d, &rstd.d, &x.d, &w.d, &b.d));
 	kt_compare(e, &out, 0), kt_compare(e, &mean, 0), kt_compare(e, &rstd, 0);
 	for (int acc = 0; acc < 2; acc++) {
 		if (acc)
@@ -116,10 +140,10 @@ static void layernorm_case(KtEnv *e, int N, int C, KDtype dt)
 		else
 			kt_poison(e, &din), kt_poison(e, &dw), kt_poison(e, &db);
 		KT_BOTH(e,
-		     kern_layernorm_bwd(e->cpu, (KGrad){&din.c, acc}, (KGrad){&dw.c, acc}, (KGrad){&db.c, acc}, &dout.c,
-					&x.c, &w.c, &mean.c, &rstd.c),
-		     kern_layernorm_bwd(e->dev, (KGrad){&din.d, acc}, (KGrad){&dw.d, acc}, (KGrad){&db.d, acc}, &dout.d,
-					&x.d, &w.d, &mean.d, &rstd.d));
+			kern_layernorm_bwd(e->cpu, (KGrad){&din.c, acc}, (KGrad){&dw.c, acc}, (KGrad){&db.c, acc},
+					   &dout.c, &x.c, &w.c, &mean.c, &rstd.c),
+			kern_layernorm_bwd(e->dev, (KGrad){&din.d, acc}, (KGrad){&dw.d, acc}, (KGrad){&db.d, acc},
+					   &dout.d, &x.d, &w.d, &mean.d, &rstd.d));
 		din.name = acc ? "din (add)" : "din (set)", dw.name = acc ? "dw (add)" : "dw (set)";
 		db.name = acc ? "db (add)" : "db (set)";
 		kt_compare(e, &din, 0), kt_compare(e, &dw, 0), kt_compare(e, &db, 0);
@@ -140,8 +164,8 @@ static void eltwise_case(KtEnv *e, int64_t n, KDtype dt)
 	KT_BOTH(e, kern_add(e->cpu, &a.c, &a.c, &b.c), kern_add(e->dev, &a.d, &a.d, &b.d));
 	a.name = "a += b (in place)";
 	kt_compare(e, &a, 0);
-	kt_alloc(e, &cv, dt == KDT_F32 ? "convert f32 -> bf16" : "convert bf16 -> f32", dt == KDT_F32 ? KDT_BF16 : KDT_F32,
-		 NSH(n));
+	kt_alloc(e, &cv, dt == KDT_F32 ? "convert f32 -> bf16" : "convert bf16 -> f32",
+		 dt == KDT_F32 ? KDT_BF16 : KDT_F32, NSH(n));
 	kt_poison(e, &cv);
 	KT_BOTH(e, kern_convert(e->cpu, &cv.c, &a.c), kern_convert(e->dev, &cv.d, &a.d));
 	kt_same_bits(e, &cv);
@@ -162,11 +186,11 @@ static void eltwise_case(KtEnv *e, int64_t n, KDtype dt)
 	KT_BOTH(e, kern_l2norm_fwd(e->cpu, &y.c, &nrm.c, &x.c), kern_l2norm_fwd(e->dev, &y.d, &nrm.d, &x.d));
 	kt_compare(e, &y, 0), kt_compare(e, &nrm, 0);
 	KT_BOTH(e, kern_l2norm_bwd(e->cpu, KG_ADD(&dx.c), &dy.c, &y.c, &nrm.c),
-	     kern_l2norm_bwd(e->dev, KG_ADD(&dx.d), &dy.d, &y.d, &nrm.d));
+		kern_l2norm_bwd(e->dev, KG_ADD(&dx.d), &dy.d, &y.d, &nrm.d));
 	kt_compare(e, &dx, 0);
 	kt_poison(e, &dx);
 	KT_BOTH(e, kern_l2norm_bwd(e->cpu, KG_SET(&dx.c), &dy.c, &y.c, &nrm.c),
-	     kern_l2norm_bwd(e->dev, KG_SET(&dx.d), &dy.d, &y.d, &nrm.d));
+		kern_l2norm_bwd(e->dev, KG_SET(&dx.d), &dy.d, &y.d, &nrm.d));
 	dx.name = "l2 din (set)";
 	kt_compare(e, &dx, 0);
 	KT_FREE(e, &a, &b, &o, &cv, &x, &y, &nrm, &dy, &dx);
@@ -202,7 +226,8 @@ static void attention_case(KtEnv *e, int B, int T, int H, int hd, int causal)
 	}
 	for (int acc = 0; acc < 2; acc++) {
 		acc ? kt_fill(e, &dqkv, -1, 1) : kt_poison(e, &dqkv);
-		KT_BOTH(e, kern_attention_bwd(e->cpu, (KGrad){&dqkv.c, acc}, &dout.c, &qkv.c, &out.c, &lse.c, H, causal),
+		KT_BOTH(e,
+			kern_attention_bwd(e->cpu, (KGrad){&dqkv.c, acc}, &dout.c, &qkv.c, &out.c, &lse.c, H, causal),
 			kern_attention_bwd(e->dev, (KGrad){&dqkv.d, acc}, &dout.d, &qkv.d, &out.d, &lse.d, H, causal));
 		dqkv.name = acc ? "dqkv (add)" : "dqkv (set)";
 		kt_compare(e, &dqkv, 0);
@@ -215,8 +240,8 @@ int main(void)
 	KtEnv e;
 	kt_setup(&e, "test_kcuda_dense");
 	const Shape shapes[] = {
-		{26, 24, 40, KDT_F32, KDT_F32, KDT_F32},    {26, 24, 40, KDT_BF16, KDT_BF16, KDT_BF16},
-		{6, 5, 7, KDT_BF16, KDT_BF16, KDT_BF16},    {300, 16, 8, KDT_BF16, KDT_BF16, KDT_F32},
+		{26, 24, 40, KDT_F32, KDT_F32, KDT_F32}, {26, 24, 40, KDT_BF16, KDT_BF16, KDT_BF16},
+		{6, 5, 7, KDT_BF16, KDT_BF16, KDT_BF16}, {300, 16, 8, KDT_BF16, KDT_BF16, KDT_F32},
 		{9, 11, 5, KDT_F32, KDT_BF16, KDT_BF16}, // mixed storage: the own GEMM
 	};
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 static void augment_case(KtEnv *e, int B, int T, int H, int W, int p, KDtype dt, int flip)
 {
 	printf("-- augment B%d T%d %dx%d p%d %s flip %d\n", B, T, H, W, p, kern_dtype_name(dt), flip);
@@ -26,7 +25,7 @@ static void augment_case(KtEnv *e, int B, int T, int H, int W, int p, KDtype dt,
 	kt_poison(e, &out);
 	uint64_t seed = kt_rand(e);
 	KT_BOTH(e, kern_augment(e->cpu, &out.c, &clips.c, &pos.c, seed, flip, p),
-	     kern_augment(e->dev, &out.d, &clips.d, &pos.d, seed, flip, p));
+		kern_augment(e->dev, &out.d, &clips.d, &pos.d, seed, flip, p));
 	kt_same_bits(e, &out);
 	free(px);
 	kt_free(e, &clips), kt_free(e, &pos), kt_free(e, &out);
@@ -43,9 +42,11 @@ static void patchify_case(KtEnv *e, KDtype dt)
 	kt_fill(e, &img, -2, 2), kt_poison(e, &pt), kt_poison(e, &dimg);
 	KT_BOTH(e, kern_patchify_fwd(e->cpu, &pt.c, &img.c, p), kern_patchify_fwd(e->dev, &pt.d, &img.d, p));
 	kt_same_bits(e, &pt);
-	KT_BOTH(e, kern_patchify_bwd(e->cpu, KG_SET(&dimg.c), &pt.c, p), kern_patchify_bwd(e->dev, KG_SET(&dimg.d), &pt.d, p));
+	KT_BOTH(e, kern_patchify_bwd(e->cpu, KG_SET(&dimg.c), &pt.c, p),
+		kern_patchify_bwd(e->dev, KG_SET(&dimg.d), &pt.d, p));
 	kt_compare(e, &dimg, 0);
-	KT_BOTH(e, kern_patchify_bwd(e->cpu, KG_ADD(&dimg.c), &pt.c, p), kern_patchify_bwd(e->dev, KG_ADD(&dimg.d), &pt.d, p));
+	KT_BOTH(e, kern_patchify_bwd(e->cpu, KG_ADD(&dimg.c), &pt.c, p),
+		kern_patchify_bwd(e->dev, KG_ADD(&dimg.d), &pt.d, p));
 	dimg.name = "dimage (add)";
 	kt_compare(e, &dimg, 0);
 	kt_free(e, &img), kt_free(e, &pt), kt_free(e, &dimg);
@@ -68,7 +69,7 @@ static void vis_case(KtEnv *e, int B, int T, int P, int D, KDtype dt, int acc)
 	kt_fill(e, &x, -1, 1), kt_fill(e, &cls, -1, 1), kt_fill(e, &pos, -1, 1), kt_fill(e, &tpos, -1, 1);
 	kt_poison(e, &out);
 	KT_BOTH(e, kern_vis_embed_fwd(e->cpu, &out.c, &x.c, &cls.c, &pos.c, &tpos.c),
-	     kern_vis_embed_fwd(e->dev, &out.d, &x.d, &cls.d, &pos.d, &tpos.d));
+		kern_vis_embed_fwd(e->dev, &out.d, &x.d, &cls.d, &pos.d, &tpos.d));
 	kt_compare(e, &out, 0);
 	KtPair *g[] = {&dx, &dcls, &dpos, &dtpos};
 	for (int i = 0; i < 4; i++)
@@ -78,10 +79,10 @@ static void vis_case(KtEnv *e, int B, int T, int P, int D, KDtype dt, int acc)
 			kt_poison(e, g[i]);
 	// the dout of the backward: the forward's output
 	KT_BOTH(e,
-	     kern_vis_embed_bwd(e->cpu, (KGrad){&dx.c, acc}, (KGrad){acc ? &dcls.c : NULL, acc}, (KGrad){&dpos.c, acc},
-				(KGrad){&dtpos.c, acc}, &out.c),
-	     kern_vis_embed_bwd(e->dev, (KGrad){&dx.d, acc}, (KGrad){acc ? &dcls.d : NULL, acc}, (KGrad){&dpos.d, acc},
-				(KGrad){&dtpos.d, acc}, &out.d));
+		kern_vis_embed_bwd(e->cpu, (KGrad){&dx.c, acc}, (KGrad){acc ? &dcls.c : NULL, acc},
+				   (KGrad){&dpos.c, acc}, (KGrad){&dtpos.c, acc}, &out.c),
+		kern_vis_embed_bwd(e->dev, (KGrad){&dx.d, acc}, (KGrad){acc ? &dcls.d : NULL, acc},
+				   (KGrad){&dpos.d, acc}, (KGrad){&dtpos.d, acc}, &out.d));
 	kt_compare(e, &dx, 0), kt_compare(e, &dpos, 0), kt_compare(e, &dtpos, 0);
 	if (acc)
 		kt_compare(e, &dcls, 0);
@@ -114,7 +115,7 @@ static void text_case(KtEnv *e, int B, int L, int V, int D, int Lmax, KDtype dt)
 	kt_set(e, &ids, id);
 	kt_fill(e, &wte, -1, 1), kt_fill(e, &pos, -1, 1), kt_poison(e, &out);
 	KT_BOTH(e, kern_tok_embed_fwd(e->cpu, &out.c, &ids.c, &wte.c, &pos.c),
-	     kern_tok_embed_fwd(e->dev, &out.d, &ids.d, &wte.d, &pos.d));
+		kern_tok_embed_fwd(e->dev, &out.d, &ids.d, &wte.d, &pos.d));
 	kt_compare(e, &out, 0);
 	for (int acc = 0; acc < 2; acc++) {
 		if (acc)
@@ -122,7 +123,7 @@ static void text_case(KtEnv *e, int B, int L, int V, int D, int Lmax, KDtype dt)
 		else
 			kt_poison(e, &dwte), kt_poison(e, &dpos);
 		KT_BOTH(e, kern_tok_embed_bwd(e->cpu, (KGrad){&dwte.c, acc}, (KGrad){&dpos.c, acc}, &out.c, &ids.c),
-		     kern_tok_embed_bwd(e->dev, (KGrad){&dwte.d, acc}, (KGrad){&dpos.d, acc}, &out.d, &ids.d));
+			kern_tok_embed_bwd(e->dev, (KGrad){&dwte.d, acc}, (KGrad){&dpos.d, acc}, &out.d, &ids.d));
 		dwte.name = acc ? "dwte (add)" : "dwte (set)", dpos.name = acc ? "dpos (add)" : "dpos (set)";
 		kt_compare(e, &dwte, 0), kt_compare(e, &dpos, 0);
 	}
@@ -133,10 +134,12 @@ static void text_case(KtEnv *e, int B, int L, int V, int D, int Lmax, KDtype dt)
 	KT_BOTH(e, kern_pool_fwd(e->cpu, &pooled.c, &out.c, &eot.c), kern_pool_fwd(e->dev, &pooled.d, &out.d, &eot.d));
 	kt_same_bits(e, &pooled);
 	kt_poison(e, &dx);
-	KT_BOTH(e, kern_pool_bwd(e->cpu, KG_SET(&dx.c), &pooled.c, &eot.c), kern_pool_bwd(e->dev, KG_SET(&dx.d), &pooled.d, &eot.d));
+	KT_BOTH(e, kern_pool_bwd(e->cpu, KG_SET(&dx.c), &pooled.c, &eot.c),
+		kern_pool_bwd(e->dev, KG_SET(&dx.d), &pooled.d, &eot.d));
 	dx.name = "pool dx (set)";
 	kt_compare(e, &dx, 0);
-	KT_BOTH(e, kern_pool_bwd(e->cpu, KG_ADD(&dx.c), &pooled.c, &eot.c), kern_pool_bwd(e->dev, KG_ADD(&dx.d), &pooled.d, &eot.d));
+	KT_BOTH(e, kern_pool_bwd(e->cpu, KG_ADD(&dx.c), &pooled.c, &eot.c),
+		kern_pool_bwd(e->dev, KG_ADD(&dx.d), &pooled.d, &eot.d));
 	dx.name = "pool dx (add)";
 	kt_compare(e, &dx, 0);
 	free(id);

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-
 typedef struct {
 	int B, K, N, d, off;
 	KtPair e1, e2, E1, E2, log_s;
@@ -25,9 +24,9 @@ static void batch_make(KtEnv *e, Batch *b, int B, int K, int rank, int d, KDtype
 	kt_alloc(e, &b->log_s, "log_s", KDT_F32, NSH(1));
 	kt_fill_unit_rows(e, &b->E1), kt_fill_unit_rows(e, &b->E2);
 	KT_BOTH(e, kern_view(&b->e1.c, &b->E1.c, (int64_t)b->off * d, 2, SH(B, d)),
-	     kern_view(&b->e1.d, &b->E1.d, (int64_t)b->off * d, 2, SH(B, d)));
+		kern_view(&b->e1.d, &b->E1.d, (int64_t)b->off * d, 2, SH(B, d)));
 	KT_BOTH(e, kern_view(&b->e2.c, &b->E2.c, (int64_t)b->off * d, 2, SH(B, d)),
-	     kern_view(&b->e2.d, &b->E2.d, (int64_t)b->off * d, 2, SH(B, d)));
+		kern_view(&b->e2.d, &b->E2.d, (int64_t)b->off * d, 2, SH(B, d)));
 	kt_fill(e, &b->log_s, 1.5, 4.0);
 	kt_reserve(e, kern_loss_ws_bytes(e->dev, B, b->N, d) > kern_loss_ws_bytes(e->cpu, B, b->N, d)
 			      ? kern_loss_ws_bytes(e->dev, B, b->N, d)
@@ -41,8 +40,11 @@ static void batch_free(KtEnv *e, Batch *b)
 
 static KContrastBatch cb(Batch *b, int dev)
 {
-	return (KContrastBatch){.e1 = dev ? &b->e1.d : &b->e1.c, .e2 = dev ? &b->e2.d : &b->e2.c,
-				.E1 = dev ? &b->E1.d : &b->E1.c, .E2 = dev ? &b->E2.d : &b->E2.c, .offset = b->off,
+	return (KContrastBatch){.e1 = dev ? &b->e1.d : &b->e1.c,
+				.e2 = dev ? &b->e2.d : &b->e2.c,
+				.E1 = dev ? &b->E1.d : &b->E1.c,
+				.E2 = dev ? &b->E2.d : &b->E2.c,
+				.offset = b->off,
 				.log_s = dev ? &b->log_s.d : &b->log_s.c};
 }
 
@@ -60,8 +62,11 @@ static void infonce_case(KtEnv *e, Batch *b, KDtype gdt)
 		for (int i = 0; i < 3; i++)
 			acc ? kt_fill(e, g[i], -1, 1) : kt_poison(e, g[i]);
 		kt_poison(e, &loss);
-		KT_BOTH(e, kern_infonce(e->cpu, &c, &loss.c, (KGrad){&dE1.c, acc}, (KGrad){&dE2.c, acc}, (KGrad){&dls.c, acc}),
-		     kern_infonce(e->dev, &d, &loss.d, (KGrad){&dE1.d, acc}, (KGrad){&dE2.d, acc}, (KGrad){&dls.d, acc}));
+		KT_BOTH(e,
+			kern_infonce(e->cpu, &c, &loss.c, (KGrad){&dE1.c, acc}, (KGrad){&dE2.c, acc},
+				     (KGrad){&dls.c, acc}),
+			kern_infonce(e->dev, &d, &loss.d, (KGrad){&dE1.d, acc}, (KGrad){&dE2.d, acc},
+				     (KGrad){&dls.d, acc}));
 		kt_compare(e, &loss, 0), kt_compare(e, &dE1, 0), kt_compare(e, &dE2, 0), kt_compare(e, &dls, 0);
 	}
 	kt_free(e, &loss), kt_free(e, &dE1), kt_free(e, &dE2), kt_free(e, &dls);
@@ -69,8 +74,17 @@ static void infonce_case(KtEnv *e, Batch *b, KDtype gdt)
 
 static KFccoParams params(KFccoVersion v)
 {
-	return (KFccoParams){.version = v, .gamma = 0.8, .eps = 1e-14, .rho = 6.5, .lr_tau = 0.0133, .beta1 = 0.9,
-			     .beta2 = 0.98, .eps_tau = 1e-8, .tau_min = 0.01, .tau_max = 1.0, .grad_clamp = 5.0,
+	return (KFccoParams){.version = v,
+			     .gamma = 0.8,
+			     .eps = 1e-14,
+			     .rho = 6.5,
+			     .lr_tau = 0.0133,
+			     .beta1 = 0.9,
+			     .beta2 = 0.98,
+			     .eps_tau = 1e-8,
+			     .tau_min = 0.01,
+			     .tau_max = 1.0,
+			     .grad_clamp = 5.0,
 			     .epoch = 1};
 }
 
@@ -112,17 +126,18 @@ static void fcco_case(KtEnv *e, Batch *b, KFccoVersion v)
 	kt_set(e, &table, t), kt_set(e, &ids, id), kt_set(e, &ids_all, ida), kt_poison(e, &pack);
 	KContrastBatch c = cb(b, 0), d = cb(b, 1);
 	KT_BOTH(e, kern_fcco_local(e->cpu, &c, &ids.c, &table.c, &p, &pack.c),
-	     kern_fcco_local(e->dev, &d, &ids.d, &table.d, &p, &pack.d));
+		kern_fcco_local(e->dev, &d, &ids.d, &table.d, &p, &pack.d));
 	kt_compare(e, &pack, 0);
 	// gathered packs: positive u, for v2 the old τ and bounds the surrogate reads
 	for (int r = 0; r < N; r++)
 		for (int k = 0; k < pw; k++)
-			pa[r * pw + k] = (float)(k == KFCCO_P_TAU1_OLD || k == KFCCO_P_TAU2_OLD ? kt_uniform(e, 0.05, 0.2)
-						 : k < 2					 ? kt_uniform(e, 0.3, 2.0)
-												 : kt_uniform(e, 0.0, 3.0));
+			pa[r * pw + k] =
+				(float)(k == KFCCO_P_TAU1_OLD || k == KFCCO_P_TAU2_OLD ? kt_uniform(e, 0.05, 0.2)
+					: k < 2                                        ? kt_uniform(e, 0.3, 2.0)
+										       : kt_uniform(e, 0.0, 3.0));
 	kt_set(e, &pack_all, pa);
 	KT_BOTH(e, kern_fcco_scatter(e->cpu, &table.c, &ids_all.c, &pack_all.c, v),
-	     kern_fcco_scatter(e->dev, &table.d, &ids_all.d, &pack_all.d, v));
+		kern_fcco_scatter(e->dev, &table.d, &ids_all.d, &pack_all.d, v));
 	table.name = "table after scatter";
 	kt_same_bits(e, &table);
 	// the surrogate: this rank's rows of the gathered packs are its local pack
@@ -132,17 +147,17 @@ static void fcco_case(KtEnv *e, Batch *b, KFccoVersion v)
 	kt_alloc(e, &dls, "dlog_s", KDT_F32, NSH(1));
 	KTensor lp_c, lp_d; // this rank's rows of pack_all as its local pack
 	KT_BOTH(e, kern_view(&lp_c, &pack_all.c, (int64_t)b->off * pw, 2, SH(B, pw)),
-	     kern_view(&lp_d, &pack_all.d, (int64_t)b->off * pw, 2, SH(B, pw)));
+		kern_view(&lp_d, &pack_all.d, (int64_t)b->off * pw, 2, SH(B, pw)));
 	for (int acc = 0; acc < 2; acc++) {
 		KtPair *g[] = {&de1, &de2, &dls};
 		for (int i = 0; i < 3; i++)
 			acc ? kt_fill(e, g[i], -1, 1) : kt_poison(e, g[i]);
 		kt_poison(e, &loss);
 		KT_BOTH(e,
-		     kern_fcco_surrogate(e->cpu, &c, &lp_c, &pack_all.c, &p, &loss.c, (KGrad){&de1.c, acc},
-					 (KGrad){&de2.c, acc}, (KGrad){&dls.c, acc}),
-		     kern_fcco_surrogate(e->dev, &d, &lp_d, &pack_all.d, &p, &loss.d, (KGrad){&de1.d, acc},
-					 (KGrad){&de2.d, acc}, (KGrad){&dls.d, acc}));
+			kern_fcco_surrogate(e->cpu, &c, &lp_c, &pack_all.c, &p, &loss.c, (KGrad){&de1.c, acc},
+					    (KGrad){&de2.c, acc}, (KGrad){&dls.c, acc}),
+			kern_fcco_surrogate(e->dev, &d, &lp_d, &pack_all.d, &p, &loss.d, (KGrad){&de1.d, acc},
+					    (KGrad){&de2.d, acc}, (KGrad){&dls.d, acc}));
 		kt_compare(e, &loss, 0), kt_compare(e, &de1, 0), kt_compare(e, &de2, 0), kt_compare(e, &dls, 0);
 	}
 	free(t), free(pa);
@@ -158,7 +173,8 @@ static void metrics_case(KtEnv *e, int B, int d, KDtype dt)
 	kt_alloc(e, &ls, "log_s", KDT_F32, NSH(1));
 	kt_alloc(e, &m, "metrics", KDT_F32, NSH(2));
 	kt_fill_unit_rows(e, &e1), kt_fill_unit_rows(e, &e2), kt_fill(e, &ls, 1, 4.6), kt_poison(e, &m);
-	KT_BOTH(e, kern_clip_metrics(e->cpu, &m.c, &e1.c, &e2.c, &ls.c), kern_clip_metrics(e->dev, &m.d, &e1.d, &e2.d, &ls.d));
+	KT_BOTH(e, kern_clip_metrics(e->cpu, &m.c, &e1.c, &e2.c, &ls.c),
+		kern_clip_metrics(e->dev, &m.d, &e1.d, &e2.d, &ls.d));
 	kt_compare(e, &m, 0);
 	kt_free(e, &e1), kt_free(e, &e2), kt_free(e, &ls), kt_free(e, &m);
 }
@@ -177,10 +193,17 @@ static void temp_case(KtEnv *e, int use_nc)
 	for (int step = 1; step <= 4; step++) {
 		kt_fill(e, &g, -2, 2), kt_fill(e, &nc, 0.05, 1);
 		// v3's rule: a third of the rate once τ ≤ 0.03 (log_s ≥ 3.51), clamped to [0, ln 100]
-		KTempStep h = {.lr = 0.05, .lr_low = 0.05 / 3, .tau_low = 0.03, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
-			       .step = step, .lo = 0.0, .hi = log(100.0)};
+		KTempStep h = {.lr = 0.05,
+			       .lr_low = 0.05 / 3,
+			       .tau_low = 0.03,
+			       .beta1 = 0.9,
+			       .beta2 = 0.999,
+			       .eps = 1e-8,
+			       .step = step,
+			       .lo = 0.0,
+			       .hi = log(100.0)};
 		KT_BOTH(e, kern_temp_step(e->cpu, &ls.c, &mv.c, &g.c, use_nc ? &nc.c : NULL, &copy.c, &h),
-		     kern_temp_step(e->dev, &ls.d, &mv.d, &g.d, use_nc ? &nc.d : NULL, &copy.d, &h));
+			kern_temp_step(e->dev, &ls.d, &mv.d, &g.d, use_nc ? &nc.d : NULL, &copy.d, &h));
 	}
 	kt_compare(e, &ls, 0), kt_compare(e, &mv, 0), kt_compare(e, &copy, 0);
 	kt_free(e, &ls), kt_free(e, &mv), kt_free(e, &g), kt_free(e, &copy), kt_free(e, &nc);

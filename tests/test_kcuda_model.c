@@ -3,8 +3,8 @@
 // activations: features, loss and every parameter gradient by its open_clip name, held against the
 // CPU's f32 step as closely as the CPU's own bf16 step is; two CUDA steps bit for bit. The CUDA
 // attention computes in bf16 only, so an f32 model there is refused (-ENOTSUP) and said so.
-#include "kcu_twin.h"    // defines: KtEnv, KtPair, kt_*
-#include "model.h"       // defines: ClipModel, clip_model_*, model_synth_batch
+#include "kcu_twin.h" // defines: KtEnv, KtPair, kt_*
+#include "model.h"    // defines: ClipModel, clip_model_*, model_synth_batch
 
 #include <errno.h>
 #include <math.h>
@@ -95,7 +95,8 @@ int main(void)
 	rc = rc ? rc : run(e.cpu, &cfg, KDT_BF16, &cb);
 	kt_check(&e, rc == 0, "the CPU model steps (f32, bf16): %d", rc);
 	int r32 = run(e.dev, &cfg, KDT_F32, &d32);
-	kt_check(&e, r32 == -ENOTSUP, "an f32 model on the CUDA backend: %d (its attention computes in bf16 only)", r32);
+	kt_check(&e, r32 == -ENOTSUP, "an f32 model on the CUDA backend: %d (its attention computes in bf16 only)",
+		 r32);
 	kern_error_clear(e.dev);
 	done(e.dev, &d32);
 	int r1 = run(e.dev, &cfg, KDT_BF16, &d1);

@@ -11,17 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const KOptSegment segs[] = {
-	{3, 9000, KSEG_DECAY, 0, 0},                        // AdamW, unaligned start: element accesses
-	{9008, 4096, 0, 0, 0},                              // AdamW without decay, 16-byte accesses
-	{13104, 5000, KSEG_LAMB | KSEG_DECAY, 0, 0},        // LAMB with its trust ratio
-	{18200, 777, KSEG_LAMB, 0, 0},                      // LAMB, trust 1 without decay
-	{19000, 1000, KSEG_FROZEN, 0, 0},                   // untouched, copied
-	{20000, 3, KSEG_CLAMP, 0.0f, 4.6052f},              // a logit scale
-	{20008, 6000, KSEG_DECAY | KSEG_CLAMP, -0.05f, 0.05f}, // clamped often
-	{26016, 40, KSEG_EXTERNAL | KSEG_CLAMP, -0.01f, 0.01f},          // in the norm only: no clamp either
-	{26060, 33, KSEG_EXTERNAL | KSEG_LAMB | KSEG_DECAY, 0, 0},       // nor a LAMB pass
+	{3, 9000, KSEG_DECAY, 0, 0},                               // AdamW, unaligned start: element accesses
+	{9008, 4096, 0, 0, 0},                                     // AdamW without decay, 16-byte accesses
+	{13104, 5000, KSEG_LAMB | KSEG_DECAY, 0, 0},               // LAMB with its trust ratio
+	{18200, 777, KSEG_LAMB, 0, 0},                             // LAMB, trust 1 without decay
+	{19000, 1000, KSEG_FROZEN, 0, 0},                          // untouched, copied
+	{20000, 3, KSEG_CLAMP, 0.0f, 4.6052f},                     // a logit scale
+	{20008, 6000, KSEG_DECAY | KSEG_CLAMP, -0.05f, 0.05f},     // clamped often
+	{26016, 40, KSEG_EXTERNAL | KSEG_CLAMP, -0.01f, 0.01f},    // in the norm only: no clamp either
+	{26060, 33, KSEG_EXTERNAL | KSEG_LAMB | KSEG_DECAY, 0, 0}, // nor a LAMB pass
 };
 enum { NSEG = sizeof segs / sizeof segs[0], NP = 26100 };
 
@@ -46,8 +45,8 @@ static void norm_covers(KtEnv *e, KtPair *g, KtPair *nc)
 		if (!(segs[s].flags & KSEG_FROZEN))
 			for (int64_t i = segs[s].offset; i < segs[s].offset + segs[s].length; i++)
 				ss += x[i] * x[i];
-	kt_check(e, fabs(n[0] - sqrt(ss)) <= KT_TOL_F32 * sqrt(ss), "the norm covers every segment but the frozen: %.6g, %.6g",
-		 n[0], sqrt(ss));
+	kt_check(e, fabs(n[0] - sqrt(ss)) <= KT_TOL_F32 * sqrt(ss),
+		 "the norm covers every segment but the frozen: %.6g, %.6g", n[0], sqrt(ss));
 	free(x), free(n);
 }
 
@@ -55,7 +54,8 @@ static void run(KtEnv *e, KDtype gdt, double clip, int use_nc)
 {
 	printf("-- optimizer: grads %s, clip %g, norm_clip %s\n", kern_dtype_name(gdt), clip, use_nc ? "used" : "NULL");
 	KOptPlan *pc, *pd;
-	KT_BOTH(e, kern_opt_plan_create(e->cpu, &pc, segs, NSEG, NP), kern_opt_plan_create(e->dev, &pd, segs, NSEG, NP));
+	KT_BOTH(e, kern_opt_plan_create(e->cpu, &pc, segs, NSEG, NP),
+		kern_opt_plan_create(e->dev, &pd, segs, NSEG, NP));
 	KtPair w, g, m, v, copy, nc;
 	kt_alloc(e, &w, "master", KDT_F32, NSH(NP));
 	kt_alloc(e, &g, "grads", gdt, NSH(NP));
@@ -68,13 +68,14 @@ static void run(KtEnv *e, KDtype gdt, double clip, int use_nc)
 	for (int step = 1; step <= 3; step++) {
 		kt_fill(e, &g, -1, 1);
 		kt_poison(e, &nc);
-		KT_BOTH(e, kern_grad_norm(e->cpu, pc, &nc.c, &g.c, clip), kern_grad_norm(e->dev, pd, &nc.d, &g.d, clip));
+		KT_BOTH(e, kern_grad_norm(e->cpu, pc, &nc.c, &g.c, clip),
+			kern_grad_norm(e->dev, pd, &nc.d, &g.d, clip));
 		kt_compare(e, &nc, 0);
 		if (step == 1)
 			norm_covers(e, &g, &nc);
 		KOptHyper h = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .weight_decay = 0.1, .step = step};
 		KT_BOTH(e, kern_optimizer(e->cpu, pc, &h, &w.c, &copy.c, &g.c, &m.c, &v.c, use_nc ? &nc.c : NULL),
-		     kern_optimizer(e->dev, pd, &h, &w.d, &copy.d, &g.d, &m.d, &v.d, use_nc ? &nc.d : NULL));
+			kern_optimizer(e->dev, pd, &h, &w.d, &copy.d, &g.d, &m.d, &v.d, use_nc ? &nc.d : NULL));
 	}
 	// copy: every element of every segment; the gaps keep the poison on both
 	kt_compare(e, &w, 0), kt_compare(e, &m, 0), kt_compare(e, &v, 0);
@@ -109,10 +110,12 @@ static void run(KtEnv *e, KDtype gdt, double clip, int use_nc)
 		KT_BOTH(e, 0, kern_optimizer(e->dev, pd, &h, &w.d, &copy.d, &g.d, &m.d, &v.d, &nc.d));
 		int rc = kern_sync(e->dev);
 		const char *msg = kern_error_message(e->dev);
-		kt_check(e, rc == -ERANGE && !strncmp(msg, "optimizer: ", 11), "non-finite norm latched: %d \"%s\"", rc, msg);
+		kt_check(e, rc == -ERANGE && !strncmp(msg, "optimizer: ", 11), "non-finite norm latched: %d \"%s\"", rc,
+			 msg);
 		kern_error_clear(e->dev);
 		void *after = kt_bits(e, &w.d);
-		kt_check(e, !memcmp(before, after, kern_nbytes(&w.d)), "master weights unchanged by the refused update");
+		kt_check(e, !memcmp(before, after, kern_nbytes(&w.d)),
+			 "master weights unchanged by the refused update");
 		free(before), free(after);
 		kern_free(e->dev, &f32);
 	}

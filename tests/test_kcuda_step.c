@@ -26,13 +26,45 @@
 	} while (0)
 
 // sizes: B clips of T frames HxW, patch p; widths W (both towers), H heads, text length L, vocab V
-enum { B = 3, T = 2, HW = 16, PT = 8, P = (HW / PT) * (HW / PT), TP = T * P, LV = 1 + TP, W = 32, HEADS = 2,
-       MLP = 4, L = 7, V = 50, E = 16, NT = 16, KPP = 3 * PT * PT };
+enum {
+	B = 3,
+	T = 2,
+	HW = 16,
+	PT = 8,
+	P = (HW / PT) * (HW / PT),
+	TP = T * P,
+	LV = 1 + TP,
+	W = 32,
+	HEADS = 2,
+	MLP = 4,
+	L = 7,
+	V = 50,
+	E = 16,
+	NT = 16,
+	KPP = 3 * PT * PT
+};
 
 // block parameters in order: ln1 w b, qkv w b, out w b, ln2 w b, fc w b, proj w b
 enum { BLN1W, BLN1B, BQKVW, BQKVB, BOUTW, BOUTB, BLN2W, BLN2B, BFCW, BFCB, BPRW, BPRB, NBLK };
-enum { P_CONV, P_CLS, P_VPOS, P_TPOS, P_LNPREW, P_LNPREB, P_VBLK, P_LNPOSTW = P_VBLK + NBLK, P_LNPOSTB, P_VPROJ,
-       P_WTE, P_TPOSN, P_TBLK, P_LNFW = P_TBLK + NBLK, P_LNFB, P_TPROJ, NPARAM };
+enum {
+	P_CONV,
+	P_CLS,
+	P_VPOS,
+	P_TPOS,
+	P_LNPREW,
+	P_LNPREB,
+	P_VBLK,
+	P_LNPOSTW = P_VBLK + NBLK,
+	P_LNPOSTB,
+	P_VPROJ,
+	P_WTE,
+	P_TPOSN,
+	P_TBLK,
+	P_LNFW = P_TBLK + NBLK,
+	P_LNFB,
+	P_TPROJ,
+	NPARAM
+};
 
 typedef struct {
 	const char *name;
@@ -53,10 +85,10 @@ static void spec(int i, const char *name, int ndim, int64_t a, int64_t b, uint32
 static void block_specs(int base, const char *tower, uint32_t flags)
 {
 	static char names[2][NBLK][32];
-	static const char *what[NBLK] = {"ln1.w", "ln1.b", "qkv.w", "qkv.b", "out.w", "out.b",
+	static const char *what[NBLK] = {"ln1.w", "ln1.b", "qkv.w", "qkv.b", "out.w",  "out.b",
 					 "ln2.w", "ln2.b", "fc.w",  "fc.b",  "proj.w", "proj.b"};
-	const int64_t dims[NBLK][2] = {{W}, {W}, {3 * W, W}, {3 * W}, {W, W}, {W}, {W}, {W}, {MLP * W, W}, {MLP * W},
-				       {W, MLP * W}, {W}};
+	const int64_t dims[NBLK][2] = {{W}, {W}, {3 * W, W},   {3 * W},   {W, W},       {W},
+				       {W}, {W}, {MLP * W, W}, {MLP * W}, {W, MLP * W}, {W}};
 	for (int k = 0; k < NBLK; k++) {
 		char *nm = names[base == P_TBLK][k];
 		snprintf(nm, 32, "%s.%s", tower, what[k]);
@@ -85,7 +117,8 @@ static void make_specs(void)
 	spec(P_LNFB, "ln_final.b", 1, W, 0, KSEG_LAMB, -0.1, 0.1);
 	spec(P_TPROJ, "txt.proj", 2, W, E, KSEG_LAMB | KSEG_CLAMP, -0.2, 0.2);
 	for (int i = 0; i < NPARAM; i++) // segments start at multiples of 8 plus a gap of 3 elements
-		offs[i + 1] = (offs[i] + specs[i].shape[0] * (specs[i].ndim > 1 ? specs[i].shape[1] : 1) + 3 + 7) / 8 * 8;
+		offs[i + 1] =
+			(offs[i] + specs[i].shape[0] * (specs[i].ndim > 1 ? specs[i].shape[1] : 1) + 3 + 7) / 8 * 8;
 }
 
 typedef struct {
@@ -99,7 +132,8 @@ typedef struct {
 	KDtype dt;
 	KTensor master, weights, grads, m, v, copy_of; // flat (NP)
 	KTensor w[NPARAM], g[NPARAM];
-	KTensor clips, gpos, patches, pemb, x0, xpre, pre_m, pre_r, cls_pos, vpool, vln, vln_m, vln_r, vpo, vfeat, vnorm;
+	KTensor clips, gpos, patches, pemb, x0, xpre, pre_m, pre_r, cls_pos, vpool, vln, vln_m, vln_r, vpo, vfeat,
+		vnorm;
 	KTensor ids, tx0, eot, tpool, tln, tln_m, tln_r, tpo, tfeat, tnorm;
 	Acts va, ta;
 	KTensor dres, dln, datt, dqkv, dfc, dh1, dh2, demb, dpemb, dvf, dtf; // scratch (per tower width W alike)
@@ -124,10 +158,12 @@ static KTensor *al(Net *n, KTensor *t, KDtype dt, int nd, const int64_t *sh)
 
 static void acts_alloc(Net *n, Acts *a, int Lt)
 {
-	al(n, &a->ln1, n->dt, NSH(B, Lt, W)), al(n, &a->ln1_m, KDT_F32, NSH(B * Lt)), al(n, &a->ln1_r, KDT_F32, NSH(B * Lt));
+	al(n, &a->ln1, n->dt, NSH(B, Lt, W)), al(n, &a->ln1_m, KDT_F32, NSH(B * Lt)),
+		al(n, &a->ln1_r, KDT_F32, NSH(B * Lt));
 	al(n, &a->qkv, n->dt, NSH(B, Lt, 3 * W)), al(n, &a->att, n->dt, NSH(B, Lt, W));
 	al(n, &a->lse, KDT_F32, NSH(B, HEADS, Lt)), al(n, &a->res1, n->dt, NSH(B, Lt, W));
-	al(n, &a->ln2, n->dt, NSH(B, Lt, W)), al(n, &a->ln2_m, KDT_F32, NSH(B * Lt)), al(n, &a->ln2_r, KDT_F32, NSH(B * Lt));
+	al(n, &a->ln2, n->dt, NSH(B, Lt, W)), al(n, &a->ln2_m, KDT_F32, NSH(B * Lt)),
+		al(n, &a->ln2_r, KDT_F32, NSH(B * Lt));
 	al(n, &a->fc, n->dt, NSH(B, Lt, MLP * W)), al(n, &a->act, n->dt, NSH(B, Lt, MLP * W));
 	al(n, &a->res2, n->dt, NSH(B, Lt, W));
 }
@@ -157,7 +193,8 @@ static void net_create(Net *n, KtEnv *e, KernCtx *c, int dev, KDtype dt, const f
 	al(n, &n->clips, KDT_U8, NSH(B, T, HW, HW, 3)), al(n, &n->gpos, KDT_I64, NSH(B));
 	TRY(kern_upload(c, &n->clips, px, (size_t)B * T * HW * HW * 3));
 	TRY(kern_upload(c, &n->gpos, gpos, sizeof(int64_t) * B));
-	al(n, &n->patches, dt, NSH(B, TP, KPP)), al(n, &n->pemb, dt, NSH(B, TP, W)), al(n, &n->dpemb, dt, NSH(B, TP, W));
+	al(n, &n->patches, dt, NSH(B, TP, KPP)), al(n, &n->pemb, dt, NSH(B, TP, W)),
+		al(n, &n->dpemb, dt, NSH(B, TP, W));
 	al(n, &n->x0, dt, NSH(B, LV, W)), al(n, &n->xpre, dt, NSH(B, LV, W));
 	al(n, &n->pre_m, KDT_F32, NSH(B * LV)), al(n, &n->pre_r, KDT_F32, NSH(B * LV));
 	acts_alloc(n, &n->va, LV);
@@ -262,15 +299,29 @@ static void block_fwd(Net *n, const KTensor *wb, Acts *a, const KTensor *x, int 
 {
 	KernCtx *c = n->c;
 	TRY(kern_layernorm_fwd(c, &a->ln1, &a->ln1_m, &a->ln1_r, x, &wb[BLN1W], &wb[BLN1B]));
-	TRY(kern_linear(c, &(KLinear){.out = &a->qkv, .in = &a->ln1, .w = &wb[BQKVW], .trans_w = 1, .bias = &wb[BQKVB]}));
+	TRY(kern_linear(c,
+			&(KLinear){.out = &a->qkv, .in = &a->ln1, .w = &wb[BQKVW], .trans_w = 1, .bias = &wb[BQKVB]}));
 	attention(n, a, Lt, causal);
-	TRY(kern_linear(c, &(KLinear){.out = &a->res1, .in = &a->att, .w = &wb[BOUTW], .trans_w = 1, .bias = &wb[BOUTB],
-				     .residual = x}));
+	TRY(kern_linear(c, &(KLinear){.out = &a->res1,
+				      .in = &a->att,
+				      .w = &wb[BOUTW],
+				      .trans_w = 1,
+				      .bias = &wb[BOUTB],
+				      .residual = x}));
 	TRY(kern_layernorm_fwd(c, &a->ln2, &a->ln2_m, &a->ln2_r, &a->res1, &wb[BLN2W], &wb[BLN2B]));
-	TRY(kern_linear(c, &(KLinear){.out = &a->act, .pre = &a->fc, .in = &a->ln2, .w = &wb[BFCW], .trans_w = 1,
-				     .bias = &wb[BFCB], .act = causal ? KACT_QUICKGELU : KACT_GELU}));
-	TRY(kern_linear(c, &(KLinear){.out = &a->res2, .in = &a->act, .w = &wb[BPRW], .trans_w = 1, .bias = &wb[BPRB],
-				     .residual = &a->res1}));
+	TRY(kern_linear(c, &(KLinear){.out = &a->act,
+				      .pre = &a->fc,
+				      .in = &a->ln2,
+				      .w = &wb[BFCW],
+				      .trans_w = 1,
+				      .bias = &wb[BFCB],
+				      .act = causal ? KACT_QUICKGELU : KACT_GELU}));
+	TRY(kern_linear(c, &(KLinear){.out = &a->res2,
+				      .in = &a->act,
+				      .w = &wb[BPRW],
+				      .trans_w = 1,
+				      .bias = &wb[BPRB],
+				      .residual = &a->res1}));
 }
 
 // dres holds d(res2) on entry and d(x) on exit
@@ -280,18 +331,39 @@ static void block_bwd(Net *n, const KTensor *wb, KTensor *gb, Acts *a, const KTe
 	KTensor dres = sc(&n->dres, Lt, W), dln = sc(&n->dln, Lt, W), datt = sc(&n->datt, Lt, W);
 	KTensor dqkv = sc(&n->dqkv, Lt, 3 * W), dfc = sc(&n->dfc, Lt, MLP * W);
 	KAct act = causal ? KACT_QUICKGELU : KACT_GELU;
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&dfc), .dw = KG_ADD(&gb[BPRW]), .dbias = KG_ADD(&gb[BPRB]),
-					     .din_bias = KG_ADD(&gb[BFCB]), .dout = &dres, .in = &a->act, .w = &wb[BPRW],
-					     .trans_w = 1, .in_pre = &a->fc, .in_act = act}));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&dln), .dw = KG_ADD(&gb[BFCW]), .dout = &dfc, .in = &a->ln2,
-					     .w = &wb[BFCW], .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&dfc),
+					     .dw = KG_ADD(&gb[BPRW]),
+					     .dbias = KG_ADD(&gb[BPRB]),
+					     .din_bias = KG_ADD(&gb[BFCB]),
+					     .dout = &dres,
+					     .in = &a->act,
+					     .w = &wb[BPRW],
+					     .trans_w = 1,
+					     .in_pre = &a->fc,
+					     .in_act = act}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&dln),
+					     .dw = KG_ADD(&gb[BFCW]),
+					     .dout = &dfc,
+					     .in = &a->ln2,
+					     .w = &wb[BFCW],
+					     .trans_w = 1}));
 	TRY(kern_layernorm_bwd(c, KG_ADD(&dres), KG_ADD(&gb[BLN2W]), KG_ADD(&gb[BLN2B]), &dln, &a->res1, &wb[BLN2W],
 			       &a->ln2_m, &a->ln2_r));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&datt), .dw = KG_ADD(&gb[BOUTW]), .dbias = KG_ADD(&gb[BOUTB]),
-					     .dout = &dres, .in = &a->att, .w = &wb[BOUTW], .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&datt),
+					     .dw = KG_ADD(&gb[BOUTW]),
+					     .dbias = KG_ADD(&gb[BOUTB]),
+					     .dout = &dres,
+					     .in = &a->att,
+					     .w = &wb[BOUTW],
+					     .trans_w = 1}));
 	attention_bwd(n, a, &datt, &dqkv, Lt, causal);
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&dln), .dw = KG_ADD(&gb[BQKVW]), .dbias = KG_ADD(&gb[BQKVB]),
-					     .dout = &dqkv, .in = &a->ln1, .w = &wb[BQKVW], .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&dln),
+					     .dw = KG_ADD(&gb[BQKVW]),
+					     .dbias = KG_ADD(&gb[BQKVB]),
+					     .dout = &dqkv,
+					     .in = &a->ln1,
+					     .w = &wb[BQKVW],
+					     .trans_w = 1}));
 	TRY(kern_layernorm_bwd(c, KG_ADD(&dres), KG_ADD(&gb[BLN1W]), KG_ADD(&gb[BLN1B]), &dln, x, &wb[BLN1W], &a->ln1_m,
 			       &a->ln1_r));
 }
@@ -301,9 +373,14 @@ static void head_bwd(Net *n, const KTensor *dfeat, const KTensor *feat, const KT
 {
 	KernCtx *c = n->c;
 	TRY(kern_l2norm_bwd(c, KG_SET(&n->demb), dfeat, feat, norm));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&n->dh1), .dw = KG_ADD(&n->g[pp]), .dout = &n->demb, .in = ln,
-					     .w = &n->w[pp], .trans_w = 0}));
-	TRY(kern_layernorm_bwd(c, KG_SET(&n->dh2), KG_ADD(&n->g[pw]), KG_ADD(&n->g[pb]), &n->dh1, pooled, &n->w[pw], lm, lr));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&n->dh1),
+					     .dw = KG_ADD(&n->g[pp]),
+					     .dout = &n->demb,
+					     .in = ln,
+					     .w = &n->w[pp],
+					     .trans_w = 0}));
+	TRY(kern_layernorm_bwd(c, KG_SET(&n->dh2), KG_ADD(&n->g[pw]), KG_ADD(&n->g[pb]), &n->dh1, pooled, &n->w[pw], lm,
+			       lr));
 }
 
 static void step(Net *n, int t, uint64_t seed)
@@ -329,8 +406,8 @@ static void step(Net *n, int t, uint64_t seed)
 	TRY(kern_linear(c, &(KLinear){.out = &n->tpo, .in = &n->tln, .w = &n->w[P_TPROJ], .trans_w = 0}));
 	TRY(kern_l2norm_fwd(c, &n->tfeat, &n->tnorm, &n->tpo));
 	// FastCLIP v3 on one rank
-	KContrastBatch b = {.e1 = &n->vfeat, .e2 = &n->tfeat, .E1 = &n->vfeat, .E2 = &n->tfeat, .offset = 0,
-			    .log_s = &n->log_s};
+	KContrastBatch b = {
+		.e1 = &n->vfeat, .e2 = &n->tfeat, .E1 = &n->vfeat, .E2 = &n->tfeat, .offset = 0, .log_s = &n->log_s};
 	KFccoParams p = {.version = KFCCO_V3, .gamma = t == 1 ? 1.0 : 0.8, .eps = 1e-14, .rho = 6.5};
 	TRY(kern_fcco_local(c, &b, &n->sid, &n->table, &p, &n->pack));
 	TRY(kern_fcco_scatter(c, &n->table, &n->sid, &n->pack, KFCCO_V3));
@@ -338,7 +415,8 @@ static void step(Net *n, int t, uint64_t seed)
 				KG_SET(&n->dls)));
 	TRY(kern_clip_metrics(c, &n->metrics, &n->vfeat, &n->tfeat, &n->log_s));
 	// backward, video
-	head_bwd(n, &n->dvf, &n->vfeat, &n->vnorm, &n->vln, &n->vln_m, &n->vln_r, &n->vpool, P_LNPOSTW, P_LNPOSTB, P_VPROJ);
+	head_bwd(n, &n->dvf, &n->vfeat, &n->vnorm, &n->vln, &n->vln_m, &n->vln_r, &n->vpool, P_LNPOSTW, P_LNPOSTB,
+		 P_VPROJ);
 	KTensor dres = sc(&n->dres, LV, W), dln = sc(&n->dln, LV, W);
 	TRY(kern_pool_bwd(c, KG_SET(&dres), &n->dh2, &n->cls_pos));
 	block_bwd(n, &n->w[P_VBLK], &n->g[P_VBLK], &n->va, &n->xpre, LV, 0);
@@ -346,8 +424,11 @@ static void step(Net *n, int t, uint64_t seed)
 			       &n->w[P_LNPREW], &n->pre_m, &n->pre_r));
 	TRY(kern_vis_embed_bwd(c, KG_SET(&n->dpemb), KG_ADD(&n->g[P_CLS]), KG_ADD(&n->g[P_VPOS]), KG_ADD(&n->g[P_TPOS]),
 			       &dln));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.dw = KG_ADD(&n->g[P_CONV]), .dout = &n->dpemb, .in = &n->patches,
-					     .w = &n->w[P_CONV], .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.dw = KG_ADD(&n->g[P_CONV]),
+					     .dout = &n->dpemb,
+					     .in = &n->patches,
+					     .w = &n->w[P_CONV],
+					     .trans_w = 1}));
 	// backward, text
 	head_bwd(n, &n->dtf, &n->tfeat, &n->tnorm, &n->tln, &n->tln_m, &n->tln_r, &n->tpool, P_LNFW, P_LNFB, P_TPROJ);
 	KTensor tdres = sc(&n->dres, L, W);
@@ -359,8 +440,15 @@ static void step(Net *n, int t, uint64_t seed)
 	KOptHyper h = {.lr = 1e-3, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .weight_decay = 0.1, .step = t};
 	TRY(kern_optimizer(c, n->plan, &h, &n->master, n->dt == KDT_F32 ? NULL : &n->weights, &n->grads, &n->m, &n->v,
 			   &n->nc));
-	KTempStep th = {.lr = 1e-2, .lr_low = 1e-2 / 3, .tau_low = 0.03, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
-			.step = t, .lo = 0.0, .hi = log(100.0)};
+	KTempStep th = {.lr = 1e-2,
+			.lr_low = 1e-2 / 3,
+			.tau_low = 0.03,
+			.beta1 = 0.9,
+			.beta2 = 0.999,
+			.eps = 1e-8,
+			.step = t,
+			.lo = 0.0,
+			.hi = log(100.0)};
 	TRY(kern_temp_step(c, &n->log_s, &n->mv, &n->dls, &n->nc, NULL, &th)); // clipped with the model, as the trainer
 	TRY(kern_sync(c));
 }
@@ -370,9 +458,12 @@ typedef struct {
 	const char *name;
 	size_t off; // offsetof a KTensor in Net
 } Out;
-#define O(f) {#f, offsetof(Net, f)}
-static const Out outs[] = {O(patches), O(vfeat), O(tfeat), O(pack), O(table), O(loss), O(dvf), O(dtf), O(dls),
-			   O(metrics), O(nc), O(grads), O(master), O(weights), O(m), O(v), O(log_s), O(mv)};
+#define O(f)                                                                                                           \
+	{                                                                                                              \
+#f, offsetof(Net, f)                                                                                   \
+	}
+static const Out outs[] = {O(patches), O(vfeat), O(tfeat), O(pack),   O(table),   O(loss), O(dvf), O(dtf),   O(dls),
+			   O(metrics), O(nc),    O(grads), O(master), O(weights), O(m),    O(v),   O(log_s), O(mv)};
 
 static KTensor *field(Net *n, size_t off)
 {
@@ -441,8 +532,8 @@ static void same_bits(KtEnv *e, Net *d1, Net *d2)
 		same &= eq;
 		free(a), free(b);
 	}
-	kt_check(e, same, "two CUDA runs of two steps give the same bits (%zu tensors, %s)", sizeof outs / sizeof outs[0],
-		 e->shim ? "the shim in two thread orders" : "the device");
+	kt_check(e, same, "two CUDA runs of two steps give the same bits (%zu tensors, %s)",
+		 sizeof outs / sizeof outs[0], e->shim ? "the shim in two thread orders" : "the device");
 }
 
 // f32 activations: the CUDA step is the CPU step up to the order of sums (KT_TOL_F32_CHAIN)
@@ -487,16 +578,18 @@ static void run_bf16(KtEnv *e, const Inputs *in)
 			char nm[64];
 			const KTensor *r, *a, *b;
 			if (pass)
-				snprintf(nm, sizeof nm, "grad %s", specs[i].name), r = &ref.g[i], a = &cpu.g[i], b = &d1.g[i];
+				snprintf(nm, sizeof nm, "grad %s", specs[i].name), r = &ref.g[i], a = &cpu.g[i],
+										   b = &d1.g[i];
 			else
 				snprintf(nm, sizeof nm, "%s", outs[i].name), r = field(&ref, outs[i].off),
-									     a = field(&cpu, outs[i].off), b = field(&d1, outs[i].off);
+									     a = field(&cpu, outs[i].off),
+									     b = field(&d1, outs[i].off);
 			if (!pass && !strcmp(outs[i].name, "weights"))
 				continue; // the f32 step's weights are its master
 			double ec = rel_l2(e, r, e->cpu, a, e->cpu), ed = rel_l2(e, r, e->cpu, b, e->dev);
 			double slack = KT_TOL_BF16 / sqrt((double)kern_numel(r));
-			kt_check(e, ed <= KT_BF16_RATIO * ec + slack, "%-20s vs f32: cuda %.3e, cpu %.3e (+%.0e)", nm, ed, ec,
-				 slack);
+			kt_check(e, ed <= KT_BF16_RATIO * ec + slack, "%-20s vs f32: cuda %.3e, cpu %.3e (+%.0e)", nm,
+				 ed, ec, slack);
 		}
 	same_bits(e, &d1, &d2);
 	net_destroy(&ref), net_destroy(&cpu), net_destroy(&d1), net_destroy(&d2);

@@ -42,8 +42,9 @@ static int train(KBackendKind be, KDtype act, uint64_t seed, Run *r)
 	if (!rc) {
 		r->n = ts->model->n_params;
 		r->init = malloc(sizeof(float) * (size_t)r->n), r->master = malloc(sizeof(float) * (size_t)r->n);
-		rc = r->init && r->master ? kern_download(ctx, r->init, sizeof(float) * (size_t)r->n, &ts->model->params)
-					  : -ENOMEM;
+		rc = r->init && r->master
+			     ? kern_download(ctx, r->init, sizeof(float) * (size_t)r->n, &ts->model->params)
+			     : -ENOMEM;
 	}
 	for (int s = 0; s < STEPS && !rc; s++) {
 		TrainStepTimes t;
@@ -94,8 +95,8 @@ static const double scalar_tol[TS_NSCALARS] = {
 static void as_close(KtEnv *e, const char *name, const float *ref, const float *cpu, const float *dev, int64_t n)
 {
 	double ec = rel(ref, cpu, n), ed = rel(ref, dev, n);
-	kt_check(e, ed <= KT_TRAIN_RATIO * ec, "bf16 %-14s vs f32: cuda %.3e, cpu %.3e (ratio %.2f, at most %.1f)", name,
-		 ed, ec, ed / ec, KT_TRAIN_RATIO);
+	kt_check(e, ed <= KT_TRAIN_RATIO * ec, "bf16 %-14s vs f32: cuda %.3e, cpu %.3e (ratio %.2f, at most %.1f)",
+		 name, ed, ec, ed / ec, KT_TRAIN_RATIO);
 }
 
 // acc of B=4 pairs moves in quarters: a near-tie may flip a pair in either bf16 run (seed
@@ -107,8 +108,10 @@ static void scalar_close(KtEnv *e, int k, const float *ref, const float *cpu, co
 		int same = 1;
 		for (int s = 0; s < STEPS; s++)
 			same &= dev[s] == cpu[s] || fabsf(dev[s] - ref[s]) <= 1.0f / B + 1e-6f;
-		kt_check(e, same, "bf16 %-14s each step within a pair of f32 or the CPU bf16's: f32 %g %g %g, cpu %g %g %g, cuda %g %g %g",
-			 scalar_names[k], ref[0], ref[1], ref[2], cpu[0], cpu[1], cpu[2], dev[0], dev[1], dev[2]);
+		kt_check(
+			e, same,
+			"bf16 %-14s each step within a pair of f32 or the CPU bf16's: f32 %g %g %g, cpu %g %g %g, cuda %g %g %g",
+			scalar_names[k], ref[0], ref[1], ref[2], cpu[0], cpu[1], cpu[2], dev[0], dev[1], dev[2]);
 		return;
 	}
 	double ec = rel(ref, cpu, STEPS), ed = rel(ref, dev, STEPS);
@@ -140,7 +143,9 @@ int main(void)
 		as_close(&e, "weight update", ref.master, cb.master, d1.master, ref.n);
 		kt_check(&e, ref.rows[0][TS_CLIP] < 1.0f, "the clip factor applies (%.3g), so τ and the weights see it",
 			 ref.rows[0][TS_CLIP]);
-		kt_check(&e, !memcmp(d1.rows, d2.rows, sizeof d1.rows) && !memcmp(d1.master, d2.master, sizeof(float) * (size_t)d1.n),
+		kt_check(&e,
+			 !memcmp(d1.rows, d2.rows, sizeof d1.rows) &&
+				 !memcmp(d1.master, d2.master, sizeof(float) * (size_t)d1.n),
 			 "two CUDA runs: the same scalars and weights, bit for bit");
 	}
 	Run *all[] = {&ref, &cb, &d1, &d2};

@@ -3,8 +3,8 @@
 // zeros, subnormals, overflow to infinity, infinities and NaNs.
 #include "kemu_test.h" // defines: kt_setup, KT_CHECK, kt_dev_alloc
 
-__global__ void k_convert(const float *x, int n, uint16_t *rn, uint16_t *dflt, float *back, uint32_t *pair,
-			  float *lo, float *hi)
+__global__ void k_convert(const float *x, int n, uint16_t *rn, uint16_t *dflt, float *back, uint32_t *pair, float *lo,
+			  float *hi)
 {
 	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
 		__nv_bfloat16 a = __float2bfloat16_rn(x[i]);
@@ -55,13 +55,34 @@ static uint16_t expect_rne(float x)
 int main()
 {
 	kt_setup("test_kemu_bf16");
-	std::vector<float> x = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, -NAN,
-				from_bits(0x7f800001u), from_bits(0xffc12345u), from_bits(0x7fbfffffu), // NaN payloads
-				from_bits(0x3f808000u), from_bits(0x3f818000u), // ties: to 1.0 (even), to 1+2^-6
-				from_bits(0x3f808001u), from_bits(0x3f807fffu), // just above and below a tie
-				from_bits(0x7f7fffffu), from_bits(0x7f7f7fffu), from_bits(0x7f7f8000u), // overflow, tie to inf
-				from_bits(0x00000001u), from_bits(0x00008000u), from_bits(0x00018000u), from_bits(0x007fffffu),
-				from_bits(0x80008001u), from_bits(0x00800000u), 3.14159265f, -2.71828f, 1e-40f, 65504.0f};
+	std::vector<float> x = {0.0f,
+				-0.0f,
+				1.0f,
+				-1.0f,
+				INFINITY,
+				-INFINITY,
+				NAN,
+				-NAN,
+				from_bits(0x7f800001u),
+				from_bits(0xffc12345u),
+				from_bits(0x7fbfffffu), // NaN payloads
+				from_bits(0x3f808000u),
+				from_bits(0x3f818000u), // ties: to 1.0 (even), to 1+2^-6
+				from_bits(0x3f808001u),
+				from_bits(0x3f807fffu), // just above and below a tie
+				from_bits(0x7f7fffffu),
+				from_bits(0x7f7f7fffu),
+				from_bits(0x7f7f8000u), // overflow, tie to inf
+				from_bits(0x00000001u),
+				from_bits(0x00008000u),
+				from_bits(0x00018000u),
+				from_bits(0x007fffffu),
+				from_bits(0x80008001u),
+				from_bits(0x00800000u),
+				3.14159265f,
+				-2.71828f,
+				1e-40f,
+				65504.0f};
 	for (uint32_t b = 0; b < 65536; b += 7) // every 7th bf16 value, exactly and +- half an ulp
 		for (uint32_t low : {0u, 0x8000u, 0x7fffu, 0x8001u})
 			x.push_back(from_bits(b << 16 | low));
@@ -93,12 +114,13 @@ int main()
 		else
 			ok = ok && (pair[i] >> 16) == want_y && to_bits(hi[i]) == (uint32_t)want_y << 16;
 		if (!ok && shown++ < 10)
-			fprintf(stderr, "x = %a (0x%08x): got 0x%04x, want 0x%04x\n", (double)x[i], to_bits(x[i]), rn[i],
-				want);
+			fprintf(stderr, "x = %a (0x%08x): got 0x%04x, want 0x%04x\n", (double)x[i], to_bits(x[i]),
+				rn[i], want);
 		bad += !ok;
 	}
 	KT_CHECK(bad == 0, "%d of %d conversions differ from round-to-nearest-even", bad, n);
-	printf("%d conversions; NaN converts to %s\n", n, nan_bits ? "a NaN other than 0x7fff on this target" : "0x7fff");
+	printf("%d conversions; NaN converts to %s\n", n,
+	       nan_bits ? "a NaN other than 0x7fff on this target" : "0x7fff");
 #if !KT_ON_DEVICE
 	KT_CHECK(!nan_bits, "cuda_bf16.h's host path turns every NaN into 0x7fff");
 #endif

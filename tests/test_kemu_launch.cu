@@ -7,7 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-template <class T, int SCALE> __global__ void k_scale(T *x, int n)
+template <class T, int SCALE>
+__global__ void k_scale(T *x, int n)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n)
@@ -61,8 +62,8 @@ int main()
 	// configurations CUDA refuses
 	int rc = KLAUNCH(&e, k_noargs, 1, 1025, 0, 0);
 	KT_CHECK(rc == -EINVAL && strstr(e.msg, "cudaErrorInvalidConfiguration"), "1025 threads: %d %s", rc, e.msg);
-	KT_CHECK(strstr(e.msg, "test_kemu_launch.cu:") && strstr(e.msg, "k_noargs"), "message names site and kernel: %s",
-		 e.msg);
+	KT_CHECK(strstr(e.msg, "test_kemu_launch.cu:") && strstr(e.msg, "k_noargs"),
+		 "message names site and kernel: %s", e.msg);
 	printf("refused as expected: %s\n", e.msg);
 	char first[sizeof e.msg];
 	snprintf(first, sizeof first, "%s", e.msg);
@@ -127,16 +128,19 @@ int main()
 	bad = 0;
 	for (int i = 0; i < n; i++) {
 		double v = x[i];
-		double want[12] = {exp(v), exp(v), 1 / sqrt(fabs(v) + 1), erf(v), fmax(v, 0.25), v < 0 ? 0 : v > 1 ? 1 : v,
-				   v / 3, tanh(v), log(fabs(v) + 1), fmin(v, -0.25), exp2(v), log2(fabs(v) + 1)};
+		double want[12] = {exp(v),         exp(v),        1 / sqrt(fabs(v) + 1),
+				   erf(v),         fmax(v, 0.25), v < 0 ? 0 : v > 1 ? 1 : v,
+				   v / 3,          tanh(v),       log(fabs(v) + 1),
+				   fmin(v, -0.25), exp2(v),       log2(fabs(v) + 1)};
 		for (int j = 0; j < 12; j++)
 			worst[j] = fmax(worst[j], fabs(o[12 * i + j] - want[j]) / fmax(fabs(want[j]), 1e-30));
 		unsigned u, r = 0;
 		memcpy(&u, &x[i], 4);
 		for (int b = 0; b < 32; b++)
 			r |= ((u >> b) & 1u) << (31 - b);
-		int wi[6] = {(int)nearbyintf(x[i] * 10.0f), __builtin_popcount(u), u ? __builtin_clz(u) : 32, (int)r,
-			     __builtin_ffs((int)u), std::max((int)(x[i] * 100.0f), -50) + std::min(i, 7)};
+		int wi[6] = {(int)nearbyintf(x[i] * 10.0f), __builtin_popcount(u),
+			     u ? __builtin_clz(u) : 32,     (int)r,
+			     __builtin_ffs((int)u),         std::max((int)(x[i] * 100.0f), -50) + std::min(i, 7)};
 		for (int j = 0; j < 6; j++)
 			bad += io[6 * i + j] != wi[j];
 	}
@@ -157,7 +161,8 @@ int main()
 	KT_CHECK(status == 1 && strstr(msg, "test_kemu_launch.cu:") && strstr(msg, "hint:"),
 		 "cuda_check stops the program with file:line and a hint (exit %d): %s", status, msg);
 #if !KT_ON_DEVICE
-	KT_CHECK(cudaFree((char *)dx + 4) == cudaErrorInvalidValue, "the shim refuses to free what it did not allocate");
+	KT_CHECK(cudaFree((char *)dx + 4) == cudaErrorInvalidValue,
+		 "the shim refuses to free what it did not allocate");
 	KT_CHECK(cudaGetLastError() == cudaErrorInvalidValue && cudaGetLastError() == cudaSuccess, "last error clears");
 #endif
 	for (void *p : {(void *)dx, (void *)din, (void *)dout, (void *)diout})

@@ -143,7 +143,10 @@ __global__ void k_ldmatrix_misaligned(uint32_t *out)
 }
 #endif
 
-static float bf(float x) { return __bfloat162float(__float2bfloat16(x)); }
+static float bf(float x)
+{
+	return __bfloat162float(__float2bfloat16(x));
+}
 
 static std::vector<bf16> to_bf16(const std::vector<float> &x)
 {

@@ -22,8 +22,8 @@ __global__ void k_static_dynamic(const float *in, float *out, int ndyn)
 }
 
 // 16-byte (and 8-byte) loads and stores of built-in vector types
-__global__ void k_vectors(const float4 *f4, const uint4 *u4, const int4 *i4, const float2 *f2, float4 *of4,
-			  uint4 *ou4, int4 *oi4, float2 *of2)
+__global__ void k_vectors(const float4 *f4, const uint4 *u4, const int4 *i4, const float2 *f2, float4 *of4, uint4 *ou4,
+			  int4 *oi4, float2 *of2)
 {
 	int t = blockIdx.x * blockDim.x + threadIdx.x;
 	float4 a = __ldg(&f4[t]);
@@ -61,7 +61,8 @@ int main()
 			// above 48 KiB a launch needs the kernel's opt-in; without it the launch fails
 			KErr e = {0, ""};
 			int rc = KLAUNCH(&e, k_static_dynamic, blocks, THREADS, bytes, 0, din, dout, ndyn);
-			KT_CHECK(rc == -EINVAL, "%zu bytes of dynamic shared memory without the opt-in: rc %d", bytes, rc);
+			KT_CHECK(rc == -EINVAL, "%zu bytes of dynamic shared memory without the opt-in: rc %d", bytes,
+				 rc);
 			printf("refused as expected: %s\n", e.msg);
 			cuda_check(cudaFuncSetAttribute(k_static_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize,
 							(int)bytes));
@@ -105,7 +106,8 @@ int main()
 		bad += rf4[i].x != f4[i].w || rf4[i].y != f4[i].z || rf4[i].z != f4[i].y || rf4[i].w != f4[i].x;
 		bad += ru4[i].x != (u4[i].x ^ u4[i].y) || ru4[i].y != u4[i].y + 1u || ru4[i].z != u4[i].z ||
 		       ru4[i].w != u4[i].w;
-		bad += ri4[i].x != -i4[i].x || ri4[i].y != i4[i].y * 2 || ri4[i].z != i4[i].z || ri4[i].w != i4[i].w - 1;
+		bad += ri4[i].x != -i4[i].x || ri4[i].y != i4[i].y * 2 || ri4[i].z != i4[i].z ||
+		       ri4[i].w != i4[i].w - 1;
 		bad += rf2[i].x != f2[i].y || rf2[i].y != f2[i].x;
 	}
 	KT_CHECK(bad == 0, "vector loads and stores: %d wrong", bad);

@@ -8,14 +8,15 @@ struct Case {
 	int mode, b, width;
 };
 static const Case cases[] = {
-	{IDX, 0, 32}, {IDX, 5, 32},  {IDX, 31, 32}, {IDX, 37, 32}, {IDX, 3, 16},   {IDX, 9, 8},    {IDX, 1, 2},
-	{IDX, 0, 1},  {UP, 0, 32},   {UP, 1, 32},   {UP, 3, 16},   {UP, 16, 32},   {UP, 31, 32},   {UP, 2, 4},
-	{DOWN, 1, 32}, {DOWN, 3, 16}, {DOWN, 16, 32}, {DOWN, 31, 32}, {DOWN, 5, 8}, {XOR, 1, 32},   {XOR, 2, 32},
-	{XOR, 16, 32}, {XOR, 31, 32}, {XOR, 7, 8},   {XOR, 8, 8},   {XOR, 12, 8},   {XOR, 4, 4},
+	{IDX, 0, 32},  {IDX, 5, 32},  {IDX, 31, 32},  {IDX, 37, 32},  {IDX, 3, 16}, {IDX, 9, 8},  {IDX, 1, 2},
+	{IDX, 0, 1},   {UP, 0, 32},   {UP, 1, 32},    {UP, 3, 16},    {UP, 16, 32}, {UP, 31, 32}, {UP, 2, 4},
+	{DOWN, 1, 32}, {DOWN, 3, 16}, {DOWN, 16, 32}, {DOWN, 31, 32}, {DOWN, 5, 8}, {XOR, 1, 32}, {XOR, 2, 32},
+	{XOR, 16, 32}, {XOR, 31, 32}, {XOR, 7, 8},    {XOR, 8, 8},    {XOR, 12, 8}, {XOR, 4, 4},
 };
 enum { NCASES = sizeof cases / sizeof cases[0] };
 
-template <class T> __device__ T shuffle(int mode, T v, int b, int width)
+template <class T>
+__device__ T shuffle(int mode, T v, int b, int width)
 {
 	switch (mode) {
 	case IDX: return __shfl_sync(0xffffffffu, v, b, width);
@@ -68,7 +69,10 @@ __global__ void k_warp_exchange(const float *in, float *out, int with_syncwarp)
 }
 
 #if !KT_ON_DEVICE
-__global__ void k_half_mask(int *out) { out[threadIdx.x] = __shfl_sync(0x0000ffffu, (int)threadIdx.x, 0); }
+__global__ void k_half_mask(int *out)
+{
+	out[threadIdx.x] = __shfl_sync(0x0000ffffu, (int)threadIdx.x, 0);
+}
 __global__ void k_sum_warp(int *out)
 {
 	int v = (int)threadIdx.x;
@@ -141,8 +145,12 @@ int main()
 	std::vector<int> pred((size_t)NPAT * NT);
 	for (int p = 0; p < NPAT; p++)
 		for (int t = 0; t < NT; t++)
-			pred[(size_t)p * NT + t] = p == 0 ? 1 : p == 1 ? 0 : p == 2 ? t % 32 == 17 : p == 3 ? t % 3 == 0 :
-							       (int)(kt_rand() % 3) - (p == 7); // nonzero values count as true
+			pred[(size_t)p * NT + t] =
+				p == 0   ? 1
+				: p == 1 ? 0
+				: p == 2 ? t % 32 == 17
+				: p == 3 ? t % 3 == 0
+					 : (int)(kt_rand() % 3) - (p == 7); // nonzero values count as true
 	int *dpred = kt_dev_alloc<int>(pred.size()), *dall = kt_dev_alloc<int>(pred.size()),
 	    *dany = kt_dev_alloc<int>(pred.size());
 	unsigned *dballot = kt_dev_alloc<unsigned>(pred.size());
@@ -157,7 +165,8 @@ int main()
 			for (int l = 0; l < 32; l++)
 				want |= (unsigned)(pred[(size_t)p * NT + t - t % 32 + l] != 0) << l;
 			size_t o = (size_t)p * NT + t;
-			bad += ballot[o] != want || (all[o] != 0) != (want == 0xffffffffu) || (any[o] != 0) != (want != 0);
+			bad += ballot[o] != want || (all[o] != 0) != (want == 0xffffffffu) ||
+			       (any[o] != 0) != (want != 0);
 		}
 		KT_CHECK(bad == 0, "vote pattern %d: %d threads wrong", p, bad);
 	}

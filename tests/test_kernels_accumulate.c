@@ -13,7 +13,8 @@ enum { MAXG = 4 };
 // the inputs every case draws from, f64
 typedef struct {
 	KernCtx *c;
-	KTensor x, w, y, pre, mean, rstd, img, patches, vout, ids, tout, pos, px, pout, n, qkv, ao, lse, e, E, ls, pk, pka;
+	KTensor x, w, y, pre, mean, rstd, img, patches, vout, ids, tout, pos, px, pout, n, qkv, ao, lse, e, E, ls, pk,
+		pka;
 	KTensor loss, w5, b4, b5, vx, p55, t25, wte, tp, dx; // shapes of the outputs below, scratch
 } In;
 
@@ -26,15 +27,23 @@ typedef struct {
 
 static int lin(In *s, KGrad *g)
 {
-	return kern_linear_bwd(s->c, &(KLinearBwd){.din = g[0], .dw = g[1], .dbias = g[2], .dout = &s->y, .in = &s->x,
-						    .w = &s->w, .trans_w = 1});
+	return kern_linear_bwd(
+		s->c,
+		&(KLinearBwd){
+			.din = g[0], .dw = g[1], .dbias = g[2], .dout = &s->y, .in = &s->x, .w = &s->w, .trans_w = 1});
 }
 
 static int lin_epi(In *s, KGrad *g)
 {
 	// the epilogue's din is always written (scratch here); its bias gradient takes the flag
-	return kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&s->dx), .din_bias = g[0], .dout = &s->y, .in = &s->x,
-						    .w = &s->w, .trans_w = 1, .in_pre = &s->pre, .in_act = KACT_GELU});
+	return kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&s->dx),
+						   .din_bias = g[0],
+						   .dout = &s->y,
+						   .in = &s->x,
+						   .w = &s->w,
+						   .trans_w = 1,
+						   .in_pre = &s->pre,
+						   .in_act = KACT_GELU});
 }
 
 static int ln(In *s, KGrad *g)
@@ -87,7 +96,8 @@ static int surrogate(In *s, KGrad *g)
 	return kern_fcco_surrogate(s->c, &b, &s->pk, &s->pka, &p, &s->loss, g[0], g[1], g[2]);
 }
 
-#define A(t, ...) (rc |= kern_alloc(c, t, KDT_F64, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8), (int64_t[]){__VA_ARGS__}))
+#define A(t, ...)                                                                                                      \
+	(rc |= kern_alloc(c, t, KDT_F64, (int)(sizeof((int64_t[]){__VA_ARGS__}) / 8), (int64_t[]){__VA_ARGS__}))
 
 static int inputs(KernCtx *c, In *s)
 {
@@ -97,11 +107,13 @@ static int inputs(KernCtx *c, In *s)
 	A(&s->img, 2, 2, 4, 4, 3), A(&s->patches, 2, 8, 12), A(&s->vout, 2, 1 + 2 * 4, 5), A(&s->tout, 2, 3, 5);
 	A(&s->px, 2, 3, 5), A(&s->pout, 2, 5), A(&s->n, 6), A(&s->qkv, 2, 7, 12), A(&s->ao, 2, 7, 4);
 	A(&s->lse, 2, 2, 7), A(&s->e, 3, 4), A(&s->E, 6, 4), A(&s->ls, 1), A(&s->pk, 3, 2), A(&s->pka, 6, 2);
-	A(&s->loss, 1), A(&s->w5, 5), A(&s->b4, 4), A(&s->b5, 5), A(&s->vx, 2, 8, 5), A(&s->p55, 5, 5), A(&s->t25, 2, 5);
+	A(&s->loss, 1), A(&s->w5, 5), A(&s->b4, 4), A(&s->b5, 5), A(&s->vx, 2, 8, 5), A(&s->p55, 5, 5),
+		A(&s->t25, 2, 5);
 	A(&s->wte, 9, 5), A(&s->tp, 4, 5), A(&s->dx, 6, 5);
-	rc |= kern_alloc(c, &s->ids, KDT_I32, 2, (int64_t[]){2, 3}) | kern_alloc(c, &s->pos, KDT_I32, 1, (int64_t[]){2});
-	KTensor *fill[] = {&s->x, &s->w, &s->y, &s->pre, &s->patches, &s->vout, &s->tout, &s->px, &s->pout, &s->qkv,
-			   &s->e, &s->E, &s->w5, &s->b5};
+	rc |= kern_alloc(c, &s->ids, KDT_I32, 2, (int64_t[]){2, 3}) |
+	      kern_alloc(c, &s->pos, KDT_I32, 1, (int64_t[]){2});
+	KTensor *fill[] = {&s->x,  &s->w,    &s->y,   &s->pre, &s->patches, &s->vout, &s->tout,
+			   &s->px, &s->pout, &s->qkv, &s->e,   &s->E,       &s->w5,   &s->b5};
 	for (size_t i = 0; i < sizeof fill / sizeof fill[0]; i++)
 		kgc_fill(fill[i], 10 + i, 1);
 	kgc_set(&s->ls, 0, 1.5);
@@ -122,7 +134,8 @@ static int run_case(In *s, const Case *k)
 	KTensor set1[MAXG], set2[MAXG], add[MAXG], base[MAXG];
 	KGrad g1[MAXG] = {0}, g2[MAXG] = {0}, ga[MAXG] = {0};
 	for (int i = 0; i < k->n; i++) {
-		if (kgc_alloc_like(c, &set1[i], k->like[i], KDT_F64) || kgc_alloc_like(c, &set2[i], k->like[i], KDT_F64) ||
+		if (kgc_alloc_like(c, &set1[i], k->like[i], KDT_F64) ||
+		    kgc_alloc_like(c, &set2[i], k->like[i], KDT_F64) ||
 		    kgc_alloc_like(c, &add[i], k->like[i], KDT_F64) || kgc_alloc_like(c, &base[i], k->like[i], KDT_F64))
 			return 1;
 		kgc_fill(&set1[i], 100 + i, 7);
@@ -142,8 +155,8 @@ static int run_case(In *s, const Case *k)
 			mx = fmax(mx, fabs(want));
 		}
 		int ok = same && e <= 1e-12 * mx;
-		printf("%-4s %-18s output %d: KG_SET %s the old contents, KG_ADD - (old + set) %.2g\n", ok ? "ok" : "FAIL",
-		       k->name, i, same ? "ignores" : "DEPENDS ON", e / mx);
+		printf("%-4s %-18s output %d: KG_SET %s the old contents, KG_ADD - (old + set) %.2g\n",
+		       ok ? "ok" : "FAIL", k->name, i, same ? "ignores" : "DEPENDS ON", e / mx);
 		bad |= !ok;
 		kern_free(c, &set1[i]), kern_free(c, &set2[i]), kern_free(c, &add[i]), kern_free(c, &base[i]);
 	}

@@ -35,7 +35,8 @@ int main(void)
 	KTensor ids, wte, pos, out, a;
 	const int64_t si[] = {2, 3}, sw[] = {10, 4}, sp[] = {3, 4}, so[] = {2, 3, 4};
 	if (kern_alloc(c, &ids, KDT_I32, 2, si) || kern_alloc(c, &wte, KDT_F32, 2, sw) ||
-	    kern_alloc(c, &pos, KDT_F32, 2, sp) || kern_alloc(c, &out, KDT_F32, 3, so) || kern_alloc(c, &a, KDT_F32, 3, so))
+	    kern_alloc(c, &pos, KDT_F32, 2, sp) || kern_alloc(c, &out, KDT_F32, 3, so) ||
+	    kern_alloc(c, &a, KDT_F32, 3, so))
 		return 1;
 	kgc_fill(&wte, 1, 1);
 	kgc_set(&ids, 4, 10); // == vocab size
@@ -61,7 +62,8 @@ int main(void)
 	KTensor e, tab, pk, sid, ls;
 	if (kern_alloc(c, &e, KDT_F32, 2, (int64_t[]){2, 3}) || kern_alloc(c, &tab, KDT_F32, 2, (int64_t[]){5, 2}) ||
 	    kern_alloc(c, &pk, KDT_F32, 2, (int64_t[]){2, 2}) || kern_alloc(c, &sid, KDT_I64, 1, (int64_t[]){2}) ||
-	    kern_alloc(c, &ls, KDT_F32, 1, (int64_t[]){1}) || kern_ctx_reserve_workspace(c2, kern_loss_ws_bytes(c2, 2, 2, 3)))
+	    kern_alloc(c, &ls, KDT_F32, 1, (int64_t[]){1}) ||
+	    kern_ctx_reserve_workspace(c2, kern_loss_ws_bytes(c2, 2, 2, 3)))
 		return 1;
 	kgc_fill(&e, 3, 1);
 	((int64_t *)sid.data)[1] = 5;
@@ -78,8 +80,8 @@ int main(void)
 	KTensor w, g, m, v, nc;
 	const int64_t s6[] = {6}, s2[] = {2};
 	if (kern_opt_plan_create(c, &plan, &seg, 1, 6) || kern_alloc(c, &w, KDT_F32, 1, s6) ||
-	    kern_alloc(c, &g, KDT_F32, 1, s6) || kern_alloc(c, &m, KDT_F32, 1, s6) || kern_alloc(c, &v, KDT_F32, 1, s6) ||
-	    kern_alloc(c, &nc, KDT_F32, 1, s2))
+	    kern_alloc(c, &g, KDT_F32, 1, s6) || kern_alloc(c, &m, KDT_F32, 1, s6) ||
+	    kern_alloc(c, &v, KDT_F32, 1, s6) || kern_alloc(c, &nc, KDT_F32, 1, s2))
 		return 1;
 	kgc_fill(&w, 4, 1);
 	kgc_fill(&g, 5, 1);

@@ -30,7 +30,8 @@ static void naive(const KTensor *qkv, int b, int h, int T, int H, int hd, int ca
 		for (int k = 0; k < hd; k++) {
 			double o = 0;
 			for (int j = 0; j < T; j++)
-				o += exp(s[i * T + j] - lse[i]) * kgc_get(qkv, ((int64_t)b * T + j) * 3 * Dm + 2 * Dm + h * hd + k);
+				o += exp(s[i * T + j] - lse[i]) *
+				     kgc_get(qkv, ((int64_t)b * T + j) * 3 * Dm + 2 * Dm + h * hd + k);
 			out[i * hd + k] = o;
 		}
 	}

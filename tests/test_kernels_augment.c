@@ -1,9 +1,9 @@
 // Checks the augment op against the trainer's host augmentation followed by the patchify op:
 // bit-for-bit equal in f32 for random clips, with and without flips, for positions above 2^32
 // (the counter's high word), and its bf16 output is the rounded f32 one.
-#include "kern_gradcheck.h"  // defines: kgc_get
-#include "kern_ops.h"        // defines: kern_augment, kern_patchify_fwd
-#include "augment_ref.h" // defines: trainer_augment_batch, trainer_augment_flips
+#include "kern_gradcheck.h" // defines: kgc_get
+#include "kern_ops.h"       // defines: kern_augment, kern_patchify_fwd
+#include "augment_ref.h"    // defines: trainer_augment_batch, trainer_augment_flips
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,13 +40,15 @@ int main(void)
 	for (int flip = 0; flip <= 1; flip++) {
 		trainer_augment_batch(px, B, T, H, W, g, seed, flip, host);
 		bad |= kern_upload(c, &vid, host, sizeof(float) * (size_t)n) || kern_patchify_fwd(c, &ref, &vid, P) ||
-		       kern_augment(c, &out, &clips, &pos, seed, flip, P) || kern_augment(c, &out16, &clips, &pos, seed, flip, P);
+		       kern_augment(c, &out, &clips, &pos, seed, flip, P) ||
+		       kern_augment(c, &out16, &clips, &pos, seed, flip, P);
 		int same = memcmp(out.data, ref.data, kern_nbytes(&ref)) == 0;
 		int64_t off16 = 0;
 		for (int64_t i = 0; i < kern_numel(&ref); i++)
 			off16 += ((uint16_t *)out16.data)[i] != kern_bf16_from_f32(((float *)ref.data)[i]);
 		printf("%-4s flip %d (%d of %d clips flipped): f32 %s trainer_augment + patchify; bf16: %lld not RNE\n",
-		       same && !off16 ? "ok" : "FAIL", flip, flip ? flipped : 0, B, same ? "==" : "!=", (long long)off16);
+		       same && !off16 ? "ok" : "FAIL", flip, flip ? flipped : 0, B,
+		       same ? "==" : "!=", (long long)off16);
 		bad |= !same || off16;
 	}
 	if (flipped == 0 || flipped == B) {

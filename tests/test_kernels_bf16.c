@@ -60,11 +60,12 @@ static int op_store(KernCtx *c)
 {
 	const int64_t sx[] = {9, 11}, sw[] = {5, 11}, sb[] = {5}, so[] = {9, 5};
 	KTensor x, w, b, o, x16, w16, b16, o16, dw, dw16, dw0;
-	if (kern_alloc(c, &x, KDT_F32, 2, sx) || kern_alloc(c, &w, KDT_F32, 2, sw) || kern_alloc(c, &b, KDT_F32, 1, sb) ||
-	    kern_alloc(c, &o, KDT_F32, 2, so) || kern_alloc(c, &x16, KDT_BF16, 2, sx) ||
-	    kern_alloc(c, &w16, KDT_BF16, 2, sw) || kern_alloc(c, &b16, KDT_BF16, 1, sb) ||
-	    kern_alloc(c, &o16, KDT_BF16, 2, so) || kern_alloc(c, &dw, KDT_F32, 2, sw) ||
-	    kern_alloc(c, &dw16, KDT_BF16, 2, sw) || kern_alloc(c, &dw0, KDT_F32, 2, sw))
+	if (kern_alloc(c, &x, KDT_F32, 2, sx) || kern_alloc(c, &w, KDT_F32, 2, sw) ||
+	    kern_alloc(c, &b, KDT_F32, 1, sb) || kern_alloc(c, &o, KDT_F32, 2, so) ||
+	    kern_alloc(c, &x16, KDT_BF16, 2, sx) || kern_alloc(c, &w16, KDT_BF16, 2, sw) ||
+	    kern_alloc(c, &b16, KDT_BF16, 1, sb) || kern_alloc(c, &o16, KDT_BF16, 2, so) ||
+	    kern_alloc(c, &dw, KDT_F32, 2, sw) || kern_alloc(c, &dw16, KDT_BF16, 2, sw) ||
+	    kern_alloc(c, &dw0, KDT_F32, 2, sw))
 		return 1;
 	// bf16 values first, so the f32 op sees exactly the widened bf16 arguments
 	kgc_fill(&x16, 1, 2);

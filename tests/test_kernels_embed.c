@@ -11,10 +11,10 @@ enum { B = 2, T = 3, H = 4, W = 6, C = 3, PS = 2, P = 6, Dm = 5, L = 7, V = 11 }
 
 typedef struct {
 	KernCtx *c;
-	KTensor img, patches, rp;               // patchify
-	KTensor x, cls, pos, tpos, vout, rv;    // vis_embed
-	KTensor ids, wte, tp, tout, rt;         // tok_embed
-	KTensor px, ppos, pout, rpool;          // pool
+	KTensor img, patches, rp;            // patchify
+	KTensor x, cls, pos, tpos, vout, rv; // vis_embed
+	KTensor ids, wte, tp, tout, rt;      // tok_embed
+	KTensor px, ppos, pout, rpool;       // pool
 } Em;
 
 static double loss_patch(void *a)

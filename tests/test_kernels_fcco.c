@@ -2,7 +2,7 @@
 // three: the local phase (g, u with the bad-u reset, v2's τ update) fastclip_local, the table
 // scatter (duplicate ids: the later row wins) and the surrogate's loss, feature gradients and
 // dlog s; and that one and three CPU threads give the same bits.
-#include "fastclip_ref.h" // defines: fastclip_local, fastclip_surrogate
+#include "fastclip_ref.h"       // defines: fastclip_local, fastclip_surrogate
 #include "kern_gradcheck.h"     // defines: kgc_*
 #include "kern_ops.h"           // defines: kern_fcco_*
 #include "test_fastclip_util.h" // defines: tf_features, tf_uniform, tf_max_rel_f
@@ -43,8 +43,10 @@ static int device(int nt, FastclipKind kind, const FastclipConfig *cfg, int epoc
 	int rc = kern_alloc(c, &e1, KDT_F32, 2, (int64_t[]){B, D}) | kern_alloc(c, &e2, KDT_F32, 2, (int64_t[]){B, D}) |
 		 kern_alloc(c, &E1, KDT_F32, 2, (int64_t[]){N, D}) | kern_alloc(c, &E2, KDT_F32, 2, (int64_t[]){N, D}) |
 		 kern_alloc(c, &ls, KDT_F32, 1, (int64_t[]){1}) | kern_alloc(c, &ids, KDT_I64, 1, (int64_t[]){B}) |
-		 kern_alloc(c, &ids_all, KDT_I64, 1, (int64_t[]){N}) | kern_alloc(c, &tab, KDT_F32, 2, (int64_t[]){NS, tw}) |
-		 kern_alloc(c, &pack, KDT_F32, 2, (int64_t[]){B, pw}) | kern_alloc(c, &pack_all, KDT_F32, 2, (int64_t[]){N, pw}) |
+		 kern_alloc(c, &ids_all, KDT_I64, 1, (int64_t[]){N}) |
+		 kern_alloc(c, &tab, KDT_F32, 2, (int64_t[]){NS, tw}) |
+		 kern_alloc(c, &pack, KDT_F32, 2, (int64_t[]){B, pw}) |
+		 kern_alloc(c, &pack_all, KDT_F32, 2, (int64_t[]){N, pw}) |
 		 kern_alloc(c, &loss, KDT_F32, 1, (int64_t[]){1}) | kern_alloc(c, &de1, KDT_F32, 2, (int64_t[]){B, D}) |
 		 kern_alloc(c, &de2, KDT_F32, 2, (int64_t[]){B, D}) | kern_alloc(c, &dls, KDT_F32, 1, (int64_t[]){1});
 	if (rc)
@@ -55,9 +57,18 @@ static int device(int nt, FastclipKind kind, const FastclipConfig *cfg, int epoc
 	rc |= kern_upload(c, &tab, table0, sizeof(float) * NS * tw);
 	double b1, b2;
 	fastclip_tau_betas(cfg, epoch, &b1, &b2);
-	KFccoParams p = {.version = v, .gamma = fastclip_gamma(cfg, epoch), .eps = cfg->eps, .rho = cfg->rho,
-			 .lr_tau = cfg->lr_tau, .beta1 = b1, .beta2 = b2, .eps_tau = cfg->eps_tau, .tau_min = cfg->tau_min,
-			 .tau_max = cfg->tau_max, .grad_clamp = cfg->grad_clamp_tau, .epoch = epoch};
+	KFccoParams p = {.version = v,
+			 .gamma = fastclip_gamma(cfg, epoch),
+			 .eps = cfg->eps,
+			 .rho = cfg->rho,
+			 .lr_tau = cfg->lr_tau,
+			 .beta1 = b1,
+			 .beta2 = b2,
+			 .eps_tau = cfg->eps_tau,
+			 .tau_min = cfg->tau_min,
+			 .tau_max = cfg->tau_max,
+			 .grad_clamp = cfg->grad_clamp_tau,
+			 .epoch = epoch};
 	// every rank's local phase, as each rank would run it, gathered into pack_all
 	for (int r = 0; r < K && !rc; r++) {
 		KTensor pr;
@@ -87,7 +98,8 @@ static int check(FastclipKind kind, int K, int rank, uint64_t seed)
 {
 	FastclipConfig cfg;
 	fastclip_config_default(&cfg, kind);
-	const int N = K * B, epoch = 2, v = kind - FASTCLIP_V0, pw = kern_fcco_pack_width(v), tw = kern_fcco_table_width(v);
+	const int N = K * B, epoch = 2, v = kind - FASTCLIP_V0, pw = kern_fcco_pack_width(v),
+		  tw = kern_fcco_table_width(v);
 	const double log_s = (double)(float)log(1 / 0.07);
 	DevOut in = {0}, d1 = {0}, d3 = {0};
 	tf_features(in.E1, N, D, &seed);
@@ -115,13 +127,28 @@ static int check(FastclipKind kind, int K, int rank, uint64_t seed)
 	// host: every rank's pack, the surrogate of `rank`, the scatter
 	float hp[KMAX * B * 12], hde1[B * D], hde2[B * D], htab[NS * 10];
 	for (int r = 0; r < K; r++) {
-		FastclipBatch br = {.B = B, .K = K, .rank = r, .d = D, .e1 = in.E1 + r * B * D, .e2 = in.E2 + r * B * D,
-				    .E1 = in.E1, .E2 = in.E2, .ids = in.ids + r * B, .log_s = log_s};
+		FastclipBatch br = {.B = B,
+				    .K = K,
+				    .rank = r,
+				    .d = D,
+				    .e1 = in.E1 + r * B * D,
+				    .e2 = in.E2 + r * B * D,
+				    .E1 = in.E1,
+				    .E2 = in.E2,
+				    .ids = in.ids + r * B,
+				    .log_s = log_s};
 		if (fastclip_local(&cfg, &t, epoch, &br, hp + r * B * pw) < 0)
 			return 1;
 	}
-	FastclipBatch b = {.B = B, .K = K, .rank = rank, .d = D, .e1 = in.E1 + rank * B * D, .e2 = in.E2 + rank * B * D,
-			   .E1 = in.E1, .E2 = in.E2, .log_s = log_s};
+	FastclipBatch b = {.B = B,
+			   .K = K,
+			   .rank = rank,
+			   .d = D,
+			   .e1 = in.E1 + rank * B * D,
+			   .e2 = in.E2 + rank * B * D,
+			   .E1 = in.E1,
+			   .E2 = in.E2,
+			   .log_s = log_s};
 	FastclipGrads g = {.de1 = hde1, .de2 = hde2};
 	if (fastclip_surrogate(&cfg, &b, hp + rank * B * pw, hp, &g) < 0 ||
 	    fastclip_tables_scatter(&t, N, in.ids, hp) < 0)
@@ -134,9 +161,12 @@ static int check(FastclipKind kind, int K, int rank, uint64_t seed)
 		return 1;
 	}
 	float hl = (float)g.loss, hd = (float)g.dlog_s;
-	double e[6] = {tf_max_rel_f(d1.pack_all, hp, (int64_t)N * pw), tf_max_rel_f(d1.table, htab, (int64_t)NS * tw),
-		       tf_max_rel_f(&d1.loss, &hl, 1), tf_max_rel_f(d1.de1, hde1, B * D),
-		       tf_max_rel_f(d1.de2, hde2, B * D), tf_max_rel_f(&d1.dls, &hd, 1)};
+	double e[6] = {tf_max_rel_f(d1.pack_all, hp, (int64_t)N * pw),
+		       tf_max_rel_f(d1.table, htab, (int64_t)NS * tw),
+		       tf_max_rel_f(&d1.loss, &hl, 1),
+		       tf_max_rel_f(d1.de1, hde1, B * D),
+		       tf_max_rel_f(d1.de2, hde2, B * D),
+		       tf_max_rel_f(&d1.dls, &hd, 1)};
 	int same = memcmp(&d1, &d3, sizeof d1) == 0, ok = same;
 	for (int i = 0; i < 6; i++)
 		ok &= e[i] <= 1e-6;

@@ -31,7 +31,7 @@ static void grad_of(int step, float *g)
 {
 	KTensor t = kern_tensor_make(g, KDT_F32, 1, (int64_t[]){NP});
 	kgc_fill(&t, 40 + (uint64_t)step, step == 2 ? 0.002 : 0.05); // steps 1 and 3 exceed the clip norm
-	g[4144] = -800.0f; // pushes the logit scale past its clamp
+	g[4144] = -800.0f;                                           // pushes the logit scale past its clamp
 }
 
 // Σg² over the non-frozen segments in the contract's order: chunks of KERN_OPT_CHUNK, in order
@@ -60,8 +60,9 @@ static int fused(int nt, int lamb, State *out)
 	KTensor p, g, m, v, nc, cp;
 	const int64_t sn[] = {NP}, s2[] = {2};
 	if (kern_ctx_create_cpu(&c, nt) || kern_opt_plan_create(c, &plan, segs, NSEG, NP) ||
-	    kern_alloc(c, &p, KDT_F32, 1, sn) || kern_alloc(c, &g, KDT_F32, 1, sn) || kern_alloc(c, &m, KDT_F32, 1, sn) ||
-	    kern_alloc(c, &v, KDT_F32, 1, sn) || kern_alloc(c, &nc, KDT_F32, 1, s2) || kern_alloc(c, &cp, KDT_BF16, 1, sn))
+	    kern_alloc(c, &p, KDT_F32, 1, sn) || kern_alloc(c, &g, KDT_F32, 1, sn) ||
+	    kern_alloc(c, &m, KDT_F32, 1, sn) || kern_alloc(c, &v, KDT_F32, 1, sn) ||
+	    kern_alloc(c, &nc, KDT_F32, 1, s2) || kern_alloc(c, &cp, KDT_BF16, 1, sn))
 		return -1;
 	kgc_fill(&p, 3, 1);
 	kgc_set(&p, 4144, 4.59);
@@ -103,7 +104,8 @@ static void tensor_adamw(float *p, const float *g, float *m, float *v, int64_t n
 static void tensor_lamb(float *p, const float *g, float *m, float *v, int64_t n, const KOptHyper *h)
 {
 	const float b1 = (float)h->beta1, b2 = (float)h->beta2, eps = (float)h->eps, wd = (float)h->weight_decay;
-	const float bc1 = (float)(1 - pow(h->beta1, (double)h->step)), bc2 = (float)(1 - pow(h->beta2, (double)h->step));
+	const float bc1 = (float)(1 - pow(h->beta1, (double)h->step)),
+		    bc2 = (float)(1 - pow(h->beta2, (double)h->step));
 	double sp = 0, sr = 0;
 	for (int64_t i = 0; i < n; i++) {
 		m[i] = b1 * m[i] + (1 - b1) * g[i];
@@ -207,12 +209,13 @@ static int run(int lamb)
 	bad |= !ok;
 	// per-tensor: AdamW bit for bit; LAMB to rounding on every segment (trust ratio 1 without decay)
 	double dec = fmax(maxdiff(f1.p, pt.p, 0, 35), maxdiff(f1.p, pt.p, 44, 4144));
-	double mv = fmax(maxdiff(f1.m, pt.m, 0, 4145), maxdiff(f1.v, pt.v, 0, 4145)), nodec = maxdiff(f1.p, pt.p, 35, 44);
+	double mv = fmax(maxdiff(f1.m, pt.m, 0, 4145), maxdiff(f1.v, pt.v, 0, 4145)),
+	       nodec = maxdiff(f1.p, pt.p, 35, 44);
 	if (!lamb) // the clamped logit scale has no decay either
 		nodec = fmax(nodec, maxdiff(f1.p, pt.p, 4144, 4145));
 	ok = lamb ? dec <= 2e-7 && mv == 0 && nodec <= 2e-7 : dec == 0 && mv == 0 && nodec == 0;
-	printf("%-4s %s vs the per-tensor rule: decayed %.2g, moments %.2g, undecayed %.2g (%s)\n", ok ? "ok" : "FAIL", k,
-	       dec, mv, nodec, lamb ? "trust ratio 1 there in both" : "bit for bit");
+	printf("%-4s %s vs the per-tensor rule: decayed %.2g, moments %.2g, undecayed %.2g (%s)\n", ok ? "ok" : "FAIL",
+	       k, dec, mv, nodec, lamb ? "trust ratio 1 there in both" : "bit for bit");
 	bad |= !ok;
 	// segment rules, the gap and the copy
 	float p0[NP];
@@ -238,12 +241,14 @@ static int external(void)
 {
 	KernCtx *c;
 	KOptPlan *plan;
-	const KOptSegment segs[2] = {{.offset = 0, .length = 10, .flags = KSEG_DECAY},
-				     {.offset = 10, .length = 1, .flags = KSEG_EXTERNAL | KSEG_CLAMP, .clamp_lo = 0, .clamp_hi = 0.5f}};
+	const KOptSegment segs[2] = {
+		{.offset = 0, .length = 10, .flags = KSEG_DECAY},
+		{.offset = 10, .length = 1, .flags = KSEG_EXTERNAL | KSEG_CLAMP, .clamp_lo = 0, .clamp_hi = 0.5f}};
 	KTensor p, g, m, v, nc;
 	const int64_t sn[] = {11}, s2[] = {2};
-	if (kern_ctx_create_cpu(&c, 1) || kern_opt_plan_create(c, &plan, segs, 2, 11) || kern_alloc(c, &p, KDT_F32, 1, sn) ||
-	    kern_alloc(c, &g, KDT_F32, 1, sn) || kern_alloc(c, &m, KDT_F32, 1, sn) || kern_alloc(c, &v, KDT_F32, 1, sn) ||
+	if (kern_ctx_create_cpu(&c, 1) || kern_opt_plan_create(c, &plan, segs, 2, 11) ||
+	    kern_alloc(c, &p, KDT_F32, 1, sn) || kern_alloc(c, &g, KDT_F32, 1, sn) ||
+	    kern_alloc(c, &m, KDT_F32, 1, sn) || kern_alloc(c, &v, KDT_F32, 1, sn) ||
 	    kern_alloc(c, &nc, KDT_F32, 1, s2))
 		return 1;
 	double ss = 0;
@@ -254,7 +259,8 @@ static int external(void)
 	}
 	KOptHyper h = H0;
 	h.step = 1;
-	int rc = kern_grad_norm(c, plan, &nc, &g, 0) | kern_optimizer(c, plan, &h, &p, NULL, &g, &m, &v, &nc) | kern_sync(c);
+	int rc = kern_grad_norm(c, plan, &nc, &g, 0) | kern_optimizer(c, plan, &h, &p, NULL, &g, &m, &v, &nc) |
+		 kern_sync(c);
 	int ok = rc == 0 && fabs(kgc_get(&nc, 0) - sqrt(ss)) < 1e-6 * sqrt(ss) && kgc_get(&p, 10) == 11.0 &&
 		 kgc_get(&m, 10) == 0 && kgc_get(&v, 10) == 0 && kgc_get(&p, 0) != 1.0;
 	printf("%-4s external segment: in the norm (%.6g), value %.6g and moments untouched\n", ok ? "ok" : "FAIL",

@@ -23,9 +23,9 @@ static int setup(KernCtx *c, Ln *s, KDtype dt)
 {
 	const int64_t sx[] = {3, 4, 9}, sc[] = {9}, sn[] = {12};
 	s->c = c;
-	int rc = kern_alloc(c, &s->in, dt, 3, sx) | kern_alloc(c, &s->out, dt, 3, sx) | kern_alloc(c, &s->r, dt, 3, sx) |
-		 kern_alloc(c, &s->w, dt, 1, sc) | kern_alloc(c, &s->b, dt, 1, sc) | kern_alloc(c, &s->mean, dt, 1, sn) |
-		 kern_alloc(c, &s->rstd, dt, 1, sn);
+	int rc = kern_alloc(c, &s->in, dt, 3, sx) | kern_alloc(c, &s->out, dt, 3, sx) |
+		 kern_alloc(c, &s->r, dt, 3, sx) | kern_alloc(c, &s->w, dt, 1, sc) | kern_alloc(c, &s->b, dt, 1, sc) |
+		 kern_alloc(c, &s->mean, dt, 1, sn) | kern_alloc(c, &s->rstd, dt, 1, sn);
 	kgc_fill(&s->in, 11, 2);
 	kgc_fill(&s->w, 12, 1);
 	kgc_fill(&s->b, 13, 1);

@@ -19,10 +19,19 @@ typedef struct {
 
 static int forward(Chain *s)
 {
-	if (kern_linear(s->c, &(KLinear){.out = &s->h, .pre = s->act ? &s->pre : NULL, .in = &s->x, .w = &s->w1,
-					 .trans_w = 1, .bias = &s->b1, .act = s->act}))
+	if (kern_linear(s->c, &(KLinear){.out = &s->h,
+					 .pre = s->act ? &s->pre : NULL,
+					 .in = &s->x,
+					 .w = &s->w1,
+					 .trans_w = 1,
+					 .bias = &s->b1,
+					 .act = s->act}))
 		return -1;
-	return kern_linear(s->c, &(KLinear){.out = &s->y, .in = &s->h, .w = &s->w2, .trans_w = s->trans2, .bias = &s->b2,
+	return kern_linear(s->c, &(KLinear){.out = &s->y,
+					    .in = &s->h,
+					    .w = &s->w2,
+					    .trans_w = s->trans2,
+					    .bias = &s->b2,
 					    .residual = &s->res});
 }
 
@@ -37,10 +46,11 @@ static int setup(KernCtx *c, Chain *s, KDtype dt, int trans2)
 	*s = (Chain){.c = c, .trans2 = trans2};
 	const int64_t sx[] = {2, 3, IC}, sw1[] = {HID, IC}, sb1[] = {HID}, sh[] = {2, 3, HID}, sb2[] = {OC},
 		      sy[] = {2, 3, OC}, sw2t[] = {OC, HID}, sw2n[] = {HID, OC};
-	int rc = kern_alloc(c, &s->x, dt, 3, sx) | kern_alloc(c, &s->w1, dt, 2, sw1) | kern_alloc(c, &s->b1, dt, 1, sb1) |
-		 kern_alloc(c, &s->pre, dt, 3, sh) | kern_alloc(c, &s->h, dt, 3, sh) |
-		 kern_alloc(c, &s->w2, dt, 2, trans2 ? sw2t : sw2n) | kern_alloc(c, &s->b2, dt, 1, sb2) |
-		 kern_alloc(c, &s->res, dt, 3, sy) | kern_alloc(c, &s->y, dt, 3, sy) | kern_alloc(c, &s->r, dt, 3, sy);
+	int rc = kern_alloc(c, &s->x, dt, 3, sx) | kern_alloc(c, &s->w1, dt, 2, sw1) |
+		 kern_alloc(c, &s->b1, dt, 1, sb1) | kern_alloc(c, &s->pre, dt, 3, sh) |
+		 kern_alloc(c, &s->h, dt, 3, sh) | kern_alloc(c, &s->w2, dt, 2, trans2 ? sw2t : sw2n) |
+		 kern_alloc(c, &s->b2, dt, 1, sb2) | kern_alloc(c, &s->res, dt, 3, sy) |
+		 kern_alloc(c, &s->y, dt, 3, sy) | kern_alloc(c, &s->r, dt, 3, sy);
 	kgc_fill(&s->x, 1, 1.5);
 	kgc_fill(&s->w1, 2, 0.8);
 	kgc_fill(&s->b1, 3, 0.5);
@@ -57,14 +67,24 @@ static int backward(Chain *s, KTensor *g)
 	if (forward(s) || kern_copy(s->c, &g[5], &s->r)) // d res = dy
 		return -1;
 	KTensor dpre = g[6]; // scratch (N, HID): d h, or d pre with the epilogue
-	int rc = kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&dpre), .dw = KG_SET(&g[3]), .dbias = KG_SET(&g[4]),
-						     .din_bias = s->act ? KG_SET(&g[2]) : KG_NONE, .dout = &s->r,
-						     .in = &s->h, .w = &s->w2, .trans_w = s->trans2,
-						     .in_pre = s->act ? &s->pre : NULL, .in_act = s->act});
+	int rc = kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&dpre),
+						     .dw = KG_SET(&g[3]),
+						     .dbias = KG_SET(&g[4]),
+						     .din_bias = s->act ? KG_SET(&g[2]) : KG_NONE,
+						     .dout = &s->r,
+						     .in = &s->h,
+						     .w = &s->w2,
+						     .trans_w = s->trans2,
+						     .in_pre = s->act ? &s->pre : NULL,
+						     .in_act = s->act});
 	return rc ? rc
-		  : kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&g[0]), .dw = KG_SET(&g[1]),
-						       .dbias = s->act ? KG_NONE : KG_SET(&g[2]), .dout = &dpre,
-						       .in = &s->x, .w = &s->w1, .trans_w = 1});
+		  : kern_linear_bwd(s->c, &(KLinearBwd){.din = KG_SET(&g[0]),
+							.dw = KG_SET(&g[1]),
+							.dbias = s->act ? KG_NONE : KG_SET(&g[2]),
+							.dout = &dpre,
+							.in = &s->x,
+							.w = &s->w1,
+							.trans_w = 1});
 }
 
 static int alloc_grads(KernCtx *c, const Chain *s, KTensor *g, KDtype dt)

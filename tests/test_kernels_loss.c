@@ -30,10 +30,9 @@ int main(void)
 	Lo s = {.c = c};
 	const int64_t sf[] = {B, E}, s1[] = {1};
 	if (kern_ctx_reserve_workspace(c, kern_loss_ws_bytes(c, B, B, E)) || kern_alloc(c, &s.img, KDT_F64, 2, sf) ||
-	    kern_alloc(c, &s.txt, KDT_F64, 2, sf) ||
-	    kern_alloc(c, &s.dimg, KDT_F64, 2, sf) || kern_alloc(c, &s.dtxt, KDT_F64, 2, sf) ||
-	    kern_alloc(c, &s.ls, KDT_F64, 1, s1) || kern_alloc(c, &s.dls, KDT_F64, 1, s1) ||
-	    kern_alloc(c, &s.loss, KDT_F64, 1, s1))
+	    kern_alloc(c, &s.txt, KDT_F64, 2, sf) || kern_alloc(c, &s.dimg, KDT_F64, 2, sf) ||
+	    kern_alloc(c, &s.dtxt, KDT_F64, 2, sf) || kern_alloc(c, &s.ls, KDT_F64, 1, s1) ||
+	    kern_alloc(c, &s.dls, KDT_F64, 1, s1) || kern_alloc(c, &s.loss, KDT_F64, 1, s1))
 		return 1;
 	kgc_fill(&s.img, 71, 1);
 	kgc_fill(&s.txt, 72, 1);

@@ -1,7 +1,7 @@
 // Checks the gathered InfoNCE op against trainer/fastclip's fastclip_openclip (rank 1 of three:
 // loss, the gathered copies' gradients, dlog s), accumulation into existing gradients, and the
 // metrics op (local InfoNCE and retrieval accuracy) against a direct computation.
-#include "fastclip_ref.h" // defines: fastclip_openclip
+#include "fastclip_ref.h"       // defines: fastclip_openclip
 #include "kern_gradcheck.h"     // defines: kgc_*
 #include "kern_ops.h"           // defines: kern_infonce, kern_clip_metrics
 #include "test_fastclip_util.h" // defines: tf_features, tf_max_rel_f
@@ -49,21 +49,30 @@ int main(void)
 	tf_features(E1, N, D, &seed);
 	tf_features(E2, N, D, &seed);
 	const double log_s = (double)(float)log(1 / 0.07);
-	FastclipBatch hb = {.B = B, .K = K, .rank = RANK, .d = D, .e1 = E1 + RANK * B * D, .e2 = E2 + RANK * B * D,
-			    .E1 = E1, .E2 = E2, .log_s = log_s};
+	FastclipBatch hb = {.B = B,
+			    .K = K,
+			    .rank = RANK,
+			    .d = D,
+			    .e1 = E1 + RANK * B * D,
+			    .e2 = E2 + RANK * B * D,
+			    .E1 = E1,
+			    .E2 = E2,
+			    .log_s = log_s};
 	double hl, hdls;
 	if (fastclip_openclip(&hb, &hl, hdE1, hdE2, &hdls) < 0)
 		return 1;
 	KTensor e1, e2, tE1, tE2, ls, loss, g1, g2, dls, met;
 	const int64_t sb[] = {B, D}, sn[] = {N, D}, s1[] = {1}, s2[] = {2};
-	if (kern_alloc(c, &e1, KDT_F32, 2, sb) || kern_alloc(c, &e2, KDT_F32, 2, sb) || kern_alloc(c, &tE1, KDT_F32, 2, sn) ||
-	    kern_alloc(c, &tE2, KDT_F32, 2, sn) || kern_alloc(c, &ls, KDT_F32, 1, s1) || kern_alloc(c, &loss, KDT_F32, 1, s1) ||
-	    kern_alloc(c, &g1, KDT_F32, 2, sn) || kern_alloc(c, &g2, KDT_F32, 2, sn) || kern_alloc(c, &dls, KDT_F32, 1, s1) ||
-	    kern_alloc(c, &met, KDT_F32, 1, s2))
+	if (kern_alloc(c, &e1, KDT_F32, 2, sb) || kern_alloc(c, &e2, KDT_F32, 2, sb) ||
+	    kern_alloc(c, &tE1, KDT_F32, 2, sn) || kern_alloc(c, &tE2, KDT_F32, 2, sn) ||
+	    kern_alloc(c, &ls, KDT_F32, 1, s1) || kern_alloc(c, &loss, KDT_F32, 1, s1) ||
+	    kern_alloc(c, &g1, KDT_F32, 2, sn) || kern_alloc(c, &g2, KDT_F32, 2, sn) ||
+	    kern_alloc(c, &dls, KDT_F32, 1, s1) || kern_alloc(c, &met, KDT_F32, 1, s2))
 		return 1;
 	float lsf = (float)log_s;
-	int bad = kern_upload(c, &e1, hb.e1, sizeof(float) * B * D) | kern_upload(c, &e2, hb.e2, sizeof(float) * B * D) |
-		  kern_upload(c, &tE1, E1, sizeof E1) | kern_upload(c, &tE2, E2, sizeof E2) | kern_upload(c, &ls, &lsf, 4);
+	int bad = kern_upload(c, &e1, hb.e1, sizeof(float) * B * D) |
+		  kern_upload(c, &e2, hb.e2, sizeof(float) * B * D) | kern_upload(c, &tE1, E1, sizeof E1) |
+		  kern_upload(c, &tE2, E2, sizeof E2) | kern_upload(c, &ls, &lsf, 4);
 	KContrastBatch b = {.e1 = &e1, .e2 = &e2, .E1 = &tE1, .E2 = &tE2, .offset = RANK * B, .log_s = &ls};
 	bad |= kern_infonce(c, &b, &loss, KG_SET(&g1), KG_SET(&g2), KG_SET(&dls));
 	bad |= kern_download(c, dE1, sizeof dE1, &g1) | kern_download(c, dE2, sizeof dE2, &g2);

@@ -46,12 +46,12 @@ int main(void)
 
 	// waits: sync points count, queued ops do not
 	int64_t w0 = kern_ctx_host_waits(c);
-	kern_upload(c2, &t, src, sizeof src);                                       // +1
-	kern_copy(c, &u, &t);                                                       // queued
-	kern_add(c, &u, &u, &t);                                                    // queued
-	kern_download(c2, dst, sizeof dst, &u);                                     // +1
-	kern_sync(c);                                                               // +1
-	kern_stream_sync(c2);                                                       // +1
+	kern_upload(c2, &t, src, sizeof src);   // +1
+	kern_copy(c, &u, &t);                   // queued
+	kern_add(c, &u, &u, &t);                // queued
+	kern_download(c2, dst, sizeof dst, &u); // +1
+	kern_sync(c);                           // +1
+	kern_stream_sync(c2);                   // +1
 	expect("host waits: upload, download, sync, stream sync", kern_ctx_host_waits(c2) - w0, 4);
 	expect("a tensor of one stream used on the other", (long long)dst[100], 200);
 

@@ -1,10 +1,10 @@
 // Checks the temperature step op against trainer/fastclip's FastclipTemp over many steps: the
 // Adam update, v3's learning rate ×1/3 once τ ≤ 0.03 (fastclip_tau_lr_rgclg), the [0, ln 100]
 // clamp, the weight copy; and that a non-finite gradient latches "temp_step" and changes nothing.
-#include "fastclip.h" // defines: fastclip_config_default, fastclip_tau_lr_rgclg, FASTCLIP_LOG_S_MAX
-#include "fastclip_ref.h" // defines: FastclipTemp, fastclip_temp_step
-#include "kern_gradcheck.h"  // defines: kgc_*
-#include "kern_ops.h"        // defines: kern_temp_step
+#include "fastclip.h"       // defines: fastclip_config_default, fastclip_tau_lr_rgclg, FASTCLIP_LOG_S_MAX
+#include "fastclip_ref.h"   // defines: FastclipTemp, fastclip_temp_step
+#include "kern_gradcheck.h" // defines: kgc_*
+#include "kern_ops.h"       // defines: kern_temp_step
 
 #include <errno.h>
 #include <math.h>
@@ -33,10 +33,17 @@ int main(void)
 		double lr = fastclip_tau_lr_rgclg(&cfg, t.log_s);
 		low += lr < cfg.lr_tau;
 		kgc_set(&g, 0, grad);
-		KTempStep h = {.lr = cfg.lr_tau, .lr_low = cfg.lr_tau / 3, .tau_low = 0.03, .beta1 = cfg.beta1_tau,
-			       .beta2 = cfg.beta2_tau, .eps = cfg.eps_tau, .step = s, .lo = 0, .hi = FASTCLIP_LOG_S_MAX};
-		bad |= kern_temp_step(c, &ls, &mv, &g, NULL, &copy, &h) | fastclip_temp_step(&t, (float)grad, lr, cfg.beta1_tau,
-										       cfg.beta2_tau, cfg.eps_tau);
+		KTempStep h = {.lr = cfg.lr_tau,
+			       .lr_low = cfg.lr_tau / 3,
+			       .tau_low = 0.03,
+			       .beta1 = cfg.beta1_tau,
+			       .beta2 = cfg.beta2_tau,
+			       .eps = cfg.eps_tau,
+			       .step = s,
+			       .lo = 0,
+			       .hi = FASTCLIP_LOG_S_MAX};
+		bad |= kern_temp_step(c, &ls, &mv, &g, NULL, &copy, &h) |
+		       fastclip_temp_step(&t, (float)grad, lr, cfg.beta1_tau, cfg.beta2_tau, cfg.eps_tau);
 		clamped += t.log_s == FASTCLIP_LOG_S_MAX;
 		worst = fmax(worst, fabs(kgc_get(&ls, 0) - t.log_s) / t.log_s);
 		bad |= kgc_get(&copy, 0) != kern_f32_from_bf16(kern_bf16_from_f32((float)kgc_get(&ls, 0)));
@@ -65,7 +72,8 @@ int main(void)
 	kgc_set(&ls, 0, 2.5);
 	kgc_set(&ls2, 0, 2.5);
 	kern_zero(c, &mv);
-	h = (KTempStep){.lr = 0.01, .lr_low = 0.01, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .step = 1, .lo = 0, .hi = 5};
+	h = (KTempStep){
+		.lr = 0.01, .lr_low = 0.01, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .step = 1, .lo = 0, .hi = 5};
 	kgc_set(&g, 0, -3.0);
 	rc = kern_temp_step(c, &ls, &mv, &g, &nc, NULL, &h);
 	kgc_set(&g, 0, (float)(-3.0f * 0.25f));

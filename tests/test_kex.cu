@@ -24,7 +24,8 @@ static void test_blocksum(uint64_t seed)
 			want += v;
 		}
 		size_t np = kex_blocksum_partials(n);
-		float *dx = kt_dev_alloc<float>(n + 1), *dp = kt_dev_alloc<float>(np + 1), *dout = kt_dev_alloc<float>(1);
+		float *dx = kt_dev_alloc<float>(n + 1), *dp = kt_dev_alloc<float>(np + 1),
+		      *dout = kt_dev_alloc<float>(1);
 		kt_upload(dx, x);
 		float got[2];
 		for (int run = 0; run < 2; run++) {
@@ -32,15 +33,19 @@ static void test_blocksum(uint64_t seed)
 			cuda_check(kex_blocksum(NULL, dout, dx, n, dp, 0) == 0 ? cudaSuccess : cudaErrorUnknown);
 			got[run] = kt_download(dout, 1)[0];
 		}
-		KT_CHECK(fabs(got[0] - want) <= 1e-7 * (double)n + 1e-6, "blocksum n %zu: %g, want %g", n, got[0], want);
-		KT_CHECK(memcmp(&got[0], &got[1], 4) == 0, "blocksum n %zu differs between runs: %a %a", n, got[0], got[1]);
+		KT_CHECK(fabs(got[0] - want) <= 1e-7 * (double)n + 1e-6, "blocksum n %zu: %g, want %g", n, got[0],
+			 want);
+		KT_CHECK(memcmp(&got[0], &got[1], 4) == 0, "blocksum n %zu differs between runs: %a %a", n, got[0],
+			 got[1]);
 		// unaligned input takes the scalar path: the same sum up to rounding
 		if (n > 1) {
 			float *dout2 = kt_dev_alloc<float>(1);
-			cuda_check(kex_blocksum(NULL, dout2, dx + 1, n - 1, dp, 0) == 0 ? cudaSuccess : cudaErrorUnknown);
+			cuda_check(kex_blocksum(NULL, dout2, dx + 1, n - 1, dp, 0) == 0 ? cudaSuccess
+											: cudaErrorUnknown);
 			double want1 = want - x[0];
 			float g = kt_download(dout2, 1)[0];
-			KT_CHECK(fabs(g - want1) <= 1e-7 * (double)n + 1e-6, "unaligned blocksum n %zu: %g, want %g", n - 1, g, want1);
+			KT_CHECK(fabs(g - want1) <= 1e-7 * (double)n + 1e-6, "unaligned blocksum n %zu: %g, want %g",
+				 n - 1, g, want1);
 			cuda_check(cudaFree(dout2));
 		}
 		for (void *p : {(void *)dx, (void *)dp, (void *)dout})
@@ -79,8 +84,8 @@ static void test_softmax(uint64_t seed)
 		}
 		double err = kt_rel_l2(got.data(), want.data(), got.size());
 		KT_CHECK(err <= 1e-2, "softmax %d x %d: rel L2 %g (bf16 output)", rows, cols, err);
-		KT_CHECK(memcmp(y[0].data(), y[1].data(), x.size() * sizeof(bf16)) == 0, "softmax %d x %d differs between runs",
-			 rows, cols);
+		KT_CHECK(memcmp(y[0].data(), y[1].data(), x.size() * sizeof(bf16)) == 0,
+			 "softmax %d x %d differs between runs", rows, cols);
 		cuda_check(cudaFree(dx));
 		cuda_check(cudaFree(dy));
 	}
@@ -110,13 +115,14 @@ static void test_mma_gemm(uint64_t seed)
 			for (int n = 0; n < N; n++) {
 				double acc = 0;
 				for (int k = 0; k < K; k++)
-					acc += (double)__bfloat162float(a[(size_t)m * K + k]) * __bfloat162float(b[(size_t)n * K + k]);
+					acc += (double)__bfloat162float(a[(size_t)m * K + k]) *
+					       __bfloat162float(b[(size_t)n * K + k]);
 				want[(size_t)m * N + n] = (float)acc;
 			}
 		double err = kt_rel_l2(c[0].data(), want.data(), want.size());
 		KT_CHECK(err <= 1e-5, "mma gemm %d x %d x %d: rel L2 %g (f32 accumulate)", M, N, K, err);
-		KT_CHECK(memcmp(c[0].data(), c[1].data(), want.size() * 4) == 0, "mma gemm %d x %d x %d differs between runs",
-			 M, N, K);
+		KT_CHECK(memcmp(c[0].data(), c[1].data(), want.size() * 4) == 0,
+			 "mma gemm %d x %d x %d differs between runs", M, N, K);
 		for (void *p : {(void *)da, (void *)db, (void *)dc})
 			cuda_check(cudaFree(p));
 	}

@@ -18,7 +18,10 @@ static double uni(void)
 	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 	return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
-static size_t esize(KgType t) { return t == KGEMM_BF16 ? 2 : 4; }
+static size_t esize(KgType t)
+{
+	return t == KGEMM_BF16 ? 2 : 4;
+}
 static double get(const void *p, KgType t, size_t i)
 {
 	if (t == KGEMM_F32)
@@ -84,7 +87,8 @@ static void one_case(KGemm *g, KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType 
 	fill(hA, ab, asz, 1.0), fill(hB, ab, bsz, 1.0), fill(hC, ct, csz, 1.0), fill(hX, ct, csz, 2.0);
 	fill(hb, ct, nb, 1.0);
 	void *dA, *dB, *dC, *dX, *db;
-	cuda_check(cudaMalloc(&dA, asz * 4)), cuda_check(cudaMalloc(&dB, bsz * 4)), cuda_check(cudaMalloc(&dC, csz * 4));
+	cuda_check(cudaMalloc(&dA, asz * 4)), cuda_check(cudaMalloc(&dB, bsz * 4)),
+		cuda_check(cudaMalloc(&dC, csz * 4));
 	cuda_check(cudaMalloc(&dX, csz * 4)), cuda_check(cudaMalloc(&db, nb * 4));
 	int rc = 0;
 	for (int run = 0; run < 2 && !rc; run++) {
@@ -99,8 +103,9 @@ static void one_case(KGemm *g, KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType 
 		rc = kgemm(g, NULL, &d, &e);
 		if (rc == -ENOTSUP) {
 			unsupported++;
-			printf("%s op %c%c %s %s->%s acc %d: %s\n", required(opA, opB, epi, acc) ? "FAIL (needed)" : "not supported",
-			       "NT"[opA], "NT"[opB], kgemm_epi_name(epi), ab ? "bf16" : "f32", ct ? "bf16" : "f32", acc, e.msg);
+			printf("%s op %c%c %s %s->%s acc %d: %s\n",
+			       required(opA, opB, epi, acc) ? "FAIL (needed)" : "not supported", "NT"[opA], "NT"[opB],
+			       kgemm_epi_name(epi), ab ? "bf16" : "f32", ct ? "bf16" : "f32", acc, e.msg);
 			failures += required(opA, opB, epi, acc);
 			break;
 		}
@@ -126,11 +131,12 @@ static void one_case(KGemm *g, KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType 
 		int ok = ec <= tol && ex <= tol && eb <= tol && same;
 		if (!ok)
 			printf("FAIL op %c%c %s %s->%s acc %d: rel L2 D %.2e aux %.2e bias %.2e (tolerance %.0e), two runs %s\n",
-			       "NT"[opA], "NT"[opB], kgemm_epi_name(epi), ab ? "bf16" : "f32", ct ? "bf16" : "f32", acc, ec, ex,
-			       eb, tol, same ? "identical" : "DIFFER");
+			       "NT"[opA], "NT"[opB], kgemm_epi_name(epi), ab ? "bf16" : "f32", ct ? "bf16" : "f32", acc,
+			       ec, ex, eb, tol, same ? "identical" : "DIFFER");
 		failures += !ok;
 	}
-	cuda_check(cudaFree(dA)), cuda_check(cudaFree(dB)), cuda_check(cudaFree(dC)), cuda_check(cudaFree(dX)), cuda_check(cudaFree(db));
+	cuda_check(cudaFree(dA)), cuda_check(cudaFree(dB)), cuda_check(cudaFree(dC)), cuda_check(cudaFree(dX)),
+		cuda_check(cudaFree(db));
 	void *all[] = {hA, hB, hC, hX, hb, rC, rX, rb, gC, gX, gb, gC2};
 	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
 		free(all[i]);
@@ -158,7 +164,8 @@ int main(void)
 			for (int epi = 0; epi < KGEMM_EPI_COUNT; epi++)
 				for (int t = 0; t < 3; t++)
 					for (int acc = 0; acc < 2; acc++, cases++)
-						one_case(g, (KgOp)opA, (KgOp)opB, (KgEpi)epi, types[t][0], types[t][1], acc);
+						one_case(g, (KgOp)opA, (KgOp)opB, (KgEpi)epi, types[t][0], types[t][1],
+							 acc);
 	kgemm_destroy(g);
 	printf("%d cases, %d not supported by cuBLASLt here, %d failed\n", cases, unsupported, failures);
 	printf("test_kgemm_gpu: %s\n", failures ? "FAILED" : "ok");

@@ -12,14 +12,14 @@
 #include <string.h>
 
 static int failures;
-#define CHECK(cond, ...)                                                                                     \
-	do {                                                                                                 \
-		if (!(cond)) {                                                                               \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                           \
-			fprintf(stderr, __VA_ARGS__);                                                        \
-			fputc('\n', stderr);                                                                 \
-			failures++;                                                                          \
-		}                                                                                            \
+#define CHECK(cond, ...)                                                                                               \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);                                     \
+			fprintf(stderr, __VA_ARGS__);                                                                  \
+			fputc('\n', stderr);                                                                           \
+			failures++;                                                                                    \
+		}                                                                                                      \
 	} while (0)
 
 static uint64_t rng;
@@ -74,9 +74,11 @@ static void naive(const KgCall *c, int rm, void *C, void *bias, void *aux)
 			double acc = 0;
 			for (int k = 0; k < K; k++) {
 				size_t ai = rm ? (c->opA == KGEMM_N ? (size_t)i * c->lda + k : (size_t)k * c->lda + i)
-					       : (c->opA == KGEMM_N ? (size_t)i + (size_t)k * c->lda : (size_t)k + (size_t)i * c->lda);
+					       : (c->opA == KGEMM_N ? (size_t)i + (size_t)k * c->lda
+								    : (size_t)k + (size_t)i * c->lda);
 				size_t bi = rm ? (c->opB == KGEMM_N ? (size_t)k * c->ldb + j : (size_t)j * c->ldb + k)
-					       : (c->opB == KGEMM_N ? (size_t)k + (size_t)j * c->ldb : (size_t)j + (size_t)k * c->ldb);
+					       : (c->opB == KGEMM_N ? (size_t)k + (size_t)j * c->ldb
+								    : (size_t)j + (size_t)k * c->ldb);
 				acc += get(c->A, c->ab, ai) * get(c->B, c->ab, bi);
 			}
 			size_t ci = rm ? (size_t)i * c->ldc + j : (size_t)i + (size_t)j * c->ldc;
@@ -106,10 +108,12 @@ static void naive(const KgCall *c, int rm, void *C, void *bias, void *aux)
 				size_t idx;
 				if (rows_of_a)
 					idx = rm ? (c->opA == KGEMM_N ? (size_t)r * c->lda + k : (size_t)k * c->lda + r)
-						 : (c->opA == KGEMM_N ? (size_t)r + (size_t)k * c->lda : (size_t)k + (size_t)r * c->lda);
+						 : (c->opA == KGEMM_N ? (size_t)r + (size_t)k * c->lda
+								      : (size_t)k + (size_t)r * c->lda);
 				else
 					idx = rm ? (c->opB == KGEMM_N ? (size_t)k * c->ldb + r : (size_t)r * c->ldb + k)
-						 : (c->opB == KGEMM_N ? (size_t)k + (size_t)r * c->ldb : (size_t)r + (size_t)k * c->ldb);
+						 : (c->opB == KGEMM_N ? (size_t)k + (size_t)r * c->ldb
+								      : (size_t)r + (size_t)k * c->ldb);
 				bg[r] += get(rows_of_a ? c->A : c->B, c->ab, idx);
 			}
 	}
@@ -126,7 +130,8 @@ static int one_case(KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType ct, int acc
 	KgCall c;
 	memset(&c, 0, sizeof c);
 	c.opA = opA, c.opB = opB, c.M = M, c.N = N, c.K = K, c.ab = ab, c.c = ct, c.epi = epi;
-	c.alpha = acc ? 0.5f : 1.0f, c.accumulate = acc, c.bias_type = ct == KGEMM_F32 ? KGEMM_F32 : (epi % 2 ? KGEMM_BF16 : KGEMM_F32);
+	c.alpha = acc ? 0.5f : 1.0f, c.accumulate = acc,
+	c.bias_type = ct == KGEMM_F32 ? KGEMM_F32 : (epi % 2 ? KGEMM_BF16 : KGEMM_F32);
 	// leading dimensions with padding, in the caller's layout
 	int arows = rm ? (opA == KGEMM_N ? M : K) : (opA == KGEMM_N ? M : K), acols = opA == KGEMM_N ? K : M;
 	int brows = opB == KGEMM_N ? K : N, bcols = opB == KGEMM_N ? N : K;
@@ -168,8 +173,20 @@ static int one_case(KgOp opA, KgOp opB, KgEpi epi, KgType ab, KgType ct, int acc
 static void check_refusals(void)
 {
 	float a[64] = {0}, b[64] = {0}, c[64] = {0};
-	KgCall ok = {.opA = KGEMM_N, .opB = KGEMM_N, .M = 4, .N = 4, .K = 4, .A = a, .lda = 4, .B = b, .ldb = 4, .C = c,
-		     .ldc = 4, .ab = KGEMM_F32, .c = KGEMM_F32, .alpha = 1};
+	KgCall ok = {.opA = KGEMM_N,
+		     .opB = KGEMM_N,
+		     .M = 4,
+		     .N = 4,
+		     .K = 4,
+		     .A = a,
+		     .lda = 4,
+		     .B = b,
+		     .ldb = 4,
+		     .C = c,
+		     .ldc = 4,
+		     .ab = KGEMM_F32,
+		     .c = KGEMM_F32,
+		     .alpha = 1};
 	KErr e = {0, ""};
 	CHECK(kgemm_ref(&ok, &e) == 0, "a plain call: %s", e.msg);
 	KgCall bad = ok;
@@ -204,8 +221,8 @@ int main(void)
 				for (int epi = 0; epi < KGEMM_EPI_COUNT; epi++)
 					for (int t = 0; t < 3; t++)
 						for (int acc = 0; acc < 2; acc++, cases++)
-							passed += one_case((KgOp)opA, (KgOp)opB, (KgEpi)epi, types[t][0],
-									   types[t][1], acc, rm);
+							passed += one_case((KgOp)opA, (KgOp)opB, (KgEpi)epi,
+									   types[t][0], types[t][1], acc, rm);
 	check_refusals();
 	printf("%d of %d cases match the naive loops bit for bit\n", passed, cases);
 	printf("test_kgemm_ref: %s\n", failures ? "FAILED" : "ok");

@@ -85,16 +85,27 @@ int main(void)
 	uint64_t lens[3] = {npng, 500, 40};
 
 	LdFixtureChunk ch[] = {
-		{"good.mp4", 48, 24, 12, 256, 144},   {"missing.mp4", 48, 24, 12, 256, 144},
-		{"empty.mp4", 48, 24, 12, 256, 144},  {"trunc.mp4", 48, 24, 12, 256, 144},
-		{"junk.mp4", 48, 24, 12, 256, 144},   {"ffv1.mkv", 48, 24, 12, 256, 144},
-		{"short.mp4", 48, 24, 12, 256, 144},  {"odd444.mp4", 48, 24, 12, 321, 181},
-		{"vfr.mp4", 48, 24, 12, 256, 144},    {"good.mp4", 48, 24, 12, 320, 180},
+		{"good.mp4", 48, 24, 12, 256, 144},  {"missing.mp4", 48, 24, 12, 256, 144},
+		{"empty.mp4", 48, 24, 12, 256, 144}, {"trunc.mp4", 48, 24, 12, 256, 144},
+		{"junk.mp4", 48, 24, 12, 256, 144},  {"ffv1.mkv", 48, 24, 12, 256, 144},
+		{"short.mp4", 48, 24, 12, 256, 144}, {"odd444.mp4", 48, 24, 12, 321, 181},
+		{"vfr.mp4", 48, 24, 12, 256, 144},   {"good.mp4", 48, 24, 12, 320, 180},
 	};
 	int nch = (int)(sizeof(ch) / sizeof(ch[0]));
 	// expected code per sample; -1: success or any clean error (VFR)
-	int want[] = {0, LD_ERR_MISSING, LD_ERR_EMPTY, -2, LD_ERR_CORRUPT, LD_ERR_CODEC, LD_ERR_SHORT, 0, -1,
-		      LD_ERR_GEOMETRY, 0, LD_ERR_CODEC, -1};
+	int want[] = {0,
+		      LD_ERR_MISSING,
+		      LD_ERR_EMPTY,
+		      -2,
+		      LD_ERR_CORRUPT,
+		      LD_ERR_CODEC,
+		      LD_ERR_SHORT,
+		      0,
+		      -1,
+		      LD_ERR_GEOMETRY,
+		      0,
+		      LD_ERR_CODEC,
+		      -1};
 	char mp[512], err[512];
 	snprintf(mp, sizeof(mp), "%s/manifest.bin", dir);
 	CHECK(ld_fixture_manifest(mp, ch, nch, "shard.tar", offs, lens, 3) == 0);

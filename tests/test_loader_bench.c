@@ -20,8 +20,15 @@ int main(void)
 		test_skip("loaderd/loaderd is not built (run from the repository root after make)");
 	char dir[256], cmd[1024];
 	static char out[16384];
-	LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 256, .height = 144, .fps = 24,
-			   .frames_per_chunk = 36, .gop = 12, .bframes = 3, .images = 2};
+	LdFixtureOpts o = {.videos = 2,
+			   .chunks_per_video = 2,
+			   .width = 256,
+			   .height = 144,
+			   .fps = 24,
+			   .frames_per_chunk = 36,
+			   .gop = 12,
+			   .bframes = 3,
+			   .images = 2};
 	tl_dataset(dir, sizeof(dir), &o);
 	snprintf(cmd, sizeof(cmd), "%s --manifest %s/manifest.bin --bench 2 --bench-clip 8x64x48 --log-level warn 2>&1",
 		 th_loaderd(), dir);

@@ -35,9 +35,10 @@ static void compare(LdDecoder *d, const Manifest *m, uint64_t g, LdParams p)
 		if (q < worst)
 			worst = q;
 		if (q < 35.0)
-			fprintf(stderr, "g=%llu sample %llu frame %d (src %d frame %u) crop %dx%d+%d+%d flip %d: %.1f dB\n",
-				(unsigned long long)g, (unsigned long long)pa.sample, t, pa.frame_src[t], pa.frame_no[t],
-				pa.crop.w, pa.crop.h, pa.crop.x, pa.crop.y, pa.crop.flip, q);
+			fprintf(stderr,
+				"g=%llu sample %llu frame %d (src %d frame %u) crop %dx%d+%d+%d flip %d: %.1f dB\n",
+				(unsigned long long)g, (unsigned long long)pa.sample, t, pa.frame_src[t],
+				pa.frame_no[t], pa.crop.w, pa.crop.h, pa.crop.x, pa.crop.y, pa.crop.flip, q);
 		CHECK(q >= 35.0);
 	}
 	// a different crop must really differ (the comparison can fail)
@@ -50,8 +51,15 @@ int main(void)
 {
 	ld_libav_quiet();
 	char dir[256], mpath[300], err[256];
-	LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 512, .height = 288, .fps = 24,
-			   .frames_per_chunk = 48, .gop = 12, .bframes = 2, .images = 4};
+	LdFixtureOpts o = {.videos = 2,
+			   .chunks_per_video = 2,
+			   .width = 512,
+			   .height = 288,
+			   .fps = 24,
+			   .frames_per_chunk = 48,
+			   .gop = 12,
+			   .bframes = 2,
+			   .images = 4};
 	tl_dataset(dir, sizeof(dir), &o);
 	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
 	Manifest *m;
@@ -76,7 +84,8 @@ int main(void)
 		if (plan.kind == MANIFEST_KIND_IMAGE) { // which formats the images cover
 			uint8_t *hd = NULL;
 			size_t cap = 0, got = 0;
-			CHECK(ld_file_read(plan.src[0].path, plan.src[0].offset, 4, 0, &hd, &cap, &got, err, sizeof(err)) == 0);
+			CHECK(ld_file_read(plan.src[0].path, plan.src[0].offset, 4, 0, &hd, &cap, &got, err,
+					   sizeof(err)) == 0);
 			webp += !memcmp(hd, "RIFF", 4);
 			free(hd);
 		}
@@ -94,7 +103,8 @@ int main(void)
 	for (uint64_t g = 0; g < n; g += 3)
 		compare(d, m, g, p);
 	printf("%d clips (%d across chunks, %d chunk reads by packet index), %d images (%d WebP), %llu GOP jumps; worst "
-	       "frame %.1f dB (>= 35)\n", clips, crossing, indexed, images, webp, (unsigned long long)jumps, worst);
+	       "frame %.1f dB (>= 35)\n",
+	       clips, crossing, indexed, images, webp, (unsigned long long)jumps, worst);
 	CHECK(clips > 0 && crossing > 0 && images > 0 && indexed == clips + crossing);
 	if (avcodec_find_encoder_by_name("libwebp"))
 		CHECK(webp > 0);

@@ -5,7 +5,7 @@
 // left unfinished, and every position arrives in order with the content the decode library
 // gives in-process.
 #include "test_loader_harness.h" // defines: Th, th_setup_opts, th_spawn, th_consume, ...
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"           // defines: time_mono_s
 
 #include <time.h>
 
@@ -36,8 +36,14 @@ int main(void)
 {
 	alarm(280);
 	Th t;
-	LdFixtureOpts slow = {.videos = 1, .chunks_per_video = 1, .width = 640, .height = 360, .fps = 24,
-			      .frames_per_chunk = 240, .gop = 240, .texture = 60};
+	LdFixtureOpts slow = {.videos = 1,
+			      .chunks_per_video = 1,
+			      .width = 640,
+			      .height = 360,
+			      .fps = 24,
+			      .frames_per_chunk = 240,
+			      .gop = 240,
+			      .texture = 60};
 	th_setup_opts(&t, "ldstop", &slow);
 
 	// waiting for a ring that does not exist
@@ -85,7 +91,8 @@ int main(void)
 	CHECK(st.ready == 8);
 	double t_full = stop_timed(&t, "full", b);
 	printf("SIGTERM to exit: just started %.2f s, waiting for the ring %.2f s, decoding (watchdog off) %.2f s, ring full "
-	       "%.2f s\n", t_just, t_wait, t_decode, t_full);
+	       "%.2f s\n",
+	       t_just, t_wait, t_decode, t_full);
 	CHECK(t_just < 2.0 && t_wait < 2.0 && t_decode < 2.0 && t_full < 2.0);
 	CHECK(th_log_has(&t, "slow", "stopping on signal"));
 

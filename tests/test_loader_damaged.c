@@ -34,8 +34,8 @@ static void packet_of(const char *path, int frame, int64_t *pos, int *size)
 	AVPacket *p = av_packet_alloc();
 	*pos = -1;
 	while (av_read_frame(ic, p) >= 0) {
-		int64_t fn = av_rescale_q(p->pts - (st->start_time == AV_NOPTS_VALUE ? 0 : st->start_time), st->time_base,
-					  (AVRational){1, 24});
+		int64_t fn = av_rescale_q(p->pts - (st->start_time == AV_NOPTS_VALUE ? 0 : st->start_time),
+					  st->time_base, (AVRational){1, 24});
 		if (fn == frame) {
 			*pos = p->pos;
 			*size = p->size;
@@ -52,7 +52,12 @@ static int decode(LdDecoder *d, const LdChunkIndex *ix, const uint8_t *buf, size
 		  char *err, size_t errlen)
 {
 	static uint32_t kf[] = {0, 16, 32, 48, 64, 80};
-	LdChunkInfo ci = {.n_frames = 96, .fps_num = 24, .fps_den = 1, .width = 128, .height = 96, .keyframes = kf,
+	LdChunkInfo ci = {.n_frames = 96,
+			  .fps_num = 24,
+			  .fps_den = 1,
+			  .width = 128,
+			  .height = 96,
+			  .keyframes = kf,
 			  .n_keyframes = 6};
 	if (ix) {
 		ci.packets = ix->packets;
@@ -120,7 +125,8 @@ int main(void)
 		CHECK(decode(d, x, good, n, all, 64, err, sizeof err) == 0); // the clean chunk decodes whole
 		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 			int rc = decode(d, x, bad, n, cases[i].frames, cases[i].nf, err, sizeof err);
-			printf("%-8s %-28s %-8s %s\n", x ? "indexed" : "demuxed", cases[i].what, ld_error_name(rc), err);
+			printf("%-8s %-28s %-8s %s\n", x ? "indexed" : "demuxed", cases[i].what, ld_error_name(rc),
+			       err);
 			CHECK(rc == cases[i].want);
 			CHECK(rc == 0 || strlen(err) > 10);
 		}
@@ -133,12 +139,18 @@ int main(void)
 	// endless seeking, with the watchdog off
 	{
 		static uint32_t kf[] = {0, 16, 32, 48, 64, 80};
-		LdChunkInfo ci = {.n_frames = 96, .fps_num = 1, .fps_den = 1, .width = 128, .height = 96, .keyframes = kf,
+		LdChunkInfo ci = {.n_frames = 96,
+				  .fps_num = 1,
+				  .fps_den = 1,
+				  .width = 128,
+				  .height = 96,
+				  .keyframes = kf,
 				  .n_keyframes = 6};
 		static uint8_t o1[32 * 32 * 3], o2[32 * 32 * 3];
 		uint8_t *dst[] = {o1, o2};
 		uint32_t fr[] = {20, 40};
-		LdDecodeOpts o = {.mode = LD_MODE_FUSED, .out_w = 32, .out_h = 32, .crop = {0, 0, 128, 96, 0}, .threads = 1};
+		LdDecodeOpts o = {
+			.mode = LD_MODE_FUSED, .out_w = 32, .out_h = 32, .crop = {0, 0, 128, 96, 0}, .threads = 1};
 		alarm(20);
 		LdBuffer b = {good, n, 0};
 		int rc = -ld_decode_video(d, &b, 1, &ci, fr, 2, dst, &o, err, sizeof err);

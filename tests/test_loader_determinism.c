@@ -7,8 +7,15 @@ int main(void)
 {
 	ld_libav_quiet();
 	char dir[256], mpath[300], err[512];
-	LdFixtureOpts o = {.videos = 1, .chunks_per_video = 2, .width = 320, .height = 180, .fps = 24,
-			   .frames_per_chunk = 36, .gop = 12, .bframes = 2, .images = 2};
+	LdFixtureOpts o = {.videos = 1,
+			   .chunks_per_video = 2,
+			   .width = 320,
+			   .height = 180,
+			   .fps = 24,
+			   .frames_per_chunk = 36,
+			   .gop = 12,
+			   .bframes = 2,
+			   .images = 2};
 	tl_dataset(dir, sizeof(dir), &o);
 	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
 	Manifest *m1, *m2;

@@ -73,8 +73,15 @@ static inline void th_setup_opts(Th *t, const char *what, const LdFixtureOpts *o
 	ld_libav_quiet();
 	if (access(th_loaderd(), X_OK) != 0)
 		test_skip("loaderd/loaderd is not built (run from the repository root after make)");
-	LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 256, .height = 144, .fps = 24,
-			   .frames_per_chunk = 36, .gop = 12, .bframes = 2, .images = 2};
+	LdFixtureOpts o = {.videos = 2,
+			   .chunks_per_video = 2,
+			   .width = 256,
+			   .height = 144,
+			   .fps = 24,
+			   .frames_per_chunk = 36,
+			   .gop = 12,
+			   .bframes = 2,
+			   .images = 2};
 	tl_dataset(t->dir, sizeof(t->dir), opts ? opts : &o);
 	snprintf(t->manifest, sizeof(t->manifest), "%s/manifest.bin", t->dir);
 	snprintf(t->ring, sizeof(t->ring), "%s", test_ring_name(what));
@@ -92,7 +99,10 @@ static inline void th_setup_opts(Th *t, const char *what, const LdFixtureOpts *o
 	th_ring(t);
 }
 
-static inline void th_setup(Th *t, const char *what) { th_setup_opts(t, what, NULL); }
+static inline void th_setup(Th *t, const char *what)
+{
+	th_setup_opts(t, what, NULL);
+}
 
 // starts loaderd with extra arguments (NULL-terminated), output appended to dir/<tag>.log
 // fork() with SIGTERM and SIGINT blocked in the child from its first instruction through exec:
@@ -170,10 +180,12 @@ static inline void th_consume(Th *t, uint64_t until)
 		RingSlot s;
 		int rc = ring_consumer_acquire(t->c, &s, 30000);
 		if (rc)
-			fprintf(stderr, "acquire at %llu: %s\n", (unsigned long long)ring_consumer_position(t->c), strerror(-rc));
+			fprintf(stderr, "acquire at %llu: %s\n", (unsigned long long)ring_consumer_position(t->c),
+				strerror(-rc));
 		CHECK(rc == 0);
 		LdPlan plan;
-		int want = -ld_sample_load(t->d, &t->files, t->m, s.position, &t->p, &plan, t->expect, err, sizeof(err));
+		int want =
+			-ld_sample_load(t->d, &t->files, t->m, s.position, &t->p, &plan, t->expect, err, sizeof(err));
 		if (want) {
 			if (!(s.flags & RING_SLOT_ERROR) || s.error != want)
 				fprintf(stderr, "position %llu: expected error %d (%s), slot flags %u error %d\n",
@@ -182,7 +194,8 @@ static inline void th_consume(Th *t, uint64_t until)
 			t->errors++;
 		} else {
 			if (s.flags & RING_SLOT_ERROR)
-				fprintf(stderr, "position %llu: unexpected error %d\n", (unsigned long long)s.position, s.error);
+				fprintf(stderr, "position %llu: unexpected error %d\n", (unsigned long long)s.position,
+					s.error);
 			CHECK(!(s.flags & RING_SLOT_ERROR));
 			CHECK(s.sample_id == plan.sample);
 			if (memcmp(s.payload, t->expect, bytes))
@@ -223,7 +236,10 @@ static inline int th_wait_log(const Th *t, const char *tag, const char *text, in
 	return k;
 }
 
-static inline int th_log_has(const Th *t, const char *tag, const char *text) { return th_log_count(t, tag, text) > 0; }
+static inline int th_log_has(const Th *t, const char *tag, const char *text)
+{
+	return th_log_count(t, tag, text) > 0;
+}
 
 static inline void th_dump_logs(const Th *t, const char *tag)
 {

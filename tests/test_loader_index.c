@@ -13,13 +13,17 @@
 
 static char dir[256];
 
-static void path_of(char *p, size_t n, const char *name) { snprintf(p, n, "%s/%s", dir, name); }
+static void path_of(char *p, size_t n, const char *name)
+{
+	snprintf(p, n, "%s/%s", dir, name);
+}
 
 static void encode(const char *name, int w, int h)
 {
 	char p[512];
 	path_of(p, sizeof(p), name);
-	LdFixtureVideo v = {.width = w, .height = h, .n_frames = 48, .fps = 24, .gop = 12, .bframes = 3, .pattern = (uint32_t)w};
+	LdFixtureVideo v = {
+		.width = w, .height = h, .n_frames = 48, .fps = 24, .gop = 12, .bframes = 3, .pattern = (uint32_t)w};
 	CHECK(ld_fixture_encode(p, &v) >= 0);
 }
 
@@ -71,10 +75,10 @@ int main(void)
 	for (int i = 0; i < 6; i++) {
 		const LdChunkIndex *x = i == 1 ? &ib : &ia;
 		CHECK(manifest_add_video(w, names[i], 2000) == i);
-		CHECK(manifest_add_chunk(w, (uint32_t)i, names[i], 0, x->n_frames, 24, 1, x->width, x->height, x->keyframes,
-					 x->n_keyframes) == i);
-		CHECK(manifest_set_chunk_index(w, (uint32_t)i, x->codec, x->packets, x->n_frames, x->config, x->config_size,
-					       x->file_size) == 0);
+		CHECK(manifest_add_chunk(w, (uint32_t)i, names[i], 0, x->n_frames, 24, 1, x->width, x->height,
+					 x->keyframes, x->n_keyframes) == i);
+		CHECK(manifest_set_chunk_index(w, (uint32_t)i, x->codec, x->packets, x->n_frames, x->config,
+					       x->config_size, x->file_size) == 0);
 		CHECK(manifest_add_clip(w, (uint32_t)i, (uint32_t)i, 0, (uint32_t)i, x->n_frames, tok) == i);
 	}
 	char mp[512], err[512];
@@ -128,8 +132,8 @@ int main(void)
 		fr[k] = ld_decoder_frames(d) - f0;
 	}
 	printf("2 frames of a 48-frame chunk: %llu frames decoded from the index, %llu demuxing with seeks, %llu "
-	       "decoding everything up to the last\n", (unsigned long long)fr[0], (unsigned long long)fr[1],
-	       (unsigned long long)fr[2]);
+	       "decoding everything up to the last\n",
+	       (unsigned long long)fr[0], (unsigned long long)fr[1], (unsigned long long)fr[2]);
 	CHECK(fr[0] <= fr[1] && 2 * fr[0] < fr[2]);
 	p.demux = 0, p.no_seek = 0, p.frames = 16, p.mode = LD_MODE_FUSED;
 	p.timeout_ms = 1; // the watchdog between packets

@@ -25,7 +25,7 @@ static void run(const char *dir, int force_pread, int *used_uring)
 	}
 	rd[5].offset = 1000; // a member range of f0
 	rd[5].length = 5000;
-	rd[4].length = 0;    // f8: empty
+	rd[4].length = 0; // f8: empty
 	for (int i = 0; i < 6; i++)
 		CHECK(ld_reader_submit(r, &rd[i]) == 0);
 	int done = 0;
@@ -55,7 +55,8 @@ static void run(const char *dir, int force_pread, int *used_uring)
 		CHECK(ld_reader_submit(r, &rd[5]) == 0);
 		CHECK(ld_reader_wait(r, &x) == 0 && x == &rd[5]);
 		CHECK(x->error == (k == 0 ? 0 : k == 1 ? -LD_ERR_TRUNCATED : -LD_ERR_CORRUPT));
-		CHECK(k == 0 ? x->size == 100 && x->buf[0] == (uint8_t)(1000 * 7) : strstr(x->reason, "packet index") != NULL);
+		CHECK(k == 0 ? x->size == 100 && x->buf[0] == (uint8_t)(1000 * 7)
+			     : strstr(x->reason, "packet index") != NULL);
 	}
 	CHECK(ld_reader_wait(r, &x) == -EAGAIN);
 	for (int i = 0; i < 6; i++)

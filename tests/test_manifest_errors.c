@@ -66,12 +66,15 @@ int main(void)
 	ManifestPacket pk[16], bad_pk[16];
 	const uint8_t config[] = {1, 0x64, 0, 0x1f, 0xff, 0xe1};
 	for (int i = 0; i < 16; i++)
-		pk[i] = (ManifestPacket){.offset = 100 + 50 * (uint32_t)i, .size = 50, .frame = (uint16_t)i,
+		pk[i] = (ManifestPacket){.offset = 100 + 50 * (uint32_t)i,
+					 .size = 50,
+					 .frame = (uint16_t)i,
 					 .flags = MANIFEST_PKT_REF | (i % 8 ? 0 : MANIFEST_PKT_KEY)};
 	struct {
 		const char *what;
 		int field, value;
-	} pkbad[] = {{"duplicate frame", 2, 3}, {"key packet off its keyframe", 3, MANIFEST_PKT_KEY}, {"overlap", 1, 0}};
+	} pkbad[] = {
+		{"duplicate frame", 2, 3}, {"key packet off its keyframe", 3, MANIFEST_PKT_KEY}, {"overlap", 1, 0}};
 	for (size_t i = 0; i < sizeof(pkbad) / sizeof(pkbad[0]); i++) {
 		memcpy(bad_pk, pk, sizeof(pk));
 		if (pkbad[i].field == 2)
@@ -80,7 +83,8 @@ int main(void)
 			bad_pk[5].flags |= (uint16_t)pkbad[i].value;
 		else
 			bad_pk[5].offset = bad_pk[4].offset + 10;
-		if (manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, bad_pk, 16, config, sizeof(config), 1000) != -EINVAL) {
+		if (manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, bad_pk, 16, config, sizeof(config), 1000) !=
+		    -EINVAL) {
 			printf("FAIL writer accepted a packet index with a %s\n", pkbad[i].what);
 			fails++;
 		}
@@ -214,7 +218,8 @@ int main(void)
 	memcpy(p, img, img_n);
 	c->fps_num = 1;
 	c->fps_den = 2;
-	expect("16 frames at 0.5 fps", p, img_n, -EBADMSG, "16 frames at 1/2 fps last 32.0 s, longer than the 15.0-s chunks");
+	expect("16 frames at 0.5 fps", p, img_n, -EBADMSG,
+	       "16 frames at 1/2 fps last 32.0 s, longer than the 15.0-s chunks");
 	memcpy(p, img, img_n);
 	c->fps_den = 0;
 	expect("fps 8/0", p, img_n, -EBADMSG, "frame rate 8/0");

@@ -10,12 +10,12 @@
 #include <unistd.h>
 
 static int fails;
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("FAIL line %d: %s\n", __LINE__, #cond);                             \
-			fails++;                                                                   \
-		}                                                                                  \
+#define CHECK(cond)                                                                                                    \
+	do {                                                                                                           \
+		if (!(cond)) {                                                                                         \
+			printf("FAIL line %d: %s\n", __LINE__, #cond);                                                 \
+			fails++;                                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 int main(void)
@@ -45,12 +45,18 @@ int main(void)
 	static ManifestPacket pk1[270], pk2[25];
 	const uint8_t config[] = {1, 0x64, 0, 0x1f, 0xff, 0xe1, 0, 0x19};
 	for (int i = 0; i < 270; i++)
-		pk1[i] = (ManifestPacket){.offset = 48 + 1000 * (uint32_t)i, .size = 900, .frame = (uint16_t)i,
+		pk1[i] = (ManifestPacket){.offset = 48 + 1000 * (uint32_t)i,
+					  .size = 900,
+					  .frame = (uint16_t)i,
 					  .flags = MANIFEST_PKT_REF | (i == 0 || i == 16 ? MANIFEST_PKT_KEY : 0)};
 	for (int i = 0; i < 25; i++) {
 		int f = i == 0 ? 0 : i % 2 ? (i + 1 < 25 ? i + 1 : i) : i - 1;
-		pk2[i] = (ManifestPacket){.offset = 40 + 100 * (uint32_t)i, .size = 100, .frame = (uint16_t)f,
-					  .flags = (uint16_t)(i == 0 ? MANIFEST_PKT_KEY | MANIFEST_PKT_REF : i % 2 ? MANIFEST_PKT_REF : 0)};
+		pk2[i] = (ManifestPacket){.offset = 40 + 100 * (uint32_t)i,
+					  .size = 100,
+					  .frame = (uint16_t)f,
+					  .flags = (uint16_t)(i == 0  ? MANIFEST_PKT_KEY | MANIFEST_PKT_REF
+							      : i % 2 ? MANIFEST_PKT_REF
+								      : 0)};
 	}
 	CHECK(manifest_set_chunk_index(w, 1, MANIFEST_CODEC_H264, pk1, 270, config, sizeof(config), 270100) == 0);
 	CHECK(manifest_set_chunk_index(w, 2, MANIFEST_CODEC_H264, pk2, 25, config, sizeof(config), 2600) == 0);
@@ -105,12 +111,15 @@ int main(void)
 	uint32_t np, cs;
 	CHECK(manifest_packets(m, 0, &np) == NULL && np == 0 && manifest_codec_config(m, 0, &cs) == NULL && cs == 0);
 	const ManifestPacket *rp = manifest_packets(m, 2, &np);
-	CHECK(rp && np == 25 && rp[1].frame == 2 && rp[2].frame == 1 && rp[2].flags == 0 && rp[23].frame == 24 && rp[24].frame == 23);
+	CHECK(rp && np == 25 && rp[1].frame == 2 && rp[2].frame == 1 && rp[2].flags == 0 && rp[23].frame == 24 &&
+	      rp[24].frame == 23);
 	CHECK(manifest_chunk(m, 2)->file_size == 2600 && manifest_chunk(m, 2)->codec == MANIFEST_CODEC_H264);
 	rp = manifest_packets(m, 1, &np);
-	CHECK(rp && np == 270 && rp[16].flags == (MANIFEST_PKT_KEY | MANIFEST_PKT_REF) && rp[269].offset == 48 + 269000);
+	CHECK(rp && np == 270 && rp[16].flags == (MANIFEST_PKT_KEY | MANIFEST_PKT_REF) &&
+	      rp[269].offset == 48 + 269000);
 	const uint8_t *c1cfg = manifest_codec_config(m, 1, &cs), *c2cfg = manifest_codec_config(m, 2, &np);
-	CHECK(cs == sizeof(config) && c1cfg == c2cfg && !memcmp(c1cfg, config, cs) && h->configs_size == sizeof(config));
+	CHECK(cs == sizeof(config) && c1cfg == c2cfg && !memcmp(c1cfg, config, cs) &&
+	      h->configs_size == sizeof(config));
 	char full[512];
 	CHECK(manifest_resolve(m, "vid-a/0.mp4", full, sizeof(full)) == 0);
 	char want[512];

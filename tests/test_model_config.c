@@ -66,10 +66,12 @@ int main(void)
 	}
 	int want_n = 6 + 12 * 12 + 3 + 2 + 12 * 12 + 3 + 1;
 	// video: cls, pos (197), temporal (4), conv, ln_pre, 12 blocks, ln_post, proj
-	int64_t blk_v = 12LL * (4 * 768 + 3 * 768 * 768 + 3 * 768 + 768 * 768 + 768 + 2 * 4 * 768 * 768 + 4 * 768 + 768);
-	int64_t blk_t = 12LL * (4 * 512 + 3 * 512 * 512 + 3 * 512 + 512 * 512 + 512 + 2 * 4 * 512 * 512 + 4 * 512 + 512);
-	int64_t want_f = 768 + 197 * 768 + 4 * 768 + 768 * 3 * 256 + 2 * 768 + blk_v + 2 * 768 + 768 * 256 + 49408 * 512 +
-			 77 * 512 + blk_t + 2 * 512 + 512 * 256 + 1;
+	int64_t blk_v =
+		12LL * (4 * 768 + 3 * 768 * 768 + 3 * 768 + 768 * 768 + 768 + 2 * 4 * 768 * 768 + 4 * 768 + 768);
+	int64_t blk_t =
+		12LL * (4 * 512 + 3 * 512 * 512 + 3 * 512 + 512 * 512 + 512 + 2 * 4 * 512 * 512 + 4 * 512 + 512);
+	int64_t want_f = 768 + 197 * 768 + 4 * 768 + 768 * 3 * 256 + 2 * 768 + blk_v + 2 * 768 + 768 * 256 +
+			 49408 * 512 + 77 * 512 + blk_t + 2 * 512 + 512 * 256 + 1;
 	printf("vit-b16: %d tensors, %lld parameters\n", n, (long long)nf);
 	if (n != want_n || nf != want_f || off != nf) {
 		printf("FAIL vit-b16 table: %d tensors (want %d), %lld floats (want %lld)\n", n, want_n, (long long)nf,
@@ -88,8 +90,8 @@ int main(void)
 		for (int i = 0; i < n; i++)
 			decay += !(s[i].flags & PARAM_NO_DECAY);
 		if (decay != want_decay[r]) {
-			printf("FAIL --wd-groups %s: %d tensors with weight decay, want %d\n", wd_groups_name(rules[r]), decay,
-			       want_decay[r]);
+			printf("FAIL --wd-groups %s: %d tensors with weight decay, want %d\n", wd_groups_name(rules[r]),
+			       decay, want_decay[r]);
 			bad = 1;
 		}
 	}

@@ -55,6 +55,7 @@ int main(void)
 		bad = 1;
 	}
 	if (!bad)
-		printf("model FLOPs match the parameter table for every preset; vit-b16 T=4: %.2f GFLOPs forward per clip\n", g);
+		printf("model FLOPs match the parameter table for every preset; vit-b16 T=4: %.2f GFLOPs forward per clip\n",
+		       g);
 	return bad;
 }

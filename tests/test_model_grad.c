@@ -2,7 +2,7 @@
 // InfoNCE) against central finite differences in f64 at three elements of every parameter
 // tensor, for video (T = 2 frames) and images (T = 1).
 #include "kern_gradcheck.h" // defines: kgc_get, kgc_set
-#include "model.h" // defines: ClipModel, model_synth_batch
+#include "model.h"          // defines: ClipModel, model_synth_batch
 
 #include <math.h>
 #include <stdio.h>
@@ -62,8 +62,8 @@ static int check(KernCtx *c, int frames)
 			double num = (fp - fm) / (2 * h), an = kgc_get(&m->grads, j);
 			int ok = fabs(an - num) <= 1e-8 + 1e-5 * fabs(num);
 			if (!ok || k == 0)
-				printf("%-4s %-52s [%lld] analytic %+.10e numeric %+.10e\n", ok ? "ok" : "FAIL", s->name,
-				       (long long)at[k], an, num);
+				printf("%-4s %-52s [%lld] analytic %+.10e numeric %+.10e\n", ok ? "ok" : "FAIL",
+				       s->name, (long long)at[k], an, num);
 			bad |= !ok;
 			checked++;
 		}

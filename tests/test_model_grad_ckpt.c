@@ -3,14 +3,13 @@
 // towers of 3 blocks (two recomputed, the last one kept); it holds fewer activation bytes, and
 // clip_model_bytes counts exactly what creating the model allocates.
 #include "testutil.h" // defines: EXPECT, test_failures
-#include "model.h" // defines: ClipModel, clip_model_create_opts, clip_model_bytes, model_synth_batch
+#include "model.h"    // defines: ClipModel, clip_model_create_opts, clip_model_bytes, model_synth_batch
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { B = 3 };
-
 
 // one InfoNCE step from fixed weights and batch: the gradients and the loss
 static float *grads_of(KernCtx *c, const ModelConfig *cfg, KDtype dt, int ckpt, double *loss, size_t *live)
@@ -64,16 +63,18 @@ int main(void)
 		int64_t diff = 0;
 		for (int64_t i = 0; i < n; i++)
 			diff += memcmp(&g0[i], &g1[i], sizeof(float)) != 0;
-		EXPECT(diff == 0 && l0 == l1, "%s: %lld of %lld gradients differ, loss %.9g vs %.9g", kern_dtype_name(dts[k]),
-		       (long long)diff, (long long)n, l0, l1);
+		EXPECT(diff == 0 && l0 == l1, "%s: %lld of %lld gradients differ, loss %.9g vs %.9g",
+		       kern_dtype_name(dts[k]), (long long)diff, (long long)n, l0, l1);
 		ClipModelBytes b0, b1;
 		clip_model_bytes(c, &cfg, B, dts[k], &(ClipModelOpts){0}, &b0);
 		clip_model_bytes(c, &cfg, B, dts[k], &(ClipModelOpts){.grad_checkpoint = 1}, &b1);
 		EXPECT(b0.params + b0.activations == live0 && b1.params + b1.activations == live1,
-		       "%s: counted %zu / %zu bytes, allocated %zu / %zu", kern_dtype_name(dts[k]), b0.params + b0.activations,
-		       b1.params + b1.activations, live0, live1);
-		EXPECT(b1.activations < b0.activations && b1.params == b0.params, "%s: checkpointing holds %zu activation "
-		       "bytes, without %zu", kern_dtype_name(dts[k]), b1.activations, b0.activations);
+		       "%s: counted %zu / %zu bytes, allocated %zu / %zu", kern_dtype_name(dts[k]),
+		       b0.params + b0.activations, b1.params + b1.activations, live0, live1);
+		EXPECT(b1.activations < b0.activations && b1.params == b0.params,
+		       "%s: checkpointing holds %zu activation "
+		       "bytes, without %zu",
+		       kern_dtype_name(dts[k]), b1.activations, b0.activations);
 		printf("%s: gradients bit-identical with --grad-checkpoint; activations %zu -> %zu bytes\n",
 		       kern_dtype_name(dts[k]), b0.activations, b1.activations);
 		free(g0);

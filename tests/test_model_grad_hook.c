@@ -12,8 +12,8 @@ enum { B = 3 };
 
 typedef struct {
 	ClipModel *m;
-	float *seen;      // (n_params): each range's values when its hook ran
-	float *scratch;   // (n_params)
+	float *seen;    // (n_params): each range's values when its hook ran
+	float *scratch; // (n_params)
 	int calls, order_bad, early;
 	int64_t next_end; // the next range must end here
 } Watch;
@@ -79,7 +79,8 @@ int main(void)
 	for (int64_t i = 0; i < m->n_params; i++)
 		poisoned += final[i] == 12345.0f;
 	ok = poisoned == 0;
-	printf("%-4s backward writes every gradient (no clearing needed): %d untouched\n", ok ? "ok" : "FAIL", poisoned);
+	printf("%-4s backward writes every gradient (no clearing needed): %d untouched\n", ok ? "ok" : "FAIL",
+	       poisoned);
 	bad |= !ok;
 	clip_model_destroy(m);
 	kern_free(c, &video);

@@ -90,7 +90,9 @@ int main(int argc, char **argv)
 	while (fgets(line, sizeof line, f)) {
 		if (line[0] == '#' || sscanf(line, "%31s %95s %63s", model, name, shape) != 3)
 			continue;
-		Ref *r = !strcmp(model, "ViT-B-16") && nb < MAXT ? &b16[nb++] : !strcmp(model, "ViT-L-14") && nl < MAXT ? &l14[nl++] : NULL;
+		Ref *r = !strcmp(model, "ViT-B-16") && nb < MAXT   ? &b16[nb++]
+			 : !strcmp(model, "ViT-L-14") && nl < MAXT ? &l14[nl++]
+								   : NULL;
 		if (!r)
 			continue;
 		snprintf(r->name, sizeof r->name, "%s", name);

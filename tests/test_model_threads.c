@@ -21,8 +21,7 @@ static int train(int threads, const ModelConfig *cfg, float **params, float **gr
 	KTensor video, text;
 	const int64_t sv[] = {B, cfg->frames, cfg->image_size, cfg->image_size, 3}, st[] = {B, cfg->ctx_len};
 	if (kern_ctx_create_cpu(&c, threads) || clip_model_create(&m, c, cfg, B, KDT_F32) ||
-	    model_init_params(c, cfg, &m->params, 4) ||
-	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) ||
+	    model_init_params(c, cfg, &m->params, 4) || optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) ||
 	    kern_alloc(c, &video, KDT_F32, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st))
 		return 1;
 	for (int s = 0; s < 3; s++)
@@ -60,6 +59,7 @@ int main(void)
 	free(g2);
 	free(p3);
 	free(g3);
-	printf("%s\n", bad ? "FAIL results depend on the thread count" : "PASS 1, 2 and 3 threads give byte-equal training");
+	printf("%s\n",
+	       bad ? "FAIL results depend on the thread count" : "PASS 1, 2 and 3 threads give byte-equal training");
 	return bad;
 }

@@ -23,8 +23,8 @@ int main(void)
 	KTensor video, text;
 	const int64_t sv[] = {B, cfg.frames, cfg.image_size, cfg.image_size, 3}, st[] = {B, cfg.ctx_len};
 	if (clip_model_create(&m, c, &cfg, B, KDT_F32) || model_init_params(c, &cfg, &m->params, 3) ||
-	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) ||
-	    kern_alloc(c, &video, KDT_F32, 5, sv) || kern_alloc(c, &text, KDT_I32, 2, st))
+	    optim_create(&o, c, &oc, m->specs, m->n_specs, m->n_params) || kern_alloc(c, &video, KDT_F32, 5, sv) ||
+	    kern_alloc(c, &text, KDT_I32, 2, st))
 		return 1;
 	double first = 0, last = 0, loss, gn;
 	for (int s = 0; s < STEPS; s++) {

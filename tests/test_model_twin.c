@@ -63,11 +63,13 @@ int main(int argc, char **argv)
 		printf("FAIL %s: twin format version is not 1\n", path);
 		return 1;
 	}
-	ModelConfig cfg = {meta_int(f, "image_size"), meta_int(f, "patch"),      meta_int(f, "frames"),
-			   meta_int(f, "vis_width"),  meta_int(f, "vis_layers"), meta_int(f, "vis_heads"),
-			   meta_int(f, "vocab"),      meta_int(f, "ctx_len"),    meta_int(f, "txt_width"),
-			   meta_int(f, "txt_layers"), meta_int(f, "txt_heads"),  meta_int(f, "embed_dim"),
-			   meta_int(f, "mlp_ratio"), MODEL_ACT_GELU};
+	ModelConfig cfg = {meta_int(f, "image_size"), meta_int(f, "patch"),
+			   meta_int(f, "frames"),     meta_int(f, "vis_width"),
+			   meta_int(f, "vis_layers"), meta_int(f, "vis_heads"),
+			   meta_int(f, "vocab"),      meta_int(f, "ctx_len"),
+			   meta_int(f, "txt_width"),  meta_int(f, "txt_layers"),
+			   meta_int(f, "txt_heads"),  meta_int(f, "embed_dim"),
+			   meta_int(f, "mlp_ratio"),  MODEL_ACT_GELU};
 	int B = meta_int(f, "batch");
 	KernCtx *c;
 	ClipModel *m;
@@ -120,6 +122,7 @@ int main(int argc, char **argv)
 	clip_model_destroy(m);
 	kern_ctx_destroy(c);
 	st_close(f);
-	printf("%s\n", bad ? "FAIL model vs PyTorch twin" : "PASS model vs PyTorch twin: features, loss, every gradient");
+	printf("%s\n",
+	       bad ? "FAIL model vs PyTorch twin" : "PASS model vs PyTorch twin: features, loss, every gradient");
 	return bad;
 }

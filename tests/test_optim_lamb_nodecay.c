@@ -2,7 +2,7 @@
 // the ratio ||p||/||r|| only where the group's weight decay is not 0), so such a tensor moves by
 // lr·mhat/(sqrt(vhat)+eps) exactly as Adam would, while a decayed one is scaled by its ratio.
 #include "kern_gradcheck.h" // defines: kgc_fill, kgc_get
-#include "model.h" // defines: Optimizer
+#include "model.h"          // defines: Optimizer
 
 #include <math.h>
 #include <stdio.h>
@@ -13,15 +13,17 @@ int main(void)
 	if (kern_ctx_create_cpu(&ctx, 1))
 		return 1;
 	// "w" (3, 4) decayed, "emb" (2, 4) not: both 2-D, so only the flag tells them apart
-	ParamSpec sp[2] = {{.name = "w", .ndim = 2, .shape = {3, 4}, .offset = 0, .numel = 12},
-			   {.name = "emb", .ndim = 2, .shape = {2, 4}, .offset = 12, .numel = 8, .flags = PARAM_NO_DECAY}};
+	ParamSpec sp[2] = {
+		{.name = "w", .ndim = 2, .shape = {3, 4}, .offset = 0, .numel = 12},
+		{.name = "emb", .ndim = 2, .shape = {2, 4}, .offset = 12, .numel = 8, .flags = PARAM_NO_DECAY}};
 	OptConfig c;
 	optim_config_default(&c);
 	c.kind = OPT_LAMB, c.lr = 0.01, c.total_steps = 10, c.weight_decay = 0.1;
 	Optimizer *o;
 	KTensor p, g;
 	int64_t n = 20;
-	if (optim_create(&o, ctx, &c, sp, 2, n) || kern_alloc(ctx, &p, KDT_F32, 1, &n) || kern_alloc(ctx, &g, KDT_F32, 1, &n))
+	if (optim_create(&o, ctx, &c, sp, 2, n) || kern_alloc(ctx, &p, KDT_F32, 1, &n) ||
+	    kern_alloc(ctx, &g, KDT_F32, 1, &n))
 		return 1;
 	kgc_fill(&p, 1, 5.0); // ||p|| far from ||r||, so a trust ratio would show
 	kgc_fill(&g, 2, 0.3);

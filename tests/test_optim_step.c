@@ -3,7 +3,7 @@
 // LAMB's per-tensor trust ratio (1 where there is no decay, as upstream); and that a non-finite
 // gradient latches an error and leaves the parameters alone.
 #include "kern_gradcheck.h" // defines: kgc_fill, kgc_get, kgc_set
-#include "model.h" // defines: Optimizer
+#include "model.h"          // defines: Optimizer
 
 #include <errno.h>
 #include <math.h>
@@ -49,7 +49,8 @@ static int run(KernCtx *ctx, OptKind kind)
 		norm = nc[0];
 		if (fabs(norm - sqrt(ss)) > 1e-6 * sqrt(ss))
 			return 1;
-		double lr = optim_lr(&c, t), bc1 = 1 - pow(c.beta1, (double)t + 1), bc2 = 1 - pow(c.beta2, (double)t + 1);
+		double lr = optim_lr(&c, t), bc1 = 1 - pow(c.beta1, (double)t + 1),
+		       bc2 = 1 - pow(c.beta2, (double)t + 1);
 		for (int k = 0; k < 2; k++) {
 			double wd = k == 0 ? c.weight_decay : 0, r[N], pn = 0, rn = 0;
 			for (int64_t i = sp[k].offset; i < sp[k].offset + sp[k].numel; i++) {

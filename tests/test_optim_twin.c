@@ -2,7 +2,7 @@
 // with param groups, clip_grad_norm_ and a warmup+cosine LambdaLR, and LAMB written in torch,
 // over four steps; parameters compared by name after the last step.
 #include "kern_gradcheck.h" // defines: kgc_get
-#include "model.h" // defines: Optimizer, st_open, st_find, st_meta
+#include "model.h"          // defines: Optimizer, st_open, st_find, st_meta
 
 #include <math.h>
 #include <stdio.h>
@@ -18,9 +18,10 @@ static double meta_d(const StFile *f, const char *k)
 static int run(KernCtx *c, const StFile *f, OptKind kind)
 {
 	// the twin's tensors: "w" decayed, "b" (1-D) and "emb" (embedding) not
-	ParamSpec sp[3] = {{.name = "w", .ndim = 2, .shape = {6, 5}, .offset = 0, .numel = 30},
-			   {.name = "b", .ndim = 1, .shape = {5}, .offset = 30, .numel = 5, .flags = PARAM_NO_DECAY},
-			   {.name = "emb", .ndim = 2, .shape = {7, 3}, .offset = 35, .numel = 21, .flags = PARAM_NO_DECAY}};
+	ParamSpec sp[3] = {
+		{.name = "w", .ndim = 2, .shape = {6, 5}, .offset = 0, .numel = 30},
+		{.name = "b", .ndim = 1, .shape = {5}, .offset = 30, .numel = 5, .flags = PARAM_NO_DECAY},
+		{.name = "emb", .ndim = 2, .shape = {7, 3}, .offset = 35, .numel = 21, .flags = PARAM_NO_DECAY}};
 	const int64_t n = 56;
 	OptConfig oc = {.kind = kind,
 			.lr = meta_d(f, "lr"),

@@ -30,15 +30,20 @@ int main(void)
 		const char *name;
 		int open_clip, avclip;
 	} want[] = {
-		{"token_embedding.weight", 1, 0},    {"positional_embedding", 1, 0},
-		{"visual.positional_embedding", 1, 0}, {"visual.temporal_embedding", 1, 0},
-		{"visual.class_embedding", 0, 0},    {"visual.conv1.weight", 1, 1},
-		{"visual.proj", 1, 1},               {"text_projection", 1, 1},
+		{"token_embedding.weight", 1, 0},
+		{"positional_embedding", 1, 0},
+		{"visual.positional_embedding", 1, 0},
+		{"visual.temporal_embedding", 1, 0},
+		{"visual.class_embedding", 0, 0},
+		{"visual.conv1.weight", 1, 1},
+		{"visual.proj", 1, 1},
+		{"text_projection", 1, 1},
 		{"transformer.resblocks.0.attn.in_proj_weight", 1, 1},
 		{"transformer.resblocks.0.attn.in_proj_bias", 0, 0},
 		{"visual.transformer.resblocks.1.mlp.c_fc.weight", 1, 1},
 		{"visual.transformer.resblocks.1.ln_2.weight", 0, 0},
-		{"ln_final.weight", 0, 0},           {"visual.ln_pre.bias", 0, 0},
+		{"ln_final.weight", 0, 0},
+		{"visual.ln_pre.bias", 0, 0},
 		{"logit_scale", 0, 0},
 	};
 	int bad = 0;
@@ -49,7 +54,8 @@ int main(void)
 		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 			int d = decayed(s, n, want[i].name), w = rule ? want[i].avclip : want[i].open_clip;
 			if (d != w) {
-				printf("FAIL --wd-groups %s: %s decayed=%d, want %d\n", rule ? "avclip" : "open_clip", want[i].name, d, w);
+				printf("FAIL --wd-groups %s: %s decayed=%d, want %d\n", rule ? "avclip" : "open_clip",
+				       want[i].name, d, w);
 				bad = 1;
 			}
 		}
@@ -57,6 +63,7 @@ int main(void)
 	WdGroups g;
 	bad |= wd_groups_parse("bogus", &g) == 0 || model_params_set_wd_groups(s, n, (WdGroups)7) == 0;
 	free(s);
-	printf("%s\n", bad ? "FAIL weight-decay groups" : "PASS weight-decay groups: open_clip by default, avclip on request");
+	printf("%s\n",
+	       bad ? "FAIL weight-decay groups" : "PASS weight-decay groups: open_clip by default, avclip on request");
 	return bad;
 }

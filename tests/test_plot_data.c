@@ -4,8 +4,8 @@
 #include "../tools/plot_data.h" // defines: PlotTable, plot_json_number, plot_table_read, ...
 #include "testutil.h"           // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>    // defines: EINVAL, ENOENT, ...
-#include <math.h>     // defines: fabs, isnan, log2
+#include <errno.h> // defines: EINVAL, ENOENT, ...
+#include <math.h>  // defines: fabs, isnan, log2
 
 int main(void)
 {
@@ -34,14 +34,15 @@ int main(void)
 	FILE *f = fdopen(fd, "w");
 	CHECK(f);
 	fputs("{\"step\":1,\"loss\":5}\n{\"step\":2,\"loss\":4}\n{\"step\":3,\"loss\":3}\n"
-	      "{\"step\":3,\"t2v_r1\":0.5}\n"  // an eval-only line
+	      "{\"step\":3,\"t2v_r1\":0.5}\n" // an eval-only line
 	      "{\"step\":4,\"loss\":2}\n"
-	      "{\"epoch\":1,\"loss\":9}\n"     // no x: skipped
-	      "{\"step\":3,\"loss\":2.5}\n"    // resumed from step 2
+	      "{\"epoch\":1,\"loss\":9}\n"  // no x: skipped
+	      "{\"step\":3,\"loss\":2.5}\n" // resumed from step 2
 	      "{\"step\":4,\"loss\":2.25}\n"
-	      "{\"step\":5,\"loss\":2.0", f); // half-written
+	      "{\"step\":5,\"loss\":2.0",
+	      f); // half-written
 	CHECK(!fclose(f));
-	const char *keys[] = { "step", "loss" };
+	const char *keys[] = {"step", "loss"};
 	PlotTable t;
 	char err[256];
 	CHECK_OK(plot_table_read(path, keys, 2, &t, err, sizeof err));
@@ -50,7 +51,7 @@ int main(void)
 	plot_table_keep_finite(&t, 1, 1);
 	CHECK_EQ_INT(t.n, 6);
 	plot_table_latest(&t);
-	const double steps[] = { 1, 2, 3, 4 }, loss[] = { 5, 4, 2.5, 2.25 };
+	const double steps[] = {1, 2, 3, 4}, loss[] = {5, 4, 2.5, 2.25};
 	CHECK_EQ_INT(t.n, 4);
 	for (int i = 0; i < 4; i++)
 		CHECK(t.col[0][i] == steps[i] && t.col[1][i] == loss[i]);

@@ -25,13 +25,13 @@ int main(void)
 		up[i] = i * i; // ends in the top-right corner
 		flat[i] = 100;
 	}
-	PlotBox box = { 0, 0, 560, 260 };
+	PlotBox box = {0, 0, 560, 260};
 	PlotImage a, b;
 	CHECK(plot_image_new(&a, 560, 260) == 0 && plot_image_new(&b, 560, 260) == 0);
 	plot_palette(&a);
 	plot_palette(&b);
-	PlotSeries labelled[2] = { { x, up, 50, PC_BLUE, 0, "rising to the corner" }, { x, flat, 50, PC_RED, 3, "flat" } };
-	PlotSeries bare[2] = { { x, up, 50, PC_BLUE, 0, NULL }, { x, flat, 50, PC_RED, 3, NULL } };
+	PlotSeries labelled[2] = {{x, up, 50, PC_BLUE, 0, "rising to the corner"}, {x, flat, 50, PC_RED, 3, "flat"}};
+	PlotSeries bare[2] = {{x, up, 50, PC_BLUE, 0, NULL}, {x, flat, 50, PC_RED, 3, NULL}};
 	plot_chart(&a, box, "loss", "step", labelled, 2, NULL);
 	plot_chart(&b, box, "loss", "step", bare, 2, NULL);
 	const int plot_top = 24; // below the header row
@@ -40,8 +40,8 @@ int main(void)
 	CHECK(count(&a, 0, plot_top, PC_BLUE) > 0 && count(&a, 0, plot_top, PC_RED) > 0);
 
 	// one evaluation: a 5x5 marker and its value in the series' colour
-	double ex = 49, ey = 0.3, cx = 49, cy = 0.025, lim[2] = { 0, 49 };
-	PlotSeries one[2] = { { &ex, &ey, 1, PC_GREEN, 0, "t2v R@1" }, { &cx, &cy, 1, PC_GREY, 3, "chance" } };
+	double ex = 49, ey = 0.3, cx = 49, cy = 0.025, lim[2] = {0, 49};
+	PlotSeries one[2] = {{&ex, &ey, 1, PC_GREEN, 0, "t2v R@1"}, {&cx, &cy, 1, PC_GREY, 3, "chance"}};
 	PlotImage c;
 	CHECK(plot_image_new(&c, 560, 260) == 0);
 	plot_palette(&c);

@@ -7,10 +7,10 @@
 #include "manifest_format.h"     // defines: manifest_crc32
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
-#include <errno.h>    // defines: EINVAL, ENOENT, ...
-#include <math.h>     // defines: fabs, isnan, log2
-#include <stdlib.h>   // defines: malloc, free, system, mkdtemp
-#include <string.h>   // defines: memcmp, strstr, strcmp
+#include <errno.h>  // defines: EINVAL, ENOENT, ...
+#include <math.h>   // defines: fabs, isnan, log2
+#include <stdlib.h> // defines: malloc, free, system, mkdtemp
+#include <string.h> // defines: memcmp, strstr, strcmp
 
 static uint32_t be32(const uint8_t *p)
 {
@@ -98,8 +98,8 @@ int main(void)
 		x[i] = i;
 		y[i] = i == 20 ? NAN : sin(i / 5.0);
 	}
-	PlotSeries s = { .x = x, .y = y, .n = 50, .colour = PC_BLUE, .label = "SIN" };
-	plot_chart(&im, (PlotBox){ 0, 0, 333, 201 }, "A TEST", "STEP", &s, 1, NULL);
+	PlotSeries s = {.x = x, .y = y, .n = 50, .colour = PC_BLUE, .label = "SIN"};
+	plot_chart(&im, (PlotBox){0, 0, 333, 201}, "A TEST", "STEP", &s, 1, NULL);
 	for (int i = 0; i < 333; i += 7) // a noisy stripe: literals as well as matches
 		im.px[100 * 333 + i] = (uint8_t)(i % PC_COUNT);
 	CHECK_OK(plot_png_write(&im, path));

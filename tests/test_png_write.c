@@ -10,30 +10,29 @@
 #include <unistd.h> // defines: rmdir
 
 // an independent decoder: chunk CRCs, zlib inflate, filter bytes, palette expansion, size
-static const char *DECODE_PY =
-	"import struct, sys, zlib\n"
-	"d = open(sys.argv[1], 'rb').read(); want = open(sys.argv[2], 'rb').read()\n"
-	"assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n'\n"
-	"i, idat, plte, ihdr, end = 8, b'', None, None, False\n"
-	"while i < len(d):\n"
-	"    n, t = struct.unpack('>I4s', d[i:i + 8]); body = d[i + 8:i + 8 + n]\n"
-	"    assert zlib.crc32(t + body) == struct.unpack('>I', d[i + 8 + n:i + 12 + n])[0], t\n"
-	"    if t == b'IHDR': ihdr = struct.unpack('>IIBBBBB', body)\n"
-	"    elif t == b'PLTE': plte = body\n"
-	"    elif t == b'IDAT': idat += body\n"
-	"    elif t == b'IEND': end = i + 12 + n == len(d)\n"
-	"    i += 12 + n\n"
-	"assert end, 'IEND is not last'\n"
-	"w, h, depth, ctype = ihdr[:4]; ch = 1 if ctype == 3 else 3\n"
-	"assert depth == 8 and ctype in (2, 3) and (ctype == 2 or plte)\n"
-	"raw = zlib.decompress(idat); line = w * ch\n"
-	"assert len(raw) == h * (line + 1), (len(raw), h, line)\n"
-	"out = bytearray()\n"
-	"for y in range(h):\n"
-	"    assert raw[y * (line + 1)] == 0\n"
-	"    row = raw[y * (line + 1) + 1:(y + 1) * (line + 1)]\n"
-	"    out += row if ch == 3 else b''.join(plte[3 * p:3 * p + 3] for p in row)\n"
-	"assert bytes(out) == want, 'pixels differ'\n";
+static const char *DECODE_PY = "import struct, sys, zlib\n"
+			       "d = open(sys.argv[1], 'rb').read(); want = open(sys.argv[2], 'rb').read()\n"
+			       "assert d[:8] == b'\\x89PNG\\r\\n\\x1a\\n'\n"
+			       "i, idat, plte, ihdr, end = 8, b'', None, None, False\n"
+			       "while i < len(d):\n"
+			       "    n, t = struct.unpack('>I4s', d[i:i + 8]); body = d[i + 8:i + 8 + n]\n"
+			       "    assert zlib.crc32(t + body) == struct.unpack('>I', d[i + 8 + n:i + 12 + n])[0], t\n"
+			       "    if t == b'IHDR': ihdr = struct.unpack('>IIBBBBB', body)\n"
+			       "    elif t == b'PLTE': plte = body\n"
+			       "    elif t == b'IDAT': idat += body\n"
+			       "    elif t == b'IEND': end = i + 12 + n == len(d)\n"
+			       "    i += 12 + n\n"
+			       "assert end, 'IEND is not last'\n"
+			       "w, h, depth, ctype = ihdr[:4]; ch = 1 if ctype == 3 else 3\n"
+			       "assert depth == 8 and ctype in (2, 3) and (ctype == 2 or plte)\n"
+			       "raw = zlib.decompress(idat); line = w * ch\n"
+			       "assert len(raw) == h * (line + 1), (len(raw), h, line)\n"
+			       "out = bytearray()\n"
+			       "for y in range(h):\n"
+			       "    assert raw[y * (line + 1)] == 0\n"
+			       "    row = raw[y * (line + 1) + 1:(y + 1) * (line + 1)]\n"
+			       "    out += row if ch == 3 else b''.join(plte[3 * p:3 * p + 3] for p in row)\n"
+			       "assert bytes(out) == want, 'pixels differ'\n";
 
 static char dir[] = "/tmp/test_png_write_XXXXXX";
 
@@ -80,7 +79,7 @@ int main(void)
 	FILE *f = fopen(py, "w");
 	CHECK(f && fputs(DECODE_PY, f) >= 0 && fclose(f) == 0);
 
-	static const uint8_t pal[4][3] = { { 0, 0, 0 }, { 255, 255, 255 }, { 200, 30, 30 }, { 10, 20, 250 } };
+	static const uint8_t pal[4][3] = {{0, 0, 0}, {255, 255, 255}, {200, 30, 30}, {10, 20, 250}};
 	uint32_t s = 12345;
 	// indexed: flat areas, a repeated row pattern, a noisy band
 	enum { PW = 301, PH = 97 };
@@ -91,8 +90,8 @@ int main(void)
 			s = s * 1664525u + 1013904223u;
 			idx[y * PW + x] = y < 30 ? (x / 17) % 4 : y < 60 ? (uint8_t)(s >> 30) : (x == y ? 2 : 1);
 		}
-	roundtrip("indexed", &(PngImage){ .w = PW, .h = PH, .channels = 1, .px = idx, .palette = pal, .n_colours = 4 });
-	roundtrip("one", &(PngImage){ .w = 1, .h = 1, .channels = 1, .px = idx, .palette = pal, .n_colours = 4 });
+	roundtrip("indexed", &(PngImage){.w = PW, .h = PH, .channels = 1, .px = idx, .palette = pal, .n_colours = 4});
+	roundtrip("one", &(PngImage){.w = 1, .h = 1, .channels = 1, .px = idx, .palette = pal, .n_colours = 4});
 
 	// RGB: a gradient, a flat background, noise; then rows wider than the 32 KiB window
 	enum { RW = 211, RH = 64 };
@@ -106,21 +105,21 @@ int main(void)
 		p[1] = y < 20 ? (uint8_t)y : y < 40 ? 24 : (uint8_t)(s >> 16);
 		p[2] = y < 20 ? 7 : y < 40 ? 24 : (uint8_t)(s >> 8);
 	}
-	roundtrip("rgb", &(PngImage){ .w = RW, .h = RH, .channels = 3, .px = rgbp });
+	roundtrip("rgb", &(PngImage){.w = RW, .h = RH, .channels = 3, .px = rgbp});
 	enum { WW = 12000, WH = 3 };
 	uint8_t *wide = malloc(WW * WH * 3);
 	CHECK(wide);
 	for (int i = 0; i < WW * WH * 3; i++)
 		wide[i] = (uint8_t)(i % 7 == 0 ? i : 99);
-	roundtrip("wide", &(PngImage){ .w = WW, .h = WH, .channels = 3, .px = wide });
+	roundtrip("wide", &(PngImage){.w = WW, .h = WH, .channels = 3, .px = wide});
 
 	// refusals
 	uint8_t *out;
 	size_t n;
-	CHECK_EQ_INT(png_encode(&(PngImage){ .w = 0, .h = 1, .channels = 3, .px = rgbp }, &out, &n), -EINVAL);
-	CHECK_EQ_INT(png_encode(&(PngImage){ .w = 1, .h = 1, .channels = 2, .px = rgbp }, &out, &n), -EINVAL);
-	CHECK_EQ_INT(png_encode(&(PngImage){ .w = 1, .h = 1, .channels = 1, .px = idx }, &out, &n), -EINVAL);
-	CHECK(png_write_file(&(PngImage){ .w = 1, .h = 1, .channels = 3, .px = rgbp }, "/nonexistent/x.png") < 0);
+	CHECK_EQ_INT(png_encode(&(PngImage){.w = 0, .h = 1, .channels = 3, .px = rgbp}, &out, &n), -EINVAL);
+	CHECK_EQ_INT(png_encode(&(PngImage){.w = 1, .h = 1, .channels = 2, .px = rgbp}, &out, &n), -EINVAL);
+	CHECK_EQ_INT(png_encode(&(PngImage){.w = 1, .h = 1, .channels = 1, .px = idx}, &out, &n), -EINVAL);
+	CHECK(png_write_file(&(PngImage){.w = 1, .h = 1, .channels = 3, .px = rgbp}, "/nonexistent/x.png") < 0);
 
 	free(idx);
 	free(rgbp);

@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 static int fails;
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			printf("FAIL line %d: %s\n", __LINE__, #c);            \
-			fails++;                                               \
-		}                                                              \
+#define CHECK(c)                                                                                                       \
+	do {                                                                                                           \
+		if (!(c)) {                                                                                            \
+			printf("FAIL line %d: %s\n", __LINE__, #c);                                                    \
+			fails++;                                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 static int clip_is(const PrepAnnot *a, const char *video, double s, double e, const char *cap)
@@ -68,7 +68,8 @@ int main(void)
 		return 1;
 	// header in another order, BOM, quoted comma and newline, CRLF
 	snprintf(p, sizeof(p), "%s/a.csv", dir);
-	write_file(p, "\xef\xbb\xbf" "caption,video,end,start\r\n\"a, b\",v1,2,1\r\n\"two\nlines\",v2,4.5,3\r\n\r\n");
+	write_file(p, "\xef\xbb\xbf"
+		      "caption,video,end,start\r\n\"a, b\",v1,2,1\r\n\"two\nlines\",v2,4.5,3\r\n\r\n");
 	CHECK(prep_annot_load(&l, p, "auto", 1) == 0 && l.n == 2);
 	if (l.n == 2) {
 		CHECK(clip_is(&l.a[0], "v1", 1, 2, "a, b"));
@@ -115,9 +116,11 @@ int main(void)
 	CHECK(prep_parse_time("nan") < 0 && prep_parse_time("inf") < 0 && prep_parse_time("1e3") < 0 &&
 	      prep_parse_time("1:nan") < 0 && prep_parse_time(".5") == 0.5);
 	snprintf(p, sizeof(p), "%s/nan.json", dir);
-	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"timestamp_sec\": NaN, \"narration_text\": \"#C C a\"},"
-		      "{\"timestamp_sec\": Infinity, \"narration_text\": \"#C C b\"}, {\"timestamp_sec\": 1e999, \"narration_text\": \"c\"},"
-		      "{\"timestamp_sec\": -Infinity, \"narration_text\": \"d\"}, {\"timestamp_sec\": 3, \"narration_text\": \"#C C e\"}]}}}");
+	write_file(
+		p,
+		"{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"timestamp_sec\": NaN, \"narration_text\": \"#C C a\"},"
+		"{\"timestamp_sec\": Infinity, \"narration_text\": \"#C C b\"}, {\"timestamp_sec\": 1e999, \"narration_text\": \"c\"},"
+		"{\"timestamp_sec\": -Infinity, \"narration_text\": \"d\"}, {\"timestamp_sec\": 3, \"narration_text\": \"#C C e\"}]}}}");
 	CHECK(prep_annot_load(&l, p, "auto", 1) == 0);
 	CHECK(l.n == 1 && l.bad_time == 4 && l.n_problems == 4);
 	for (size_t i = 0; i < l.n_problems; i++)
@@ -126,13 +129,18 @@ int main(void)
 	// malformed JSON is an error for the whole file that says where (no leak of the text read
 	// so far: the sanitizer build checks); unknown formats too
 	snprintf(p, sizeof(p), "%s/d.json", dir);
-	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"narration_text\": \"a b\", \"timestamp_sec\": 1,");
+	write_file(
+		p,
+		"{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"narration_text\": \"a b\", \"timestamp_sec\": 1,");
 	CHECK(prep_annot_load(&l, p, "auto", 1) == -EBADMSG);
-	CHECK(l.n_problems == 1 && strstr(l.problems[0], "malformed JSON at byte 88 (line 1, column 89): the file ends inside a value"));
+	CHECK(l.n_problems == 1 &&
+	      strstr(l.problems[0], "malformed JSON at byte 88 (line 1, column 89): the file ends inside a value"));
 	if (l.n_problems)
 		printf("  problem: %s\n", l.problems[0]);
 	prep_annot_free(&l);
-	write_file(p, "{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"narration_text\": \"a b\",\n \"timestamp_sec\": ttt}]}}}");
+	write_file(
+		p,
+		"{\"v\": {\"narration_pass_1\": {\"narrations\": [{\"narration_text\": \"a b\",\n \"timestamp_sec\": ttt}]}}}");
 	CHECK(prep_annot_load(&l, p, "auto", 1) == -EBADMSG);
 	CHECK(l.n_problems == 1 && strstr(l.problems[0], "byte 87 (line 2, column 19)"));
 	if (l.n_problems)

@@ -76,7 +76,8 @@ static int write_source(const char *path, const char *fmt, const char *codec_nam
 			}
 			for (int b = 0; b < 10; b++)
 				for (int y = 0; y < 16; y++)
-					memset(src->data[0] + y * src->linesize[0] + 16 * b, (i >> b & 1) ? 235 : 16, 16);
+					memset(src->data[0] + y * src->linesize[0] + 16 * b, (i >> b & 1) ? 235 : 16,
+					       16);
 			av_frame_make_writable(f);
 			sws_scale(sws, (const uint8_t *const *)src->data, src->linesize, 0, h, f->data, f->linesize);
 			f->pts = pts_ms[i];
@@ -90,7 +91,8 @@ static int write_source(const char *path, const char *fmt, const char *codec_nam
 			av_interleaved_write_frame(oc, p);
 		}
 		// 100 ms of silence at a time, up to the current video time
-		while (as && (i < n ? audio_pos * 1000 / 8000 < pts_ms[i] : audio_pos * 1000 / 8000 < pts_ms[n - 1] + 100)) {
+		while (as &&
+		       (i < n ? audio_pos * 1000 / 8000 < pts_ms[i] : audio_pos * 1000 / 8000 < pts_ms[n - 1] + 100)) {
 			av_new_packet(p, 1600);
 			memset(p->data, 0, 1600);
 			p->pts = p->dts = audio_pos, p->duration = 800, p->stream_index = as->index;
@@ -158,8 +160,14 @@ static void run_case(const char *dir, const char *name, const char *fmt, const c
 		fails++;
 		return;
 	}
-	PrepChunkOpts o = {.root = root, .chunk_sec = 2, .short_side = 96, .fps_num = 10, .fps_den = 1, .gop = 8,
-			   .crf = 23, .preset = "ultrafast"};
+	PrepChunkOpts o = {.root = root,
+			   .chunk_sec = 2,
+			   .short_side = 96,
+			   .fps_num = 10,
+			   .fps_den = 1,
+			   .gop = 8,
+			   .crf = 23,
+			   .preset = "ultrafast"};
 	PrepVideoResult r;
 	if (prep_chunk_video(src, name, &o, &r) < 0) {
 		printf("FAIL %s: %s\n", name, r.error);
@@ -177,7 +185,9 @@ static void run_case(const char *dir, const char *name, const char *fmt, const c
 		snprintf(path, sizeof(path), "%s/%s", root, r.chunks[k].path);
 		c.first = first;
 		int got = tp_decode(path, on_frame, &c);
-		ok = ok && got == (int)r.chunks[k].ix.n_frames && (r.chunks[k].ix.height < r.chunks[k].ix.width ? r.chunks[k].ix.height : r.chunks[k].ix.width) == 96;
+		ok = ok && got == (int)r.chunks[k].ix.n_frames &&
+		     (r.chunks[k].ix.height < r.chunks[k].ix.width ? r.chunks[k].ix.height : r.chunks[k].ix.width) ==
+			     96;
 		first += got;
 	}
 	ok = ok && !c.bad && !c.not420 && first == (int)r.n_frames;

@@ -16,8 +16,8 @@
 static int fails;
 
 typedef struct {
-	int first;       // global frame number of the chunk's frame 0
-	double step;     // source frames per output frame
+	int first;   // global frame number of the chunk's frame 0
+	double step; // source frames per output frame
 	int src_w, src_h;
 	int bad, keys[64], n_keys;
 } Check;
@@ -68,8 +68,8 @@ static void check_video(const char *name, PrepVideoResult *r, const char *root, 
 		double secs = 0, want_secs = frames[k] * (double)r->fps_den / r->fps_num;
 		int fk[64], nfk = format_index_keys(path, fk, 64, &secs);
 		int ok = (int)ci->ix.n_frames == frames[k] && n == frames[k] && !c.bad && ci->ix.width == out_w &&
-			 fabs(secs - want_secs) < 1e-6 &&
-			 ci->ix.height == out_h && (int)ci->ix.n_keyframes == c.n_keys && nfk == c.n_keys;
+			 fabs(secs - want_secs) < 1e-6 && ci->ix.height == out_h &&
+			 (int)ci->ix.n_keyframes == c.n_keys && nfk == c.n_keys;
 		for (int i = 0; ok && i < c.n_keys; i++)
 			ok = (int)ci->ix.keyframes[i] == c.keys[i] && fk[i] == c.keys[i] && c.keys[i] == i * gop;
 		if (ok && ci->ix.codec != MANIFEST_CODEC_H264) { // the loader reads prep's chunks by packet index
@@ -79,8 +79,8 @@ static void check_video(const char *name, PrepVideoResult *r, const char *root, 
 		if (!ok) {
 			printf("FAIL %s chunk %s: index %u frames %u keys %ux%u; decoded %d frames %d keys; libavformat %d keys, "
 			       "%.6f s; want %d frames %dx%d %.6f s\n",
-			       name, ci->path, ci->ix.n_frames, ci->ix.n_keyframes, ci->ix.width, ci->ix.height, n, c.n_keys, nfk, secs,
-			       frames[k], out_w, out_h, want_secs);
+			       name, ci->path, ci->ix.n_frames, ci->ix.n_keyframes, ci->ix.width, ci->ix.height, n,
+			       c.n_keys, nfk, secs, frames[k], out_w, out_h, want_secs);
 			fails++;
 		}
 		first += frames[k];
@@ -100,7 +100,8 @@ int main(void)
 		return 1;
 	snprintf(root, sizeof(root), "%s/out", dir);
 	mkdir(root, 0755);
-	PrepChunkOpts o = {.root = root, .chunk_sec = 5, .short_side = 288, .gop = 16, .crf = 23, .preset = "ultrafast"};
+	PrepChunkOpts o = {
+		.root = root, .chunk_sec = 5, .short_side = 288, .gop = 16, .crf = 23, .preset = "ultrafast"};
 	PrepVideoResult r;
 
 	// 12 s at 10 fps, landscape: 50 + 50 + 20 frames, 512x288

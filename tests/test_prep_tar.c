@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 static int fails;
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			printf("FAIL line %d: %s\n", __LINE__, #c);            \
-			fails++;                                               \
-		}                                                              \
+#define CHECK(c)                                                                                                       \
+	do {                                                                                                           \
+		if (!(c)) {                                                                                            \
+			printf("FAIL line %d: %s\n", __LINE__, #c);                                                    \
+			fails++;                                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 static int bytes_at(const char *path, uint64_t off, const char *want, size_t n)
@@ -65,7 +65,8 @@ int main(void)
 		long_name[100] = 0;
 		CHECK(tar_header(h, long_name, 1, '0') == -ENAMETOOLONG);
 		CHECK(tar_header(h, "big", 1ull << 33, '0') == -EFBIG);
-		CHECK(tar_header(h, "ok", (1ull << 33) - 1, '0') == 0 && tar_header_sum(h) == strtoul((char *)h + 148, NULL, 8));
+		CHECK(tar_header(h, "ok", (1ull << 33) - 1, '0') == 0 &&
+		      tar_header_sum(h) == strtoul((char *)h + 148, NULL, 8));
 	}
 
 	PrepAnnotList rep = {0};

@@ -36,12 +36,20 @@ static void write_v1(const Manifest *m, const uint8_t *img, const char *path)
 		   {img + h->shards_off, h->n_shards * sizeof(ManifestShard)},
 		   {img + h->samples_off, h->n_samples * sizeof(ManifestSample)},
 		   {img + h->tokens_off, h->n_samples * h->context * 2ull}};
-	ManifestV1Header v = {.version = 1, .header_size = 160, .n_videos = h->n_videos, .n_chunks = h->n_chunks,
-			      .n_shards = h->n_shards, .context = h->context, .n_samples = h->n_samples,
-			      .n_keyframes = h->n_keyframes, .vocab_size = h->vocab_size, .chunk_ms = h->chunk_ms,
-			      .short_side = h->short_side, .strings_size = h->strings_size};
-	uint64_t *offs[7] = {&v.strings_off, &v.videos_off, &v.chunks_off, &v.keyframes_off,
-			     &v.shards_off, &v.samples_off, &v.tokens_off};
+	ManifestV1Header v = {.version = 1,
+			      .header_size = 160,
+			      .n_videos = h->n_videos,
+			      .n_chunks = h->n_chunks,
+			      .n_shards = h->n_shards,
+			      .context = h->context,
+			      .n_samples = h->n_samples,
+			      .n_keyframes = h->n_keyframes,
+			      .vocab_size = h->vocab_size,
+			      .chunk_ms = h->chunk_ms,
+			      .short_side = h->short_side,
+			      .strings_size = h->strings_size};
+	uint64_t *offs[7] = {&v.strings_off, &v.videos_off,  &v.chunks_off, &v.keyframes_off,
+			     &v.shards_off,  &v.samples_off, &v.tokens_off};
 	memcpy(v.magic, MANIFEST_MAGIC, 8);
 	static uint8_t out[1 << 20];
 	uint64_t pos = 160;
@@ -65,8 +73,15 @@ int main(void)
 	log_init("test_prep_upgrade", LOG_WARN);
 	ld_libav_quiet();
 	char dir[256], mpath[300], v1path[320], err[512];
-	LdFixtureOpts o = {.videos = 2, .chunks_per_video = 2, .width = 256, .height = 144, .fps = 24,
-			   .frames_per_chunk = 36, .gop = 12, .bframes = 2, .images = 2};
+	LdFixtureOpts o = {.videos = 2,
+			   .chunks_per_video = 2,
+			   .width = 256,
+			   .height = 144,
+			   .fps = 24,
+			   .frames_per_chunk = 36,
+			   .gop = 12,
+			   .bframes = 2,
+			   .images = 2};
 	tl_dataset(dir, sizeof(dir), &o);
 	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
 	snprintf(v1path, sizeof(v1path), "%s.v1", mpath);

@@ -27,8 +27,8 @@ __attribute__((unused)) static void tp_paint(void *ctx, int n, AVFrame *f)
 
 __attribute__((unused)) static int tp_make_source(const char *path, int w, int h, int fps, int n_frames, int gop)
 {
-	PrepEncodeOpts eo = {.width = w, .height = h, .fps_num = fps, .fps_den = 1, .gop = gop, .crf = 18,
-			     .preset = "ultrafast"};
+	PrepEncodeOpts eo = {
+		.width = w, .height = h, .fps_num = fps, .fps_den = 1, .gop = gop, .crf = 18, .preset = "ultrafast"};
 	return prep_encode_frames(path, &eo, n_frames, tp_paint, NULL);
 }
 

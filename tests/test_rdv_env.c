@@ -4,7 +4,7 @@
 
 #include "test_rdv_util.h" // defines: RdvInfo, CHECK
 
-#define ENV(...) ((char *const[]){ __VA_ARGS__, NULL })
+#define ENV(...) ((char *const[]){__VA_ARGS__, NULL})
 
 static RdvInfo info;
 static char err[512];
@@ -17,8 +17,8 @@ static int resolve(char *const *env, const RdvOptions *opt)
 
 static void layout(int rank, int world, int local, int lworld, int node, int nodes)
 {
-	if (info.rank != rank || info.world_size != world || info.local_rank != local || info.local_world_size != lworld ||
-	    info.node_rank != node || info.nodes != nodes) {
+	if (info.rank != rank || info.world_size != world || info.local_rank != local ||
+	    info.local_world_size != lworld || info.node_rank != node || info.nodes != nodes) {
 		char d[512];
 		rdv_describe(&info, d, sizeof d);
 		fprintf(stderr, "got %s; want rank %d/%d local %d/%d node %d/%d\n", d, rank, world, local, lworld, node,
@@ -49,13 +49,15 @@ static void torchrun_and_precedence(void)
 	CHECK(!strcmp(info.master_from, "MASTER_ADDR"));
 	// GROUP_RANK / GROUP_WORLD_SIZE are taken when torchrun sets them
 	CHECK_OK(resolve(ENV("RANK=3", "WORLD_SIZE=6", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=3", "GROUP_RANK=1",
-			     "GROUP_WORLD_SIZE=2", "MASTER_ADDR=h"), NULL));
+			     "GROUP_WORLD_SIZE=2", "MASTER_ADDR=h"),
+			 NULL));
 	layout(3, 6, 0, 3, 1, 2);
 
 	// torchrun's set wins over Slurm's (srun starting torchrun leaves both)
 	CHECK_OK(resolve(ENV("SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_LOCALID=0", "SLURM_NODEID=0",
 			     "SLURM_TASKS_PER_NODE=1(x2)", "SLURM_JOB_NODELIST=n[1-2]", "SLURM_JOB_ID=77", "RANK=5",
-			     "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_ADDR=node7", "MASTER_PORT=1234"),
+			     "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_ADDR=node7",
+			     "MASTER_PORT=1234"),
 			 NULL));
 	layout(5, 8, 1, 4, 1, 2);
 	CHECK(!strcmp(info.source, "torchrun") && !strcmp(info.job, "slurm:77.batch"));
@@ -110,8 +112,8 @@ static void slurm(void)
 
 	// MASTER_ADDR / MASTER_PORT (set in an sbatch script) win over the node list and the job's port
 	CHECK_OK(resolve(ENV("SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_LOCALID=0", "SLURM_NODEID=0",
-			     "SLURM_TASKS_PER_NODE=2", "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=5", "MASTER_ADDR=[fe80::2]",
-			     "MASTER_PORT=3000"),
+			     "SLURM_TASKS_PER_NODE=2", "SLURM_JOB_NODELIST=n1", "SLURM_JOB_ID=5",
+			     "MASTER_ADDR=[fe80::2]", "MASTER_PORT=3000"),
 			 NULL));
 	layout(0, 2, 0, 2, 0, 1);
 	CHECK(!strcmp(info.master_addr, "fe80::2") && info.master_port == 3000 && info.method == RDV_RING);
@@ -166,10 +168,10 @@ static void bad_values(void)
 		"WORLD_SIZE");
 	refused(ENV("RANK=1", "WORLD_SIZE=8"), NULL, "LOCAL_RANK is not set", NULL);
 	refused(ENV("WORLD_SIZE=8", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=8"), NULL, "RANK is not set", NULL);
-	refused(ENV("RANK=1", "WORLD_SIZE=8", "LOCAL_RANK=5", "LOCAL_WORLD_SIZE=4"), NULL, "local-rank 5 (from LOCAL_RANK)",
-		"LOCAL_WORLD_SIZE");
-	refused(ENV("RANK=1", "WORLD_SIZE=6", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_ADDR=h"), NULL, "do not split evenly",
-		"GROUP_WORLD_SIZE");
+	refused(ENV("RANK=1", "WORLD_SIZE=8", "LOCAL_RANK=5", "LOCAL_WORLD_SIZE=4"), NULL,
+		"local-rank 5 (from LOCAL_RANK)", "LOCAL_WORLD_SIZE");
+	refused(ENV("RANK=1", "WORLD_SIZE=6", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_ADDR=h"), NULL,
+		"do not split evenly", "GROUP_WORLD_SIZE");
 	refused(ENV("RANK=1", "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4", "MASTER_PORT=70000"), NULL,
 		"MASTER_PORT='70000'", NULL);
 	refused(ENV("RANK=1", "WORLD_SIZE=8", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=4"), NULL, "no master address", NULL);
@@ -178,17 +180,18 @@ static void bad_values(void)
 		"SLURM_TASKS_PER_NODE='4(x2'", NULL);
 	refused(ENV(SL, "SLURM_NTASKS=9", "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"), NULL,
 		"SLURM_NTASKS=9 disagrees", "4(x2)");
-	refused(ENV(SL, "SLURM_NTASKS=8", "SLURM_NNODES=3", "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"), NULL,
-		"SLURM_NNODES=3 disagrees", NULL);
-	refused(ENV("SLURM_PROCID=5", "SLURM_LOCALID=4", "SLURM_NODEID=1", "SLURM_NTASKS=8", "SLURM_TASKS_PER_NODE=4(x2)",
-		    "SLURM_JOB_NODELIST=n[1-2]"),
+	refused(ENV(SL, "SLURM_NTASKS=8", "SLURM_NNODES=3", "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"),
+		NULL, "SLURM_NNODES=3 disagrees", NULL);
+	refused(ENV("SLURM_PROCID=5", "SLURM_LOCALID=4", "SLURM_NODEID=1", "SLURM_NTASKS=8",
+		    "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"),
 		NULL, "local-rank 4 (from SLURM_LOCALID)", "SLURM_TASKS_PER_NODE");
-	refused(ENV("SLURM_PROCID=5", "SLURM_LOCALID=0", "SLURM_NODEID=2", "SLURM_NTASKS=8", "SLURM_TASKS_PER_NODE=4(x2)",
-		    "SLURM_JOB_NODELIST=n[1-2]"),
+	refused(ENV("SLURM_PROCID=5", "SLURM_LOCALID=0", "SLURM_NODEID=2", "SLURM_NTASKS=8",
+		    "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"),
 		NULL, "node 2 (SLURM_NODEID) is beyond", NULL);
 	refused(ENV(SL, "SLURM_NTASKS=8", "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-"), NULL,
 		"SLURM_JOB_NODELIST='n[1-'", NULL);
-	refused(ENV(SL, "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"), NULL, "SLURM_NTASKS is not set", NULL);
+	refused(ENV(SL, "SLURM_TASKS_PER_NODE=4(x2)", "SLURM_JOB_NODELIST=n[1-2]"), NULL, "SLURM_NTASKS is not set",
+		NULL);
 	refused(ENV(SL, "SLURM_NTASKS=8", "SLURM_JOB_NODELIST=n[1-2]"), NULL, "SLURM_TASKS_PER_NODE is not set", NULL);
 	refused(ENV("AVCLIP_RDV_TIMEOUT=0"), NULL, "AVCLIP_RDV_TIMEOUT='0'", NULL);
 	refused(ENV("AVCLIP_RDV_TIMEOUT=5s"), NULL, "AVCLIP_RDV_TIMEOUT='5s'", NULL);

@@ -6,7 +6,7 @@
 
 #include "test_rdv_util.h" // defines: tr_info, tr_spawn, tr_join, tr_expect_error
 
-#define W(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define W(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static char path[256];
 
@@ -96,8 +96,8 @@ int main(void)
 	snprintf(saved, sizeof saved, "%s", path);
 	snprintf(path, sizeof path, "%s/missing-dir/nccl.id", dir);
 	RdvInfo i0 = at(0, 2, "X", 1000);
-	RdvResult out = { 0 };
-	uint8_t b[RDV_BLOB_MAX] = { 1 };
+	RdvResult out = {0};
+	uint8_t b[RDV_BLOB_MAX] = {1};
 	out.rc = rdv_exchange(&i0, NULL, b, sizeof b, out.err, sizeof out.err);
 	tr_expect_error(&out, -ENOENT, W("rank 0", "missing-dir", "No such file"), "unwritable");
 

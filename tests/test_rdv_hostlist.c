@@ -22,7 +22,7 @@ static void hosts(const char *list, long count, const char *const *want)
 	CHECK_EQ_INT(rdv_hostlist_nth(list, count, out, sizeof out), -ERANGE);
 }
 
-#define H(...) ((const char *const[]){ __VA_ARGS__ })
+#define H(...) ((const char *const[]){__VA_ARGS__})
 
 int main(void)
 {
@@ -35,9 +35,9 @@ int main(void)
 	hosts("[3-4]", 2, H("3", "4"));
 	CHECK_EQ_INT(rdv_hostlist_count("n[1-100000]"), 100000);
 
-	static const char *const bad[] = { "", "node[", "node[]", "node[1-]", "node[2-1]", "node]1", "a,,b", "a,", ",a",
-					   "node[1,]", "node[,1]", "node[[1]]", "node[a-b]", "n[1234567890]", "n[1-2-3]",
-					   "a b", "n[1]]", NULL };
+	static const char *const bad[] = {
+		"",         "node[",    "node[]",    "node[1-]",  "node[2-1]",     "node]1",   "a,,b", "a,",    ",a",
+		"node[1,]", "node[,1]", "node[[1]]", "node[a-b]", "n[1234567890]", "n[1-2-3]", "a b",  "n[1]]", NULL};
 	for (const char *const *b = bad; *b; b++) {
 		char out[32];
 		long n = rdv_hostlist_count(*b);
@@ -62,8 +62,8 @@ int main(void)
 	CHECK_OK(rdv_tasks_per_node("3,5(x2),16", -1, NULL, &nodes, &total));
 	CHECK(nodes == 4 && total == 29);
 	CHECK_EQ_INT(rdv_tasks_per_node("2(x3),1", 4, &tasks, NULL, NULL), -ERANGE);
-	static const char *const badt[] = { "", "4(x2", "(x2)", "4(2)", "4,", ",4", "0", "4(x0)", "4x2", "a", "4(x2)3",
-					    "12345678", NULL };
+	static const char *const badt[] = {"",      "4(x2", "(x2)", "4(2)",   "4,",       ",4", "0",
+					   "4(x0)", "4x2",  "a",    "4(x2)3", "12345678", NULL};
 	for (const char *const *b = badt; *b; b++)
 		if (rdv_tasks_per_node(*b, 0, &tasks, &nodes, &total) != -EINVAL) {
 			fprintf(stderr, "tasks per node '%s' accepted\n", *b);

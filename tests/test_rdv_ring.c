@@ -4,10 +4,10 @@
 #include <errno.h>
 
 #include "ring_testutil.h" // defines: test_ring_create
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"     // defines: time_mono_s
 #include "test_rdv_util.h" // defines: tr_info, tr_join, tr_expect_error
 
-#define W(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define W(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static RdvInfo ring_rank(int rank, int world, const char *job, int timeout_ms)
 {
@@ -78,7 +78,7 @@ int main(void)
 	CHECK(r.secs >= 1.0 - 0.005 && r.secs < 2.0); // the library reads its clock in ms
 
 	// a live rank 0 of another job
-	RdvResult none[1] = { { 0 } };
+	RdvResult none[1] = {{0}};
 	pid_t other = spawn_rank0(ring, "other-job", 4, 6, none, 1);
 	tr_sleep_ms(200);
 	r = wait_one(ring, "ring-job", 600);
@@ -99,7 +99,7 @@ int main(void)
 	// a job that spans machines cannot use the ring
 	RdvInfo two = tr_info(1, 4, 2, "h", "x", RDV_TCP, NULL, 1000);
 	two.method = RDV_RING;
-	RdvResult out = { 0 };
+	RdvResult out = {0};
 	uint8_t b[RDV_BLOB_MAX];
 	out.rc = rdv_exchange(&two, fresh, b, sizeof b, out.err, sizeof out.err);
 	tr_expect_error(&out, -EINVAL, W("rank 1", "one machine"), "two machines");

@@ -4,14 +4,14 @@
 #include <errno.h>
 
 #include "test_rdv_util.h" // defines: tr_info, tr_spawn, tr_join, tr_free_port
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"     // defines: time_mono_s
 
 #define WORLD 4
 
 static int ipv6_loopback(void)
 {
 	int fd = socket(AF_INET6, SOCK_STREAM, 0);
-	struct sockaddr_in6 a = { .sin6_family = AF_INET6, .sin6_addr = in6addr_loopback };
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = in6addr_loopback};
 	int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
 	if (fd >= 0)
 		close(fd);
@@ -21,8 +21,8 @@ static int ipv6_loopback(void)
 static void junk_client(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {
+		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	for (int i = 0; i < 200 && connect(fd, (struct sockaddr *)&a, sizeof a) < 0; i++)
 		tr_sleep_ms(10);
 	const char junk[] = "GET / HTTP/1.0\r\n\r\nmore bytes than a header holds";

@@ -5,7 +5,7 @@
 
 #include "test_rdv_util.h" // defines: tr_info, tr_spawn, tr_join, tr_free_port, tr_expect_error
 
-#define W(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define W(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static char master[64];
 
@@ -28,7 +28,8 @@ static void wrong_token(void)
 	CHECK_EQ_INT(res[1].rc, 0);
 	tr_expect_error(&res[2], -EPERM, W("rank 2", "another job", "job:B"), "wrong token, rank 2");
 	CHECK(res[2].secs < 2.0); // at once, not at the deadline
-	tr_expect_error(&res[0], -ETIMEDOUT, W("rank 0", "missing: 2", "another job were refused"), "wrong token, rank 0");
+	tr_expect_error(&res[0], -ETIMEDOUT, W("rank 0", "missing: 2", "another job were refused"),
+			"wrong token, rank 0");
 }
 
 // no master: the rank gives up at its deadline (not before, not much later), naming itself
@@ -47,7 +48,8 @@ static void dead_master(void)
 static void port_in_use(int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_ANY) };
+	struct sockaddr_in a = {
+		.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_ANY)};
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	CHECK(bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && listen(fd, 4) == 0);
 	RdvResult *res = tr_results(1);
@@ -69,7 +71,8 @@ static void world_mismatch(void)
 	pids[1] = tr_spawn(&w, NULL, 0, &res[1]);
 	tr_join(pids, 2, 30);
 	tr_expect_error(&res[1], -EPROTO, W("rank 1", "world sizes differ"), "world mismatch, rank 1");
-	tr_expect_error(&res[0], -EPROTO, W("rank 0", "refused rank 1", "3 ranks", "2 ranks"), "world mismatch, rank 0");
+	tr_expect_error(&res[0], -EPROTO, W("rank 0", "refused rank 1", "3 ranks", "2 ranks"),
+			"world mismatch, rank 0");
 }
 
 // two processes both say rank 1: the second is refused and the master stops, naming the rank

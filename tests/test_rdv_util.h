@@ -14,21 +14,21 @@
 #include <sys/wait.h>   // defines: waitpid
 #include <time.h>       // defines: clock_gettime
 
-#include "comm.h" // defines: RdvInfo, rdv_resolve, rdv_exchange
+#include "comm.h"      // defines: RdvInfo, rdv_resolve, rdv_exchange
 #include "proc_time.h" // defines: time_mono_s
-#include "testutil.h"   // defines: CHECK
+#include "testutil.h"  // defines: CHECK
 
 typedef struct {
-	int rc;        // what the exchange returned
+	int rc; // what the exchange returned
 	int done;
-	double secs;   // how long it took
+	double secs; // how long it took
 	char err[512];
 	uint8_t blob[RDV_BLOB_MAX];
 } RdvResult;
 
 static inline void tr_sleep_ms(int ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -36,7 +36,7 @@ static inline void tr_sleep_ms(int ms)
 static inline RdvInfo tr_info(int rank, int world, int nodes, const char *master, const char *job, RdvMethod m,
 			      const char *file, int timeout_ms)
 {
-	static char *const empty_env[] = { NULL };
+	static char *const empty_env[] = {NULL};
 	RdvOptions o;
 	rdv_options_default(&o);
 	o.rank = rank;
@@ -78,7 +78,7 @@ static inline pid_t tr_spawn(const RdvInfo *info, Ring *ring, uint64_t blob_seed
 	CHECK(pid >= 0);
 	if (pid)
 		return pid;
-	uint8_t blob[RDV_BLOB_MAX] = { 0 };
+	uint8_t blob[RDV_BLOB_MAX] = {0};
 	if (info->rank == 0)
 		tr_blob(blob, sizeof blob, blob_seed);
 	double t0 = time_mono_s();
@@ -119,7 +119,7 @@ static inline void tr_join(pid_t *pids, int n, double limit_s)
 static inline int tr_free_port(void)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof a;
 	CHECK(fd >= 0);
 	CHECK(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);

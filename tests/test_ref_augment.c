@@ -18,8 +18,8 @@ int main(void)
 		clips[i * 3 + 1] = (uint8_t)(255 - 40 * x);
 		clips[i * 3 + 2] = (uint8_t)(7 + b);
 	}
-	const double mean[3] = { 0.48145466, 0.4578275, 0.40821073 }, sd[3] = { 0.26862954, 0.26130258, 0.27577711 };
-	uint64_t pos[B] = { 10, 11, 12 };
+	const double mean[3] = {0.48145466, 0.4578275, 0.40821073}, sd[3] = {0.26862954, 0.26130258, 0.27577711};
+	uint64_t pos[B] = {10, 11, 12};
 	int fail = 0;
 	for (int flip = 0; flip <= 1; flip++) {
 		trainer_augment_batch(clips, B, T, H, W, pos, 42, flip, out);
@@ -27,11 +27,11 @@ int main(void)
 			int b = i / (T * H * W), x = i % W;
 			int m = flip && trainer_augment_flips(42, pos[b]);
 			int sx = m ? W - 1 - x : x;
-			int v[3] = { sx, 255 - 40 * sx, 7 + b };
+			int v[3] = {sx, 255 - 40 * sx, 7 + b};
 			for (int c = 0; c < 3; c++)
 				if (fabs(out[i * 3 + c] - (v[c] / 255.0 - mean[c]) / sd[c]) > 1e-5) {
-					printf("flip=%d clip %d pixel %d channel %d: %g, want %g\n", flip, b, i, c, out[i * 3 + c],
-					       (v[c] / 255.0 - mean[c]) / sd[c]);
+					printf("flip=%d clip %d pixel %d channel %d: %g, want %g\n", flip, b, i, c,
+					       out[i * 3 + c], (v[c] / 255.0 - mean[c]) / sd[c]);
 					fail = 1;
 				}
 		}

@@ -2,10 +2,11 @@
 // payload checked against (seed, g), each rank sees exactly its positions, in order, once.
 #include "ring_stress.h"
 
-int main(int argc, char **argv) {
-    StressConfig c;
-    stress_config_default(&c);
-    c.producers = 1;
-    c.consumers = 4;
-    return stress_main(argc, argv, &c);
+int main(int argc, char **argv)
+{
+	StressConfig c;
+	stress_config_default(&c);
+	c.producers = 1;
+	c.consumers = 4;
+	return stress_main(argc, argv, &c);
 }

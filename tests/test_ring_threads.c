@@ -2,10 +2,11 @@
 // protocol's memory ordering is visible to ThreadSanitizer (make test-san).
 #include "ring_stress.h"
 
-int main(int argc, char **argv) {
-    StressConfig c;
-    stress_config_default(&c);
-    c.threads = 1;
-    c.positions = 50000;
-    return stress_main(argc, argv, &c);
+int main(int argc, char **argv)
+{
+	StressConfig c;
+	stress_config_default(&c);
+	c.threads = 1;
+	c.positions = 50000;
+	return stress_main(argc, argv, &c);
 }

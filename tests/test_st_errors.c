@@ -88,17 +88,21 @@ int main(void)
 	write_variant("visual.proj", NULL, ST_F32);
 	StLoadOpts txt = {.prefix = "transformer."};
 	bad |= expect("missing tensor outside the prefix",
-		      st_model_load(path, c, m->specs, m->n_specs, &m->params, &txt, err, sizeof err), 0, err, NULL, NULL);
+		      st_model_load(path, c, m->specs, m->n_specs, &m->params, &txt, err, sizeof err), 0, err, NULL,
+		      NULL);
 	write_variant("visual.temporal_embedding", NULL, ST_F32);
 	bad |= expect("CLIP file without temporal embedding",
-		      st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err), 0, err, NULL, NULL);
+		      st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err), 0, err, NULL,
+		      NULL);
 	write_variant(NULL, "visual.proj", ST_F32);
-	bad |= expect("mis-shaped tensor", st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err),
-		      -EINVAL, err, "visual.proj", "(32, 64) in the file, the model expects (64, 32)");
+	bad |= expect("mis-shaped tensor",
+		      st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err), -EINVAL, err,
+		      "visual.proj", "(32, 64) in the file, the model expects (64, 32)");
 	const char *skip[] = {"visual.proj"};
 	StLoadOpts sk = {.skip = skip, .n_skip = 1};
 	bad |= expect("mis-shaped tensor on the skip list",
-		      st_model_load(path, c, m->specs, m->n_specs, &m->params, &sk, err, sizeof err), 0, err, NULL, NULL);
+		      st_model_load(path, c, m->specs, m->n_specs, &m->params, &sk, err, sizeof err), 0, err, NULL,
+		      NULL);
 	write_variant(NULL, "transformer.resblocks.1.attn.out_proj.weight", ST_F32);
 	bad |= expect("mis-shaped square tensor",
 		      st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err), -EINVAL, err,
@@ -106,25 +110,29 @@ int main(void)
 	write_variant(NULL, "visual.ln_pre.weight", ST_I32);
 	bad |= expect("integer dtype", st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err),
 		      -EINVAL, err, "visual.ln_pre.weight", "I32");
-	bad |= expect("no such file",
-		      st_model_load("/nonexistent/x.safetensors", c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err),
-		      -ENOENT, err, "/nonexistent", NULL);
+	bad |= expect(
+		"no such file",
+		st_model_load("/nonexistent/x.safetensors", c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err),
+		-ENOENT, err, "/nonexistent", NULL);
 
 	// malformed files
 	StFile *f;
 	const char hdr_big[] = "\xff\xff\x00\x00\x00\x00\x00\x00{}";
 	write_raw(hdr_big, sizeof hdr_big - 1);
 	bad |= expect("header length past the end", st_open(&f, path), -EBADMSG, "", NULL, NULL);
-	const char beyond[] = "\x38\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"
-			      "  \x01\x02\x03";
+	const char beyond[] =
+		"\x38\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"
+		"  \x01\x02\x03";
 	write_raw(beyond, sizeof beyond - 1);
 	bad |= expect("data offsets past the end", st_open(&f, path), -EBADMSG, "", NULL, NULL);
-	const char wrongsize[] = "\x38\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}"
-				 "  \x01\x02\x03\x04\x05\x06\x07\x08";
+	const char wrongsize[] =
+		"\x38\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}"
+		"  \x01\x02\x03\x04\x05\x06\x07\x08";
 	write_raw(wrongsize, sizeof wrongsize - 1);
 	bad |= expect("shape not matching byte range", st_open(&f, path), -EBADMSG, "", NULL, NULL);
-	const char ok[] = "\x38\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"
-			  "  \x01\x02\x03\x04\x05\x06\x07\x08";
+	const char ok[] =
+		"\x38\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}"
+		"  \x01\x02\x03\x04\x05\x06\x07\x08";
 	write_raw(ok, sizeof ok - 1);
 	int rc = st_open(&f, path);
 	bad |= expect("hand-written valid file", rc, 0, "", NULL, NULL);

@@ -37,8 +37,8 @@ int main(void)
 	const StTensor *t = st_find(f, "visual.conv1.weight"), *ls = st_find(f, "logit_scale");
 	if (st_count(f) != a->n_specs || !t || t->ndim != 4 || t->shape[1] != 3 || t->shape[2] != cfg.patch || !ls ||
 	    ls->ndim != 0 || !st_meta(f, "format") || strcmp(st_meta(f, "avclip.model"), "tiny")) {
-		printf("FAIL file contents: %d tensors, conv1 %s, logit_scale %s\n", st_count(f), t ? "found" : "missing",
-		       ls ? "found" : "missing");
+		printf("FAIL file contents: %d tensors, conv1 %s, logit_scale %s\n", st_count(f),
+		       t ? "found" : "missing", ls ? "found" : "missing");
 		bad = 1;
 	}
 	st_close(f);

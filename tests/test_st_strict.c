@@ -4,8 +4,8 @@
 // file or over the 100,000,000-byte limit, and data the tensors do not tile are refused with a
 // reason. Non-finite weights are refused at load, naming the tensor: open_clip weights,
 // checkpoints (weights and optimizer moments).
-#include "model.h"    // defines: ckpt_save, ckpt_load_latest, ClipModel, st_parse, st_open_err, st_model_save, st_model_load
-#include "testutil.h"   // defines: CHECK, CHECK_OK
+#include "model.h" // defines: ckpt_save, ckpt_load_latest, ClipModel, st_parse, st_open_err, st_model_save, st_model_load
+#include "testutil.h" // defines: CHECK, CHECK_OK
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +71,8 @@ static int escapes_by_length(void)
 	}
 	// a valid escape in a name, the header ending at the guard page
 	uint8_t raw[128], *map;
-	size_t n = file_of(raw, "{\"\\u0061\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", "x", 1), maplen;
+	size_t n = file_of(raw, "{\"\\u0061\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", "x", 1),
+	       maplen;
 	uint8_t *p = guarded(raw, n, &map, &maplen);
 	StFile *f;
 	char err[256];
@@ -88,25 +89,30 @@ static int strict_format(void)
 {
 	int bad = 0;
 	const char d8[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-	bad |= expect_bad("duplicate tensor", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
-					       "\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}",
+	bad |= expect_bad("duplicate tensor",
+			  "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]},"
+			  "\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}",
 			  d8, 8, "tensor a appears twice");
 	bad |= expect_bad("duplicate metadata key", "{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", NULL, 0,
 			  "metadata key 'k' appears twice");
-	bad |= expect_bad("two __metadata__", "{\"__metadata__\":{},\"__metadata__\":{}}", NULL, 0, "__metadata__ appears twice");
-	bad |= expect_bad("duplicate field", "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}", d8,
-			  8, "field 'dtype' appears twice");
-	bad |= expect_bad("bytes after the JSON", "{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}  x", d8, 8,
-			  "not space padding");
+	bad |= expect_bad("two __metadata__", "{\"__metadata__\":{},\"__metadata__\":{}}", NULL, 0,
+			  "__metadata__ appears twice");
+	bad |= expect_bad("duplicate field",
+			  "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}", d8, 8,
+			  "field 'dtype' appears twice");
+	bad |= expect_bad("bytes after the JSON", "{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]}}  x",
+			  d8, 8, "not space padding");
 	bad |= expect_bad("a second JSON value", "{}{}", NULL, 0, "not space padding");
 	bad |= expect_bad("newline padding", "{}\n", NULL, 0, "not space padding");
 	bad |= expect_bad("leading space", " {}", NULL, 0, "must begin with '{'");
-	bad |= expect_bad("hole in the data", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}", d8, 8, "hole");
-	bad |= expect_bad("overlapping tensors", "{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]},"
-						  "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}",
+	bad |= expect_bad("hole in the data", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}", d8, 8,
+			  "hole");
+	bad |= expect_bad("overlapping tensors",
+			  "{\"a\":{\"dtype\":\"U8\",\"shape\":[8],\"data_offsets\":[0,8]},"
+			  "\"b\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[4,8]}}",
 			  d8, 8, "overlap");
-	bad |= expect_bad("trailing data bytes", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", d8, 8,
-			  "cover 4 of the 8 data bytes");
+	bad |= expect_bad("trailing data bytes", "{\"a\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", d8,
+			  8, "cover 4 of the 8 data bytes");
 	bad |= expect_bad("NUL escape in a name", "{\"\\u0000\":{}}", NULL, 0, "only ASCII");
 	// the header length: past the file, and over the limit (a sparse file larger than it)
 	uint8_t raw[16] = {0xff, 0xff, 0, 0, 0, 0, 0, 0, '{', '}'};
@@ -158,7 +164,8 @@ static int non_finite_weights(void)
 	host[s->offset + 5] = 0.5f;
 	CHECK_OK(kern_upload(c, &m->params, host, nb));
 	int rc = st_model_load(path, c, m->specs, m->n_specs, &m->params, NULL, err, sizeof err);
-	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL", "NaN in open_clip weights", rc, err);
+	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL",
+	       "NaN in open_clip weights", rc, err);
 	bad |= rc != -EINVAL || !strstr(err, s->name) || !strstr(err, "first: nan at element 5");
 	float back;
 	kern_download(c, host, nb, &m->params);
@@ -173,7 +180,8 @@ static int non_finite_weights(void)
 	CkptState st = {.step = 1};
 	CHECK_OK(ckpt_save(dir, &t, &st, 0, err, sizeof err));
 	rc = ckpt_load_latest(dir, &t, &st, err, sizeof err);
-	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL", "inf in a checkpoint", rc, err);
+	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL", "inf in a checkpoint",
+	       rc, err);
 	bad |= rc != -EINVAL || !strstr(err, s->name) || !strstr(err, "(weights)");
 	host[s->offset] = 0.25f;
 	CHECK_OK(kern_upload(c, &m->params, host, nb));
@@ -188,8 +196,10 @@ static int non_finite_weights(void)
 	st.step = 2;
 	CHECK_OK(ckpt_save(dir, &t, &st, 0, err, sizeof err));
 	rc = ckpt_load_latest(dir, &t, &st, err, sizeof err);
-	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL", "-inf optimizer moment", rc, err);
-	bad |= rc != -EINVAL || !strstr(err, s->name) || !strstr(err, "(optimizer moments)") || !strstr(err, "-inf at element 2");
+	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL", "-inf optimizer moment",
+	       rc, err);
+	bad |= rc != -EINVAL || !strstr(err, s->name) || !strstr(err, "(optimizer moments)") ||
+	       !strstr(err, "-inf at element 2");
 	free(mom);
 	optim_destroy(opt);
 	char rm[160];
@@ -207,6 +217,7 @@ int main(void)
 	int bad = escapes_by_length();
 	bad |= strict_format();
 	bad |= non_finite_weights();
-	printf("%s\n", bad ? "FAIL safetensors strictness" : "safetensors: strict format, bounded parsing, finite weights");
+	printf("%s\n",
+	       bad ? "FAIL safetensors strictness" : "safetensors: strict format, bounded parsing, finite weights");
 	return bad;
 }

@@ -24,7 +24,8 @@ static int run(FastclipKind kind)
 	ClipModel *m = r.ts->model;
 	int64_t n = m->n_params, ls_at = n - 1; // logit_scale is the table's last entry
 	float *g = malloc(sizeof(float) * (size_t)n);
-	if (!g || kern_download(r.ctx, g, sizeof(float) * (size_t)n, &m->grads) < 0 || m->specs[m->n_specs - 1].offset != ls_at)
+	if (!g || kern_download(r.ctx, g, sizeof(float) * (size_t)n, &m->grads) < 0 ||
+	    m->specs[m->n_specs - 1].offset != ls_at)
 		return 1;
 	double ss = 0;
 	for (int64_t i = 0; i < ls_at; i++)
@@ -33,10 +34,10 @@ static int run(FastclipKind kind)
 	double dls = g[ls_at], want = sqrt(ss + (learned ? dls * dls : 0.0));
 	free(g);
 	// the device keeps the norm in f32; the sum runs in chunks in double, so 1e-6 relative
-	int bad = fabs(row[TS_GRAD_NORM] - want) > 1e-6 * want || (learned && !(dls != 0.0)) ||
-		  !(row[TS_CLIP] < 1.0f);
+	int bad = fabs(row[TS_GRAD_NORM] - want) > 1e-6 * want || (learned && !(dls != 0.0)) || !(row[TS_CLIP] < 1.0f);
 	printf("%-4s %-12s grad norm %.9g, want %.9g, clip factor %.3g (dL/dlog s %.3g %s)\n", bad ? "FAIL" : "ok",
-	       fastclip_kind_name(kind), row[TS_GRAD_NORM], want, row[TS_CLIP], dls, learned ? "in the norm" : "not in it");
+	       fastclip_kind_name(kind), row[TS_GRAD_NORM], want, row[TS_CLIP], dls,
+	       learned ? "in the norm" : "not in it");
 	tt_rank_close(&r);
 	return bad;
 }
@@ -46,6 +47,7 @@ int main(void)
 	int bad = 0;
 	for (int k = FASTCLIP_V0; k < FASTCLIP_NKINDS; k++)
 		bad |= run((FastclipKind)k);
-	printf("%s\n", bad ? "FAIL clipping and logit_scale" : "PASS the clipped gradient norm covers a learned logit_scale");
+	printf("%s\n",
+	       bad ? "FAIL clipping and logit_scale" : "PASS the clipped gradient norm covers a learned logit_scale");
 	return bad;
 }

@@ -38,6 +38,7 @@ int main(void)
 	int bad = 0;
 	for (int k = 0; k < FASTCLIP_NKINDS; k++)
 		bad |= run((FastclipKind)k, 0.005);
-	printf("%s\n", bad ? "FAIL logit_scale clamp" : "PASS logit_scale clamped to [0, ln 100] after a step for every loss");
+	printf("%s\n",
+	       bad ? "FAIL logit_scale clamp" : "PASS logit_scale clamped to [0, ln 100] after a step for every loss");
 	return bad;
 }

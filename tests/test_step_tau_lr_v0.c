@@ -26,8 +26,8 @@ static int run(double lr_tau, int64_t warmup, double want)
 	double moved = fabs((double)row[TS_LOG_S] - before);
 	// the move is computed and stored in f32: a relative tolerance of 1e-3 of lr covers its rounding
 	int bad = fabs(tt.lr_tau - want) > 1e-12 * want || fabs(moved - want) > 1e-3 * want;
-	printf("%-4s --lr-tau %-5g warmup %lld: τ rate %.6g (want %.6g), log s moved %.6g\n", bad ? "FAIL" : "ok", lr_tau,
-	       (long long)warmup, tt.lr_tau, want, moved);
+	printf("%-4s --lr-tau %-5g warmup %lld: τ rate %.6g (want %.6g), log s moved %.6g\n", bad ? "FAIL" : "ok",
+	       lr_tau, (long long)warmup, tt.lr_tau, want, moved);
 	tt_rank_close(&r);
 	return bad;
 }
@@ -35,9 +35,9 @@ static int run(double lr_tau, int64_t warmup, double want)
 int main(void)
 {
 	int bad = 0;
-	bad |= run(-1.0, 0, 0.03);        // default: the model's peak rate
-	bad |= run(-1.0, 10, 0.03 / 10);  // and its warmup
-	bad |= run(0.004, 4, 0.004 / 4);  // --lr-tau: its own peak on the same schedule
+	bad |= run(-1.0, 0, 0.03);       // default: the model's peak rate
+	bad |= run(-1.0, 10, 0.03 / 10); // and its warmup
+	bad |= run(0.004, 4, 0.004 / 4); // --lr-tau: its own peak on the same schedule
 	printf("%s\n", bad ? "FAIL v0 τ rate" : "PASS v0 τ rate follows the model's schedule (peak --lr-tau or --lr)");
 	return bad;
 }

@@ -18,30 +18,38 @@ int main(void)
 				const SynthEvent *e = &tl.ev[i];
 				events++;
 				if (e->start < last_end - 1e-9 || e->end <= e->start || e->end > tl.duration + 1e-9) {
-					printf("FAIL video %d event %d: [%.2f, %.2f) overlaps or leaves the video\n", v, i, e->start, e->end);
+					printf("FAIL video %d event %d: [%.2f, %.2f) overlaps or leaves the video\n", v,
+					       i, e->start, e->end);
 					fails++;
 				}
 				last_end = e->end;
 				if (e->kind < 0) {
 					if (e->captioned == heldout) {
-						printf("FAIL appear/disappear captioned in the %s split\n", heldout ? "held-out" : "training");
+						printf("FAIL appear/disappear captioned in the %s split\n",
+						       heldout ? "held-out" : "training");
 						fails++;
 					}
 					continue;
 				}
 				int c = e->from.colour, a = e->kind;
 				char want[64];
-				snprintf(want, sizeof(want), "a %s %s %s", synth_colour_names[c], synth_shape_names[e->from.shape],
-					 synth_action_names[a]);
+				snprintf(want, sizeof(want), "a %s %s %s", synth_colour_names[c],
+					 synth_shape_names[e->from.shape], synth_action_names[a]);
 				if (strcmp(want, e->caption) != 0 || synth_heldout_combo(c, a) != heldout) {
-					printf("FAIL %s video %d: '%s'\n", heldout ? "held-out" : "training", v, e->caption);
+					printf("FAIL %s video %d: '%s'\n", heldout ? "held-out" : "training", v,
+					       e->caption);
 					fails++;
 				}
 				// the state change matches the words
-				double dx = e->to.x - e->from.x, dy = e->to.y - e->from.y, ds = e->to.size - e->from.size;
-				int ok = a == SYNTH_MOVE_LEFT ? dx < 0 : a == SYNTH_MOVE_RIGHT ? dx > 0 : a == SYNTH_MOVE_UP ? dy < 0
-					 : a == SYNTH_MOVE_DOWN ? dy > 0 : a == SYNTH_GROW ? ds > 0 : a == SYNTH_SHRINK ? ds < 0
-					 : e->to.angle != e->from.angle;
+				double dx = e->to.x - e->from.x, dy = e->to.y - e->from.y,
+				       ds = e->to.size - e->from.size;
+				int ok = a == SYNTH_MOVE_LEFT    ? dx < 0
+					 : a == SYNTH_MOVE_RIGHT ? dx > 0
+					 : a == SYNTH_MOVE_UP    ? dy < 0
+					 : a == SYNTH_MOVE_DOWN  ? dy > 0
+					 : a == SYNTH_GROW       ? ds > 0
+					 : a == SYNTH_SHRINK     ? ds < 0
+								 : e->to.angle != e->from.angle;
 				if (!ok) {
 					printf("FAIL '%s' does not do what it says\n", e->caption);
 					fails++;

@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	CHECK(text_utf8_next(&s) == 0x20ac);
 	CHECK(text_utf8_next(&s) == 0x1d11e);
 	CHECK(*s == 0);
-	const char *bad[] = { "\xff", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\x80" };
+	const char *bad[] = {"\xff", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\x80"};
 	for (int i = 0; i < 5; i++) {
 		const char *p = bad[i];
 		CHECK(text_utf8_next(&p) == 0xfffd);
@@ -67,7 +67,8 @@ int main(int argc, char **argv)
 	CHECK(text_font_open(&f, argv[0], 13) == -EINVAL); // this program is no font
 	rc = text_font_open(&f, NULL, 13);
 	if (rc == -ENOENT) {
-		printf("skip: FreeType is built in but %s is missing (apt install fonts-dejavu-core)\n", TEXT_FONT_DEFAULT);
+		printf("skip: FreeType is built in but %s is missing (apt install fonts-dejavu-core)\n",
+		       TEXT_FONT_DEFAULT);
 		return 77;
 	}
 	CHECK(rc == 0);

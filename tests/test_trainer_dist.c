@@ -17,13 +17,13 @@ enum { B = 2, MAXK = 4, NS = 40, STEPS = 3, NTAB = 10 };
 
 typedef struct {
 	FastclipKind kind;
-	int K, single;     // the global batch is K·B; single: one rank holds all of it
-	int64_t np;        // parameters
+	int K, single; // the global batch is K·B; single: one rank holds all of it
+	int64_t np;    // parameters
 	double log_s[MAXK][STEPS];
-	float temp_mv[STEPS][2];      // single rank: τ state before each step
+	float temp_mv[STEPS][2]; // single rank: τ state before each step
 	int64_t temp_steps[STEPS];
 	float tab[STEPS + 1][MAXK][NS * NTAB]; // tables (NS, width) before step t (t = STEPS: after the last)
-	float data[];      // grads (MAXK, STEPS, np), params, m, v before each step (3, STEPS, np), params after (MAXK, np)
+	float data[]; // grads (MAXK, STEPS, np), params, m, v before each step (3, STEPS, np), params after (MAXK, np)
 } Shared;
 
 static float *grads_of(Shared *s, int r, int step)
@@ -49,7 +49,8 @@ static int state_io(TrainStep *ts, Shared *s, int step, int save)
 	const size_t pb = sizeof(float) * (size_t)s->np;
 	int rc = 0;
 	for (int k = 0; k < 3 && !rc; k++)
-		rc = save ? kern_download(ts->ctx, before_of(s, k, step), pb, t[k]) : kern_upload(ts->ctx, t[k], before_of(s, k, step), pb);
+		rc = save ? kern_download(ts->ctx, before_of(s, k, step), pb, t[k])
+			  : kern_upload(ts->ctx, t[k], before_of(s, k, step), pb);
 	KTensor *tab = fastclip_exchange_table(ts->xchg);
 	if (!rc && tab)
 		rc = save ? kern_download(ts->ctx, s->tab[step][0], kern_nbytes(tab), tab)
@@ -86,7 +87,8 @@ static int rank_fn(Comm *c, void *arg)
 		if (rc == 0)
 			rc = train_step_read_metrics(ts, row, &rows);
 		if (rc < 0) {
-			printf("rank %d step %d: failed %d %s %s\n", me, step, rc, comm_error(c), kern_error_message(ctx));
+			printf("rank %d step %d: failed %d %s %s\n", me, step, rc, comm_error(c),
+			       kern_error_message(ctx));
 			return 5;
 		}
 		// the optimizer reads the averaged gradients and leaves them in place
@@ -98,7 +100,8 @@ static int rank_fn(Comm *c, void *arg)
 		if (tab && (s->single || step == STEPS - 1) &&
 		    kern_download(ctx, s->tab[s->single ? step + 1 : STEPS][me], kern_nbytes(tab), tab) < 0)
 			return 7;
-		if (!s->single && step == STEPS - 1 && kern_download(ctx, params_of(s, me), pbytes, &ts->model->params) < 0)
+		if (!s->single && step == STEPS - 1 &&
+		    kern_download(ctx, params_of(s, me), pbytes, &ts->model->params) < 0)
 			return 8;
 	}
 	train_step_destroy(ts);
@@ -135,7 +138,7 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 	ref->K = dist->K = K;
 	ref->np = dist->np = np;
 	ref->single = 1;
-	int codes[MAXK] = { 0 };
+	int codes[MAXK] = {0};
 	if (tc_run(1, 1 << 16, 20.0, 40.0, rank_fn, ref, codes) < 0 || codes[0]) {
 		printf("%s: single-rank run failed (exit %d)\n", fastclip_kind_name(kind), codes[0]);
 		return 1;
@@ -172,8 +175,8 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 		}
 		for (int r = 0; r < K; r++)
 			if (fabs(dist->log_s[r][step] - ref->log_s[0][step]) > 1e-6 * fabs(ref->log_s[0][step])) {
-				printf("%s K=%d step %d rank %d: log s %.9g, single rank %.9g\n", fastclip_kind_name(kind), K, step,
-				       r, dist->log_s[r][step], ref->log_s[0][step]);
+				printf("%s K=%d step %d rank %d: log s %.9g, single rank %.9g\n",
+				       fastclip_kind_name(kind), K, step, r, dist->log_s[r][step], ref->log_s[0][step]);
 				fail = 1;
 			}
 	}
@@ -184,7 +187,8 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 	}
 	for (int r = 1; r < K; r++)
 		if (memcmp(params_of(dist, r), params_of(dist, 0), sizeof(float) * (size_t)np)) {
-			printf("%s K=%d: rank %d's parameters differ from rank 0's after the update\n", fastclip_kind_name(kind), K, r);
+			printf("%s K=%d: rank %d's parameters differ from rank 0's after the update\n",
+			       fastclip_kind_name(kind), K, r);
 			fail = 1;
 		}
 	// tables after the last step, from the same tables before it: per table max|a−b| / max|b|,
@@ -210,8 +214,8 @@ static int check(FastclipKind kind, int K, const ParamSpec *specs, int nspecs, i
 				fail = 1;
 			}
 		}
-	printf("%-12s K=%d: worst gradient rel err %.3g (%s), log s %.6f%s\n", fastclip_kind_name(kind), K, worst, which,
-	       dist->log_s[0][STEPS - 1], fail ? "  FAIL" : "");
+	printf("%-12s K=%d: worst gradient rel err %.3g (%s), log s %.6f%s\n", fastclip_kind_name(kind), K, worst,
+	       which, dist->log_s[0][STEPS - 1], fail ? "  FAIL" : "");
 	munmap(ref, bytes);
 	munmap(dist, bytes);
 	return fail;

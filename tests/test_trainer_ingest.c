@@ -19,7 +19,6 @@ static int fake_query(KEvent *ev)
 	return g_busy ? 0 : kern_event_query(ev);
 }
 
-
 // positions [from, to): every third one (g % 3 == 1) published as an error
 static void produce(RingProducer *p, uint64_t from, uint64_t to)
 {
@@ -87,19 +86,21 @@ static void batch(TrainerIngest *in, Ring *r, KTensor *clips, KTensor *text, uin
 		}
 		const uint8_t *c = (const uint8_t *)clips->data + (size_t)k * T * HW * HW * 3;
 		const int32_t *t = (const int32_t *)text->data + k * L;
-		EXPECT(pos[k] == (int64_t)*next_g && ids[k] == (int64_t)(1000 + *next_g), "row %d: position %lld id %lld, "
-		      "want %llu", k, (long long)pos[k], (long long)ids[k], (unsigned long long)*next_g);
+		EXPECT(pos[k] == (int64_t)*next_g && ids[k] == (int64_t)(1000 + *next_g),
+		       "row %d: position %lld id %lld, "
+		       "want %llu",
+		       k, (long long)pos[k], (long long)ids[k], (unsigned long long)*next_g);
 		EXPECT(test_check_payload(c, (size_t)T * HW * HW * 3, (const int32_t[]){0}, 0, SEED, *next_g),
-		      "row %d: clip bytes of position %llu differ", k, (unsigned long long)*next_g);
+		       "row %d: clip bytes of position %llu differ", k, (unsigned long long)*next_g);
 		for (int i = 0; i < L; i++)
 			EXPECT(t[i] == (int32_t)((*next_g * 7 + (uint64_t)i) % 100), "row %d: token %d differs", k, i);
 		(*next_g)++;
 	}
 	EXPECT(in->errors - errors == (uint64_t)skipped, "%llu error slots counted, %d skipped",
-	      (unsigned long long)(in->errors - errors), skipped);
+	       (unsigned long long)(in->errors - errors), skipped);
 	// error slots go back at once; good ones only when their copy is done (staging: after the memcpy)
 	EXPECT(reading(r) == (staging ? 0u : (uint32_t)B), "%u slots held after the batch (busy copies, staging %d)",
-	      reading(r), staging);
+	       reading(r), staging);
 	EXPECT(trainer_ingest_poll(in) == B, "the %d copies should still be in flight", B);
 	g_busy = 0;
 	EXPECT(trainer_ingest_poll(in) == 0, "copies done: none in flight");

@@ -2,8 +2,8 @@
 // (uploaded once, re-used by every step), a few steps of the single-rank trainer step lower the
 // batch's InfoNCE and never produce a non-finite value; the scalars come back in one read-back.
 // Not a threshold on learning quality, just that the gradients descend.
-#include <math.h>   // defines: isfinite, exp
-#include <stdio.h>  // defines: printf
+#include <math.h>  // defines: isfinite, exp
+#include <stdio.h> // defines: printf
 
 #include "test_trainer_util.h" // defines: tt_step_config, tt_upload
 
@@ -38,8 +38,8 @@ static int run(FastclipKind kind)
 	for (int step = 0; step < n && !fail; step++) {
 		const float *r = rows[step];
 		if (!isfinite(r[TS_LOSS]) || !isfinite(r[TS_NCE]) || !isfinite(r[TS_LOG_S])) {
-			printf("%s step %d: loss %g nce %g log s %g\n", fastclip_kind_name(kind), step, r[TS_LOSS], r[TS_NCE],
-			       r[TS_LOG_S]);
+			printf("%s step %d: loss %g nce %g log s %g\n", fastclip_kind_name(kind), step, r[TS_LOSS],
+			       r[TS_NCE], r[TS_LOG_S]);
 			fail = 1;
 		}
 	}
@@ -48,8 +48,8 @@ static int run(FastclipKind kind)
 		printf("%s: batch InfoNCE did not decrease: %.4f -> %.4f\n", fastclip_kind_name(kind), first, last);
 		fail = 1;
 	}
-	printf("%-12s batch InfoNCE %.4f -> %.4f over %d steps, τ %.4f%s\n", fastclip_kind_name(kind), first, last, STEPS,
-	       n ? exp(-rows[n - 1][TS_LOG_S]) : 0.0, fail ? "  FAIL" : "");
+	printf("%-12s batch InfoNCE %.4f -> %.4f over %d steps, τ %.4f%s\n", fastclip_kind_name(kind), first, last,
+	       STEPS, n ? exp(-rows[n - 1][TS_LOG_S]) : 0.0, fail ? "  FAIL" : "");
 	train_step_destroy(ts);
 	kern_ctx_destroy(ctx);
 	comm_close(c);

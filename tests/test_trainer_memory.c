@@ -5,10 +5,9 @@
 #include <stdio.h>  // defines: printf, fprintf
 #include <stdlib.h> // defines: exit
 
-#include "testutil.h" // defines: EXPECT, test_failures
+#include "testutil.h"          // defines: EXPECT, test_failures
 #include "test_trainer_util.h" // defines: tt_step_config
 #include "trainer_memory.h"    // defines: trainer_memory_plan, trainer_memory_fit
-
 
 static void check(FastclipKind kind, int ckpt)
 {

@@ -27,7 +27,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 1;
 	snprintf(path, sizeof path, "%s/metrics.jsonl", dir);
-	TrainerMetrics m = { .tau = 0.07, .loss = 1.0 / 0.0 };
+	TrainerMetrics m = {.tau = 0.07, .loss = 1.0 / 0.0};
 	int fail = 0;
 	FILE *f = trainer_metrics_open(path, -1);
 	for (m.step = 1; f && m.step <= 5; m.step++)

@@ -65,8 +65,10 @@ static inline void tt_batch(const ModelConfig *m, uint64_t seed, int step, int r
 			clips[b * per + i] = (uint8_t)(tt_mix(key + (uint64_t)i) >> 56);
 		int len = 2 + (int)(tt_mix(key ^ 0x55) % (uint64_t)(m->ctx_len - 2));
 		for (int i = 0; i < m->ctx_len; i++)
-			text[b * m->ctx_len + i] = i < len - 1 ? 1 + (int32_t)(tt_mix(key + 99 + (uint64_t)i) % (uint64_t)(m->vocab - 2))
-							       : i == len - 1 ? m->vocab - 1 : 0;
+			text[b * m->ctx_len + i] =
+				i < len - 1 ? 1 + (int32_t)(tt_mix(key + 99 + (uint64_t)i) % (uint64_t)(m->vocab - 2))
+				: i == len - 1 ? m->vocab - 1
+					       : 0;
 		ids[b] = (int64_t)((step * 7 + (row0 + b) * 3) % n);
 		pos[b] = (int64_t)(step * 1000 + row0 + b);
 	}

@@ -112,7 +112,8 @@ int main(int argc, char **argv)
 			rng_stream_init(&px, info.seed, s.position, RNG_STREAM_CLIP_SAMPLE);
 			for (size_t i = 0; i < pixels; i++)
 				for (int c = 0; c < 3; c++) {
-					int v = base[c] + (int)rng_next_below(&px, (uint32_t)(2 * noise + 1)) - (int)noise;
+					int v = base[c] + (int)rng_next_below(&px, (uint32_t)(2 * noise + 1)) -
+						(int)noise;
 					s.payload[i * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 				}
 			memset(s.text, 0, g->text_len * sizeof(int32_t));
@@ -122,7 +123,8 @@ int main(int argc, char **argv)
 			rc = ring_producer_publish(p, &s);
 		}
 		if (rc < 0)
-			log_fatalx("publish of position %llu failed: %s", (unsigned long long)s.position, strerror(-rc));
+			log_fatalx("publish of position %llu failed: %s", (unsigned long long)s.position,
+				   strerror(-rc));
 		made++;
 	}
 	ring_producer_detach(p);

@@ -105,14 +105,16 @@ int bench_data_make(const char *dir, const BenchDataOpts *o, char *err, size_t e
 		return -errno;
 	}
 	ManifestWriter *w;
-	int rc = manifest_writer_new(&w, 77, 49408, (uint32_t)(o->frames_per_chunk * 1000 / o->fps), (uint32_t)o->height);
+	int rc = manifest_writer_new(&w, 77, 49408, (uint32_t)(o->frames_per_chunk * 1000 / o->fps),
+				     (uint32_t)o->height);
 	if (rc)
 		return rc;
 	uint32_t rng = o->seed * 2654435761u + 1;
 	for (int v = 0; v < o->videos && rc >= 0; v++) {
 		char name[32], rel[64];
 		snprintf(name, sizeof(name), "vid%02d", v);
-		int64_t vid = manifest_add_video(w, name, (uint64_t)o->chunks_per_video * o->frames_per_chunk * 1000 / o->fps);
+		int64_t vid = manifest_add_video(w, name,
+						 (uint64_t)o->chunks_per_video * o->frames_per_chunk * 1000 / o->fps);
 		CamSource *cs = NULL;
 		rc = vid < 0 ? (int)vid : cam_new(&cs, o->width, o->height, o->fps, o->seed + (uint32_t)v);
 		for (int k = 0; k < o->chunks_per_video && rc >= 0; k++) {
@@ -124,8 +126,8 @@ int bench_data_make(const char *dir, const BenchDataOpts *o, char *err, size_t e
 				rc = -EIO;
 				break;
 			}
-			int ci = add_chunk(w, (uint32_t)vid, dir, rel, (uint32_t)((uint64_t)k * o->frames_per_chunk * 1000 / o->fps),
-					   err, errlen);
+			int ci = add_chunk(w, (uint32_t)vid, dir, rel,
+					   (uint32_t)((uint64_t)k * o->frames_per_chunk * 1000 / o->fps), err, errlen);
 			rc = ci < 0 ? ci : add_clips(w, (uint32_t)vid, ci, k, o, &rng);
 		}
 		cam_free(cs);

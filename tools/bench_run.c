@@ -45,8 +45,8 @@ static int read_ranges(LdReader *rd, const LdPlan *plan, LdRead *reads, LdBuffer
 	return rc;
 }
 
-int bench_run_clips(const Manifest *m, LdDecoder *d, LdReader *rd, const LdParams *p, uint64_t g0, int n,
-		    uint8_t *dst, BenchRun *out, char *err, size_t errlen)
+int bench_run_clips(const Manifest *m, LdDecoder *d, LdReader *rd, const LdParams *p, uint64_t g0, int n, uint8_t *dst,
+		    BenchRun *out, char *err, size_t errlen)
 {
 	static LdRead reads[LD_MAX_RANGES]; // buffers kept between calls, as the daemon's items keep theirs
 	LdCost c0 = *ld_decoder_cost(d);
@@ -104,10 +104,14 @@ void bench_run_print_budget(FILE *f, const BenchRun *runs, const char *const *na
 		for (int i = 0; i < n; i++) {
 			const BenchRun *x = &runs[i];
 			const LdCost *c = &x->cost;
-			uint64_t split = c->open_ns + c->demux_ns + c->decode_needed_ns + c->decode_key_ns + c->decode_ref_ns +
-					 c->convert_ns;
-			uint64_t v[] = {c->open_ns + c->demux_ns, x->read_ns, c->decode_needed_ns, c->decode_key_ns,
-					c->decode_ref_ns, c->convert_ns,
+			uint64_t split = c->open_ns + c->demux_ns + c->decode_needed_ns + c->decode_key_ns +
+					 c->decode_ref_ns + c->convert_ns;
+			uint64_t v[] = {c->open_ns + c->demux_ns,
+					x->read_ns,
+					c->decode_needed_ns,
+					c->decode_key_ns,
+					c->decode_ref_ns,
+					c->convert_ns,
 					x->plan_ns + (x->decode_ns > split ? x->decode_ns - split : 0),
 					x->plan_ns + x->read_ns + x->decode_ns};
 			fprintf(f, " %12.2f", x->clips ? v[rows[r].field] * 1e-6 / x->clips : 0);
@@ -120,7 +124,10 @@ void bench_run_print_budget(FILE *f, const BenchRun *runs, const char *const *na
 		fprintf(f, "  %-44s", counts[r]);
 		for (int i = 0; i < n; i++) {
 			const BenchRun *x = &runs[i];
-			double v = r == 0 ? x->cost.frames : r == 1 ? x->cost.packets : r == 2 ? x->reads : x->bytes_read / 1e3;
+			double v = r == 0   ? x->cost.frames
+				   : r == 1 ? x->cost.packets
+				   : r == 2 ? x->reads
+					    : x->bytes_read / 1e3;
 			fprintf(f, " %12.1f", x->clips ? v / x->clips : 0);
 		}
 		fprintf(f, "\n");

@@ -14,13 +14,13 @@ typedef struct {
 	uint64_t clips;
 	uint64_t plan_ns, read_ns, decode_ns; // thread CPU time
 	uint64_t bytes_read, reads;
-	LdCost cost;                          // the decoder's split of decode_ns
+	LdCost cost; // the decoder's split of decode_ns
 } BenchRun;
 
 // Loads positions [g0, g0 + n) with p (timing on) and adds to out. 0, or the first sample's
 // error with a reason in err.
-int bench_run_clips(const Manifest *m, LdDecoder *d, LdReader *rd, const LdParams *p, uint64_t g0, int n,
-		    uint8_t *dst, BenchRun *out, char *err, size_t errlen);
+int bench_run_clips(const Manifest *m, LdDecoder *d, LdReader *rd, const LdParams *p, uint64_t g0, int n, uint8_t *dst,
+		    BenchRun *out, char *err, size_t errlen);
 // clips per CPU-second of a run
 double bench_run_rate(const BenchRun *r);
 // the cost budget of runs[0..n) side by side, ms per clip, columns named by names[]

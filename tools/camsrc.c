@@ -20,18 +20,18 @@ typedef struct {
 	double x, y, w, h; // world pixels
 	int disc;
 	int luma, tint_u, tint_v, grain;
-	int pattern;       // 0 natural grain, 1 stripes, 2 small blocks (print, tiles, fabric)
-	double fx, fy;     // stripe frequency (radians per pixel along x and y)
+	int pattern;   // 0 natural grain, 1 stripes, 2 small blocks (print, tiles, fabric)
+	double fx, fy; // stripe frequency (radians per pixel along x and y)
 	uint32_t salt;
 } CamObject;
 
 struct CamSource {
 	int w, h, fps;
 	uint32_t seed;
-	int ww, wh;      // world size
-	uint8_t *wy;     // (wh, ww) luma
+	int ww, wh;       // world size
+	uint8_t *wy;      // (wh, ww) luma
 	uint8_t *wu, *wv; // (wh/2, ww/2) chroma
-	double ph[16];   // motion phases
+	double ph[16];    // motion phases
 	CamObject movers[CAM_MOVERS];
 };
 
@@ -45,7 +45,10 @@ static uint32_t hash3(uint32_t x, uint32_t y, uint32_t z)
 	return h ^ (h >> 15);
 }
 
-static double unit(uint32_t h) { return (h & 0xffffff) / 16777216.0; }
+static double unit(uint32_t h)
+{
+	return (h & 0xffffff) / 16777216.0;
+}
 
 // smooth value noise at (x, y) on a lattice of `cell` pixels
 static double value_noise(double x, double y, double cell, uint32_t salt)
@@ -55,7 +58,8 @@ static double value_noise(double x, double y, double cell, uint32_t salt)
 	double tx = fx - ix, ty = fy - iy;
 	tx = tx * tx * (3 - 2 * tx), ty = ty * ty * (3 - 2 * ty);
 	double a = unit(hash3((uint32_t)ix, (uint32_t)iy, salt)), b = unit(hash3((uint32_t)ix + 1, (uint32_t)iy, salt));
-	double c = unit(hash3((uint32_t)ix, (uint32_t)iy + 1, salt)), d = unit(hash3((uint32_t)ix + 1, (uint32_t)iy + 1, salt));
+	double c = unit(hash3((uint32_t)ix, (uint32_t)iy + 1, salt)),
+	       d = unit(hash3((uint32_t)ix + 1, (uint32_t)iy + 1, salt));
 	return (a + (b - a) * tx) + ((c + (d - c) * tx) - (a + (b - a) * tx)) * ty;
 }
 
@@ -74,7 +78,8 @@ static void make_object(CamObject *o, uint32_t seed, int i, int ww, int wh)
 	uint32_t h = hash3(seed, (uint32_t)i, 77);
 	double big = unit(hash3(seed, (uint32_t)i, 76)) < 0.2 ? 140 : 50; // a few large, many small
 	o->w = 8 + big * unit(h), o->h = 8 + big * unit(h >> 3 ^ 0x9e37);
-	o->x = unit(hash3(seed, (uint32_t)i, 78)) * (ww - o->w), o->y = unit(hash3(seed, (uint32_t)i, 79)) * (wh - o->h);
+	o->x = unit(hash3(seed, (uint32_t)i, 78)) * (ww - o->w),
+	o->y = unit(hash3(seed, (uint32_t)i, 79)) * (wh - o->h);
 	o->disc = (h >> 7) & 1;
 	o->luma = 40 + (int)(170 * unit(hash3(seed, (uint32_t)i, 80)));
 	o->tint_u = (int)(60 * unit(hash3(seed, (uint32_t)i, 81))) - 30;
@@ -106,7 +111,10 @@ static int inside(const CamObject *o, double x, double y)
 	return dx * dx + dy * dy < 0.25;
 }
 
-static uint8_t clamp_u8(double v, double lo, double hi) { return (uint8_t)fmax(lo, fmin(hi, v)); }
+static uint8_t clamp_u8(double v, double lo, double hi)
+{
+	return (uint8_t)fmax(lo, fmin(hi, v));
+}
 
 static void build_world(CamSource *s)
 {
@@ -117,8 +125,10 @@ static void build_world(CamSource *s)
 				clamp_u8(120 + 170 * fractal(x, y, s->seed) + 25 * sin(x * 0.002 + y * 0.003), 16, 235);
 	for (int y = 0; y < ch; y++)
 		for (int x = 0; x < cw; x++) {
-			s->wu[(size_t)y * cw + x] = clamp_u8(128 + 40 * fractal(x * 0.5, y * 0.5, s->seed + 50), 16, 240);
-			s->wv[(size_t)y * cw + x] = clamp_u8(128 + 40 * fractal(x * 0.5, y * 0.5, s->seed + 60), 16, 240);
+			s->wu[(size_t)y * cw + x] =
+				clamp_u8(128 + 40 * fractal(x * 0.5, y * 0.5, s->seed + 50), 16, 240);
+			s->wv[(size_t)y * cw + x] =
+				clamp_u8(128 + 40 * fractal(x * 0.5, y * 0.5, s->seed + 60), 16, 240);
 		}
 	for (int i = 0; i < CAM_OBJECTS; i++) { // painted over the background, later ones in front
 		CamObject o;
@@ -225,7 +235,8 @@ void cam_render(const CamSource *s, int n, AVFrame *f)
 		for (int x = 0; x < s->w / 2; x++) {
 			double dx = 2 * x - hx, dy = 2 * y - hy;
 			double u = (c.cx + c.cs * dx - c.sn * dy) / 2, v = (c.cy + c.sn * dx + c.cs * dy) / 2;
-			double cu = bilinear(s->wu, s->ww / 2, s->wh / 2, u, v), cv = bilinear(s->wv, s->ww / 2, s->wh / 2, u, v);
+			double cu = bilinear(s->wu, s->ww / 2, s->wh / 2, u, v),
+			       cv = bilinear(s->wv, s->ww / 2, s->wh / 2, u, v);
 			for (int i = 0; i < CAM_MOVERS; i++)
 				if (inside(&mv[i], 2 * x, 2 * y))
 					cu = 128 + mv[i].tint_u * 2, cv = 128 + mv[i].tint_v * 2;

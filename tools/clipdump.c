@@ -23,27 +23,37 @@
 typedef struct {
 	const char *ring, *manifest, *out, *bpe, *font, *run_dir, *positions;
 	int rank, count, frames, size, eval, flip, grid, help;
-	long long seed;    // -1 until given: the run's, else 1
+	long long seed; // -1 until given: the run's, else 1
 	uint64_t first, last;
 } Opts;
 
 static const FlagSpec flag_table[] = {
-	{"ring", FLAG_STRPTR, FLAG_AT(Opts, ring), 0, 0, NULL, .help = "read clips from this ring as rank --rank's consumer"},
+	{"ring", FLAG_STRPTR, FLAG_AT(Opts, ring), 0, 0, NULL,
+	 .help = "read clips from this ring as rank --rank's consumer"},
 	{"rank", FLAG_INT, FLAG_AT(Opts, rank), 0, 4095, "0", .help = "the ring rank whose positions are read"},
 	{"count", FLAG_INT, FLAG_AT(Opts, count), 1, 1000000, "1", .help = "clips read from the ring"},
-	{"manifest", FLAG_STRPTR, FLAG_AT(Opts, manifest), 0, 0, NULL, .help = "decode clips from this manifest as loaderd would"},
+	{"manifest", FLAG_STRPTR, FLAG_AT(Opts, manifest), 0, 0, NULL,
+	 .help = "decode clips from this manifest as loaderd would"},
 	{"run-dir", FLAG_STRPTR, FLAG_AT(Opts, run_dir), 0, 0, NULL,
 	 .help = "take the manifest and data seed from this run of tools/launch.sh, frames and image size from its checkpoint"},
-	{"positions", FLAG_STRPTR, FLAG_AT(Opts, positions), 0, 0, NULL, .help = "stream positions A-B (or A) to render"},
-	{"seed", FLAG_I64, FLAG_AT(Opts, seed), 0, 9.2e18, NULL, .help = "data stream seed (default: the run's, else 1 as tools/launch.sh)"},
-	{"frames", FLAG_INT, FLAG_AT(Opts, frames), 1, LD_MAX_FRAMES, NULL, .help = "frames per clip (default: the run's, else 4)"},
-	{"image-size", FLAG_INT, FLAG_AT(Opts, size), 8, 4096, NULL, .help = "clip side in pixels (default: the run's, else 224)"},
-	{"eval", FLAG_SWITCH, FLAG_AT(Opts, eval), 0, 0, "0", .help = "evaluation clips (segment midpoints, centre crop)"},
-	{"flip", FLAG_SWITCH, FLAG_AT(Opts, flip), 0, 0, "0", .help = "random horizontal flip per clip, as loaderd --flip"},
+	{"positions", FLAG_STRPTR, FLAG_AT(Opts, positions), 0, 0, NULL,
+	 .help = "stream positions A-B (or A) to render"},
+	{"seed", FLAG_I64, FLAG_AT(Opts, seed), 0, 9.2e18, NULL,
+	 .help = "data stream seed (default: the run's, else 1 as tools/launch.sh)"},
+	{"frames", FLAG_INT, FLAG_AT(Opts, frames), 1, LD_MAX_FRAMES, NULL,
+	 .help = "frames per clip (default: the run's, else 4)"},
+	{"image-size", FLAG_INT, FLAG_AT(Opts, size), 8, 4096, NULL,
+	 .help = "clip side in pixels (default: the run's, else 224)"},
+	{"eval", FLAG_SWITCH, FLAG_AT(Opts, eval), 0, 0, "0",
+	 .help = "evaluation clips (segment midpoints, centre crop)"},
+	{"flip", FLAG_SWITCH, FLAG_AT(Opts, flip), 0, 0, "0",
+	 .help = "random horizontal flip per clip, as loaderd --flip"},
 	{"out", FLAG_STRPTR, FLAG_AT(Opts, out), 0, 0, NULL, .help = "output directory (required)"},
 	{"grid", FLAG_INT, FLAG_AT(Opts, grid), 1, 256, "1", .help = "clips per sheet, one per row"},
-	{"bpe", FLAG_STRPTR, FLAG_AT(Opts, bpe), 0, 0, NULL, .help = "merges to decode captions (default bpe_merges.txt next to the manifest)"},
-	{"font", FLAG_STRPTR, FLAG_AT(Opts, font), 0, 0, NULL, .help = "caption font (default $AVCLIP_FONT or " TEXT_FONT_DEFAULT ")"},
+	{"bpe", FLAG_STRPTR, FLAG_AT(Opts, bpe), 0, 0, NULL,
+	 .help = "merges to decode captions (default bpe_merges.txt next to the manifest)"},
+	{"font", FLAG_STRPTR, FLAG_AT(Opts, font), 0, 0, NULL,
+	 .help = "caption font (default $AVCLIP_FONT or " TEXT_FONT_DEFAULT ")"},
 	{"help", FLAG_SWITCH, FLAG_AT(Opts, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
@@ -117,8 +127,8 @@ static void page_add(const Opts *o, Page *pg, uint64_t g, const uint8_t *frames,
 			 (unsigned long long)sample, errcode, ld_error_name(errcode), errtext ? errtext : "");
 	} else {
 		sheet_put_frames(&pg->s, pg->rows, frames, T, W, H);
-		snprintf(line, sizeof(line), "position %llu sample %llu crop x=%u y=%u w=%u h=%u\n%s", (unsigned long long)g,
-			 (unsigned long long)sample, crop[0], crop[1], crop[2], crop[3], cap);
+		snprintf(line, sizeof(line), "position %llu sample %llu crop x=%u y=%u w=%u h=%u\n%s",
+			 (unsigned long long)g, (unsigned long long)sample, crop[0], crop[1], crop[2], crop[3], cap);
 	}
 	sheet_text(&pg->s, pg->rows, 0, line);
 	if (++pg->rows == o->grid)
@@ -135,26 +145,32 @@ static int from_ring(const Opts *o, BpeTokenizer *bpe, Page *pg)
 	RingInfo info;
 	ring_info(r, &info);
 	if (info.geometry.channels != 3)
-		log_fatalx("ring %s holds %u channels per pixel; contact sheets show RGB (3)", o->ring, info.geometry.channels);
+		log_fatalx("ring %s holds %u channels per pixel; contact sheets show RGB (3)", o->ring,
+			   info.geometry.channels);
 	int rc = ring_consumer_attach(r, (uint32_t)o->rank, &c);
 	if (rc)
-		log_fatalx("rank %d of ring %s: %s%s", o->rank, o->ring, rc == -EPROTO ? "the ring is damaged" : strerror(-rc),
+		log_fatalx("rank %d of ring %s: %s%s", o->rank, o->ring,
+			   rc == -EPROTO ? "the ring is damaged" : strerror(-rc),
 			   rc == -EBUSY ? " (a trainer holds it)" : "");
 	for (int i = 0; i < o->count; i++) {
 		RingSlot s;
 		if ((rc = ring_consumer_acquire(c, &s, 60000)) != 0)
 			log_fatalx("ring %s: acquire: %s", o->ring,
-				   rc == -EPROTO ? "the ring is damaged (a slot holds a position no sound ring can have)" : strerror(-rc));
+				   rc == -EPROTO
+					   ? "the ring is damaged (a slot holds a position no sound ring can have)"
+					   : strerror(-rc));
 		char cap[1024];
 		caption(bpe, s.text, (int)info.geometry.text_len, cap, sizeof(cap));
 		page_add(o, pg, s.position, s.payload, (int)info.geometry.frames, (int)info.geometry.width,
-			 (int)info.geometry.height, s.flags & RING_SLOT_ERROR ? s.error : 0, NULL, s.sample_id, s.crop, cap);
+			 (int)info.geometry.height, s.flags & RING_SLOT_ERROR ? s.error : 0, NULL, s.sample_id, s.crop,
+			 cap);
 		ring_consumer_release(c, &s);
 	}
 	page_flush(o, pg);
 	ring_consumer_detach(c);
 	ring_close(r);
-	log_info("wrote %d clips on %d sheets from rank %d of ring %s into %s", o->count, pg->files, o->rank, o->ring, o->out);
+	log_info("wrote %d clips on %d sheets from rank %d of ring %s into %s", o->count, pg->files, o->rank, o->ring,
+		 o->out);
 	return 0;
 }
 
@@ -182,7 +198,8 @@ static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg)
 	for (uint64_t g = o->first; g <= o->last; g++) {
 		LdPlan plan;
 		int rc = -ld_sample_load(d, &files, m, g, &p, &plan, clip, err, sizeof(err));
-		uint16_t crop[4] = {(uint16_t)plan.crop.x, (uint16_t)plan.crop.y, (uint16_t)plan.crop.w, (uint16_t)plan.crop.h};
+		uint16_t crop[4] = {(uint16_t)plan.crop.x, (uint16_t)plan.crop.y, (uint16_t)plan.crop.w,
+				    (uint16_t)plan.crop.h};
 		int32_t tok[512];
 		const uint16_t *t16 = manifest_tokens(m, plan.sample);
 		for (uint32_t i = 0; i < ctx && i < 512; i++)
@@ -192,7 +209,8 @@ static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg)
 		page_add(o, pg, g, clip, p.frames, p.out_w, p.out_h, rc, err, plan.sample, crop, cap);
 	}
 	page_flush(o, pg);
-	log_info("wrote %llu clips on %d sheets into %s", (unsigned long long)(o->last - o->first + 1), pg->files, o->out);
+	log_info("wrote %llu clips on %d sheets into %s", (unsigned long long)(o->last - o->first + 1), pg->files,
+		 o->out);
 	free(clip);
 	ld_files_free(&files);
 	ld_decoder_free(d);
@@ -226,8 +244,8 @@ static void from_run_dir(Opts *o)
 		log_fatalx("--run-dir %s: cannot read %s: %s", o->run_dir, path, strerror(-rc));
 	const char *meta = st_meta(f, "avclip.model");
 	if (!meta || eval_config_parse(meta, &mc) < 0)
-		log_fatalx("--run-dir %s: %s names no readable model configuration (give --frames and --image-size)", o->run_dir,
-			   path);
+		log_fatalx("--run-dir %s: %s names no readable model configuration (give --frames and --image-size)",
+			   o->run_dir, path);
 	st_close(f);
 	if (!o->frames)
 		o->frames = mc.frames;
@@ -246,9 +264,9 @@ static TextFont *caption_font(const Opts *o)
 	if (o->font && rc != -ENOTSUP)
 		log_fatalx("--font %s: %s", o->font, rc == -ENOENT ? "no such file" : "FreeType cannot read it");
 	log_info("captions in the built-in bitmap font (ASCII, upper case): %s",
-		 rc == -ENOTSUP ? "this build has no FreeType (apt install libfreetype-dev, then make config)"
+		 rc == -ENOTSUP  ? "this build has no FreeType (apt install libfreetype-dev, then make config)"
 		 : rc == -ENOENT ? "no font file (apt install fonts-dejavu-core, or --font FILE)"
-				  : "FreeType cannot read the font");
+				 : "FreeType cannot read the font");
 	return text_font_bitmap(1);
 }
 
@@ -290,7 +308,8 @@ int main(int argc, char **argv)
 		o.size = 224;
 	if (!o.out || (!o.ring == !o.manifest) || (o.manifest && !o.positions)) {
 		usage();
-		log_fatalx("need --out and either --ring (with --rank/--count) or --manifest/--run-dir with --positions");
+		log_fatalx(
+			"need --out and either --ring (with --rank/--count) or --manifest/--run-dir with --positions");
 	}
 	mkdir(o.out, 0755);
 	ld_libav_quiet();

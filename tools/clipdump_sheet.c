@@ -2,7 +2,7 @@
 // renderer), written as an RGB PNG by the tools' one PNG writer (png_write.h).
 #include "clipdump_sheet.h" // defines: sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 
-#include "png_write.h"      // defines: PngImage, png_write_file
+#include "png_write.h" // defines: PngImage, png_write_file
 
 #include <errno.h>
 #include <stdio.h>
@@ -93,7 +93,7 @@ static size_t fit(TextFont *f, const char *p, const char *end, int w, const char
 int sheet_text(Sheet *s, int row, int line, const char *text)
 {
 	const int lh = text_font_line_height(s->font), y_band = row * s->row_h + s->fh + MARGIN;
-	Ink k = { s, row * s->row_h, (row + 1) * s->row_h };
+	Ink k = {s, row * s->row_h, (row + 1) * s->row_h};
 	char buf[1024];
 	while (*text) {
 		const char *end = strchr(text, '\n');
@@ -119,6 +119,6 @@ int sheet_text(Sheet *s, int row, int line, const char *text)
 
 int sheet_write_png(const Sheet *s, const char *path)
 {
-	PngImage png = { .w = s->w, .h = s->h, .channels = 3, .px = s->rgb };
+	PngImage png = {.w = s->w, .h = s->h, .channels = 3, .px = s->rgb};
 	return png_write_file(&png, path);
 }

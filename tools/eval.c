@@ -1,7 +1,7 @@
 // tools/eval: zero-shot text<->video retrieval (R@1/5/10, median rank, chance; EPIC-style mAP and
 // nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest.
 #include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"  // defines: time_mono_s
 #include "eval_run.h"   // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
 #include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_split, flags_find, flags_help
 #include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
@@ -30,7 +30,8 @@ static const FlagSpec flag_table[] = {
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST) or a ckpt-*.safetensors file; the "
 		 "model configuration comes from the checkpoint"},
-	{"weights", FLAG_STRPTR, E(weights), 0, 0, NULL, .help = "open_clip-named safetensors weights (give --model and sizes)"},
+	{"weights", FLAG_STRPTR, E(weights), 0, 0, NULL,
+	 .help = "open_clip-named safetensors weights (give --model and sizes)"},
 	{"init-seed", FLAG_U64, E(init_seed), 0, 0, NULL,
 	 .help = "an untrained model whose weights come from this seed, as the trainer's --init-seed (the chance baseline)"},
 	{"model", FLAG_STRPTR, E(model), 0, 0, NULL,
@@ -43,20 +44,26 @@ static const FlagSpec flag_table[] = {
 	 .help = "clips decoded per round; the model runs fixed blocks of 8, so the features and every figure are the same "
 		 "for any size"},
 	{"threads", FLAG_INT, E(threads), 0, 1024, "0", .help = "compute threads, 0 = all cores"},
-	{"decoders", FLAG_INT, E(o.embed.decoders), 0, 1024, "0", .help = "clips decoded at once (0: as many as threads)"},
-	{"relevance", FLAG_STRPTR, E(o.relevance), 0, 0, NULL, .help = "EPIC-style mAP and nDCG against a relevance matrix (format in the README)"},
+	{"decoders", FLAG_INT, E(o.embed.decoders), 0, 1024, "0",
+	 .help = "clips decoded at once (0: as many as threads)"},
+	{"relevance", FLAG_STRPTR, E(o.relevance), 0, 0, NULL,
+	 .help = "EPIC-style mAP and nDCG against a relevance matrix (format in the README)"},
 	{"relevance-from-captions", FLAG_SWITCH, E(o.relevance_from_captions), 0, 0, "0",
 	 .help = "the same with relevance from synth captions 'a <colour> <shape> <action>': 1/2 same object + 1/2 same "
 		 "action"},
-	{"classes", FLAG_STRPTR, E(o.classes), 0, 0, NULL, .help = "zero-shot classification: class names, one a line (with --labels)"},
+	{"classes", FLAG_STRPTR, E(o.classes), 0, 0, NULL,
+	 .help = "zero-shot classification: class names, one a line (with --labels)"},
 	{"labels", FLAG_STRPTR, E(o.labels), 0, 0, NULL, .help = "one class label per sample"},
-	{"classes-from", FLAG_STRPTR, E(o.classes_from), 0, 0, NULL, .help = "action | object | caption: classes and labels from synth captions"},
-	{"prompt", FLAG_STRPTR, E(o.prompt), 0, 0, NULL, .help = "class prompt, {} = class name (default \"a video of {}\")"},
+	{"classes-from", FLAG_STRPTR, E(o.classes_from), 0, 0, NULL,
+	 .help = "action | object | caption: classes and labels from synth captions"},
+	{"prompt", FLAG_STRPTR, E(o.prompt), 0, 0, NULL,
+	 .help = "class prompt, {} = class name (default \"a video of {}\")"},
 	{"bpe", FLAG_STRPTR, E(o.bpe), 0, 0, NULL,
 	 .help = "merges file of the manifest's captions (default: bpe_merges.txt next to the manifest, if there is one); "
 		 "needed for prompts and caption classes"},
 	{"json", FLAG_SWITCH, E(json), 0, 0, "0", .help = "print one JSON line instead of the table"},
-	{"append", FLAG_STRPTR, E(append), 0, 0, NULL, .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},
+	{"append", FLAG_STRPTR, E(append), 0, 0, NULL,
+	 .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},
 	{"quiet", FLAG_SWITCH, E(quiet), 0, 0, "0", .help = "no progress lines"},
 	{"help", FLAG_SWITCH, E(help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
@@ -101,7 +108,8 @@ static int model_sizes(ModelConfig *want, int argc, char **argv)
 		char name[64], err[200];
 		const char *v;
 		if (flags_split(flag_table, N_FLAGS, argc, argv, &i, name, sizeof name, &v, err, sizeof err) != 0 ||
-		    flags_find(flag_table, N_FLAGS, name) || (!strncmp(name, "no-", 3) && flags_find(flag_table, N_FLAGS, name + 3)))
+		    flags_find(flag_table, N_FLAGS, name) ||
+		    (!strncmp(name, "no-", 3) && flags_find(flag_table, N_FLAGS, name + 3)))
 			continue;
 		int nm;
 		const FlagSpec *mt = model_flag_table(&nm), *f = flags_find(mt, nm, name);
@@ -130,7 +138,8 @@ int main(int argc, char **argv)
 		fl.init_given |= !strcmp(argv[i], "--init-seed") || !strncmp(argv[i], "--init-seed=", 12);
 	EvalOpts o = fl.o;
 	o.match_caption = !strcmp(fl.match, "caption");
-	const char *manifest = fl.manifest, *ckpt = fl.ckpt, *weights = fl.weights, *append = fl.append, *model = fl.model;
+	const char *manifest = fl.manifest, *ckpt = fl.ckpt, *weights = fl.weights, *append = fl.append,
+		   *model = fl.model;
 	int json = fl.json, batch = fl.batch, threads = fl.threads, quiet = fl.quiet;
 	if (!manifest)
 		log_fatalx("--manifest HELDOUT is required (see --help)");
@@ -163,8 +172,8 @@ int main(int argc, char **argv)
 	if (fl.init_given) {
 		rc = eval_model_init(&em, ctx, &want, fl.init_seed, EVAL_EMBED_BLOCK, err, sizeof err);
 	} else {
-		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, (model || sized || weights) ? &want : NULL, EVAL_EMBED_BLOCK,
-				     err, sizeof err);
+		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, (model || sized || weights) ? &want : NULL,
+				     EVAL_EMBED_BLOCK, err, sizeof err);
 	}
 	if (rc)
 		log_fatalx("%s", err);
@@ -175,7 +184,7 @@ int main(int argc, char **argv)
 	if (!quiet)
 		log_info("model [%s] from %s (step %lld); %llu samples of %s, batch %d, %d threads", cfgs, em.source,
 			 (long long)em.step, (unsigned long long)h->n_samples, manifest, batch, kern_ctx_threads(ctx));
-	Progress pr = { .t0 = time_mono_s(), .last = time_mono_s(), .quiet = quiet };
+	Progress pr = {.t0 = time_mono_s(), .last = time_mono_s(), .quiet = quiet};
 	o.embed.round = batch;
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;

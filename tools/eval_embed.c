@@ -11,15 +11,16 @@
 #include <omp.h> // defines: omp_get_max_threads, omp_get_thread_num
 #endif
 
-#include "ld_clip.h"         // defines: ld_sample_load, LdFiles, ld_files_free
-#include "ld_error.h"        // defines: ld_error_name
-#include "ld_plan.h"         // defines: LdParams, LdPlan, ld_params_default
+#include "ld_clip.h"  // defines: ld_sample_load, LdFiles, ld_files_free
+#include "ld_error.h" // defines: ld_error_name
+#include "ld_plan.h"  // defines: LdParams, LdPlan, ld_params_default
 
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
 {
 	const ManifestHeader *h = manifest_header(man);
 	if (m->B != EVAL_EMBED_BLOCK) {
-		snprintf(err, errlen, "the evaluation model has batch %d, not the fixed block %d", m->B, EVAL_EMBED_BLOCK);
+		snprintf(err, errlen, "the evaluation model has batch %d, not the fixed block %d", m->B,
+			 EVAL_EMBED_BLOCK);
 		return -EINVAL;
 	}
 	if (!h->n_samples) {
@@ -65,11 +66,11 @@ static int batch_new(ClipModel *m, Batch *b, int R)
 	const ModelConfig *c = &m->cfg;
 	const int64_t B = m->B, S = c->image_size;
 	memset(b, 0, sizeof *b);
-	int rc = kern_alloc(m->ctx, &b->clips, KDT_U8, 5, (const int64_t[]){ B, c->frames, S, S, 3 });
+	int rc = kern_alloc(m->ctx, &b->clips, KDT_U8, 5, (const int64_t[]){B, c->frames, S, S, 3});
 	if (!rc)
 		rc = kern_alloc(m->ctx, &b->pos, KDT_I64, 1, &B);
 	if (!rc)
-		rc = kern_alloc(m->ctx, &b->text, KDT_I32, 2, (const int64_t[]){ B, c->ctx_len });
+		rc = kern_alloc(m->ctx, &b->text, KDT_I32, 2, (const int64_t[]){B, c->ctx_len});
 	b->tin = calloc((size_t)B * c->ctx_len, sizeof *b->tin);
 	b->round = calloc((size_t)c->frames * S * S * 3 * (size_t)(R > B ? R : B), 1);
 	return rc ? rc : (!b->tin || !b->round) ? -ENOMEM : 0;
@@ -150,12 +151,12 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			uint64_t i = (uint64_t)(r0 + k);
 			LdPlan plan;
 			char e[256];
-			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.round + (size_t)k * clip_bytes, e,
-					       sizeof e);
+			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.round + (size_t)k * clip_bytes,
+					       e, sizeof e);
 			if (!r && plan.sample != i) {
 				r = -EINVAL;
-				snprintf(e, sizeof e, "eval-mode position %llu planned sample %llu", (unsigned long long)i,
-					 (unsigned long long)plan.sample);
+				snprintf(e, sizeof e, "eval-mode position %llu planned sample %llu",
+					 (unsigned long long)i, (unsigned long long)plan.sample);
 			}
 			if (r) {
 #ifdef _OPENMP
@@ -175,7 +176,8 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			break;
 		}
 		for (int k = valid; k < R; k++) // padding: the last sample again
-			memcpy(b.round + (size_t)k * clip_bytes, b.round + (size_t)(valid - 1) * clip_bytes, clip_bytes);
+			memcpy(b.round + (size_t)k * clip_bytes, b.round + (size_t)(valid - 1) * clip_bytes,
+			       clip_bytes);
 		for (int k0 = 0; k0 < valid && !rc; k0 += B) {
 			int in_block = valid - k0 < B ? valid - k0 : B;
 			int64_t b0 = r0 + k0;
@@ -184,9 +186,10 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 				const uint16_t *tok = manifest_tokens(man, (uint64_t)i);
 				for (int j = 0; j < ctx && !rc; j++) {
 					if (tok[j] >= m->cfg.vocab) { // the embedding would be read out of range
-						snprintf(err, errlen,
-							 "sample %lld: caption token %d is id %u, outside the model's vocabulary (%d)",
-							 (long long)i, j, tok[j], m->cfg.vocab);
+						snprintf(
+							err, errlen,
+							"sample %lld: caption token %d is id %u, outside the model's vocabulary (%d)",
+							(long long)i, j, tok[j], m->cfg.vocab);
 						rc = -EINVAL;
 					}
 					b.tin[(size_t)k * ctx + j] = tok[j];

@@ -10,7 +10,7 @@
 
 #include "eval_report.h"     // defines: EVAL_EMBED_BLOCK
 #include "manifest_reader.h" // defines: Manifest
-#include "model.h" // defines: ClipModel
+#include "model.h"           // defines: ClipModel
 
 // The model given to the functions below must have been created with the batch EVAL_EMBED_BLOCK
 // (common/eval_report.h: the trainer's in-process evaluation uses the same blocks).

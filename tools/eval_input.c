@@ -78,15 +78,16 @@ int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t e
 			long long r, c;
 			int ver, used = 0;
 			if (sscanf(line, "avclip-relevance %d %lld %lld %n", &ver, &r, &c, &used) != 3 || line[used]) {
-				snprintf(err, errlen, "%s:%ld: expected the header 'avclip-relevance 1 ROWS COLS'", path,
-					 lineno);
+				snprintf(err, errlen, "%s:%ld: expected the header 'avclip-relevance 1 ROWS COLS'",
+					 path, lineno);
 				rc = -EINVAL;
 			} else if (ver != 1) {
-				snprintf(err, errlen, "%s:%ld: relevance format version %d, this build reads 1", path, lineno,
-					 ver);
+				snprintf(err, errlen, "%s:%ld: relevance format version %d, this build reads 1", path,
+					 lineno, ver);
 				rc = -EINVAL;
 			} else if (r != n || c != n) {
-				snprintf(err, errlen, "%s:%ld: the matrix is %lld x %lld, the manifest has %lld samples", path,
+				snprintf(err, errlen,
+					 "%s:%ld: the matrix is %lld x %lld, the manifest has %lld samples", path,
 					 lineno, r, c, (long long)n);
 				rc = -EINVAL;
 			}
@@ -100,7 +101,8 @@ int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t e
 			snprintf(err, errlen, "%s:%ld: expected 'VIDEO CAPTION RELEVANCE'", path, lineno);
 			rc = -EINVAL;
 		} else if (v < 0 || v >= n || c < 0 || c >= n) {
-			snprintf(err, errlen, "%s:%ld: sample index out of range [0, %lld)", path, lineno, (long long)n);
+			snprintf(err, errlen, "%s:%ld: sample index out of range [0, %lld)", path, lineno,
+				 (long long)n);
 			rc = -EINVAL;
 		} else if (!(r > 0 && r <= 1)) {
 			snprintf(err, errlen, "%s:%ld: relevance %g is not in (0, 1]", path, lineno, r);
@@ -116,7 +118,7 @@ int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t e
 				}
 				t = nt_;
 			}
-			t[nt++] = (Triple){ v, c, (float)r };
+			t[nt++] = (Triple){v, c, (float)r};
 		}
 	}
 	if (!rc && ferror(f)) {
@@ -160,7 +162,7 @@ int eval_caption_split(const char *caption, char *object, size_t ocap, char *act
 
 int eval_rel_from_captions(const char *const *captions, int64_t n, EvalRel *rel, char *err, size_t errlen)
 {
-	char (*obj)[128] = malloc(sizeof *obj * (size_t)n), (*act)[128] = malloc(sizeof *act * (size_t)n);
+	char(*obj)[128] = malloc(sizeof *obj * (size_t)n), (*act)[128] = malloc(sizeof *act * (size_t)n);
 	Triple *t = NULL;
 	int rc = obj && act ? 0 : -ENOMEM;
 	for (int64_t i = 0; i < n && !rc; i++)
@@ -184,7 +186,7 @@ int eval_rel_from_captions(const char *const *captions, int64_t n, EvalRel *rel,
 				}
 				t = x;
 			}
-			t[nt++] = (Triple){ i, j, v };
+			t[nt++] = (Triple){i, j, v};
 		}
 	int64_t dup;
 	if (!rc)
@@ -282,8 +284,8 @@ int eval_classes_read(const char *classes_path, const char *labels_path, int64_t
 			lineno++;
 			chomp(line);
 			if (k >= n) {
-				snprintf(err, errlen, "%s:%ld: more labels than the manifest's %lld samples", labels_path,
-					 lineno, (long long)n);
+				snprintf(err, errlen, "%s:%ld: more labels than the manifest's %lld samples",
+					 labels_path, lineno, (long long)n);
 				rc = -EINVAL;
 			} else if (!strcmp(line, "-")) {
 				c->label[k++] = -1;
@@ -295,8 +297,8 @@ int eval_classes_read(const char *classes_path, const char *labels_path, int64_t
 		}
 		fclose(f);
 		if (!rc && k != n) {
-			snprintf(err, errlen, "%s: %lld labels, the manifest has %lld samples", labels_path, (long long)k,
-				 (long long)n);
+			snprintf(err, errlen, "%s: %lld labels, the manifest has %lld samples", labels_path,
+				 (long long)k, (long long)n);
 			rc = -EINVAL;
 		}
 	}
@@ -321,7 +323,7 @@ int eval_classes_from_captions(const char *const *captions, int64_t n, const cha
 		snprintf(err, errlen, "classes from captions: '%s' is none of action, object, caption", what);
 		return -EINVAL;
 	}
-	char (*name)[128] = malloc(sizeof *name * (size_t)(n ? n : 1));
+	char(*name)[128] = malloc(sizeof *name * (size_t)(n ? n : 1));
 	c->label = malloc(sizeof *c->label * (size_t)(n ? n : 1));
 	int rc = name && c->label ? 0 : -ENOMEM;
 	for (int64_t i = 0; i < n && !rc; i++) {

@@ -11,9 +11,9 @@
 #include "eval_metrics.h" // defines: EvalRel
 
 typedef struct {
-	int n;         // classes
-	char **names;  // (n)
-	int *label;    // (samples) class index, -1 when the sample has none
+	int n;        // classes
+	char **names; // (n)
+	int *label;   // (samples) class index, -1 when the sample has none
 	int64_t samples;
 } EvalClasses;
 

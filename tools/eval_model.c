@@ -40,8 +40,8 @@ static ParamSpec *layout(const ModelConfig *c, int *n)
 	return s;
 }
 
-void eval_config_diff(const ModelConfig *have, const char *have_name, const ModelConfig *want,
-		      const char *want_name, char *msg, size_t len)
+void eval_config_diff(const ModelConfig *have, const char *have_name, const ModelConfig *want, const char *want_name,
+		      char *msg, size_t len)
 {
 	msg[0] = 0;
 	int nh, nw;
@@ -71,8 +71,8 @@ void eval_config_diff(const ModelConfig *have, const char *have_name, const Mode
 		goto out;
 	}
 	// equal shapes everywhere: a head count differs
-	static const char *keys[] = { "vis-heads", "txt-heads" };
-	const int hv[] = { have->vis_heads, have->txt_heads }, wv[] = { want->vis_heads, want->txt_heads };
+	static const char *keys[] = {"vis-heads", "txt-heads"};
+	const int hv[] = {have->vis_heads, have->txt_heads}, wv[] = {want->vis_heads, want->txt_heads};
 	for (int k = 0; k < 2; k++)
 		if (hv[k] != wv[k]) {
 			snprintf(msg, len, "%s is %d in %s, %d in %s", keys[k], hv[k], have_name, wv[k], want_name);
@@ -146,8 +146,10 @@ static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *
 		eval_config_str(&have, a, sizeof a);
 		eval_config_str(want, b, sizeof b);
 		eval_config_diff(&have, "the checkpoint", want, "the requested model", d, sizeof d);
-		snprintf(err, errlen, "%s was written for another model: %s (checkpoint [%s], requested [%s]); "
-			 "leave out --model and the size flags to use the checkpoint's", em->source, d, a, b);
+		snprintf(err, errlen,
+			 "%s was written for another model: %s (checkpoint [%s], requested [%s]); "
+			 "leave out --model and the size flags to use the checkpoint's",
+			 em->source, d, a, b);
 		return -EINVAL;
 	}
 	int rc = create(em, ctx, &have, batch, err, errlen);
@@ -162,8 +164,8 @@ static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *
 	}
 	if (s && s->dtype == ST_I64 && s->nbytes == 8)
 		memcpy(&em->step, s->data, 8);
-	if ((rc = model_params_check_finite(em->model->specs, em->model->n_specs, p->data, (int64_t)(bytes / sizeof(float)),
-					    em->source, err, errlen)))
+	if ((rc = model_params_check_finite(em->model->specs, em->model->n_specs, p->data,
+					    (int64_t)(bytes / sizeof(float)), em->source, err, errlen)))
 		return rc;
 	rc = kern_upload(ctx, &em->model->params, p->data, bytes);
 	if (rc)
@@ -191,14 +193,15 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 		if (want)
 			cfg = *want;
 		else if (!mc || eval_config_parse(mc, &cfg)) {
-			snprintf(err, errlen, "%s holds weights without a model configuration: pass --model (and sizes)",
+			snprintf(err, errlen,
+				 "%s holds weights without a model configuration: pass --model (and sizes)",
 				 em->source);
 			rc = -EINVAL;
 		}
 		if (!rc)
 			rc = create(em, ctx, &cfg, batch, err, errlen);
 		if (!rc) {
-			StLoadOpts o = { 0 };
+			StLoadOpts o = {0};
 			ClipModel *m = em->model;
 			rc = st_model_load(em->source, ctx, m->specs, m->n_specs, &m->params, &o, err, errlen);
 		}

@@ -8,14 +8,14 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "kern_ops.h"     // defines: KernCtx
-#include "model.h" // defines: ClipModel, ModelConfig
+#include "kern_ops.h" // defines: KernCtx
+#include "model.h"    // defines: ClipModel, ModelConfig
 
 typedef struct {
 	ClipModel *model;
 	ModelConfig cfg;
-	int64_t step;       // optimizer steps of the checkpoint; -1 for weights or an initialisation
-	char source[1024];  // the file the weights came from, or "init:SEED"
+	int64_t step;      // optimizer steps of the checkpoint; -1 for weights or an initialisation
+	char source[1024]; // the file the weights came from, or "init:SEED"
 } EvalModel;
 
 // path: a directory holding ckpt/LATEST (a run) or LATEST (checkpoints), a checkpoint file, or a
@@ -37,7 +37,7 @@ int eval_config_parse(const char *s, ModelConfig *cfg);
 void eval_config_str(const ModelConfig *c, char *buf, size_t len);
 // a sentence naming the first parameter tensor whose shape differs between the configurations
 // (or the first size that differs when every shape agrees); "" when they are equal
-void eval_config_diff(const ModelConfig *have, const char *have_name, const ModelConfig *want,
-		      const char *want_name, char *msg, size_t len);
+void eval_config_diff(const ModelConfig *have, const char *have_name, const ModelConfig *want, const char *want_name,
+		      char *msg, size_t len);
 
 #endif

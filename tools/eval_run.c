@@ -1,6 +1,6 @@
 // The evaluation pipeline: features of every sample, the (videos x captions) similarity matrix,
 // ranks both ways, relevance metrics, class prompts through the text tower.
-#include "eval_run.h" // defines: EvalOpts, EvalReport, eval_run
+#include "eval_run.h"  // defines: EvalOpts, EvalReport, eval_run
 #include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
@@ -26,8 +26,10 @@ static int captions_decode(const Manifest *man, const char *bpe_path, char ***ou
 	}
 	const ManifestHeader *h = manifest_header(man);
 	if ((uint32_t)bpe_vocab_size(t) != h->vocab_size) {
-		snprintf(err, errlen, "BPE merges %s give %d tokens, the manifest's captions were made with %u: another "
-			 "vocabulary", bpe_path, bpe_vocab_size(t), h->vocab_size);
+		snprintf(err, errlen,
+			 "BPE merges %s give %d tokens, the manifest's captions were made with %u: another "
+			 "vocabulary",
+			 bpe_path, bpe_vocab_size(t), h->vocab_size);
 		bpe_free(t);
 		return -EINVAL;
 	}
@@ -97,7 +99,8 @@ static int zero_shot(ClipModel *m, const float *vfeat, int64_t n, const EvalClas
 	if (!rc)
 		rc = eval_similarity(vfeat, n, cf, c->n, E, scores);
 	if (!rc)
-		rc = eval_check_finite(scores, n, c->n, "similarity of video (row) to class prompt (element)", err, errlen);
+		rc = eval_check_finite(scores, n, c->n, "similarity of video (row) to class prompt (element)", err,
+				       errlen);
 	if (!rc && !(rc = eval_topk_accuracy(scores, n, c->n, c->label, 1, &r->zs_top1, &r->zs_n)))
 		rc = eval_topk_accuracy(scores, n, c->n, c->label, c->n < 5 ? c->n : 5, &r->zs_top5, NULL);
 	if (rc == -EINVAL && !err[0])
@@ -123,7 +126,8 @@ static int relevance(const float *sim, int64_t n, const EvalRel *rel, EvalReport
 	}
 	if ((rc = eval_map(sim, n, n, 0, rel, &r->map_v2t, &r->rel_queries_v2t)) ||
 	    (rc = eval_map(sim, n, n, 1, &relt, &r->map_t2v, &r->rel_queries_t2v)))
-		snprintf(err, errlen, "mAP: %s", rc == -EINVAL ? "no query has a candidate of relevance 1" : strerror(-rc));
+		snprintf(err, errlen, "mAP: %s",
+			 rc == -EINVAL ? "no query has a candidate of relevance 1" : strerror(-rc));
 	else if ((rc = eval_ndcg(sim, n, n, 0, rel, &r->ndcg_v2t, NULL)) ||
 		 (rc = eval_ndcg(sim, n, n, 1, &relt, &r->ndcg_t2v, NULL)))
 		snprintf(err, errlen, "nDCG: %s", strerror(-rc));
@@ -159,8 +163,8 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 		return rc;
 	const int64_t n = (int64_t)manifest_header(man)->n_samples;
 	const int E = m->cfg.embed_dim;
-	EvalRel rel = { 0 };
-	EvalClasses cls = { 0 };
+	EvalRel rel = {0};
+	EvalClasses cls = {0};
 	char **caps = NULL;
 	// side inputs first: a bad file fails before minutes of embedding
 	if (o->classes_from || o->relevance_from_captions)
@@ -180,8 +184,8 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 	float *vfeat = malloc(sizeof(float) * (size_t)n * E), *tfeat = malloc(sizeof(float) * (size_t)n * E);
 	float *sim = malloc(sizeof(float) * (size_t)n * (size_t)n);
 	if (!rc && (!vfeat || !tfeat || !sim)) {
-		snprintf(err, errlen, "out of memory for %lld samples (the similarity matrix takes %.1f GiB)", (long long)n,
-			 (double)n * (double)n * 4 / (1 << 30));
+		snprintf(err, errlen, "out of memory for %lld samples (the similarity matrix takes %.1f GiB)",
+			 (long long)n, (double)n * (double)n * 4 / (1 << 30));
 		rc = -ENOMEM;
 	}
 	if (!rc) {
@@ -204,4 +208,3 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 	r->total_s = time_mono_s() - t0;
 	return rc;
 }
-

@@ -10,16 +10,16 @@
 #include "eval_embed.h"      // defines: EvalEmbedOpts
 #include "eval_report.h"     // defines: EvalReport, EvalRetrieval
 #include "manifest_reader.h" // defines: Manifest
-#include "model.h" // defines: ClipModel
+#include "model.h"           // defines: ClipModel
 
 typedef struct {
-	const char *relevance;      // relevance file (eval_input.h), or NULL
-	int relevance_from_captions; // EPIC-style relevance of synth captions instead
+	const char *relevance;        // relevance file (eval_input.h), or NULL
+	int relevance_from_captions;  // EPIC-style relevance of synth captions instead
 	const char *classes, *labels; // class names + per-sample labels, or NULL
-	const char *classes_from;   // or derived from synth captions: action | object | caption
-	const char *prompt;         // class prompt template, "{}" = class name (NULL: "a video of {}")
-	const char *bpe;            // merges file of the manifest's captions (needed for prompts)
-	int match_caption;          // a retrieval hit is any sample with the same caption (not only itself)
+	const char *classes_from;     // or derived from synth captions: action | object | caption
+	const char *prompt;           // class prompt template, "{}" = class name (NULL: "a video of {}")
+	const char *bpe;              // merges file of the manifest's captions (needed for prompts)
+	int match_caption;            // a retrieval hit is any sample with the same caption (not only itself)
 	EvalEmbedOpts embed;
 } EvalOpts;
 

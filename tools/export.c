@@ -1,12 +1,12 @@
 // tools/export: a trainer checkpoint as open_clip-named safetensors that open_clip loads with
 // strict=True (--image: an image model, the temporal embedding folded into the positions).
-#include "eval_model.h"  // defines: EvalModel, eval_model_load, eval_model_free
-#include "flags.h"       // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
-#include "kern_ops.h"    // defines: kern_ctx_create_cpu, kern_ctx_destroy
-#include "log.h"         // defines: log_init, log_info, log_fatalx
-#include "model.h" // defines: st_openclip_export
+#include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_free
+#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
+#include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
+#include "log.h"        // defines: log_init, log_info, log_fatalx
+#include "model.h"      // defines: st_openclip_export
 
-#include <stdio.h>  // defines: printf
+#include <stdio.h> // defines: printf
 
 typedef struct {
 	const char *out;
@@ -61,8 +61,9 @@ int main(int argc, char **argv)
 	if (st_openclip_export(out, ctx, &em.cfg, m->specs, m->n_specs, &m->params, image, err, sizeof err) < 0)
 		log_fatalx("%s", err);
 	if (image && em.cfg.frames > 1)
-		log_info("--image on a %d-frame model: an image is its frame 0 (features differ from the video model's)",
-			 em.cfg.frames);
+		log_info(
+			"--image on a %d-frame model: an image is its frame 0 (features differ from the video model's)",
+			em.cfg.frames);
 	log_info("wrote %s from %s (step %lld)%s", out, em.source, (long long)em.step,
 		 image ? " as an image model" : "");
 	eval_model_free(&em);

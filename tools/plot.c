@@ -28,7 +28,8 @@ typedef struct {
 } PlotFlags;
 
 static const FlagSpec flag_table[] = {
-	{"out", FLAG_STRPTR, FLAG_AT(PlotFlags, out), 0, 0, NULL, .help = "the PNG to write (default RUN_DIR/plot.png)"},
+	{"out", FLAG_STRPTR, FLAG_AT(PlotFlags, out), 0, 0, NULL,
+	 .help = "the PNG to write (default RUN_DIR/plot.png)"},
 	{"help", FLAG_SWITCH, FLAG_AT(PlotFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
@@ -62,7 +63,8 @@ static Panel *add_panel(Panel *p, int *n, const char *title, const char *xlabel)
 static void add_series(Panel *p, const double *x, const double *y, int n, PlotColour c, int dash, const char *label)
 {
 	if (p->ns < MAX_SERIES)
-		p->s[p->ns++] = (PlotSeries){ .x = x, .y = y, .n = n, .colour = (uint8_t)c, .dash = dash, .label = label };
+		p->s[p->ns++] =
+			(PlotSeries){.x = x, .y = y, .n = n, .colour = (uint8_t)c, .dash = dash, .label = label};
 }
 
 // exponential moving average skipping NaN (for noisy per-step losses)
@@ -98,9 +100,9 @@ enum { R_TIME, R_OCC, R_CWAIT, R_N };
 // the same keys in the metrics lines) and RUN/ringstat.jsonl (may be absent: no rows)
 static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *r)
 {
-	static const char *mkeys[M_N] = { "step", "loss", "tau", "lr", "samples_per_s", "data_wait_s", "step_s" };
-	static const char *ekeys[E_N] = { "step", "t2v_r1", "v2t_r1", "t2v_r5", "v2t_r5", "chance_r1", "chance_r5" };
-	static const char *rkeys[R_N] = { "time", "occupancy_pct", "consumer_wait_pct" };
+	static const char *mkeys[M_N] = {"step", "loss", "tau", "lr", "samples_per_s", "data_wait_s", "step_s"};
+	static const char *ekeys[E_N] = {"step", "t2v_r1", "v2t_r1", "t2v_r5", "v2t_r5", "chance_r1", "chance_r5"};
+	static const char *rkeys[R_N] = {"time", "occupancy_pct", "consumer_wait_pct"};
 	char path[4200], err[4400];
 	snprintf(path, sizeof path, "%s/metrics.jsonl", run);
 	int rc = plot_table_read(path, mkeys, M_N, m, err, sizeof err);
@@ -115,7 +117,8 @@ static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *
 	plot_table_keep_finite(m, M_LOSS, M_STEP_S); // lines of eval results only are not steps
 	plot_table_latest(m);
 	if (!m->n)
-		log_fatalx("%s has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s, step_s", path, lines);
+		log_fatalx("%s has %d lines but none of loss, tau, lr, samples_per_s, data_wait_s, step_s", path,
+			   lines);
 	if (m->bad_lines)
 		log_warnx("%s: %d line(s) are not JSON objects (skipped)", path, m->bad_lines);
 
@@ -162,8 +165,8 @@ int main(int argc, char **argv)
 
 	Panel panels[MAX_PANELS];
 	int np = 0;
-	const double steps[2] = { m.col[M_STEP][0], m.col[M_STEP][m.n - 1] };
-	double *x = m.col[M_STEP], *smooth = NULL, *ev[4] = { 0 }, *rt = NULL;
+	const double steps[2] = {m.col[M_STEP][0], m.col[M_STEP][m.n - 1]};
+	double *x = m.col[M_STEP], *smooth = NULL, *ev[4] = {0}, *rt = NULL;
 	if (plot_table_has(&m, M_LOSS)) {
 		Panel *p = add_panel(panels, &np, "LOSS", "STEP");
 		add_series(p, x, m.col[M_LOSS], m.n, PC_BLUE, 0, m.n >= 20 ? "PER STEP" : NULL);
@@ -177,7 +180,8 @@ int main(int argc, char **argv)
 	if (plot_table_has(&m, M_LR))
 		add_series(add_panel(panels, &np, "LEARNING RATE", "STEP"), x, m.col[M_LR], m.n, PC_GREEN, 0, NULL);
 	if (plot_table_has(&m, M_SPS))
-		add_series(add_panel(panels, &np, "THROUGHPUT (SAMPLES/S)", "STEP"), x, m.col[M_SPS], m.n, PC_BLUE, 0, NULL);
+		add_series(add_panel(panels, &np, "THROUGHPUT (SAMPLES/S)", "STEP"), x, m.col[M_SPS], m.n, PC_BLUE, 0,
+			   NULL);
 	if (plot_table_has(&m, M_WAIT) || plot_table_has(&m, M_STEP_S)) {
 		Panel *p = add_panel(panels, &np, "DATA WAIT AND STEP TIME (S)", "STEP");
 		add_series(p, x, m.col[M_WAIT], m.n, PC_ORANGE, 0, "DATA WAIT");
@@ -185,7 +189,7 @@ int main(int argc, char **argv)
 	}
 	if (e.n && (plot_table_has(&e, E_T2V1) || plot_table_has(&e, E_V2T1))) {
 		Panel *p = add_panel(panels, &np, "HELD-OUT RETRIEVAL (%)", "STEP");
-		const int ks[4] = { E_T2V1, E_V2T1, E_T2V5, E_C1 };
+		const int ks[4] = {E_T2V1, E_V2T1, E_T2V5, E_C1};
 		for (int k = 0; k < 4; k++)
 			ev[k] = scaled(e.col[ks[k]], e.n, 100, 0);
 		add_series(p, e.col[E_STEP], ev[0], e.n, PC_BLUE, 0, "T2V R@1");
@@ -214,8 +218,8 @@ int main(int argc, char **argv)
 		 e.n ? "" : "  (NO EVAL YET)");
 	plot_text(&im, MARGIN, 10, head, PC_TEXT, 2);
 	for (int i = 0; i < np; i++) {
-		PlotBox b = { MARGIN + (i % cols) * (PANEL_W + MARGIN), HEADER + (i / cols) * (PANEL_H + MARGIN), PANEL_W,
-			      PANEL_H };
+		PlotBox b = {MARGIN + (i % cols) * (PANEL_W + MARGIN), HEADER + (i / cols) * (PANEL_H + MARGIN),
+			     PANEL_W, PANEL_H};
 		plot_chart(&im, b, panels[i].title, panels[i].xlabel, panels[i].s, panels[i].ns, panels[i].xlim);
 	}
 	if ((rc = plot_png_write(&im, out)))

@@ -9,14 +9,26 @@
 #include "plot_png.h" // defines: PlotImage
 
 // palette indices plot_palette installs
-typedef enum { PC_BG, PC_TEXT, PC_GRID, PC_AXIS, PC_BLUE, PC_RED, PC_GREEN, PC_ORANGE, PC_PURPLE, PC_GREY, PC_COUNT } PlotColour;
+typedef enum {
+	PC_BG,
+	PC_TEXT,
+	PC_GRID,
+	PC_AXIS,
+	PC_BLUE,
+	PC_RED,
+	PC_GREEN,
+	PC_ORANGE,
+	PC_PURPLE,
+	PC_GREY,
+	PC_COUNT
+} PlotColour;
 
 typedef struct {
 	const double *x, *y; // (n)
 	int n;
 	uint8_t colour;
-	int dash;            // 0 solid
-	const char *label;   // legend text, NULL for none
+	int dash;          // 0 solid
+	const char *label; // legend text, NULL for none
 } PlotSeries;
 
 typedef struct {

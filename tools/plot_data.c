@@ -1,7 +1,7 @@
 // JSON-lines reader of tools/plot: numbers by key from the objects the trainer, tools/eval and
 // tools/ringstat write (through the common JSON tokenizer), tolerant of a half-written last line.
 #include "plot_data.h" // defines: PlotTable, plot_json_number, plot_table_read, ...
-#include "json_lex.h"  // defines: JsonLex, json_lex_init, json_expect, json_accept, json_string, json_peek, json_number, json_skip
+#include "json_lex.h" // defines: JsonLex, json_lex_init, json_expect, json_accept, json_string, json_peek, json_number, json_skip
 
 #include <errno.h>  // defines: ENOMEM, errno
 #include <math.h>   // defines: NAN, isfinite

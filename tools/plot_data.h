@@ -10,10 +10,10 @@
 #define PLOT_MAX_KEYS 16
 
 typedef struct {
-	int n;                        // rows read
+	int n; // rows read
 	int nk;
-	double *col[PLOT_MAX_KEYS];   // (n) per key
-	int bad_lines;                // lines that are not one JSON object (e.g. a half-written last line)
+	double *col[PLOT_MAX_KEYS]; // (n) per key
+	int bad_lines;              // lines that are not one JSON object (e.g. a half-written last line)
 } PlotTable;
 
 // The number of "key" in a one-line JSON object, or in an object nested in it (the first in the

@@ -60,6 +60,6 @@ static void put(void *ctx, int x, int y, uint8_t coverage)
 
 void plot_text(PlotImage *im, int x, int y, const char *s, uint8_t c, int scale)
 {
-	Pen p = { im, c };
+	Pen p = {im, c};
 	text_draw(text_font_bitmap(scale), x, y, s, put, &p);
 }

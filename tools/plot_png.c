@@ -30,7 +30,11 @@ int plot_png_write(const PlotImage *im, const char *path)
 {
 	if (im->n_colours < 1 || im->n_colours > PLOT_MAX_COLOURS)
 		return -EINVAL;
-	PngImage png = { .w = im->w, .h = im->h, .channels = 1, .px = im->px, .palette = im->palette,
-			 .n_colours = im->n_colours };
+	PngImage png = {.w = im->w,
+			.h = im->h,
+			.channels = 1,
+			.px = im->px,
+			.palette = im->palette,
+			.n_colours = im->n_colours};
 	return png_write_file(&png, path);
 }

@@ -67,12 +67,15 @@ static void put_litlen(Bits *b, int sym)
 		put_code(b, 0xc0u + (uint32_t)(sym - 280), 8);
 }
 
-static const uint16_t len_base[29] = { 3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-				       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258 };
-static const uint8_t len_extra[29] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0 };
-static const uint16_t dist_base[30] = { 1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-					193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577 };
-static const uint8_t dist_extra[30] = { 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13 };
+static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+				      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+				      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+				       33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+				       1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+				       6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
 static void put_match(Bits *b, int len, int dist)
 {
@@ -102,12 +105,12 @@ static size_t match_len(const uint8_t *in, size_t n, size_t i, size_t dist)
 // matches are looked for at distance 1, bpp (one pixel back) and row_len (one row up)
 static int png_deflate(const uint8_t *in, size_t n, int bpp, int row_len, uint8_t **out, size_t *out_n)
 {
-	Bits b = { 0 };
+	Bits b = {0};
 	put_byte(&b, 0x78); // zlib: deflate, 32 KiB window
 	put_byte(&b, 0x01); // no dictionary, fastest; (0x78 << 8 | 0x01) % 31 == 0
 	put_bits(&b, 1, 1); // final block
 	put_bits(&b, 1, 2); // fixed Huffman
-	const size_t dists[3] = { 1, bpp > 1 ? (size_t)bpp : 0, row_len > 1 ? (size_t)row_len : 0 };
+	const size_t dists[3] = {1, bpp > 1 ? (size_t)bpp : 0, row_len > 1 ? (size_t)row_len : 0};
 	for (size_t i = 0; i < n;) {
 		size_t len = 0, dist = 0;
 		for (int k = 0; k < 3; k++) {
@@ -192,13 +195,13 @@ int png_encode(const PngImage *im, uint8_t **out, size_t *out_n)
 	uint8_t ihdr[13];
 	be32(ihdr, (uint32_t)im->w);
 	be32(ihdr + 4, (uint32_t)im->h);
-	ihdr[8] = 8;                // bit depth
-	ihdr[9] = ch == 1 ? 3 : 2;  // indexed colour or RGB
-	ihdr[10] = 0;               // deflate
-	ihdr[11] = 0;               // adaptive filtering (every row uses filter 0)
-	ihdr[12] = 0;               // no interlace
-	Bits b = { 0 };
-	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+	ihdr[8] = 8;               // bit depth
+	ihdr[9] = ch == 1 ? 3 : 2; // indexed colour or RGB
+	ihdr[10] = 0;              // deflate
+	ihdr[11] = 0;              // adaptive filtering (every row uses filter 0)
+	ihdr[12] = 0;              // no interlace
+	Bits b = {0};
+	static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 	for (int k = 0; k < 8; k++)
 		put_byte(&b, sig[k]);
 	put_chunk(&b, "IHDR", ihdr, sizeof ihdr);

@@ -9,10 +9,10 @@
 
 typedef struct {
 	int w, h;
-	int channels;                 // 1: palette indices into `palette`, 3: RGB
-	const uint8_t *px;            // (h, w, channels)
-	const uint8_t (*palette)[3];  // channels 1 only: n_colours RGB entries
-	int n_colours;                // 1..256 with channels 1
+	int channels;                // 1: palette indices into `palette`, 3: RGB
+	const uint8_t *px;           // (h, w, channels)
+	const uint8_t (*palette)[3]; // channels 1 only: n_colours RGB entries
+	int n_colours;               // 1..256 with channels 1
 } PngImage;
 
 // the whole file in *out (malloc'd), *out_n bytes; 0, -EINVAL or -ENOMEM

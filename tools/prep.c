@@ -1,7 +1,7 @@
 // tools/prep: turns annotated long videos (CSV/TSV, Ego4D, EPIC-KITCHENS-100) or webdataset
 // tar shards into chunks + one manifest; --info / --verify inspect a manifest.
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"       // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
@@ -27,7 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 static int is_file(const char *p)
 {
@@ -46,7 +49,8 @@ static int find_video(const char *root, const char *id, char *out, size_t cap)
 			if (form == 0)
 				snprintf(out, cap, "%s/%s%s", root, id, ext[e]);
 			else
-				snprintf(out, cap, "%s/%s%s/%s%s", root, prefix, form == 1 ? "/videos" : "", id, ext[e]);
+				snprintf(out, cap, "%s/%s%s/%s%s", root, prefix, form == 1 ? "/videos" : "", id,
+					 ext[e]);
 			if (is_file(out))
 				return 0;
 		}
@@ -107,10 +111,11 @@ static void run_pool(Pool *p, int jobs)
 			double el = t - t0, eta = done == p->n ? el : done ? el * (p->n - done) / done : -1;
 			char when[48] = "ETA unknown until a video is done";
 			if (eta >= 0)
-				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA", (int)eta / 3600,
-					 (int)eta / 60 % 60, (int)eta % 60);
-			fprintf(stderr, "%sprep: %d/%d videos, %llu frames encoded, %.0f frames/s, %s%s", tty ? "\r" : "", done, p->n,
-				(unsigned long long)fr, el > 0 ? fr / el : 0, when, tty && done < p->n ? "   " : "\n");
+				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA",
+					 (int)eta / 3600, (int)eta / 60 % 60, (int)eta % 60);
+			fprintf(stderr, "%sprep: %d/%d videos, %llu frames encoded, %.0f frames/s, %s%s",
+				tty ? "\r" : "", done, p->n, (unsigned long long)fr, el > 0 ? fr / el : 0, when,
+				tty && done < p->n ? "   " : "\n");
 			last = t;
 		}
 		if (done == p->n)
@@ -177,8 +182,10 @@ static void merges_next_to_manifest(const char *src, const char *mdir)
 	if (is_file(dst)) {
 		have = slurp(dst, &m);
 		if (!have || m != n || memcmp(want, have, n))
-			log_fatalx("%s holds another vocabulary than %s: the manifests next to it would disagree on token "
-				   "ids (write this manifest to another folder, or pass --bpe %s)", dst, src, dst);
+			log_fatalx(
+				"%s holds another vocabulary than %s: the manifests next to it would disagree on token "
+				"ids (write this manifest to another folder, or pass --bpe %s)",
+				dst, src, dst);
 	} else {
 		snprintf(tmp, sizeof(tmp), "%s.part", dst);
 		FILE *f = fopen(tmp, "wb");
@@ -208,7 +215,8 @@ static BpeTokenizer *tokenizer(const PrepOpts *o, const char *mdir, char *const 
 	}
 	if (src) {
 		if ((rc = bpe_load(&t, src, &line)) < 0)
-			log_fatalx("--bpe %s: %s%s", src, strerror(-rc), line ? " (see its line number in the file)" : "");
+			log_fatalx("--bpe %s: %s%s", src, strerror(-rc),
+				   line ? " (see its line number in the file)" : "");
 	} else if (n == 0) { // nothing to learn a vocabulary from, and nothing to tokenize with it
 		log_warnx("no captions to prepare: no vocabulary trained and no manifest written (see the report)");
 		return NULL;
@@ -244,8 +252,8 @@ static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size
 	if ((rc = bpe_load_mem(&t, text, len, &line)) < 0)
 		log_fatalx("trained vocabulary does not load: %s", strerror(-rc));
 	free(text);
-	log_info("trained a BPE vocabulary of %d tokens (%d merges) from %zu captions: %s", bpe_vocab_size(t), n_merges, n,
-		 path);
+	log_info("trained a BPE vocabulary of %d tokens (%d merges) from %zu captions: %s", bpe_vocab_size(t), n_merges,
+		 n, path);
 	return t;
 }
 
@@ -255,9 +263,9 @@ static int64_t add_chunk(ManifestWriter *w, uint32_t video, const char *rel, con
 			 const PrepChunkInfo *ci, PrepAnnotList *rep)
 {
 	const LdChunkIndex *ix = &ci->ix;
-	int64_t cid = manifest_add_chunk(w, video, rel, (uint32_t)llround(ci->start_frame * 1000.0 * r->fps_den / r->fps_num),
-					 ix->n_frames, r->fps_num, r->fps_den, ix->width, ix->height, ix->keyframes,
-					 ix->n_keyframes);
+	int64_t cid = manifest_add_chunk(
+		w, video, rel, (uint32_t)llround(ci->start_frame * 1000.0 * r->fps_den / r->fps_num), ix->n_frames,
+		r->fps_num, r->fps_den, ix->width, ix->height, ix->keyframes, ix->n_keyframes);
 	if (cid < 0)
 		log_fatalx("manifest: chunk %s refused (%s)", ci->path, strerror((int)-cid));
 	if (ix->codec == MANIFEST_CODEC_NONE) {
@@ -360,7 +368,8 @@ static void prep_shards(PrepRun *run)
 		}
 		if (ix[i].n == 0) { // an empty shard is reported, never silently part of nothing
 			rep->bad_record++;
-			prep_annot_problem(rep, "%s: no image with a caption in this shard%s", path, ix[i].size ? "" : " (empty file)");
+			prep_annot_problem(rep, "%s: no image with a caption in this shard%s", path,
+					   ix[i].size ? "" : " (empty file)");
 		}
 		caps = realloc(caps, (ncaps + ix[i].n + 1) * sizeof(char *));
 		if (!caps)
@@ -386,7 +395,8 @@ static void prep_shards(PrepRun *run)
 		for (size_t k = 0; k < ix[i].n; k++) {
 			int32_t ids[BPE_CONTEXT];
 			if (bpe_tokenize(run->tok, ix[i].img[k].caption, ids, BPE_CONTEXT) < 0 ||
-			    manifest_add_image(run->w, (uint32_t)sid, ix[i].img[k].offset, ix[i].img[k].length, ids) < 0)
+			    manifest_add_image(run->w, (uint32_t)sid, ix[i].img[k].offset, ix[i].img[k].length, ids) <
+				    0)
 				log_fatalx("%s: key %s cannot be added", path, ix[i].img[k].key);
 			run->n_samples++;
 		}
@@ -427,11 +437,12 @@ static void add_videos(PrepRun *run, const Pool *p, int64_t *vidx, uint32_t *fir
 		if (r->damage.n) { // the chunks are kept; clips over the damage are cut out in add_clips
 			char spans[600];
 			prep_damage_format(&r->damage, r->fps_num, r->fps_den, 8, spans, sizeof spans);
-			prep_annot_problem(&run->rep,
-					   "video %s: %llu frames decode with errors (%d decoder errors, %d concealed, %d "
-					   "corrupt frames): %s; clips overlapping them are dropped",
-					   p->ids[i], (unsigned long long)r->damage.frames, r->damage.errors, r->damage.concealed,
-					   r->damage.corrupt, spans);
+			prep_annot_problem(
+				&run->rep,
+				"video %s: %llu frames decode with errors (%d decoder errors, %d concealed, %d "
+				"corrupt frames): %s; clips overlapping them are dropped",
+				p->ids[i], (unsigned long long)r->damage.frames, r->damage.errors, r->damage.concealed,
+				r->damage.corrupt, spans);
 			run->damaged_videos++;
 		}
 		vidx[i] = manifest_add_video(run->w, p->ids[i], (uint64_t)llround(r->duration * 1000));
@@ -439,7 +450,8 @@ static void add_videos(PrepRun *run, const Pool *p, int64_t *vidx, uint32_t *fir
 			const PrepChunkInfo *ci = &r->chunks[k];
 			char full[8192], rel[8192];
 			snprintf(full, sizeof(full), "%s/%s", run->o.out, ci->path);
-			int64_t cid = add_chunk(run->w, (uint32_t)vidx[i], rel_path(run->mdir, full, rel, sizeof(rel)), r, ci, &run->rep);
+			int64_t cid = add_chunk(run->w, (uint32_t)vidx[i], rel_path(run->mdir, full, rel, sizeof(rel)),
+						r, ci, &run->rep);
 			if (k == 0)
 				first_chunk[i] = (uint32_t)cid;
 		}
@@ -462,8 +474,8 @@ static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const ui
 		uint32_t c0, f0, c1, f1;
 		if (prep_clip_frames(r, a->start, a->end, &c0, &f0, &c1, &f1) < 0) {
 			run->dropped_range++;
-			prep_annot_problem(rep, "line %d: video %s: %.2f-%.2f s is outside the video (0-%.2f s)", a->line, a->video,
-					   a->start, a->end, r->duration);
+			prep_annot_problem(rep, "line %d: video %s: %.2f-%.2f s is outside the video (0-%.2f s)",
+					   a->line, a->video, a->start, a->end, r->duration);
 			continue;
 		}
 		uint64_t per = r->chunks[0].ix.n_frames, fb = c0 * per + f0, fe = c1 * per + f1;
@@ -471,15 +483,17 @@ static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const ui
 		if (dmg >= 0) {
 			const PrepSpan *d = &r->damage.spans[dmg];
 			run->dropped_damage++;
-			prep_annot_problem(rep, "line %d: video %s: %.2f-%.2f s overlaps frames %llu-%llu that decode with errors",
-					   a->line, a->video, a->start, a->end, (unsigned long long)d->first,
-					   (unsigned long long)d->last);
+			prep_annot_problem(
+				rep, "line %d: video %s: %.2f-%.2f s overlaps frames %llu-%llu that decode with errors",
+				a->line, a->video, a->start, a->end, (unsigned long long)d->first,
+				(unsigned long long)d->last);
 			continue;
 		}
 		int32_t idsb[BPE_CONTEXT];
 		if (bpe_tokenize(run->tok, a->caption, idsb, BPE_CONTEXT) < 0)
 			log_fatalx("line %d: tokenizer failed", a->line);
-		int64_t sid = manifest_add_clip(run->w, (uint32_t)vidx[v], first_chunk[v] + c0, f0, first_chunk[v] + c1, f1, idsb);
+		int64_t sid = manifest_add_clip(run->w, (uint32_t)vidx[v], first_chunk[v] + c0, f0, first_chunk[v] + c1,
+						f1, idsb);
 		if (sid < 0)
 			log_fatalx("line %d: manifest refused the clip (%s)", a->line, strerror((int)-sid));
 		run->n_samples++;
@@ -497,7 +511,7 @@ static void prep_videos(PrepRun *run)
 	if ((rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window)) < 0)
 		log_fatalx("%s: %s", o->annotations,
 			   rc == -EBADMSG && al.n_problems ? al.problems[al.n_problems - 1]
-			   : rc == -EINVAL		   ? "unknown format or layout (see --format)"
+			   : rc == -EINVAL                 ? "unknown format or layout (see --format)"
 							   : strerror(-rc));
 	run->rep = al; // the annotation problems start the report; clips stay in rep.a
 	PrepAnnotList *rep = &run->rep;
@@ -517,8 +531,8 @@ static void prep_videos(PrepRun *run)
 		else
 			snprintf(p.res[i].error, sizeof(p.res[i].error), "not found under %s", o->video_root);
 	}
-	log_info("%zu clips of %zu videos; chunks of %d s, short side %d, GOP %d, %d jobs", rep->n, nv, o->chunk.chunk_sec,
-		 o->chunk.short_side, o->chunk.gop, o->jobs);
+	log_info("%zu clips of %zu videos; chunks of %d s, short side %d, GOP %d, %d jobs", rep->n, nv,
+		 o->chunk.chunk_sec, o->chunk.short_side, o->chunk.gop, o->jobs);
 	run_pool(&p, o->jobs);
 	char **caps = malloc((rep->n + 1) * sizeof(char *));
 	for (size_t i = 0; i < rep->n; i++)
@@ -546,7 +560,8 @@ static int write_report(PrepRun *run)
 	size_t dropped_parse;
 	add_problem_counts(rep, &dropped_parse);
 	// a damaged video counts even when no clip touched the damage: its chunks hold garbled frames
-	size_t dropped = dropped_parse + run->dropped_video + run->dropped_range + run->dropped_damage + run->damaged_videos;
+	size_t dropped =
+		dropped_parse + run->dropped_video + run->dropped_range + run->dropped_damage + run->damaged_videos;
 	FILE *rf = fopen(run->report, "w");
 	if (!rf)
 		log_fatal("%s", run->report);
@@ -555,17 +570,20 @@ static int write_report(PrepRun *run)
 		if (i < 20)
 			log_warnx("%s", rep->problems[i]);
 	}
-	fprintf(rf, "summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
-		    "video, %zu bad record, %zu over damaged frames); %zu videos with damaged frames\n",
+	fprintf(rf,
+		"summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
+		"video, %zu bad record, %zu over damaged frames); %zu videos with damaged frames\n",
 		run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8, rep->bad_time,
 		run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos);
 	fclose(rf);
 	if (rep->n_problems > 20)
 		log_warnx("... %zu more problems in %s", rep->n_problems - 20, run->report);
-	log_info("%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
-		 "bad record, %zu over damaged frames); %zu videos with damaged frames; report %s",
-		 run->manifest, run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8, rep->bad_time,
-		 run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos, run->report);
+	log_info(
+		"%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
+		"bad record, %zu over damaged frames); %zu videos with damaged frames; report %s",
+		run->manifest, run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8,
+		rep->bad_time, run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos,
+		run->report);
 	return dropped ? 3 : 0;
 }
 
@@ -578,7 +596,7 @@ int main(int argc, char **argv)
 	// Buffers of 64 KiB and more mapped on their own end in zero-filled pages: the same bytes always.
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
-	static PrepRun run; // large path buffers
+	static PrepRun run;                                                     // large path buffers
 	PrepOpts *o = &run.o;
 	prep_opts_parse(o, argc, argv);
 	if (o->info)

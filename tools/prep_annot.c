@@ -1,6 +1,6 @@
 // CSV/TSV and EPIC-KITCHENS-100 importers: an RFC 4180 record reader (quotes, doubled
 // quotes, separators and newlines inside quotes), column lookup by header name, time parsing.
-#define _GNU_SOURCE // vasprintf
+#define _GNU_SOURCE     // vasprintf
 #include "prep_annot.h" // defines: prep_annot_load, prep_annot_add, prep_parse_time, ...
 #include "bpe_text.h"   // defines: bpe_utf8_valid
 
@@ -251,8 +251,9 @@ static int load_table(PrepAnnotList *l, const char *t, size_t n, char sep, int e
 		double s = prep_parse_time(f[cs]), e = prep_parse_time(f[ce]);
 		if (s < 0 || e < 0) {
 			l->bad_time++;
-			prep_annot_problem(l, "line %d: timestamps '%.40s', '%.40s' are not finite times (seconds or HH:MM:SS)",
-					   rec_line, f[cs], f[ce]);
+			prep_annot_problem(
+				l, "line %d: timestamps '%.40s', '%.40s' are not finite times (seconds or HH:MM:SS)",
+				rec_line, f[cs], f[ce]);
 			continue;
 		}
 		if ((rc = prep_annot_add(l, f[cv], s, e, f[cc], rec_line)) < 0)
@@ -288,7 +289,8 @@ int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, doub
 	return rc;
 }
 
-int prep_annot_parse(PrepAnnotList *l, const char *t, size_t n, const char *path, const char *format, double ego4d_window)
+int prep_annot_parse(PrepAnnotList *l, const char *t, size_t n, const char *path, const char *format,
+		     double ego4d_window)
 {
 	if (n == 0) { // nothing to import is a reported problem, not a silent empty dataset
 		l->bad_record++;

@@ -7,16 +7,16 @@
 #include <stddef.h>
 
 typedef struct {
-	char *video;        // video id
-	double start, end;  // seconds
-	char *caption;      // valid UTF-8
-	int line;           // line (record) number in the file, for reports
+	char *video;       // video id
+	double start, end; // seconds
+	char *caption;     // valid UTF-8
+	int line;          // line (record) number in the file, for reports
 } PrepAnnot;
 
 typedef struct {
 	PrepAnnot *a;
 	size_t n, cap;
-	char **problems;    // one line each, in file order
+	char **problems; // one line each, in file order
 	size_t n_problems, cap_problems;
 	size_t bad_utf8, bad_time, bad_record;
 } PrepAnnotList;

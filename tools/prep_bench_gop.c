@@ -5,7 +5,7 @@
 // index, default loop filter) on 4-s clips with 4 and 16 frames: ms of one core and frames
 // decoded per clip.
 #include "bench_data.h"    // defines: bench_data_make, BenchDataOpts
-#include "proc_time.h" // defines: time_thread_cpu_ns
+#include "proc_time.h"     // defines: time_thread_cpu_ns
 #include "bench_run.h"     // defines: bench_run_clips, bench_run_rate
 #include "camsrc.h"        // defines: cam_new, cam_render, cam_free
 #include "ld_fixture.h"    // defines: ld_fixture_tmpdir
@@ -56,7 +56,8 @@ static int full_decode(const char *path, const CamSource *cs, double *psnr, doub
 			cam_render(cs, frames++, ref);
 			for (int y = 0; y < H; y++)
 				for (int x = 0; x < W; x++) {
-					double e = (double)f->data[0][y * f->linesize[0] + x] - ref->data[0][y * ref->linesize[0] + x];
+					double e = (double)f->data[0][y * f->linesize[0] + x] -
+						   ref->data[0][y * ref->linesize[0] + x];
 					se += e * e;
 				}
 			av_frame_unref(f);
@@ -115,18 +116,29 @@ int main(void)
 		return 1;
 	printf("# one %d-frame %dx%d %d-fps chunk of the camera-like source per setting, x264 %s crf %d, closed GOP;\n"
 	       "# loader: packet index, default loop filter, 224x224 train crops, 64 random 4-s clips, thread CPU time;\n"
-	       "# prep defaults: --gop %d --bframes %d (B-frames never references) --entropy %s\n", N, W, H, FPS,
-	       PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF, PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES,
+	       "# prep defaults: --gop %d --bframes %d (B-frames never references) --entropy %s\n",
+	       N, W, H, FPS, PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF, PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES,
 	       PREP_DEFAULT_CAVLC ? "cavlc" : "cabac");
 	printf("# gop  bframes  pyramid  refs  entropy   size_kB  psnr_dB  full_decode_ms   T=4 ms  frames   T=16 ms  frames\n");
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 		const Setting *s = &set[i];
 		char dir[400], chunk[500], mpath[500];
 		snprintf(dir, sizeof(dir), "%s/s%zu", root, i);
-		BenchDataOpts o = {.videos = 1, .chunks_per_video = 1, .width = W, .height = H, .fps = FPS,
-				   .frames_per_chunk = N, .seed = 1, .clip_frames = CLIP,
-				   .enc = {.gop = s->gop, .bframes = s->bframes, .b_pyramid = s->b_pyramid, .refs = s->refs,
-					   .cavlc = s->cavlc, .crf = PREP_DEFAULT_CRF, .preset = PREP_DEFAULT_PRESET}};
+		BenchDataOpts o = {.videos = 1,
+				   .chunks_per_video = 1,
+				   .width = W,
+				   .height = H,
+				   .fps = FPS,
+				   .frames_per_chunk = N,
+				   .seed = 1,
+				   .clip_frames = CLIP,
+				   .enc = {.gop = s->gop,
+					   .bframes = s->bframes,
+					   .b_pyramid = s->b_pyramid,
+					   .refs = s->refs,
+					   .cavlc = s->cavlc,
+					   .crf = PREP_DEFAULT_CRF,
+					   .preset = PREP_DEFAULT_PRESET}};
 		if (bench_data_make(dir, &o, err, sizeof(err)) != 0) {
 			fprintf(stderr, "%s\n", err);
 			return 1;
@@ -136,16 +148,21 @@ int main(void)
 		struct stat st;
 		double psnr, full_ms, ms4, f4, ms16, f16;
 		Manifest *m;
-		if (stat(chunk, &st) || full_decode(chunk, cs, &psnr, &full_ms) || manifest_open(&m, mpath, err, sizeof(err))) {
+		if (stat(chunk, &st) || full_decode(chunk, cs, &psnr, &full_ms) ||
+		    manifest_open(&m, mpath, err, sizeof(err))) {
 			fprintf(stderr, "%s: cannot measure\n", chunk);
 			return 1;
 		}
 		clip_cost(m, d, rd, 4, &ms4, &f4);
 		clip_cost(m, d, rd, 16, &ms16, &f16);
 		manifest_close(m);
-		printf("%5d  %7d  %7s  %4d  %7s  %8.0f  %7.2f  %14.0f  %7.1f  %6.1f  %8.1f  %6.1f\n", s->gop, s->bframes,
-		       !s->bframes ? "-" : s->b_pyramid == 1 ? "none" : "normal", s->refs ? s->refs : 1,
-		       s->cavlc ? "cavlc" : "cabac", st.st_size / 1024.0, psnr, full_ms, ms4, f4, ms16, f16);
+		printf("%5d  %7d  %7s  %4d  %7s  %8.0f  %7.2f  %14.0f  %7.1f  %6.1f  %8.1f  %6.1f\n", s->gop,
+		       s->bframes,
+		       !s->bframes         ? "-"
+		       : s->b_pyramid == 1 ? "none"
+					   : "normal",
+		       s->refs ? s->refs : 1, s->cavlc ? "cavlc" : "cabac", st.st_size / 1024.0, psnr, full_ms, ms4, f4,
+		       ms16, f16);
 		fflush(stdout);
 	}
 	char cmd[300];

@@ -1,7 +1,7 @@
 // Chunker: decode any FFmpeg-readable video, resample to a constant frame rate (latest
 // source frame at each output instant, as ffmpeg's cfr mode), scale to the short side in
 // 8-bit 4:2:0, and cut into fixed-length H.264 chunks written as temp file + rename.
-#include "prep_chunk.h"  // defines: prep_chunk_video, prep_index_chunk, ...
+#include "prep_chunk.h"    // defines: prep_chunk_video, prep_index_chunk, ...
 #include "prep_defaults.h" // defines: PREP_DEFAULT_B_PYRAMID
 #include "prep_encode.h"   // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 
@@ -17,7 +17,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int prep_index_chunk(const char *path, PrepChunkInfo *info) { return ld_index_chunk(path, &info->ix); }
+int prep_index_chunk(const char *path, PrepChunkInfo *info)
+{
+	return ld_index_chunk(path, &info->ix);
+}
 
 void prep_video_result_free(PrepVideoResult *res)
 {
@@ -54,20 +57,20 @@ typedef struct {
 	const char *id;
 	PrepVideoResult *res;
 	int fps_num, fps_den;
-	uint32_t per_chunk;   // frames per chunk
-	uint64_t i;           // next output frame
-	AVFrame *prev;        // latest decoded source frame
+	uint32_t per_chunk; // frames per chunk
+	uint64_t i;         // next output frame
+	AVFrame *prev;      // latest decoded source frame
 	int have_prev, prev_scaled;
-	int prev_damaged;     // prev decoded with errors, or stands in for frames that failed to decode
-	int tainted;          // an error since the last clean keyframe: later frames may reference it
+	int prev_damaged; // prev decoded with errors, or stands in for frames that failed to decode
+	int tainted;      // an error since the last clean keyframe: later frames may reference it
 	double prev_t;
-	AVFrame *out;         // scaled yuv420p
+	AVFrame *out; // scaled yuv420p
 	struct SwsContext *sws;
-	int rotate;           // clockwise degrees the display matrix asks for: 0, 90, 180, 270
-	AVFrame *upright;     // scaled but not yet rotated (rotate != 0)
+	int rotate;       // clockwise degrees the display matrix asks for: 0, 90, 180, 270
+	AVFrame *upright; // scaled but not yet rotated (rotate != 0)
 	int out_w, out_h;
 	PrepEncoder *enc;
-	int skipping;         // current chunk exists already
+	int skipping; // current chunk exists already
 	char part[4200], final[4200];
 } Run;
 
@@ -118,18 +121,25 @@ static int begin_chunk(Run *r)
 		return set_error(r->res, AVERROR(ENAMETOOLONG), "chunk path");
 	// resume: a complete chunk with the full frame count is kept as it is
 	PrepChunkInfo info = {0};
-	if (access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 &&
-	    info.ix.n_frames == r->per_chunk && info.ix.width == r->out_w && info.ix.height == r->out_h &&
-	    gop_matches(&info.ix, r->o->gop)) {
+	if (access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 && info.ix.n_frames == r->per_chunk &&
+	    info.ix.width == r->out_w && info.ix.height == r->out_h && gop_matches(&info.ix, r->o->gop)) {
 		ld_index_free(&info.ix);
 		r->skipping = 1;
 		return 0;
 	}
 	ld_index_free(&info.ix);
 	r->skipping = 0;
-	PrepEncodeOpts eo = {.width = r->out_w, .height = r->out_h, .fps_num = r->fps_num, .fps_den = r->fps_den,
-			     .gop = r->o->gop, .crf = r->o->crf, .preset = r->o->preset, .faststart = 1,
-			     .bframes = r->o->bframes, .b_pyramid = PREP_DEFAULT_B_PYRAMID, .cavlc = r->o->cavlc};
+	PrepEncodeOpts eo = {.width = r->out_w,
+			     .height = r->out_h,
+			     .fps_num = r->fps_num,
+			     .fps_den = r->fps_den,
+			     .gop = r->o->gop,
+			     .crf = r->o->crf,
+			     .preset = r->o->preset,
+			     .faststart = 1,
+			     .bframes = r->o->bframes,
+			     .b_pyramid = PREP_DEFAULT_B_PYRAMID,
+			     .cavlc = r->o->cavlc};
 	int rc = prep_encoder_open(&r->enc, r->part, &eo);
 	return rc < 0 ? set_error(r->res, rc, "cannot open the H.264 encoder") : 0;
 }
@@ -215,7 +225,8 @@ static int emit(Run *r)
 				return set_error(r->res, AVERROR(EINVAL), "no conversion from this pixel format");
 			if ((rc = av_frame_make_writable(r->out)) < 0)
 				return set_error(r->res, rc, "frame buffer");
-			sws_scale(r->sws, (const uint8_t *const *)p->data, p->linesize, 0, p->height, dst->data, dst->linesize);
+			sws_scale(r->sws, (const uint8_t *const *)p->data, p->linesize, 0, p->height, dst->data,
+				  dst->linesize);
 			if (r->rotate)
 				rotate_planes(r->upright, r->out, r->rotate);
 			r->prev_scaled = 1;
@@ -249,7 +260,8 @@ static int on_frame(Run *r, AVFrame *f, AVStream *st, int64_t *origin, int damag
 		if (rc >= 0 && r->rotate) {
 			int quarter = r->rotate == 90 || r->rotate == 270;
 			r->upright->format = AV_PIX_FMT_YUV420P;
-			r->upright->width = quarter ? r->out_h : r->out_w, r->upright->height = quarter ? r->out_w : r->out_h;
+			r->upright->width = quarter ? r->out_h : r->out_w,
+			r->upright->height = quarter ? r->out_w : r->out_h;
 			rc = av_frame_get_buffer(r->upright, 0);
 		}
 		if (rc < 0)
@@ -415,7 +427,7 @@ static int reuse_done(const PrepChunkOpts *o, const char *id, const char *dir, P
 	line[strcspn(line, "\n")] = 0;
 	damage[strcspn(damage, "\n")] = 0;
 	params_line(o, want, sizeof(want));
-	ok = ok && strcmp(line, want) == 0; // other settings: prepare the video again
+	ok = ok && strcmp(line, want) == 0;                      // other settings: prepare the video again
 	ok = ok && prep_damage_parse(&res->damage, damage) == 0; // a marker without it: prepare again
 	uint32_t per = ok ? (uint32_t)llround((double)o->chunk_sec * fn / fd) : 0;
 	if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
@@ -529,8 +541,8 @@ static int finish_video(Run *r, const char *dir, const AVStream *st, AVRational 
 	int rc;
 	// the last frame lasts its own duration (or one source frame interval)
 	double dur = r->prev->pkt_duration > 0 ? r->prev->pkt_duration * av_q2d(st->time_base)
-		     : src_rate.num                 ? 1 / av_q2d(src_rate)
-						    : 1.0 * r->fps_den / r->fps_num;
+		     : src_rate.num            ? 1 / av_q2d(src_rate)
+					       : 1.0 * r->fps_den / r->fps_num;
 	double t_end = r->prev_t + dur;
 	while ((double)r->i * r->fps_den / r->fps_num < t_end - 1e-6)
 		if ((rc = emit(r)) < 0)

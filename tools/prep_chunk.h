@@ -4,40 +4,40 @@
 #define TOOLS_PREP_CHUNK_H
 // defines: PrepChunkOpts, PrepChunkInfo, PrepVideoResult, prep_chunk_video, prep_index_chunk, prep_video_result_free, prep_clip_frames
 
-#include "ld_index.h" // defines: LdChunkIndex
+#include "ld_index.h"    // defines: LdChunkIndex
 #include "prep_damage.h" // defines: PrepDamage
 
 #include <stdint.h>
 
 typedef struct {
-	const char *root;   // output root
-	int chunk_sec;      // chunk length in seconds (15)
-	int short_side;     // output short side (288)
+	const char *root;     // output root
+	int chunk_sec;        // chunk length in seconds (15)
+	int short_side;       // output short side (288)
 	int fps_num, fps_den; // output rate; fps_num 0: the source's, rounded to an integer
-	int gop;            // keyframe interval in frames
+	int gop;              // keyframe interval in frames
 	int crf, bframes;
-	int cavlc;          // 1: CAVLC entropy coding (--entropy cavlc), 0: CABAC
+	int cavlc; // 1: CAVLC entropy coding (--entropy cavlc), 0: CABAC
 	const char *preset;
 	uint64_t *frames_done; // progress: output frames so far (atomic adds), may be NULL
-	int decode_threads;     // decoder threads (output does not depend on it); 0 means 1
+	int decode_threads;    // decoder threads (output does not depend on it); 0 means 1
 } PrepChunkOpts;
 
 typedef struct {
-	char path[512];     // relative to root: <id>/<start-sec>.mp4
+	char path[512];       // relative to root: <id>/<start-sec>.mp4
 	uint32_t start_frame; // first frame in the video's output frame numbering
-	LdChunkIndex ix;    // frames, keyframes, rate, size and the packet index (loaderd/ld_index.h)
-	uint32_t crc;        // CRC-32 of the chunk file (kept in the .done marker)
-	int reused;         // 1: existed already (resume), not encoded again
+	LdChunkIndex ix;      // frames, keyframes, rate, size and the packet index (loaderd/ld_index.h)
+	uint32_t crc;         // CRC-32 of the chunk file (kept in the .done marker)
+	int reused;           // 1: existed already (resume), not encoded again
 } PrepChunkInfo;
 
 typedef struct {
 	PrepChunkInfo *chunks;
 	int n_chunks;
-	uint64_t n_frames;   // output frames of the whole video
+	uint64_t n_frames; // output frames of the whole video
 	uint32_t fps_num, fps_den;
-	double duration;     // seconds, n_frames / fps
-	PrepDamage damage;   // output frames made from source frames that decoded with errors
-	char error[256];     // set when the video could not be prepared
+	double duration;   // seconds, n_frames / fps
+	PrepDamage damage; // output frames made from source frames that decoded with errors
+	char error[256];   // set when the video could not be prepared
 } PrepVideoResult;
 
 // Prepares video id from src. A finished video (marker <id>/.done) is only re-indexed;

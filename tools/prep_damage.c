@@ -1,6 +1,6 @@
 // Damage bookkeeping of tools/prep (spans of output frames made from frames that decoded with
 // errors, and their line in a video's .done marker) and the strict full decode of --verify --deep.
-#include "prep_damage.h" // defines: PrepDamage, prep_damage_*, prep_frame_damaged, prep_decode_check
+#include "prep_damage.h"     // defines: PrepDamage, prep_damage_*, prep_frame_damaged, prep_decode_check
 #include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32)
 
 #include <errno.h>
@@ -49,11 +49,12 @@ void prep_damage_format(const PrepDamage *d, uint32_t fps_num, uint32_t fps_den,
 	for (int i = 0; i < d->n && i < max && k < cap; i++) {
 		const PrepSpan *s = &d->spans[i];
 		if (s->first == s->last)
-			k += (size_t)snprintf(buf + k, cap - k, "%s%s%" PRIu64 " (%.2f s)", i ? ", " : "", i ? "" : "frame ", s->first,
-					      s->first * sec);
+			k += (size_t)snprintf(buf + k, cap - k, "%s%s%" PRIu64 " (%.2f s)", i ? ", " : "",
+					      i ? "" : "frame ", s->first, s->first * sec);
 		else
-			k += (size_t)snprintf(buf + k, cap - k, "%s%s%" PRIu64 "-%" PRIu64 " (%.2f-%.2f s)", i ? ", " : "",
-					      i ? "" : "frames ", s->first, s->last, s->first * sec, (s->last + 1) * sec);
+			k += (size_t)snprintf(buf + k, cap - k, "%s%s%" PRIu64 "-%" PRIu64 " (%.2f-%.2f s)",
+					      i ? ", " : "", i ? "" : "frames ", s->first, s->last, s->first * sec,
+					      (s->last + 1) * sec);
 	}
 	if (d->n > max && k < cap)
 		snprintf(buf + k, cap - k, " and %d more spans", d->n - max);
@@ -61,7 +62,8 @@ void prep_damage_format(const PrepDamage *d, uint32_t fps_num, uint32_t fps_den,
 
 void prep_damage_line(const PrepDamage *d, char *buf, size_t cap)
 {
-	size_t k = d->n ? (size_t)snprintf(buf, cap, "damage errors=%d concealed=%d corrupt=%d", d->errors, d->concealed, d->corrupt)
+	size_t k = d->n ? (size_t)snprintf(buf, cap, "damage errors=%d concealed=%d corrupt=%d", d->errors,
+					   d->concealed, d->corrupt)
 			: (size_t)snprintf(buf, cap, "damage none");
 	for (int i = 0; i < d->n && k < cap; i++)
 		k += (size_t)snprintf(buf + k, cap - k, " %" PRIu64 "-%" PRIu64, d->spans[i].first, d->spans[i].last);
@@ -175,8 +177,8 @@ int prep_decode_check(const char *path, uint64_t *frames, PrepSpan *bad, char *w
 		}
 	}
 	if (rc >= 0 && any)
-		snprintf(why, whylen, "%d decoder error%s, %d frame%s flagged damaged", errors, errors == 1 ? "" : "s", flagged,
-			 flagged == 1 ? "" : "s");
+		snprintf(why, whylen, "%d decoder error%s, %d frame%s flagged damaged", errors, errors == 1 ? "" : "s",
+			 flagged, flagged == 1 ? "" : "s");
 	av_frame_free(&f);
 	av_packet_free(&pkt);
 	avcodec_free_context(&dc);

@@ -17,7 +17,7 @@ typedef struct {
 typedef struct {
 	PrepSpan *spans; // ascending, disjoint, not adjacent
 	int n, cap;
-	uint64_t frames;           // damaged output frames
+	uint64_t frames;                // damaged output frames
 	int errors, concealed, corrupt; // decoder error returns, frames with decode_error_flags, corrupt-flagged frames
 } PrepDamage;
 

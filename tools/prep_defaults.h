@@ -12,7 +12,7 @@
 #define PREP_DEFAULT_GOP 32
 #define PREP_DEFAULT_BFRAMES 7
 #define PREP_DEFAULT_B_PYRAMID 1 // PrepEncodeOpts.b_pyramid: none (prep always; no option)
-#define PREP_DEFAULT_CAVLC 1 // PrepEncodeOpts.cavlc (--entropy cavlc)
+#define PREP_DEFAULT_CAVLC 1     // PrepEncodeOpts.cavlc (--entropy cavlc)
 #define PREP_DEFAULT_CRF 23
 #define PREP_DEFAULT_PRESET "veryfast"
 

@@ -22,7 +22,10 @@ static const AVCodec *find_h264(void)
 	return codec ? codec : NULL;
 }
 
-int prep_encoder_available(void) { return find_h264() != NULL; }
+int prep_encoder_available(void)
+{
+	return find_h264() != NULL;
+}
 
 void prep_encoder_abort(PrepEncoder *e)
 {
@@ -78,7 +81,8 @@ int prep_encoder_open(PrepEncoder **out, const char *path, const PrepEncodeOpts 
 	if (o->refs > 0)
 		n += snprintf(params + n, sizeof(params) - (size_t)n, ":ref=%d", o->refs);
 	if (o->b_pyramid)
-		n += snprintf(params + n, sizeof(params) - (size_t)n, ":b-pyramid=%s", o->b_pyramid == 1 ? "none" : "normal");
+		n += snprintf(params + n, sizeof(params) - (size_t)n, ":b-pyramid=%s",
+			      o->b_pyramid == 1 ? "none" : "normal");
 	if (o->cavlc)
 		snprintf(params + n, sizeof(params) - (size_t)n, ":cabac=0");
 	av_opt_set(c->priv_data, "x264-params", params, 0);
@@ -143,8 +147,8 @@ int prep_encoder_close(PrepEncoder *e, int64_t *n_frames)
 	return rc < 0 ? rc : 0;
 }
 
-int prep_encode_frames(const char *path, const PrepEncodeOpts *o, int n_frames, void (*paint)(void *ctx, int i, AVFrame *f),
-		       void *ctx)
+int prep_encode_frames(const char *path, const PrepEncodeOpts *o, int n_frames,
+		       void (*paint)(void *ctx, int i, AVFrame *f), void *ctx)
 {
 	PrepEncoder *e;
 	int rc = prep_encoder_open(&e, path, o);

@@ -7,16 +7,16 @@
 #include <libavutil/frame.h>
 
 typedef struct {
-	int width, height;      // even
-	int fps_num, fps_den;   // constant frame rate
-	int gop;                // keyframe every gop frames exactly (no scene-cut keyframes)
-	int crf;                // x264 quality, 23 by default in x264
-	const char *preset;     // x264 preset ("veryfast")
-	int faststart;          // moov before mdat (+faststart)
-	int bframes;            // max B-frames (0: decode order = display order)
-	int refs;               // reference frames (0: the preset's)
-	int b_pyramid;          // B-frames as references: 0 the preset's (x264: normal), 1 none, 2 normal
-	int cavlc;              // 1: CAVLC entropy coding instead of CABAC (cheaper to decode, larger)
+	int width, height;    // even
+	int fps_num, fps_den; // constant frame rate
+	int gop;              // keyframe every gop frames exactly (no scene-cut keyframes)
+	int crf;              // x264 quality, 23 by default in x264
+	const char *preset;   // x264 preset ("veryfast")
+	int faststart;        // moov before mdat (+faststart)
+	int bframes;          // max B-frames (0: decode order = display order)
+	int refs;             // reference frames (0: the preset's)
+	int b_pyramid;        // B-frames as references: 0 the preset's (x264: normal), 1 none, 2 normal
+	int cavlc;            // 1: CAVLC entropy coding instead of CABAC (cheaper to decode, larger)
 } PrepEncodeOpts;
 
 typedef struct PrepEncoder PrepEncoder;
@@ -35,7 +35,7 @@ void prep_encoder_abort(PrepEncoder *e);
 
 // A whole file: paint(ctx, i, frame) fills frame i (yuv420p, o->width x o->height, writable) for
 // i < n_frames, each is encoded, the file finished. 0 or a negative AVERROR.
-int prep_encode_frames(const char *path, const PrepEncodeOpts *o, int n_frames, void (*paint)(void *ctx, int i, AVFrame *f),
-		       void *ctx);
+int prep_encode_frames(const char *path, const PrepEncodeOpts *o, int n_frames,
+		       void (*paint)(void *ctx, int i, AVFrame *f), void *ctx);
 
 #endif

@@ -3,13 +3,13 @@
 // index describes), and with --deep every chunk's frame count, keyframes and packet index
 // re-read with libavformat, every frame and image decoded strictly, and every chunk compared
 // with the CRC-32 recorded when it was written.
-#include "prep_info.h"     // defines: prep_info, prep_verify
+#include "prep_info.h"       // defines: prep_info, prep_verify
 #include "manifest_reader.h" // defines: manifest_open, manifest_check_data, ...
-#include "prep_chunk.h"    // defines: prep_index_chunk
-#include "prep_damage.h"   // defines: prep_decode_check, prep_done_crc, prep_file_crc
-#include "ld_clip.h"       // defines: ld_file_read
-#include "ld_decode.h"     // defines: LdDecoder, ld_decoder_new, ld_image_load
-#include "ld_error.h"      // defines: ld_error_name
+#include "prep_chunk.h"      // defines: prep_index_chunk
+#include "prep_damage.h"     // defines: prep_decode_check, prep_done_crc, prep_file_crc
+#include "ld_clip.h"         // defines: ld_file_read
+#include "ld_decode.h"       // defines: LdDecoder, ld_decoder_new, ld_image_load
+#include "ld_error.h"        // defines: ld_error_name
 
 #include <libavutil/error.h>
 
@@ -46,12 +46,13 @@ int prep_info(const char *path)
 	}
 	printf("manifest      %s (version %u, %llu bytes)\n", path, h->version, (unsigned long long)h->file_size);
 	printf("videos        %u (%.2f h, %llu frames)\n", h->n_videos, seconds / 3600, (unsigned long long)frames);
-	printf("chunks        %u of %.1f s, short side %u, %.1f keyframes each, %llu with a packet index\n", h->n_chunks,
-	       h->chunk_ms / 1000.0, h->short_side, h->n_chunks ? (double)kf / h->n_chunks : 0, (unsigned long long)indexed);
+	printf("chunks        %u of %.1f s, short side %u, %.1f keyframes each, %llu with a packet index\n",
+	       h->n_chunks, h->chunk_ms / 1000.0, h->short_side, h->n_chunks ? (double)kf / h->n_chunks : 0,
+	       (unsigned long long)indexed);
 	if (h->n_chunks) {
 		const ManifestChunk *c = manifest_chunk(m, 0);
-		printf("first chunk   %s: %u frames at %u/%u fps, %ux%u\n", manifest_string(m, c->path_off), c->n_frames,
-		       c->fps_num, c->fps_den, c->width, c->height);
+		printf("first chunk   %s: %u frames at %u/%u fps, %ux%u\n", manifest_string(m, c->path_off),
+		       c->n_frames, c->fps_num, c->fps_den, c->width, c->height);
 	}
 	printf("tar shards    %u\n", h->n_shards);
 	printf("samples       %llu (%llu clips, %llu crossing a chunk boundary, %llu images)\n",
@@ -87,8 +88,8 @@ static int deep_chunk(uint32_t i, const char *name, const char *full)
 	}
 	uint32_t want, have;
 	if (prep_done_crc(full, &want) == 0 && prep_file_crc(full, &have) == 0 && want != have) {
-		printf("chunk %u: %s changed since it was prepared (CRC-32 %08x, its .done marker says %08x)\n", i, name, have,
-		       want);
+		printf("chunk %u: %s changed since it was prepared (CRC-32 %08x, its .done marker says %08x)\n", i,
+		       name, have, want);
 		problems++;
 	}
 	return problems;
@@ -106,8 +107,8 @@ static int deep_image(LdDecoder *dec, uint64_t i, const char *shard, uint64_t of
 	free(buf);
 	if (!rc)
 		return 0;
-	printf("sample %llu: image at byte %llu of %s: %s (%s)\n", (unsigned long long)i, (unsigned long long)off, shard,
-	       ld_error_name(-rc), err);
+	printf("sample %llu: image at byte %llu of %s: %s (%s)\n", (unsigned long long)i, (unsigned long long)off,
+	       shard, ld_error_name(-rc), err);
 	return 1;
 }
 
@@ -136,8 +137,8 @@ int prep_verify(const char *path, int deep)
 			continue;
 		}
 		if (c->file_size && (uint64_t)st.st_size != c->file_size) {
-			printf("chunk %u: %s has %lld bytes, its packet index describes %llu\n", i, name, (long long)st.st_size,
-			       (unsigned long long)c->file_size);
+			printf("chunk %u: %s has %lld bytes, its packet index describes %llu\n", i, name,
+			       (long long)st.st_size, (unsigned long long)c->file_size);
 			problems++;
 			continue;
 		}
@@ -154,13 +155,15 @@ int prep_verify(const char *path, int deep)
 		const ManifestPacket *pk = manifest_packets(m, i, &np);
 		const LdChunkIndex *ix = &info.ix;
 		if (ix->n_frames != c->n_frames)
-			printf("chunk %u: %s has %u frames, manifest says %u\n", i, name, ix->n_frames, c->n_frames), problems++;
+			printf("chunk %u: %s has %u frames, manifest says %u\n", i, name, ix->n_frames, c->n_frames),
+				problems++;
 		else if (ix->n_keyframes != nk || memcmp(ix->keyframes, kf, nk * sizeof(uint32_t)) != 0)
 			printf("chunk %u: %s keyframes differ from the manifest\n", i, name), problems++;
 		else if (pk && (ix->codec != c->codec || ix->file_size != c->file_size ||
 				memcmp(ix->packets, pk, np * sizeof(ManifestPacket)) != 0))
-			printf("chunk %u: %s packets differ from the manifest's packet index (changed since prep?)\n", i,
-			       name), problems++;
+			printf("chunk %u: %s packets differ from the manifest's packet index (changed since prep?)\n",
+			       i, name),
+				problems++;
 		ld_index_free(&info.ix);
 		problems += deep_chunk(i, name, full);
 	}
@@ -190,7 +193,8 @@ int prep_verify(const char *path, int deep)
 				printf("sample %llu: bytes %llu+%llu outside its shard\n", (unsigned long long)i,
 				       (unsigned long long)s->image.offset, (unsigned long long)s->image.length);
 				problems++;
-			} else if (dec && manifest_resolve(m, manifest_string(m, sh->path_off), full, sizeof(full)) == 0) {
+			} else if (dec &&
+				   manifest_resolve(m, manifest_string(m, sh->path_off), full, sizeof(full)) == 0) {
 				problems += deep_image(dec, i, full, s->image.offset, s->image.length);
 			}
 		}

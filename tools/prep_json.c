@@ -2,7 +2,7 @@
 // {uid: {"narration_pass_N": {"narrations": [{timestamp_sec, narration_text}]}}} that skips
 // everything else, so the whole narration.json never becomes a tree in memory.
 #include "prep_annot.h" // defines: prep_ego4d_load, prep_annot_add, prep_annot_problem
-#include "json_lex.h"   // defines: JsonLex, json_lex_init, json_peek, json_expect, json_string_alloc, json_number, json_skip
+#include "json_lex.h" // defines: JsonLex, json_lex_init, json_peek, json_expect, json_string_alloc, json_number, json_skip
 
 #include <errno.h>
 #include <math.h>
@@ -20,31 +20,31 @@ static int number(JsonLex *j, double *v)
 }
 
 // iterates an object: calls fn(key) positioned at each value, which must consume it
-#define OBJECT_FOR_EACH(j, key, body)                                                             \
-	do {                                                                                      \
-		if (json_expect(j, '{'))                                                               \
-			return -EBADMSG;                                                                \
-		if (json_peek(j) == '}') {                                                             \
-			(j)->p++;                                                                 \
-			break;                                                                    \
-		}                                                                                 \
-		for (;;) {                                                                        \
-			char *key = NULL;                                                         \
-			if (json_string_alloc(j, &key, NULL, 0) || json_expect(j, ':')) {                            \
-				free(key);                                                        \
-				return -EBADMSG;                                                        \
-			}                                                                         \
-			int body_rc_ = (body);                                                    \
-			free(key);                                                                \
-			if (body_rc_)                                                             \
-				return body_rc_;                                                  \
-			int c_ = json_peek(j);                                                         \
-			(j)->p++;                                                                 \
-			if (c_ == '}')                                                            \
-				break;                                                            \
-			if (c_ != ',')                                                            \
-				return -EBADMSG;                                                        \
-		}                                                                                 \
+#define OBJECT_FOR_EACH(j, key, body)                                                                                  \
+	do {                                                                                                           \
+		if (json_expect(j, '{'))                                                                               \
+			return -EBADMSG;                                                                               \
+		if (json_peek(j) == '}') {                                                                             \
+			(j)->p++;                                                                                      \
+			break;                                                                                         \
+		}                                                                                                      \
+		for (;;) {                                                                                             \
+			char *key = NULL;                                                                              \
+			if (json_string_alloc(j, &key, NULL, 0) || json_expect(j, ':')) {                              \
+				free(key);                                                                             \
+				return -EBADMSG;                                                                       \
+			}                                                                                              \
+			int body_rc_ = (body);                                                                         \
+			free(key);                                                                                     \
+			if (body_rc_)                                                                                  \
+				return body_rc_;                                                                       \
+			int c_ = json_peek(j);                                                                         \
+			(j)->p++;                                                                                      \
+			if (c_ == '}')                                                                                 \
+				break;                                                                                 \
+			if (c_ != ',')                                                                                 \
+				return -EBADMSG;                                                                       \
+		}                                                                                                      \
 	} while (0)
 
 // "#C C picks a cup #unsure" -> "C picks a cup"
@@ -108,10 +108,12 @@ static int narration(JsonLex *j, PrepAnnotList *l, const char *uid, double windo
 			prep_annot_problem(l, "ego4d %s narration %d: no timestamp_sec or narration_text", uid, *count);
 		} else if (!isfinite(ts) || ts < 0) {
 			l->bad_time++;
-			prep_annot_problem(l, "ego4d %s narration %d: timestamp_sec %g is not a finite time", uid, *count, ts);
+			prep_annot_problem(l, "ego4d %s narration %d: timestamp_sec %g is not a finite time", uid,
+					   *count, ts);
 		} else if (strlen(text) != text_len) {
 			l->bad_record++;
-			prep_annot_problem(l, "ego4d %s narration %d: a NUL character inside narration_text", uid, *count);
+			prep_annot_problem(l, "ego4d %s narration %d: a NUL character inside narration_text", uid,
+					   *count);
 		} else {
 			drop_tags(text);
 			double s0 = ts - window < 0 ? 0 : ts - window;
@@ -147,8 +149,9 @@ static int pass(JsonLex *j, PrepAnnotList *l, const char *uid, double window, in
 {
 	if (json_peek(j) != '{')
 		return json_skip(j);
-	OBJECT_FOR_EACH(j, key, strcmp(key, "narrations") == 0 && json_peek(j) == '[' ? narrations(j, l, uid, window, count)
-										 : json_skip(j));
+	OBJECT_FOR_EACH(j, key,
+			strcmp(key, "narrations") == 0 && json_peek(j) == '[' ? narrations(j, l, uid, window, count)
+									      : json_skip(j));
 	return 0;
 }
 
@@ -157,7 +160,8 @@ static int video(JsonLex *j, PrepAnnotList *l, const char *uid, double window)
 	if (json_peek(j) != '{')
 		return json_skip(j);
 	int count = 0;
-	OBJECT_FOR_EACH(j, key, strncmp(key, "narration_pass", 14) == 0 ? pass(j, l, uid, window, &count) : json_skip(j));
+	OBJECT_FOR_EACH(j, key,
+			strncmp(key, "narration_pass", 14) == 0 ? pass(j, l, uid, window, &count) : json_skip(j));
 	return 0;
 }
 
@@ -180,7 +184,8 @@ static int top(JsonLex *j, PrepAnnotList *l, double window)
 		int rc;
 		if (strlen(uid) != len) {
 			l->bad_record++;
-			prep_annot_problem(l, "ego4d: a video uid with a NUL character (byte %zu): its narrations skipped",
+			prep_annot_problem(l,
+					   "ego4d: a video uid with a NUL character (byte %zu): its narrations skipped",
 					   (size_t)(j->p - j->start));
 			rc = json_skip(j);
 		} else

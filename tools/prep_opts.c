@@ -14,13 +14,17 @@
 #define STR(x) STR_(x)
 #define O(f) FLAG_AT(PrepOpts, f)
 static const FlagSpec flag_table[] = {
-	{"annotations", FLAG_STRPTR, O(annotations), 0, 0, NULL, .help = "annotation file: clips as video, start, end, caption"},
-	{"format", FLAG_CHOICE, O(format), 0, 0, "auto", .help = "the annotation file's format", .choices = "auto|csv|tsv|epic|ego4d"},
+	{"annotations", FLAG_STRPTR, O(annotations), 0, 0, NULL,
+	 .help = "annotation file: clips as video, start, end, caption"},
+	{"format", FLAG_CHOICE, O(format), 0, 0, "auto", .help = "the annotation file's format",
+	 .choices = "auto|csv|tsv|epic|ego4d"},
 	{"video-root", FLAG_STRPTR, O(video_root), 0, 0, NULL, .help = "directory of the source videos"},
-	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL, .help = "directory of webdataset tar shards (instead of videos)"},
+	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL,
+	 .help = "directory of webdataset tar shards (instead of videos)"},
 	{"out", FLAG_STRPTR, O(out), 0, 0, NULL, .help = "output ROOT: chunks, manifest, vocabulary (required)"},
 	{"manifest", FLAG_STRPTR, O(manifest), 0, 0, NULL, .help = "manifest path (default ROOT/manifest)"},
-	{"chunk-sec", FLAG_INT, O(chunk.chunk_sec), 1, 3600, STR(PREP_DEFAULT_CHUNK_SEC), .help = "chunk length in seconds"},
+	{"chunk-sec", FLAG_INT, O(chunk.chunk_sec), 1, 3600, STR(PREP_DEFAULT_CHUNK_SEC),
+	 .help = "chunk length in seconds"},
 	{"short-side", FLAG_INT, O(chunk.short_side), 16, 4096, STR(PREP_DEFAULT_SHORT_SIDE),
 	 .help = "short side of the chunks in pixels, even"},
 	{"fps", FLAG_STRPTR, O(fps), 0, 0, NULL, .help = "output frame rate N or N/D (default: the source's, rounded)"},
@@ -41,10 +45,12 @@ static const FlagSpec flag_table[] = {
 	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
 	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest DIR/NAME[.manifest]: "
 		 "DIR/NAME-report.txt)"},
-	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0", .help = "seconds either side of an Ego4D narration"},
+	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0",
+	 .help = "seconds either side of an Ego4D narration"},
 	{"info", FLAG_STRPTR, O(info), 0, 0, NULL, .help = "print what this manifest holds, exit"},
 	{"verify", FLAG_STRPTR, O(verify), 0, 0, NULL, .help = "check this manifest's chunks and shards, exit"},
-	{"deep", FLAG_SWITCH, O(deep), 0, 0, "0", .help = "with --verify: decode every frame and check each chunk's CRC"},
+	{"deep", FLAG_SWITCH, O(deep), 0, 0, "0",
+	 .help = "with --verify: decode every frame and check each chunk's CRC"},
 	{"upgrade", FLAG_STRPTR, O(upgrade), 0, 0, NULL,
 	 .help = "convert a version 1 manifest in place (chunks indexed, not re-encoded; the old file kept as MANIFEST.v1), "
 		 "exit"},
@@ -96,4 +102,3 @@ void prep_opts_parse(PrepOpts *o, int argc, char **argv)
 	if (o->chunk.short_side % 2)
 		log_fatalx("--short-side %d: want an even number of pixels", o->chunk.short_side);
 }
-

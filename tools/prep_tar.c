@@ -124,8 +124,8 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 		}
 		if (tar_header_sum(h) != octal(h + 148, 8)) {
 			rep->bad_record++;
-			prep_annot_problem(rep, "%s: bad tar header checksum at byte %llu; rest of the shard skipped", path,
-					   (unsigned long long)pos);
+			prep_annot_problem(rep, "%s: bad tar header checksum at byte %llu; rest of the shard skipped",
+					   path, (unsigned long long)pos);
 			break;
 		}
 		uint64_t size = octal(h + 124, 12), data = pos + 512;
@@ -147,8 +147,9 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 		}
 		if ((type == 'L' || type == 'x') && size > (1u << 20)) { // a name, not data: bounded
 			rep->bad_record++;
-			prep_annot_problem(rep, "%s: %s header of %llu bytes at byte %llu; rest of the shard skipped", path,
-					   type == 'L' ? "long-name" : "pax", (unsigned long long)size, (unsigned long long)pos);
+			prep_annot_problem(rep, "%s: %s header of %llu bytes at byte %llu; rest of the shard skipped",
+					   path, type == 'L' ? "long-name" : "pax", (unsigned long long)size,
+					   (unsigned long long)pos);
 			break;
 		}
 		if (type == 'L' || type == 'x') { // GNU long name / pax header with a path record
@@ -166,7 +167,8 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 				if (p) {
 					p += 6;
 					char *e = strchr(p, '\n');
-					snprintf(longname, sizeof(longname), "%.*s", e ? (int)(e - p) : (int)strlen(p), p);
+					snprintf(longname, sizeof(longname), "%.*s", e ? (int)(e - p) : (int)strlen(p),
+						 p);
 				}
 			}
 			free(buf);
@@ -206,7 +208,8 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 	}
 	if (rc >= 0 && !ended && pos < out->size && pos + 512 > out->size) {
 		rep->bad_record++;
-		prep_annot_problem(rep, "%s: header at byte %llu cut short (truncated shard)", path, (unsigned long long)pos);
+		prep_annot_problem(rep, "%s: header at byte %llu cut short (truncated shard)", path,
+				   (unsigned long long)pos);
 	}
 	if (rc >= 0)
 		rc = flush(&g, out, rep, path);

@@ -30,7 +30,8 @@ typedef struct {
 
 static int section(const ManifestV1Header *h, uint64_t off, uint64_t count, uint64_t elem)
 {
-	return off % 8 == 0 && off >= sizeof(ManifestV1Header) && off <= h->file_size && count <= (h->file_size - off) / elem;
+	return off % 8 == 0 && off >= sizeof(ManifestV1Header) && off <= h->file_size &&
+	       count <= (h->file_size - off) / elem;
 }
 
 static const char *v1_check(const V1 *v)
@@ -41,12 +42,14 @@ static const char *v1_check(const V1 *v)
 	if (v->size < sizeof(ManifestV1Header) || h->header_size != sizeof(ManifestV1Header) ||
 	    manifest_crc32(0, &copy, sizeof(copy)) != h->header_crc)
 		return "version 1 header damaged";
-	if (h->file_size != v->size || manifest_crc32(0, v->base + sizeof(ManifestV1Header), v->size - sizeof(ManifestV1Header)) != h->data_crc)
+	if (h->file_size != v->size ||
+	    manifest_crc32(0, v->base + sizeof(ManifestV1Header), v->size - sizeof(ManifestV1Header)) != h->data_crc)
 		return "truncated or damaged (checksum mismatch)";
 	if (h->context < 2 || h->context > 4096 || !section(h, h->strings_off, h->strings_size, 1) ||
 	    !section(h, h->videos_off, h->n_videos, sizeof(ManifestVideo)) ||
 	    !section(h, h->chunks_off, h->n_chunks, sizeof(ManifestV1Chunk)) ||
-	    !section(h, h->keyframes_off, h->n_keyframes, 4) || !section(h, h->shards_off, h->n_shards, sizeof(ManifestShard)) ||
+	    !section(h, h->keyframes_off, h->n_keyframes, 4) ||
+	    !section(h, h->shards_off, h->n_shards, sizeof(ManifestShard)) ||
 	    !section(h, h->samples_off, h->n_samples, sizeof(ManifestSample)) ||
 	    !section(h, h->tokens_off, h->n_samples, (uint64_t)h->context * 2) ||
 	    (h->strings_size && v->base[h->strings_off + h->strings_size - 1]))
@@ -104,8 +107,10 @@ static int add_chunk(ManifestWriter *w, const V1 *v, uint32_t i, const ManifestV
 	}
 	if (ix->n_frames != c->n_frames || ix->n_keyframes != c->kf_count ||
 	    memcmp(ix->keyframes, kf, c->kf_count * sizeof(uint32_t))) {
-		log_warnx("chunk %u (%s) has %u frames and %u keyframes, the manifest says %u and %u: changed since prep "
-			  "(run prep again instead)", i, name, ix->n_frames, ix->n_keyframes, c->n_frames, c->kf_count);
+		log_warnx(
+			"chunk %u (%s) has %u frames and %u keyframes, the manifest says %u and %u: changed since prep "
+			"(run prep again instead)",
+			i, name, ix->n_frames, ix->n_keyframes, c->n_frames, c->kf_count);
 		return -EINVAL;
 	}
 	int64_t id = manifest_add_chunk(w, c->video, name, c->start_ms, c->n_frames, c->fps_num, c->fps_den, c->width,
@@ -133,7 +138,10 @@ static int replay_chunks(ManifestWriter *w, const V1 *v, int jobs, uint32_t *uni
 	int *rcs = calloc(BATCH, sizeof(int)), rc = ix && rcs ? 0 : -ENOMEM;
 	uint32_t video = 0;
 	for (uint32_t first = 0; first < h->n_chunks && !rc; first += BATCH) {
-		Batch b = {.v = v, .ix = ix, .rc = rcs, .first = first,
+		Batch b = {.v = v,
+			   .ix = ix,
+			   .rc = rcs,
+			   .first = first,
 			   .n = h->n_chunks - first < BATCH ? h->n_chunks - first : BATCH};
 		pthread_mutex_init(&b.mu, NULL);
 		pthread_t th[64];
@@ -157,7 +165,8 @@ static int replay_chunks(ManifestWriter *w, const V1 *v, int jobs, uint32_t *uni
 			log_info("indexed %u of %u chunks", first + BATCH, h->n_chunks);
 	}
 	for (; !rc && video < h->n_videos; video++) // videos without chunks
-		if (manifest_add_video(w, (const char *)v->base + h->strings_off + vd[video].name_off, vd[video].duration_ms) < 0)
+		if (manifest_add_video(w, (const char *)v->base + h->strings_off + vd[video].name_off,
+				       vd[video].duration_ms) < 0)
 			rc = -EINVAL;
 	free(ix);
 	free(rcs);
@@ -169,7 +178,8 @@ static int replay_samples(ManifestWriter *w, const V1 *v)
 	const ManifestV1Header *h = v->h;
 	const ManifestShard *sh = (const ManifestShard *)(v->base + h->shards_off);
 	for (uint32_t i = 0; i < h->n_shards; i++)
-		if (manifest_add_shard(w, (const char *)v->base + h->strings_off + sh[i].path_off, sh[i].size) != (int64_t)i)
+		if (manifest_add_shard(w, (const char *)v->base + h->strings_off + sh[i].path_off, sh[i].size) !=
+		    (int64_t)i)
 			return -EINVAL;
 	const ManifestSample *s = (const ManifestSample *)(v->base + h->samples_off);
 	const uint16_t *tok = (const uint16_t *)(v->base + h->tokens_off);
@@ -256,7 +266,8 @@ int prep_upgrade(const char *path, int jobs)
 		goto out;
 	}
 	log_info("%s: now version %u; %u chunks indexed, %u without a packet index (the loader demuxes those); the "
-		 "version 1 file is kept as %s", path, MANIFEST_VERSION, v.h->n_chunks - unindexed, unindexed, backup);
+		 "version 1 file is kept as %s",
+		 path, MANIFEST_VERSION, v.h->n_chunks - unindexed, unindexed, backup);
 	status = 0;
 out:
 	munmap((void *)v.base, v.size);

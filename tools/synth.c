@@ -29,13 +29,20 @@ typedef struct {
 static const FlagSpec flag_table[] = {
 	{"out", FLAG_STRPTR, FLAG_AT(SynthOpts, out), 0, 0, NULL, .help = "output directory (required)"},
 	{"videos", FLAG_INT, FLAG_AT(SynthOpts, videos), 0, 100000, "4", .help = "training videos"},
-	{"heldout", FLAG_INT, FLAG_AT(SynthOpts, heldout), 0, 100000, "2", .help = "held-out videos, unseen colour x action pairs"},
-	{"minutes", FLAG_DOUBLE, FLAG_AT(SynthOpts, minutes), 0, 600, "1", .help = "length of each video in minutes (7 s or more: one event)"},
-	{"size", FLAG_STRPTR, FLAG_AT(SynthOpts, size), 0, 0, "320x180", .help = "frame size WxH, even numbers from 64 to 4096"},
-	{"fps", FLAG_STRPTR, FLAG_AT(SynthOpts, fps_text), 0, 0, "15", .help = "frames per second, a whole number from 1 to 240 (text, as prep's N/D --fps)"},
-	{"gop", FLAG_INT, FLAG_AT(SynthOpts, gop), 1, 100000, NULL, .help = "keyframe interval of the source videos in frames (default 2 s)"},
-	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, "1", .help = "seed of the generated data: everything follows from it"},
-	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0", .help = "image-text pairs for the training shards (held-out gets N/4)"},
+	{"heldout", FLAG_INT, FLAG_AT(SynthOpts, heldout), 0, 100000, "2",
+	 .help = "held-out videos, unseen colour x action pairs"},
+	{"minutes", FLAG_DOUBLE, FLAG_AT(SynthOpts, minutes), 0, 600, "1",
+	 .help = "length of each video in minutes (7 s or more: one event)"},
+	{"size", FLAG_STRPTR, FLAG_AT(SynthOpts, size), 0, 0, "320x180",
+	 .help = "frame size WxH, even numbers from 64 to 4096"},
+	{"fps", FLAG_STRPTR, FLAG_AT(SynthOpts, fps_text), 0, 0, "15",
+	 .help = "frames per second, a whole number from 1 to 240 (text, as prep's N/D --fps)"},
+	{"gop", FLAG_INT, FLAG_AT(SynthOpts, gop), 1, 100000, NULL,
+	 .help = "keyframe interval of the source videos in frames (default 2 s)"},
+	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, "1",
+	 .help = "seed of the generated data: everything follows from it"},
+	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0",
+	 .help = "image-text pairs for the training shards (held-out gets N/4)"},
 	{"shard-size", FLAG_INT, FLAG_AT(SynthOpts, shard_size), 1, 100000000, "1000", .help = "images per tar shard"},
 	{"help", FLAG_SWITCH, FLAG_AT(SynthOpts, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
@@ -45,9 +52,10 @@ static void usage(FILE *f)
 {
 	char flags[4096];
 	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	fprintf(f, "usage: synth --out DIR [flags]\n"
-		   "Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
-		   "and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n\n%s",
+	fprintf(f,
+		"usage: synth --out DIR [flags]\n"
+		"Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
+		"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n\n%s",
 		flags);
 }
 
@@ -78,8 +86,15 @@ static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv)
 	for (int i = 0; i < tl.n; i++)
 		if (tl.ev[i].captioned)
 			fprintf(csv, "%s,%.2f,%.2f,%s\n", id, tl.ev[i].start, tl.ev[i].end, tl.ev[i].caption);
-	PrepEncodeOpts eo = {.width = o->w, .height = o->h, .fps_num = o->fps, .fps_den = 1, .gop = o->gop,
-			     .crf = 23, .preset = "veryfast", .faststart = 0, .bframes = 2};
+	PrepEncodeOpts eo = {.width = o->w,
+			     .height = o->h,
+			     .fps_num = o->fps,
+			     .fps_den = 1,
+			     .gop = o->gop,
+			     .crf = 23,
+			     .preset = "veryfast",
+			     .faststart = 0,
+			     .bframes = 2};
 	PrepEncoder *e;
 	int rc = prep_encoder_open(&e, tmp, &eo);
 	if (rc < 0)
@@ -102,8 +117,10 @@ static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv)
 		for (int y = 0; y < o->h; y++)
 			memcpy(f->data[0] + (size_t)y * f->linesize[0], sf.y + (size_t)y * o->w, (size_t)o->w);
 		for (int y = 0; y < o->h / 2; y++) {
-			memcpy(f->data[1] + (size_t)y * f->linesize[1], sf.u + (size_t)y * (o->w / 2), (size_t)o->w / 2);
-			memcpy(f->data[2] + (size_t)y * f->linesize[2], sf.v + (size_t)y * (o->w / 2), (size_t)o->w / 2);
+			memcpy(f->data[1] + (size_t)y * f->linesize[1], sf.u + (size_t)y * (o->w / 2),
+			       (size_t)o->w / 2);
+			memcpy(f->data[2] + (size_t)y * f->linesize[2], sf.v + (size_t)y * (o->w / 2),
+			       (size_t)o->w / 2);
 		}
 		if ((rc = prep_encoder_write(e, f)) < 0)
 			log_fatalx("%s: encode: %s", tmp, av_err2str(rc));
@@ -134,7 +151,8 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 			if (shard >= 0 && tar_close(&tar))
 				log_fatal("closing shard");
 			char path[4096];
-			snprintf(path, sizeof(path), "%s/shards/%s-%05d.tar", o->out, heldout ? "heldout" : "train", ++shard);
+			snprintf(path, sizeof(path), "%s/shards/%s-%05d.tar", o->out, heldout ? "heldout" : "train",
+				 ++shard);
 			if (tar_open(&tar, path))
 				log_fatal("%s", path);
 		}
@@ -155,7 +173,8 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 			log_fatalx("PNG encoder failed");
 		char name[64], cap[128];
 		const char *where = s.x < w / 3 ? " on the left" : s.x > 2 * w / 3 ? " on the right" : "";
-		int n = snprintf(cap, sizeof(cap), "a %s %s%s", synth_colour_names[s.colour], synth_shape_names[s.shape], where);
+		int n = snprintf(cap, sizeof(cap), "a %s %s%s", synth_colour_names[s.colour],
+				 synth_shape_names[s.shape], where);
 		snprintf(name, sizeof(name), "%08d.png", i);
 		if (tar_add(&tar, name, png, len, NULL))
 			log_fatalx("writing shard");
@@ -226,7 +245,7 @@ int main(int argc, char **argv)
 		make_images(&o, 0, o.images);
 		make_images(&o, 1, o.images / 4 > 0 ? o.images / 4 : 1);
 	}
-	log_info("done: %d training + %d held-out videos of %.2f min, %dx%d at %d fps, seed %llu", o.videos,
-		 o.heldout, o.minutes, o.w, o.h, o.fps, (unsigned long long)o.seed);
+	log_info("done: %d training + %d held-out videos of %.2f min, %dx%d at %d fps, seed %llu", o.videos, o.heldout,
+		 o.minutes, o.w, o.h, o.fps, (unsigned long long)o.seed);
 	return 0;
 }

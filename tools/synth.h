@@ -35,8 +35,8 @@ typedef struct {
 typedef struct {
 	double start, end;
 	SynthShape from, to;
-	int kind;            // -1 appears, -2 disappears, else a SYNTH_* action
-	int captioned;       // whether this event gets a caption line
+	int kind;      // -1 appears, -2 disappears, else a SYNTH_* action
+	int captioned; // whether this event gets a caption line
 	char caption[64];
 } SynthEvent;
 
@@ -49,13 +49,12 @@ typedef struct {
 // Builds the scene of one video deterministically from (seed, heldout, index): a sequence
 // of shapes, each appearing, doing 2-4 actions and disappearing. Training videos use only
 // combinations that are not held out; held-out videos caption only held-out combinations.
-int synth_timeline_make(SynthTimeline *tl, uint64_t seed, int heldout, int index, double seconds, int w,
-			int h);
+int synth_timeline_make(SynthTimeline *tl, uint64_t seed, int heldout, int index, double seconds, int w, int h);
 void synth_timeline_free(SynthTimeline *tl);
 
 // YUV 4:2:0 8-bit planes, BT.601 limited range
 typedef struct {
-	int w, h; // even
+	int w, h;           // even
 	uint8_t *y, *u, *v; // (h, w), (h/2, w/2), (h/2, w/2)
 } SynthFrame;
 void synth_render_frame(const SynthTimeline *tl, double t, SynthFrame *f);

@@ -1,6 +1,6 @@
 // Scenes of tools/synth: a seeded timeline of shapes that appear, move, grow, shrink, rotate
 // and disappear, with a caption per event, and the renderer that draws any instant of it.
-#include "synth.h" // defines: SynthTimeline, synth_timeline_make, synth_render_frame, ...
+#include "synth.h"      // defines: SynthTimeline, synth_timeline_make, synth_render_frame, ...
 #include "rng_philox.h" // defines: rng_splitmix64
 
 #include <errno.h>
@@ -11,13 +11,16 @@
 const char *const synth_colour_names[SYNTH_N_COLOURS] = {"red", "green", "blue", "yellow", "purple", "white"};
 const char *const synth_shape_names[SYNTH_N_SHAPES] = {"square", "circle", "triangle"};
 const char *const synth_action_names[SYNTH_N_ACTIONS] = {"moves left", "moves right", "moves up", "moves down",
-							  "grows", "shrinks", "rotates"};
-static const uint8_t colour_rgb[SYNTH_N_COLOURS][3] = {
-	{220, 40, 40}, {40, 190, 60}, {50, 80, 230}, {235, 215, 40}, {150, 60, 190}, {240, 240, 240}};
+							 "grows",      "shrinks",     "rotates"};
+static const uint8_t colour_rgb[SYNTH_N_COLOURS][3] = {{220, 40, 40},  {40, 190, 60},  {50, 80, 230},
+						       {235, 215, 40}, {150, 60, 190}, {240, 240, 240}};
 
 // Every colour keeps 5-6 seen actions and every action 5-6 seen colours, so a held-out
 // caption combines a known colour with a known action in a pairing never trained on.
-int synth_heldout_combo(int colour, int action) { return (colour + action) % 5 == 0; }
+int synth_heldout_combo(int colour, int action)
+{
+	return (colour + action) % 5 == 0;
+}
 
 // splitmix64 over (seed, stream): independent, reproducible streams per video
 void synth_rng_seed(SynthRng *r, uint64_t seed, uint64_t stream)
@@ -50,7 +53,10 @@ static int push(SynthTimeline *tl, int *cap, const SynthEvent *e)
 }
 
 // extent of the shape around its centre (half the diagonal of a rotated square)
-static double reach(double size) { return size * 0.75; }
+static double reach(double size)
+{
+	return size * 0.75;
+}
 
 // the state after doing action a from s, or 0 when the frame has no room for it
 static int plan_action(const SynthShape *s, int a, int w, int h, SynthRng *r, SynthShape *to)
@@ -110,7 +116,8 @@ int synth_timeline_make(SynthTimeline *tl, uint64_t seed, int heldout, int index
 	double t = 0.5;
 	while (t + 6.0 <= seconds) {
 		SynthShape s = {.colour = synth_rng_range(&r, 0, SYNTH_N_COLOURS - 1),
-				.shape = synth_rng_range(&r, 0, SYNTH_N_SHAPES - 1), .alpha = 0};
+				.shape = synth_rng_range(&r, 0, SYNTH_N_SHAPES - 1),
+				.alpha = 0};
 		s.size = synth_rng_range(&r, h / 6, h / 4);
 		s.x = synth_rng_range(&r, (int)reach(s.size) + 1, w - (int)reach(s.size) - 1);
 		s.y = synth_rng_range(&r, (int)reach(s.size) + 1, h - (int)reach(s.size) - 1);

@@ -5,7 +5,7 @@
 // Usage: bench_trainer_cpu [--threads N] [--vits-batch B] [--vits-frames T] [--steps N]
 #include "flags.h"        // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "trainer_step.h" // defines: TrainStep, train_step_*, comm_local_open
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"    // defines: time_mono_s
 
 #include <cblas.h>
 #include <stdio.h>
@@ -14,8 +14,8 @@
 #include <time.h>
 
 enum { MAX_STEPS = 63, NPHASE = 7 };
-static const char *const PHASES[NPHASE] = {"upload", "augment", "forward", "exchange", "backward", "allreduce",
-					    "update"};
+static const char *const PHASES[NPHASE] = {"upload",   "augment",   "forward", "exchange",
+					   "backward", "allreduce", "update"};
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -42,7 +42,9 @@ static void fill_stage(TrainStep *s, int step)
 	}
 	for (int b = 0; b < B; b++) {
 		for (int i = 0; i < L; i++)
-			s->stage.text[b * L + i] = i < 5 ? 1 + (b * 7 + i * 3) % (m->vocab - 2) : i == 5 ? m->vocab - 1 : 0;
+			s->stage.text[b * L + i] = i < 5    ? 1 + (b * 7 + i * 3) % (m->vocab - 2)
+						   : i == 5 ? m->vocab - 1
+							    : 0;
 		s->stage.ids[b] = (step * B + b) % s->cfg.dataset_size;
 		s->stage.pos[b] = (int64_t)step * B + b;
 	}
@@ -52,8 +54,13 @@ static void fill_stage(TrainStep *s, int step)
 static int bench_step(KernCtx *c, Comm *comm, const char *preset, int B, int frames, KDtype act, int steps,
 		      double *step_s)
 {
-	TrainStepConfig cfg = {.act = act, .batch = B, .dataset_size = 4096, .bucket_bytes = 4u << 20,
-			       .data_seed = 1, .flip = 1, .log_every = steps + 1};
+	TrainStepConfig cfg = {.act = act,
+			       .batch = B,
+			       .dataset_size = 4096,
+			       .bucket_bytes = 4u << 20,
+			       .data_seed = 1,
+			       .flip = 1,
+			       .log_every = steps + 1};
 	model_config_preset(&cfg.model, preset);
 	cfg.model.frames = frames;
 	optim_config_default(&cfg.opt);
@@ -75,8 +82,8 @@ static int bench_step(KernCtx *c, Comm *comm, const char *preset, int B, int fra
 		if (train_step_run(s, 0, &tt))
 			return 1;
 		t[i] = time_mono_s() - t0;
-		const double p[NPHASE] = {t1 - t0, tt.t_augment, tt.t_forward, tt.t_exchange, tt.t_backward, tt.t_allreduce,
-					  tt.t_update};
+		const double p[NPHASE] = {t1 - t0,       tt.t_augment,   tt.t_forward, tt.t_exchange,
+					  tt.t_backward, tt.t_allreduce, tt.t_update};
 		for (int k = 0; k < NPHASE; k++)
 			ph[k][i] = p[k];
 	}
@@ -117,8 +124,13 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 		for (int r = 0; r <= reps; r++) {
 			double t0 = time_mono_s();
 			kern_linear(c, &(KLinear){.out = &out, .in = &in, .w = &w, .trans_w = 1, .bias = &b});
-			kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&din), .dw = KG_SET(&dw), .dbias = KG_SET(&db),
-							 .dout = &out, .in = &in, .w = &w, .trans_w = 1});
+			kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&din),
+							 .dw = KG_SET(&dw),
+							 .dbias = KG_SET(&db),
+							 .dout = &out,
+							 .in = &in,
+							 .w = &w,
+							 .trans_w = 1});
 			double t1 = time_mono_s();
 			const float *X = in.data, *Wm = w.data;
 			float *O = out.data, *dI = din.data, *dW = dw.data;
@@ -148,9 +160,11 @@ typedef struct {
 } BenchFlags;
 
 static const FlagSpec flag_table[] = {
-	{"threads", FLAG_INT, FLAG_AT(BenchFlags, threads), 0, 1024, "0", .help = "CPU threads of the kernels, 0 = all cores"},
+	{"threads", FLAG_INT, FLAG_AT(BenchFlags, threads), 0, 1024, "0",
+	 .help = "CPU threads of the kernels, 0 = all cores"},
 	{"vits-batch", FLAG_INT, FLAG_AT(BenchFlags, vits_batch), 1, 4096, "2", .help = "batch of the ViT-S/16 step"},
-	{"vits-frames", FLAG_INT, FLAG_AT(BenchFlags, vits_frames), 1, 64, "1", .help = "frames per clip of the ViT-S/16 step"},
+	{"vits-frames", FLAG_INT, FLAG_AT(BenchFlags, vits_frames), 1, 64, "1",
+	 .help = "frames per clip of the ViT-S/16 step"},
 	{"steps", FLAG_INT, FLAG_AT(BenchFlags, steps), 1, MAX_STEPS, "5", .help = "timed steps"},
 	{"help", FLAG_SWITCH, FLAG_AT(BenchFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
@@ -162,7 +176,8 @@ int main(int argc, char **argv)
 	char err[300], help[2048];
 	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, NULL, err, sizeof err) < 0 || fl.help) {
 		flags_help(flag_table, N_FLAGS, help, sizeof help);
-		fprintf(fl.help ? stdout : stderr, "%s%susage: %s [flags]\n%s", fl.help ? "" : err, fl.help ? "" : "\n", argv[0], help);
+		fprintf(fl.help ? stdout : stderr, "%s%susage: %s [flags]\n%s", fl.help ? "" : err, fl.help ? "" : "\n",
+			argv[0], help);
 		return fl.help ? 0 : 2;
 	}
 	int threads = fl.threads, vb = fl.vits_batch, vt = fl.vits_frames, steps = fl.steps;
@@ -170,10 +185,11 @@ int main(int argc, char **argv)
 	Comm *comm;
 	if (kern_ctx_create_cpu(&c, threads) || comm_local_open(&comm))
 		return 1;
-	printf("bench-cpu: the trainer's step (FastCLIP-v3, one rank), backend %s, %d threads\n", kern_ctx_backend_name(c),
-	       kern_ctx_threads(c));
+	printf("bench-cpu: the trainer's step (FastCLIP-v3, one rank), backend %s, %d threads\n",
+	       kern_ctx_backend_name(c), kern_ctx_threads(c));
 	double tiny32, tiny16, vits32, vits16;
-	if (bench_step(c, comm, "tiny", 8, 2, KDT_F32, steps, &tiny32) || bench_step(c, comm, "tiny", 8, 2, KDT_BF16, steps, &tiny16) ||
+	if (bench_step(c, comm, "tiny", 8, 2, KDT_F32, steps, &tiny32) ||
+	    bench_step(c, comm, "tiny", 8, 2, KDT_BF16, steps, &tiny16) ||
 	    bench_step(c, comm, "vit-s16", vb, vt, KDT_F32, steps, &vits32) ||
 	    bench_step(c, comm, "vit-s16", vb, vt, KDT_BF16, steps, &vits16))
 		return 1;

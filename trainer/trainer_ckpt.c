@@ -51,8 +51,14 @@ static int extras(Extras *e, TrainStep *ts, uint64_t *positions, int ranks)
 static CkptTarget target(TrainStep *ts, Extras *e)
 {
 	ClipModel *m = ts->model;
-	return (CkptTarget){ .ctx = ts->ctx, .cfg = &ts->cfg.model, .specs = m->specs, .n_specs = m->n_specs,
-			     .params = &m->params, .opt = ts->opt, .extra = e->extra, .n_extra = e->n };
+	return (CkptTarget){.ctx = ts->ctx,
+			    .cfg = &ts->cfg.model,
+			    .specs = m->specs,
+			    .n_specs = m->n_specs,
+			    .params = &m->params,
+			    .opt = ts->opt,
+			    .extra = e->extra,
+			    .n_extra = e->n};
 }
 
 int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64_t *positions, int ranks,
@@ -72,14 +78,14 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 	}
 	e.temp_steps = ts->temp_steps;
 	CkptTarget t = target(ts, &e);
-	CkptState st = { .step = step, .stream_pos = positions[0], .rng = { data_seed, 0, 0, 0 } };
+	CkptState st = {.step = step, .stream_pos = positions[0], .rng = {data_seed, 0, 0, 0}};
 	rc = ckpt_save(dir, &t, &st, keep_last, err, errlen);
 	free(e.table);
 	return rc;
 }
 
-int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *positions, int ranks,
-		      uint64_t data_seed, char *err, size_t errlen)
+int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *positions, int ranks, uint64_t data_seed,
+		      char *err, size_t errlen)
 {
 	Extras e;
 	int rc = extras(&e, ts, positions, ranks);
@@ -89,7 +95,8 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 	CkptState st;
 	rc = ckpt_load_latest(dir, &t, &st, err, errlen);
 	if (rc == 0 && st.rng[0] != data_seed) {
-		snprintf(err, errlen, "%s: the checkpoint was trained on a stream with seed %llu, the ring's seed is %llu", dir,
+		snprintf(err, errlen,
+			 "%s: the checkpoint was trained on a stream with seed %llu, the ring's seed is %llu", dir,
 			 (unsigned long long)st.rng[0], (unsigned long long)data_seed);
 		rc = -EINVAL;
 	}
@@ -107,8 +114,7 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 	return rc;
 }
 
-int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err,
-				size_t errlen)
+int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err, size_t errlen)
 {
 	char path[4400];
 	int lrc = ckpt_latest_path(dir, path, sizeof path, err, errlen);
@@ -121,7 +127,8 @@ int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint
 		return rc;
 	}
 	const StTensor *pos = st_find(f, "extra/trainer.positions"), *st = st_find(f, "state.step");
-	if (!pos || (pos->dtype != ST_I64 && pos->dtype != ST_U64) || pos->nbytes < 8 || !st || st->dtype != ST_I64 || st->nbytes != 8) {
+	if (!pos || (pos->dtype != ST_I64 && pos->dtype != ST_U64) || pos->nbytes < 8 || !st || st->dtype != ST_I64 ||
+	    st->nbytes != 8) {
 		snprintf(err, errlen, "%s: not a trainer checkpoint (no positions or step)", path);
 		st_close(f);
 		return -EBADMSG;

@@ -16,14 +16,13 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 		      uint64_t data_seed, int keep_last, char *err, size_t errlen);
 // -ENOENT when dir has no checkpoint (a fresh start); -EINVAL with err when it belongs to another
 // model, dataset size, loss, rank count or data seed.
-int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *positions, int ranks,
-		      uint64_t data_seed, char *err, size_t errlen);
+int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *positions, int ranks, uint64_t data_seed,
+		      char *err, size_t errlen);
 
 // Without building a model: the step of dir's LATEST checkpoint, the number of ranks that wrote
 // it and the smallest stream position of those ranks, where a ring recreated for the resumed run
 // should start (--first-position). -ENOENT when there is none; -EBADMSG with err for a file
 // that is not a trainer checkpoint.
-int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err,
-				size_t errlen);
+int trainer_ckpt_first_position(const char *dir, int64_t *step, int *ranks, uint64_t *first, char *err, size_t errlen);
 
 #endif

@@ -35,7 +35,8 @@ int trainer_dist_resolve(TrainerConfig *c, char *err, size_t errlen)
 	}
 	const RdvInfo *i = &c->rdv_info;
 	if (i->world_size > 4096) {
-		snprintf(err, errlen, "a world of %d ranks (from %s) is more than this trainer's 4096", i->world_size, i->source);
+		snprintf(err, errlen, "a world of %d ranks (from %s) is more than this trainer's 4096", i->world_size,
+			 i->source);
 		return -EINVAL;
 	}
 	c->rank = i->rank;

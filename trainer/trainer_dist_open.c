@@ -17,18 +17,23 @@ int trainer_dist_open_device(const TrainerConfig *c, int threads, KernCtx **ctx,
 			     size_t errlen)
 {
 	const int cuda = !strcmp(c->backend, "cuda"), dev = c->device >= 0 ? c->device : c->local_rank;
-	KCtxOptions ko = {.backend = cuda ? KERN_BACKEND_CUDA : KERN_BACKEND_CPU, .device = cuda ? dev : 0,
-			  .threads = cuda ? 1 : threads, .attention = c->attention_impl};
+	KCtxOptions ko = {.backend = cuda ? KERN_BACKEND_CUDA : KERN_BACKEND_CPU,
+			  .device = cuda ? dev : 0,
+			  .threads = cuda ? 1 : threads,
+			  .attention = c->attention_impl};
 	int rc = kern_ctx_create(ctx, &ko);
 	if (rc == -ENOTSUP && c->attention_impl == KERN_ATTN_CUDNN)
-		snprintf(err, errlen, cuda ? "--attention cudnn needs cuDNN's fused attention: this build has no cuDNN"
-					   : "--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer "
-					     "runs the CPU backend (--backend cuda)");
+		snprintf(err, errlen,
+			 cuda ? "--attention cudnn needs cuDNN's fused attention: this build has no cuDNN"
+			      : "--attention cudnn needs the CUDA backend (cuDNN's fused attention); this trainer "
+				"runs the CPU backend (--backend cuda)");
 	else if (rc == -ENODEV && cuda)
-		snprintf(err, errlen, "--backend cuda: no CUDA device %d for rank %d (%s)", dev, c->rank,
-			 TRAINER_HAS_CUDA ? "none visible to this process: check the driver and CUDA_VISIBLE_DEVICES"
-					  : "this trainer was built without the CUDA backend: it needs nvcc, cudart and cuBLAS at "
-					    "build time");
+		snprintf(
+			err, errlen, "--backend cuda: no CUDA device %d for rank %d (%s)", dev, c->rank,
+			TRAINER_HAS_CUDA
+				? "none visible to this process: check the driver and CUDA_VISIBLE_DEVICES"
+				: "this trainer was built without the CUDA backend: it needs nvcc, cudart and cuBLAS at "
+				  "build time");
 	else if (rc < 0)
 		snprintf(err, errlen, "cannot create the %s kernel context: %s", c->backend, strerror(-rc));
 	if (rc < 0)
@@ -43,24 +48,32 @@ int trainer_dist_open_device(const TrainerConfig *c, int threads, KernCtx **ctx,
 static int open_shm(const TrainerConfig *c, Comm **out, char *err, size_t errlen)
 {
 	if (c->nodes > 1) {
-		snprintf(err, errlen, "rank %d: CPU ranks talk through shared memory on one machine, but this job has %d "
-			 "machines: across machines run GPU ranks (--backend cuda, NCCL)", c->rank, c->nodes);
+		snprintf(err, errlen,
+			 "rank %d: CPU ranks talk through shared memory on one machine, but this job has %d "
+			 "machines: across machines run GPU ranks (--backend cuda, NCCL)",
+			 c->rank, c->nodes);
 		return -EINVAL;
 	}
 	if (!c->comm[0]) {
-		snprintf(err, errlen, "rank %d: CPU ranks need --comm NAME, the shared-memory group (trainer --comm-create "
-			 "--comm NAME --ranks %d before the ranks start)", c->rank, c->ranks);
+		snprintf(err, errlen,
+			 "rank %d: CPU ranks need --comm NAME, the shared-memory group (trainer --comm-create "
+			 "--comm NAME --ranks %d before the ranks start)",
+			 c->rank, c->ranks);
 		return -EINVAL;
 	}
 	int rc = comm_shm_attach(c->comm, c->rank, c->comm_timeout, out);
 	if (rc == -ENOENT)
-		snprintf(err, errlen, "comm group '%s' does not exist (create it with: trainer --comm-create --comm %s --ranks %d)",
+		snprintf(err, errlen,
+			 "comm group '%s' does not exist (create it with: trainer --comm-create --comm %s --ranks %d)",
 			 c->comm, c->comm, c->ranks);
 	else if (rc < 0)
 		snprintf(err, errlen, "cannot join comm group '%s' as rank %d: %s", c->comm, c->rank,
-			 rc == -EBUSY ? "a live process holds that rank" : rc == -EPROTO ? "segment of another version" : strerror(-rc));
+			 rc == -EBUSY    ? "a live process holds that rank"
+			 : rc == -EPROTO ? "segment of another version"
+					 : strerror(-rc));
 	else if (comm_world(*out) != c->ranks) {
-		snprintf(err, errlen, "comm group '%s' has %d ranks but this run has --ranks %d", c->comm, comm_world(*out), c->ranks);
+		snprintf(err, errlen, "comm group '%s' has %d ranks but this run has --ranks %d", c->comm,
+			 comm_world(*out), c->ranks);
 		comm_close(*out);
 		return -EINVAL;
 	}

@@ -16,7 +16,7 @@
 
 struct TrainerEval {
 	KernCtx *ctx;
-	ClipModel *model;         // batch EVAL_EMBED_BLOCK; weights: views of the training model's
+	ClipModel *model; // batch EVAL_EMBED_BLOCK; weights: views of the training model's
 	Manifest *man;
 	int64_t n;
 	int match_caption, opened;
@@ -61,8 +61,8 @@ static int check_manifest(const ClipModel *m, const Manifest *man, const char *p
 		snprintf(err, errlen, "--eval-manifest %s: captions of context %u, the model's text tower %d", path,
 			 h->context, m->cfg.ctx_len);
 	else if ((int64_t)h->vocab_size > m->cfg.vocab)
-		snprintf(err, errlen, "--eval-manifest %s: a vocabulary of %u tokens, the model's embedding only %d", path,
-			 h->vocab_size, m->cfg.vocab);
+		snprintf(err, errlen, "--eval-manifest %s: a vocabulary of %u tokens, the model's embedding only %d",
+			 path, h->vocab_size, m->cfg.vocab);
 	else
 		return 0;
 	return -EINVAL;
@@ -109,7 +109,8 @@ int trainer_eval_open(TrainerEval **out, KernCtx *ctx, const char *ring, const c
 	if ((rc = check_manifest(m, e->man, manifest, err, errlen)) == 0 &&
 	    (rc = trainer_ingest_open(&e->in, ctx, ring, 0, 1, &m->cfg, 0, why, sizeof why)) < 0)
 		snprintf(err, errlen, "evaluation: %s%s", why,
-			 rc == -ENOENT ? "; it is filled by: loaderd --eval --ring <it> --manifest <--eval-manifest>" : "");
+			 rc == -ENOENT ? "; it is filled by: loaderd --eval --ring <it> --manifest <--eval-manifest>"
+				       : "");
 	e->opened = rc == 0;
 	// its own activations, the training model's weights (bf16 copies or the f32 master) in place
 	if (!rc && ((rc = clip_model_create(&e->model, ctx, &m->cfg, EVAL_EMBED_BLOCK, m->dt)) ||
@@ -156,14 +157,18 @@ static int embed_batch(TrainerEval *e, ClipModel *m, int valid, char *err, size_
 		return rc;
 	}
 	if (e->in.errors != errors) {
-		snprintf(err, errlen, "the evaluation ring delivered %llu sample(s) the loaders could not decode (see the "
-				      "loaderd --eval log)", (unsigned long long)(e->in.errors - errors));
+		snprintf(err, errlen,
+			 "the evaluation ring delivered %llu sample(s) the loaders could not decode (see the "
+			 "loaderd --eval log)",
+			 (unsigned long long)(e->in.errors - errors));
 		return -EIO;
 	}
 	for (int k = 0; k < valid; k++) {
 		if (e->seen[e->ids[k]]++) {
-			snprintf(err, errlen, "the evaluation ring delivered sample %lld twice in one pass (is it the eval ring "
-					      "of this manifest?)", (long long)e->ids[k]);
+			snprintf(err, errlen,
+				 "the evaluation ring delivered sample %lld twice in one pass (is it the eval ring "
+				 "of this manifest?)",
+				 (long long)e->ids[k]);
 			return -EINVAL;
 		}
 	}
@@ -193,8 +198,8 @@ int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *pat
 	EvalReport r;
 	memset(&r, 0, sizeof r);
 	if (!rc)
-		rc = eval_score_retrieval(e->man, e->vfeat, e->tfeat, e->n, e->model->cfg.embed_dim, e->match_caption, e->sim,
-					  &r, err, errlen);
+		rc = eval_score_retrieval(e->man, e->vfeat, e->tfeat, e->n, e->model->cfg.embed_dim, e->match_caption,
+					  e->sim, &r, err, errlen);
 	if (rc)
 		return rc < 0 ? rc : -EINVAL;
 	FILE *f = fopen(path, "a");

@@ -13,76 +13,142 @@
 #include "trainer_dist.h" // defines: trainer_dist_resolve
 
 static const FlagSpec flags[] = {
-	{"ring", FLAG_STRING, FLAG_AT(TrainerConfig, ring), 0, 0, "avclip", .help = "name of the ring (shm segment) to consume"},
-	{"rank", FLAG_INT, FLAG_AT(TrainerConfig, rank), -1, 4095, "-1", .help = "this trainer's rank r: it consumes positions r, r+N, ... (-1: RANK or SLURM_PROCID, else 0)"},
-	{"ranks", FLAG_INT, FLAG_AT(TrainerConfig, ranks), 0, 4096, "0", .help = "number of trainer ranks N (must equal the ring's on one machine; 0: WORLD_SIZE or SLURM_NTASKS, else 1)"},
-	{"backend", FLAG_CHOICE, FLAG_AT(TrainerConfig, backend), 0, 0, "cpu", .help = "the kernels' backend; cuda runs this rank on GPU --device (default its local rank), bf16 only (exits with an error when the build has no CUDA backend or no GPU is visible)", .choices = "cpu|cuda"},
-	{"device", FLAG_INT, FLAG_AT(TrainerConfig, device), -1, 1023, "-1", .help = "CUDA device of this rank (-1: its local rank)"},
-	{"master", FLAG_STRING, FLAG_AT(TrainerConfig, master), 0, 0, "", .help = "host[:port] of rank 0 for the NCCL id over TCP (default MASTER_ADDR:MASTER_PORT or Slurm's first host)"},
-	{"rdv", FLAG_CHOICE, FLAG_AT(TrainerConfig, rdv), 0, 0, "auto", .help = "how GPU ranks get the NCCL id (auto: file with --rdv-file, tcp across machines, the ring on one)", .choices = "auto|tcp|file|ring"},
-	{"rdv-file", FLAG_STRING, FLAG_AT(TrainerConfig, rdv_file), 0, 0, "", .help = "a file on a filesystem every machine sees, for --rdv file"},
-	{"grad-checkpoint", FLAG_SWITCH, FLAG_AT(TrainerConfig, grad_checkpoint), 0, 0, "0", .help = "keep only each transformer block's input and recompute its activations in backward (same gradients, less memory, about a third more compute)"},
-	{"memory-limit", FLAG_DOUBLE, FLAG_AT(TrainerConfig, memory_limit_gb), 0, 1e6, "0", .help = "GiB of device memory the run may use (0: the device's free memory); a batch that does not fit stops at start, naming one that does"},
-	{"peak-tflops", FLAG_DOUBLE, FLAG_AT(TrainerConfig, peak_tflops), 0, 1e6, "0", .help = "the device's peak TFLOP/s for the MFU column (0: no MFU; make bench-gpu measures the bf16 matmul peak)"},
-	{"comm", FLAG_STRING, FLAG_AT(TrainerConfig, comm), 0, 0, "", .help = "comm shm group name (required when --ranks > 1)"},
-	{"comm-create", FLAG_SWITCH, FLAG_AT(TrainerConfig, comm_create), 0, 0, "0", .help = "launcher mode: (re)create the --comm group for --ranks before every start of the ranks, exit", .attr = FLAG_NO_LOG},
-	{"comm-unlink", FLAG_SWITCH, FLAG_AT(TrainerConfig, comm_unlink), 0, 0, "0", .help = "launcher mode: remove the --comm group, exit", .attr = FLAG_NO_LOG},
-	{"resume-position", FLAG_SWITCH, FLAG_AT(TrainerConfig, resume_position), 0, 0, "0", .help = "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit", .attr = FLAG_NO_LOG},
-	{"print-geometry", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_geometry), 0, 0, "0", .help = "launcher mode: print the ring geometry the model flags need as ringctl flags (--frames T --height H --width W --text-len L), exit", .attr = FLAG_NO_LOG},
-	{"fit-batch", FLAG_SWITCH, FLAG_AT(TrainerConfig, fit_batch), 0, 0, "0", .help = "open the device, print the largest --batch-size (at most the one given) whose step fits its free memory (or --memory-limit), exit"},
-	{"print-params", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_params), 0, 0, "0", .help = "print the parameter counts of the model the flags describe as one JSON line (total, visual, text), exit", .attr = FLAG_NO_LOG},
-	{"print-steps", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_steps), 0, 0, "0", .help = "launcher mode: print 'steps S steps-per-epoch E' of this run (--steps or --epochs, --dataset-size, --batch-size, --ranks), exit", .attr = FLAG_NO_LOG},
-	{"comm-timeout", FLAG_DOUBLE, FLAG_AT(TrainerConfig, comm_timeout), 1, 86400, "600", .help = "seconds a collective waits for a silent peer"},
-	{"model", FLAG_STRING, FLAG_AT(TrainerConfig, model_name), 0, 0, "tiny", .help = "model preset: tiny | vit-s16 | vit-b16 | vit-l14"},
-	{"loss", FLAG_CHOICE, FLAG_AT(TrainerConfig, loss_name), 0, 0, "fastclip-v3", .help = "the contrastive loss: open_clip's, or a FastCLIP version", .choices = "openclip|fastclip-v0|fastclip-v1|fastclip-v2|fastclip-v3"},
-	{"batch-size", FLAG_INT, FLAG_AT(TrainerConfig, batch_size), 1, 65536, "8", .help = "samples per step on this rank (global batch = N x B)"},
-	{"steps", FLAG_I64, FLAG_AT(TrainerConfig, steps), 1, 1e15, "100", .help = "optimizer steps of the whole run (a resumed run continues to it)"},
-	{"epochs", FLAG_DOUBLE, FLAG_AT(TrainerConfig, epochs), 0, 1e9, "0", .help = "instead of --steps: steps = ceil(E x steps per epoch), FastCLIP's epoch of ceil(train-num-samples / (batch-size x ranks)) steps; 0 = use --steps"},
-	{"stop-after-steps", FLAG_I64, FLAG_AT(TrainerConfig, stop_after_steps), 0, 1e15, "0", .help = "end this run (with a checkpoint) after K steps, 0 = at --steps"},
-	{"dataset-size", FLAG_I64, FLAG_AT(TrainerConfig, dataset_size), 0, 1e12, "0", .help = "samples in the manifest: rows of the u/τ tables (FastCLIP: required)"},
-	{"train-num-samples", FLAG_I64, FLAG_AT(TrainerConfig, train_num_samples), 0, 1e15, "0", .help = "samples in one epoch: an epoch is ceil(N / (B x ranks)) steps (0: --dataset-size)"},
-	{"optimizer", FLAG_CHOICE, FLAG_AT(TrainerConfig, optimizer), 0, 0, "adamw", .help = "the optimizer", .choices = "adamw|lamb"},
+	{"ring", FLAG_STRING, FLAG_AT(TrainerConfig, ring), 0, 0, "avclip",
+	 .help = "name of the ring (shm segment) to consume"},
+	{"rank", FLAG_INT, FLAG_AT(TrainerConfig, rank), -1, 4095, "-1",
+	 .help = "this trainer's rank r: it consumes positions r, r+N, ... (-1: RANK or SLURM_PROCID, else 0)"},
+	{"ranks", FLAG_INT, FLAG_AT(TrainerConfig, ranks), 0, 4096, "0",
+	 .help = "number of trainer ranks N (must equal the ring's on one machine; 0: WORLD_SIZE or SLURM_NTASKS, else 1)"},
+	{"backend", FLAG_CHOICE, FLAG_AT(TrainerConfig, backend), 0, 0, "cpu",
+	 .help = "the kernels' backend; cuda runs this rank on GPU --device (default its local rank), bf16 only (exits with an error when the build has no CUDA backend or no GPU is visible)",
+	 .choices = "cpu|cuda"},
+	{"device", FLAG_INT, FLAG_AT(TrainerConfig, device), -1, 1023, "-1",
+	 .help = "CUDA device of this rank (-1: its local rank)"},
+	{"master", FLAG_STRING, FLAG_AT(TrainerConfig, master), 0, 0, "",
+	 .help = "host[:port] of rank 0 for the NCCL id over TCP (default MASTER_ADDR:MASTER_PORT or Slurm's first host)"},
+	{"rdv", FLAG_CHOICE, FLAG_AT(TrainerConfig, rdv), 0, 0, "auto",
+	 .help = "how GPU ranks get the NCCL id (auto: file with --rdv-file, tcp across machines, the ring on one)",
+	 .choices = "auto|tcp|file|ring"},
+	{"rdv-file", FLAG_STRING, FLAG_AT(TrainerConfig, rdv_file), 0, 0, "",
+	 .help = "a file on a filesystem every machine sees, for --rdv file"},
+	{"grad-checkpoint", FLAG_SWITCH, FLAG_AT(TrainerConfig, grad_checkpoint), 0, 0, "0",
+	 .help = "keep only each transformer block's input and recompute its activations in backward (same gradients, less memory, about a third more compute)"},
+	{"memory-limit", FLAG_DOUBLE, FLAG_AT(TrainerConfig, memory_limit_gb), 0, 1e6, "0",
+	 .help = "GiB of device memory the run may use (0: the device's free memory); a batch that does not fit stops at start, naming one that does"},
+	{"peak-tflops", FLAG_DOUBLE, FLAG_AT(TrainerConfig, peak_tflops), 0, 1e6, "0",
+	 .help = "the device's peak TFLOP/s for the MFU column (0: no MFU; make bench-gpu measures the bf16 matmul peak)"},
+	{"comm", FLAG_STRING, FLAG_AT(TrainerConfig, comm), 0, 0, "",
+	 .help = "comm shm group name (required when --ranks > 1)"},
+	{"comm-create", FLAG_SWITCH, FLAG_AT(TrainerConfig, comm_create), 0, 0, "0",
+	 .help = "launcher mode: (re)create the --comm group for --ranks before every start of the ranks, exit",
+	 .attr = FLAG_NO_LOG},
+	{"comm-unlink", FLAG_SWITCH, FLAG_AT(TrainerConfig, comm_unlink), 0, 0, "0",
+	 .help = "launcher mode: remove the --comm group, exit", .attr = FLAG_NO_LOG},
+	{"resume-position", FLAG_SWITCH, FLAG_AT(TrainerConfig, resume_position), 0, 0, "0",
+	 .help = "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit",
+	 .attr = FLAG_NO_LOG},
+	{"print-geometry", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_geometry), 0, 0, "0",
+	 .help = "launcher mode: print the ring geometry the model flags need as ringctl flags (--frames T --height H --width W --text-len L), exit",
+	 .attr = FLAG_NO_LOG},
+	{"fit-batch", FLAG_SWITCH, FLAG_AT(TrainerConfig, fit_batch), 0, 0, "0",
+	 .help = "open the device, print the largest --batch-size (at most the one given) whose step fits its free memory (or --memory-limit), exit"},
+	{"print-params", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_params), 0, 0, "0",
+	 .help = "print the parameter counts of the model the flags describe as one JSON line (total, visual, text), exit",
+	 .attr = FLAG_NO_LOG},
+	{"print-steps", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_steps), 0, 0, "0",
+	 .help = "launcher mode: print 'steps S steps-per-epoch E' of this run (--steps or --epochs, --dataset-size, --batch-size, --ranks), exit",
+	 .attr = FLAG_NO_LOG},
+	{"comm-timeout", FLAG_DOUBLE, FLAG_AT(TrainerConfig, comm_timeout), 1, 86400, "600",
+	 .help = "seconds a collective waits for a silent peer"},
+	{"model", FLAG_STRING, FLAG_AT(TrainerConfig, model_name), 0, 0, "tiny",
+	 .help = "model preset: tiny | vit-s16 | vit-b16 | vit-l14"},
+	{"loss", FLAG_CHOICE, FLAG_AT(TrainerConfig, loss_name), 0, 0, "fastclip-v3",
+	 .help = "the contrastive loss: open_clip's, or a FastCLIP version",
+	 .choices = "openclip|fastclip-v0|fastclip-v1|fastclip-v2|fastclip-v3"},
+	{"batch-size", FLAG_INT, FLAG_AT(TrainerConfig, batch_size), 1, 65536, "8",
+	 .help = "samples per step on this rank (global batch = N x B)"},
+	{"steps", FLAG_I64, FLAG_AT(TrainerConfig, steps), 1, 1e15, "100",
+	 .help = "optimizer steps of the whole run (a resumed run continues to it)"},
+	{"epochs", FLAG_DOUBLE, FLAG_AT(TrainerConfig, epochs), 0, 1e9, "0",
+	 .help = "instead of --steps: steps = ceil(E x steps per epoch), FastCLIP's epoch of ceil(train-num-samples / (batch-size x ranks)) steps; 0 = use --steps"},
+	{"stop-after-steps", FLAG_I64, FLAG_AT(TrainerConfig, stop_after_steps), 0, 1e15, "0",
+	 .help = "end this run (with a checkpoint) after K steps, 0 = at --steps"},
+	{"dataset-size", FLAG_I64, FLAG_AT(TrainerConfig, dataset_size), 0, 1e12, "0",
+	 .help = "samples in the manifest: rows of the u/τ tables (FastCLIP: required)"},
+	{"train-num-samples", FLAG_I64, FLAG_AT(TrainerConfig, train_num_samples), 0, 1e15, "0",
+	 .help = "samples in one epoch: an epoch is ceil(N / (B x ranks)) steps (0: --dataset-size)"},
+	{"optimizer", FLAG_CHOICE, FLAG_AT(TrainerConfig, optimizer), 0, 0, "adamw", .help = "the optimizer",
+	 .choices = "adamw|lamb"},
 	{"lr", FLAG_DOUBLE, FLAG_AT(TrainerConfig, lr), 0, 10, "5e-4", .help = "peak learning rate"},
-	{"lr-min", FLAG_DOUBLE, FLAG_AT(TrainerConfig, lr_min), 0, 10, "0", .help = "learning rate at the end of the cosine"},
+	{"lr-min", FLAG_DOUBLE, FLAG_AT(TrainerConfig, lr_min), 0, 10, "0",
+	 .help = "learning rate at the end of the cosine"},
 	{"warmup-steps", FLAG_I64, FLAG_AT(TrainerConfig, warmup_steps), 0, 1e15, "0", .help = "linear warmup steps"},
-	{"weight-decay", FLAG_DOUBLE, FLAG_AT(TrainerConfig, weight_decay), 0, 10, "0.1", .help = "decoupled weight decay of the tensors --wd-groups decays"},
-	{"wd-groups", FLAG_CHOICE, FLAG_AT(TrainerConfig, wd_groups), 0, 0, "open_clip", .help = "open_clip (decay >= 2-D tensors without bn/ln/bias/logit_scale in the name) | avclip (also no decay on embeddings)", .choices = "open_clip|avclip"},
+	{"weight-decay", FLAG_DOUBLE, FLAG_AT(TrainerConfig, weight_decay), 0, 10, "0.1",
+	 .help = "decoupled weight decay of the tensors --wd-groups decays"},
+	{"wd-groups", FLAG_CHOICE, FLAG_AT(TrainerConfig, wd_groups), 0, 0, "open_clip",
+	 .help = "open_clip (decay >= 2-D tensors without bn/ln/bias/logit_scale in the name) | avclip (also no decay on embeddings)",
+	 .choices = "open_clip|avclip"},
 	{"beta1", FLAG_DOUBLE, FLAG_AT(TrainerConfig, beta1), 0, 0.999999, "0.9", .help = "optimizer β1"},
 	{"beta2", FLAG_DOUBLE, FLAG_AT(TrainerConfig, beta2), 0, 0.999999, "0.98", .help = "optimizer β2"},
 	{"adam-eps", FLAG_DOUBLE, FLAG_AT(TrainerConfig, adam_eps), 1e-12, 1, "1e-6", .help = "optimizer ε"},
-	{"clip-norm", FLAG_DOUBLE, FLAG_AT(TrainerConfig, clip_norm), 0, 1e9, "0", .help = "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off"},
-	{"init-seed", FLAG_U64, FLAG_AT(TrainerConfig, seed), 0, 0, "0", .help = "seed of the model's initial weights (--seed elsewhere is the data stream's: the ring carries it)"},
-	{"init-from", FLAG_STRING, FLAG_AT(TrainerConfig, init_from), 0, 0, "", .help = "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)"},
-	{"init-skip-mismatched", FLAG_SWITCH, FLAG_AT(TrainerConfig, init_skip_mismatched), 0, 0, "0", .help = "with --init-from: keep projections whose widths differ from the file's at their initial values"},
-	{"attention", FLAG_CHOICE, FLAG_AT(TrainerConfig, attention), 0, 0, "auto", .help = "the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn", .choices = "own|cudnn|auto"},
-	{"precision", FLAG_CHOICE, FLAG_AT(TrainerConfig, precision), 0, 0, "auto", .help = "activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU", .choices = "auto|bf16|fp32"},
-	{"threads", FLAG_INT, FLAG_AT(TrainerConfig, threads), 0, 1024, "0", .help = "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)"},
-	{"flip", FLAG_SWITCH, FLAG_AT(TrainerConfig, flip), 0, 0, "1", .help = "random horizontal flip per clip (p = 1/2) from the counter RNG keyed by (seed, g), on the device (--no-flip: none)"},
-	{"bucket-mb", FLAG_DOUBLE, FLAG_AT(TrainerConfig, bucket_mb), 0.001, 4096, "4", .help = "gradient all-reduce bucket size in MiB"},
-	{"data-timeout", FLAG_DOUBLE, FLAG_AT(TrainerConfig, data_timeout), 0.1, 86400, "120", .help = "seconds to wait for one READY slot before failing"},
-	{"run-dir", FLAG_STRING, FLAG_AT(TrainerConfig, run_dir), 0, 0, "", .help = "run directory: metrics.jsonl, ckpt/ (required)"},
-	{"resume", FLAG_SWITCH, FLAG_AT(TrainerConfig, resume), 0, 0, "0", .help = "continue from RUN_DIR/ckpt (LATEST); a fresh start when none"},
-	{"ckpt-every", FLAG_I64, FLAG_AT(TrainerConfig, ckpt_every), 0, 1e15, "0", .help = "checkpoint every K steps (0: only at the end and on SIGTERM)"},
-	{"eval-manifest", FLAG_STRING, FLAG_AT(TrainerConfig, eval_manifest), 0, 0, "", .help = "held-out manifest: rank 0 evaluates retrieval into RUN_DIR/eval.jsonl"},
-	{"eval-ring", FLAG_STRING, FLAG_AT(TrainerConfig, eval_ring), 0, 0, "", .help = "the evaluation ring loaderd --eval fills from --eval-manifest (default: RING-eval; tools/launch.sh makes it)"},
-	{"eval-every", FLAG_I64, FLAG_AT(TrainerConfig, eval_every), 0, 1e15, "0", .help = "evaluate every K steps (0: only at the end of the run)"},
-	{"eval-match", FLAG_CHOICE, FLAG_AT(TrainerConfig, eval_match), 0, 0, "instance", .help = "a retrieval hit: instance (the query's own sample) or caption (any sample with its caption)", .choices = "instance|caption"},
-	{"keep-last", FLAG_INT, FLAG_AT(TrainerConfig, keep_last), 0, 1000000, "3", .help = "checkpoints kept (0: all)"},
-	{"log-every", FLAG_I64, FLAG_AT(TrainerConfig, log_every), 1, 1e15, "1", .help = "steps between progress log lines"},
-	{"metrics-every", FLAG_INT, FLAG_AT(TrainerConfig, metrics_every), 1, 100000, "1", .help = "steps between read-backs of the logged scalars from the device: metrics.jsonl gets that many lines each time"},
-	{"log-level", FLAG_CHOICE, FLAG_AT(TrainerConfig, log_level), 0, 0, "info", .help = "the least severe log lines printed", .choices = "debug|info|warn|error"},
-	{"config", FLAG_STRING, FLAG_AT(TrainerConfig, config), 0, 0, "", .help = "file of 'name value' lines (these flag names); the command line wins"},
+	{"clip-norm", FLAG_DOUBLE, FLAG_AT(TrainerConfig, clip_norm), 0, 1e9, "0",
+	 .help = "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off"},
+	{"init-seed", FLAG_U64, FLAG_AT(TrainerConfig, seed), 0, 0, "0",
+	 .help = "seed of the model's initial weights (--seed elsewhere is the data stream's: the ring carries it)"},
+	{"init-from", FLAG_STRING, FLAG_AT(TrainerConfig, init_from), 0, 0, "",
+	 .help = "start a fresh run from open_clip / OpenAI CLIP safetensors weights (temporal embedding zero)"},
+	{"init-skip-mismatched", FLAG_SWITCH, FLAG_AT(TrainerConfig, init_skip_mismatched), 0, 0, "0",
+	 .help = "with --init-from: keep projections whose widths differ from the file's at their initial values"},
+	{"attention", FLAG_CHOICE, FLAG_AT(TrainerConfig, attention), 0, 0, "auto",
+	 .help = "the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn",
+	 .choices = "own|cudnn|auto"},
+	{"precision", FLAG_CHOICE, FLAG_AT(TrainerConfig, precision), 0, 0, "auto",
+	 .help = "activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU",
+	 .choices = "auto|bf16|fp32"},
+	{"threads", FLAG_INT, FLAG_AT(TrainerConfig, threads), 0, 1024, "0",
+	 .help = "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)"},
+	{"flip", FLAG_SWITCH, FLAG_AT(TrainerConfig, flip), 0, 0, "1",
+	 .help = "random horizontal flip per clip (p = 1/2) from the counter RNG keyed by (seed, g), on the device (--no-flip: none)"},
+	{"bucket-mb", FLAG_DOUBLE, FLAG_AT(TrainerConfig, bucket_mb), 0.001, 4096, "4",
+	 .help = "gradient all-reduce bucket size in MiB"},
+	{"data-timeout", FLAG_DOUBLE, FLAG_AT(TrainerConfig, data_timeout), 0.1, 86400, "120",
+	 .help = "seconds to wait for one READY slot before failing"},
+	{"run-dir", FLAG_STRING, FLAG_AT(TrainerConfig, run_dir), 0, 0, "",
+	 .help = "run directory: metrics.jsonl, ckpt/ (required)"},
+	{"resume", FLAG_SWITCH, FLAG_AT(TrainerConfig, resume), 0, 0, "0",
+	 .help = "continue from RUN_DIR/ckpt (LATEST); a fresh start when none"},
+	{"ckpt-every", FLAG_I64, FLAG_AT(TrainerConfig, ckpt_every), 0, 1e15, "0",
+	 .help = "checkpoint every K steps (0: only at the end and on SIGTERM)"},
+	{"eval-manifest", FLAG_STRING, FLAG_AT(TrainerConfig, eval_manifest), 0, 0, "",
+	 .help = "held-out manifest: rank 0 evaluates retrieval into RUN_DIR/eval.jsonl"},
+	{"eval-ring", FLAG_STRING, FLAG_AT(TrainerConfig, eval_ring), 0, 0, "",
+	 .help = "the evaluation ring loaderd --eval fills from --eval-manifest (default: RING-eval; tools/launch.sh makes it)"},
+	{"eval-every", FLAG_I64, FLAG_AT(TrainerConfig, eval_every), 0, 1e15, "0",
+	 .help = "evaluate every K steps (0: only at the end of the run)"},
+	{"eval-match", FLAG_CHOICE, FLAG_AT(TrainerConfig, eval_match), 0, 0, "instance",
+	 .help = "a retrieval hit: instance (the query's own sample) or caption (any sample with its caption)",
+	 .choices = "instance|caption"},
+	{"keep-last", FLAG_INT, FLAG_AT(TrainerConfig, keep_last), 0, 1000000, "3",
+	 .help = "checkpoints kept (0: all)"},
+	{"log-every", FLAG_I64, FLAG_AT(TrainerConfig, log_every), 1, 1e15, "1",
+	 .help = "steps between progress log lines"},
+	{"metrics-every", FLAG_INT, FLAG_AT(TrainerConfig, metrics_every), 1, 100000, "1",
+	 .help = "steps between read-backs of the logged scalars from the device: metrics.jsonl gets that many lines each time"},
+	{"log-level", FLAG_CHOICE, FLAG_AT(TrainerConfig, log_level), 0, 0, "info",
+	 .help = "the least severe log lines printed", .choices = "debug|info|warn|error"},
+	{"config", FLAG_STRING, FLAG_AT(TrainerConfig, config), 0, 0, "",
+	 .help = "file of 'name value' lines (these flag names); the command line wins"},
 	{"help", FLAG_SWITCH, FLAG_AT(TrainerConfig, help), 0, 0, "0", .help = "this text", .attr = FLAG_NO_LOG},
 };
 enum { NFLAGS = sizeof(flags) / sizeof(flags[0]) };
-
 
 // pass 2: the flags the table does not name are model sizes or FastCLIP hyper-parameters, read
 // after pass 1 so --model and --loss pick the defaults they override
 static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, char **argv, char *err, size_t errlen)
 {
 	if (model_config_preset(&cfg->model, cfg->model_name) < 0) {
-		snprintf(err, errlen, "--model '%s' is not a preset (tiny, vit-s16, vit-b16, vit-l14)", cfg->model_name);
+		snprintf(err, errlen, "--model '%s' is not a preset (tiny, vit-s16, vit-b16, vit-l14)",
+			 cfg->model_name);
 		return -EINVAL;
 	}
 	fastclip_config_default(&cfg->loss, kind);
@@ -90,7 +156,8 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 		char name[64];
 		const char *v;
 		if (flags_split(flags, NFLAGS, argc, argv, &i, name, sizeof name, &v, err, errlen) != 0 ||
-		    flags_find(flags, NFLAGS, name) || (!strncmp(name, "no-", 3) && flags_find(flags, NFLAGS, name + 3)))
+		    flags_find(flags, NFLAGS, name) ||
+		    (!strncmp(name, "no-", 3) && flags_find(flags, NFLAGS, name + 3)))
 			continue; // pass 1 refused what does not split and took the table's own flags
 		int nm, nf;
 		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
@@ -127,7 +194,9 @@ static int resolve_schedule(TrainerConfig *cfg, int steps_given, char *err, size
 		}
 		int64_t per = trainer_steps_per_epoch(cfg);
 		if (per < 1) {
-			snprintf(err, errlen, "--epochs needs --dataset-size or --train-num-samples (tools/launch.sh passes the manifest's size)");
+			snprintf(
+				err, errlen,
+				"--epochs needs --dataset-size or --train-num-samples (tools/launch.sh passes the manifest's size)");
 			return -EINVAL;
 		}
 		double s = ceil(cfg->epochs * (double)per);
@@ -154,13 +223,15 @@ static int resolve_schedule(TrainerConfig *cfg, int steps_given, char *err, size
 // what one run needs beyond the table's bounds: combinations, and what launcher modes skip
 static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t errlen)
 {
-	static const char *const attn[] = {[KERN_ATTN_AUTO] = "auto", [KERN_ATTN_OWN] = "own", [KERN_ATTN_CUDNN] = "cudnn"};
+	static const char *const attn[] = {
+		[KERN_ATTN_AUTO] = "auto", [KERN_ATTN_OWN] = "own", [KERN_ATTN_CUDNN] = "cudnn"};
 	for (int a = 0; a < 3; a++)
 		if (!strcmp(cfg->attention, attn[a]))
 			cfg->attention_impl = (KAttention)a;
 	cfg->backend_kind = strcmp(cfg->backend, "cuda") ? KERN_BACKEND_CPU : KERN_BACKEND_CUDA;
 	if (cfg->backend_kind == KERN_BACKEND_CUDA && !strcmp(cfg->precision, "fp32")) {
-		snprintf(err, errlen, "--precision fp32 with --backend cuda: the CUDA backend's attention computes in bf16 only");
+		snprintf(err, errlen,
+			 "--precision fp32 with --backend cuda: the CUDA backend's attention computes in bf16 only");
 		return -EINVAL;
 	}
 	if (cfg->train_num_samples == 0)
@@ -172,7 +243,10 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	const int launcher_print = cfg->print_geometry || cfg->print_steps || cfg->print_params || cfg->fit_batch;
 	const int cpu_ranks = cfg->ranks > 1 && !launcher_print && !strcmp(cfg->backend, "cpu"); // GPU ranks: NCCL
 	if ((cpu_ranks || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
-		snprintf(err, errlen, "--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)", cfg->ranks);
+		snprintf(
+			err, errlen,
+			"--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)",
+			cfg->ranks);
 		return -EINVAL;
 	}
 	if (cfg->comm_create || cfg->comm_unlink || launcher_print)
@@ -184,12 +258,14 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	if (cfg->resume_position)
 		return 0;
 	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
-		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)", cfg->loss_name);
+		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)",
+			 cfg->loss_name);
 		return -EINVAL;
 	}
 	if (cfg->eval_manifest[0] && !cfg->eval_ring[0] &&
 	    (size_t)snprintf(cfg->eval_ring, sizeof cfg->eval_ring, "%s-eval", cfg->ring) >= sizeof cfg->eval_ring) {
-		snprintf(err, errlen, "--ring '%s' is too long to name its evaluation ring (give --eval-ring)", cfg->ring);
+		snprintf(err, errlen, "--ring '%s' is too long to name its evaluation ring (give --eval-ring)",
+			 cfg->ring);
 		return -EINVAL;
 	}
 	return 0;
@@ -233,15 +309,16 @@ int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, si
 
 int trainer_flags_help(char *buf, size_t len)
 {
-	size_t n = (size_t)snprintf(buf, len,
-				    "usage: trainer --ring NAME --rank R --ranks N [--comm NAME] --model tiny --loss fastclip-v3\n"
-				    "               --batch-size B --steps S --dataset-size D --run-dir DIR [--resume] [flags]\n"
-				    "       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
-				    "       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
-				    "       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n"
-				    "       trainer --print-geometry [model flags]         (launcher: ringctl --frames --height --width --text-len)\n"
-				    "       trainer --print-params [model flags]           (parameter counts, one JSON line)\n"
-				    "       trainer --print-steps [run flags]              (launcher: total steps, steps per epoch)\n\n");
+	size_t n = (size_t)snprintf(
+		buf, len,
+		"usage: trainer --ring NAME --rank R --ranks N [--comm NAME] --model tiny --loss fastclip-v3\n"
+		"               --batch-size B --steps S --dataset-size D --run-dir DIR [--resume] [flags]\n"
+		"       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
+		"       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
+		"       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n"
+		"       trainer --print-geometry [model flags]         (launcher: ringctl --frames --height --width --text-len)\n"
+		"       trainer --print-params [model flags]           (parameter counts, one JSON line)\n"
+		"       trainer --print-steps [run flags]              (launcher: total steps, steps per epoch)\n\n");
 	if (n < len)
 		n += (size_t)flags_help(flags, NFLAGS, buf + n, len - n);
 	int nm, nf;
@@ -268,12 +345,13 @@ int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 	size_t n = (size_t)flags_describe(flags, NFLAGS, cfg, buf, len);
 	const ModelConfig *m = &cfg->model;
 	if (n < len)
-		n += (size_t)snprintf(buf + n, len - n,
-				      " | image-size=%d patch=%d frames=%d vis-width=%d vis-layers=%d vis-heads=%d vocab=%d "
-				      "ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d act=%s | ",
-				      m->image_size, m->patch, m->frames, m->vis_width, m->vis_layers, m->vis_heads, m->vocab,
-				      m->ctx_len, m->txt_width, m->txt_layers, m->txt_heads, m->embed_dim, m->mlp_ratio,
-				      model_act_name(m->act));
+		n += (size_t)snprintf(
+			buf + n, len - n,
+			" | image-size=%d patch=%d frames=%d vis-width=%d vis-layers=%d vis-heads=%d vocab=%d "
+			"ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d act=%s | ",
+			m->image_size, m->patch, m->frames, m->vis_width, m->vis_layers, m->vis_heads, m->vocab,
+			m->ctx_len, m->txt_width, m->txt_layers, m->txt_heads, m->embed_dim, m->mlp_ratio,
+			model_act_name(m->act));
 	if (n < len)
 		n += (size_t)fastclip_config_describe(&cfg->loss, buf + n, len - n);
 	return (int)n;

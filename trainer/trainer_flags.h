@@ -16,23 +16,25 @@
 
 typedef struct {
 	char backend[8], master[256], rdv[8], rdv_file[1024];
-	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], eval_ring[128], model_name[32], loss_name[32],
-	    optimizer[16], log_level[16], eval_match[16], wd_groups[16], init_from[1024], precision[8], attention[16];
-	int device;                    // --device: CUDA ordinal, -1 = the local rank
-	int grad_checkpoint;           // --grad-checkpoint: recompute each block's activations in backward
-	double memory_limit_gb;        // --memory-limit: device bytes the run may plan for (0: what the device has)
-	double peak_tflops;            // --peak-tflops: the MFU's denominator (0: none known, no MFU)
+	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], eval_ring[128], model_name[32],
+		loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16], init_from[1024],
+		precision[8], attention[16];
+	int device;             // --device: CUDA ordinal, -1 = the local rank
+	int grad_checkpoint;    // --grad-checkpoint: recompute each block's activations in backward
+	double memory_limit_gb; // --memory-limit: device bytes the run may plan for (0: what the device has)
+	double peak_tflops;     // --peak-tflops: the MFU's denominator (0: none known, no MFU)
 	// who this rank is: --rank/--ranks or the launcher's environment (trainer_dist_resolve)
 	int local_rank, local_ranks, node, nodes;
 	RdvInfo rdv_info;
 	int rank, ranks, batch_size, threads, flip, keep_last, resume, help, init_skip_mismatched, metrics_every;
-	int comm_create, comm_unlink;  // launcher modes: create / remove the comm segment, then exit
-	int resume_position;           // launcher mode: print where the ring of a resumed run starts, exit
-	int print_geometry;            // launcher mode: print the ringctl geometry flags the model needs, exit
-	int print_params;              // print the model's parameter counts as one JSON line, exit
-	int fit_batch;                 // print the largest batch whose step fits the device, exit
-	int print_steps;               // launcher mode: print "steps S steps-per-epoch E" of this run, exit
-	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every, warmup_steps;
+	int comm_create, comm_unlink; // launcher modes: create / remove the comm segment, then exit
+	int resume_position;          // launcher mode: print where the ring of a resumed run starts, exit
+	int print_geometry;           // launcher mode: print the ringctl geometry flags the model needs, exit
+	int print_params;             // print the model's parameter counts as one JSON line, exit
+	int fit_batch;                // print the largest batch whose step fits the device, exit
+	int print_steps;              // launcher mode: print "steps S steps-per-epoch E" of this run, exit
+	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every,
+		warmup_steps;
 	uint64_t seed; // --init-seed: the model's initial weights (the data seed is the ring's)
 	double epochs; // > 0: --steps resolved from it (trainer_steps_per_epoch)
 	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;

@@ -3,7 +3,7 @@
 // soon as an event after its copy completes (at once on the CPU backend), so a rank holds few slots
 // and never starves a ring, and the next batch's copies run while the current step computes.
 #include "trainer_ingest.h" // defines: TrainerIngest, ...
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"      // defines: time_mono_s
 
 #include <errno.h>  // defines: ENOENT, EINVAL, ERANGE, ETIMEDOUT, ESHUTDOWN, ECANCELED
 #include <stdio.h>  // defines: snprintf
@@ -16,13 +16,17 @@ static int check_ring(TrainerIngest *in, const char *ring, int ranks, const Mode
 {
 	RingInfo info;
 	ring_info(in->ring, &info);
-	RingGeometry want = { .frames = (uint32_t)m->frames, .height = (uint32_t)m->image_size,
-			      .width = (uint32_t)m->image_size, .channels = 3, .text_len = (uint32_t)m->ctx_len };
+	RingGeometry want = {.frames = (uint32_t)m->frames,
+			     .height = (uint32_t)m->image_size,
+			     .width = (uint32_t)m->image_size,
+			     .channels = 3,
+			     .text_len = (uint32_t)m->ctx_len};
 	if (!ring_geometry_equal(&info.geometry, &want)) {
 		char have[96], need[96];
 		ring_geometry_format(&info.geometry, have, sizeof have);
 		ring_geometry_format(&want, need, sizeof need);
-		snprintf(err, errlen, "ring '%s' carries clips of %s but the model wants %s (--frames, --image-size, --ctx-len)",
+		snprintf(err, errlen,
+			 "ring '%s' carries clips of %s but the model wants %s (--frames, --image-size, --ctx-len)",
 			 ring, have, need);
 		return -EINVAL;
 	}
@@ -49,8 +53,8 @@ static int setup_device(TrainerIngest *in, KernCtx *ctx, int flags, char *err, s
 	for (int i = 0; i < in->fly_cap && !rc; i++)
 		rc = kern_event_create(ctx, &in->fly_ev[i]);
 	if (rc < 0) {
-		snprintf(err, errlen, "ring '%s': cannot make a copy stream and %d events on the %s device: %s", in->name,
-			 in->fly_cap, kern_ctx_backend_name(ctx), strerror(-rc));
+		snprintf(err, errlen, "ring '%s': cannot make a copy stream and %d events on the %s device: %s",
+			 in->name, in->fly_cap, kern_ctx_backend_name(ctx), strerror(-rc));
 		return rc;
 	}
 	in->ctx = ctx;
@@ -68,14 +72,17 @@ static int setup_device(TrainerIngest *in, KernCtx *ctx, int flags, char *err, s
 	int st = kern_host_alloc(ctx, (void **)&in->stage, stage);
 	if (st < 0) {
 		in->stage = NULL;
-		snprintf(err, errlen, "ring '%s': the %s device refused to register its %zu bytes of slots (%s) and a pinned "
-				      "staging buffer of %zu bytes could not be allocated: %s", in->name,
-			 kern_ctx_backend_name(ctx), bytes, strerror(-rc), stage, strerror(-st));
+		snprintf(err, errlen,
+			 "ring '%s': the %s device refused to register its %zu bytes of slots (%s) and a pinned "
+			 "staging buffer of %zu bytes could not be allocated: %s",
+			 in->name, kern_ctx_backend_name(ctx), bytes, strerror(-rc), stage, strerror(-st));
 		return st;
 	}
-	snprintf(in->note, sizeof in->note, "ring '%s': %s; copies go through a pinned staging buffer of %.1f MiB (one "
-		 "more host copy per clip)", in->name,
-		 rc == -ECANCELED ? "staging asked for" : "the device refused to register the ring mapping", stage / 1048576.0);
+	snprintf(in->note, sizeof in->note,
+		 "ring '%s': %s; copies go through a pinned staging buffer of %.1f MiB (one "
+		 "more host copy per clip)",
+		 in->name, rc == -ECANCELED ? "staging asked for" : "the device refused to register the ring mapping",
+		 stage / 1048576.0);
 	if (rc != -ECANCELED)
 		snprintf(in->note + strlen(in->note), sizeof in->note - strlen(in->note), " [%s]", strerror(-rc));
 	return 0;
@@ -91,7 +98,9 @@ int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int r
 	int rc = ring_open(&in->ring, ring, NULL, why, sizeof why);
 	if (rc < 0) {
 		if (rc == -ENOENT)
-			snprintf(err, errlen, "ring '%s' does not exist (create it with tools/ringctl create or tools/launch.sh)", ring);
+			snprintf(err, errlen,
+				 "ring '%s' does not exist (create it with tools/ringctl create or tools/launch.sh)",
+				 ring);
 		else
 			snprintf(err, errlen, "cannot open ring '%s': %s", ring, why[0] ? why : strerror(-rc));
 		in->ring = NULL;
@@ -103,7 +112,9 @@ int trainer_ingest_open(TrainerIngest *in, KernCtx *ctx, const char *ring, int r
 		if (rc == -EBUSY)
 			snprintf(err, errlen, "rank %d of ring '%s' is held by another live trainer", rank, ring);
 		else if (rc == -EPROTO)
-			snprintf(err, errlen, "ring '%s' is damaged: rank %d's stream position cannot occur; recreate it", ring, rank);
+			snprintf(err, errlen,
+				 "ring '%s' is damaged: rank %d's stream position cannot occur; recreate it", ring,
+				 rank);
 		else
 			snprintf(err, errlen, "cannot attach to ring '%s' as rank %d: %s", ring, rank, strerror(-rc));
 	}
@@ -178,17 +189,21 @@ static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *er
 		in->wait_s += t - t0;
 		uint64_t g = trainer_ingest_position(in);
 		if (rc == -ETIMEDOUT)
-			snprintf(err, errlen, "no data on ring '%s' for %.0f s at position %llu (are the loaders running?)", in->name,
-				 timeout_s, (unsigned long long)g);
+			snprintf(err, errlen,
+				 "no data on ring '%s' for %.0f s at position %llu (are the loaders running?)",
+				 in->name, timeout_s, (unsigned long long)g);
 		else if (rc == -EPROTO)
-			snprintf(err, errlen, "ring '%s' is damaged: its slots hold positions no sound ring can have (at position %llu); "
-				 "recreate it", in->name, (unsigned long long)g);
+			snprintf(
+				err, errlen,
+				"ring '%s' is damaged: its slots hold positions no sound ring can have (at position %llu); "
+				"recreate it",
+				in->name, (unsigned long long)g);
 		else if (rc == -ESHUTDOWN)
 			snprintf(err, errlen, "ring '%s' was destroyed while waiting for position %llu", in->name,
 				 (unsigned long long)g);
 		else
-			snprintf(err, errlen, "ring '%s': acquiring position %llu failed: %s", in->name, (unsigned long long)g,
-				 strerror(-rc));
+			snprintf(err, errlen, "ring '%s': acquiring position %llu failed: %s", in->name,
+				 (unsigned long long)g, strerror(-rc));
 		return rc;
 	}
 }
@@ -196,9 +211,11 @@ static int acquire(TrainerIngest *in, RingSlot *slot, double timeout_s, char *er
 int trainer_ingest_skip_to(TrainerIngest *in, uint64_t pos, double timeout_s, char *err, size_t errlen)
 {
 	if (trainer_ingest_position(in) > pos) {
-		snprintf(err, errlen, "ring '%s' starts at position %llu, past the checkpoint's %llu (recreate it with "
-				      "--first-position at most %llu)", in->name, (unsigned long long)trainer_ingest_position(in),
-			 (unsigned long long)pos, (unsigned long long)pos);
+		snprintf(err, errlen,
+			 "ring '%s' starts at position %llu, past the checkpoint's %llu (recreate it with "
+			 "--first-position at most %llu)",
+			 in->name, (unsigned long long)trainer_ingest_position(in), (unsigned long long)pos,
+			 (unsigned long long)pos);
 		return -ERANGE;
 	}
 	while (trainer_ingest_position(in) < pos) {
@@ -344,7 +361,8 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 	const int B = (int)b->clips->shape[0];
 	int rc = b->free_ev ? kern_stream_wait_event(in->copy, b->free_ev) : 0;
 	if (rc < 0) {
-		snprintf(err, errlen, "ring '%s': ordering the copies after the last step failed: %s", in->name, strerror(-rc));
+		snprintf(err, errlen, "ring '%s': ordering the copies after the last step failed: %s", in->name,
+			 strerror(-rc));
 		return rc;
 	}
 	for (int row = 0; row < B;) {

@@ -40,23 +40,23 @@ typedef struct {
 	RingConsumer *cons;
 	char name[128];
 	RingGeometry geom;
-	uint64_t seed;        // the ring's data-stream seed (augmentation keys)
+	uint64_t seed;                    // the ring's data-stream seed (augmentation keys)
 	uint32_t ring_ranks, node, nodes; // a ring position's global position (stream_node_position)
 	int vocab;
-	size_t clip_bytes;    // T*H*W*C
-	uint64_t errors;      // error slots skipped since open
-	double wait_s;        // seconds spent waiting for READY slots since open
+	size_t clip_bytes; // T*H*W*C
+	uint64_t errors;   // error slots skipped since open
+	double wait_s;     // seconds spent waiting for READY slots since open
 	// when set and nonzero (a stop request), a wait that finds no data for 200 ms ends with
 	// -ECANCELED: the batch is abandoned (the checkpoint holds the positions before it)
 	const volatile sig_atomic_t *cancel;
-	KernCtx *ctx;         // the device's compute stream (the ring mapping is registered with its device)
-	KernCtx *copy;        // the copy stream: every upload of the batch goes here
-	void *region;         // the registered span of payloads (ring_payload_region); NULL when staging
+	KernCtx *ctx;  // the device's compute stream (the ring mapping is registered with its device)
+	KernCtx *copy; // the copy stream: every upload of the batch goes here
+	void *region;  // the registered span of payloads (ring_payload_region); NULL when staging
 	// staging (registration refused or INGEST_STAGING): fly_cap entries of clip + text bytes, entry
 	// i used by in-flight entry i; the ring slot is released right after its memcpy
 	uint8_t *stage;
 	size_t stage_stride;
-	char note[512];       // one line for the log when open fell back to staging ("" otherwise)
+	char note[512]; // one line for the log when open fell back to staging ("" otherwise)
 	// copies in flight, oldest first, each with the event recorded after it; held[i]: the ring
 	// slot fly[i] is still held (registered path) and is released when the event completes
 	RingSlot fly[INGEST_MAX_INFLIGHT];

@@ -6,7 +6,7 @@
 // terminal's Ctrl-C reaches the trainers and then launch.sh's SIGTERM follows), so every stop
 // request ends in a checkpoint; SIGKILL is the way to exit without one (trainer_run.c says how
 // the ranks agree on the step).
-#define _GNU_SOURCE // sched_getaffinity, CPU_COUNT
+#define _GNU_SOURCE   // sched_getaffinity, CPU_COUNT
 #include <errno.h>    // defines: errno, ENOENT, EEXIST
 #include <sched.h>    // defines: sched_getaffinity, CPU_COUNT
 #include <signal.h>   // defines: sigaction, SIGTERM, SIGINT
@@ -18,7 +18,7 @@
 
 #include "comm.h"            // defines: comm_shm_create, comm_shm_unlink, rdv_describe
 #include "log.h"             // defines: log_init, log_info, log_fatalx
-#include "model.h" // defines: ParamSpec, model_layout
+#include "model.h"           // defines: ParamSpec, model_layout
 #include "trainer_dist.h"    // defines: trainer_dist_open_device, trainer_dist_open_comm
 #include "trainer_ckpt.h"    // defines: trainer_ckpt_load, trainer_ckpt_first_position
 #include "trainer_eval.h"    // defines: TrainerEval, trainer_eval_open, trainer_eval_close
@@ -110,18 +110,24 @@ static void log_plan(const TrainerConfig *c, int64_t step)
 	const int64_t samples = c->train_num_samples > 0 ? c->train_num_samples : c->dataset_size;
 	if (per_epoch > 0)
 		log_info("plan: steps %lld to %lld, %lld steps per epoch (%lld samples, %lld per step): %.1f epochs",
-			 (long long)step, (long long)c->steps, (long long)per_epoch, (long long)samples, (long long)per_step,
-			 (double)c->steps / (double)per_epoch);
+			 (long long)step, (long long)c->steps, (long long)per_epoch, (long long)samples,
+			 (long long)per_step, (double)c->steps / (double)per_epoch);
 	const int fastclip = c->loss.kind != FASTCLIP_OPENCLIP;
 	if (fastclip)
-		log_info("note: with --loss %s the loss column is FastCLIP's surrogate, whose gradient is the estimator; "
-			 "it stays nearly flat (fastclip-v1: about 2.0 by construction). Learning shows as nce falling "
-			 "and acc rising", c->loss_name);
+		log_info(
+			"note: with --loss %s the loss column is FastCLIP's surrogate, whose gradient is the estimator; "
+			"it stays nearly flat (fastclip-v1: about 2.0 by construction). Learning shows as nce falling "
+			"and acc rising",
+			c->loss_name);
 	if (samples > 0 && per_step > samples)
-		log_warnx("one step takes %lld samples (--batch-size %d x %d ranks), more than an epoch's %lld: every "
-			  "step is a new epoch%s", (long long)per_step, c->batch_size, c->ranks, (long long)samples,
-			  fastclip ? ", so FastCLIP's γ schedule (per epoch, --gamma-decay-epochs) is used up within a few "
-				     "steps; use a smaller batch or more data" : "");
+		log_warnx(
+			"one step takes %lld samples (--batch-size %d x %d ranks), more than an epoch's %lld: every "
+			"step is a new epoch%s",
+			(long long)per_step, c->batch_size, c->ranks, (long long)samples,
+			fastclip
+				? ", so FastCLIP's γ schedule (per epoch, --gamma-decay-epochs) is used up within a few "
+				  "steps; use a smaller batch or more data"
+				: "");
 }
 
 // the parameter counts of the model the flags describe, for tools that rebuild it elsewhere
@@ -233,15 +239,20 @@ static void plan_memory(const TrainerConfig *c, KernCtx *ctx, const TrainStepCon
 		log_fatalx("cannot plan the step's memory: %s", strerror(-rc));
 	KMemInfo mi;
 	const int known = kern_ctx_memory(ctx, &mi) == 0;
-	const size_t budget = c->memory_limit_gb > 0 ? (size_t)(c->memory_limit_gb * 1073741824.0) : known ? mi.device_free : 0;
+	const size_t budget = c->memory_limit_gb > 0 ? (size_t)(c->memory_limit_gb * 1073741824.0)
+			      : known                ? mi.device_free
+						     : 0;
 	char avail[96] = "unknown (the backend does not say; --memory-limit sets it)", h[6][32];
 	if (budget)
-		snprintf(avail, sizeof avail, "%s %s", human(budget, h[0], 32), c->memory_limit_gb > 0 ? "(--memory-limit)" : "free");
+		snprintf(avail, sizeof avail, "%s %s", human(budget, h[0], 32),
+			 c->memory_limit_gb > 0 ? "(--memory-limit)" : "free");
 	if (!budget || m.total <= budget) {
-		snprintf(line, len, "device memory of batch %d%s: parameters %s, optimizer %s, activations %s, workspace %s, "
-			 "batch and loss %s; total %s of %s", tc->batch, tc->grad_checkpoint ? " (--grad-checkpoint)" : "",
-			 human(m.params, h[0], 32), human(m.optimizer, h[1], 32), human(m.activations, h[2], 32),
-			 human(m.workspace, h[3], 32), human(m.data, h[4], 32), human(m.total, h[5], 32), avail);
+		snprintf(line, len,
+			 "device memory of batch %d%s: parameters %s, optimizer %s, activations %s, workspace %s, "
+			 "batch and loss %s; total %s of %s",
+			 tc->batch, tc->grad_checkpoint ? " (--grad-checkpoint)" : "", human(m.params, h[0], 32),
+			 human(m.optimizer, h[1], 32), human(m.activations, h[2], 32), human(m.workspace, h[3], 32),
+			 human(m.data, h[4], 32), human(m.total, h[5], 32), avail);
 		return;
 	}
 	int fit = 0, fit_ckpt = 0;
@@ -254,19 +265,29 @@ static void plan_memory(const TrainerConfig *c, KernCtx *ctx, const TrainStepCon
 	if (fit_ckpt > fit)
 		snprintf(hint, sizeof hint, "; with --grad-checkpoint --batch-size %d does", fit_ckpt);
 	if (fit > 0)
-		log_fatalx("--batch-size %d needs %s of device memory (activations %s), more than the %s: --batch-size %d "
-			   "fits%s", tc->batch, human(m.total, h[1], 32), human(m.activations, h[2], 32), avail, fit, hint);
+		log_fatalx(
+			"--batch-size %d needs %s of device memory (activations %s), more than the %s: --batch-size %d "
+			"fits%s",
+			tc->batch, human(m.total, h[1], 32), human(m.activations, h[2], 32), avail, fit, hint);
 	log_fatalx("--batch-size %d needs %s of device memory, more than the %s: not even batch 1 fits (parameters and "
-		   "optimizer alone take %s)%s", tc->batch, human(m.total, h[1], 32), avail,
-		   human(m.params + m.optimizer, h[2], 32), hint);
+		   "optimizer alone take %s)%s",
+		   tc->batch, human(m.total, h[1], 32), avail, human(m.params + m.optimizer, h[2], 32), hint);
 }
 
 static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_t seed, char *prec, size_t len)
 {
-	return (TrainStepConfig){.model = c->model, .opt = c->opt, .loss = c->loss, .act = precision(c, ctx, prec, len),
-				 .batch = c->batch_size, .dataset_size = c->dataset_size, .wd_groups = c->wd,
-				 .bucket_bytes = (size_t)(c->bucket_mb * 1048576.0), .data_seed = seed, .flip = c->flip,
-				 .log_every = c->metrics_every, .grad_checkpoint = c->grad_checkpoint};
+	return (TrainStepConfig){.model = c->model,
+				 .opt = c->opt,
+				 .loss = c->loss,
+				 .act = precision(c, ctx, prec, len),
+				 .batch = c->batch_size,
+				 .dataset_size = c->dataset_size,
+				 .wd_groups = c->wd,
+				 .bucket_bytes = (size_t)(c->bucket_mb * 1048576.0),
+				 .data_seed = seed,
+				 .flip = c->flip,
+				 .log_every = c->metrics_every,
+				 .grad_checkpoint = c->grad_checkpoint};
 }
 
 // --fit-batch: the largest batch whose step fits this rank's device (benchmarks and launchers)
@@ -278,10 +299,12 @@ static int fit_batch(const TrainerConfig *c)
 		log_fatalx("%s", err);
 	TrainStepConfig tc = step_config(c, ctx, 0, prec, sizeof prec);
 	KMemInfo mi;
-	size_t budget = c->memory_limit_gb > 0 ? (size_t)(c->memory_limit_gb * 1073741824.0)
-					       : kern_ctx_memory(ctx, &mi) == 0 ? mi.device_free : 0;
+	size_t budget = c->memory_limit_gb > 0           ? (size_t)(c->memory_limit_gb * 1073741824.0)
+			: kern_ctx_memory(ctx, &mi) == 0 ? mi.device_free
+							 : 0;
 	if (!budget)
-		log_fatalx("the %s backend does not tell its free memory: give --memory-limit GIB", kern_ctx_backend_name(ctx));
+		log_fatalx("the %s backend does not tell its free memory: give --memory-limit GIB",
+			   kern_ctx_backend_name(ctx));
 	int fit;
 	int rc = trainer_memory_fit(ctx, &tc, c->ranks, budget, &fit);
 	if (rc < 0)
@@ -301,8 +324,9 @@ static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *i
 		int nr;
 		uint64_t first;
 		if (trainer_ckpt_first_position(r->ckdir, &cs, &nr, &first, err, sizeof err) == 0 && nr != c->ranks)
-			log_fatalx("cannot resume: the checkpoint of step %lld was written by %d ranks, this run has --ranks %d",
-				   (long long)cs, nr, c->ranks);
+			log_fatalx(
+				"cannot resume: the checkpoint of step %lld was written by %d ranks, this run has --ranks %d",
+				(long long)cs, nr, c->ranks);
 	}
 	rc = c->resume ? trainer_ckpt_load(r->ckdir, r->ts, &r->step, r->positions, c->ranks, in->seed, err, sizeof err)
 		       : -ENOENT;
@@ -316,7 +340,8 @@ static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *i
 			log_fatalx("%s", err);
 	} else if (rc == -ENOENT) {
 		if (c->resume)
-			log_warnx("--resume: %s holds no checkpoint, so this run starts from scratch at step 0", r->ckdir);
+			log_warnx("--resume: %s holds no checkpoint, so this run starts from scratch at step 0",
+				  r->ckdir);
 		if ((rc = train_step_init(r->ts, c->seed)) < 0)
 			log_fatalx("cannot initialise the parameters: %s", strerror(-rc));
 		if (c->init_from[0]) {
@@ -376,21 +401,33 @@ int main(int argc, char **argv)
 		log_fatalx("cannot create run directory %s: %s", ckdir, strerror(-rc));
 	snprintf(marker, sizeof marker, "%s/LATEST", ckdir);
 	if (!c.resume && access(marker, F_OK) == 0)
-		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir", c.run_dir);
+		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir",
+			   c.run_dir);
 
 	TrainStepConfig tc = step_config(&c, ctx, in.seed, prec, sizeof prec);
 	char memline[512];
 	plan_memory(&c, ctx, &tc, memline, sizeof memline);
 	TrainStep *ts;
 	if ((rc = train_step_create(&ts, ctx, comm, &tc)) < 0)
-		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks, strerror(-rc));
+		log_fatalx("cannot build the model and step (batch %d x %d ranks): %s", c.batch_size, c.ranks,
+			   strerror(-rc));
 	TrainerEval *ev = NULL;
 	if (c.rank == 0 && c.eval_manifest[0] &&
 	    (rc = trainer_eval_open(&ev, ctx, c.eval_ring, c.eval_manifest, ts->model, !strcmp(c.eval_match, "caption"),
 				    c.data_timeout, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
-	TrainerRun r = {.c = &c, .ctx = ctx, .comm = comm, .ts = ts, .in = &in, .ev = ev, .ckdir = ckdir, .mpath = mpath,
-			.epath = epath, .stop = &g_stop, .last_ckpt = -1, .positions = calloc((size_t)c.ranks, sizeof(uint64_t))};
+	TrainerRun r = {.c = &c,
+			.ctx = ctx,
+			.comm = comm,
+			.ts = ts,
+			.in = &in,
+			.ev = ev,
+			.ckdir = ckdir,
+			.mpath = mpath,
+			.epath = epath,
+			.stop = &g_stop,
+			.last_ckpt = -1,
+			.positions = calloc((size_t)c.ranks, sizeof(uint64_t))};
 	if (!r.positions)
 		log_fatalx("out of memory");
 	load_or_init(&c, &r, &in);
@@ -404,14 +441,15 @@ int main(int argc, char **argv)
 	if (in.note[0])
 		log_warnx("%s", in.note);
 	log_info("model %s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",
-		 c.model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx), why_threads,
-		 prec, c.ring, (unsigned long long)in.seed);
+		 c.model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx),
+		 why_threads, prec, c.ring, (unsigned long long)in.seed);
 	log_info("attention (--attention %s): %s", c.attention, kern_ctx_attention(ctx));
 	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
 	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
-	log_info("epoch: %lld samples (--train-num-samples) = %lld steps of %d x %d; u tables: %lld rows (--dataset-size)",
-		 (long long)c.train_num_samples, (long long)trainer_steps_per_epoch(&c), c.batch_size, c.ranks,
-		 (long long)c.dataset_size);
+	log_info(
+		"epoch: %lld samples (--train-num-samples) = %lld steps of %d x %d; u tables: %lld rows (--dataset-size)",
+		(long long)c.train_num_samples, (long long)trainer_steps_per_epoch(&c), c.batch_size, c.ranks,
+		(long long)c.dataset_size);
 	log_plan(&c, r.step);
 	if (c.rank == 0 && !(r.mf = trainer_metrics_open(mpath, r.last_ckpt >= 0 ? r.step : -1)))
 		log_fatalx("cannot open %s: %s", mpath, strerror(errno));
@@ -421,11 +459,14 @@ int main(int argc, char **argv)
 	if (r.stopped) // a checkpoint is said to be saved only when rank 0's save of this step succeeded
 		log_info("stopped by a signal at step %lld; %s", (long long)r.step,
 			 c.rank != 0 ? "rank 0 writes the checkpoint"
-			 : r.last_ckpt == r.step && !r.save_failed ? "checkpoint saved"
-								     : "the checkpoint of this step was NOT saved (see above)");
+			 : r.last_ckpt == r.step && !r.save_failed
+				 ? "checkpoint saved"
+				 : "the checkpoint of this step was NOT saved (see above)");
 	else
-		log_info("finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
-			 (long long)r.step, (long long)(r.step - r.start), r.total_s, (unsigned long long)in.errors, in.wait_s);
+		log_info(
+			"finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
+			(long long)r.step, (long long)(r.step - r.start), r.total_s, (unsigned long long)in.errors,
+			in.wait_s);
 	if (r.mf)
 		fclose(r.mf);
 	free(r.positions);

@@ -11,13 +11,14 @@ static size_t data_bytes(const TrainStepConfig *c, int world)
 	const size_t B = (size_t)c->batch, N = (size_t)world * B, d = (size_t)c->model.embed_dim;
 	const size_t S = (size_t)c->model.image_size, act = kern_dtype_size(c->act);
 	size_t b = 2 * B * ((size_t)c->model.frames * S * S * 3 + sizeof(int32_t) * (size_t)c->model.ctx_len);
-	b += 2 * B * sizeof(int64_t);                   // ids, pos
+	b += 2 * B * sizeof(int64_t);                     // ids, pos
 	b += 2 * N * d * act + 2 * B * d * sizeof(float); // E1, E2; de1, de2
 	if (c->loss.kind == FASTCLIP_OPENCLIP) {
 		b += 2 * N * d * sizeof(float); // dE1, dE2
 	} else {
 		const int v = (int)fastclip_fcco_params(&c->loss, 0).version;
-		const size_t w = (size_t)fastclip_pack_width(c->loss.kind), tw = (size_t)kern_fcco_table_width((KFccoVersion)v);
+		const size_t w = (size_t)fastclip_pack_width(c->loss.kind),
+			     tw = (size_t)kern_fcco_table_width((KFccoVersion)v);
 		b += N * sizeof(int64_t) + (B + N) * w * sizeof(float) + (size_t)c->dataset_size * tw * sizeof(float);
 	}
 	return b + 2 * sizeof(float) + (size_t)c->log_every * TS_NSCALARS * sizeof(float); // temp_mv, metrics
@@ -36,8 +37,10 @@ int trainer_memory_plan(KernCtx *ctx, const TrainStepConfig *c, int world, Train
 	int ns;
 	model_layout(&c->model, NULL, &ns, &n);
 	size_t ws = kern_loss_ws_bytes(ctx, c->batch, world * c->batch, c->model.embed_dim);
-	*out = (TrainerMemory){.params = mb.params, .optimizer = 2 * sizeof(float) * (size_t)n + 2 * sizeof(float),
-			       .activations = mb.activations, .workspace = mb.workspace > ws ? mb.workspace : ws,
+	*out = (TrainerMemory){.params = mb.params,
+			       .optimizer = 2 * sizeof(float) * (size_t)n + 2 * sizeof(float),
+			       .activations = mb.activations,
+			       .workspace = mb.workspace > ws ? mb.workspace : ws,
 			       .data = data_bytes(c, world)};
 	out->total = out->params + out->optimizer + out->activations + out->workspace + out->data;
 	return 0;

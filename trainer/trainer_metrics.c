@@ -2,9 +2,9 @@
 // are written as null, which JSON has no other spelling for).
 #include "trainer_metrics.h" // defines: TrainerMetrics, ...
 
-#include <errno.h> // defines: errno, ENOENT, EIO
-#include <math.h>  // defines: isfinite
-#include <stdio.h> // defines: fopen, fgets, sscanf, rename
+#include <errno.h>  // defines: errno, ENOENT, EIO
+#include <math.h>   // defines: isfinite
+#include <stdio.h>  // defines: fopen, fgets, sscanf, rename
 #include <unistd.h> // defines: unlink
 
 FILE *trainer_metrics_open(const char *path, int64_t keep_through)

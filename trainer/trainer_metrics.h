@@ -9,20 +9,20 @@
 #include <stdio.h>  // defines: FILE
 
 typedef struct {
-	int64_t step;               // optimizer updates done, this one included
+	int64_t step; // optimizer updates done, this one included
 	int epoch;
-	double loss, nce, acc;      // means over ranks (see TrainStepStats)
+	double loss, nce, acc; // means over ranks (see TrainStepStats)
 	double tau, lr, grad_norm;
-	double step_s;              // wall time of the step, data wait included
-	double samples_per_s;       // global batch / step_s
-	double data_wait_s;         // mean over ranks of the time waiting for READY slots
-	double error_slots;         // error slots skipped in this step, all ranks
-	double comm_bytes;          // bytes this rank sent in the step's collectives (DESIGN §7 model)
-	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes; // the same per collective
+	double step_s;        // wall time of the step, data wait included
+	double samples_per_s; // global batch / step_s
+	double data_wait_s;   // mean over ranks of the time waiting for READY slots
+	double error_slots;   // error slots skipped in this step, all ranks
+	double comm_bytes;    // bytes this rank sent in the step's collectives (DESIGN §7 model)
+	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes;              // the same per collective
 	double t_augment, t_forward, t_exchange, t_backward, t_allreduce, t_update; // rank 0's phases, seconds
-	int64_t host_waits;         // rank 0's host waits on the device in the step (its read-back included)
-	double data_wait_pct;       // data_wait_s / step_s, percent
-	double mfu;                 // model FLOPs per second / (--peak-tflops x ranks); NaN (null) without a peak
+	int64_t host_waits;               // rank 0's host waits on the device in the step (its read-back included)
+	double data_wait_pct;             // data_wait_s / step_s, percent
+	double mfu;                       // model FLOPs per second / (--peak-tflops x ranks); NaN (null) without a peak
 	double mem_bytes, mem_peak_bytes; // rank 0's device tensor bytes after the step, and the most so far
 } TrainerMetrics;
 

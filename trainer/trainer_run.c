@@ -6,7 +6,7 @@
 // every rank's position. A rank waiting for data when a stop comes abandons that batch (the
 // loaders may be stopping too); every rank learns of it and the batch is read again after a resume.
 #include "trainer_run.h" // defines: TrainerRun, trainer_run
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"   // defines: time_mono_s
 
 #include <errno.h>  // defines: ERANGE, ECANCELED
 #include <math.h>   // defines: exp, isfinite, NAN
@@ -32,8 +32,8 @@ static void step_failed(TrainerRun *r, int64_t step, int rc)
 {
 	const char *why = kern_error_message(r->ctx);
 	if (rc == -ERANGE && (!strncmp(why, "optimizer", 9) || !strncmp(why, "temp_step", 9)))
-		log_fatalx("step %lld: the gradient is not finite (%s); last checkpoint at step %lld", (long long)step, why,
-			   (long long)r->last_ckpt);
+		log_fatalx("step %lld: the gradient is not finite (%s); last checkpoint at step %lld", (long long)step,
+			   why, (long long)r->last_ckpt);
 	if (comm_error(r->comm)[0])
 		log_fatalx("step %lld failed: %s (%s)", (long long)step, comm_error(r->comm), strerror(-rc));
 	log_fatalx("step %lld failed: %s", (long long)step, why[0] ? why : strerror(-rc));
@@ -45,11 +45,12 @@ static void log_step(const TrainerRun *r, const TrainerMetrics *m)
 	char mfu[32] = "";
 	if (isfinite(m->mfu))
 		snprintf(mfu, sizeof mfu, " MFU %.1f%%", 100 * m->mfu);
-	log_info("step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s, %.1f%%) "
-		 "%.1f samples/s | mem %.2f GiB (peak %.2f)%s",
-		 (long long)m->step, (long long)c->steps, m->epoch, m->loss, m->nce, m->acc, m->tau, m->lr, m->step_s,
-		 m->data_wait_s, m->data_wait_pct, m->samples_per_s, m->mem_bytes / 1073741824.0,
-		 m->mem_peak_bytes / 1073741824.0, mfu);
+	log_info(
+		"step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s, %.1f%%) "
+		"%.1f samples/s | mem %.2f GiB (peak %.2f)%s",
+		(long long)m->step, (long long)c->steps, m->epoch, m->loss, m->nce, m->acc, m->tau, m->lr, m->step_s,
+		m->data_wait_s, m->data_wait_pct, m->samples_per_s, m->mem_bytes / 1073741824.0,
+		m->mem_peak_bytes / 1073741824.0, mfu);
 }
 
 // one read-back of the pending steps' scalars; every rank calls it at the same steps
@@ -87,7 +88,9 @@ static void flush(TrainerRun *r, Pending *pend)
 		m->tau = exp(-(double)d[TS_LOG_S]);
 		m->grad_norm = d[TS_GRAD_NORM];
 		m->data_wait_pct = m->step_s > 0 ? 100.0 * m->data_wait_s / m->step_s : 0;
-		m->mfu = c->peak_tflops > 0 && m->step_s > 0 ? r->flops_per_step / m->step_s / (c->peak_tflops * 1e12 * c->ranks) : NAN;
+		m->mfu = c->peak_tflops > 0 && m->step_s > 0
+				 ? r->flops_per_step / m->step_s / (c->peak_tflops * 1e12 * c->ranks)
+				 : NAN;
 		if (r->mf && (rc = trainer_metrics_write(r->mf, m)) < 0)
 			log_fatalx("cannot write %s: %s", r->mpath, strerror(-rc));
 		if (c->rank == 0 && (m->step % c->log_every == 0 || m->step == c->steps))
@@ -118,13 +121,14 @@ static int agree(TrainerRun *r, Agree *all, int abandoned)
 static void checkpoint(TrainerRun *r)
 {
 	char err[512];
-	int rc = trainer_ckpt_save(r->ckdir, r->ts, r->step, r->positions, r->c->ranks, r->in->seed, r->c->keep_last, err,
-				   sizeof err);
+	int rc = trainer_ckpt_save(r->ckdir, r->ts, r->step, r->positions, r->c->ranks, r->in->seed, r->c->keep_last,
+				   err, sizeof err);
 	if (rc < 0) {
 		log_error("checkpoint at step %lld failed: %s", (long long)r->step, err);
 		r->save_failed = 1;
 	} else {
-		log_info("checkpoint at step %lld: %s/ckpt-%08lld.safetensors", (long long)r->step, r->ckdir, (long long)r->step);
+		log_info("checkpoint at step %lld: %s/ckpt-%08lld.safetensors", (long long)r->step, r->ckdir,
+			 (long long)r->step);
 		r->save_failed = 0;
 		r->last_ckpt = r->step;
 	}
@@ -136,8 +140,8 @@ static void evaluate(TrainerRun *r)
 	double t2v, v2t, chance, te = time_mono_s();
 	if (trainer_eval_run(r->ev, r->ts->model, r->step, r->epath, &t2v, &v2t, &chance, err, sizeof err) < 0)
 		log_fatalx("evaluation at step %lld failed: %s", (long long)r->step, err);
-	log_info("eval at step %lld: R@1 text->video %.1f%% video->text %.1f%% (chance %.1f%%) in %.1f s", (long long)r->step,
-		 t2v, v2t, chance, time_mono_s() - te);
+	log_info("eval at step %lld: R@1 text->video %.1f%% video->text %.1f%% (chance %.1f%%) in %.1f s",
+		 (long long)r->step, t2v, v2t, chance, time_mono_s() - te);
 }
 
 // whether any rank's ingest was cancelled by a stop request (every rank calls it each step)
@@ -167,8 +171,12 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	ts->clips = r->clips[i];
 	ts->text = r->text[i];
 	int rc = train_step_stage_begin(ts);
-	IngestBatch b = {.clips = &ts->clips, .text = &ts->text, .ids = ts->stage.ids, .pos = ts->stage.pos,
-			 .free_ev = r->freed[i], .ready = r->ready[i]};
+	IngestBatch b = {.clips = &ts->clips,
+			 .text = &ts->text,
+			 .ids = ts->stage.ids,
+			 .pos = ts->stage.pos,
+			 .free_ev = r->freed[i],
+			 .ready = r->ready[i]};
 	if (!rc && (rc = trainer_ingest_batch(r->in, &b, c->dataset_size, c->data_timeout, err, sizeof err)) < 0 &&
 	    rc != -ECANCELED)
 		log_fatalx("step %lld: %s", (long long)r->step, err);
@@ -197,15 +205,22 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	}
 	double dt = time_mono_s() - t0;
 	*p = (Pending){.data_wait_s = r->in->wait_s - w0, .errors = (double)(r->in->errors - e0)};
-	p->m = (TrainerMetrics){.step = r->step + 1, .epoch = epoch, .lr = tt.lr, .step_s = dt,
+	p->m = (TrainerMetrics){.step = r->step + 1,
+				.epoch = epoch,
+				.lr = tt.lr,
+				.step_s = dt,
 				.samples_per_s = (double)c->batch_size * c->ranks / dt,
 				.allgather_bytes = cst->bytes[COMM_ALLGATHER],
 				.reduce_scatter_bytes = cst->bytes[COMM_REDUCE_SCATTER],
 				.allreduce_bytes = cst->bytes[COMM_ALLREDUCE],
 				.comm_bytes = cst->bytes[COMM_ALLGATHER] + cst->bytes[COMM_REDUCE_SCATTER] +
 					      cst->bytes[COMM_ALLREDUCE],
-				.t_augment = tt.t_augment, .t_forward = tt.t_forward, .t_exchange = tt.t_exchange,
-				.t_backward = tt.t_backward, .t_allreduce = tt.t_allreduce, .t_update = tt.t_update,
+				.t_augment = tt.t_augment,
+				.t_forward = tt.t_forward,
+				.t_exchange = tt.t_exchange,
+				.t_backward = tt.t_backward,
+				.t_allreduce = tt.t_allreduce,
+				.t_update = tt.t_update,
 				.host_waits = kern_ctx_host_waits(r->ctx) - h0};
 	KMemInfo mi;
 	kern_ctx_memory(r->ctx, &mi); // the tensor counts are filled whatever the backend says of its device

@@ -21,20 +21,20 @@ typedef struct {
 	Comm *comm;
 	TrainStep *ts;
 	TrainerIngest *in;
-	TrainerEval *ev;                  // rank 0 with --eval-manifest, else NULL
-	FILE *mf;                         // rank 0's metrics.jsonl, else NULL
+	TrainerEval *ev; // rank 0 with --eval-manifest, else NULL
+	FILE *mf;        // rank 0's metrics.jsonl, else NULL
 	const char *ckdir, *mpath, *epath;
-	volatile sig_atomic_t *stop;      // set by the signal handler
-	int64_t step, last_ckpt;          // the step to run next; the last checkpoint's step (-1: none)
-	uint64_t *positions;              // (ranks) every rank's next stream position
+	volatile sig_atomic_t *stop; // set by the signal handler
+	int64_t step, last_ckpt;     // the step to run next; the last checkpoint's step (-1: none)
+	uint64_t *positions;         // (ranks) every rank's next stream position
 	// double-buffered batch: step k reads buffer k % 2 while the copies of step k + 1 fill the
 	// other on the ingest's copy stream (set up and torn down by trainer_run)
 	KTensor clips[2], text[2];
-	KEvent *ready[2], *freed[2];      // copies done (copy stream) / step done reading (compute stream)
+	KEvent *ready[2], *freed[2]; // copies done (copy stream) / step done reading (compute stream)
 	int buf;
-	double flops_per_step;            // model FLOPs of one step over every rank (MFU's numerator)
+	double flops_per_step; // model FLOPs of one step over every rank (MFU's numerator)
 	// filled by trainer_run
-	int64_t start;                    // the first step of this run
+	int64_t start; // the first step of this run
 	int stopped, save_failed;
 	double total_s;
 } TrainerRun;

@@ -4,7 +4,7 @@
 // logit_scale master value, so exported weights carry the temperature; the logged scalars are
 // written into a device block read back once per logging interval.
 #include "trainer_step.h" // defines: TrainStep, ...
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"    // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC
 #include <math.h>   // defines: log
@@ -77,14 +77,16 @@ static int create(TrainStep *s)
 		TRY(optim_set_rule(s->opt, "logit_scale", KSEG_CLAMP, 0.0f, (float)FASTCLIP_LOG_S_MAX));
 	TRY(fastclip_exchange_create(&s->xchg, &c->loss, s->comm, s->ctx, c->batch, c->model.embed_dim, c->act,
 				     c->dataset_size));
-	int64_t *off = calloc((size_t)m->n_groups, sizeof(int64_t)), *len = calloc((size_t)m->n_groups, sizeof(int64_t));
+	int64_t *off = calloc((size_t)m->n_groups, sizeof(int64_t)),
+		*len = calloc((size_t)m->n_groups, sizeof(int64_t));
 	int rc = off && len ? 0 : -ENOMEM;
 	for (int k = 0; k < m->n_groups && !rc; k++) {
 		off[k] = m->groups[k].offset;
 		len[k] = m->groups[k].length;
 	}
 	if (!rc)
-		rc = comm_buckets_create(&s->buckets, s->comm, s->ctx, &m->grads, off, len, m->n_groups, c->bucket_bytes);
+		rc = comm_buckets_create(&s->buckets, s->comm, s->ctx, &m->grads, off, len, m->n_groups,
+					 c->bucket_bytes);
 	free(off);
 	free(len);
 	TRY(rc);
@@ -179,7 +181,8 @@ int train_step_upload_staged(TrainStep *s)
 	const ModelConfig *m = &s->cfg.model;
 	const size_t per = (size_t)m->frames * m->image_size * m->image_size * 3;
 	for (int b = 0; b < s->cfg.batch; b++)
-		TRY(train_step_upload_sample(s, b, s->stage.clips + per * (size_t)b, s->stage.text + (size_t)b * m->ctx_len));
+		TRY(train_step_upload_sample(s, b, s->stage.clips + per * (size_t)b,
+					     s->stage.text + (size_t)b * m->ctx_len));
 	return train_step_upload_meta(s);
 }
 
@@ -204,8 +207,14 @@ static int temperature(TrainStep *s, double lr)
 		return 0;
 	ClipModel *m = s->model;
 	const int v3 = lc->kind == FASTCLIP_V3;
-	KTempStep h = {.lr = lr, .lr_low = v3 ? lr / 3.0 : lr, .tau_low = v3 ? 0.03 : 0.0, .beta1 = lc->beta1_tau,
-		       .beta2 = lc->beta2_tau, .eps = lc->eps_tau, .step = s->temp_steps + 1, .lo = 0.0,
+	KTempStep h = {.lr = lr,
+		       .lr_low = v3 ? lr / 3.0 : lr,
+		       .tau_low = v3 ? 0.03 : 0.0,
+		       .beta1 = lc->beta1_tau,
+		       .beta2 = lc->beta2_tau,
+		       .eps = lc->eps_tau,
+		       .step = s->temp_steps + 1,
+		       .lo = 0.0,
 		       .hi = FASTCLIP_LOG_S_MAX};
 	TRY(kern_temp_step(s->ctx, &m->log_s, &s->temp_mv, &m->g.logit_scale, &s->opt->norm_clip,
 			   m->dt != m->pdt ? &m->w.logit_scale : NULL, &h));
@@ -247,8 +256,14 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	TRY(kern_copy(c, &scalar, &m->log_s));
 	s->rows++;
 	double t6 = time_mono_s();
-	*t = (TrainStepTimes){.lr = lr, .lr_tau = lr_tau, .t_augment = t1 - t0, .t_forward = t2 - t1, .t_exchange = t3 - t2,
-			      .t_backward = t4 - t3, .t_allreduce = t5 - t4, .t_update = t6 - t5};
+	*t = (TrainStepTimes){.lr = lr,
+			      .lr_tau = lr_tau,
+			      .t_augment = t1 - t0,
+			      .t_forward = t2 - t1,
+			      .t_exchange = t3 - t2,
+			      .t_backward = t4 - t3,
+			      .t_allreduce = t5 - t4,
+			      .t_update = t6 - t5};
 	return 0;
 }
 

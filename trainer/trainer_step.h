@@ -11,9 +11,9 @@
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "comm.h"       // defines: Comm, CommBuckets
-#include "fastclip.h"   // defines: FastclipConfig, FastclipExchange
-#include "model.h" // defines: ClipModel, Optimizer, OptConfig, StInitOpts
+#include "comm.h"     // defines: Comm, CommBuckets
+#include "fastclip.h" // defines: FastclipConfig, FastclipExchange
+#include "model.h"    // defines: ClipModel, Optimizer, OptConfig, StInitOpts
 
 typedef struct {
 	ModelConfig model;
@@ -26,9 +26,9 @@ typedef struct {
 	size_t bucket_bytes;  // gradient all-reduce bucket bound
 	uint64_t data_seed;   // the ring's seed: augmentation flips are keyed by (seed, g)
 	int flip;             // 1: horizontal flip per clip
-	int log_every;        // steps between read-backs of the logged scalars (rows of the metrics block:
-	                      // --metrics-every)
-	int grad_checkpoint;  // recompute each block's activations in backward (--grad-checkpoint)
+	// steps between read-backs of the logged scalars (rows of the metrics block: --metrics-every)
+	int log_every;
+	int grad_checkpoint; // recompute each block's activations in backward (--grad-checkpoint)
 } TrainStepConfig;
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)
@@ -45,10 +45,10 @@ enum {
 // pinned host staging of one batch; the ring's clips and tokens go from its registered mapping
 // instead, so the trainer stages only ids and positions (tests stage everything)
 typedef struct {
-	uint8_t *clips;  // (B, T, H, W, 3)
-	int32_t *text;   // (B, ctx)
-	int64_t *ids;    // (B) sample ids: table rows
-	int64_t *pos;    // (B) stream positions g: augmentation keys
+	uint8_t *clips; // (B, T, H, W, 3)
+	int32_t *text;  // (B, ctx)
+	int64_t *ids;   // (B) sample ids: table rows
+	int64_t *pos;   // (B) stream positions g: augmentation keys
 } TrainStage;
 
 // wall seconds of the phases on the host (on the CPU backend the ops run when queued, so these are
@@ -69,11 +69,11 @@ typedef struct {
 	CommBuckets *buckets;
 	KTensor clips, text, ids, pos; // the batch on the device: (B, T, H, W, 3) u8, (B, ctx) i32, (B) i64 x2
 	TrainStage stage;
-	KEvent *staged;                // recorded after the last upload from the stage
-	KTensor temp_mv;               // (2) f32: Adam moments of the global τ (v0, v3)
-	int64_t temp_steps;            // its updates so far
-	KTensor metrics;               // (log_every, TS_NSCALARS) f32
-	int rows;                      // rows written since the last read-back
+	KEvent *staged;     // recorded after the last upload from the stage
+	KTensor temp_mv;    // (2) f32: Adam moments of the global τ (v0, v3)
+	int64_t temp_steps; // its updates so far
+	KTensor metrics;    // (log_every, TS_NSCALARS) f32
+	int rows;           // rows written since the last read-back
 } TrainStep;
 
 // Allocates model, optimizer, exchange (tables) and buckets for cfg; parameters are zero until

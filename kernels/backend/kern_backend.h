@@ -20,14 +20,14 @@ typedef struct KBackend KBackend;
 typedef struct KernDev {
 	const KBackend *be;
 	int device, nthreads;
-	KAttention attention; // KCtxOptions.attention, checked by the front end
-	pthread_mutex_t lock; // error latch and handle count
-	int handles;          // live KernCtx handles; the device closes with the last
-	atomic_int err;       // the first latched error (0: none)
-	char errmsg[256];     // "op: what"
-	atomic_llong waits;   // host waits (sync points)
+	KAttention attention;             // KCtxOptions.attention, checked by the front end
+	pthread_mutex_t lock;             // error latch and handle count
+	int handles;                      // live KernCtx handles; the device closes with the last
+	atomic_int err;                   // the first latched error (0: none)
+	char errmsg[256];                 // "op: what"
+	atomic_llong waits;               // host waits (sync points)
 	atomic_llong mem_bytes, mem_peak; // bytes of the live kern_alloc tensors, and their most
-	void *priv;           // backend device state
+	void *priv;                       // backend device state
 } KernDev;
 
 struct KernCtx {
@@ -130,8 +130,8 @@ struct KBackend {
 			      int d);
 	int (*clip_metrics)(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
 			    int B, int d);
-	int (*temp_step)(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
-			 const KTempStep *h);
+	int (*temp_step)(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+			 KTensor *copy, const KTempStep *h);
 	// optimizer
 	int (*opt_plan_open)(KOptPlan *p); // device copies of the tables and the partial sums
 	void (*opt_plan_close)(KOptPlan *p);

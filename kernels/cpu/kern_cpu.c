@@ -234,9 +234,7 @@ static int cpu_event_create(KEvent *e)
 	return 0;
 }
 
-static void cpu_event_destroy(KEvent *e)
-{
-}
+static void cpu_event_destroy(KEvent *e) {}
 
 static int cpu_event_record(KEvent *e, KernCtx *c)
 {

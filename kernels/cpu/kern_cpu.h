@@ -182,8 +182,8 @@ int kcpu_fcco_surrogate(KernCtx *c, const KContrastBatch *b, const KTensor *pack
 			const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d);
 int kcpu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s, int B,
 		      int d);
-int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
-		   const KTempStep *h);
+int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+		   KTensor *copy, const KTempStep *h);
 int kcpu_opt_plan_open(KOptPlan *p);
 void kcpu_opt_plan_close(KOptPlan *p);
 int kcpu_grad_norm(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);

@@ -470,8 +470,8 @@ int kcpu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTe
 }
 
 // ---- the global temperature's Adam step (FastclipTemp) ----
-int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
-		   const KTempStep *h)
+int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+		   KTensor *copy, const KTempStep *h)
 {
 	// the clipped gradient as kern_optimizer forms it for the model's parameters: f32 product
 	float gf = (float)kcpu_ld(grad->data, grad->dtype, 0);

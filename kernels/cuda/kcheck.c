@@ -26,8 +26,7 @@ void kerr_clear(KErr *e)
 	e->msg[0] = 0;
 }
 
-static int report(KErr *e, int code, const char *what, const char *name, const char *hint, const char *file,
-		  int line)
+static int report(KErr *e, int code, const char *what, const char *name, const char *hint, const char *file, int line)
 {
 	if (!e) {
 		fprintf(stderr, "%s:%d: %s failed: %s\n  hint: %s\n", file, line, what, name, hint);
@@ -47,7 +46,8 @@ const char *kcheck_hint_cuda(int s)
 		return "the NVIDIA driver is older than the CUDA toolkit this was built with: update the driver";
 	case cudaErrorNoKernelImageForDevice:
 		return "this GPU's architecture is not compiled in: rebuild with CUDA_ARCH covering it";
-	case cudaErrorInvalidConfiguration: return "block or grid dimensions out of range: check the launch configuration";
+	case cudaErrorInvalidConfiguration:
+		return "block or grid dimensions out of range: check the launch configuration";
 	case cudaErrorLaunchOutOfResources:
 		return "too many registers or threads per block for this kernel: smaller blocks or __launch_bounds__";
 	case cudaErrorIllegalAddress:
@@ -60,7 +60,8 @@ const char *kcheck_hint_cuda(int s)
 	case cudaErrorInvalidValue:
 		return "an invalid argument: a NULL pointer, a size, or dynamic shared memory above 48 KiB "
 		       "without cudaFuncSetAttribute";
-	case cudaErrorInvalidResourceHandle: return "a stream or event used after it was destroyed, or on another device";
+	case cudaErrorInvalidResourceHandle:
+		return "a stream or event used after it was destroyed, or on another device";
 	case cudaErrorNotSupported: return "the device or driver does not support this operation";
 	default: return "an earlier asynchronous error may surface here: check with CUDA_LAUNCH_BLOCKING=1";
 	}
@@ -190,7 +191,8 @@ const char *kcheck_hint_nccl(int s)
 {
 	switch (s) {
 	case 1: return "a CUDA call inside NCCL failed: rerun with NCCL_DEBUG=WARN";
-	case 2: return "a system call failed (shared memory, sockets): check /dev/shm's size, rerun with NCCL_DEBUG=INFO";
+	case 2:
+		return "a system call failed (shared memory, sockets): check /dev/shm's size, rerun with NCCL_DEBUG=INFO";
 	case 3: return "NCCL internal error: rerun with NCCL_DEBUG=INFO";
 	case 4: return "an invalid argument: count, datatype, root, or a pointer that is not device memory";
 	case 5: return "NCCL used wrongly: ranks disagree on the sequence of calls, or the communicator was aborted";

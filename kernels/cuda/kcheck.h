@@ -53,19 +53,19 @@ int kcheck_errno_nccl(int status);
 // library code: evaluate to 0 or -errno, the message latched in e (KErr *)
 #define cuda_try(e, call) kcheck_cuda((e), (int)(call), #call, __FILE__, __LINE__)
 #define cublas_try(e, call) kcheck_cublas((e), (int)(call), #call, __FILE__, __LINE__)
-#define cudnn_try(e, call)                                                                                   \
-	__extension__({                                                                                      \
-		int s_ = (int)(call);                                                                        \
-		s_ ? kcheck_lib((e), kcheck_errno_cudnn(s_), cudnnGetErrorString((cudnnStatus_t)s_),        \
-				kcheck_hint_cudnn(s_), #call, __FILE__, __LINE__)                            \
-		   : 0;                                                                                      \
+#define cudnn_try(e, call)                                                                                             \
+	__extension__({                                                                                                \
+		int s_ = (int)(call);                                                                                  \
+		s_ ? kcheck_lib((e), kcheck_errno_cudnn(s_), cudnnGetErrorString((cudnnStatus_t)s_),                   \
+				kcheck_hint_cudnn(s_), #call, __FILE__, __LINE__)                                      \
+		   : 0;                                                                                                \
 	})
-#define nccl_try(e, call)                                                                                    \
-	__extension__({                                                                                      \
-		int s_ = (int)(call);                                                                        \
-		s_ ? kcheck_lib((e), kcheck_errno_nccl(s_), ncclGetErrorString((ncclResult_t)s_),           \
-				kcheck_hint_nccl(s_), #call, __FILE__, __LINE__)                             \
-		   : 0;                                                                                      \
+#define nccl_try(e, call)                                                                                              \
+	__extension__({                                                                                                \
+		int s_ = (int)(call);                                                                                  \
+		s_ ? kcheck_lib((e), kcheck_errno_nccl(s_), ncclGetErrorString((ncclResult_t)s_),                      \
+				kcheck_hint_nccl(s_), #call, __FILE__, __LINE__)                                       \
+		   : 0;                                                                                                \
 	})
 
 #endif

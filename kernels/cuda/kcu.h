@@ -47,16 +47,16 @@ enum {
 
 // One stream handle's state as the kernels see it
 typedef struct {
-	void *stream;                // cudaStream_t
-	KErr err;                    // the running op's CUDA or cuBLAS failure: file:line and a hint
-	KGemm *gemm;                 // this stream's cuBLASLt handle and workspace
-	void *ws;                    // the contract's workspace (kern_ctx_reserve_workspace)
+	void *stream; // cudaStream_t
+	KErr err;     // the running op's CUDA or cuBLAS failure: file:line and a hint
+	KGemm *gemm;  // this stream's cuBLASLt handle and workspace
+	void *ws;     // the contract's workspace (kern_ctx_reserve_workspace)
 	size_t ws_bytes;
-	unsigned long long *errs;    // device: KCU_E_COUNT error slots
-	int *flags;                  // device: op-local flags (a bad id seen: write nothing)
-	float *part;                 // device: KCU_PART_FLOATS floats of partial sums / sort buffers
-	float *vec;                  // device: KCU_VEC_FLOATS floats, a running column sum
-	const float *aug_lut;        // device: 3 x 256 CLIP normalization table of kern_augment
+	unsigned long long *errs;       // device: KCU_E_COUNT error slots
+	int *flags;                     // device: op-local flags (a bad id seen: write nothing)
+	float *part;                    // device: KCU_PART_FLOATS floats of partial sums / sort buffers
+	float *vec;                     // device: KCU_VEC_FLOATS floats, a running column sum
+	const float *aug_lut;           // device: 3 x 256 CLIP normalization table of kern_augment
 	int64_t err_bound[KCU_E_COUNT]; // host: the bound the last op of each kind checked against
 } KcuStream;
 
@@ -96,10 +96,10 @@ int kcu_fcco_local(KcuStream *s, const KContrastBatch *b, const KTensor *ids, co
 int kcu_fcco_scatter(KcuStream *s, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int pw);
 int kcu_fcco_surrogate(KcuStream *s, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
 		       const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d);
-int kcu_clip_metrics(KcuStream *s, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
-		     int B, int d);
-int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
-		  const KTempStep *h);
+int kcu_clip_metrics(KcuStream *s, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s, int B,
+		     int d);
+int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+		  KTensor *copy, const KTempStep *h);
 
 // ---- the fused optimizer: the plan's tables on the device ----
 typedef struct {

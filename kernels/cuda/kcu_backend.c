@@ -23,8 +23,8 @@ void cu_dev_latch(KernDev *d, int rc, const char *op, const char *msg)
 
 // ---- content errors the kernels reported (kcu.h's slots) ----
 static const char *const slot_op[KCU_E_COUNT] = {
-	[KCU_E_TOK_EMBED] = "tok_embed",	   [KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd", [KCU_E_POOL] = "pool",
-	[KCU_E_POOL_BWD] = "pool_bwd",	   [KCU_E_FCCO_LOCAL] = "fcco_local",	    [KCU_E_FCCO_SCATTER] = "fcco_scatter",
+	[KCU_E_TOK_EMBED] = "tok_embed", [KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd", [KCU_E_POOL] = "pool",
+	[KCU_E_POOL_BWD] = "pool_bwd",   [KCU_E_FCCO_LOCAL] = "fcco_local",       [KCU_E_FCCO_SCATTER] = "fcco_scatter",
 	[KCU_E_TEMP_STEP] = "temp_step", [KCU_E_OPTIMIZER] = "optimizer",
 };
 
@@ -38,7 +38,8 @@ static void latch_slot(KernCtx *c, int slot, unsigned long long key, int64_t bou
 	switch (slot) {
 	case KCU_E_TOK_EMBED:
 	case KCU_E_TOK_EMBED_BWD:
-		kern_latch(c, -ERANGE, op, "token id %d at [%lld] is outside the vocabulary [0, %lld)", (int32_t)raw, index, b);
+		kern_latch(c, -ERANGE, op, "token id %d at [%lld] is outside the vocabulary [0, %lld)", (int32_t)raw,
+			   index, b);
 		break;
 	case KCU_E_POOL:
 	case KCU_E_POOL_BWD:
@@ -194,8 +195,8 @@ int cu_host_register(KernDev *d, void *p, size_t bytes)
 	cudaGetLastError();
 	kern_range_take(&pv->ranges, &pv->lock, p, 0);
 	return e == cudaErrorHostMemoryAlreadyRegistered ? -EEXIST
-	       : e == cudaErrorNotSupported		 ? -ENOTSUP
-	       : e == cudaErrorMemoryAllocation		 ? -ENOMEM
+	       : e == cudaErrorNotSupported              ? -ENOTSUP
+	       : e == cudaErrorMemoryAllocation          ? -ENOMEM
 							 : -EPERM;
 }
 

@@ -5,7 +5,7 @@
 // defines: CuDev, CuStream, cu_use, cu_stream_check, cu_begin, cu_end, cu_dev_latch, KCU_OP, KS,
 //          cu_dev_open .. cu_event_sync, cu_stream_native, cu_mem_info (the device half of the table)
 
-#include "kcu.h"         // defines: KcuStream
+#include "kcu.h"          // defines: KcuStream
 #include "kern_backend.h" // defines: KBackend, KernDev, struct KernCtx, kern_latch
 
 typedef struct CuStream {
@@ -21,9 +21,9 @@ typedef struct {
 	void **blocks; // live device allocations, released with the device
 	int n_blocks, cap_blocks;
 	KHostRange *ranges; // pinned and registered host memory
-	float *lut;        // device: kern_augment's 3 x 256 normalization table
-	CuStream *streams; // every open stream of the device
-	int sync_each;     // KERN_CUDA_SYNC=1: wait after every op, so a fault names its op
+	float *lut;         // device: kern_augment's 3 x 256 normalization table
+	CuStream *streams;  // every open stream of the device
+	int sync_each;      // KERN_CUDA_SYNC=1: wait after every op, so a fault names its op
 } CuDev;
 
 #define KS(c) (&((CuStream *)(c)->priv)->k)

@@ -88,14 +88,16 @@ __global__ void __launch_bounds__(KC_THREADS) kc_colsum_finish_k(const float *pa
 }
 
 // sums G groups of M rows of C columns from src into dst, in a fixed order
-template <class Src> static int kc_colsum(KcuStream *s, const Src &src, int G, int64_t M, int C, const KcColDst &dst)
+template <class Src>
+static int kc_colsum(KcuStream *s, const Src &src, int G, int64_t M, int C, const KcColDst &dst)
 {
 	if (G < 1 || G > 65535 || C < 1)
 		return kerr_set(&s->err, -EINVAL, "colsum: %d groups of %d columns (1..65535 groups)", G, C);
 	const int R = kc_col_slices(G, M, C, Src::NOUT);
 	const cudaStream_t st = (cudaStream_t)s->stream;
 	dim3 grid((unsigned)((C + KC_COL_TILE - 1) / KC_COL_TILE), (unsigned)R, (unsigned)G);
-	KC_TRY(KLAUNCH(&s->err, (kc_colsum_k<Src>), grid, KC_COL_TILE * KC_COL_ROWS, 0, st, src, M, C, R, s->part, dst));
+	KC_TRY(KLAUNCH(&s->err, (kc_colsum_k<Src>), grid, KC_COL_TILE * KC_COL_ROWS, 0, st, src, M, C, R, s->part,
+		       dst));
 	if (R == 1)
 		return 0;
 	dim3 fgrid((unsigned)((C + KC_THREADS - 1) / KC_THREADS), (unsigned)G);

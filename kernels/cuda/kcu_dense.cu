@@ -9,8 +9,7 @@ __device__ __forceinline__ float kc_act(int a, float x)
 {
 	switch (a) {
 	case KACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
-	case KACT_GELU_TANH:
-		return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+	case KACT_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
 	case KACT_QUICKGELU: return x / (1.0f + expf(-1.702f * x));
 	default: return x;
 	}
@@ -41,7 +40,7 @@ struct MapArgs {
 	int op, act;
 	KcOut out;
 	KcIn a, b;
-	KcIn bias;  // p not NULL: a + bias[i % cols] is the value mapped (a bias epilogue)
+	KcIn bias; // p not NULL: a + bias[i % cols] is the value mapped (a bias epilogue)
 	int64_t cols;
 	KcOut keep; // p not NULL: also receives that value (the pre-activation of a fused GELU)
 };
@@ -57,7 +56,8 @@ __device__ __forceinline__ float map_one(const MapArgs &m, float x, float y)
 }
 
 // V elements per thread and step: 8 (16-byte accesses) or 1; out may be a or b (same index)
-template <int V> __global__ void __launch_bounds__(KC_THREADS) map_kernel(MapArgs m, int64_t n)
+template <int V>
+__global__ void __launch_bounds__(KC_THREADS) map_kernel(MapArgs m, int64_t n)
 {
 	const bool two = m.op == KC_MAP_ADD || m.op == KC_MAP_DACT;
 	const int64_t step = (int64_t)gridDim.x * KC_THREADS * V;
@@ -116,8 +116,8 @@ int kcu_convert(KcuStream *s, KTensor *dst, const KTensor *src)
 	if (dst->dtype == KDT_F64 || src->dtype == KDT_F64)
 		return -ENOTSUP; // the f64 path is the CPU backend's
 	if (dst->dtype == src->dtype)
-		return cuda_try(&s->err, cudaMemcpyAsync(dst->data, src->data, kern_nbytes(src), cudaMemcpyDeviceToDevice,
-							 (cudaStream_t)s->stream));
+		return cuda_try(&s->err, cudaMemcpyAsync(dst->data, src->data, kern_nbytes(src),
+							 cudaMemcpyDeviceToDevice, (cudaStream_t)s->stream));
 	return kc_map(s, KC_MAP_COPY, 0, kc_out(dst), kc_in(src), KcIn{nullptr, 0}, kern_numel(src));
 }
 
@@ -174,7 +174,7 @@ int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC)
 		t.M = nr, t.A = kc_at(m.A, r0 * IC), t.C = KcOut{tile, KC_F32}, t.bias = KcIn{nullptr, 0};
 		KC_TRY(kc_mm(s, t));
 		MapArgs e = {KC_MAP_ACT, a->act, kc_at(kc_out(a->out), r0 * OC), KcIn{tile, KC_F32}, KcIn{nullptr, 0},
-			     m.bias, OC, kc_at(kc_out(a->pre), r0 * OC)};
+			     m.bias,     OC,     kc_at(kc_out(a->pre), r0 * OC)};
 		KC_TRY(map_ex(s, e, nr * OC));
 	}
 	return 0;
@@ -260,7 +260,8 @@ static int linear_din(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int 
 		KC_TRY(kc_mm(s, t));
 		const KcOut din = kc_at(m.C, r0 * IC);
 		if (!a->din_bias.t) {
-			KC_TRY(kc_map(s, KC_MAP_DACT, a->in_act, din, KcIn{tile, KC_F32}, kc_at(pre, r0 * IC), nr * IC));
+			KC_TRY(kc_map(s, KC_MAP_DACT, a->in_act, din, KcIn{tile, KC_F32}, kc_at(pre, r0 * IC),
+				      nr * IC));
 			continue;
 		}
 		TileDactSrc src = {tile, kc_at(pre, r0 * IC), din, a->in_act, IC};
@@ -285,9 +286,11 @@ int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)
 		KcMM m = {};
 		m.ta = 1, m.tb = 0, m.K = N, m.alpha = 1.0f, m.accumulate = a->dw.acc, m.C = kc_grad(a->dw);
 		if (a->trans_w) // dW (OC, IC) = doutᵀ · in
-			m.M = OC, m.N = IC, m.A = kc_in(a->dout), m.lda = OC, m.B = kc_in(a->in), m.ldb = IC, m.ldc = IC;
+			m.M = OC, m.N = IC, m.A = kc_in(a->dout), m.lda = OC, m.B = kc_in(a->in), m.ldb = IC,
+			m.ldc = IC;
 		else // dW (IC, OC) = inᵀ · dout
-			m.M = IC, m.N = OC, m.A = kc_in(a->in), m.lda = IC, m.B = kc_in(a->dout), m.ldb = OC, m.ldc = OC;
+			m.M = IC, m.N = OC, m.A = kc_in(a->in), m.lda = IC, m.B = kc_in(a->dout), m.ldb = OC,
+			m.ldc = OC;
 		int rc = -ENOTSUP;
 		if (a->dbias.t && !a->dbias.acc) // the bias-gradient epilogue sums dout's rows (column-major: A or B)
 			rc = kc_mm_epi(s, m, a->trans_w ? KGEMM_EPI_BGRADB : KGEMM_EPI_BGRADA, KcOut{nullptr, 0},

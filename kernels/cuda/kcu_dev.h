@@ -44,25 +44,55 @@ struct KcOut {
 	int dt;
 };
 
-static inline int kc_dt(KDtype d) { return d == KDT_BF16 ? KC_BF16 : d == KDT_F64 ? KC_F64 : KC_F32; }
-static inline KcIn kc_in(const KTensor *t) { return KcIn{t ? t->data : nullptr, t ? kc_dt(t->dtype) : KC_F32}; }
-static inline KcOut kc_out(KTensor *t) { return KcOut{t ? t->data : nullptr, t ? kc_dt(t->dtype) : KC_F32}; }
-static inline KcOut kc_grad(KGrad g) { return kc_out(g.t); }
-static inline size_t kc_esize(int dt) { return dt == KC_BF16 ? 2 : dt == KC_F64 ? 8 : 4; }
+static inline int kc_dt(KDtype d)
+{
+	return d == KDT_BF16 ? KC_BF16 : d == KDT_F64 ? KC_F64 : KC_F32;
+}
+static inline KcIn kc_in(const KTensor *t)
+{
+	return KcIn{t ? t->data : nullptr, t ? kc_dt(t->dtype) : KC_F32};
+}
+static inline KcOut kc_out(KTensor *t)
+{
+	return KcOut{t ? t->data : nullptr, t ? kc_dt(t->dtype) : KC_F32};
+}
+static inline KcOut kc_grad(KGrad g)
+{
+	return kc_out(g.t);
+}
+static inline size_t kc_esize(int dt)
+{
+	return dt == KC_BF16 ? 2 : dt == KC_F64 ? 8 : 4;
+}
 // the same tensor n elements further on
-static inline KcIn kc_at(KcIn t, int64_t n) { return KcIn{t.p ? (const char *)t.p + n * (int64_t)kc_esize(t.dt) : nullptr, t.dt}; }
-static inline KcOut kc_at(KcOut t, int64_t n) { return KcOut{t.p ? (char *)t.p + n * (int64_t)kc_esize(t.dt) : nullptr, t.dt}; }
-static inline KcIn kc_f64in(const double *p) { return KcIn{p, KC_F64}; }
-static inline KcOut kc_f64out(double *p) { return KcOut{p, KC_F64}; }
+static inline KcIn kc_at(KcIn t, int64_t n)
+{
+	return KcIn{t.p ? (const char *)t.p + n * (int64_t)kc_esize(t.dt) : nullptr, t.dt};
+}
+static inline KcOut kc_at(KcOut t, int64_t n)
+{
+	return KcOut{t.p ? (char *)t.p + n * (int64_t)kc_esize(t.dt) : nullptr, t.dt};
+}
+static inline KcIn kc_f64in(const double *p)
+{
+	return KcIn{p, KC_F64};
+}
+static inline KcOut kc_f64out(double *p)
+{
+	return KcOut{p, KC_F64};
+}
 
-#define KC_TRY(x)                                                                                            \
-	do {                                                                                                 \
-		int rc_ = (x);                                                                               \
-		if (rc_)                                                                                     \
-			return rc_;                                                                          \
+#define KC_TRY(x)                                                                                                      \
+	do {                                                                                                           \
+		int rc_ = (x);                                                                                         \
+		if (rc_)                                                                                               \
+			return rc_;                                                                                    \
 	} while (0)
 
-__device__ __forceinline__ float kc_bf(bf16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float kc_bf(bf16 v)
+{
+	return __bfloat162float(v);
+}
 
 __device__ __forceinline__ float kc_ld(KcIn t, int64_t i)
 {
@@ -78,7 +108,10 @@ __device__ __forceinline__ double kc_ldd(KcIn t, int64_t i)
 		return static_cast<const double *>(t.p)[i];
 	return (double)kc_ld(t, i);
 }
-__device__ __forceinline__ float kc_ldo(KcOut t, int64_t i) { return kc_ld(KcIn{t.p, t.dt}, i); }
+__device__ __forceinline__ float kc_ldo(KcOut t, int64_t i)
+{
+	return kc_ld(KcIn{t.p, t.dt}, i);
+}
 
 // the store rule: f32 as is, bf16 rounded to nearest even from the f32 value
 __device__ __forceinline__ void kc_st(KcOut t, int64_t i, float v)
@@ -104,8 +137,14 @@ __device__ __forceinline__ void kc_st_acc(KcOut t, int64_t i, float v, int acc)
 	kc_st(t, i, acc ? kc_ldo(t, i) + v : v);
 }
 
-__device__ __forceinline__ float kc_bf_lo(uint32_t u) { return __uint_as_float(u << 16); }
-__device__ __forceinline__ float kc_bf_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+__device__ __forceinline__ float kc_bf_lo(uint32_t u)
+{
+	return __uint_as_float(u << 16);
+}
+__device__ __forceinline__ float kc_bf_hi(uint32_t u)
+{
+	return __uint_as_float(u & 0xffff0000u);
+}
 
 // 8 consecutive elements from i (i % 8 == 0, the pointer 16-byte aligned): one 16-byte load of
 // bf16, two of f32
@@ -141,14 +180,16 @@ __device__ __forceinline__ void kc_st8(KcOut t, int64_t i, const float v[8])
 }
 
 // V = 8 or 1 consecutive elements from i
-template <int V> __device__ __forceinline__ void kc_ldv(KcIn t, int64_t i, float *x)
+template <int V>
+__device__ __forceinline__ void kc_ldv(KcIn t, int64_t i, float *x)
 {
 	if (V == 8)
 		kc_ld8(t, i, x);
 	else
 		x[0] = kc_ld(t, i);
 }
-template <int V> __device__ __forceinline__ void kc_stv(KcOut t, int64_t i, const float *x)
+template <int V>
+__device__ __forceinline__ void kc_stv(KcOut t, int64_t i, const float *x)
 {
 	if (V == 8)
 		kc_st8(t, i, x);
@@ -182,7 +223,8 @@ __device__ __forceinline__ float kc_warp_sum(float v KEMU_SITE_PARAMS)
 		v += __shfl_xor_sync(0xffffffffu, v, o, 32 KEMU_SITE_ARGS);
 	return v;
 }
-template <class Op> __device__ __forceinline__ double kc_warp_reduce(double v, Op op KEMU_SITE_PARAMS)
+template <class Op>
+__device__ __forceinline__ double kc_warp_reduce(double v, Op op KEMU_SITE_PARAMS)
 {
 	for (int o = 16; o > 0; o /= 2)
 		v = op(v, __shfl_xor_sync(0xffffffffu, v, o, 32 KEMU_SITE_ARGS));
@@ -223,7 +265,7 @@ __device__ __forceinline__ void kc_report(unsigned long long *errs, int slot, in
 
 // Philox4x32-10 (Random123's constants), bit 0 of word 0: common/rng_philox.c's rng_philox4x32
 __host__ __device__ __forceinline__ uint32_t kc_philox_word0(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
-							      uint32_t k0, uint32_t k1)
+							     uint32_t k0, uint32_t k1)
 {
 	for (int r = 0; r < 10; r++) {
 		uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;

@@ -14,7 +14,8 @@ struct AugArgs {
 	int64_t rows; // B·T·P·3·p
 };
 
-template <int V> __global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs a)
+template <int V>
+__global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs a)
 {
 	__shared__ float lut[3 * 256];
 	for (int i = (int)threadIdx.x; i < 3 * 256; i += KC_THREADS)
@@ -29,7 +30,8 @@ template <int V> __global__ void __launch_bounds__(KC_THREADS) augment_kernel(Au
 		if (a.flip) { // Philox4x32-10 at counter {g, 3 (the augmentation stream), 0}, key seed: bit 0
 			const uint64_t g = (uint64_t)a.pos[bt / a.T];
 			mirror = kc_philox_word0((uint32_t)g, (uint32_t)(g >> 32), 3u, 0u, (uint32_t)a.seed,
-						 (uint32_t)(a.seed >> 32)) & 1u;
+						 (uint32_t)(a.seed >> 32)) &
+				 1u;
 		}
 		const uint8_t *line = a.clips + ((bt * a.H + (int64_t)py * a.p + i) * a.W) * 3 + ch;
 		const int64_t o = (patch * 3 + ch) * (int64_t)a.p * a.p + (int64_t)i * a.p; // (c·p + i)·p
@@ -51,8 +53,19 @@ int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor 
 		int patch)
 {
 	const int64_t B = clips->shape[0];
-	AugArgs a = {kc_out(out), (const uint8_t *)clips->data, (const int64_t *)pos->data, s->aug_lut, seed, flip,
-		     (int)clips->shape[1], (int)clips->shape[2], (int)clips->shape[3], patch, 0, 0, 0};
+	AugArgs a = {kc_out(out),
+		     (const uint8_t *)clips->data,
+		     (const int64_t *)pos->data,
+		     s->aug_lut,
+		     seed,
+		     flip,
+		     (int)clips->shape[1],
+		     (int)clips->shape[2],
+		     (int)clips->shape[3],
+		     patch,
+		     0,
+		     0,
+		     0};
 	a.gw = a.W / patch;
 	a.P = (a.H / patch) * a.gw;
 	a.rows = B * a.T * a.P * 3 * (int64_t)patch;
@@ -77,14 +90,15 @@ __global__ void __launch_bounds__(KC_THREADS) patchify_kernel(PatchArgs a)
 {
 	const int64_t step = (int64_t)gridDim.x * KC_THREADS, K = (int64_t)a.C * a.p * a.p;
 	for (int64_t e = (int64_t)blockIdx.x * KC_THREADS + threadIdx.x; e < a.n; e += step) {
-		int64_t pe, ie; // the element's place in patches and in img
+		int64_t pe, ie;    // the element's place in patches and in img
 		if (!a.backward) { // e indexes patches: (bt, q, ch, i, j)
 			const int64_t row = e / K;
 			const int r = (int)(e % K), ch = r / (a.p * a.p), i = r / a.p % a.p, j = r % a.p;
 			const int64_t bt = row / a.P;
 			const int q = (int)(row % a.P);
 			pe = e;
-			ie = ((bt * a.H + (int64_t)(q / a.gw) * a.p + i) * a.W + (int64_t)(q % a.gw) * a.p + j) * a.C + ch;
+			ie = ((bt * a.H + (int64_t)(q / a.gw) * a.p + i) * a.W + (int64_t)(q % a.gw) * a.p + j) * a.C +
+			     ch;
 		} else { // e indexes img: (bt, y, x, ch)
 			const int ch = (int)(e % a.C);
 			const int64_t pix = e / a.C;
@@ -125,7 +139,8 @@ struct VisArgs {
 	int64_t n; // B·(1 + T·P)·D
 };
 
-template <int V> __global__ void __launch_bounds__(KC_THREADS) vis_fwd_kernel(VisArgs a)
+template <int V>
+__global__ void __launch_bounds__(KC_THREADS) vis_fwd_kernel(VisArgs a)
 {
 	const int64_t L = 1 + (int64_t)a.T * a.P, step = (int64_t)gridDim.x * KC_THREADS * V;
 	for (int64_t e = ((int64_t)blockIdx.x * KC_THREADS + threadIdx.x) * V; e < a.n; e += step) {
@@ -168,7 +183,8 @@ int kcu_vis_embed_fwd(KcuStream *s, KTensor *out, const KTensor *x, const KTenso
 }
 
 // dx: the patch rows of dout (every row but each clip's first)
-__global__ void __launch_bounds__(KC_THREADS) vis_dx_kernel(KcOut dx, int acc, KcIn dout, int64_t per_b, int D, int64_t n)
+__global__ void __launch_bounds__(KC_THREADS)
+	vis_dx_kernel(KcOut dx, int acc, KcIn dout, int64_t per_b, int D, int64_t n)
 {
 	const int64_t step = (int64_t)gridDim.x * KC_THREADS;
 	for (int64_t e = (int64_t)blockIdx.x * KC_THREADS + threadIdx.x; e < n; e += step)

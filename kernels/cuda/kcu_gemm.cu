@@ -39,11 +39,21 @@ static int to_kgcall(const KcMM &m, KgCall *c)
 
 // One output per thread, 16 x 16 tiles of op(A) and op(B) staged in shared memory; every sum
 // runs over k in order. Acc: float (linear layers) or double (the loss ops).
-template <class Acc> __device__ __forceinline__ Acc mm_ld(KcIn t, int64_t i);
-template <> __device__ __forceinline__ float mm_ld<float>(KcIn t, int64_t i) { return kc_ld(t, i); }
-template <> __device__ __forceinline__ double mm_ld<double>(KcIn t, int64_t i) { return kc_ldd(t, i); }
+template <class Acc>
+__device__ __forceinline__ Acc mm_ld(KcIn t, int64_t i);
+template <>
+__device__ __forceinline__ float mm_ld<float>(KcIn t, int64_t i)
+{
+	return kc_ld(t, i);
+}
+template <>
+__device__ __forceinline__ double mm_ld<double>(KcIn t, int64_t i)
+{
+	return kc_ldd(t, i);
+}
 
-template <class Acc> __global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m)
+template <class Acc>
+__global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m)
 {
 	__shared__ Acc as[TILE][TILE + 1], bs[TILE][TILE + 1];
 	const int tx = (int)threadIdx.x % TILE, ty = (int)threadIdx.x / TILE;
@@ -70,7 +80,8 @@ template <class Acc> __global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcM
 	kc_std(m.C, at, (double)v);
 }
 
-template <class Acc> static int mm_own(KcuStream *s, const KcMM &m)
+template <class Acc>
+static int mm_own(KcuStream *s, const KcMM &m)
 {
 	const int64_t gx = (m.N + TILE - 1) / TILE, gy = (m.M + TILE - 1) / TILE;
 	if (gx > INT32_MAX || gy > 65535)

@@ -40,9 +40,8 @@ int kc_rowdots(KcuStream *s, double *out, const KTensor *a, const KTensor *b, in
 // ---- OpenCLIP's ClipLoss over the gathered batch ----
 // block (i, side): the cross-entropy row of anchor i against the N gathered rows: P = dloss/dlogit
 // (weighted), the row's loss and Σ P·logit (its part of dloss/dlog_s)
-__global__ void KC_BOUNDS_F64 ce_rows_kernel(const double *S1, const double *S2, double *P1, double *P2,
-							     double *rowL, double *rowQ, const float *log_s, int N,
-							     int off, double wgt)
+__global__ void KC_BOUNDS_F64 ce_rows_kernel(const double *S1, const double *S2, double *P1, double *P2, double *rowL,
+					     double *rowQ, const float *log_s, int N, int off, double wgt)
 {
 	__shared__ double red[KC_THREADS / 32];
 	const int i = (int)blockIdx.x, side = (int)blockIdx.y, label = off + i;
@@ -67,8 +66,8 @@ __global__ void KC_BOUNDS_F64 ce_rows_kernel(const double *S1, const double *S2,
 }
 
 // dE[j] = s · (G[j] + H[j − off] on this rank's rows), stored by the gradient rule
-__global__ void KC_BOUNDS_F64 feat_grad_kernel(KcOut dE, int acc, const double *G, const double *H,
-							       const float *log_s, int N, int B, int d, int off)
+__global__ void KC_BOUNDS_F64 feat_grad_kernel(KcOut dE, int acc, const double *G, const double *H, const float *log_s,
+					       int N, int B, int d, int off)
 {
 	const double sc = kc_exp_log_s(log_s);
 	const int64_t n = (int64_t)N * d, step = (int64_t)gridDim.x * KC_THREADS;
@@ -83,7 +82,7 @@ __global__ void KC_BOUNDS_F64 feat_grad_kernel(KcOut dE, int acc, const double *
 
 // the loss and dloss/dlog_s: Σ over the rows' values in a fixed order, by one block
 __global__ void KC_BOUNDS_F64 ce_finish_kernel(float *loss, KcOut dls, int dls_acc, const double *rowL,
-							       const double *rowQ, int n)
+					       const double *rowQ, int n)
 {
 	__shared__ double red[KC_THREADS / 32];
 	double l = 0.0, q = 0.0;
@@ -119,8 +118,8 @@ int kcu_infonce(KcuStream *s, const KContrastBatch *b, KTensor *loss, KGrad dE1,
 	const float *ls = (const float *)b->log_s->data;
 	KC_TRY(kc_sims(s, S1, b->e1, b->E2, B, N, d));
 	KC_TRY(kc_sims(s, S2, b->e2, b->E1, B, N, d));
-	KC_TRY(KLAUNCH(&s->err, ce_rows_kernel, dim3((unsigned)B, 2), KC_THREADS, 0, st, S1, S2, P1, P2, rowL, rowQ, ls, N,
-		       b->offset, 0.5 / B));
+	KC_TRY(KLAUNCH(&s->err, ce_rows_kernel, dim3((unsigned)B, 2), KC_THREADS, 0, st, S1, S2, P1, P2, rowL, rowQ, ls,
+		       N, b->offset, 0.5 / B));
 	// dE1 = s·(P2ᵀ e2 + P1 E2 on own rows); dE2 = s·(P1ᵀ e1 + P2 E1 on own rows)
 	struct {
 		KGrad g;
@@ -135,14 +134,14 @@ int kcu_infonce(KcuStream *s, const KContrastBatch *b, KTensor *loss, KGrad dE1,
 		KC_TRY(KLAUNCH(&s->err, feat_grad_kernel, kc_grid((int64_t)N * d, KC_THREADS), KC_THREADS, 0, st,
 			       kc_grad(sides[k].g), sides[k].g.acc, G, H, ls, N, B, d, b->offset));
 	}
-	return KLAUNCH(&s->err, ce_finish_kernel, 1, KC_THREADS, 0, st, (float *)loss->data, kc_grad(dlog_s), dlog_s.acc,
-		       rowL, rowQ, 2 * B);
+	return KLAUNCH(&s->err, ce_finish_kernel, 1, KC_THREADS, 0, st, (float *)loss->data, kc_grad(dlog_s),
+		       dlog_s.acc, rowL, rowQ, 2 * B);
 }
 
 // ---- logged metrics: symmetric InfoNCE and top-1 accuracy of the local batch ----
 // block i: row i and column i of sim (B, B); the row's first maximum decides the hit
-__global__ void KC_BOUNDS_F64 metrics_rows_kernel(const double *sim, const float *log_s, int B,
-								  double *lrow, double *lcol, double *hit)
+__global__ void KC_BOUNDS_F64 metrics_rows_kernel(const double *sim, const float *log_s, int B, double *lrow,
+						  double *lcol, double *hit)
 {
 	__shared__ double red[KC_THREADS / 32];
 	__shared__ int at[KC_THREADS / 32];
@@ -185,8 +184,8 @@ __global__ void KC_BOUNDS_F64 metrics_rows_kernel(const double *sim, const float
 	}
 }
 
-__global__ void KC_BOUNDS_F64 metrics_finish_kernel(float *metrics, const double *lrow,
-								    const double *lcol, const double *hit, int B)
+__global__ void KC_BOUNDS_F64 metrics_finish_kernel(float *metrics, const double *lrow, const double *lcol,
+						    const double *hit, int B)
 {
 	__shared__ double red[KC_THREADS / 32];
 	double a = 0.0, c = 0.0, h = 0.0;
@@ -209,7 +208,8 @@ int kcu_clip_metrics(KcuStream *s, KTensor *metrics, const KTensor *e1, const KT
 	const float *ls = (const float *)log_s->data;
 	KC_TRY(kc_sims(s, sim, e1, e2, B, B, d));
 	KC_TRY(KLAUNCH(&s->err, metrics_rows_kernel, (unsigned)B, KC_THREADS, 0, st, sim, ls, B, lrow, lcol, hit));
-	return KLAUNCH(&s->err, metrics_finish_kernel, 1, KC_THREADS, 0, st, (float *)metrics->data, lrow, lcol, hit, B);
+	return KLAUNCH(&s->err, metrics_finish_kernel, 1, KC_THREADS, 0, st, (float *)metrics->data, lrow, lcol, hit,
+		       B);
 }
 
 // ---- Adam on the global temperature: one thread, double arithmetic as FastclipTemp ----
@@ -242,11 +242,19 @@ __global__ void temp_kernel(float *log_s, float *mv, KcIn grad, KcIn norm_clip, 
 		kc_std(copy, 0, ls);
 }
 
-int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip, KTensor *copy,
-		  const KTempStep *h)
+int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
+		  KTensor *copy, const KTempStep *h)
 {
-	TempArgs a = {h->lr, h->lr_low, h->tau_low, h->beta1, h->beta2, h->eps, 1.0 - pow(h->beta1, (double)h->step),
-		      1.0 - pow(h->beta2, (double)h->step), h->lo, h->hi};
+	TempArgs a = {h->lr,
+		      h->lr_low,
+		      h->tau_low,
+		      h->beta1,
+		      h->beta2,
+		      h->eps,
+		      1.0 - pow(h->beta1, (double)h->step),
+		      1.0 - pow(h->beta2, (double)h->step),
+		      h->lo,
+		      h->hi};
 	return KLAUNCH(&s->err, temp_kernel, 1, 1, 0, (cudaStream_t)s->stream, (float *)log_s->data, (float *)mv->data,
 		       kc_in(grad), kc_in(norm_clip), kc_out(copy), a, s->errs);
 }

@@ -23,6 +23,9 @@ int kc_sims(KcuStream *s, double *S, const KTensor *A, const KTensor *M, int R, 
 int kc_rowdots(KcuStream *s, double *out, const KTensor *a, const KTensor *b, int R, int d);
 
 // s = exp(log_s) of a (1) STAT tensor; 0 when absent (v2 needs none)
-__device__ __forceinline__ double kc_exp_log_s(const float *log_s) { return log_s ? exp((double)log_s[0]) : 0.0; }
+__device__ __forceinline__ double kc_exp_log_s(const float *log_s)
+{
+	return log_s ? exp((double)log_s[0]) : 0.0;
+}
 
 #endif

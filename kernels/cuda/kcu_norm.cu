@@ -50,8 +50,8 @@ int kcu_layernorm_fwd(KcuStream *s, KTensor *out, KTensor *mean, KTensor *rstd, 
 		return 0;
 	float *mp = (float *)mean->data, *rp = (float *)rstd->data;
 	if (kc_vec_ok(C, {out->data, in->data, w->data, b->data}))
-		return KLAUNCH(&s->err, ln_fwd_kernel<8>, grid, KC_THREADS, 0, st, kc_out(out), mp, rp, kc_in(in), kc_in(w),
-			       kc_in(b), N, C);
+		return KLAUNCH(&s->err, ln_fwd_kernel<8>, grid, KC_THREADS, 0, st, kc_out(out), mp, rp, kc_in(in),
+			       kc_in(w), kc_in(b), N, C);
 	return KLAUNCH(&s->err, ln_fwd_kernel<1>, grid, KC_THREADS, 0, st, kc_out(out), mp, rp, kc_in(in), kc_in(w),
 		       kc_in(b), N, C);
 }
@@ -59,7 +59,7 @@ int kcu_layernorm_fwd(KcuStream *s, KTensor *out, KTensor *mean, KTensor *rstd, 
 // din = rstd · (dy·w − mean(dy·w) − x̂ · mean(dy·w·x̂)), written or added
 template <int V>
 __global__ void __launch_bounds__(KC_THREADS) ln_bwd_kernel(KcOut din, int acc, KcIn dout, KcIn in, KcIn w,
-							   const float *mean, const float *rstd, int64_t N, int C)
+							    const float *mean, const float *rstd, int64_t N, int C)
 {
 	const int lane = (int)threadIdx.x % 32;
 	const int64_t row = (int64_t)blockIdx.x * ROWS + threadIdx.x / 32, base = row * C;
@@ -171,8 +171,8 @@ int kcu_l2norm_fwd(KcuStream *s, KTensor *out, KTensor *norm, const KTensor *in,
 {
 	if (N == 0)
 		return 0;
-	return KLAUNCH(&s->err, l2_fwd_kernel, (unsigned)((N + ROWS - 1) / ROWS), KC_THREADS, 0, (cudaStream_t)s->stream,
-		       kc_out(out), (float *)norm->data, kc_in(in), N, C);
+	return KLAUNCH(&s->err, l2_fwd_kernel, (unsigned)((N + ROWS - 1) / ROWS), KC_THREADS, 0,
+		       (cudaStream_t)s->stream, kc_out(out), (float *)norm->data, kc_in(in), N, C);
 }
 
 int kcu_l2norm_bwd(KcuStream *s, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm, int64_t N,
@@ -180,6 +180,7 @@ int kcu_l2norm_bwd(KcuStream *s, KGrad din, const KTensor *dout, const KTensor *
 {
 	if (!din.t || N == 0)
 		return 0;
-	return KLAUNCH(&s->err, l2_bwd_kernel, (unsigned)((N + ROWS - 1) / ROWS), KC_THREADS, 0, (cudaStream_t)s->stream,
-		       kc_grad(din), din.acc, kc_in(dout), kc_in(out), (const float *)norm->data, N, C);
+	return KLAUNCH(&s->err, l2_bwd_kernel, (unsigned)((N + ROWS - 1) / ROWS), KC_THREADS, 0,
+		       (cudaStream_t)s->stream, kc_grad(din), din.acc, kc_in(dout), kc_in(out),
+		       (const float *)norm->data, N, C);
 }

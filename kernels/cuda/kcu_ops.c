@@ -104,8 +104,8 @@ static int cu_l2norm_fwd(KernCtx *c, KTensor *out, KTensor *norm, const KTensor 
 	return KCU_OP(c, "l2norm", kcu_l2norm_fwd(KS(c), out, norm, in, N, C));
 }
 
-static int cu_l2norm_bwd(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm,
-			 int64_t N, int C)
+static int cu_l2norm_bwd(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm, int64_t N,
+			 int C)
 {
 	return KCU_OP(c, "l2norm_bwd", kcu_l2norm_bwd(KS(c), din, dout, out, norm, N, C));
 }
@@ -144,8 +144,9 @@ static int cu_attention_fwd(KernCtx *c, KTensor *out, KTensor *lse, const KTenso
 {
 	if (!attn_takes((const KTensor *[]){out, qkv}, 2))
 		return -ENOTSUP;
-	return KCU_OP(c, "attention", kattn_fwd(attn_of(c), KS(c)->stream, out->data, lse->data, qkv->data, B, T, H, hd,
-						causal, c->ws, c->ws_bytes, &KS(c)->err));
+	return KCU_OP(c, "attention",
+		      kattn_fwd(attn_of(c), KS(c)->stream, out->data, lse->data, qkv->data, B, T, H, hd, causal, c->ws,
+				c->ws_bytes, &KS(c)->err));
 }
 
 static int cu_attention_bwd(KernCtx *c, KGrad dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
@@ -182,9 +183,11 @@ static int cu_fcco_scatter(KernCtx *c, KTensor *table, const KTensor *ids_all, c
 }
 
 static int cu_fcco_surrogate(KernCtx *c, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
-			     const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d)
+			     const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N,
+			     int d)
 {
-	return KCU_OP(c, "fcco_surrogate", kcu_fcco_surrogate(KS(c), b, pack, pack_all, p, loss, de1, de2, dlog_s, B, N, d));
+	return KCU_OP(c, "fcco_surrogate",
+		      kcu_fcco_surrogate(KS(c), b, pack, pack_all, p, loss, de1, de2, dlog_s, B, N, d));
 }
 
 static int cu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
@@ -270,7 +273,10 @@ static int cu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTen
 {
 	// the scalars rounded exactly as the CPU twin (kern_cpu_optim.c) rounds them
 	const double t = (double)hy->step;
-	KcuOptHyp h = {.b1 = (float)hy->beta1, .b2 = (float)hy->beta2, .eps = (float)hy->eps, .lr = hy->lr,
+	KcuOptHyp h = {.b1 = (float)hy->beta1,
+		       .b2 = (float)hy->beta2,
+		       .eps = (float)hy->eps,
+		       .lr = hy->lr,
 		       .wd = hy->weight_decay};
 	h.bc1 = (float)(1 - pow(hy->beta1, t));
 	h.bc2 = (float)(1 - pow(hy->beta2, t));

@@ -11,7 +11,8 @@ static __device__ __forceinline__ bool chunk_vec(const KcuChunk &c, bool aligned
 
 // ---- the gradient norm: squares per chunk in double, then the chunks in order by one block; frozen
 // segments are left out, KSEG_EXTERNAL ones (updated by another op with the same factor) are in ----
-template <int V> __device__ __forceinline__ double sumsq(KcIn g, int64_t start, int len)
+template <int V>
+__device__ __forceinline__ double sumsq(KcIn g, int64_t start, int len)
 {
 	double s = 0.0;
 	for (int64_t i = start + (int64_t)threadIdx.x * V; i < start + len; i += KC_THREADS * V) {
@@ -67,10 +68,10 @@ static bool all_aligned(std::initializer_list<const void *> ptrs)
 int kcu_grad_norm(KcuStream *s, const KcuPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm)
 {
 	const cudaStream_t st = (cudaStream_t)s->stream;
-	KC_TRY(KLAUNCH(&s->err, norm_chunks_kernel, (unsigned)p->n_chunks, KC_THREADS, 0, st, p->part, p->chunks, p->segs,
-		       kc_in(grads), all_aligned({grads->data})));
-	return KLAUNCH(&s->err, norm_finish_kernel, 1, KC_THREADS, 0, st, (float *)norm_clip->data, p->part, p->n_chunks,
-		       clip_norm);
+	KC_TRY(KLAUNCH(&s->err, norm_chunks_kernel, (unsigned)p->n_chunks, KC_THREADS, 0, st, p->part, p->chunks,
+		       p->segs, kc_in(grads), all_aligned({grads->data})));
+	return KLAUNCH(&s->err, norm_finish_kernel, 1, KC_THREADS, 0, st, (float *)norm_clip->data, p->part,
+		       p->n_chunks, clip_norm);
 }
 
 // ---- the update ----
@@ -100,7 +101,8 @@ __device__ __forceinline__ float lamb_r(const KcuOptHyp &h, float wd, float p, f
 }
 
 // clamp and copy of V elements of w at i
-template <int V> __device__ __forceinline__ void finish(const OptArgs &a, const KcuSeg &sg, int64_t i, float *w)
+template <int V>
+__device__ __forceinline__ void finish(const OptArgs &a, const KcuSeg &sg, int64_t i, float *w)
 {
 	if (sg.flags & KSEG_CLAMP)
 		for (int k = 0; k < V; k++)
@@ -112,8 +114,8 @@ template <int V> __device__ __forceinline__ void finish(const OptArgs &a, const 
 
 // AdamW over the chunk (moments, decay, step, clamp, copy: one pass), or LAMB's first pass
 // (moments and the chunk's Σp², Σr² in double)
-template <int V> __device__ void update_chunk(const OptArgs &a, const KcuChunk &c, const KcuSeg &sg, float fc, double *pp,
-					      double *rr)
+template <int V>
+__device__ void update_chunk(const OptArgs &a, const KcuChunk &c, const KcuSeg &sg, float fc, double *pp, double *rr)
 {
 	const bool lamb = sg.flags & KSEG_LAMB;
 	const double wd = (sg.flags & KSEG_DECAY) ? a.h.wd : 0.0;
@@ -146,7 +148,8 @@ template <int V> __device__ void update_chunk(const OptArgs &a, const KcuChunk &
 }
 
 // frozen segments and those another op updates (KSEG_EXTERNAL: the global τ): only the copy
-template <int V> __device__ void copy_chunk(const OptArgs &a, const KcuChunk &c)
+template <int V>
+__device__ void copy_chunk(const OptArgs &a, const KcuChunk &c)
 {
 	for (int64_t i = c.start + (int64_t)threadIdx.x * V; i < c.start + c.len && a.copy.p; i += KC_THREADS * V) {
 		float w[V];
@@ -189,8 +192,8 @@ __global__ void __launch_bounds__(KC_THREADS) update_kernel(OptArgs a, unsigned 
 
 // LAMB's step per segment: lr · ‖p‖/‖r‖ from its chunks' partials in chunk order (the trust ratio
 // only where weight decay applies, as upstream fast_clip); one thread per segment
-__global__ void __launch_bounds__(KC_THREADS) trust_kernel(float *step, const KcuSeg *segs, const double *part, int n,
-							   double lr)
+__global__ void __launch_bounds__(KC_THREADS)
+	trust_kernel(float *step, const KcuSeg *segs, const double *part, int n, double lr)
 {
 	for (int s = (int)threadIdx.x; s < n; s += KC_THREADS) {
 		double sp = 0.0, sr = 0.0;
@@ -201,7 +204,8 @@ __global__ void __launch_bounds__(KC_THREADS) trust_kernel(float *step, const Kc
 	}
 }
 
-template <int V> __device__ void lamb_apply(const OptArgs &a, const KcuChunk &c, const KcuSeg &sg)
+template <int V>
+__device__ void lamb_apply(const OptArgs &a, const KcuChunk &c, const KcuSeg &sg)
 {
 	const float wd = (sg.flags & KSEG_DECAY) ? (float)a.h.wd : 0.0f, st = a.step[c.seg];
 	for (int64_t i = c.start + (int64_t)threadIdx.x * V; i < c.start + c.len; i += KC_THREADS * V) {
@@ -232,8 +236,17 @@ int kcu_optimizer(KcuStream *s, const KcuPlan *p, const KcuOptHyp *h, KTensor *m
 		  const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip)
 {
 	const cudaStream_t st = (cudaStream_t)s->stream;
-	OptArgs a = {p->chunks, p->segs, p->part, p->step, (float *)master->data, (float *)m->data, (float *)v->data,
-		     kc_in(grads), kc_out(copy), norm_clip ? (const float *)norm_clip->data : nullptr, *h,
+	OptArgs a = {p->chunks,
+		     p->segs,
+		     p->part,
+		     p->step,
+		     (float *)master->data,
+		     (float *)m->data,
+		     (float *)v->data,
+		     kc_in(grads),
+		     kc_out(copy),
+		     norm_clip ? (const float *)norm_clip->data : nullptr,
+		     *h,
 		     all_aligned({master->data, m->data, v->data, grads->data, copy ? copy->data : nullptr})};
 	KC_TRY(KLAUNCH(&s->err, update_kernel, (unsigned)p->n_chunks, KC_THREADS, 0, st, a, s->errs));
 	if (!p->has_lamb)

@@ -20,16 +20,16 @@
 // with the kernel's name, file:line and a hint; err == NULL prints it and exits (programs, tests).
 // A template kernel goes in parentheses: KLAUNCH(e, (k<float, 4>), ...).
 #if defined(KEMU)
-#define KLAUNCH(err, kernel, grid, block, smem, stream, ...)                                                   \
-	kcheck_launch((err),                                                                                 \
-		      ((void)kemu::launch(kemu::LaunchSite{#kernel, __FILE__, __LINE__}, kernel, grid, block, smem, \
-					  stream, ##__VA_ARGS__),                                            \
-		       (int)cudaGetLastError()),                                                             \
+#define KLAUNCH(err, kernel, grid, block, smem, stream, ...)                                                           \
+	kcheck_launch((err),                                                                                           \
+		      ((void)kemu::launch(kemu::LaunchSite{#kernel, __FILE__, __LINE__}, kernel, grid, block, smem,    \
+					  stream, ##__VA_ARGS__),                                                      \
+		       (int)cudaGetLastError()),                                                                       \
 		      #kernel, kemu_fault_detail(), __FILE__, __LINE__)
 #else
-#define KLAUNCH(err, kernel, grid, block, smem, stream, ...)                                                   \
-	kcheck_launch((err), (kernel<<<grid, block, smem, stream>>>(__VA_ARGS__), (int)cudaGetLastError()),     \
-		      #kernel, "", __FILE__, __LINE__)
+#define KLAUNCH(err, kernel, grid, block, smem, stream, ...)                                                           \
+	kcheck_launch((err), (kernel<<<grid, block, smem, stream>>>(__VA_ARGS__), (int)cudaGetLastError()), #kernel,   \
+		      "", __FILE__, __LINE__)
 #endif
 
 // The kernel's one dynamic shared memory block (the launch's smem bytes), as a T *, 16-byte aligned:
@@ -37,8 +37,8 @@
 #if defined(KEMU)
 #define KSHARED_DYN(T, name) T *const name = reinterpret_cast<T *>(kemu::dyn_smem())
 #else
-#define KSHARED_DYN(T, name)                                                                                 \
-	extern __shared__ __align__(16) unsigned char kshared_dyn_[];                                        \
+#define KSHARED_DYN(T, name)                                                                                           \
+	extern __shared__ __align__(16) unsigned char kshared_dyn_[];                                                  \
 	T *const name = reinterpret_cast<T *>(kshared_dyn_)
 #endif
 

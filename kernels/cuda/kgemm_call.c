@@ -7,16 +7,23 @@
 
 const char *kgemm_epi_name(KgEpi epi)
 {
-	static const char *names[KGEMM_EPI_COUNT] = {"none",     "bias",          "gelu",  "gelu_bias",   "gelu_aux",
-						  "gelu_aux_bias", "dgelu", "dgelu_bgrad", "bgrada",   "bgradb"};
+	static const char *names[KGEMM_EPI_COUNT] = {"none",          "bias",  "gelu",        "gelu_bias", "gelu_aux",
+						     "gelu_aux_bias", "dgelu", "dgelu_bgrad", "bgrada",    "bgradb"};
 	return (unsigned)epi < KGEMM_EPI_COUNT ? names[epi] : "?";
 }
 
-static int epi_reads_bias(KgEpi e) { return e == KGEMM_EPI_BIAS || e == KGEMM_EPI_GELU_BIAS || e == KGEMM_EPI_GELU_AUX_BIAS; }
-static int epi_writes_bias(KgEpi e) { return e == KGEMM_EPI_DGELU_BGRAD || e == KGEMM_EPI_BGRADA || e == KGEMM_EPI_BGRADB; }
+static int epi_reads_bias(KgEpi e)
+{
+	return e == KGEMM_EPI_BIAS || e == KGEMM_EPI_GELU_BIAS || e == KGEMM_EPI_GELU_AUX_BIAS;
+}
+static int epi_writes_bias(KgEpi e)
+{
+	return e == KGEMM_EPI_DGELU_BGRAD || e == KGEMM_EPI_BGRADA || e == KGEMM_EPI_BGRADB;
+}
 static int epi_uses_aux(KgEpi e)
 {
-	return e == KGEMM_EPI_GELU_AUX || e == KGEMM_EPI_GELU_AUX_BIAS || e == KGEMM_EPI_DGELU || e == KGEMM_EPI_DGELU_BGRAD;
+	return e == KGEMM_EPI_GELU_AUX || e == KGEMM_EPI_GELU_AUX_BIAS || e == KGEMM_EPI_DGELU ||
+	       e == KGEMM_EPI_DGELU_BGRAD;
 }
 
 int kgemm_check(const KgCall *c, KErr *e)
@@ -42,7 +49,8 @@ int kgemm_check(const KgCall *c, KErr *e)
 	if ((epi_reads_bias(c->epi) || epi_writes_bias(c->epi)) && !c->bias)
 		return kerr_set(e, -EINVAL, "kgemm: epilogue %s needs a bias vector", kgemm_epi_name(c->epi));
 	if (epi_uses_aux(c->epi) && (!c->aux || c->ldaux < c->M || c->ldaux % 8))
-		return kerr_set(e, -EINVAL, "kgemm: epilogue %s needs aux with ldaux >= M (%d) and a multiple of 8, got %d",
+		return kerr_set(e, -EINVAL,
+				"kgemm: epilogue %s needs aux with ldaux >= M (%d) and a multiple of 8, got %d",
 				kgemm_epi_name(c->epi), c->M, c->ldaux);
 	return 0;
 }
@@ -70,7 +78,10 @@ void kgcall_from_row_major(KgCall *c)
 #define GELU_K 0.7978845608028654 // sqrt(2 / pi)
 #define GELU_C 0.044715
 
-double kgemm_gelu(double x) { return 0.5 * x * (1.0 + tanh(GELU_K * (x + GELU_C * x * x * x))); }
+double kgemm_gelu(double x)
+{
+	return 0.5 * x * (1.0 + tanh(GELU_K * (x + GELU_C * x * x * x)));
+}
 
 double kgemm_dgelu(double x)
 {

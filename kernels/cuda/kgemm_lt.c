@@ -36,13 +36,16 @@ struct KGemm {
 };
 
 static const cublasLtEpilogue_t epilogues[KGEMM_EPI_COUNT] = {
-	CUBLASLT_EPILOGUE_DEFAULT,	 CUBLASLT_EPILOGUE_BIAS,	   CUBLASLT_EPILOGUE_GELU,
-	CUBLASLT_EPILOGUE_GELU_BIAS,	 CUBLASLT_EPILOGUE_GELU_AUX,	   CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
-	CUBLASLT_EPILOGUE_DGELU,	 CUBLASLT_EPILOGUE_DGELU_BGRAD, CUBLASLT_EPILOGUE_BGRADA,
+	CUBLASLT_EPILOGUE_DEFAULT,   CUBLASLT_EPILOGUE_BIAS,        CUBLASLT_EPILOGUE_GELU,
+	CUBLASLT_EPILOGUE_GELU_BIAS, CUBLASLT_EPILOGUE_GELU_AUX,    CUBLASLT_EPILOGUE_GELU_AUX_BIAS,
+	CUBLASLT_EPILOGUE_DGELU,     CUBLASLT_EPILOGUE_DGELU_BGRAD, CUBLASLT_EPILOGUE_BGRADA,
 	CUBLASLT_EPILOGUE_BGRADB,
 };
 
-static cudaDataType_t dtype(KgType t) { return t == KGEMM_BF16 ? CUDA_R_16BF : CUDA_R_32F; }
+static cudaDataType_t dtype(KgType t)
+{
+	return t == KGEMM_BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
 
 static int align_of(const void *p)
 {
@@ -115,7 +118,8 @@ static PlanKey key_of(const KgCall *c)
 static int plan_make(KGemm *g, Plan *p, const KgCall *c, KErr *e)
 {
 	p->key = key_of(c);
-	cublasOperation_t ta = c->opA == KGEMM_T ? CUBLAS_OP_T : CUBLAS_OP_N, tb = c->opB == KGEMM_T ? CUBLAS_OP_T : CUBLAS_OP_N;
+	cublasOperation_t ta = c->opA == KGEMM_T ? CUBLAS_OP_T : CUBLAS_OP_N,
+			  tb = c->opB == KGEMM_T ? CUBLAS_OP_T : CUBLAS_OP_N;
 	cublasLtEpilogue_t epi = epilogues[c->epi];
 	int32_t bias_type = dtype(c->bias_type), aux_type = dtype(c->c);
 	int64_t ldaux = c->ldaux;
@@ -156,15 +160,16 @@ static int plan_make(KGemm *g, Plan *p, const KgCall *c, KErr *e)
 	cublasLtMatmulHeuristicResult_t res;
 	int found = 0;
 	if (!rc)
-		rc = cublas_try(e, cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 1, &res,
-								  &found));
+		rc = cublas_try(
+			e, cublasLtMatmulAlgoGetHeuristic(g->lt, p->op, p->a, p->b, p->c, p->c, pref, 1, &res, &found));
 	cublasLtMatmulPreferenceDestroy(pref);
 	if (!rc && found == 0)
 		rc = kerr_set(e, -ENOTSUP,
 			      "kgemm: cuBLASLt has no algorithm for op %c%c, M %d N %d K %d, %s -> %s, epilogue %s "
 			      "(alignments %d/%d/%d bytes)",
-			      "NT"[c->opA], "NT"[c->opB], c->M, c->N, c->K, c->ab == KGEMM_BF16 ? "bf16" : "f32",
-			      c->c == KGEMM_BF16 ? "bf16" : "f32", kgemm_epi_name(c->epi), al[0], al[1], al[2]);
+			      "NT"[c->opA], "NT"[c->opB], c -> M, c -> N, c -> K,
+			      c -> ab == KGEMM_BF16 ? "bf16" : "f32", c->c == KGEMM_BF16 ? "bf16" : "f32",
+			      kgemm_epi_name(c->epi), al[0], al[1], al[2]);
 	if (!rc)
 		p->algo = res.algo;
 	return rc;
@@ -216,7 +221,7 @@ int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 		rc = cublas_try(e, SET(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c->aux));
 	float beta = c->accumulate ? 1.0f : 0.0f;
 	if (!rc)
-		rc = cublas_try(e, cublasLtMatmul(g->lt, p->op, &c->alpha, c->A, p->a, c->B, p->b, &beta, c->C, p->c, c->C,
-						  p->c, &p->algo, g->ws, g->ws_bytes, (cudaStream_t)stream));
+		rc = cublas_try(e, cublasLtMatmul(g->lt, p->op, &c->alpha, c->A, p->a, c->B, p->b, &beta, c->C, p->c,
+						  c->C, p->c, &p->algo, g->ws, g->ws_bytes, (cudaStream_t)stream));
 	return rc;
 }

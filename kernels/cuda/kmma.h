@@ -35,16 +35,31 @@ __device__ __forceinline__ int klane()
 {
 	return (int)((threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & 31);
 }
-__device__ __forceinline__ int kfrag_a_row(int lane, int i) { return lane / 4 + 8 * ((i >> 1) & 1); }
-__device__ __forceinline__ int kfrag_a_col(int lane, int i) { return 2 * (lane % 4) + (i & 1) + 8 * (i >> 2); }
-__device__ __forceinline__ int kfrag_b_k(int lane, int i) { return 2 * (lane % 4) + (i & 1) + 8 * (i >> 1); }
+__device__ __forceinline__ int kfrag_a_row(int lane, int i)
+{
+	return lane / 4 + 8 * ((i >> 1) & 1);
+}
+__device__ __forceinline__ int kfrag_a_col(int lane, int i)
+{
+	return 2 * (lane % 4) + (i & 1) + 8 * (i >> 2);
+}
+__device__ __forceinline__ int kfrag_b_k(int lane, int i)
+{
+	return 2 * (lane % 4) + (i & 1) + 8 * (i >> 1);
+}
 __device__ __forceinline__ int kfrag_b_n(int lane, int i)
 {
 	(void)i; // every element of a lane is in column g
 	return lane / 4;
 }
-__device__ __forceinline__ int kfrag_c_row(int lane, int i) { return lane / 4 + 8 * (i >> 1); }
-__device__ __forceinline__ int kfrag_c_col(int lane, int i) { return 2 * (lane % 4) + (i & 1); }
+__device__ __forceinline__ int kfrag_c_row(int lane, int i)
+{
+	return lane / 4 + 8 * (i >> 1);
+}
+__device__ __forceinline__ int kfrag_c_col(int lane, int i)
+{
+	return 2 * (lane % 4) + (i & 1);
+}
 
 // two floats -> one .bf16x2 register, `lo` in the low half, each rounded to nearest even
 __device__ __forceinline__ uint32_t kpack_bf16x2(float lo, float hi)
@@ -74,19 +89,19 @@ __device__ __forceinline__ void kmma_bf16(KFragC &d, const KFragA &a, const KFra
 // register j receives matrix j's elements (lane/4, 2(lane%4)) and (lane/4, 2(lane%4)+1), or with
 // .trans (2(lane%4), lane/4) and (2(lane%4)+1, lane/4).
 #if defined(KEMU)
-#define KLDMATRIX(name, n, trans, regs, outs)                                                                \
-	__device__ __forceinline__ void name(uint32_t *r, const void *row KEMU_SITE_PARAMS)                  \
-	{                                                                                                    \
-		kemu::ldmatrix(r, n, trans, row KEMU_SITE_ARGS);                                             \
+#define KLDMATRIX(name, n, trans, regs, outs)                                                                          \
+	__device__ __forceinline__ void name(uint32_t *r, const void *row KEMU_SITE_PARAMS)                            \
+	{                                                                                                              \
+		kemu::ldmatrix(r, n, trans, row KEMU_SITE_ARGS);                                                       \
 	}
 #else
-#define KLDMATRIX(name, n, trans, regs, outs)                                                                \
-	__device__ __forceinline__ void name(uint32_t *r, const void *row)                                   \
-	{                                                                                                    \
-		unsigned a = (unsigned)__cvta_generic_to_shared(row);                                        \
-		asm volatile("ldmatrix.sync.aligned.m8n8.x" #n trans ".shared.b16 " regs ", [%" #n "];\n"    \
-			     : outs                                                                          \
-			     : "r"(a));                                                                      \
+#define KLDMATRIX(name, n, trans, regs, outs)                                                                          \
+	__device__ __forceinline__ void name(uint32_t *r, const void *row)                                             \
+	{                                                                                                              \
+		unsigned a = (unsigned)__cvta_generic_to_shared(row);                                                  \
+		asm volatile("ldmatrix.sync.aligned.m8n8.x" #n trans ".shared.b16 " regs ", [%" #n "];\n"              \
+			     : outs                                                                                    \
+			     : "r"(a));                                                                                \
 	}
 #endif
 #define KLDM_R1 "{%0}"

@@ -1,7 +1,7 @@
 // Fuzz harness: the CSV / TSV / EPIC-KITCHENS annotation readers (and the format guess) on a
 // buffer ending at a guard page; every accepted clip has finite, ordered times and a UTF-8
 // caption.
-#include "fuzz_util.h"  // defines: FuzzBuf, fuzz_guarded
+#include "fuzz_util.h"              // defines: FuzzBuf, fuzz_guarded
 #include "../../tools/prep_annot.h" // defines: prep_annot_parse, prep_annot_free
 
 #include <math.h>

@@ -1,6 +1,6 @@
 // Fuzz harness: the Ego4D narration JSON reader on a buffer ending at a guard page; accepted
 // narrations have finite, ordered times. Leaks on error paths show under LeakSanitizer.
-#include "fuzz_util.h"  // defines: FuzzBuf, fuzz_guarded
+#include "fuzz_util.h"              // defines: FuzzBuf, fuzz_guarded
 #include "../../tools/prep_annot.h" // defines: prep_ego4d_load, prep_annot_free
 
 #include <math.h>

@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				if (manifest_clip_locate(m, s, k, &chunk, &frame) == 0)
 					manifest_keyframe_at_or_before(m, chunk, frame);
 			if (s->kind == MANIFEST_KIND_IMAGE)
-				manifest_resolve(m, manifest_string(m, manifest_shard(m, s->source)->path_off), path, sizeof path);
+				manifest_resolve(m, manifest_string(m, manifest_shard(m, s->source)->path_off), path,
+						 sizeof path);
 		}
 		for (uint32_t i = 0; i < h->n_videos; i++)
 			manifest_string(m, manifest_video(m, i)->name_off);

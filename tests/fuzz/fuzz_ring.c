@@ -12,8 +12,14 @@
 // /proc read for each of 320 entries per execution made the harness 20 times slower. A pid is
 // alive when it is odd and its start time is the one this rule gives it (common/proc_ident.c is
 // not linked into this harness; its own tests cover it).
-uint64_t proc_start_time(int pid) { return pid > 0 ? (uint64_t)pid * 7 : 0; }
-int proc_is_dead(int pid, uint64_t start) { return pid <= 0 || !(pid & 1) || (start && start != (uint64_t)pid * 7); }
+uint64_t proc_start_time(int pid)
+{
+	return pid > 0 ? (uint64_t)pid * 7 : 0;
+}
+int proc_is_dead(int pid, uint64_t start)
+{
+	return pid <= 0 || !(pid & 1) || (start && start != (uint64_t)pid * 7);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

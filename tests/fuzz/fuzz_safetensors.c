@@ -14,7 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < st_count(f); i++) {
 			const StTensor *t = st_entry(f, i);
 			if (t->nbytes) { // the bytes a loader would copy
-				volatile uint8_t x = ((const uint8_t *)t->data)[0] ^ ((const uint8_t *)t->data)[t->nbytes - 1];
+				volatile uint8_t x =
+					((const uint8_t *)t->data)[0] ^ ((const uint8_t *)t->data)[t->nbytes - 1];
 				(void)x;
 			}
 			st_find(f, t->name);

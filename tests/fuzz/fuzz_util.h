@@ -47,7 +47,10 @@ static inline int fuzz_guarded(FuzzBuf *b, const uint8_t *src, size_t size, size
 	return 0;
 }
 
-static inline void fuzz_release(FuzzBuf *b) { (void)b; }
+static inline void fuzz_release(FuzzBuf *b)
+{
+	(void)b;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

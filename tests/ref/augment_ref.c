@@ -7,8 +7,8 @@
 #include "rng_philox.h" // defines: rng_stream_init, rng_next_u32, RNG_STREAM_AUGMENT
 
 // OpenAI CLIP's normalization (open_clip OPENAI_DATASET_MEAN / _STD)
-static const double clip_mean[3] = { 0.48145466, 0.4578275, 0.40821073 };
-static const double clip_std[3] = { 0.26862954, 0.26130258, 0.27577711 };
+static const double clip_mean[3] = {0.48145466, 0.4578275, 0.40821073};
+static const double clip_std[3] = {0.26862954, 0.26130258, 0.27577711};
 
 int trainer_augment_flips(uint64_t seed, uint64_t g)
 {

@@ -16,20 +16,26 @@
 // ---- per-sample tables ----
 // order of the floats one sample contributes to the all-gathered pack (FastCLIP's gather_list)
 typedef enum {
-	FASTCLIP_P_U1 = 0, FASTCLIP_P_U2,         // updated u (all FastCLIP kinds)
-	FASTCLIP_P_TAU1, FASTCLIP_P_TAU2,         // v2: updated τ
-	FASTCLIP_P_B1, FASTCLIP_P_B2,             // v2: updated log-sum-exp bounds
-	FASTCLIP_P_TAU1_OLD, FASTCLIP_P_TAU2_OLD, // v2: τ this step's loss used
-	FASTCLIP_P_M1, FASTCLIP_P_M2,             // v2: τ Adam first moments
-	FASTCLIP_P_V1, FASTCLIP_P_V2,             // v2: τ Adam second moments
+	FASTCLIP_P_U1 = 0,
+	FASTCLIP_P_U2, // updated u (all FastCLIP kinds)
+	FASTCLIP_P_TAU1,
+	FASTCLIP_P_TAU2, // v2: updated τ
+	FASTCLIP_P_B1,
+	FASTCLIP_P_B2, // v2: updated log-sum-exp bounds
+	FASTCLIP_P_TAU1_OLD,
+	FASTCLIP_P_TAU2_OLD, // v2: τ this step's loss used
+	FASTCLIP_P_M1,
+	FASTCLIP_P_M2, // v2: τ Adam first moments
+	FASTCLIP_P_V1,
+	FASTCLIP_P_V2, // v2: τ Adam second moments
 } FastclipPackField;
 
 typedef struct {
 	FastclipKind kind;
-	int64_t n;               // dataset size (manifest samples)
-	float *u1, *u2;          // (n) video-anchor / text-anchor estimators, start at 0
-	float *tau1, *tau2;      // (n) v2 only: per-sample τ, start at tau_init
-	float *bound1, *bound2;  // (n) v2 only: running max of the scaled logit gap, start at 0
+	int64_t n;                // dataset size (manifest samples)
+	float *u1, *u2;           // (n) video-anchor / text-anchor estimators, start at 0
+	float *tau1, *tau2;       // (n) v2 only: per-sample τ, start at tau_init
+	float *bound1, *bound2;   // (n) v2 only: running max of the scaled logit gap, start at 0
 	float *m1, *m2, *v1, *v2; // (n) v2 only: Adam moments of the τ update, start at 0
 } FastclipTables;
 
@@ -52,17 +58,16 @@ typedef struct {
 } FastclipBatch;
 
 typedef struct {
-	double loss;          // value of this rank's surrogate (openclip: its local InfoNCE)
-	float *de1, *de2;     // (B, d) dL/de1, dL/de2 of this rank's surrogate (caller-owned)
-	double dlog_s;        // dL/d(log s); 0 where τ is not a model parameter (v1, v2)
+	double loss;      // value of this rank's surrogate (openclip: its local InfoNCE)
+	float *de1, *de2; // (B, d) dL/de1, dL/de2 of this rank's surrogate (caller-owned)
+	double dlog_s;    // dL/d(log s); 0 where τ is not a model parameter (v1, v2)
 } FastclipGrads;
 
 // Local phase: for this rank's anchors vs the gathered batch computes g1, g2, the updated u
 // (FastCLIP's reset rule, γ of the epoch) and for v2 the updated per-sample τ; writes them to
 // pack (B, fastclip_pack_width). Reads the tables, does not write them (the step scatters the
 // gathered packs into every replica). -EINVAL on bad arguments or N < 2, -ERANGE on a bad id.
-int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch,
-		   const FastclipBatch *b, float *pack);
+int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch, const FastclipBatch *b, float *pack);
 
 // Surrogate loss and its gradient w.r.t. this rank's features (and log s). pack_local (B, w) is
 // this rank's pack; pack_all (K·B, w) the gathered one. Averaging the parameter gradients over

@@ -32,8 +32,8 @@ static double clampd(double x, double lo, double hi)
 // one anchor vs the gathered rows of M: sum over j≠excl of exp((a·M_j − pos)·sc − bound).
 // With bound_io non-NULL (v2) the bound is first raised to the max scaled gap over all j
 // (diagonal included), and *sxa receives the sum of exp(x − bound)·x (x the scaled gap).
-static double anchor_sum(const float *a, const float *M, int n, int d, int excl, double pos,
-			 double sc, double *bound_io, double *sxa)
+static double anchor_sum(const float *a, const float *M, int n, int d, int excl, double pos, double sc,
+			 double *bound_io, double *sxa)
 {
 	double bound = 0.0;
 	if (bound_io) {
@@ -65,8 +65,7 @@ static float u_update(float u_old, double g, double gamma, double rescale)
 	return (float)((1.0 - gamma) * (double)u_old * rescale + gamma * g);
 }
 
-int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch,
-		   const FastclipBatch *b, float *pack)
+int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch, const FastclipBatch *b, float *pack)
 {
 	if (!cfg || !t || !pack || batch_check(b) < 0 || cfg->kind == FASTCLIP_OPENCLIP || t->kind != cfg->kind)
 		return -EINVAL;
@@ -93,21 +92,23 @@ int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch
 			continue;
 		}
 		// v2: per-sample τ of each anchor, log-sum-exp bound, then its own Adam-style τ step
-		const float tau_old[2] = { t->tau1[id], t->tau2[id] };
-		const float b_old[2] = { t->bound1[id], t->bound2[id] };
-		const float u_old[2] = { t->u1[id], t->u2[id] };
-		const float m_old[2] = { t->m1[id], t->m2[id] }, v_old[2] = { t->v1[id], t->v2[id] };
+		const float tau_old[2] = {t->tau1[id], t->tau2[id]};
+		const float b_old[2] = {t->bound1[id], t->bound2[id]};
+		const float u_old[2] = {t->u1[id], t->u2[id]};
+		const float m_old[2] = {t->m1[id], t->m2[id]}, v_old[2] = {t->v1[id], t->v2[id]};
 		for (int side = 0; side < 2; side++) {
 			const float *a = side == 0 ? x1 : x2, *M = side == 0 ? b->E2 : b->E1;
 			double bound = b_old[side], sxa;
 			double g = anchor_sum(a, M, N, d, off + i, pos, 1.0 / tau_old[side], &bound, &sxa) / (N - 1);
 			float u = u_update(u_old[side], g, gamma, exp((double)b_old[side] - bound));
-			double grad = -sxa / ((double)u + cfg->eps) / (N - 1) + log((double)u + cfg->eps) + bound + cfg->rho;
+			double grad =
+				-sxa / ((double)u + cfg->eps) / (N - 1) + log((double)u + cfg->eps) + bound + cfg->rho;
 			grad = clampd(grad, -cfg->grad_clamp_tau, cfg->grad_clamp_tau);
 			float m = (float)(beta1 * m_old[side] + (1.0 - beta1) * grad);
 			float v = (float)(beta2 * v_old[side] + (1.0 - beta2) * grad * grad);
 			double mh = m / (1.0 - pow(beta1, epoch + 1)), vh = v / (1.0 - pow(beta2, epoch + 1));
-			double tau = clampd(tau_old[side] - cfg->lr_tau * mh / (sqrt(vh) + cfg->eps_tau), cfg->tau_min, cfg->tau_max);
+			double tau = clampd(tau_old[side] - cfg->lr_tau * mh / (sqrt(vh) + cfg->eps_tau), cfg->tau_min,
+					    cfg->tau_max);
 			p[FASTCLIP_P_U1 + side] = u;
 			p[FASTCLIP_P_TAU1 + side] = (float)tau;
 			p[FASTCLIP_P_B1 + side] = (float)bound;
@@ -122,8 +123,8 @@ int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch
 // Adds the gradient of Σ_j exp((a·M_j − pos)·sc − bound)·wgt over j≠excl to ga (w.r.t. the
 // anchor a) and gp (w.r.t. the positive the diagonal term pos = a·p came from), and returns the
 // term's value; *dls += Σ c·x (its derivative w.r.t. log s when sc = s).
-static double anchor_grad(const float *a, const float *M, int n, int d, int excl, double pos, double sc,
-			  double bound, double wgt, const float *pvec, double *ga, double *gp, double *dls)
+static double anchor_grad(const float *a, const float *M, int n, int d, int excl, double pos, double sc, double bound,
+			  double wgt, const float *pvec, double *ga, double *gp, double *dls)
 {
 	double val = 0.0, csum = 0.0;
 	for (int j = 0; j < n; j++) {
@@ -147,8 +148,8 @@ static double anchor_grad(const float *a, const float *M, int n, int d, int excl
 
 // Adds the gradient of Σ_{i≠excl} exp((A·x_i − D)·sc − bound)·wgt w.r.t. the local rows x_i
 // (the detached anchor A of another row contrasted against this rank's features) to gx (B, d).
-static double negatives_grad(const float *A, double D, const float *X, int B, int d, int excl, double sc,
-			     double bound, double wgt, double *gx, double *dls)
+static double negatives_grad(const float *A, double D, const float *X, int B, int d, int excl, double sc, double bound,
+			     double wgt, double *gx, double *dls)
 {
 	double val = 0.0;
 	for (int i = 0; i < B; i++) {
@@ -189,9 +190,12 @@ int fastclip_surrogate(const FastclipConfig *cfg, const FastclipBatch *b, const 
 		double u1 = p[FASTCLIP_P_U1], u2 = p[FASTCLIP_P_U2];
 		double sc1 = v2 ? 1.0 / p[FASTCLIP_P_TAU1_OLD] : s, sc2 = v2 ? 1.0 / p[FASTCLIP_P_TAU2_OLD] : s;
 		double bd1 = v2 ? p[FASTCLIP_P_B1] : 0.0, bd2 = v2 ? p[FASTCLIP_P_B2] : 0.0;
-		double w1 = 1.0 / (2.0 * B * (N - 1) * (u1 + cfg->eps)), w2 = 1.0 / (2.0 * B * (N - 1) * (u2 + cfg->eps));
-		loss += anchor_grad(x1, b->E2, N, d, off + i, pos, sc1, bd1, w1, x2, g1 + (size_t)i * d, g2 + (size_t)i * d, &dls);
-		loss += anchor_grad(x2, b->E1, N, d, off + i, pos, sc2, bd2, w2, x1, g2 + (size_t)i * d, g1 + (size_t)i * d, &dls);
+		double w1 = 1.0 / (2.0 * B * (N - 1) * (u1 + cfg->eps)),
+		       w2 = 1.0 / (2.0 * B * (N - 1) * (u2 + cfg->eps));
+		loss += anchor_grad(x1, b->E2, N, d, off + i, pos, sc1, bd1, w1, x2, g1 + (size_t)i * d,
+				    g2 + (size_t)i * d, &dls);
+		loss += anchor_grad(x2, b->E1, N, d, off + i, pos, sc2, bd2, w2, x1, g2 + (size_t)i * d,
+				    g1 + (size_t)i * d, &dls);
 		logu += log(u1) + log(u2);
 	}
 	// term 2: every gathered anchor (detached, its gathered u, τ, bound) vs this rank's rows as

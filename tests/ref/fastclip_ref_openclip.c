@@ -9,8 +9,8 @@
 
 // one cross-entropy row: anchor a vs all rows of M (n, d), label `label`, logits s·a·M_j.
 // Adds the gradient (scaled by wgt) to ga (anchor) and gM (n, d) and returns the row's loss.
-static double ce_row(const float *a, const float *M, int n, int d, int label, double s, double wgt,
-		     double *logit, double *ga, double *gM, double *dls)
+static double ce_row(const float *a, const float *M, int n, int d, int label, double s, double wgt, double *logit,
+		     double *ga, double *gM, double *dls)
 {
 	double mx = -INFINITY;
 	for (int j = 0; j < n; j++) {
@@ -47,7 +47,7 @@ int fastclip_openclip(const FastclipBatch *b, double *loss, float *dE1, float *d
 	const int B = b->B, N = b->K * b->B, off = b->rank * b->B, d = b->d;
 	const double s = exp(b->log_s), wgt = 0.5 / B;
 	double *g1 = calloc((size_t)N * d, sizeof(double)), *g2 = calloc((size_t)N * d, sizeof(double)); // (N, d)
-	double *logit = malloc((size_t)N * sizeof(double)); // (N)
+	double *logit = malloc((size_t)N * sizeof(double));                                              // (N)
 	if (!g1 || !g2 || !logit) {
 		free(g1);
 		free(g2);
@@ -57,8 +57,10 @@ int fastclip_openclip(const FastclipBatch *b, double *loss, float *dE1, float *d
 	double l = 0.0, dls = 0.0;
 	for (int i = 0; i < B; i++) {
 		// this rank's row off+i of the gathered copy is its own feature: direct terms land there
-		l += ce_row(b->e1 + (size_t)i * d, b->E2, N, d, off + i, s, wgt, logit, g1 + (size_t)(off + i) * d, g2, &dls);
-		l += ce_row(b->e2 + (size_t)i * d, b->E1, N, d, off + i, s, wgt, logit, g2 + (size_t)(off + i) * d, g1, &dls);
+		l += ce_row(b->e1 + (size_t)i * d, b->E2, N, d, off + i, s, wgt, logit, g1 + (size_t)(off + i) * d, g2,
+			    &dls);
+		l += ce_row(b->e2 + (size_t)i * d, b->E1, N, d, off + i, s, wgt, logit, g2 + (size_t)(off + i) * d, g1,
+			    &dls);
 	}
 	for (size_t k = 0; k < (size_t)N * d; k++) {
 		dE1[k] = (float)g1[k];

@@ -16,8 +16,7 @@ void fastclip_tables_free(FastclipTables *t)
 {
 	if (!t)
 		return;
-	float **all[] = { &t->u1, &t->u2, &t->tau1, &t->tau2, &t->bound1, &t->bound2,
-			  &t->m1, &t->m2, &t->v1, &t->v2 };
+	float **all[] = {&t->u1, &t->u2, &t->tau1, &t->tau2, &t->bound1, &t->bound2, &t->m1, &t->m2, &t->v1, &t->v2};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		free(*all[i]);
 		*all[i] = NULL;
@@ -39,7 +38,7 @@ int fastclip_tables_create(FastclipTables *t, const FastclipConfig *cfg, int64_t
 	if (!t->u1 || !t->u2)
 		goto nomem;
 	if (cfg->kind == FASTCLIP_V2) {
-		float **v2tabs[] = { &t->tau1, &t->tau2, &t->bound1, &t->bound2, &t->m1, &t->m2, &t->v1, &t->v2 };
+		float **v2tabs[] = {&t->tau1, &t->tau2, &t->bound1, &t->bound2, &t->m1, &t->m2, &t->v1, &t->v2};
 		for (size_t i = 0; i < sizeof(v2tabs) / sizeof(v2tabs[0]); i++)
 			if (!(*v2tabs[i] = calloc((size_t)n, sizeof(float))))
 				goto nomem;

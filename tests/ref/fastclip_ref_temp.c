@@ -24,8 +24,8 @@ int fastclip_temp_init(FastclipTemp *t, double tau)
 
 int fastclip_temp_step(FastclipTemp *t, double grad, double lr, double beta1, double beta2, double eps)
 {
-	if (!t || !isfinite(grad) || !(lr >= 0.0) || !(beta1 >= 0.0 && beta1 < 1.0) ||
-	    !(beta2 >= 0.0 && beta2 < 1.0) || !(eps > 0.0))
+	if (!t || !isfinite(grad) || !(lr >= 0.0) || !(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0) ||
+	    !(eps > 0.0))
 		return -EINVAL;
 	t->steps++;
 	t->m = beta1 * t->m + (1.0 - beta1) * grad;

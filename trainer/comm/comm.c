@@ -7,7 +7,7 @@
 #include <stdio.h>  // defines: snprintf
 #include <string.h> // defines: memset
 
-static const char *const op_names[COMM_NOPS] = { "allgather", "allreduce", "reduce_scatter" };
+static const char *const op_names[COMM_NOPS] = {"allgather", "allreduce", "reduce_scatter"};
 
 double comm_model_bytes(CommOp op, int world, double b)
 {
@@ -87,7 +87,9 @@ int comm_reduce_scatter(Comm *c, const KTensor *send, KTensor *recv, CommReduce 
 {
 	if (!c || !c->ops || !stream || !reducible(send) || !reducible(recv) || send->dtype != recv->dtype ||
 	    !reduction(op) || kern_numel(send) != (int64_t)c->world * kern_numel(recv))
-		return bad(c, "reduce_scatter: needs f32 or bf16 buffers of world x n and n elements, a stream, a reduction");
+		return bad(
+			c,
+			"reduce_scatter: needs f32 or bf16 buffers of world x n and n elements, a stream, a reduction");
 	int rc = c->ops->reduce_scatter(c, send, recv, op, stream);
 	if (rc == 0)
 		count(c, COMM_REDUCE_SCATTER, (double)kern_nbytes(recv));

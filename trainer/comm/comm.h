@@ -155,9 +155,9 @@ int comm_buckets_count(const CommBuckets *b);
 void comm_buckets_free(CommBuckets *b);
 
 // ---- rendezvous: who this process is among the ranks, and rank 0's bootstrap blob (NCCL id) ----
-#define RDV_BLOB_MAX 128                 // an NCCL unique id
-#define RDV_DEFAULT_PORT 29500           // without MASTER_PORT, --master-port or Slurm
-#define RDV_DEFAULT_TIMEOUT_MS 300000    // every wait of the rendezvous
+#define RDV_BLOB_MAX 128              // an NCCL unique id
+#define RDV_DEFAULT_PORT 29500        // without MASTER_PORT, --master-port or Slurm
+#define RDV_DEFAULT_TIMEOUT_MS 300000 // every wait of the rendezvous
 
 typedef enum {
 	RDV_AUTO = 0, // file when a path is set, tcp across machines, ring on one
@@ -170,11 +170,11 @@ typedef enum {
 // environment; -1 / NULL / RDV_AUTO: not given.
 typedef struct {
 	int rank, world_size, local_rank, local_world_size, node_rank, nodes;
-	const char *master;  // "host", "host:port", "[v6addr]:port" or a bare IPv6 address
+	const char *master; // "host", "host:port", "[v6addr]:port" or a bare IPv6 address
 	int master_port;
-	const char *job;     // job id; ranks of one job must agree, two jobs must not
+	const char *job; // job id; ranks of one job must agree, two jobs must not
 	RdvMethod method;
-	const char *file;    // the file for RDV_FILE
+	const char *file; // the file for RDV_FILE
 	int timeout_ms;
 } RdvOptions;
 
@@ -183,9 +183,9 @@ typedef struct {
 	int rank, world_size, local_rank, local_world_size, node_rank, nodes;
 	char master_addr[256]; // host name or address, without brackets
 	int master_port;
-	char job[192];         // e.g. "slurm:1234.0", "torchrun:abc:0", "job:x", or "none"
-	uint64_t token;        // rdv_job_token(job): in every message and file, so jobs never cross
-	RdvMethod method;      // never RDV_AUTO
+	char job[192];    // e.g. "slurm:1234.0", "torchrun:abc:0", "job:x", or "none"
+	uint64_t token;   // rdv_job_token(job): in every message and file, so jobs never cross
+	RdvMethod method; // never RDV_AUTO
 	char file[1024];
 	int timeout_ms;
 	const char *source;      // where the ranks came from: "flags", "torchrun", "slurm", "single"

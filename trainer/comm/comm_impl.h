@@ -23,10 +23,10 @@ typedef struct {
 
 struct Comm {
 	const CommOps *ops;
-	void *impl;       // backend state
+	void *impl; // backend state
 	int rank, world;
 	CommStats stats;
-	char err[256];    // why the last failing call failed (comm_error)
+	char err[256]; // why the last failing call failed (comm_error)
 };
 
 #endif

@@ -10,12 +10,12 @@
 // sentence naming this rank and the reason. Not guaranteed: NCCL's sums run in its ring/tree order,
 // not rank order (run to run identical on one topology and NCCL version, not bit-equal to shm's).
 #include "comm_nccl_impl.h" // defines: Nccl, nccl_wait, nccl_dtype, nccl_fail
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"      // defines: time_mono_s
 
-#include <errno.h>   // defines: EINVAL, ENOMEM, ENOTSUP, ETIMEDOUT, EPIPE
-#include <stdio.h>   // defines: snprintf
-#include <stdlib.h>  // defines: calloc, free
-#include <string.h>  // defines: memcpy
+#include <errno.h>  // defines: EINVAL, ENOMEM, ENOTSUP, ETIMEDOUT, EPIPE
+#include <stdio.h>  // defines: snprintf
+#include <stdlib.h> // defines: calloc, free
+#include <string.h> // defines: memcpy
 
 static Nccl *impl(Comm *c)
 {
@@ -55,17 +55,18 @@ static int nccl_allgather(Comm *c, const KTensor *send, KTensor *recv, KernCtx *
 {
 	cudaStream_t s = on(c, stream);
 	return !s ? -EINVAL
-		  : queued(c, stream, "allgather", ncclAllGather(send->data, recv->data, (size_t)kern_numel(send),
-								 nccl_dtype(send->dtype), impl(c)->data, s));
+		  : queued(c, stream, "allgather",
+			   ncclAllGather(send->data, recv->data, (size_t)kern_numel(send), nccl_dtype(send->dtype),
+					 impl(c)->data, s));
 }
 
 static int nccl_allreduce(Comm *c, KTensor *buf, CommReduce op, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
 	return !s ? -EINVAL
-		  : queued(c, stream, "allreduce", ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf),
-								 nccl_dtype(buf->dtype), op == COMM_AVG ? ncclAvg : ncclSum,
-								 impl(c)->data, s));
+		  : queued(c, stream, "allreduce",
+			   ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf), nccl_dtype(buf->dtype),
+					 op == COMM_AVG ? ncclAvg : ncclSum, impl(c)->data, s));
 }
 
 static int nccl_reduce_scatter(Comm *c, const KTensor *send, KTensor *recv, CommReduce op, KernCtx *stream)
@@ -206,8 +207,10 @@ int comm_nccl_open(Comm **out, KernCtx *ctx, int rank, int world, const void *id
 	if (!out || !ctx || rank < 0 || world < 1 || rank >= world || !id || id_len != sizeof(ncclUniqueId) || !o)
 		return -EINVAL;
 	if (!kern_stream_native(ctx)) {
-		snprintf(err, errlen, "rank %d: the %s backend gives NCCL no native stream (kern_stream_native): NCCL needs "
-			 "the CUDA backend", rank, kern_ctx_backend_name(ctx));
+		snprintf(err, errlen,
+			 "rank %d: the %s backend gives NCCL no native stream (kern_stream_native): NCCL needs "
+			 "the CUDA backend",
+			 rank, kern_ctx_backend_name(ctx));
 		return -ENOTSUP;
 	}
 	Comm *c = calloc(1, sizeof *c);

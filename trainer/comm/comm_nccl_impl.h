@@ -17,14 +17,14 @@ typedef struct {
 	double timeout_s;
 	CommFatalFn fatal;
 	void *fatal_arg;
-	KernCtx *cq;           // the comm stream: started all-reduces
-	KEvent *drained;       // recorded on cq by drain
+	KernCtx *cq;     // the comm stream: started all-reduces
+	KEvent *drained; // recorded on cq by drain
 	cudaStream_t ctl_stream;
-	void *ctl_buf;         // device buffer of the control channel
+	void *ctl_buf; // device buffer of the control channel
 	size_t ctl_cap, ctl_count;
 	int ctl_root;
 	ncclRedOp_t ctl_op;
-	const char *op;        // the data-plane collective being queued
+	const char *op; // the data-plane collective being queued
 	// the watchdog's view of the newest data-plane collective
 	pthread_mutex_t lock;
 	KEvent *last;

@@ -23,6 +23,7 @@ int comm_nccl_unique_id(void *blob, size_t len)
 int comm_nccl_open(Comm **out, KernCtx *ctx, int rank, int world, const void *id, size_t id_len,
 		   const CommNcclOptions *o, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "rank %d: this build has no NCCL (mk/detect.sh found none): GPU ranks cannot communicate", rank);
+	snprintf(err, errlen, "rank %d: this build has no NCCL (mk/detect.sh found none): GPU ranks cannot communicate",
+		 rank);
 	return -ENOTSUP;
 }

@@ -2,7 +2,7 @@
 // peer ends in a timeout, not a hang), the bounded host wait of the control channel, and the
 // watchdog thread that turns an NCCL error or a stuck collective into an abort and one sentence.
 #include "comm_nccl_impl.h" // defines: Nccl, ...
-#include "proc_time.h" // defines: time_mono_s
+#include "proc_time.h"      // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ETIMEDOUT, EPIPE, EIO
 #include <stdio.h>  // defines: snprintf
@@ -67,13 +67,18 @@ int nccl_wait(Comm *c, cudaStream_t s, const char *op)
 	const double t0 = time_mono_s();
 	for (long us = 20;; us = us < 2000 ? us * 2 : 2000) {
 		if (atomic_load(&n->aborted))
-			return c->err[0] ? -EPIPE : (snprintf(c->err, sizeof c->err, "rank %d: %s after the communicators "
-							      "were aborted", c->rank, op), -EPIPE);
+			return c->err[0] ? -EPIPE
+					 : (snprintf(c->err, sizeof c->err,
+						     "rank %d: %s after the communicators "
+						     "were aborted",
+						     c->rank, op),
+					    -EPIPE);
 		cudaError_t q = cudaStreamQuery(s);
 		if (q == cudaSuccess)
 			return 0;
 		if (q != cudaErrorNotReady) {
-			snprintf(c->err, sizeof c->err, "rank %d: %s: CUDA error %s", c->rank, op, cudaGetErrorString(q));
+			snprintf(c->err, sizeof c->err, "rank %d: %s: CUDA error %s", c->rank, op,
+				 cudaGetErrorString(q));
 			abort_all(n);
 			return -EIO;
 		}
@@ -81,8 +86,10 @@ int nccl_wait(Comm *c, cudaStream_t s, const char *op)
 		if (r != ncclSuccess)
 			return nccl_fail(c, r, op);
 		if (time_mono_s() - t0 > n->timeout_s) {
-			snprintf(c->err, sizeof c->err, "rank %d: %s did not complete in %.0f s (a peer is dead or hangs; "
-				 "--comm-timeout): NCCL aborted", c->rank, op, n->timeout_s);
+			snprintf(c->err, sizeof c->err,
+				 "rank %d: %s did not complete in %.0f s (a peer is dead or hangs; "
+				 "--comm-timeout): NCCL aborted",
+				 c->rank, op, n->timeout_s);
 			abort_all(n);
 			return -ETIMEDOUT;
 		}
@@ -112,8 +119,10 @@ static void *watchdog(void *arg)
 			int stuck = op && age > n->timeout_s && kern_event_query(n->last) == 0;
 			pthread_mutex_unlock(&n->lock);
 			if (stuck) {
-				snprintf(c->err, sizeof c->err, "rank %d: the %s queued %.0f s ago has not completed (a peer is dead "
-					 "or hangs; --comm-timeout %.0f): NCCL aborted", c->rank, op, age, n->timeout_s);
+				snprintf(c->err, sizeof c->err,
+					 "rank %d: the %s queued %.0f s ago has not completed (a peer is dead "
+					 "or hangs; --comm-timeout %.0f): NCCL aborted",
+					 c->rank, op, age, n->timeout_s);
 				memcpy(msg, c->err, sizeof msg);
 				abort_all(n);
 			}
@@ -128,11 +137,13 @@ static void *watchdog(void *arg)
 static int settle(Comm *c, ncclComm_t *comm, ncclResult_t r, double t0, const char *what)
 {
 	Nccl *n = c->impl;
-	while (r == ncclInProgress || (r == ncclSuccess && ncclCommGetAsyncError(*comm, &r) == ncclSuccess &&
-				       r == ncclInProgress)) {
+	while (r == ncclInProgress ||
+	       (r == ncclSuccess && ncclCommGetAsyncError(*comm, &r) == ncclSuccess && r == ncclInProgress)) {
 		if (time_mono_s() - t0 > n->timeout_s) {
-			snprintf(c->err, sizeof c->err, "rank %d of %d: NCCL %s did not complete in %.0f s (are all ranks "
-				 "started with the same id?)", c->rank, c->world, what, n->timeout_s);
+			snprintf(c->err, sizeof c->err,
+				 "rank %d of %d: NCCL %s did not complete in %.0f s (are all ranks "
+				 "started with the same id?)",
+				 c->rank, c->world, what, n->timeout_s);
 			abort_all(n);
 			return -ETIMEDOUT;
 		}
@@ -175,7 +186,8 @@ int nccl_setup(Comm *c, KernCtx *ctx, const void *id, const CommNcclOptions *o)
 	if (!rc && cudaStreamCreateWithFlags(&n->ctl_stream, cudaStreamNonBlocking) != cudaSuccess)
 		rc = -ENOMEM;
 	if (rc) {
-		snprintf(c->err, sizeof c->err, "rank %d: cannot make the comm streams and events: %s", c->rank, strerror(-rc));
+		snprintf(c->err, sizeof c->err, "rank %d: cannot make the comm streams and events: %s", c->rank,
+			 strerror(-rc));
 		return rc;
 	}
 	if ((rc = make_comms(c, id)) < 0)

@@ -7,26 +7,25 @@
 // guaranteed: progress if a peer is alive but never calls the same collective (it fails by
 // timeout), or safety if two ranks claim one rank number concurrently.
 // The data plane and the comm thread that overlaps all-reduces with backward: comm_shm_thread.c.
-#include "comm_shm_impl.h" // defines: Shm, shm_barrier, shm_gather, shm_reduce, ...
-#include "proc_time.h" // defines: time_mono_s
+#include "comm_shm_impl.h"   // defines: Shm, shm_barrier, shm_gather, shm_reduce, ...
+#include "proc_time.h"       // defines: time_mono_s
 #include "comm_shm_layout.h" // defines: struct ShmHeader, SHM_MAGIC, SHM_VERSION, HDR_BYTES
-#include "proc_ident.h"       // defines: proc_start_time, proc_is_dead (common/)
+#include "proc_ident.h"      // defines: proc_start_time, proc_is_dead (common/)
 
-#include <errno.h>         // defines: EINVAL, EPIPE, ETIMEDOUT, EBUSY, EPROTO, ENOMEM
-#include <fcntl.h>         // defines: O_CREAT, O_RDWR
-#include <limits.h>        // defines: INT_MAX
-#include <linux/futex.h>   // defines: FUTEX_WAIT, FUTEX_WAKE
-#include <stdatomic.h>     // defines: atomic_*
-#include <stdint.h>        // defines: uint32_t, uint64_t
-#include <stdio.h>         // defines: snprintf, fopen, fscanf
-#include <stdlib.h>        // defines: calloc, free
-#include <string.h>        // defines: memcpy, strrchr
-#include <sys/mman.h>      // defines: shm_open, mmap, munmap
-#include <sys/stat.h>      // defines: fstat
-#include <sys/syscall.h>   // defines: SYS_futex
-#include <time.h>          // defines: clock_gettime, timespec
-#include <unistd.h>        // defines: getpid, ftruncate, close, syscall
-
+#include <errno.h>       // defines: EINVAL, EPIPE, ETIMEDOUT, EBUSY, EPROTO, ENOMEM
+#include <fcntl.h>       // defines: O_CREAT, O_RDWR
+#include <limits.h>      // defines: INT_MAX
+#include <linux/futex.h> // defines: FUTEX_WAIT, FUTEX_WAKE
+#include <stdatomic.h>   // defines: atomic_*
+#include <stdint.h>      // defines: uint32_t, uint64_t
+#include <stdio.h>       // defines: snprintf, fopen, fscanf
+#include <stdlib.h>      // defines: calloc, free
+#include <string.h>      // defines: memcpy, strrchr
+#include <sys/mman.h>    // defines: shm_open, mmap, munmap
+#include <sys/stat.h>    // defines: fstat
+#include <sys/syscall.h> // defines: SYS_futex
+#include <time.h>        // defines: clock_gettime, timespec
+#include <unistd.h>      // defines: getpid, ftruncate, close, syscall
 
 static Shm *impl(Comm *c)
 {
@@ -106,7 +105,8 @@ static int name_missing(Comm *c, uint32_t gen, char *buf, size_t len)
 	buf[0] = 0;
 	for (int r = 0; r < c->world && n < len; r++)
 		if (atomic_load(&s->h->entered[r]) != gen + 1) {
-			n += snprintf(buf + n, len - n, " %d%s", r, atomic_load(&s->h->pids[r]) == 0 ? " (never joined)" : "");
+			n += snprintf(buf + n, len - n, " %d%s", r,
+				      atomic_load(&s->h->pids[r]) == 0 ? " (never joined)" : "");
 			if (first < 0)
 				first = r;
 		}
@@ -131,7 +131,7 @@ int shm_barrier(Comm *c)
 	for (int spin = 0; atomic_load(&h->generation) == gen; spin++) {
 		if (spin < 2000)
 			continue;
-		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		struct timespec ts = {0, 20 * 1000 * 1000};
 		syscall(SYS_futex, &h->generation, FUTEX_WAIT, gen, &ts, NULL, 0);
 		if (atomic_load(&h->generation) != gen)
 			break;
@@ -148,7 +148,8 @@ int shm_barrier(Comm *c)
 		if (t - start > s->timeout_s) {
 			char missing[160];
 			int first = name_missing(c, gen, missing, sizeof(missing));
-			snprintf(c->err, sizeof(c->err), "timed out after %.0f s at a barrier waiting for rank%s", s->timeout_s, missing);
+			snprintf(c->err, sizeof(c->err), "timed out after %.0f s at a barrier waiting for rank%s",
+				 s->timeout_s, missing);
 			return fail(c, ETIMEDOUT, first);
 		}
 	}
@@ -251,13 +252,14 @@ int shm_reduce_scatter(Comm *c, const void *send, void *recv, size_t n, KDtype d
 		size_t m = n - off < cap ? n - off : cap;
 		unsigned char *mine = slot(s, c->rank); // (K, m)
 		for (int q = 0; q < K; q++)
-			memcpy(mine + (size_t)q * m * es, (const unsigned char *)send + ((size_t)q * n + off) * es, m * es);
+			memcpy(mine + (size_t)q * m * es, (const unsigned char *)send + ((size_t)q * n + off) * es,
+			       m * es);
 		int rc = shm_barrier(c);
 		if (rc < 0)
 			return rc;
 		// rows of this rank's block in every slot: element i of rank r at slot(r) + (rank·m + i)·es
-		combine((unsigned char *)recv + off * es, slot(s, 0) + (size_t)c->rank * m * es, s->h->slot_bytes, K, 0, m,
-			dt, op);
+		combine((unsigned char *)recv + off * es, slot(s, 0) + (size_t)c->rank * m * es, s->h->slot_bytes, K, 0,
+			m, dt, op);
 		if ((rc = shm_barrier(c)) < 0)
 			return rc;
 	}
@@ -296,7 +298,6 @@ void shm_close_comm(Comm *c)
 	free(c);
 }
 
-
 static int shm_path(char *buf, size_t len, const char *name)
 {
 	if (!name || !name[0] || strchr(name, '/') || strlen(name) + 2 > len)
@@ -308,8 +309,8 @@ static int shm_path(char *buf, size_t len, const char *name)
 int comm_shm_create(const char *name, int world, size_t slot_bytes)
 {
 	char path[256];
-	if (shm_path(path, sizeof(path), name) < 0 || world < 1 || world > COMM_SHM_MAX_WORLD ||
-	    slot_bytes < 64 || slot_bytes % 64)
+	if (shm_path(path, sizeof(path), name) < 0 || world < 1 || world > COMM_SHM_MAX_WORLD || slot_bytes < 64 ||
+	    slot_bytes % 64)
 		return -EINVAL;
 	size_t seg = HDR_BYTES + (size_t)(world + 1) * slot_bytes;
 	shm_unlink(path);

@@ -33,7 +33,7 @@ typedef struct {
 	pthread_t thread;
 	int started, stop, busy, head, count, thread_rc;
 	ShmJob q[SHM_QUEUE];
-	Comm tc;       // the thread's view of the group: its own error text
+	Comm tc; // the thread's view of the group: its own error text
 } Shm;
 
 // the engine on host memory: every rank calls the same sequence; reductions add ranks in order

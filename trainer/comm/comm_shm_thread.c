@@ -33,7 +33,8 @@ static int event_wait(KEvent *ev)
 static int stream_ready(Comm *c, KernCtx *stream)
 {
 	if (strcmp(kern_ctx_backend_name(stream), "cpu")) {
-		snprintf(c->err, sizeof(c->err), "the shm backend moves host memory: the %s backend needs another comm backend",
+		snprintf(c->err, sizeof(c->err),
+			 "the shm backend moves host memory: the %s backend needs another comm backend",
 			 kern_ctx_backend_name(stream));
 		return -ENOTSUP;
 	}
@@ -151,8 +152,8 @@ static int shm_allreduce_start(Comm *c, KTensor *buf, CommReduce op, KEvent *rea
 	while (!rc && s->count == SHM_QUEUE)
 		pthread_cond_wait(&s->cv, &s->mu);
 	if (!rc) {
-		s->q[(s->head + s->count) % SHM_QUEUE] =
-			(ShmJob){.buf = buf->data, .n = (size_t)kern_numel(buf), .dt = buf->dtype, .op = op, .ready = ready};
+		s->q[(s->head + s->count) % SHM_QUEUE] = (ShmJob){
+			.buf = buf->data, .n = (size_t)kern_numel(buf), .dt = buf->dtype, .op = op, .ready = ready};
 		s->count++;
 		pthread_cond_broadcast(&s->cv);
 	}

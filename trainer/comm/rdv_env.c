@@ -10,8 +10,8 @@
 #include <string.h>
 
 enum { F_RANK, F_WORLD, F_LOCAL, F_LWORLD, F_NODE, F_NODES, NF };
-static const char *const flag_names[NF] = { "--rank", "--world-size", "--local-rank", "--local-world-size",
-					    "--node-rank", "--nodes" };
+static const char *const flag_names[NF] = {"--rank",      "--world-size", "--local-rank", "--local-world-size",
+					   "--node-rank", "--nodes"};
 
 typedef struct {
 	char *const *envp;
@@ -72,7 +72,7 @@ static int take_int(Resolve *r, int f, const char *name, long min)
 		return 0;
 	if (parse_int(s, min, 1 << 24, &v) < 0)
 		return err_fmt(r->err, r->errlen, -EINVAL, "%s='%s' is not an integer in [%ld, %d]", name, s, min,
-				1 << 24);
+			       1 << 24);
 	r->v[f] = (int)v;
 	r->from[f] = name;
 	return 0;
@@ -83,7 +83,7 @@ static int need(Resolve *r, int f, const char *launcher, const char *var)
 	if (r->v[f] >= 0)
 		return 0;
 	return err_fmt(r->err, r->errlen, -EINVAL, "%s: %s is not set (and %s was not given)", launcher, var,
-			flag_names[f]);
+		       flag_names[f]);
 }
 
 static int from_torchrun(Resolve *r)
@@ -101,10 +101,10 @@ static int from_torchrun(Resolve *r)
 // Slurm, step values first (an srun step may use part of the job's nodes)
 static int from_slurm(Resolve *r)
 {
-	static const char *const ntasks[] = { "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS", NULL };
-	static const char *const nnodes[] = { "SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL };
-	static const char *const tpn[] = { "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE",
-					   NULL };
+	static const char *const ntasks[] = {"SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", "SLURM_NPROCS", NULL};
+	static const char *const nnodes[] = {"SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_JOB_NUM_NODES", NULL};
+	static const char *const tpn[] = {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NTASKS_PER_NODE",
+					  NULL};
 	const char *which = NULL;
 	int rc = take_int(r, F_RANK, "SLURM_PROCID", 0);
 	rc = rc ? rc : take_int(r, F_LOCAL, "SLURM_LOCALID", 0);
@@ -129,13 +129,13 @@ static int slurm_layout(Resolve *r, const int *given)
 	int node = r->v[F_NODE] >= 0 ? r->v[F_NODE] : 0;
 	int rc = rdv_tasks_per_node(r->tpn, -1, NULL, &list_nodes, &total);
 	if (rc < 0)
-		return err_fmt(r->err, r->errlen, -EINVAL, "%s='%s' is not Slurm's tasks-per-node syntax (e.g. 4(x2),3)",
-				r->tpn_var, r->tpn);
+		return err_fmt(r->err, r->errlen, -EINVAL,
+			       "%s='%s' is not Slurm's tasks-per-node syntax (e.g. 4(x2),3)", r->tpn_var, r->tpn);
 	int single = !strcmp(r->tpn_var, "SLURM_NTASKS_PER_NODE") && list_nodes == 1; // the same on every node
 	rc = rdv_tasks_per_node(r->tpn, single ? 0 : node, &tasks, NULL, NULL);
 	if (rc < 0)
 		return err_fmt(r->err, r->errlen, -EINVAL, "node %d (%s) is beyond the %d nodes of %s='%s'", node,
-				r->from[F_NODE] ? r->from[F_NODE] : "default", list_nodes, r->tpn_var, r->tpn);
+			       r->from[F_NODE] ? r->from[F_NODE] : "default", list_nodes, r->tpn_var, r->tpn);
 	if (!given[F_LWORLD]) {
 		r->v[F_LWORLD] = tasks;
 		r->from[F_LWORLD] = r->tpn_var;
@@ -144,14 +144,14 @@ static int slurm_layout(Resolve *r, const int *given)
 		return 0;
 	if (!given[F_NODES] && r->v[F_NODES] >= 0 && r->v[F_NODES] != list_nodes)
 		return err_fmt(r->err, r->errlen, -EINVAL, "%s=%d disagrees with the %d nodes of %s='%s'",
-				r->from[F_NODES], r->v[F_NODES], list_nodes, r->tpn_var, r->tpn);
+			       r->from[F_NODES], r->v[F_NODES], list_nodes, r->tpn_var, r->tpn);
 	if (!given[F_NODES] && r->v[F_NODES] < 0) {
 		r->v[F_NODES] = list_nodes;
 		r->from[F_NODES] = r->tpn_var;
 	}
 	if (!given[F_WORLD] && r->v[F_WORLD] >= 0 && r->v[F_WORLD] != total)
 		return err_fmt(r->err, r->errlen, -EINVAL, "%s=%d disagrees with the %ld tasks of %s='%s'",
-				r->from[F_WORLD], r->v[F_WORLD], total, r->tpn_var, r->tpn);
+			       r->from[F_WORLD], r->v[F_WORLD], total, r->tpn_var, r->tpn);
 	return 0;
 }
 
@@ -193,22 +193,22 @@ static int below(Resolve *r, int a, int b)
 	if (r->v[a] < r->v[b])
 		return 0;
 	return err_fmt(r->err, r->errlen, -EINVAL, "%s %d (from %s) is not below %s %d (from %s)", flag_names[a] + 2,
-			r->v[a], r->from[a], flag_names[b] + 2, r->v[b], r->from[b]);
+		       r->v[a], r->from[a], flag_names[b] + 2, r->v[b], r->from[b]);
 }
 
 static int check_layout(Resolve *r, const char *launcher)
 {
-	static const char *const var[NF] = { "the rank", "the world size", "the local rank", "the local world size",
-					     "the node rank", "the node count" };
+	static const char *const var[NF] = {"the rank",      "the world size", "the local rank", "the local world size",
+					    "the node rank", "the node count"};
 	if (r->v[F_NODES] < 0 && r->v[F_WORLD] > 0 && r->v[F_LWORLD] > 0)
 		return err_fmt(r->err, r->errlen, -EINVAL,
-				"%d ranks (from %s) do not split evenly into nodes of %d (from %s): give the node count "
-				"(GROUP_WORLD_SIZE or --nodes)",
-				r->v[F_WORLD], r->from[F_WORLD], r->v[F_LWORLD], r->from[F_LWORLD]);
+			       "%d ranks (from %s) do not split evenly into nodes of %d (from %s): give the node count "
+			       "(GROUP_WORLD_SIZE or --nodes)",
+			       r->v[F_WORLD], r->from[F_WORLD], r->v[F_LWORLD], r->from[F_LWORLD]);
 	for (int f = 0; f < NF; f++)
 		if (r->v[f] < 0)
 			return err_fmt(r->err, r->errlen, -EINVAL, "%s: %s is unknown (give %s)", launcher, var[f],
-					flag_names[f]);
+				       flag_names[f]);
 	int rc = below(r, F_RANK, F_WORLD);
 	rc = rc ? rc : below(r, F_LOCAL, F_LWORLD);
 	rc = rc ? rc : below(r, F_NODE, F_NODES);
@@ -216,20 +216,21 @@ static int check_layout(Resolve *r, const char *launcher)
 		return rc;
 	if (r->v[F_LWORLD] > r->v[F_WORLD] || r->v[F_NODES] > r->v[F_WORLD])
 		return err_fmt(r->err, r->errlen, -EINVAL,
-				"%d ranks (from %s) cannot fill %d nodes (from %s) with %d ranks on this one (from %s)",
-				r->v[F_WORLD], r->from[F_WORLD], r->v[F_NODES], r->from[F_NODES], r->v[F_LWORLD],
-				r->from[F_LWORLD]);
+			       "%d ranks (from %s) cannot fill %d nodes (from %s) with %d ranks on this one (from %s)",
+			       r->v[F_WORLD], r->from[F_WORLD], r->v[F_NODES], r->from[F_NODES], r->v[F_LWORLD],
+			       r->from[F_LWORLD]);
 	if (r->v[F_NODES] == 1 && r->v[F_LWORLD] != r->v[F_WORLD])
-		return err_fmt(r->err, r->errlen, -EINVAL, "one node, but %d local ranks (from %s) and %d ranks (from %s)",
-				r->v[F_LWORLD], r->from[F_LWORLD], r->v[F_WORLD], r->from[F_WORLD]);
+		return err_fmt(r->err, r->errlen, -EINVAL,
+			       "one node, but %d local ranks (from %s) and %d ranks (from %s)", r->v[F_LWORLD],
+			       r->from[F_LWORLD], r->v[F_WORLD], r->from[F_WORLD]);
 	// with the same count on every node, ranks are numbered node by node (torchrun, srun's block
 	// distribution); anything else is a launcher's mistake or a mix of two launchers' variables
 	if (r->v[F_WORLD] == r->v[F_NODES] * r->v[F_LWORLD] && !strcmp(launcher, "torchrun") &&
 	    r->v[F_RANK] != r->v[F_NODE] * r->v[F_LWORLD] + r->v[F_LOCAL])
 		return err_fmt(r->err, r->errlen, -EINVAL,
-				"rank %d (from %s) is not node %d x %d + local rank %d (from %s, %s, %s)", r->v[F_RANK],
-				r->from[F_RANK], r->v[F_NODE], r->v[F_LWORLD], r->v[F_LOCAL], r->from[F_NODE],
-				r->from[F_LWORLD], r->from[F_LOCAL]);
+			       "rank %d (from %s) is not node %d x %d + local rank %d (from %s, %s, %s)", r->v[F_RANK],
+			       r->from[F_RANK], r->v[F_NODE], r->v[F_LWORLD], r->v[F_LOCAL], r->from[F_NODE],
+			       r->from[F_LWORLD], r->from[F_LOCAL]);
 	return 0;
 }
 
@@ -267,14 +268,15 @@ static int split_master(const char *s, char *host, size_t hostlen, int *port)
 
 static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 {
-	static const char *const lists[] = { "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST", NULL };
+	static const char *const lists[] = {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST", NULL};
 	int port = -1;
 	const char *s = NULL, *which = NULL;
 	long v;
 	if (opt->master) {
 		if (split_master(opt->master, info->master_addr, sizeof info->master_addr, &port) < 0)
 			return err_fmt(r->err, r->errlen, -EINVAL,
-					"--master '%s' is not host, host:port, [ipv6]:port or an IPv6 address", opt->master);
+				       "--master '%s' is not host, host:port, [ipv6]:port or an IPv6 address",
+				       opt->master);
 		info->master_from = "--master";
 	} else if ((s = env_get(r, "MASTER_ADDR"))) {
 		size_t n = strlen(s);
@@ -282,15 +284,15 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 			s++, n -= 2;
 		if (n >= sizeof info->master_addr)
 			return err_fmt(r->err, r->errlen, -EINVAL, "MASTER_ADDR is longer than %zu bytes",
-					sizeof info->master_addr - 1);
+				       sizeof info->master_addr - 1);
 		memcpy(info->master_addr, s, n);
 		info->master_addr[n] = '\0';
 		info->master_from = "MASTER_ADDR";
 	} else if (!strcmp(info->source, "slurm") && (s = env_first(r, lists, &which))) {
 		int rc = rdv_hostlist_nth(s, 0, info->master_addr, sizeof info->master_addr);
 		if (rc < 0)
-			return err_fmt(r->err, r->errlen, -EINVAL, "%s='%s' is not a Slurm host list (e.g. node[01-04,07],gpu5)",
-					which, s);
+			return err_fmt(r->err, r->errlen, -EINVAL,
+				       "%s='%s' is not a Slurm host list (e.g. node[01-04,07],gpu5)", which, s);
 		info->master_from = which;
 	} else {
 		snprintf(info->master_addr, sizeof info->master_addr, "127.0.0.1");
@@ -298,7 +300,7 @@ static int resolve_master(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 	}
 	if (opt->master_port > 0 && port > 0 && opt->master_port != port)
 		return err_fmt(r->err, r->errlen, -EINVAL, "--master '%s' and --master-port %d name two ports",
-				opt->master, opt->master_port);
+			       opt->master, opt->master_port);
 	if (port < 0 && opt->master_port > 0)
 		port = opt->master_port;
 	if (port < 0 && (s = env_get(r, "MASTER_PORT"))) {
@@ -351,14 +353,17 @@ static int resolve_method(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 	if (m == RDV_AUTO)
 		m = file ? RDV_FILE : info->nodes > 1 ? RDV_TCP : RDV_RING;
 	if (m == RDV_FILE && !file)
-		return err_fmt(r->err, r->errlen, -EINVAL, "the file method needs a path (--rdv-file or AVCLIP_RDV_FILE)");
-	if (m == RDV_RING && info->nodes > 1)
 		return err_fmt(r->err, r->errlen, -EINVAL,
-				"the ring method works on one machine, but the job has %d nodes (from %s): use tcp or file",
-				info->nodes, r->from[F_NODES]);
+			       "the file method needs a path (--rdv-file or AVCLIP_RDV_FILE)");
+	if (m == RDV_RING && info->nodes > 1)
+		return err_fmt(
+			r->err, r->errlen, -EINVAL,
+			"the ring method works on one machine, but the job has %d nodes (from %s): use tcp or file",
+			info->nodes, r->from[F_NODES]);
 	if (m == RDV_TCP && info->nodes > 1 && !strcmp(info->master_from, "default"))
 		return err_fmt(r->err, r->errlen, -EINVAL,
-				"%d nodes but no master address: set MASTER_ADDR or --master (or run under srun)", info->nodes);
+			       "%d nodes but no master address: set MASTER_ADDR or --master (or run under srun)",
+			       info->nodes);
 	info->method = m;
 	return 0;
 }
@@ -374,7 +379,8 @@ static int resolve_timeout(Resolve *r, RdvInfo *info, const RdvOptions *opt)
 		errno = 0;
 		double sec = strtod(s, &end);
 		if (errno || end == s || *end || !(sec > 0 && sec <= 86400))
-			return err_fmt(r->err, r->errlen, -EINVAL, "AVCLIP_RDV_TIMEOUT='%s' is not seconds in (0, 86400]", s);
+			return err_fmt(r->err, r->errlen, -EINVAL,
+				       "AVCLIP_RDV_TIMEOUT='%s' is not seconds in (0, 86400]", s);
 		info->timeout_ms = (int)(sec * 1000 + 0.5) > 0 ? (int)(sec * 1000 + 0.5) : 1;
 	}
 	return 0;
@@ -388,10 +394,10 @@ int rdv_resolve(RdvInfo *info, const RdvOptions *opt, char *const *envp, char *e
 		opt = &none;
 	}
 	memset(info, 0, sizeof *info);
-	Resolve r = { .envp = envp, .err = err, .errlen = errlen };
-	const int given[NF] = { opt->rank, opt->world_size, opt->local_rank, opt->local_world_size, opt->node_rank,
-				opt->nodes };
-	int has[NF] = { 0 };
+	Resolve r = {.envp = envp, .err = err, .errlen = errlen};
+	const int given[NF] = {opt->rank,      opt->world_size, opt->local_rank, opt->local_world_size,
+			       opt->node_rank, opt->nodes};
+	int has[NF] = {0};
 	for (int f = 0; f < NF; f++)
 		r.v[f] = -1;
 	int rc = 0;
@@ -415,17 +421,23 @@ int rdv_resolve(RdvInfo *info, const RdvOptions *opt, char *const *envp, char *e
 	if (rc)
 		return rc;
 	if (!strcmp(info->source, "torchrun")) {
-		static const struct { int f; const char *var; } req[] = {
-			{ F_RANK, "RANK" }, { F_WORLD, "WORLD_SIZE" }, { F_LOCAL, "LOCAL_RANK" }, { F_LWORLD, "LOCAL_WORLD_SIZE" } };
+		static const struct {
+			int f;
+			const char *var;
+		} req[] = {{F_RANK, "RANK"},
+			   {F_WORLD, "WORLD_SIZE"},
+			   {F_LOCAL, "LOCAL_RANK"},
+			   {F_LWORLD, "LOCAL_WORLD_SIZE"}};
 		for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
 			if ((rc = need(&r, req[i].f, "torchrun-style variables", req[i].var)))
 				return rc;
 	} else if (!strcmp(info->source, "slurm")) {
-		if ((rc = need(&r, F_WORLD, "Slurm", "SLURM_NTASKS")) || (rc = need(&r, F_LOCAL, "Slurm", "SLURM_LOCALID")))
+		if ((rc = need(&r, F_WORLD, "Slurm", "SLURM_NTASKS")) ||
+		    (rc = need(&r, F_LOCAL, "Slurm", "SLURM_LOCALID")))
 			return rc;
 		if (!r.tpn && !has[F_LWORLD])
 			return err_fmt(err, errlen, -EINVAL,
-					"Slurm: SLURM_TASKS_PER_NODE is not set (and --local-world-size was not given)");
+				       "Slurm: SLURM_TASKS_PER_NODE is not set (and --local-world-size was not given)");
 		if ((rc = slurm_layout(&r, has)))
 			return rc;
 	}
@@ -447,25 +459,33 @@ int rdv_resolve(RdvInfo *info, const RdvOptions *opt, char *const *envp, char *e
 
 void rdv_options_default(RdvOptions *opt)
 {
-	*opt = (RdvOptions){ .rank = -1, .world_size = -1, .local_rank = -1, .local_world_size = -1, .node_rank = -1,
-			     .nodes = -1, .master_port = -1, .method = RDV_AUTO, .timeout_ms = -1 };
+	*opt = (RdvOptions){.rank = -1,
+			    .world_size = -1,
+			    .local_rank = -1,
+			    .local_world_size = -1,
+			    .node_rank = -1,
+			    .nodes = -1,
+			    .master_port = -1,
+			    .method = RDV_AUTO,
+			    .timeout_ms = -1};
 }
 
 int rdv_describe(const RdvInfo *i, char *buf, size_t len)
 {
 	int colon6 = strchr(i->master_addr, ':') != NULL; // an IPv6 address gets brackets
-	return snprintf(buf, len,
-			"rank %d/%d (local %d/%d, node %d/%d) from %s, master %s%s%s:%d (from %s), job %s, method %s%s%s, "
-			"timeout %.1f s",
-			i->rank, i->world_size, i->local_rank, i->local_world_size, i->node_rank, i->nodes, i->source,
-			colon6 ? "[" : "", i->master_addr, colon6 ? "]" : "", i->master_port, i->master_from, i->job,
-			rdv_method_name(i->method), i->method == RDV_FILE ? " " : "", i->method == RDV_FILE ? i->file : "",
-			i->timeout_ms / 1000.0);
+	return snprintf(
+		buf, len,
+		"rank %d/%d (local %d/%d, node %d/%d) from %s, master %s%s%s:%d (from %s), job %s, method %s%s%s, "
+		"timeout %.1f s",
+		i->rank, i->world_size, i->local_rank, i->local_world_size, i->node_rank, i->nodes, i->source,
+		colon6 ? "[" : "", i->master_addr, colon6 ? "]" : "", i->master_port, i->master_from, i->job,
+		rdv_method_name(i->method), i->method == RDV_FILE ? " " : "", i->method == RDV_FILE ? i->file : "",
+		i->timeout_ms / 1000.0);
 }
 
 const char *rdv_method_name(RdvMethod m)
 {
-	static const char *const names[] = { "auto", "tcp", "file", "ring" };
+	static const char *const names[] = {"auto", "tcp", "file", "ring"};
 	return m >= RDV_AUTO && m <= RDV_RING ? names[m] : "?";
 }
 

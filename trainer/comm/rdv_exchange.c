@@ -1,7 +1,7 @@
 // Handing rank 0's blob to every rank through a file on a shared filesystem or the ring's control
 // block, the choice between methods, and the header and deadline helpers the TCP method shares.
 #include "rdv_internal.h" // defines: RdvHeader, rdv_backoff
-#include "proc_time.h" // defines: time_mono_ms
+#include "proc_time.h"    // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo, rdv_exchange
 
 #include <errno.h>
@@ -17,7 +17,7 @@ int rdv_check_len(const RdvInfo *i, const void *blob, size_t len, char *err, siz
 	if (blob && len > 0 && len <= RDV_BLOB_MAX)
 		return 0;
 	return err_fmt(err, errlen, -EINVAL, "rank %d: the id must be 1 to %d bytes (is %zu)", i->rank, RDV_BLOB_MAX,
-			len);
+		       len);
 }
 
 void rdv_backoff(int *delay_ms, int cap_ms, int64_t deadline_ms)
@@ -25,7 +25,7 @@ void rdv_backoff(int *delay_ms, int cap_ms, int64_t deadline_ms)
 	int64_t left = deadline_ms - time_mono_ms();
 	int64_t ms = *delay_ms < left ? *delay_ms : left;
 	if (ms > 0) {
-		struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+		struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
 		nanosleep(&ts, NULL);
 	}
 	*delay_ms = *delay_ms * 3 / 2 + 1 < cap_ms ? *delay_ms * 3 / 2 + 1 : cap_ms;
@@ -57,9 +57,14 @@ void rdv_header_put(uint8_t out[RDV_HEADER_BYTES], const RdvHeader *h)
 void rdv_header_get(RdvHeader *h, const uint8_t in[RDV_HEADER_BYTES])
 {
 	uint32_t vk = get32(in + 4);
-	*h = (RdvHeader){ .magic = get32(in), .version = (uint16_t)vk, .kind = (uint16_t)(vk >> 16),
-			  .token = get32(in + 8) | (uint64_t)get32(in + 12) << 32, .world = get32(in + 16),
-			  .rank = get32(in + 20), .len = get32(in + 24), .pid = get32(in + 28) };
+	*h = (RdvHeader){.magic = get32(in),
+			 .version = (uint16_t)vk,
+			 .kind = (uint16_t)(vk >> 16),
+			 .token = get32(in + 8) | (uint64_t)get32(in + 12) << 32,
+			 .world = get32(in + 16),
+			 .rank = get32(in + 20),
+			 .len = get32(in + 24),
+			 .pid = get32(in + 28)};
 }
 
 const char *rdv_reason_text(RdvReason r)
@@ -88,8 +93,8 @@ static uint64_t fnv64(const uint8_t *p, size_t n)
 // header, blob, FNV-1a of both: the bytes of the file
 static size_t file_record(uint8_t *buf, const RdvInfo *i, const void *blob, size_t len)
 {
-	RdvHeader h = { RDV_MAGIC, RDV_VERSION, RDV_FILE_RECORD, i->token, (uint32_t)i->world_size, 0, (uint32_t)len,
-			(uint32_t)getpid() };
+	RdvHeader h = {RDV_MAGIC, RDV_VERSION,   RDV_FILE_RECORD,   i->token, (uint32_t)i->world_size,
+		       0,         (uint32_t)len, (uint32_t)getpid()};
 	rdv_header_put(buf, &h);
 	memcpy(buf + RDV_HEADER_BYTES, blob, len);
 	uint64_t sum = fnv64(buf, RDV_HEADER_BYTES + len);
@@ -130,7 +135,8 @@ static int file_publish(const RdvInfo *i, const void *blob, size_t len, char *er
 		rc = -errno;
 	if (rc) {
 		unlink(tmp);
-		return err_fmt(err, errlen, rc, "rank 0: cannot write the rendezvous file %s: %s", i->file, strerror(-rc));
+		return err_fmt(err, errlen, rc, "rank 0: cannot write the rendezvous file %s: %s", i->file,
+			       strerror(-rc));
 	}
 	snprintf(dir, sizeof dir, "%s", i->file);
 	int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -153,7 +159,7 @@ static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t 
 			return -EAGAIN;
 		}
 		return err_fmt(err, errlen, -errno, "rank %d: cannot open the rendezvous file %s: %s", i->rank, i->file,
-				strerror(errno));
+			       strerror(errno));
 	}
 	size_t n = 0;
 	ssize_t r;
@@ -170,15 +176,16 @@ static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t 
 		return -EAGAIN;
 	}
 	if (h.version != RDV_VERSION || h.token != i->token) {
-		snprintf(why, whylen, "the file there is stale: written by pid %u of another job (token %016llx, ours %016llx)",
+		snprintf(why, whylen,
+			 "the file there is stale: written by pid %u of another job (token %016llx, ours %016llx)",
 			 h.pid, (unsigned long long)h.token, (unsigned long long)i->token);
 		return -EAGAIN;
 	}
 	if (h.world != (uint32_t)i->world_size || h.len != len)
 		return err_fmt(err, errlen, -EPROTO,
-				"rank %d: rank 0 (pid %u) wrote an id of %u bytes for %u ranks to %s, but this rank "
-				"expects %zu bytes for %d ranks",
-				i->rank, h.pid, h.len, h.world, i->file, len, i->world_size);
+			       "rank %d: rank 0 (pid %u) wrote an id of %u bytes for %u ranks to %s, but this rank "
+			       "expects %zu bytes for %d ranks",
+			       i->rank, h.pid, h.len, h.world, i->file, len, i->world_size);
 	memcpy(blob, buf + RDV_HEADER_BYTES, len);
 	return 0;
 }
@@ -200,8 +207,8 @@ int rdv_exchange_file(const RdvInfo *i, void *blob, size_t len, char *err, size_
 			return rc;
 		if (time_mono_ms() >= deadline)
 			return err_fmt(err, errlen, -ETIMEDOUT,
-					"rank %d: timed out after %.1f s waiting for rank 0 to write the id to %s (%s)",
-					i->rank, (time_mono_ms() - t0) / 1000.0, i->file, why);
+				       "rank %d: timed out after %.1f s waiting for rank 0 to write the id to %s (%s)",
+				       i->rank, (time_mono_ms() - t0) / 1000.0, i->file, why);
 		rdv_backoff(&delay, 500, deadline);
 	}
 }
@@ -214,8 +221,8 @@ static const char *boot_state_text(const RingBootSeen *s, char *buf, size_t len)
 	case RING_BOOT_NONE: return "nothing was published";
 	case RING_BOOT_BUSY: return "a publisher was writing it";
 	case RING_BOOT_OTHER_JOB:
-		snprintf(buf, len, "the ring holds an id of another job (token %016llx, pid %d)", (unsigned long long)s->token,
-			 s->pid);
+		snprintf(buf, len, "the ring holds an id of another job (token %016llx, pid %d)",
+			 (unsigned long long)s->token, s->pid);
 		return buf;
 	case RING_BOOT_DEAD_PUBLISHER:
 		snprintf(buf, len, "the ring holds a stale id of this job from pid %d, which has exited", s->pid);
@@ -233,12 +240,14 @@ int rdv_exchange_ring(const RdvInfo *i, Ring *ring, void *blob, size_t len, char
 		return err_fmt(err, errlen, -EINVAL, "rank %d: the ring method needs the job's ring", i->rank);
 	if (i->nodes != 1)
 		return err_fmt(err, errlen, -EINVAL, "rank %d: the ring method works on one machine (the job has %d)",
-				i->rank, i->nodes);
+			       i->rank, i->nodes);
 	if (i->rank == 0) {
 		int rc = ring_boot_publish(ring, i->token, (uint32_t)i->world_size, blob, len);
 		if (rc < 0)
-			return err_fmt(err, errlen, rc, "rank 0: cannot publish the id in the ring: %s%s", strerror(-rc),
-					rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)" : "");
+			return err_fmt(
+				err, errlen, rc, "rank 0: cannot publish the id in the ring: %s%s", strerror(-rc),
+				rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)"
+							       : "");
 		return 0;
 	}
 	int64_t t0 = time_mono_ms(), deadline = t0 + i->timeout_ms;
@@ -250,18 +259,22 @@ int rdv_exchange_ring(const RdvInfo *i, Ring *ring, void *blob, size_t len, char
 		if (rc == 0)
 			return 0;
 		if (rc == -EPROTO)
-			return err_fmt(err, errlen, rc,
-					"rank %d: rank 0 (pid %d) published an id for %u ranks in the ring, but this rank "
-					"expects %d ranks and %zu bytes",
-					i->rank, seen.pid, seen.world, i->world_size, len);
+			return err_fmt(
+				err, errlen, rc,
+				"rank %d: rank 0 (pid %d) published an id for %u ranks in the ring, but this rank "
+				"expects %d ranks and %zu bytes",
+				i->rank, seen.pid, seen.world, i->world_size, len);
 		if (rc != -EAGAIN)
 			return err_fmt(err, errlen, rc, "rank %d: waiting for the id in the ring: %s%s", i->rank,
-					strerror(-rc),
-					rc == -ESTALE || rc == -ENOENT ? " (the ring was recreated or removed: reopen it)" : "");
+				       strerror(-rc),
+				       rc == -ESTALE || rc == -ENOENT
+					       ? " (the ring was recreated or removed: reopen it)"
+					       : "");
 		if (time_mono_ms() >= deadline)
-			return err_fmt(err, errlen, -ETIMEDOUT,
-					"rank %d: timed out after %.1f s waiting for rank 0 to publish the id in the ring (%s)",
-					i->rank, (time_mono_ms() - t0) / 1000.0, boot_state_text(&seen, buf, sizeof buf));
+			return err_fmt(
+				err, errlen, -ETIMEDOUT,
+				"rank %d: timed out after %.1f s waiting for rank 0 to publish the id in the ring (%s)",
+				i->rank, (time_mono_ms() - t0) / 1000.0, boot_state_text(&seen, buf, sizeof buf));
 		rdv_backoff(&delay, 50, deadline);
 	}
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "comm.h" // defines: RdvInfo
+#include "comm.h"   // defines: RdvInfo
 #include "errbuf.h" // defines: err_fmt
 
 // Both methods start with the same 32-byte little-endian header; the file and an OK reply
@@ -22,12 +22,12 @@ typedef enum { RDV_HELLO = 1, RDV_OK = 2, RDV_REJECT = 3, RDV_FILE_RECORD = 4 } 
 // why a master refused a rank (in a REJECT)
 typedef enum {
 	RDV_R_NONE = 0,
-	RDV_R_OTHER_JOB,  // the tokens differ: the rank reached another job's master
-	RDV_R_WORLD,      // same job, another world size
-	RDV_R_RANK,       // rank not below the world size, or 0
-	RDV_R_DUPLICATE,  // this rank already has its copy from another process
-	RDV_R_LENGTH,     // the blob lengths differ
-	RDV_R_VERSION,    // another protocol version
+	RDV_R_OTHER_JOB, // the tokens differ: the rank reached another job's master
+	RDV_R_WORLD,     // same job, another world size
+	RDV_R_RANK,      // rank not below the world size, or 0
+	RDV_R_DUPLICATE, // this rank already has its copy from another process
+	RDV_R_LENGTH,    // the blob lengths differ
+	RDV_R_VERSION,   // another protocol version
 } RdvReason;
 
 typedef struct {
@@ -35,9 +35,9 @@ typedef struct {
 	uint16_t version, kind;
 	uint64_t token;
 	uint32_t world;
-	uint32_t rank;   // HELLO: the sender; REJECT: the reason (RdvReason)
-	uint32_t len;    // blob bytes
-	uint32_t pid;    // the sender's pid
+	uint32_t rank; // HELLO: the sender; REJECT: the reason (RdvReason)
+	uint32_t len;  // blob bytes
+	uint32_t pid;  // the sender's pid
 } RdvHeader;
 
 void rdv_header_put(uint8_t out[RDV_HEADER_BYTES], const RdvHeader *h);

@@ -19,7 +19,7 @@ typedef struct {
 static int range_parse(const char **p, const char *end, long *lo, long *hi, int *width)
 {
 	const char *s = *p;
-	long v[2] = { 0, 0 };
+	long v[2] = {0, 0};
 	int n = 0;
 	for (int part = 0; part < 2; part++) {
 		const char *d = s;
@@ -112,7 +112,7 @@ static int item_walk(const char *s, size_t n, long k, char *out, size_t cap, lon
 		const char *close = memchr(p, ']', (size_t)(end - p));
 		if (!close || ng == MAX_GROUPS || memchr(p + 1, '[', (size_t)(close - p - 1)))
 			return -EINVAL;
-		g[ng] = (Group){ .in = p + 1, .end = close };
+		g[ng] = (Group){.in = p + 1, .end = close};
 		if (group_count(&g[ng]) < 0 || total > MAX_NUMBER / g[ng].count)
 			return -EINVAL;
 		total *= g[ng++].count;

@@ -7,9 +7,9 @@
 // the master goes on waiting for its own ranks; a HELLO of its own job that disagrees (world
 // size, length, rank range, a rank twice) is an error on both sides, since waiting cannot mend
 // it. The master serves connections one at a time, each under a 5 s deadline of its own.
-#define _GNU_SOURCE // accept4
+#define _GNU_SOURCE       // accept4
 #include "rdv_internal.h" // defines: RdvHeader, rdv_backoff
-#include "proc_time.h" // defines: time_mono_ms
+#include "proc_time.h"    // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo
 
 #include <errno.h>
@@ -49,7 +49,7 @@ static int io_full(int fd, void *buf, size_t n, int64_t deadline_ms, int want_wr
 		int64_t left = deadline_ms - time_mono_ms();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		struct pollfd pfd = { fd, want_write ? POLLOUT : POLLIN, 0 };
+		struct pollfd pfd = {fd, want_write ? POLLOUT : POLLIN, 0};
 		if (poll(&pfd, 1, (int)min64(left, 1000)) < 0 && errno != EINTR)
 			return -errno;
 	}
@@ -76,10 +76,12 @@ static int listen_any(const RdvInfo *i, int *out, char *err, size_t errlen)
 		}
 		int one = 1, zero = 0;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one); // a restart within TIME_WAIT
-		struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)i->master_port),
-					   .sin6_addr = in6addr_any };
-		struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)i->master_port),
-					  .sin_addr.s_addr = htonl(INADDR_ANY) };
+		struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+					  .sin6_port = htons((uint16_t)i->master_port),
+					  .sin6_addr = in6addr_any};
+		struct sockaddr_in a4 = {.sin_family = AF_INET,
+					 .sin_port = htons((uint16_t)i->master_port),
+					 .sin_addr.s_addr = htonl(INADDR_ANY)};
 		if (v6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
 		int b = v6 ? bind(fd, (struct sockaddr *)&a6, sizeof a6) : bind(fd, (struct sockaddr *)&a4, sizeof a4);
@@ -93,7 +95,7 @@ static int listen_any(const RdvInfo *i, int *out, char *err, size_t errlen)
 			break; // IPv4 alone would meet the same holder
 	}
 	return err_fmt(err, errlen, rc, "rank 0: cannot listen on port %d: %s%s", i->master_port, strerror(-rc),
-			rc == -EADDRINUSE ? " (another job or program holds it: choose another MASTER_PORT)" : "");
+		       rc == -EADDRINUSE ? " (another job or program holds it: choose another MASTER_PORT)" : "");
 }
 
 typedef struct {
@@ -108,8 +110,14 @@ typedef struct {
 static int reply(int fd, const Master *m, RdvKind kind, RdvReason why, int64_t deadline)
 {
 	uint8_t buf[RDV_HEADER_BYTES + RDV_BLOB_MAX];
-	RdvHeader h = { RDV_MAGIC, RDV_VERSION, (uint16_t)kind, m->i->token, (uint32_t)m->i->world_size,
-			(uint32_t)why, kind == RDV_OK ? (uint32_t)m->len : 0, (uint32_t)getpid() };
+	RdvHeader h = {RDV_MAGIC,
+		       RDV_VERSION,
+		       (uint16_t)kind,
+		       m->i->token,
+		       (uint32_t)m->i->world_size,
+		       (uint32_t)why,
+		       kind == RDV_OK ? (uint32_t)m->len : 0,
+		       (uint32_t)getpid()};
 	rdv_header_put(buf, &h);
 	if (kind == RDV_OK)
 		memcpy(buf + RDV_HEADER_BYTES, m->blob, m->len);
@@ -133,12 +141,12 @@ static int serve(Master *m, int fd, const char *peer, char *err, size_t errlen)
 		m->foreign++;
 		return 0;
 	}
-	RdvReason why = h.version != RDV_VERSION ? RDV_R_VERSION
-		      : h.world != (uint32_t)i->world_size ? RDV_R_WORLD
-		      : h.rank == 0 || h.rank >= h.world ? RDV_R_RANK
-		      : h.len != m->len ? RDV_R_LENGTH
-		      : m->pid_of[h.rank] ? RDV_R_DUPLICATE
-					  : RDV_R_NONE;
+	RdvReason why = h.version != RDV_VERSION             ? RDV_R_VERSION
+			: h.world != (uint32_t)i->world_size ? RDV_R_WORLD
+			: h.rank == 0 || h.rank >= h.world   ? RDV_R_RANK
+			: h.len != m->len                    ? RDV_R_LENGTH
+			: m->pid_of[h.rank]                  ? RDV_R_DUPLICATE
+							     : RDV_R_NONE;
 	if (why == RDV_R_NONE) {
 		if (reply(fd, m, RDV_OK, RDV_R_NONE, deadline) < 0)
 			return 0; // it went away: it asks again if it lives
@@ -148,15 +156,16 @@ static int serve(Master *m, int fd, const char *peer, char *err, size_t errlen)
 	}
 	reply(fd, m, RDV_REJECT, why, deadline);
 	if (why == RDV_R_DUPLICATE)
-		return err_fmt(err, errlen, -EEXIST,
-				"rank 0: rank %u asked for the id twice (pid %u earlier, pid %u from %s now): two processes "
-				"have the same rank",
-				h.rank, m->pid_of[h.rank], h.pid, peer);
+		return err_fmt(
+			err, errlen, -EEXIST,
+			"rank 0: rank %u asked for the id twice (pid %u earlier, pid %u from %s now): two processes "
+			"have the same rank",
+			h.rank, m->pid_of[h.rank], h.pid, peer);
 	return err_fmt(err, errlen, -EPROTO,
-			"rank 0: refused rank %u (pid %u at %s): %s (it has %u ranks, protocol %u, %u bytes; rank 0 has "
-			"%d ranks, protocol %d, %zu bytes)",
-			h.rank, h.pid, peer, rdv_reason_text(why), h.world, h.version, h.len, i->world_size, RDV_VERSION,
-			m->len);
+		       "rank 0: refused rank %u (pid %u at %s): %s (it has %u ranks, protocol %u, %u bytes; rank 0 has "
+		       "%d ranks, protocol %d, %zu bytes)",
+		       h.rank, h.pid, peer, rdv_reason_text(why), h.world, h.version, h.len, i->world_size, RDV_VERSION,
+		       m->len);
 }
 
 // "2, 5, 7" (the first few ranks without their copy)
@@ -183,7 +192,7 @@ static int master_run(const RdvInfo *i, const void *blob, size_t len, char *err,
 		return 0;
 	if ((rc = listen_any(i, &lfd, err, errlen)) < 0)
 		return rc;
-	Master m = { .i = i, .blob = blob, .len = len, .pid_of = calloc((size_t)i->world_size, sizeof(uint32_t)) };
+	Master m = {.i = i, .blob = blob, .len = len, .pid_of = calloc((size_t)i->world_size, sizeof(uint32_t))};
 	if (!m.pid_of) {
 		close(lfd);
 		return err_fmt(err, errlen, -ENOMEM, "rank 0: out of memory for %d ranks", i->world_size);
@@ -195,14 +204,15 @@ static int master_run(const RdvInfo *i, const void *blob, size_t len, char *err,
 		if (left <= 0) {
 			char miss[160];
 			missing_ranks(&m, miss, sizeof miss);
-			rc = err_fmt(err, errlen, -ETIMEDOUT,
-				      "rank 0: timed out after %.1f s on port %d waiting for %d of %d ranks to fetch the id "
-				      "(missing: %s)%s",
-				      (time_mono_ms() - t0) / 1000.0, i->master_port, i->world_size - 1 - m.served,
-				      i->world_size - 1, miss, m.foreign ? "; connections of another job were refused" : "");
+			rc = err_fmt(
+				err, errlen, -ETIMEDOUT,
+				"rank 0: timed out after %.1f s on port %d waiting for %d of %d ranks to fetch the id "
+				"(missing: %s)%s",
+				(time_mono_ms() - t0) / 1000.0, i->master_port, i->world_size - 1 - m.served,
+				i->world_size - 1, miss, m.foreign ? "; connections of another job were refused" : "");
 			break;
 		}
-		struct pollfd pfd = { lfd, POLLIN, 0 };
+		struct pollfd pfd = {lfd, POLLIN, 0};
 		if (poll(&pfd, 1, (int)min64(left, 1000)) <= 0)
 			continue;
 		struct sockaddr_storage sa;
@@ -231,7 +241,7 @@ static int connect_by(const struct addrinfo *ai, int64_t deadline, int *out)
 			close(fd);
 			return -e;
 		}
-		struct pollfd pfd = { fd, POLLOUT, 0 };
+		struct pollfd pfd = {fd, POLLOUT, 0};
 		int64_t left = deadline - time_mono_ms();
 		int soerr = 0;
 		socklen_t sl = sizeof soerr;
@@ -254,8 +264,8 @@ static int ask(const RdvInfo *i, int fd, void *blob, size_t len, int64_t deadlin
 	       char *err, size_t errlen)
 {
 	uint8_t buf[RDV_HEADER_BYTES];
-	RdvHeader h = { RDV_MAGIC, RDV_VERSION, RDV_HELLO, i->token, (uint32_t)i->world_size, (uint32_t)i->rank,
-			(uint32_t)len, (uint32_t)getpid() };
+	RdvHeader h = {RDV_MAGIC,         RDV_VERSION,   RDV_HELLO,         i->token, (uint32_t)i->world_size,
+		       (uint32_t)i->rank, (uint32_t)len, (uint32_t)getpid()};
 	rdv_header_put(buf, &h);
 	int rc = io_full(fd, buf, sizeof buf, deadline, 1);
 	if (!rc)
@@ -266,22 +276,24 @@ static int ask(const RdvInfo *i, int fd, void *blob, size_t len, int64_t deadlin
 	}
 	rdv_header_get(&h, buf);
 	if (h.magic != RDV_MAGIC)
-		return err_fmt(err, errlen, -EPROTO,
-				"rank %d: something that is not an avclip rendezvous answers at %s port %d (another program "
-				"on MASTER_PORT?)",
-				i->rank, i->master_addr, i->master_port);
+		return err_fmt(
+			err, errlen, -EPROTO,
+			"rank %d: something that is not an avclip rendezvous answers at %s port %d (another program "
+			"on MASTER_PORT?)",
+			i->rank, i->master_addr, i->master_port);
 	if (h.kind == RDV_REJECT && h.rank == RDV_R_OTHER_JOB)
-		return err_fmt(err, errlen, -EPERM,
-				"rank %d: the master at %s port %d (pid %u) belongs to another job (its token %016llx, "
-				"ours %016llx for job %s): two jobs share MASTER_PORT, or the ranks disagree on the job id",
-				i->rank, i->master_addr, i->master_port, h.pid, (unsigned long long)h.token,
-				(unsigned long long)i->token, i->job);
+		return err_fmt(
+			err, errlen, -EPERM,
+			"rank %d: the master at %s port %d (pid %u) belongs to another job (its token %016llx, "
+			"ours %016llx for job %s): two jobs share MASTER_PORT, or the ranks disagree on the job id",
+			i->rank, i->master_addr, i->master_port, h.pid, (unsigned long long)h.token,
+			(unsigned long long)i->token, i->job);
 	if (h.kind == RDV_REJECT)
 		return err_fmt(err, errlen, -EPROTO, "rank %d: the master at %s port %d refused this rank: %s", i->rank,
-				i->master_addr, i->master_port, rdv_reason_text((RdvReason)h.rank));
+			       i->master_addr, i->master_port, rdv_reason_text((RdvReason)h.rank));
 	if (h.kind != RDV_OK || h.token != i->token || h.world != (uint32_t)i->world_size || h.len != len)
-		return err_fmt(err, errlen, -EPROTO, "rank %d: the master at %s port %d sent a malformed answer", i->rank,
-				i->master_addr, i->master_port);
+		return err_fmt(err, errlen, -EPROTO, "rank %d: the master at %s port %d sent a malformed answer",
+			       i->rank, i->master_addr, i->master_port);
 	if ((rc = io_full(fd, blob, len, deadline, 0)) < 0) {
 		snprintf(last, lastlen, "the master's answer broke off: %s", strerror(-rc));
 		return -EAGAIN;
@@ -296,11 +308,12 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 	char port[16], last[320] = "no attempt finished";
 	snprintf(port, sizeof port, "%d", i->master_port);
 	for (;;) {
-		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+		struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
 		int g = getaddrinfo(i->master_addr, port, &hints, &res);
 		if (g == EAI_NONAME || g == EAI_SERVICE || g == EAI_FAMILY)
-			return err_fmt(err, errlen, -EHOSTUNREACH, "rank %d: cannot resolve the master address '%s': %s",
-					i->rank, i->master_addr, gai_strerror(g));
+			return err_fmt(err, errlen, -EHOSTUNREACH,
+				       "rank %d: cannot resolve the master address '%s': %s", i->rank, i->master_addr,
+				       gai_strerror(g));
 		if (g)
 			snprintf(last, sizeof last, "resolving '%s': %s", i->master_addr, gai_strerror(g));
 		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -309,7 +322,8 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 				snprintf(last, sizeof last, "%s", strerror(-rc));
 				continue;
 			}
-			rc = ask(i, fd, blob, len, min64(deadline, time_mono_ms() + PEER_MS), last, sizeof last, err, errlen);
+			rc = ask(i, fd, blob, len, min64(deadline, time_mono_ms() + PEER_MS), last, sizeof last, err,
+				 errlen);
 			close(fd);
 			if (rc != -EAGAIN) {
 				freeaddrinfo(res);
@@ -319,10 +333,11 @@ static int worker_run(const RdvInfo *i, void *blob, size_t len, char *err, size_
 		if (res)
 			freeaddrinfo(res);
 		if (time_mono_ms() >= deadline)
-			return err_fmt(err, errlen, -ETIMEDOUT,
-					"rank %d: timed out after %.1f s waiting for rank 0 to hand out the id at %s port %d "
-					"(last attempt: %s)",
-					i->rank, (time_mono_ms() - t0) / 1000.0, i->master_addr, i->master_port, last);
+			return err_fmt(
+				err, errlen, -ETIMEDOUT,
+				"rank %d: timed out after %.1f s waiting for rank 0 to hand out the id at %s port %d "
+				"(last attempt: %s)",
+				i->rank, (time_mono_ms() - t0) / 1000.0, i->master_addr, i->master_port, last);
 		rdv_backoff(&delay, 1000, deadline);
 	}
 }

@@ -35,17 +35,17 @@ typedef enum { FASTCLIP_GAMMA_COSINE = 0, FASTCLIP_GAMMA_CONSTANT } FastclipGamm
 
 typedef struct {
 	FastclipKind kind;
-	double gamma_min;          // --gamma-min: γ after the decay (FastCLIP --gamma, default 0.8)
-	int gamma_decay_epochs;    // --gamma-decay-epochs (default 10; README: epochs/2)
+	double gamma_min;       // --gamma-min: γ after the decay (FastCLIP --gamma, default 0.8)
+	int gamma_decay_epochs; // --gamma-decay-epochs (default 10; README: epochs/2)
 	FastclipGammaSchedule gamma_schedule;
-	double rho;                // ρ (default 8.0)
-	double eps;                // ε added to u in the FCCO ratio (default 1e-14)
-	double tau_init;           // initial τ: 0.07 global, 0.03 per-sample (v2)
-	double lr_tau;             // v2: per-sample τ rate (0.0133); v3: base τ rate (2e-4); v0: peak τ rate on
-	                           // the model's schedule, < 0 = the model's --lr (FastCLIP --lr_tau -1)
+	double rho;      // ρ (default 8.0)
+	double eps;      // ε added to u in the FCCO ratio (default 1e-14)
+	double tau_init; // initial τ: 0.07 global, 0.03 per-sample (v2)
+	double lr_tau;   // v2: per-sample τ rate (0.0133); v3: base τ rate (2e-4); v0: peak τ rate on
+			 // the model's schedule, < 0 = the model's --lr (FastCLIP --lr_tau -1)
 	double beta1_tau, beta2_tau, eps_tau; // v2 τ update / v3 τ Adam (ViT: 0.9, 0.98, 1e-6)
-	double tau_min, tau_max;   // v2 clip (0.01, 1)
-	double grad_clamp_tau;     // v2 clamp of the τ gradient (5)
+	double tau_min, tau_max;              // v2 clip (0.01, 1)
+	double grad_clamp_tau;                // v2 clamp of the τ gradient (5)
 } FastclipConfig;
 
 // "openclip", "fastclip-v0" ... "fastclip-v3"; -EINVAL when unknown
@@ -95,8 +95,8 @@ typedef struct FastclipExchange FastclipExchange;
 // B rows of width d per rank in dtype act (the features' storage), n table rows (dataset samples;
 // unused by openclip). Reserves the loss ops' workspace on ctx and starts the table (u at 0, v2's τ
 // at tau_init). Every rank must use the same cfg, B and d. -EINVAL, -ENOMEM.
-int fastclip_exchange_create(FastclipExchange **out, const FastclipConfig *cfg, Comm *comm, KernCtx *ctx, int B,
-			     int d, KDtype act, int64_t n);
+int fastclip_exchange_create(FastclipExchange **out, const FastclipConfig *cfg, Comm *comm, KernCtx *ctx, int B, int d,
+			     KDtype act, int64_t n);
 void fastclip_exchange_free(FastclipExchange *x);
 // After the forward pass queued e1, e2 (B, d) on stream, for samples ids (B) I64 (FastCLIP kinds)
 // at the temperature log_s (1) f32: writes loss (1) f32 (this rank's surrogate, or its local

@@ -32,18 +32,18 @@ void fastclip_config_default(FastclipConfig *cfg, FastclipKind kind)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->kind = kind;
-	cfg->gamma_min = 0.8;        // params.py --gamma
-	cfg->gamma_decay_epochs = 10; // params.py --gamma_decay_epochs
-	cfg->gamma_schedule = FASTCLIP_GAMMA_COSINE; // params.py --gamma_schedule
-	cfg->rho = 8.0;              // params.py --rho
-	cfg->eps = 1e-14;            // params.py --fastclip_eps
+	cfg->gamma_min = 0.8;                              // params.py --gamma
+	cfg->gamma_decay_epochs = 10;                      // params.py --gamma_decay_epochs
+	cfg->gamma_schedule = FASTCLIP_GAMMA_COSINE;       // params.py --gamma_schedule
+	cfg->rho = 8.0;                                    // params.py --rho
+	cfg->eps = 1e-14;                                  // params.py --fastclip_eps
 	cfg->tau_init = kind == FASTCLIP_V2 ? 0.03 : 0.07; // README v2 script --temperature 0.03; params.py 0.07
 	// README v2 / v3 (CC3M) scripts; v0: main.py sets a negative --lr_tau to the model's lr
 	cfg->lr_tau = kind == FASTCLIP_V2 ? 0.0133 : kind == FASTCLIP_V0 ? -1.0 : 2e-4;
-	cfg->beta1_tau = 0.9;        // params.py get_default_params("vit")
+	cfg->beta1_tau = 0.9; // params.py get_default_params("vit")
 	cfg->beta2_tau = 0.98;
 	cfg->eps_tau = 1e-6;
-	cfg->tau_min = 0.01;         // loss.py FastCLIPLossIndividual
+	cfg->tau_min = 0.01; // loss.py FastCLIPLossIndividual
 	cfg->tau_max = 1.0;
 	cfg->grad_clamp_tau = 5.0;
 }
@@ -61,7 +61,8 @@ int fastclip_config_check(const FastclipConfig *cfg)
 		return -EINVAL;
 	if (!(cfg->beta1_tau >= 0.0 && cfg->beta1_tau < 1.0) || !(cfg->beta2_tau >= 0.0 && cfg->beta2_tau < 1.0))
 		return -EINVAL;
-	if (!(cfg->eps_tau > 0.0) || !(cfg->tau_min > 0.0 && cfg->tau_min < cfg->tau_max) || !(cfg->grad_clamp_tau > 0.0))
+	if (!(cfg->eps_tau > 0.0) || !(cfg->tau_min > 0.0 && cfg->tau_min < cfg->tau_max) ||
+	    !(cfg->grad_clamp_tau > 0.0))
 		return -EINVAL;
 	return 0;
 }
@@ -108,8 +109,16 @@ KFccoParams fastclip_fcco_params(const FastclipConfig *cfg, int epoch)
 		[FASTCLIP_V0] = KFCCO_V0, [FASTCLIP_V1] = KFCCO_V1, [FASTCLIP_V2] = KFCCO_V2, [FASTCLIP_V3] = KFCCO_V3};
 	double b1, b2;
 	fastclip_tau_betas(cfg, epoch, &b1, &b2);
-	return (KFccoParams){.version = version[cfg->kind], .gamma = fastclip_gamma(cfg, epoch), .eps = cfg->eps,
-			     .rho = cfg->rho, .lr_tau = cfg->lr_tau, .beta1 = b1, .beta2 = b2, .eps_tau = cfg->eps_tau,
-			     .tau_min = cfg->tau_min, .tau_max = cfg->tau_max, .grad_clamp = cfg->grad_clamp_tau,
+	return (KFccoParams){.version = version[cfg->kind],
+			     .gamma = fastclip_gamma(cfg, epoch),
+			     .eps = cfg->eps,
+			     .rho = cfg->rho,
+			     .lr_tau = cfg->lr_tau,
+			     .beta1 = b1,
+			     .beta2 = b2,
+			     .eps_tau = cfg->eps_tau,
+			     .tau_min = cfg->tau_min,
+			     .tau_max = cfg->tau_max,
+			     .grad_clamp = cfg->grad_clamp_tau,
 			     .epoch = epoch};
 }

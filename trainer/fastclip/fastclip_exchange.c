@@ -18,19 +18,20 @@ struct FastclipExchange {
 	Comm *comm;
 	KernCtx *ctx;
 	int B, d, K;
-	KTensor E1, E2;           // (K·B, d) act: every rank's features
-	KTensor de1, de2;         // (B, d) f32: this rank's feature gradients
-	KTensor dE1, dE2;         // (K·B, d) f32 openclip: gradients of the gathered copies
-	KTensor ids_all;          // (K·B) i64
-	KTensor pack, pack_all;   // (B, w), (K·B, w) f32
-	KTensor table;            // (n, table width) f32
+	KTensor E1, E2;         // (K·B, d) act: every rank's features
+	KTensor de1, de2;       // (B, d) f32: this rank's feature gradients
+	KTensor dE1, dE2;       // (K·B, d) f32 openclip: gradients of the gathered copies
+	KTensor ids_all;        // (K·B) i64
+	KTensor pack, pack_all; // (B, w), (K·B, w) f32
+	KTensor table;          // (n, table width) f32
 };
 
 void fastclip_exchange_free(FastclipExchange *x)
 {
 	if (!x)
 		return;
-	KTensor *t[] = {&x->E1, &x->E2, &x->de1, &x->de2, &x->dE1, &x->dE2, &x->ids_all, &x->pack, &x->pack_all, &x->table};
+	KTensor *t[] = {&x->E1,  &x->E2,      &x->de1,  &x->de2,      &x->dE1,
+			&x->dE2, &x->ids_all, &x->pack, &x->pack_all, &x->table};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		kern_free(x->ctx, t[i]);
 	free(x);
@@ -74,8 +75,8 @@ static int create(FastclipExchange *x, KDtype act, int64_t n)
 	return kern_ctx_reserve_workspace(c, kern_loss_ws_bytes(c, x->B, (int)N, x->d));
 }
 
-int fastclip_exchange_create(FastclipExchange **out, const FastclipConfig *cfg, Comm *comm, KernCtx *ctx, int B,
-			     int d, KDtype act, int64_t n)
+int fastclip_exchange_create(FastclipExchange **out, const FastclipConfig *cfg, Comm *comm, KernCtx *ctx, int B, int d,
+			     KDtype act, int64_t n)
 {
 	if (!out || !cfg || !comm || !ctx || B < 1 || d < 1 || fastclip_config_check(cfg) < 0 ||
 	    (act != KDT_F32 && act != KDT_BF16) || (int64_t)comm_world(comm) * B < 2 ||
@@ -115,8 +116,8 @@ int fastclip_exchange_run(FastclipExchange *x, KernCtx *stream, const KTensor *e
 		return -EINVAL;
 	TRY(comm_allgather(x->comm, e1, &x->E1, stream));
 	TRY(comm_allgather(x->comm, e2, &x->E2, stream));
-	KContrastBatch b = {.e1 = e1, .e2 = e2, .E1 = &x->E1, .E2 = &x->E2, .offset = comm_rank(x->comm) * x->B,
-			    .log_s = log_s};
+	KContrastBatch b = {
+		.e1 = e1, .e2 = e2, .E1 = &x->E1, .E2 = &x->E2, .offset = comm_rank(x->comm) * x->B, .log_s = log_s};
 	if (x->cfg.kind == FASTCLIP_OPENCLIP)
 		return openclip(x, stream, &b, loss, dlog_s);
 	const KFccoParams p = fastclip_fcco_params(&x->cfg, epoch);

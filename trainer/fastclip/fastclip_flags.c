@@ -13,12 +13,14 @@
 // (test_fastclip_flags checks the two agree)
 static const FlagSpec flags[] = {
 	{"gamma-min", FLAG_DOUBLE, F(gamma_min), 1e-4, 1.0, "0.8", .help = "inner rate γ after the decay"},
-	{"gamma-decay-epochs", FLAG_INT, F(gamma_decay_epochs), 1, 100000, "10", .help = "epochs of the γ cosine decay (FastCLIP README: epochs/2)"},
-	{"gamma-schedule", FLAG_ENUM, F(gamma_schedule), 0, 0, "cosine", .help = "cosine, or constant (γ=1 in epoch 0, then γ-min)",
-	 .choices = "cosine|constant"},
+	{"gamma-decay-epochs", FLAG_INT, F(gamma_decay_epochs), 1, 100000, "10",
+	 .help = "epochs of the γ cosine decay (FastCLIP README: epochs/2)"},
+	{"gamma-schedule", FLAG_ENUM, F(gamma_schedule), 0, 0, "cosine",
+	 .help = "cosine, or constant (γ=1 in epoch 0, then γ-min)", .choices = "cosine|constant"},
 	{"rho", FLAG_DOUBLE, F(rho), 0.0, 1000.0, "8", .help = "ρ of RGCL / RGCL-g (v2, v3)"},
 	{"fastclip-eps", FLAG_DOUBLE, F(eps), 0.0, 1.0, "1e-14", .help = "ε added to u in g/(u+ε)"},
-	{"temperature", FLAG_DOUBLE, F(tau_init), 1e-3, 10.0, "0.07", .help = "initial τ (per-sample τ for v2; v2's default 0.03)"},
+	{"temperature", FLAG_DOUBLE, F(tau_init), 1e-3, 10.0, "0.07",
+	 .help = "initial τ (per-sample τ for v2; v2's default 0.03)"},
 	{"lr-tau", FLAG_DOUBLE, F(lr_tau), 0.0, 10.0, "0.0002",
 	 .help = "τ learning rate: v2 per-sample, v3 global (×1/3 when τ ≤ 0.03), v0 peak on the model's warmup+cosine (v2's "
 		 "default 0.0133; v0's the model's --lr)"},

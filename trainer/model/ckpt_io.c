@@ -57,7 +57,8 @@ static int write_atomic(const char *dir, const char *name, const StTensor *t, in
 		what = "rename";
 	}
 	if (rc) {
-		snprintf(err, errlen, "checkpoint %s of %s failed: %s (previous checkpoint kept)", what, tmp, strerror(-rc));
+		snprintf(err, errlen, "checkpoint %s of %s failed: %s (previous checkpoint kept)", what, tmp,
+			 strerror(-rc));
 		unlink(tmp);
 		return rc;
 	}
@@ -227,9 +228,11 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 	const StTensor *p, *s, *sp, *r, *om = NULL, *ov = NULL, *os = NULL;
 	rc = -EINVAL;
 	if (!ver || strcmp(ver, CKPT_VERSION))
-		snprintf(err, errlen, "%s: checkpoint format %s, this build reads %s%s; resume it with the build that "
-			 "wrote it, or start a new run (tools/eval still reads its weights)", path, ver ? ver : "(none)",
-			 CKPT_VERSION, ver && !strcmp(ver, "1") ? " (format 1 kept the FastCLIP tables and τ on the host)" : "");
+		snprintf(err, errlen,
+			 "%s: checkpoint format %s, this build reads %s%s; resume it with the build that "
+			 "wrote it, or start a new run (tools/eval still reads its weights)",
+			 path, ver ? ver : "(none)", CKPT_VERSION,
+			 ver && !strcmp(ver, "1") ? " (format 1 kept the FastCLIP tables and τ on the host)" : "");
 	else if (!mc || strcmp(mc, cfgs))
 		snprintf(err, errlen, "%s: written for model [%s], this run is [%s]", path, mc ? mc : "?", cfgs);
 	else if ((p = need(f, path, "model.params", ST_F32, bytes, err, errlen)) &&

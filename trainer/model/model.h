@@ -21,7 +21,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "flags.h" // defines: FlagSpec
+#include "flags.h"    // defines: FlagSpec
 #include "kern_ops.h" // defines: KernCtx, KTensor, KDtype, KOptPlan, KOptSegment, KSEG_*
 
 // ---- sizes and presets ----
@@ -77,10 +77,10 @@ enum { PARAM_NO_DECAY = 1 };
 typedef enum { WD_OPEN_CLIP = 0, WD_AVCLIP = 1 } WdGroups;
 
 typedef struct {
-	char name[96];    // open_clip state_dict name, e.g. visual.transformer.resblocks.0.attn.in_proj_weight
-	int ndim;         // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p))
+	char name[96]; // open_clip state_dict name, e.g. visual.transformer.resblocks.0.attn.in_proj_weight
+	int ndim;      // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p))
 	int64_t shape[4];
-	int64_t offset;   // in floats, into the flat parameter buffer
+	int64_t offset; // in floats, into the flat parameter buffer
 	int64_t numel;
 	int flags;
 } ParamSpec;
@@ -92,16 +92,16 @@ typedef struct {
 
 // views into one flat buffer (parameters, or gradients with the same layout)
 typedef struct {
-	KTensor cls, pos, tpos;      // (Wv), (1+P, Wv), (T, Wv): class token, spatial and temporal positions
-	KTensor conv;                // (Wv, 3*p*p): the patch embedding as a linear layer
+	KTensor cls, pos, tpos; // (Wv), (1+P, Wv), (T, Wv): class token, spatial and temporal positions
+	KTensor conv;           // (Wv, 3*p*p): the patch embedding as a linear layer
 	KTensor ln_pre_w, ln_pre_b, ln_post_w, ln_post_b;
-	KTensor vproj;               // (Wv, E)
-	BlockWeights *vblk;          // vis_layers
-	KTensor wte, txt_pos;        // (V, Wt), (ctx, Wt)
+	KTensor vproj;        // (Wv, E)
+	BlockWeights *vblk;   // vis_layers
+	KTensor wte, txt_pos; // (V, Wt), (ctx, Wt)
 	KTensor ln_final_w, ln_final_b;
-	KTensor tproj;               // (Wt, E)
-	KTensor logit_scale;         // (1): log of the inverse temperature
-	BlockWeights *tblk;          // txt_layers
+	KTensor tproj;       // (Wt, E)
+	KTensor logit_scale; // (1): log of the inverse temperature
+	BlockWeights *tblk;  // txt_layers
 } ModelWeights;
 
 // specs: room for every tensor, or NULL to count; returns 0 and the tensor and float counts.
@@ -123,8 +123,8 @@ int model_params_set_wd_groups(ParamSpec *specs, int n, WdGroups g);
 // 0 when flat[0..numel) is finite; else -EINVAL and err says "<what>: tensor NAME holds K
 // non-finite values (first: nan at element I)", NAME from the spec holding the first one (weights
 // enter the model only when every value is finite: a NaN weight scores R@1 = 100% in evaluation).
-int model_params_check_finite(const ParamSpec *specs, int n, const float *flat, int64_t numel, const char *what, char *err,
-			      size_t errlen);
+int model_params_check_finite(const ParamSpec *specs, int n, const float *flat, int64_t numel, const char *what,
+			      char *err, size_t errlen);
 // "open_clip" | "avclip"; -EINVAL when unknown
 int wd_groups_parse(const char *name, WdGroups *out);
 const char *wd_groups_name(WdGroups g);
@@ -184,30 +184,30 @@ typedef struct {
 	KTensor log_s;         // (1) pdt: logit_scale in params, the loss ops' temperature
 	ClipGradGroup *groups; // n_groups, in the order backward finishes them: logit_scale (the loss's),
 	int n_groups;          // the text head, text blocks last to first, the text embeddings, then the
-	                       // same for the video tower; adjacent and descending, together all of grads
+			       // same for the video tower; adjacent and descending, together all of grads
 	ClipGradReadyFn hook;
 	void *hook_arg;
-	int grad_ckpt;        // blocks keep only their output; the rest lives in one set per tower
-	BlockActs vshared, tshared; // with grad_ckpt: the internals every block of a tower writes
+	int grad_ckpt;                // blocks keep only their output; the rest lives in one set per tower
+	BlockActs vshared, tshared;   // with grad_ckpt: the internals every block of a tower writes
 	struct ClipModelBytes *count; // clip_model_bytes: count allocations instead of making them
 
 	// video tower: Lv = 1 + T*P tokens
-	KTensor patches, pemb;       // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
-	KTensor patch_in;            // view of the patches the last forward read, for backward
+	KTensor patches, pemb;          // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
+	KTensor patch_in;               // view of the patches the last forward read, for backward
 	KTensor x0, xpre, pre_m, pre_r; // (B, Lv, Wv) embedded and after ln_pre, (B*Lv) x2
 	BlockActs *vacts;
-	KTensor cls_pos;             // (B) i32 zeros: class-token pooling
+	KTensor cls_pos;                         // (B) i32 zeros: class-token pooling
 	KTensor vpool, vln, vln_m, vln_r, vproj; // (B, Wv) x2, (B) x2, (B, E)
-	KTensor vfeat, vnorm;        // (B, E) L2-normalized video features, (B)
+	KTensor vfeat, vnorm;                    // (B, E) L2-normalized video features, (B)
 	TowerScratch vs;
 
 	// text tower: ctx_len tokens
-	KTensor tx0;                 // (B, ctx, Wt)
+	KTensor tx0; // (B, ctx, Wt)
 	BlockActs *tacts;
-	KTensor eot;                 // (B) i32 end-token positions
+	KTensor eot; // (B) i32 end-token positions
 	KTensor tpool, tln, tln_m, tln_r, tproj, tfeat, tnorm;
 	TowerScratch ts;
-	KTensor text_ids;            // view of the last forward's ids, for backward
+	KTensor text_ids; // view of the last forward's ids, for backward
 
 	// local InfoNCE
 	KTensor loss, dvfeat, dtfeat; // (1) pdt, (B, E) x2
@@ -272,11 +272,11 @@ typedef enum { OPT_ADAMW = 0, OPT_LAMB = 1 } OptKind;
 
 typedef struct {
 	OptKind kind;
-	double lr, lr_min;          // peak LR after warmup, floor of the cosine
-	int64_t warmup_steps;       // linear from lr/warmup to lr
-	int64_t total_steps;        // cosine reaches lr_min here and stays
+	double lr, lr_min;    // peak LR after warmup, floor of the cosine
+	int64_t warmup_steps; // linear from lr/warmup to lr
+	int64_t total_steps;  // cosine reaches lr_min here and stays
 	double beta1, beta2, eps, weight_decay;
-	double clip_norm;           // global gradient L2 norm limit, 0 = off
+	double clip_norm; // global gradient L2 norm limit, 0 = off
 } OptConfig;
 
 typedef struct {
@@ -287,9 +287,9 @@ typedef struct {
 	int n_segs;
 	int64_t n_params;
 	KOptPlan *plan;
-	KTensor m, v;           // (n_params) f32 first and second moments, same layout as the parameters
-	KTensor norm_clip;      // (2) f32 on the device: [‖g‖ before clipping, clip factor] of the last step
-	int64_t step;           // updates done so far
+	KTensor m, v;      // (n_params) f32 first and second moments, same layout as the parameters
+	KTensor norm_clip; // (2) f32 on the device: [‖g‖ before clipping, clip factor] of the last step
+	int64_t step;      // updates done so far
 } Optimizer;
 
 // FastCLIP's ViT settings: AdamW, betas 0.9/0.98, eps 1e-6, wd 0.1, no clipping
@@ -364,8 +364,8 @@ const char *st_meta(const StFile *f, const char *key);
 // from an open_clip / OpenAI CLIP checkpoint and our weights load in open_clip.
 
 typedef struct {
-	const char *prefix; // load only tensors whose name starts with it ("visual."), NULL = all
-	int allow_missing;  // tensors absent from the file keep their current values
+	const char *prefix;      // load only tensors whose name starts with it ("visual."), NULL = all
+	int allow_missing;       // tensors absent from the file keep their current values
 	const char *const *skip; // n_skip names never loaded (keep their values): e.g. "visual.proj" when
 	int n_skip;              // starting a 256-d AVION tower from a 512-d CLIP checkpoint
 } StLoadOpts;

@@ -11,7 +11,11 @@
 		if (rc_)                                                                                               \
 			return rc_;                                                                                    \
 	} while (0)
-#define SH(...) (const int64_t[]){__VA_ARGS__}
+#define SH(...)                                                                                                        \
+	(const int64_t[])                                                                                              \
+	{                                                                                                              \
+		__VA_ARGS__                                                                                            \
+	}
 #define NSH(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), SH(__VA_ARGS__)
 
 int block_acts_alloc(BlockActs *a, ModelAllocFn fn, void *o, int B, int L, int W, int H, int mlp)
@@ -57,13 +61,26 @@ int block_forward(KernCtx *c, const BlockWeights *w, BlockActs *a, const KTensor
 	TRY(kern_layernorm_fwd(c, &a->ln1, &a->ln1_m, &a->ln1_r, x, &w->ln1_w, &w->ln1_b));
 	TRY(kern_linear(c, &(KLinear){.out = &a->qkv, .in = &a->ln1, .w = &w->qkv_w, .trans_w = 1, .bias = &w->qkv_b}));
 	TRY(kern_attention_fwd(c, &a->att, &a->lse, &a->qkv, s->H, s->causal));
-	TRY(kern_linear(c, &(KLinear){.out = &a->res1, .in = &a->att, .w = &w->out_w, .trans_w = 1, .bias = &w->out_b,
-				     .residual = x}));
+	TRY(kern_linear(c, &(KLinear){.out = &a->res1,
+				      .in = &a->att,
+				      .w = &w->out_w,
+				      .trans_w = 1,
+				      .bias = &w->out_b,
+				      .residual = x}));
 	TRY(kern_layernorm_fwd(c, &a->ln2, &a->ln2_m, &a->ln2_r, &a->res1, &w->ln2_w, &w->ln2_b));
-	TRY(kern_linear(c, &(KLinear){.out = &a->act, .pre = &a->fc, .in = &a->ln2, .w = &w->fc_w, .trans_w = 1,
-				     .bias = &w->fc_b, .act = s->act}));
-	TRY(kern_linear(c, &(KLinear){.out = &a->res2, .in = &a->act, .w = &w->proj_w, .trans_w = 1, .bias = &w->proj_b,
-				     .residual = &a->res1}));
+	TRY(kern_linear(c, &(KLinear){.out = &a->act,
+				      .pre = &a->fc,
+				      .in = &a->ln2,
+				      .w = &w->fc_w,
+				      .trans_w = 1,
+				      .bias = &w->fc_b,
+				      .act = s->act}));
+	TRY(kern_linear(c, &(KLinear){.out = &a->res2,
+				      .in = &a->act,
+				      .w = &w->proj_w,
+				      .trans_w = 1,
+				      .bias = &w->proj_b,
+				      .residual = &a->res1}));
 	return 0;
 }
 
@@ -72,20 +89,41 @@ int block_backward(KernCtx *c, const BlockWeights *w, BlockWeights *g, const Blo
 {
 	// MLP branch, d(mlp out) = d(res2) = dres: c_proj's backward ends in the GELU-backward epilogue
 	// (dfc = d(c_fc pre)) and gives c_fc's bias gradient on the way
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dfc), .dw = KG_SET(&g->proj_w), .dbias = KG_SET(&g->proj_b),
-					     .din_bias = KG_SET(&g->fc_b), .dout = &s->dres, .in = &a->act,
-					     .w = &w->proj_w, .trans_w = 1, .in_pre = &a->fc, .in_act = s->act}));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_SET(&g->fc_w), .dout = &s->dfc,
-					     .in = &a->ln2, .w = &w->fc_w, .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dfc),
+					     .dw = KG_SET(&g->proj_w),
+					     .dbias = KG_SET(&g->proj_b),
+					     .din_bias = KG_SET(&g->fc_b),
+					     .dout = &s->dres,
+					     .in = &a->act,
+					     .w = &w->proj_w,
+					     .trans_w = 1,
+					     .in_pre = &a->fc,
+					     .in_act = s->act}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln),
+					     .dw = KG_SET(&g->fc_w),
+					     .dout = &s->dfc,
+					     .in = &a->ln2,
+					     .w = &w->fc_w,
+					     .trans_w = 1}));
 	// dres += ln_2 backward: now d(res1)
 	TRY(kern_layernorm_bwd(c, KG_ADD(&s->dres), KG_SET(&g->ln2_w), KG_SET(&g->ln2_b), &s->dln, &a->res1, &w->ln2_w,
 			       &a->ln2_m, &a->ln2_r));
 	// attention branch
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->datt), .dw = KG_SET(&g->out_w), .dbias = KG_SET(&g->out_b),
-					     .dout = &s->dres, .in = &a->att, .w = &w->out_w, .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->datt),
+					     .dw = KG_SET(&g->out_w),
+					     .dbias = KG_SET(&g->out_b),
+					     .dout = &s->dres,
+					     .in = &a->att,
+					     .w = &w->out_w,
+					     .trans_w = 1}));
 	TRY(kern_attention_bwd(c, KG_SET(&s->dqkv), &s->datt, &a->qkv, &a->att, &a->lse, s->H, s->causal));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln), .dw = KG_SET(&g->qkv_w), .dbias = KG_SET(&g->qkv_b),
-					     .dout = &s->dqkv, .in = &a->ln1, .w = &w->qkv_w, .trans_w = 1}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dln),
+					     .dw = KG_SET(&g->qkv_w),
+					     .dbias = KG_SET(&g->qkv_b),
+					     .dout = &s->dqkv,
+					     .in = &a->ln1,
+					     .w = &w->qkv_w,
+					     .trans_w = 1}));
 	// dres += ln_1 backward: now d(x)
 	TRY(kern_layernorm_bwd(c, KG_ADD(&s->dres), KG_SET(&g->ln1_w), KG_SET(&g->ln1_b), &s->dln, x, &w->ln1_w,
 			       &a->ln1_m, &a->ln1_r));

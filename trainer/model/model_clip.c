@@ -14,7 +14,11 @@
 		if (rc_)                                                                                               \
 			return rc_;                                                                                    \
 	} while (0)
-#define SH(...) (const int64_t[]){__VA_ARGS__}
+#define SH(...)                                                                                                        \
+	(const int64_t[])                                                                                              \
+	{                                                                                                              \
+		__VA_ARGS__                                                                                            \
+	}
 #define NSH(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), SH(__VA_ARGS__)
 
 static int alloc_dt(ClipModel *m, KTensor *t, KDtype dt, int ndim, const int64_t *shape)
@@ -217,7 +221,12 @@ int clip_model_bytes(KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
 	if (!m)
 		return -ENOMEM;
 	*out = (ClipModelBytes){0};
-	*m = (ClipModel){.ctx = ctx, .cfg = *cfg, .dt = dt, .pdt = KDT_F32, .B = batch, .count = out,
+	*m = (ClipModel){.ctx = ctx,
+			 .cfg = *cfg,
+			 .dt = dt,
+			 .pdt = KDT_F32,
+			 .B = batch,
+			 .count = out,
 			 .grad_ckpt = o && o->grad_checkpoint};
 	int rc = create(m);
 	clip_model_destroy(m); // nothing was allocated: owned[] is empty
@@ -228,7 +237,8 @@ int clip_model_create_opts(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg
 			   const ClipModelOpts *o)
 {
 	char msg[160];
-	if (batch <= 0 || model_config_check(cfg, msg, sizeof msg) || (dt != KDT_F32 && dt != KDT_BF16 && dt != KDT_F64))
+	if (batch <= 0 || model_config_check(cfg, msg, sizeof msg) ||
+	    (dt != KDT_F32 && dt != KDT_BF16 && dt != KDT_F64))
 		return -EINVAL;
 	ClipModel *m = calloc(1, sizeof *m);
 	if (!m)
@@ -284,8 +294,12 @@ static int head_backward(KernCtx *c, TowerScratch *s, const KTensor *dfeat, cons
 			 const KTensor *lnw, KTensor *glnw, KTensor *glnb, const KTensor *proj_w, KTensor *gproj)
 {
 	TRY(kern_l2norm_bwd(c, KG_SET(&s->demb), dfeat, feat, norm));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dhead1), .dw = KG_SET(gproj), .dout = &s->demb, .in = ln,
-					     .w = proj_w, .trans_w = 0}));
+	TRY(kern_linear_bwd(c, &(KLinearBwd){.din = KG_SET(&s->dhead1),
+					     .dw = KG_SET(gproj),
+					     .dout = &s->demb,
+					     .in = ln,
+					     .w = proj_w,
+					     .trans_w = 0}));
 	TRY(kern_layernorm_bwd(c, KG_SET(&s->dhead2), KG_SET(glnw), KG_SET(glnb), &s->dhead1, pooled, lnw, lm, lr));
 	return 0;
 }
@@ -376,8 +390,8 @@ static int video_backward(ClipModel *m, const KTensor *dvfeat, int *k)
 {
 	KernCtx *c = m->ctx;
 	TowerScratch *s = &m->vs;
-	TRY(head_backward(c, s, dvfeat, &m->vfeat, &m->vnorm, &m->vln, &m->vln_m, &m->vln_r, &m->vpool,
-			  &m->w.ln_post_w, &m->g.ln_post_w, &m->g.ln_post_b, &m->w.vproj, &m->g.vproj));
+	TRY(head_backward(c, s, dvfeat, &m->vfeat, &m->vnorm, &m->vln, &m->vln_m, &m->vln_r, &m->vpool, &m->w.ln_post_w,
+			  &m->g.ln_post_w, &m->g.ln_post_b, &m->w.vproj, &m->g.vproj));
 	TRY(group_done(m, k));
 	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
 	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
@@ -392,8 +406,10 @@ static int video_backward(ClipModel *m, const KTensor *dvfeat, int *k)
 	KTensor dpemb; // (B, T*P, Wv) in the attention scratch
 	TRY(kern_view(&dpemb, &s->datt, 0, 3, m->pemb.shape));
 	TRY(kern_vis_embed_bwd(c, KG_SET(&dpemb), KG_SET(&m->g.cls), KG_SET(&m->g.pos), KG_SET(&m->g.tpos), &s->dln));
-	TRY(kern_linear_bwd(c, &(KLinearBwd){.dw = KG_SET(&m->g.conv), .dout = &dpemb, .in = &m->patch_in, .w = &m->w.conv,
-					     .trans_w = 1}));
+	TRY(kern_linear_bwd(
+		c,
+		&(KLinearBwd){
+			.dw = KG_SET(&m->g.conv), .dout = &dpemb, .in = &m->patch_in, .w = &m->w.conv, .trans_w = 1}));
 	return group_done(m, k);
 }
 
@@ -418,8 +434,8 @@ int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *t
 {
 	TRY(clip_model_forward(m, video, text));
 	// the local batch as a one-rank gathered batch: dE is the full feature gradient
-	KContrastBatch b = {.e1 = &m->vfeat, .e2 = &m->tfeat, .E1 = &m->vfeat, .E2 = &m->tfeat, .offset = 0,
-			    .log_s = &m->log_s};
+	KContrastBatch b = {
+		.e1 = &m->vfeat, .e2 = &m->tfeat, .E1 = &m->vfeat, .E2 = &m->tfeat, .offset = 0, .log_s = &m->log_s};
 	TRY(kern_infonce(m->ctx, &b, &m->loss, KG_SET(&m->dvfeat), KG_SET(&m->dtfeat), KG_SET(&m->g.logit_scale)));
 	TRY(clip_model_backward(m, &m->dvfeat, &m->dtfeat));
 	if (loss) {

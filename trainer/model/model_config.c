@@ -49,8 +49,8 @@ static const FlagSpec fields[] = {
 	{"txt-heads", FLAG_INT, M(txt_heads), 1, SIZE_MAX_, NULL, .help = "text tower attention heads"},
 	{"embed-dim", FLAG_INT, M(embed_dim), 1, SIZE_MAX_, NULL, .help = "joint embedding width"},
 	{"mlp-ratio", FLAG_INT, M(mlp_ratio), 1, SIZE_MAX_, NULL, .help = "MLP width / model width"},
-	{"act", FLAG_ENUM, M(act), 0, 0, NULL, .help = "MLP activation (gelu: open_clip's; quickgelu for OpenAI CLIP weights)",
-	 .choices = "gelu|quickgelu"},
+	{"act", FLAG_ENUM, M(act), 0, 0, NULL,
+	 .help = "MLP activation (gelu: open_clip's; quickgelu for OpenAI CLIP weights)", .choices = "gelu|quickgelu"},
 };
 enum { N_FIELDS = sizeof fields / sizeof fields[0], N_SIZES = N_FIELDS - 1 };
 
@@ -109,9 +109,10 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 void model_config_str(const ModelConfig *c, char *buf, size_t len)
 {
 	// GELU adds nothing, so checkpoints written before --act read the same
-	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s", c->image_size, c->patch, c->frames,
-		 c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width, c->txt_layers,
-		 c->txt_heads, c->embed_dim, c->mlp_ratio, c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
+	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s", c->image_size, c->patch,
+		 c->frames, c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width,
+		 c->txt_layers, c->txt_heads, c->embed_dim, c->mlp_ratio,
+		 c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
 }
 
 int model_config_parse(const char *s, ModelConfig *c)

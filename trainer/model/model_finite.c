@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 
-int model_params_check_finite(const ParamSpec *specs, int n, const float *flat, int64_t numel, const char *what, char *err,
-			      size_t errlen)
+int model_params_check_finite(const ParamSpec *specs, int n, const float *flat, int64_t numel, const char *what,
+			      char *err, size_t errlen)
 {
 	int64_t first = -1, count = 0;
 	for (int64_t i = 0; i < numel; i++)
@@ -27,8 +27,11 @@ int model_params_check_finite(const ParamSpec *specs, int n, const float *flat, 
 		snprintf(where, sizeof where, "tensor %s", s->name);
 	else
 		snprintf(where, sizeof where, "the parameter buffer");
-	snprintf(err, errlen, "%s: %s holds %lld non-finite value%s (first: %s at element %lld)", what, where, (long long)count,
-		 count == 1 ? "" : "s", isnan(flat[first]) ? "nan" : flat[first] > 0 ? "inf" : "-inf",
+	snprintf(err, errlen, "%s: %s holds %lld non-finite value%s (first: %s at element %lld)", what, where,
+		 (long long)count, count == 1 ? "" : "s",
+		 isnan(flat[first]) ? "nan"
+		 : flat[first] > 0  ? "inf"
+				    : "-inf",
 		 (long long)(s ? first - s->offset : first));
 	return -EINVAL;
 }

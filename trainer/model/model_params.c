@@ -1,6 +1,6 @@
 // Parameter table of the dual encoder (open_clip names, AVION's temporal embedding), views into
 // the flat buffers, and the seeded initialisation.
-#include "model.h" // defines: ParamSpec, ModelWeights
+#include "model.h"      // defines: ParamSpec, ModelWeights
 #include "rng_philox.h" // defines: rng_splitmix64
 
 #include <errno.h>
@@ -52,7 +52,11 @@ static void add(Walk *wk, KTensor *dst, int flags, int nd, const int64_t *shape,
 	wk->off += numel;
 }
 
-#define SH(...) (const int64_t[]){__VA_ARGS__}
+#define SH(...)                                                                                                        \
+	(const int64_t[])                                                                                              \
+	{                                                                                                              \
+		__VA_ARGS__                                                                                            \
+	}
 #define NSH(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), SH(__VA_ARGS__)
 
 static void walk_blocks(Walk *wk, BlockWeights *bw, const char *prefix, int layers, int W, int mlp)

@@ -70,7 +70,8 @@ int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const Para
 	int rc = o->segs && o->names ? 0 : -ENOMEM;
 	for (int i = 0; i < n_specs && !rc; i++) {
 		o->segs[i] = (KOptSegment){.offset = specs[i].offset, .length = specs[i].numel};
-		o->segs[i].flags = ((specs[i].flags & PARAM_NO_DECAY) ? 0 : KSEG_DECAY) | (cfg->kind == OPT_LAMB ? KSEG_LAMB : 0);
+		o->segs[i].flags =
+			((specs[i].flags & PARAM_NO_DECAY) ? 0 : KSEG_DECAY) | (cfg->kind == OPT_LAMB ? KSEG_LAMB : 0);
 		snprintf(o->names[i], sizeof o->names[i], "%s", specs[i].name);
 	}
 	if (!rc)

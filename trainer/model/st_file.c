@@ -123,8 +123,8 @@ int st_write_fd(int fd, const StTensor *t, int n, const char *const *kv, int n_m
 		size_t want = st_dtype_size(t[i].dtype);
 		for (int d = 0; d < t[i].ndim; d++)
 			want *= (size_t)t[i].shape[d];
-		if ((unsigned)t[i].dtype >= ST_NDTYPES || t[i].ndim < 0 || t[i].ndim > ST_MAX_DIMS || want != t[i].nbytes ||
-		    !t[i].name[0]) {
+		if ((unsigned)t[i].dtype >= ST_NDTYPES || t[i].ndim < 0 || t[i].ndim > ST_MAX_DIMS ||
+		    want != t[i].nbytes || !t[i].name[0]) {
 			free(b.s);
 			return -EINVAL;
 		}
@@ -263,8 +263,8 @@ static int parse_tensor(JsonLex *c, StTensor *t, int64_t offs[2], const uint8_t 
 	if (have != 7)
 		return json_fail(c, "tensor %s: dtype, shape or data_offsets missing", t->name);
 	if (offs[0] > offs[1] || (uint64_t)offs[1] > data_len)
-		return json_fail(c, "tensor %s: data_offsets [%lld, %lld) outside the %zu data bytes", t->name, (long long)offs[0],
-			   (long long)offs[1], data_len);
+		return json_fail(c, "tensor %s: data_offsets [%lld, %lld) outside the %zu data bytes", t->name,
+				 (long long)offs[0], (long long)offs[1], data_len);
 	size_t want = st_dtype_size(t->dtype);
 	for (int d = 0; d < t->ndim; d++) {
 		if (t->shape[d] && want > SIZE_MAX / (size_t)t->shape[d])
@@ -273,7 +273,8 @@ static int parse_tensor(JsonLex *c, StTensor *t, int64_t offs[2], const uint8_t 
 	}
 	t->nbytes = (size_t)(offs[1] - offs[0]);
 	if (want != t->nbytes)
-		return json_fail(c, "tensor %s: its shape needs %zu bytes, data_offsets give %zu", t->name, want, t->nbytes);
+		return json_fail(c, "tensor %s: its shape needs %zu bytes, data_offsets give %zu", t->name, want,
+				 t->nbytes);
 	t->data = data + offs[0];
 	return 0;
 }
@@ -308,8 +309,8 @@ static int check_tensors(JsonLex *c, Span *sp, int n, size_t data_len)
 	int64_t end = 0;
 	for (int i = 0; i < n; i++) {
 		if (sp[i].b != end)
-			return json_fail(c, "tensor %s starts at data byte %lld, expected %lld (%s)", sp[i].name, (long long)sp[i].b,
-				   (long long)end, sp[i].b < end ? "overlap" : "hole");
+			return json_fail(c, "tensor %s starts at data byte %lld, expected %lld (%s)", sp[i].name,
+					 (long long)sp[i].b, (long long)end, sp[i].b < end ? "overlap" : "hole");
 		end = sp[i].e;
 	}
 	if ((uint64_t)end != data_len)
@@ -331,8 +332,9 @@ static int parse(StFile *f, char *err, size_t errlen)
 	for (int i = 0; i < 8; i++)
 		hl |= (uint64_t)m[i] << (8 * i);
 	if (hl < 2 || hl > f->size - 8 || hl > ST_MAX_HEADER)
-		return json_fail(&c, "header length %llu: the file has %zu bytes after it (at most %llu allowed, at least 2)",
-			   (unsigned long long)hl, f->size - 8, ST_MAX_HEADER);
+		return json_fail(
+			&c, "header length %llu: the file has %zu bytes after it (at most %llu allowed, at least 2)",
+			(unsigned long long)hl, f->size - 8, ST_MAX_HEADER);
 	json_lex_init(&c, m + 8, hl, 8, "JSON header", err, errlen); // offsets in messages are file offsets
 	if (*c.p != '{')
 		return json_fail(&c, "the JSON header must begin with '{'");
@@ -383,7 +385,8 @@ static int parse(StFile *f, char *err, size_t errlen)
 	// the header may be padded with spaces after the JSON, nothing else
 	for (; !rc && c.p < c.end; c.p++)
 		if (*c.p != ' ')
-			rc = json_fail(&c, "byte %ld after the JSON header is 0x%02x, not space padding", json_at(&c), (unsigned char)*c.p);
+			rc = json_fail(&c, "byte %ld after the JSON header is 0x%02x, not space padding", json_at(&c),
+				       (unsigned char)*c.p);
 	for (int i = 0; !rc && i < f->n; i++) // f->t no longer moves
 		sp[i].name = f->t[i].name;
 	if (!rc)

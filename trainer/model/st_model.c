@@ -129,8 +129,8 @@ int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 			char got[96], want[96];
 			shape_str(got, sizeof got, t->ndim, t->shape);
 			shape_str(want, sizeof want, s->ndim, s->shape);
-			snprintf(err, errlen, "%s: tensor %s has shape %s in the file, the model expects %s", path, s->name,
-				 got, want);
+			snprintf(err, errlen, "%s: tensor %s has shape %s in the file, the model expects %s", path,
+				 s->name, got, want);
 			rc = -EINVAL;
 			break;
 		}

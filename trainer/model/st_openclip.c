@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const ParamSpec *spec_named(const ParamSpec *s, int n, const char *name)
 {
 	for (int i = 0; i < n; i++)
@@ -45,18 +44,60 @@ int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *c, con
 	ModelConfig lc = *c;
 	lc.frames = image ? 1 : c->frames; // the model the file holds: tools/eval --weights reads it
 	model_config_str(&lc, line, sizeof line);
-	const int vals[] = {c->embed_dim, c->image_size, c->patch, c->vis_width, c->vis_layers, c->vis_heads,
-			    c->vis_width / c->vis_heads, image ? 1 : c->frames, c->ctx_len, c->vocab, c->txt_width,
-			    c->txt_layers, c->txt_heads, c->mlp_ratio};
+	const int vals[] = {c->embed_dim,
+			    c->image_size,
+			    c->patch,
+			    c->vis_width,
+			    c->vis_layers,
+			    c->vis_heads,
+			    c->vis_width / c->vis_heads,
+			    image ? 1 : c->frames,
+			    c->ctx_len,
+			    c->vocab,
+			    c->txt_width,
+			    c->txt_layers,
+			    c->txt_heads,
+			    c->mlp_ratio};
 	for (int i = 0; i < 14; i++)
 		snprintf(v[i], sizeof v[i], "%d", vals[i]);
-	const char *meta[] = {"format", "pt", "avclip.export", ST_OPENCLIP_FORMAT, "avclip.model", line,
-			      "embed_dim", v[0], "vision.image_size", v[1], "vision.patch_size", v[2],
-			      "vision.width", v[3], "vision.layers", v[4], "vision.heads", v[5],
-			      "vision.head_width", v[6], "vision.frames", v[7], "text.context_length", v[8],
-			      "text.vocab_size", v[9], "text.width", v[10], "text.layers", v[11], "text.heads", v[12],
-			      "mlp_ratio", v[13], "act", c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu",
-			      "avclip.image", image ? "1" : "0"};
+	const char *meta[] = {"format",
+			      "pt",
+			      "avclip.export",
+			      ST_OPENCLIP_FORMAT,
+			      "avclip.model",
+			      line,
+			      "embed_dim",
+			      v[0],
+			      "vision.image_size",
+			      v[1],
+			      "vision.patch_size",
+			      v[2],
+			      "vision.width",
+			      v[3],
+			      "vision.layers",
+			      v[4],
+			      "vision.heads",
+			      v[5],
+			      "vision.head_width",
+			      v[6],
+			      "vision.frames",
+			      v[7],
+			      "text.context_length",
+			      v[8],
+			      "text.vocab_size",
+			      v[9],
+			      "text.width",
+			      v[10],
+			      "text.layers",
+			      v[11],
+			      "text.heads",
+			      v[12],
+			      "mlp_ratio",
+			      v[13],
+			      "act",
+			      c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu",
+			      "avclip.image",
+			      image ? "1" : "0"};
 	rc = st_write(path, t, k, meta, (int)(sizeof meta / sizeof meta[0]) / 2);
 	if (rc)
 		snprintf(err, errlen, "export: cannot write %s: %s", path, strerror(-rc));
@@ -96,7 +137,8 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 	if (!(rc = check_meta(f, path, "vision.heads", c->vis_heads, "--vis-heads", err, errlen)) &&
 	    !(rc = check_meta(f, path, "text.heads", c->txt_heads, "--txt-heads", err, errlen)) && act &&
 	    strcmp(act, c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu")) {
-		snprintf(err, errlen, "%s: the file's act is %s, this model's --act is %s", path, act, model_act_name(c->act));
+		snprintf(err, errlen, "%s: the file's act is %s, this model's --act is %s", path, act,
+			 model_act_name(c->act));
 		rc = -EINVAL;
 	}
 	const char *skip[3] = {"logit_scale"};
@@ -116,8 +158,10 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 	}
 	st_close(f);
 	if (!rc && named[0] && !o->skip_mismatched) {
-		snprintf(err, errlen, "%s: projection widths differ: %s; pass --init-skip-mismatched to keep them at "
-			 "their initial values", path, named);
+		snprintf(err, errlen,
+			 "%s: projection widths differ: %s; pass --init-skip-mismatched to keep them at "
+			 "their initial values",
+			 path, named);
 		rc = -EINVAL;
 	}
 	if (rc)

@@ -93,8 +93,10 @@ const char *kattn_describe(const KAttn *a)
 	if (a->cudnn) {
 		char shapes[1536];
 		kc_attn_decisions(a->cudnn, shapes, sizeof shapes);
-		snprintf(m->desc, sizeof m->desc, "%s: cuDNN %s fused attention%s%s%s%s", a->impl == KATTN_AUTO ? "auto" : "cudnn",
-			 kc_attn_version(), a->impl == KATTN_AUTO ? " forward where it accepts the shape, else (and for every backward) " : "",
+		snprintf(m->desc, sizeof m->desc, "%s: cuDNN %s fused attention%s%s%s%s",
+			 a->impl == KATTN_AUTO ? "auto" : "cudnn", kc_attn_version(),
+			 a->impl == KATTN_AUTO ? " forward where it accepts the shape, else (and for every backward) "
+					       : "",
 			 a->impl == KATTN_AUTO ? own : "", shapes[0] ? "; planned: " : "", shapes);
 		return a->desc;
 	}
@@ -104,7 +106,10 @@ const char *kattn_describe(const KAttn *a)
 }
 
 #if HAVE_CUDNN
-static size_t max_sz(size_t a, size_t b) { return a > b ? a : b; }
+static size_t max_sz(size_t a, size_t b)
+{
+	return a > b ? a : b;
+}
 #endif
 
 size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
@@ -123,7 +128,10 @@ size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
 	return ws;
 }
 
-KAttnImpl kattn_last_impl(const KAttn *a) { return a->last; }
+KAttnImpl kattn_last_impl(const KAttn *a)
+{
+	return a->last;
+}
 
 // 1: run cuDNN; 0: run the own kernel; < 0: an error (latched)
 static int use_cudnn(KAttn *a, int bwd, int acc, int B, int T, int H, int hd, int causal, KErr *e)
@@ -145,9 +153,13 @@ static int use_cudnn(KAttn *a, int bwd, int acc, int B, int T, int H, int hd, in
 		if (rc == 0)
 			return 1;
 		if (rc != -ENOTSUP || a->impl == KATTN_CUDNN)
-			return rc == -ENOTSUP ? kerr_set(e, rc, "--attention cudnn: cuDNN refuses attention %s B %d T %d H %d hd %d%s: %s",
-							 bwd ? "backward" : "forward", B, T, H, hd, causal ? " causal" : "", why)
-					      : rc;
+			return rc == -ENOTSUP
+				       ? kerr_set(
+						 e, rc,
+						 "--attention cudnn: cuDNN refuses attention %s B %d T %d H %d hd %d%s: %s",
+						 bwd ? "backward" : "forward", B, T, H, hd, causal ? " causal" : "",
+						 why)
+				       : rc;
 		return 0;
 	}
 #else
@@ -156,8 +168,8 @@ static int use_cudnn(KAttn *a, int bwd, int acc, int B, int T, int H, int hd, in
 	return a->impl == KATTN_CUDNN ? kerr_set(e, -ENOTSUP, "--attention cudnn: %s", a->note) : 0;
 }
 
-int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,
-	      int causal, void *ws, size_t ws_bytes, KErr *e)
+int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd, int causal,
+	      void *ws, size_t ws_bytes, KErr *e)
 {
 	int c = use_cudnn(a, 0, 0, B, T, H, hd, causal, e);
 	if (c < 0)

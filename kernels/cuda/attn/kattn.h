@@ -40,8 +40,8 @@ int kattn_own_fwd(KErr *e, void *out, float *lse, const void *qkv, int B, int T,
 		  cudaStream_t s);
 // three kernels: the row terms, dK and dV per key block (walking the query blocks), dQ per query
 // block (walking the key blocks); every element of dqkv has one writer and a fixed summation order
-int kattn_own_bwd(KErr *e, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
-		  const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, cudaStream_t s);
+int kattn_own_bwd(KErr *e, void *dqkv, int acc, const void *dout, const void *qkv, const void *out, const float *lse,
+		  int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, cudaStream_t s);
 
 // ---- the selection and the cuDNN path (kattn.c, kattn_cudnn.c) ----
 
@@ -66,8 +66,8 @@ size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd);
 // backward (cuDNN's backward is not bit-reproducible; auto keeps a run repeatable);
 // cudnn: an argument cuDNN refuses is -ENOTSUP (so a forced choice never runs something else);
 // own: the own kernel (-ENOTSUP for a head dim it lacks)
-int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,
-	      int causal, void *ws, size_t ws_bytes, KErr *e);
+int kattn_fwd(KAttn *a, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd, int causal,
+	      void *ws, size_t ws_bytes, KErr *e);
 int kattn_bwd(KAttn *a, cudaStream_t s, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
 	      const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, KErr *e);
 // which implementation the last kattn_fwd / kattn_bwd on a ran (KATTN_OWN or KATTN_CUDNN)

@@ -11,8 +11,8 @@
 // D = rowsum(dO ∘ O) per (b, t, h) row, into (B, H, T): HD/8 lanes per row, one 16-byte load of
 // each operand per lane, a fixed shuffle tree
 template <int HD>
-__global__ void __launch_bounds__(256) kattn_dot_kernel(float *dvec, const kbf16 *dout, const kbf16 *out, int T, int H,
-							int64_t rows)
+__global__ void __launch_bounds__(256)
+	kattn_dot_kernel(float *dvec, const kbf16 *dout, const kbf16 *out, int T, int H, int64_t rows)
 {
 	constexpr int L = HD / 8;
 	const int64_t gid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x, r = gid / L;
@@ -36,9 +36,17 @@ __global__ void __launch_bounds__(256) kattn_dot_kernel(float *dvec, const kbf16
 }
 
 // the per-key-block kernel's query tile (HD 128: 32 queries, so its accumulators fit the registers)
-template <int HD> __host__ __device__ constexpr int kattn_bq() { return HD <= 64 ? 64 : 32; }
+template <int HD>
+__host__ __device__ constexpr int kattn_bq()
+{
+	return HD <= 64 ? 64 : 32;
+}
 // HD 32 and 64 keep the warp's K and V rows as fragments in registers, HD 128 reads them from shared memory
-template <int HD> __host__ __device__ constexpr bool kattn_keep() { return HD <= 64; }
+template <int HD>
+__host__ __device__ constexpr bool kattn_keep()
+{
+	return HD <= 64;
+}
 
 // Block (kb, h, b): keys [k0, k0 + 64) of head h, warp w its 16 keys. Per query tile of BQ (causal:
 // from the first query that sees these keys): Sᵀ = K Qᵀ; Pᵀ = 2^(Sᵀ·scale·log2e − lse·log2e) (lse +inf
@@ -115,7 +123,11 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 }
 
 // the per-query-block kernel's key tile (HD 128: 32 keys)
-template <int HD> __host__ __device__ constexpr int kattn_bk() { return HD <= 64 ? 64 : 32; }
+template <int HD>
+__host__ __device__ constexpr int kattn_bk()
+{
+	return HD <= 64 ? 64 : 32;
+}
 
 // Block (qb, h, b): queries [q0, q0 + 64), warp w its 16. Per key tile of BK up to the diagonal:
 // S = Q Kᵀ; P = 2^(S·scale·log2e − lse·log2e), masked; dP = dO Vᵀ; dS = P ∘ (dP − D); dQ += dS K.

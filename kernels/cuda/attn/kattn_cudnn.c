@@ -72,13 +72,17 @@ void kc_attn_destroy(KcAttn *c)
 	free(c);
 }
 
-static size_t up256(size_t n) { return (n + 255) & ~(size_t)255; }
+static size_t up256(size_t n)
+{
+	return (n + 255) & ~(size_t)255;
+}
 
 static KcPlan *find(KcAttn *c, int bwd, int B, int T, int H, int hd, int causal)
 {
 	for (int i = 0; i < KC_CACHE; i++) {
 		KcPlan *p = &c->plans[i];
-		if (p->used && p->bwd == bwd && p->B == B && p->T == T && p->H == H && p->hd == hd && p->causal == causal)
+		if (p->used && p->bwd == bwd && p->B == B && p->T == T && p->H == H && p->hd == hd &&
+		    p->causal == causal)
 			return p;
 	}
 	return NULL;
@@ -90,7 +94,7 @@ static int build(KcAttn *c, KcPlan *p, KErr *e)
 	memset(g, 0, sizeof *g);
 	// shapes and versions cudnn-frontend refuses before cuDNN sees them (known wrong results)
 	const char *rule = c->ver == 91000 || c->ver == 91001 ? "SDPA bf16 has known bugs in cuDNN 9.10.0/9.10.1"
-			   : p->bwd && p->T == 1	      ? "cuDNN's SDPA backward does not take s_q = s_kv = 1"
+			   : p->bwd && p->T == 1              ? "cuDNN's SDPA backward does not take s_q = s_kv = 1"
 							      : NULL;
 	if (rule) {
 		p->status = -ENOTSUP;
@@ -107,8 +111,8 @@ static int build(KcAttn *c, KcPlan *p, KErr *e)
 		return p->status == -ENOTSUP ? -ENOTSUP : kerr_set(e, p->status, "cuDNN attention graph: %s", p->why);
 	}
 	int64_t ws = 0;
-	cudnnStatus_t s = cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
-						   NULL, &ws);
+	cudnnStatus_t s = cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+						   1, NULL, &ws);
 	if (s != CUDNN_STATUS_SUCCESS)
 		return cudnn_try(e, s);
 	p->plan_ws = (size_t)ws;
@@ -121,7 +125,9 @@ static int build(KcAttn *c, KcPlan *p, KErr *e)
 		for (int i = 0; i < 2 * p->B; i++)
 			host[i] = p->T;
 		int rc = cuda_try(e, cudaMalloc((void **)&p->seqlen, 2 * (size_t)p->B * sizeof *host));
-		rc = rc ? rc : cuda_try(e, cudaMemcpy(p->seqlen, host, 2 * (size_t)p->B * sizeof *host, cudaMemcpyHostToDevice));
+		rc = rc ? rc
+			: cuda_try(e, cudaMemcpy(p->seqlen, host, 2 * (size_t)p->B * sizeof *host,
+						 cudaMemcpyHostToDevice));
 		free(host);
 		if (rc < 0)
 			return rc;
@@ -164,9 +170,15 @@ static int execute(KcAttn *c, cudaStream_t s, KcPlan *p, const int64_t *uids, vo
 	cudnnBackendDescriptor_t vp = NULL;
 	rc = rc ? rc : cudnn_try(e, cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &vp));
 	void *plan_ws = (char *)ws + up256(p->fe_ws);
-	rc = rc ? rc : cudnn_try(e, cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids));
-	rc = rc ? rc : cudnn_try(e, cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n, ptrs));
-	rc = rc ? rc : cudnn_try(e, cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &plan_ws));
+	rc = rc ? rc
+		: cudnn_try(e, cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
+							uids));
+	rc = rc ? rc
+		: cudnn_try(e, cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+							n, ptrs));
+	rc = rc ? rc
+		: cudnn_try(e, cudnnBackendSetAttribute(vp, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+							&plan_ws));
 	rc = rc ? rc : cudnn_try(e, cudnnBackendFinalize(vp));
 	rc = rc ? rc : cudnn_try(e, cudnnBackendExecute(c->h, p->plan, vp));
 	if (vp)
@@ -179,8 +191,8 @@ static int planned(KcAttn *c, int bwd, int B, int T, int H, int hd, int causal, 
 	const char *why;
 	int rc = kc_attn_plan(c, bwd, B, T, H, hd, causal, NULL, &why, e);
 	if (rc == -ENOTSUP)
-		return kerr_set(e, rc, "cuDNN refuses attention %s B %d T %d H %d hd %d%s: %s", bwd ? "backward" : "forward",
-				B, T, H, hd, causal ? " causal" : "", why);
+		return kerr_set(e, rc, "cuDNN refuses attention %s B %d T %d H %d hd %d%s: %s",
+				bwd ? "backward" : "forward", B, T, H, hd, causal ? " causal" : "", why);
 	*out = find(c, bwd, B, T, H, hd, causal != 0);
 	return rc;
 }
@@ -210,11 +222,14 @@ int kc_attn_bwd(KcAttn *c, cudaStream_t s, void *dqkv, const void *dout, const v
 	float scale = 1.0f / sqrtf((float)hd), neginf = c->ver < 91000 ? -3.402823466e38f : -INFINITY, one = 1.0f;
 	char *fe = ws;
 	// cuDNN before 9.6 expects the f32 dQ accumulator zeroed (the frontend's memset); later ones zero it
-	if (c->ver < 90600 && fe && (rc = cuda_try(e, cudaMemsetAsync(fe + dsum_bytes, 0, (size_t)B * H * T * hd * 4, s))))
+	if (c->ver < 90600 && fe &&
+	    (rc = cuda_try(e, cudaMemsetAsync(fe + dsum_bytes, 0, (size_t)B * H * T * hd * 4, s))))
 		return rc;
 	int64_t uids[16] = {U_Q, U_K, U_V, U_O, U_DO, U_STATS, U_DQ, U_DK, U_DV, U_DSUM, U_DQACC, U_SCALE, U_ONE};
-	void *ptrs[16] = {(void *)qkv, (char *)qkv + 2 * D, (char *)qkv + 4 * D, (void *)out, (void *)dout, (void *)lse,
-			  dqkv, (char *)dqkv + 2 * D, (char *)dqkv + 4 * D, fe, fe + dsum_bytes, &scale, &one};
+	void *ptrs[16] = {
+		(void *)qkv, (char *)qkv + 2 * D,  (char *)qkv + 4 * D,  (void *)out, (void *)dout,    (void *)lse,
+		dqkv,        (char *)dqkv + 2 * D, (char *)dqkv + 4 * D, fe,          fe + dsum_bytes, &scale,
+		&one};
 	int n = 13;
 	if (causal || p->pad)
 		uids[n] = U_NEGINF, ptrs[n++] = &neginf;

@@ -20,8 +20,7 @@ void kc_attn_destroy(KcAttn *c);
 // Finds or builds the plan of one direction (bwd 0/1) for a shape. 0 and *ws the workspace it
 // needs; -ENOTSUP when cuDNN has no engine for it (why: the reason, kept with the shape, so a
 // refused shape is not built again); other -errno latched in e.
-int kc_attn_plan(KcAttn *c, int bwd, int B, int T, int H, int hd, int causal, size_t *ws, const char **why,
-		 KErr *e);
+int kc_attn_plan(KcAttn *c, int bwd, int B, int T, int H, int hd, int causal, size_t *ws, const char **why, KErr *e);
 // run a plan kc_attn_plan built (building it if needed); the layouts of kattn.h
 int kc_attn_fwd(KcAttn *c, cudaStream_t s, void *out, float *lse, const void *qkv, int B, int T, int H, int hd,
 		int causal, void *ws, size_t ws_bytes, KErr *e);

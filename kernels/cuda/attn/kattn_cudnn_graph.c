@@ -119,8 +119,8 @@ static void g_op(Graph *g, cudnnBackendDescriptor_t op, const char *what)
 
 // y = mode(x, b, t) computed in prec; axis >= 0 for GEN_INDEX. Returns y.
 static cudnnBackendDescriptor_t g_pw(Graph *g, cudnnPointwiseMode_t mode, cudnnDataType_t prec,
-				     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b,
-				     cudnnBackendDescriptor_t t, cudnnBackendDescriptor_t y, int64_t axis)
+				     cudnnBackendDescriptor_t x, cudnnBackendDescriptor_t b, cudnnBackendDescriptor_t t,
+				     cudnnBackendDescriptor_t y, int64_t axis)
 {
 	cudnnBackendDescriptor_t pw = g_new(g, CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
 	g_set(g, pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
@@ -204,12 +204,20 @@ typedef struct {
 static Dims dims_of(int B, int T, int H, int hd)
 {
 	int64_t D = (int64_t)H * hd, R = 3 * D;
-	Dims d = {B, H, T, hd, D,
-		  {B, H, T, hd}, {T * R, hd, R, 1},     // Q, K, V (and dQ, dK, dV) in the packed rows
-		  {B, H, hd, T}, {T * R, hd, 1, R},     // Kᵀ, Vᵀ: the same memory, last two dims swapped
-		  {T * D, hd, D, 1},                    // O, dO in (B, T, D)
-		  {B, H, T, T}, {(int64_t)H * T * T, (int64_t)T * T, T, 1}, // scores (virtual)
-		  {B, H, T, 1}, {(int64_t)H * T, T, 1, 1}};                 // row statistics
+	Dims d = {B,
+		  H,
+		  T,
+		  hd,
+		  D,
+		  {B, H, T, hd},
+		  {T * R, hd, R, 1}, // Q, K, V (and dQ, dK, dV) in the packed rows
+		  {B, H, hd, T},
+		  {T * R, hd, 1, R}, // Kᵀ, Vᵀ: the same memory, last two dims swapped
+		  {T * D, hd, D, 1}, // O, dO in (B, T, D)
+		  {B, H, T, T},
+		  {(int64_t)H * T * T, (int64_t)T * T, T, 1}, // scores (virtual)
+		  {B, H, T, 1},
+		  {(int64_t)H * T, T, 1, 1}}; // row statistics
 	return d;
 }
 

@@ -9,8 +9,23 @@
 #include <stdint.h>
 
 enum { // tensor ids in the variant pack
-	U_Q = 1, U_K, U_V, U_O, U_STATS, U_SCALE, U_NEGINF, U_DO, U_DQ, U_DK, U_DV, U_DSUM, U_DQACC, U_ONE, U_SEQQ,
-	U_SEQKV, U_VIRTUAL = 100,
+	U_Q = 1,
+	U_K,
+	U_V,
+	U_O,
+	U_STATS,
+	U_SCALE,
+	U_NEGINF,
+	U_DO,
+	U_DQ,
+	U_DK,
+	U_DV,
+	U_DSUM,
+	U_DQACC,
+	U_ONE,
+	U_SEQQ,
+	U_SEQKV,
+	U_VIRTUAL = 100,
 };
 #define KC_MAX_DESC 192
 #define KC_MAX_OPS 48

@@ -64,7 +64,8 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 			for (int i = 0; i < 4; i++) {
 				float x = s[j].x[i] * sl2;
 				if (edge) {
-					int key = k0 + 8 * j + kfrag_c_col(lane, i), q = q0 + warp * 16 + kfrag_c_row(lane, i);
+					int key = k0 + 8 * j + kfrag_c_col(lane, i),
+					    q = q0 + warp * 16 + kfrag_c_row(lane, i);
 					if (key >= T || (causal && key > q))
 						x = -INFINITY;
 				}
@@ -106,8 +107,9 @@ __global__ void __launch_bounds__(KATTN_THREADS)
 		}
 }
 
-template <int HD> static int launch_fwd(KErr *e, kbf16 *out, float *lse, const kbf16 *qkv, int B, int T, int H,
-					int causal, cudaStream_t s)
+template <int HD>
+static int launch_fwd(KErr *e, kbf16 *out, float *lse, const kbf16 *qkv, int B, int T, int H, int causal,
+		      cudaStream_t s)
 {
 	const size_t smem = (size_t)3 * KATTN_BM * kattn_ld<HD>() * sizeof(kbf16);
 	int rc = kattn_smem_optin(e, kattn_fwd_kernel<HD>, smem);

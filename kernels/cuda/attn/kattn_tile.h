@@ -21,7 +21,11 @@ typedef __nv_bfloat16 kbf16;
 
 // shared rows are padded by 16 bytes: ldmatrix's eight row addresses then fall in distinct banks
 // and stay 16-byte aligned
-template <int HD> __host__ __device__ constexpr int kattn_ld() { return HD + 8; }
+template <int HD>
+__host__ __device__ constexpr int kattn_ld()
+{
+	return HD + 8;
+}
 
 // rows [r0, r0 + ROWS) of one head (row r at src + r·stride, HD contiguous bf16) into a padded
 // shared tile; rows at or past T are zeros, so masked keys carry no NaN into P·V
@@ -41,7 +45,11 @@ __device__ __forceinline__ void kattn_load_rows(kbf16 *tile, const kbf16 *src, i
 // The same rows in two halves, so that a tile's global loads are in flight while the block computes
 // on the previous one: fetch into registers (this thread's 16-byte chunks), later put them into
 // the shared tile (after the barrier that frees it).
-template <int HD, int ROWS> __host__ __device__ constexpr int kattn_chunks() { return ROWS * HD / 8 / KATTN_THREADS; }
+template <int HD, int ROWS>
+__host__ __device__ constexpr int kattn_chunks()
+{
+	return ROWS * HD / 8 / KATTN_THREADS;
+}
 template <int HD, int ROWS>
 __device__ __forceinline__ void kattn_fetch_rows(uint4 *regs, const kbf16 *src, int64_t stride, int r0, int T)
 {
@@ -53,7 +61,8 @@ __device__ __forceinline__ void kattn_fetch_rows(uint4 *regs, const kbf16 *src, 
 				     : make_uint4(0, 0, 0, 0);
 	}
 }
-template <int HD, int ROWS> __device__ __forceinline__ void kattn_put_rows(kbf16 *tile, const uint4 *regs)
+template <int HD, int ROWS>
+__device__ __forceinline__ void kattn_put_rows(kbf16 *tile, const uint4 *regs)
 {
 	constexpr int CH = HD / 8;
 	for (int j = 0; j < kattn_chunks<HD, ROWS>(); j++) {
@@ -64,8 +73,13 @@ template <int HD, int ROWS> __device__ __forceinline__ void kattn_put_rows(kbf16
 
 // ---- the two tile products every kernel here is made of (per warp, f32 accumulators) ----
 // A fragments of a warp's 16 rows: held in registers, or read from its shared rows at need
-template <int HD> __device__ __forceinline__ KFragA kattn_afrag(const KFragA *a, int k) { return a[k]; }
-template <int HD> __device__ __forceinline__ KFragA kattn_afrag(const kbf16 *rows, int k)
+template <int HD>
+__device__ __forceinline__ KFragA kattn_afrag(const KFragA *a, int k)
+{
+	return a[k];
+}
+template <int HD>
+__device__ __forceinline__ KFragA kattn_afrag(const kbf16 *rows, int k)
 {
 	KFragA f;
 	kfrag_load_a(f, rows + 16 * k, kattn_ld<HD>());
@@ -88,7 +102,8 @@ __device__ __forceinline__ void kattn_mma_abt(KFragC *s, Src a, const kbf16 *m)
 }
 // acc (16 x HD) += P (16 x 16·NP, accumulators rounded to bf16 as A fragments) · M, M a shared
 // tile of 16·NP rows x HD: O += P V, dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K
-template <int HD, int NP> __device__ __forceinline__ void kattn_mma_pm(KFragC *acc, const KFragC *p, const kbf16 *m)
+template <int HD, int NP>
+__device__ __forceinline__ void kattn_mma_pm(KFragC *acc, const KFragC *p, const kbf16 *m)
 {
 	constexpr int LD = kattn_ld<HD>();
 	for (int kk = 0; kk < NP; kk++) {
@@ -132,9 +147,10 @@ __device__ __forceinline__ void kattn_store_rows(kbf16 *dst, int64_t stride, con
 static inline int kattn_check(KErr *e, const char *fn, int B, int T, int H, int hd, const void *const *ptrs, int n)
 {
 	if (!kattn_own_supports(B, T, H, hd))
-		return kerr_set(e, hd == 32 || hd == 64 || hd == 128 ? -EINVAL : -ENOTSUP,
-				"%s: B %d T %d H %d hd %d (the own kernel: hd 32, 64 or 128, 1 <= B, H <= 65535, T >= 1)", fn, B,
-				T, H, hd);
+		return kerr_set(
+			e, hd == 32 || hd == 64 || hd == 128 ? -EINVAL : -ENOTSUP,
+			"%s: B %d T %d H %d hd %d (the own kernel: hd 32, 64 or 128, 1 <= B, H <= 65535, T >= 1)", fn,
+			B, T, H, hd);
 	for (int i = 0; i < n; i++)
 		if (!ptrs[i] || (uintptr_t)ptrs[i] % 16)
 			return kerr_set(e, -EINVAL, "%s: argument %d is NULL or not 16-byte aligned", fn, i);
@@ -142,7 +158,8 @@ static inline int kattn_check(KErr *e, const char *fn, int B, int T, int H, int 
 }
 
 // kernels with more than 48 KiB of dynamic shared memory must say so once before their launch
-template <class K> static inline int kattn_smem_optin(KErr *e, K *kernel, size_t bytes)
+template <class K>
+static inline int kattn_smem_optin(KErr *e, K *kernel, size_t bytes)
 {
 	if (bytes <= 48 * 1024)
 		return 0;

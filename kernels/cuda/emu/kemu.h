@@ -38,7 +38,8 @@ const char *kemu_fault_detail(void);
 uint64_t kemu_switch_count(void);
 const char *kemu_switch_name(void);
 
-namespace kemu {
+namespace kemu
+{
 
 // What a kernel sees of the running thread; the scheduler points `cur` at the running fiber.
 struct ThreadState {
@@ -87,23 +88,32 @@ cudaError_t launch(const LaunchSite &site, void (*kernel)(P...), dim3 grid, dim3
 	static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
 	std::tuple<typename std::decay<P>::type...> args(std::forward<A>(a)...);
 	auto call = [&]() { std::apply(kernel, args); };
-	return run(reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
-		   [](void *c) { (*static_cast<decltype(call) *>(c))(); }, &call, site);
+	return run(
+		reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
+		[](void *c) { (*static_cast<decltype(call) *>(c))(); }, &call, site);
 }
 
 // ---- warp shuffles: PTX shfl.sync semantics (mode, lane, b, c), c built as CUDA's intrinsics do ----
 enum ShflMode { SH_IDX, SH_UP, SH_DOWN, SH_BFLY };
 int shfl_source(int mode, unsigned lane, unsigned b, int width);
-template <class T> struct shuffleable : std::integral_constant<bool, std::is_arithmetic<T>::value> {};
-template <> struct shuffleable<__nv_bfloat16> : std::true_type {};
-template <> struct shuffleable<__nv_bfloat162> : std::true_type {};
+template <class T>
+struct shuffleable : std::integral_constant<bool, std::is_arithmetic<T>::value> {
+};
+template <>
+struct shuffleable<__nv_bfloat16> : std::true_type {
+};
+template <>
+struct shuffleable<__nv_bfloat162> : std::true_type {
+};
 
-template <class T> T shfl(int mode, unsigned mask, T v, unsigned b, int width, const char *file, int line)
+template <class T>
+T shfl(int mode, unsigned mask, T v, unsigned b, int width, const char *file, int line)
 {
 	static_assert(shuffleable<T>::value && sizeof(T) <= 8, "warp shuffles move built-in types of up to 8 bytes");
 	const Slot *s = warp_sync(K_SHFL, mask, &v, sizeof v, nullptr, nullptr, file, line);
 	T r;
-	memcpy(static_cast<void *>(&r), s[shfl_source(mode, cur->lane, b, width)].b, sizeof r); // bf16 types copy as bytes
+	memcpy(static_cast<void *>(&r), s[shfl_source(mode, cur->lane, b, width)].b,
+	       sizeof r); // bf16 types copy as bytes
 	return r;
 }
 unsigned vote(unsigned mask, int pred, const char *file, int line); // the ballot of the warp
@@ -111,14 +121,14 @@ unsigned vote(unsigned mask, int pred, const char *file, int line); // the ballo
 // Tensor-core instructions for kernels/cuda/kmma.h, with the PTX ISA's fragment layouts:
 // mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 for the calling lane, and
 // ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].shared.b16 (row: this lane's row address).
-void mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4], const char *file,
-		    int line);
+void mma_bf16_16816(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4], const char *file, int line);
 void ldmatrix(uint32_t *r, int nmat, bool trans, const void *row, const char *file, int line);
 
 } // namespace kemu
 
 // nvcc's cuda_runtime.h offers this for kernels; the host-compiler view of it does not
-template <class T> inline cudaError_t cudaFuncSetAttribute(T *kernel, enum cudaFuncAttribute attr, int value)
+template <class T>
+inline cudaError_t cudaFuncSetAttribute(T *kernel, enum cudaFuncAttribute attr, int value)
 {
 	return ::cudaFuncSetAttribute(reinterpret_cast<const void *>(kernel), attr, value);
 }
@@ -189,54 +199,150 @@ inline int __any_sync(unsigned mask, int pred, const char *file = __builtin_FILE
 // ---- atomics: fibers are never preempted, so a read-modify-write is atomic as written. Only
 // integer ones whose final value does not depend on the order: float additions do (rounding), so
 // they are deleted here and a kernel that uses one fails to compile in the shim. ----
-#define KEMU_ATOMIC(name, expr)                                                                              \
-	template <class T> inline typename std::enable_if<std::is_integral<T>::value, T>::type name(T *p, T v) \
-	{                                                                                                    \
-		T old = *p;                                                                                  \
-		*p = (expr);                                                                                 \
-		return old;                                                                                  \
+#define KEMU_ATOMIC(name, expr)                                                                                        \
+	template <class T>                                                                                             \
+	inline typename std::enable_if<std::is_integral<T>::value, T>::type name(T *p, T v)                            \
+	{                                                                                                              \
+		T old = *p;                                                                                            \
+		*p = (expr);                                                                                           \
+		return old;                                                                                            \
 	}
 KEMU_ATOMIC(atomicAdd, old + v)
 KEMU_ATOMIC(atomicSub, old - v)
 KEMU_ATOMIC(atomicMax, old > v ? old : v)
 KEMU_ATOMIC(atomicMin, old < v ? old : v)
-KEMU_ATOMIC(atomicAnd, old & v)
+KEMU_ATOMIC(atomicAnd, old &v)
 KEMU_ATOMIC(atomicOr, old | v)
 KEMU_ATOMIC(atomicXor, old ^ v)
 #undef KEMU_ATOMIC
-float atomicAdd(float *p, float v) = delete;  // order-dependent rounding: not in the dialect
+float atomicAdd(float *p, float v) = delete; // order-dependent rounding: not in the dialect
 double atomicAdd(double *p, double v) = delete;
 
 // ---- math: the fast intrinsics are computed exactly here (the device approximates them) ----
-inline float __expf(float x) { return expf(x); }
-inline float __exp10f(float x) { return exp10f(x); }
-inline float __logf(float x) { return logf(x); }
-inline float __log2f(float x) { return log2f(x); }
-inline float __powf(float x, float y) { return powf(x, y); }
-inline float __sinf(float x) { return sinf(x); }
-inline float __cosf(float x) { return cosf(x); }
-inline float __tanf(float x) { return tanf(x); }
-inline float __fdividef(float a, float b) { return a / b; }
-inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
-inline float __frcp_rn(float x) { return 1.0f / x; }
-inline float __fsqrt_rn(float x) { return sqrtf(x); }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; } // NaN -> 0
-inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
-inline int __float2int_rz(float x) { return (int)x; }
-inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
-inline unsigned __float_as_uint(float x) { unsigned i; memcpy(&i, &x, 4); return i; }
-inline float __int_as_float(int i) { float x; memcpy(&x, &i, 4); return x; }
-inline float __uint_as_float(unsigned i) { float x; memcpy(&x, &i, 4); return x; }
-inline int __popc(unsigned x) { return __builtin_popcount(x); }
-inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
-inline int __ffs(int x) { return __builtin_ffs(x); }
-inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline float __expf(float x)
+{
+	return expf(x);
+}
+inline float __exp10f(float x)
+{
+	return exp10f(x);
+}
+inline float __logf(float x)
+{
+	return logf(x);
+}
+inline float __log2f(float x)
+{
+	return log2f(x);
+}
+inline float __powf(float x, float y)
+{
+	return powf(x, y);
+}
+inline float __sinf(float x)
+{
+	return sinf(x);
+}
+inline float __cosf(float x)
+{
+	return cosf(x);
+}
+inline float __tanf(float x)
+{
+	return tanf(x);
+}
+inline float __fdividef(float a, float b)
+{
+	return a / b;
+}
+inline float rsqrtf(float x)
+{
+	return 1.0f / sqrtf(x);
+}
+inline float __frsqrt_rn(float x)
+{
+	return 1.0f / sqrtf(x);
+}
+inline float __frcp_rn(float x)
+{
+	return 1.0f / x;
+}
+inline float __fsqrt_rn(float x)
+{
+	return sqrtf(x);
+}
+inline float __fadd_rn(float a, float b)
+{
+	return a + b;
+}
+inline float __fmul_rn(float a, float b)
+{
+	return a * b;
+}
+inline float __fmaf_rn(float a, float b, float c)
+{
+	return fmaf(a, b, c);
+}
+inline float __saturatef(float x)
+{
+	return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f;
+} // NaN -> 0
+inline int __float2int_rn(float x)
+{
+	return (int)nearbyintf(x);
+}
+inline int __float2int_rz(float x)
+{
+	return (int)x;
+}
+inline int __float_as_int(float x)
+{
+	int i;
+	memcpy(&i, &x, 4);
+	return i;
+}
+inline unsigned __float_as_uint(float x)
+{
+	unsigned i;
+	memcpy(&i, &x, 4);
+	return i;
+}
+inline float __int_as_float(int i)
+{
+	float x;
+	memcpy(&x, &i, 4);
+	return x;
+}
+inline float __uint_as_float(unsigned i)
+{
+	float x;
+	memcpy(&x, &i, 4);
+	return x;
+}
+inline int __popc(unsigned x)
+{
+	return __builtin_popcount(x);
+}
+inline int __popcll(unsigned long long x)
+{
+	return __builtin_popcountll(x);
+}
+inline int __clz(int x)
+{
+	return x ? __builtin_clz((unsigned)x) : 32;
+}
+inline int __clzll(long long x)
+{
+	return x ? __builtin_clzll((unsigned long long)x) : 64;
+}
+inline int __ffs(int x)
+{
+	return __builtin_ffs(x);
+}
+inline int __ffsll(long long x)
+{
+	return __builtin_ffsll(x);
+}
 inline unsigned __brev(unsigned x)
 {
 	x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
@@ -244,16 +350,32 @@ inline unsigned __brev(unsigned x)
 	x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
 	return __builtin_bswap32(x);
 }
-template <class T> inline T __ldg(const T *p) { return *p; }
-#define KEMU_MINMAX(T)                                          \
-	inline T min(T a, T b) { return a < b ? a : b; }        \
-	inline T max(T a, T b) { return a > b ? a : b; }
+template <class T>
+inline T __ldg(const T *p)
+{
+	return *p;
+}
+#define KEMU_MINMAX(T)                                                                                                 \
+	inline T min(T a, T b)                                                                                         \
+	{                                                                                                              \
+		return a < b ? a : b;                                                                                  \
+	}                                                                                                              \
+	inline T max(T a, T b)                                                                                         \
+	{                                                                                                              \
+		return a > b ? a : b;                                                                                  \
+	}
 KEMU_MINMAX(int)
 KEMU_MINMAX(unsigned)
 KEMU_MINMAX(long long)
 KEMU_MINMAX(unsigned long long)
 #undef KEMU_MINMAX
-inline float min(float a, float b) { return fminf(a, b); }
-inline float max(float a, float b) { return fmaxf(a, b); }
+inline float min(float a, float b)
+{
+	return fminf(a, b);
+}
+inline float max(float a, float b)
+{
+	return fmaxf(a, b);
+}
 
 #endif

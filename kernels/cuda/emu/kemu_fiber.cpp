@@ -29,7 +29,8 @@
 #include <sanitizer/common_interface_defs.h>
 #endif
 
-namespace kemu {
+namespace kemu
+{
 ThreadState *cur;
 }
 
@@ -179,8 +180,8 @@ static void fault_deadlock()
 		fault_here("deadlock: %d threads at __syncthreads%s%s%s, %d lanes in warp collectives%s%s%s, %d exited "
 			   "(of %d): a barrier or collective is not reached by all threads",
 			   S.bar_arrived, S.bar_arrived ? " (" : "", S.bar_arrived ? S.bar_file : "",
-			   S.bar_arrived ? ")" : "", nwarp, w0 ? " (first at " : "", w0 ? w0->file : "",
-			   w0 ? ")" : "", done, S.nf);
+			   S.bar_arrived ? ")" : "", nwarp, w0 ? " (first at " : "", w0 ? w0->file : "", w0 ? ")" : "",
+			   done, S.nf);
 }
 
 // Picks the next runnable fiber and switches to it; returns when `self` runs again. `self` is
@@ -214,7 +215,10 @@ static void fiber_main()
 }
 
 #ifdef KEMU_USE_UCONTEXT
-static void uc_entry() { fiber_main(); }
+static void uc_entry()
+{
+	fiber_main();
+}
 #endif
 
 static int reserve(int nthreads)
@@ -235,7 +239,8 @@ static int reserve(int nthreads)
 	S.cap = 0;
 	size_t per = S.stack_bytes + page; // a guard page below every stack
 	S.map_bytes = per * (size_t)nthreads;
-	void *m = mmap(nullptr, S.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *m =
+		mmap(nullptr, S.map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	S.f = (KemuFiber *)calloc((size_t)nthreads, sizeof(KemuFiber));
 	S.warps = (Warp *)calloc((size_t)(nthreads + 31) / 32, sizeof(Warp));
 	S.rq = (int *)calloc((size_t)nthreads, sizeof(int));
@@ -325,7 +330,10 @@ int kemu_fibers_run_block(const dim3 &block, kemu::Body body, void *ctx, int shu
 	return 0;
 }
 
-uint64_t kemu_switch_count(void) { return S.switches; }
+uint64_t kemu_switch_count(void)
+{
+	return S.switches;
+}
 
 const char *kemu_switch_name(void)
 {

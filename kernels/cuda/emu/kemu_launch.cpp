@@ -45,11 +45,20 @@ void kemu_config(int shuffle, uint64_t seed)
 	pthread_mutex_unlock(&launch_lock);
 }
 
-extern "C" void kemu_config_c(int shuffle, uint64_t seed) { kemu_config(shuffle, seed); }
+extern "C" void kemu_config_c(int shuffle, uint64_t seed)
+{
+	kemu_config(shuffle, seed);
+}
 
-const char *kemu_fault_detail(void) { return L.detail; }
+const char *kemu_fault_detail(void)
+{
+	return L.detail;
+}
 
-void *kemu::dyn_smem() { return L.dyn; }
+void *kemu::dyn_smem()
+{
+	return L.dyn;
+}
 
 bool kemu::in_shared(const void *p, size_t n)
 {
@@ -127,16 +136,18 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 	return cudaSuccess;
 }
 
-cudaError_t kemu::run(const void *func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Body body,
-		      void *ctx, const LaunchSite &site)
+cudaError_t kemu::run(const void *func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Body body, void *ctx,
+		      const LaunchSite &site)
 {
 	L.detail[0] = 0;
 	uint64_t threads = (uint64_t)block.x * block.y * block.z;
 	if (!block.x || !block.y || !block.z || block.x > 1024 || block.y > 1024 || block.z > 64 || threads > 1024)
-		return refuse(cudaErrorInvalidConfiguration, site, "block dimensions outside 1..1024 x 1..1024 x 1..64 "
-								   "or more than 1024 threads");
+		return refuse(cudaErrorInvalidConfiguration, site,
+			      "block dimensions outside 1..1024 x 1..1024 x 1..64 "
+			      "or more than 1024 threads");
 	if (!grid.x || !grid.y || !grid.z || grid.x > 0x7fffffffu || grid.y > 65535 || grid.z > 65535)
-		return refuse(cudaErrorInvalidConfiguration, site, "grid dimensions outside 1..2^31-1 x 1..65535 x 1..65535");
+		return refuse(cudaErrorInvalidConfiguration, site,
+			      "grid dimensions outside 1..2^31-1 x 1..65535 x 1..65535");
 	if (smem > kemu_func_dyn_smem_limit(func))
 		return refuse(cudaErrorInvalidValue, site,
 			      smem > SMEM_OPTIN ? "dynamic shared memory above the device's 227 KiB"

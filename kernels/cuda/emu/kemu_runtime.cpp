@@ -11,7 +11,12 @@
 #include <time.h>
 #include <unistd.h>
 
-enum : uint32_t { MAGIC_DEV = 0x6b656d64, MAGIC_HOST = 0x6b656d68, MAGIC_STREAM = 0x6b656d73, MAGIC_EVENT = 0x6b656d65 };
+enum : uint32_t {
+	MAGIC_DEV = 0x6b656d64,
+	MAGIC_HOST = 0x6b656d68,
+	MAGIC_STREAM = 0x6b656d73,
+	MAGIC_EVENT = 0x6b656d65
+};
 enum { SMEM_DEFAULT = 48 * 1024, SMEM_OPTIN = 227 * 1024, ALLOC_ALIGN = 256 };
 
 struct CUstream_st {
@@ -72,7 +77,10 @@ cudaError_t cudaGetLastError(void)
 	return e;
 }
 
-cudaError_t cudaPeekAtLastError(void) { return last_error; }
+cudaError_t cudaPeekAtLastError(void)
+{
+	return last_error;
+}
 
 static const struct {
 	cudaError_t e;
@@ -125,7 +133,10 @@ cudaError_t cudaGetDeviceCount(int *count)
 	return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int dev) { return dev == 0 ? cudaSuccess : kemu_set_error(cudaErrorInvalidDevice); }
+cudaError_t cudaSetDevice(int dev)
+{
+	return dev == 0 ? cudaSuccess : kemu_set_error(cudaErrorInvalidDevice);
+}
 
 cudaError_t cudaGetDevice(int *dev)
 {
@@ -135,7 +146,10 @@ cudaError_t cudaGetDevice(int *dev)
 	return cudaSuccess;
 }
 
-cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
+cudaError_t cudaDeviceSynchronize(void)
+{
+	return cudaSuccess;
+}
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
 {
@@ -209,7 +223,8 @@ static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
 	*p = nullptr;
 	if (bytes == 0)
 		return cudaSuccess;
-	char *m = (char *)aligned_alloc(ALLOC_ALIGN, ALLOC_ALIGN + ((bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1)));
+	char *m = (char *)aligned_alloc(ALLOC_ALIGN,
+					ALLOC_ALIGN + ((bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1)));
 	if (!m)
 		return kemu_set_error(cudaErrorMemoryAllocation);
 	AllocHead *h = (AllocHead *)m;
@@ -220,7 +235,8 @@ static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
 	*p = m + ALLOC_ALIGN;
 #if defined(__SANITIZE_ADDRESS__)
 	// under AddressSanitizer an access past `bytes` is caught, not only past the rounded size
-	ASAN_POISON_MEMORY_REGION(m + ALLOC_ALIGN + bytes, ((bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1)) - bytes);
+	ASAN_POISON_MEMORY_REGION(m + ALLOC_ALIGN + bytes,
+				  ((bytes + ALLOC_ALIGN - 1) & ~(size_t)(ALLOC_ALIGN - 1)) - bytes);
 #endif
 	return cudaSuccess;
 }
@@ -237,18 +253,36 @@ static cudaError_t release(void *p, uint32_t magic)
 	return cudaSuccess;
 }
 
-cudaError_t cudaMalloc(void **p, size_t bytes) { return alloc(p, bytes, MAGIC_DEV); }
-cudaError_t cudaFree(void *p) { return release(p, MAGIC_DEV); }
-cudaError_t cudaMallocHost(void **p, size_t bytes) { return alloc(p, bytes, MAGIC_HOST); }
-cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags) { return alloc(p, bytes, MAGIC_HOST); }
-cudaError_t cudaFreeHost(void *p) { return release(p, MAGIC_HOST); }
+cudaError_t cudaMalloc(void **p, size_t bytes)
+{
+	return alloc(p, bytes, MAGIC_DEV);
+}
+cudaError_t cudaFree(void *p)
+{
+	return release(p, MAGIC_DEV);
+}
+cudaError_t cudaMallocHost(void **p, size_t bytes)
+{
+	return alloc(p, bytes, MAGIC_HOST);
+}
+cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned int flags)
+{
+	return alloc(p, bytes, MAGIC_HOST);
+}
+cudaError_t cudaFreeHost(void *p)
+{
+	return release(p, MAGIC_HOST);
+}
 
 cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned int flags)
 {
 	return p && bytes ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue);
 }
 
-cudaError_t cudaHostUnregister(void *p) { return p ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue); }
+cudaError_t cudaHostUnregister(void *p)
+{
+	return p ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue);
+}
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
@@ -302,7 +336,10 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 	return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t *s) { return cudaStreamCreateWithFlags(s, 0); }
+cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+	return cudaStreamCreateWithFlags(s, 0);
+}
 
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
@@ -318,9 +355,15 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s)
 	return kemu_stream_ok(s) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
-cudaError_t cudaStreamQuery(cudaStream_t s) { return cudaStreamSynchronize(s); }
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+	return cudaStreamSynchronize(s);
+}
 
-static bool event_ok(cudaEvent_t e) { return e && e->magic == MAGIC_EVENT; }
+static bool event_ok(cudaEvent_t e)
+{
+	return e && e->magic == MAGIC_EVENT;
+}
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
@@ -334,7 +377,10 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 	return cudaSuccess;
 }
 
-cudaError_t cudaEventCreate(cudaEvent_t *e) { return cudaEventCreateWithFlags(e, 0); }
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+	return cudaEventCreateWithFlags(e, 0);
+}
 
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
@@ -361,7 +407,10 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
 	return event_ok(e) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
-cudaError_t cudaEventQuery(cudaEvent_t e) { return cudaEventSynchronize(e); }
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+	return cudaEventSynchronize(e);
+}
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {

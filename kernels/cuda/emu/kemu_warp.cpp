@@ -7,9 +7,18 @@
 // A (16x16 MxK): 32*t0 + t1 + 16*v0 + 8*v1 + 128*v2; B (8x16 NxK): 16*t0 + t1 + 8*v0 + 64*v1;
 // C (16x8 MxN): 32*t0 + t1 + 16*v0 + 8*v1. kmma.h states the same layouts the PTX ISA's way
 // (groupID / threadID_in_group); the shim's tests hold the two against each other.
-static int a_offset(int t, int v) { return 32 * (t & 3) + (t >> 2) + 16 * (v & 1) + 8 * ((v >> 1) & 1) + 128 * (v >> 2); }
-static int b_offset(int t, int v) { return 16 * (t & 3) + (t >> 2) + 8 * (v & 1) + 64 * (v >> 1); }
-static int c_offset(int t, int v) { return 32 * (t & 3) + (t >> 2) + 16 * (v & 1) + 8 * (v >> 1); }
+static int a_offset(int t, int v)
+{
+	return 32 * (t & 3) + (t >> 2) + 16 * (v & 1) + 8 * ((v >> 1) & 1) + 128 * (v >> 2);
+}
+static int b_offset(int t, int v)
+{
+	return 16 * (t & 3) + (t >> 2) + 8 * (v & 1) + 64 * (v >> 1);
+}
+static int c_offset(int t, int v)
+{
+	return 32 * (t & 3) + (t >> 2) + 16 * (v & 1) + 8 * (v >> 1);
+}
 
 static float bf16_at(uint32_t pair, int hi) // element 0 of a .bf16x2 register is its low half
 {
@@ -29,10 +38,22 @@ int kemu::shfl_source(int mode, unsigned lane, unsigned b, int width)
 	long j;
 	bool ok;
 	switch (mode) {
-	case SH_UP: j = (long)lane - (long)b; ok = j >= (long)max_lane; break;
-	case SH_DOWN: j = (long)lane + (long)b; ok = j <= (long)max_lane; break;
-	case SH_BFLY: j = (long)(lane ^ b); ok = j <= (long)max_lane; break;
-	default: j = (long)(min_lane | (b & ~segmask & 31)); ok = j <= (long)max_lane; break;
+	case SH_UP:
+		j = (long)lane - (long)b;
+		ok = j >= (long)max_lane;
+		break;
+	case SH_DOWN:
+		j = (long)lane + (long)b;
+		ok = j <= (long)max_lane;
+		break;
+	case SH_BFLY:
+		j = (long)(lane ^ b);
+		ok = j <= (long)max_lane;
+		break;
+	default:
+		j = (long)(min_lane | (b & ~segmask & 31));
+		ok = j <= (long)max_lane;
+		break;
 	}
 	return ok ? (int)j : (int)lane;
 }

@@ -18,7 +18,10 @@ int kgemm_create(KGemm **out, size_t ws_bytes, KErr *e)
 	return 0;
 }
 
-void kgemm_destroy(KGemm *g) { free(g); }
+void kgemm_destroy(KGemm *g)
+{
+	free(g);
+}
 
 int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 {

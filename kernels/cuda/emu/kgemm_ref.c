@@ -79,7 +79,8 @@ int kgemm_ref(const KgCall *c, KErr *e)
 			double acc = 0;
 			for (int k = 0; k < K; k++)
 				acc += (double)ar[k] * (double)br[k]; // exact products, sums in k order
-			size_t ci = (size_t)m + (size_t)n * (size_t)c->ldc, xi = (size_t)m + (size_t)n * (size_t)c->ldaux;
+			size_t ci = (size_t)m + (size_t)n * (size_t)c->ldc,
+			       xi = (size_t)m + (size_t)n * (size_t)c->ldaux;
 			double x = (double)c->alpha * acc + (c->accumulate ? load(c->C, c->c, ci) : 0.0), d = x;
 			if (epi == KGEMM_EPI_BIAS || epi == KGEMM_EPI_GELU_BIAS || epi == KGEMM_EPI_GELU_AUX_BIAS)
 				x = d = x + load(c->bias, c->bias_type, (size_t)m);

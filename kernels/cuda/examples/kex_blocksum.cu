@@ -43,7 +43,10 @@ __global__ void __launch_bounds__(THREADS) kex_blocksum_pass(float *part, const 
 	}
 }
 
-static size_t level(size_t n) { return (n + CHUNK - 1) / CHUNK; }
+static size_t level(size_t n)
+{
+	return (n + CHUNK - 1) / CHUNK;
+}
 
 // every level's partials get their own slots: a pass never overwrites what another block reads
 size_t kex_blocksum_partials(size_t n)

@@ -6,9 +6,12 @@
 #include <errno.h>
 
 enum {
-	BM = 64, BN = 64, BK = 32, // block tile
-	LDS = BK + 8,              // shared rows padded by 16 bytes: ldmatrix rows stay 16-byte aligned
-	WARPS = 4, THREADS = 32 * WARPS,
+	BM = 64,
+	BN = 64,
+	BK = 32,      // block tile
+	LDS = BK + 8, // shared rows padded by 16 bytes: ldmatrix rows stay 16-byte aligned
+	WARPS = 4,
+	THREADS = 32 * WARPS,
 };
 
 // rows [row0, row0 + 64) x columns [k0, k0 + 32) of a row-major matrix into a padded tile; rows
@@ -26,8 +29,8 @@ __device__ __forceinline__ void load_tile(__nv_bfloat16 *tile, const __nv_bfloat
 }
 
 // block (bx, by) computes c[by*64.., bx*64..]; warp w its 32 x 32 quarter (2 x 4 mma tiles)
-__global__ void __launch_bounds__(THREADS) kex_mma_gemm_kernel(float *c, const __nv_bfloat16 *a,
-								const __nv_bfloat16 *b, int M, int N, int K)
+__global__ void __launch_bounds__(THREADS)
+	kex_mma_gemm_kernel(float *c, const __nv_bfloat16 *a, const __nv_bfloat16 *b, int M, int N, int K)
 {
 	__shared__ __align__(16) __nv_bfloat16 as[BM * LDS];
 	__shared__ __align__(16) __nv_bfloat16 bs[BN * LDS];
@@ -58,18 +61,18 @@ __global__ void __launch_bounds__(THREADS) kex_mma_gemm_kernel(float *c, const _
 	for (int i = 0; i < 2; i++)
 		for (int j = 0; j < 4; j++)
 			for (int v = 0; v < 4; v++) {
-				int r = m0 + wm + 16 * i + kfrag_c_row(lane, v), col = n0 + wn + 8 * j + kfrag_c_col(lane, v);
+				int r = m0 + wm + 16 * i + kfrag_c_row(lane, v),
+				    col = n0 + wn + 8 * j + kfrag_c_col(lane, v);
 				if (r < M && col < N)
 					c[(size_t)r * N + col] = acc[i][j].x[v];
 			}
 }
 
-int kex_mma_gemm(KErr *e, float *c, const __nv_bfloat16 *a, const __nv_bfloat16 *b, int M, int N, int K,
-		 cudaStream_t s)
+int kex_mma_gemm(KErr *e, float *c, const __nv_bfloat16 *a, const __nv_bfloat16 *b, int M, int N, int K, cudaStream_t s)
 {
 	if (M < 1 || N < 1 || K < 8 || K % 8 || (uintptr_t)a % 16 || (uintptr_t)b % 16)
-		return kerr_set(e, -EINVAL, "kex_mma_gemm: M %d N %d K %d (K a multiple of 8, operands 16-byte aligned)",
-				M, N, K);
+		return kerr_set(e, -EINVAL,
+				"kex_mma_gemm: M %d N %d K %d (K a multiple of 8, operands 16-byte aligned)", M, N, K);
 	dim3 grid((unsigned)((N + BN - 1) / BN), (unsigned)((M + BM - 1) / BM));
 	if (grid.y > 65535)
 		return kerr_set(e, -EINVAL, "kex_mma_gemm: M %d is too large", M);

@@ -15,7 +15,8 @@ struct SumOp {
 };
 
 // the block's values combined in a fixed order; every thread gets the result
-template <class Op> __device__ float block_reduce(float v, float identity, float *scratch, Op op)
+template <class Op>
+__device__ float block_reduce(float v, float identity, float *scratch, Op op)
 {
 	for (int o = 16; o > 0; o /= 2)
 		v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -29,8 +30,14 @@ template <class Op> __device__ float block_reduce(float v, float identity, float
 	return v;
 }
 
-__device__ __forceinline__ float bf16_lo(uint32_t u) { return __uint_as_float(u << 16); }
-__device__ __forceinline__ float bf16_hi(uint32_t u) { return __uint_as_float(u & 0xffff0000u); }
+__device__ __forceinline__ float bf16_lo(uint32_t u)
+{
+	return __uint_as_float(u << 16);
+}
+__device__ __forceinline__ float bf16_hi(uint32_t u)
+{
+	return __uint_as_float(u & 0xffff0000u);
+}
 __device__ __forceinline__ uint32_t bf16_pack(float lo, float hi)
 {
 	__nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);

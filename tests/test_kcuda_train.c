@@ -78,18 +78,21 @@ static double rel(const float *ref, const float *x, int64_t n)
 }
 
 // The weights' update (a million values) is held as in test_kcuda_model: the CUDA run at most
-// KT_TRAIN_RATIO times as far from the f32 run as the CPU's bf16 run (over 24 seeds in the shim:
-// cuda 6.2e-2 on average, at most 7.6e-2; cpu 6.3e-2, at most 8.3e-2). A logged scalar has three
-// values, so the CPU's error is one lucky or unlucky draw (grad norm: cpu 4.8e-3 where cuda was
-// 2.8e-2; over 24 seeds their means were 7.1e-3 and 6.8e-3): each is held to a named tolerance
-// of about twice the worst either backend reached over those seeds, the CPU's run too.
+// KT_TRAIN_RATIO times as far from the f32 run as the CPU's bf16 run (over 60 seeds in the shim:
+// cuda 6.4e-2 on average, at most 9.3e-2; cpu 6.5e-2, at most 1.1e-1; ratio at most 1.21).
+// A logged scalar has three values, so its bf16 error is one lucky or unlucky draw with a long
+// tail, the same for both backends (over seeds 1-60, mean / worst: grad norm cuda 8.3e-3 / 2.1e-2,
+// cpu 1.0e-2 / 4.7e-2; clip cuda 9.5e-3 / 4.9e-2, cpu 1.2e-2 / 6.6e-2): both runs are held to a
+// named tolerance of about twice the worst either reached, and a CUDA value above it passes only
+// when the CPU's bf16 run strays at least half as far on that seed (seed 18013804050241494: grad
+// norm cuda 6.0e-2, cpu 3.9e-2).
 #define KT_TRAIN_RATIO 2.0
 static const double scalar_tol[TS_NSCALARS] = {
-	[TS_LOSS] = 1e-2,      // worst 3.5e-3
-	[TS_NCE] = 5e-2,       // worst 1.9e-2
-	[TS_GRAD_NORM] = 5e-2, // worst 1.6e-2 (2.8e-2 in the failing seed)
-	[TS_CLIP] = 6e-2,      // worst 3.2e-2
-	[TS_LOG_S] = 5e-5,     // worst 1.3e-5
+	[TS_LOSS] = 1e-2,      // worst 5.2e-3
+	[TS_NCE] = 8e-2,       // worst 3.6e-2
+	[TS_GRAD_NORM] = 1e-1, // worst 4.7e-2
+	[TS_CLIP] = 1.2e-1,    // worst 6.6e-2
+	[TS_LOG_S] = 8e-5,     // worst 3.3e-5
 };
 
 static void as_close(KtEnv *e, const char *name, const float *ref, const float *cpu, const float *dev, int64_t n)
@@ -115,8 +118,9 @@ static void scalar_close(KtEnv *e, int k, const float *ref, const float *cpu, co
 		return;
 	}
 	double ec = rel(ref, cpu, STEPS), ed = rel(ref, dev, STEPS);
-	kt_check(e, ed <= scalar_tol[k] && ec <= scalar_tol[k], "bf16 %-14s vs f32: cuda %.3e, cpu %.3e (tol %.0e)",
-		 scalar_names[k], ed, ec, scalar_tol[k]);
+	kt_check(e, ec <= scalar_tol[k] && (ed <= scalar_tol[k] || ed <= KT_TRAIN_RATIO * ec),
+		 "bf16 %-14s vs f32: cuda %.3e, cpu %.3e (tol %.1e, or at most %.1f x cpu)", scalar_names[k], ed, ec,
+		 scalar_tol[k], KT_TRAIN_RATIO);
 }
 
 int main(void)

@@ -327,6 +327,59 @@ static int sym_string(char *const *merged, int id, char *out)
 	return (int)n;
 }
 
+// one merge (a, b) -> id applied to a word's symbols s (*n of them, updated) of frequency f: the
+// pair counts of its neighbours move from the old pairs to the new ones
+static int merge_in_word(Pairs *P, int32_t *s, uint32_t *n_syms, int32_t a, int32_t b, int32_t id, int64_t f, int32_t w)
+{
+	int rc = 0;
+	uint32_t n = *n_syms, q = 0;
+	for (uint32_t i = 0; i < n && !rc;) {
+		if (i + 1 < n && s[i] == a && s[i + 1] == b) {
+			if (q > 0) {
+				rc = rc ? rc : pair_add(P, s[q - 1], a, -f, w);
+				rc = rc ? rc : pair_add(P, s[q - 1], id, f, w);
+			}
+			rc = rc ? rc : pair_add(P, a, b, -f, w);
+			if (i + 2 < n) {
+				// the right neighbour pairs with the merged token
+				int32_t r = s[i + 2];
+				rc = rc ? rc : pair_add(P, b, r, -f, w);
+				rc = rc ? rc : pair_add(P, id, r, f, w);
+			}
+			s[q++] = id;
+			i += 2;
+		} else {
+			s[q++] = s[i++];
+		}
+	}
+	*n_syms = q;
+	return rc;
+}
+
+// the merges file's text of the done merges (parts[k] = the two symbols of merge k)
+static int merges_text(char **merged, int32_t (*parts)[2], int done, char **text, size_t *len)
+{
+	size_t cap = 32;
+	for (int k = 0; k < done; k++)
+		cap += strlen(merged[k]) + 16;
+	char *t = malloc(cap);
+	if (!t)
+		return -ENOMEM;
+	// lines joined by '\n' with none after the last: open_clip splits the file on '\n' and
+	// would read a trailing empty line as one more (empty) merge, shifting the special ids
+	size_t n = (size_t)snprintf(t, cap, "#version: 0.2");
+	for (int k = 0; k < done; k++) {
+		t[n++] = '\n';
+		n += (size_t)sym_string(merged, parts[k][0], t + n);
+		t[n++] = ' ';
+		n += (size_t)sym_string(merged, parts[k][1], t + n);
+	}
+	t[n] = 0;
+	*text = t;
+	*len = n;
+	return 0;
+}
+
 int bpe_trainer_train(BpeTrainer *tr, int vocab_size, char **text, size_t *len, int *n_merges)
 {
 	*text = NULL;
@@ -397,57 +450,15 @@ int bpe_trainer_train(BpeTrainer *tr, int vocab_size, char **text, size_t *len, 
 			if (stamp[w] == done)
 				continue;
 			stamp[w] = done;
-			int32_t *s = syms + off[w];
-			int64_t f = tr->words[w].count;
-			uint32_t n = wlen[w], q = 0;
-			for (uint32_t i = 0; i < n && !rc;) {
-				if (i + 1 < n && s[i] == a && s[i + 1] == b) {
-					if (q > 0) {
-						rc = rc ? rc : pair_add(&P, s[q - 1], a, -f, w);
-						rc = rc ? rc : pair_add(&P, s[q - 1], id, f, w);
-					}
-					rc = rc ? rc : pair_add(&P, a, b, -f, w);
-					if (i + 2 < n) {
-						// the right neighbour pairs with the merged token
-						int32_t r = s[i + 2];
-						rc = rc ? rc : pair_add(&P, b, r, -f, w);
-						rc = rc ? rc : pair_add(&P, id, r, f, w);
-					}
-					s[q++] = id;
-					i += 2;
-				} else {
-					s[q++] = s[i++];
-				}
-			}
-			wlen[w] = q;
+			rc = merge_in_word(&P, syms + off[w], &wlen[w], a, b, id, tr->words[w].count, w);
 		}
 		free(wl);
 		done++;
 	}
 	if (rc)
 		goto out;
-	// merges file text
-	size_t cap = 32;
-	for (int k = 0; k < done; k++)
-		cap += strlen(merged[k]) + 16;
-	char *t = malloc(cap);
-	if (!t) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	// lines joined by '\n' with none after the last: open_clip splits the file on '\n' and
-	// would read a trailing empty line as one more (empty) merge, shifting the special ids
-	size_t n = (size_t)snprintf(t, cap, "#version: 0.2");
-	for (int k = 0; k < done; k++) {
-		t[n++] = '\n';
-		n += (size_t)sym_string(merged, parts[k][0], t + n);
-		t[n++] = ' ';
-		n += (size_t)sym_string(merged, parts[k][1], t + n);
-	}
-	t[n] = 0;
-	*text = t;
-	*len = n;
-	*n_merges = done;
+	rc = merges_text(merged, parts, done, text, len);
+	*n_merges = rc ? 0 : done;
 out:
 	pairs_free(&P);
 	if (merged)

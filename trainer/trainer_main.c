@@ -355,6 +355,50 @@ static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *i
 	}
 }
 
+// the startup lines every run logs: the effective config, rendezvous and device, memory plan,
+// model and backend, epoch and the run's plan; why: the device, threads and memory lines and the
+// precision, as the setup worded them
+static void log_start(const TrainerConfig *c, const TrainerIngest *in, const TrainStep *ts, KernCtx *ctx,
+		      const char *const why[4], int64_t step)
+{
+	static char desc[8192];
+	trainer_flags_describe(c, desc, sizeof desc);
+	log_info("effective config: %s", desc);
+	char rdv[512];
+	rdv_describe(&c->rdv_info, rdv, sizeof rdv);
+	log_info("%s; device: %s", rdv, why[0]);
+	log_info("%s", why[2]);
+	if (in->note[0])
+		log_warnx("%s", in->note);
+	log_info("model %s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",
+		 c->model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx),
+		 why[1], why[3], c->ring, (unsigned long long)in->seed);
+	log_info("attention (--attention %s): %s", c->attention, kern_ctx_attention(ctx));
+	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
+	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
+	log_info(
+		"epoch: %lld samples (--train-num-samples) = %lld steps of %d x %d; u tables: %lld rows (--dataset-size)",
+		(long long)c->train_num_samples, (long long)trainer_steps_per_epoch(c), c->batch_size, c->ranks,
+		(long long)c->dataset_size);
+	log_plan(c, step);
+}
+
+// the last line of a run: why it ended and, when stopped by a signal, whether its checkpoint exists
+static void log_end(const TrainerConfig *c, const TrainerRun *r, const TrainerIngest *in)
+{
+	if (r->stopped) // a checkpoint is said to be saved only when rank 0's save of this step succeeded
+		log_info("stopped by a signal at step %lld; %s", (long long)r->step,
+			 c->rank != 0 ? "rank 0 writes the checkpoint"
+			 : r->last_ckpt == r->step && !r->save_failed
+				 ? "checkpoint saved"
+				 : "the checkpoint of this step was NOT saved (see above)");
+	else
+		log_info(
+			"finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
+			(long long)r->step, (long long)(r->step - r->start), r->total_s, (unsigned long long)in->errors,
+			in->wait_s);
+}
+
 int main(int argc, char **argv)
 {
 	log_init("trainer", LOG_INFO);
@@ -431,42 +475,13 @@ int main(int argc, char **argv)
 	if (!r.positions)
 		log_fatalx("out of memory");
 	load_or_init(&c, &r, &in);
-	static char desc[8192];
-	trainer_flags_describe(&c, desc, sizeof desc);
-	log_info("effective config: %s", desc);
-	char rdv[512];
-	rdv_describe(&c.rdv_info, rdv, sizeof rdv);
-	log_info("%s; device: %s", rdv, why_dev);
-	log_info("%s", memline);
-	if (in.note[0])
-		log_warnx("%s", in.note);
-	log_info("model %s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",
-		 c.model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx),
-		 why_threads, prec, c.ring, (unsigned long long)in.seed);
-	log_info("attention (--attention %s): %s", c.attention, kern_ctx_attention(ctx));
-	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
-	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
-	log_info(
-		"epoch: %lld samples (--train-num-samples) = %lld steps of %d x %d; u tables: %lld rows (--dataset-size)",
-		(long long)c.train_num_samples, (long long)trainer_steps_per_epoch(&c), c.batch_size, c.ranks,
-		(long long)c.dataset_size);
-	log_plan(&c, r.step);
+	log_start(&c, &in, ts, ctx, (const char *[]){why_dev, why_threads, memline, prec}, r.step);
 	if (c.rank == 0 && !(r.mf = trainer_metrics_open(mpath, r.last_ckpt >= 0 ? r.step : -1)))
 		log_fatalx("cannot open %s: %s", mpath, strerror(errno));
 
 	trainer_run(&r);
 
-	if (r.stopped) // a checkpoint is said to be saved only when rank 0's save of this step succeeded
-		log_info("stopped by a signal at step %lld; %s", (long long)r.step,
-			 c.rank != 0 ? "rank 0 writes the checkpoint"
-			 : r.last_ckpt == r.step && !r.save_failed
-				 ? "checkpoint saved"
-				 : "the checkpoint of this step was NOT saved (see above)");
-	else
-		log_info(
-			"finished %lld steps (%lld this run) in %.1f s; %llu error slots skipped, %.1f s waiting for data",
-			(long long)r.step, (long long)(r.step - r.start), r.total_s, (unsigned long long)in.errors,
-			in.wait_s);
+	log_end(&c, &r, &in);
 	if (r.mf)
 		fclose(r.mf);
 	free(r.positions);

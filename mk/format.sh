@@ -5,7 +5,7 @@
 #   mk/format.sh          rewrite the files in place
 #   mk/format.sh --check  list the files that differ, exit 1 if any (tests/test_format.sh)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f "$0")")/.." # the real tree, also from make test-san's mirror of links
 cf=${CLANG_FORMAT:-}
 if [ -z "$cf" ]; then
 	for c in clang-format-14 clang-format; do
@@ -20,6 +20,10 @@ files=()
 while IFS= read -r f; do
 	head -n 1 "$f" | grep -q '^// GENERATED' || files+=("$f")
 done < <(git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp' '*.hpp')
+if [ ${#files[@]} = 0 ]; then
+	echo "mk/format.sh: git lists no C/C++/CUDA files in $PWD" >&2
+	exit 1
+fi
 if [ "${1:-}" = --check ]; then
 	bad=0
 	for f in "${files[@]}"; do

@@ -46,13 +46,34 @@ PROG_ROOT := $(if $(SAN),$(BUILD)/root/)
 .DEFAULT_GOAL := all
 CONFIG := $(BUILD)/config.mk
 
-# (re)detected whenever it is missing; `make config` forces it
+# (re)detected whenever it is missing; `make config` forces it. DETECT is the detection command
+# (tests/test_deps_first.sh puts a stand-in there).
+DETECT ?= bash mk/detect.sh
 $(CONFIG): mk/detect.sh
 	@mkdir -p $(BUILD)
-	@CC=$(CC) bash mk/detect.sh $@
+	@CC=$(CC) $(DETECT) $@
 
-ifeq ($(filter help deps deps-auto clean distclean,$(MAKECMDGOALS)),)
+ifeq ($(filter help deps deps-auto clean distclean test-fresh print-debian-pkgs,$(MAKECMDGOALS)),)
   include $(CONFIG)
+endif
+
+# Packages first. The goals that build (all, demo, test, test-san) install missing Debian
+# packages before anything else when they can (root with apt-get): when the configuration says
+# packages are missing, this make reads no module fragment (a fragment may stop the parse when a
+# package it requires is missing), runs deps-auto (installs, detects again) and then the same
+# goals in a fresh make that reads the new configuration. DEPS_DONE=1 marks that make and every
+# make under it, so a package that stays missing is reported once by its fragment, never looped on.
+DEPS_GOALS := all demo test test-san
+deps_goals := $(or $(MAKECMDGOALS),all)
+DEPS_FIRST :=
+ifeq ($(DEPS_DONE)$(filter-out $(DEPS_GOALS),$(deps_goals)),)
+  ifneq ($(strip $(DEPS_MISSING)),)
+    ifeq ($(shell id -u),0)
+      ifneq ($(shell command -v apt-get),)
+        DEPS_FIRST := 1
+      endif
+    endif
+  endif
 endif
 
 LIBS :=
@@ -69,6 +90,16 @@ PUBLIC_HEADERS :=
 TEST_HEADERS :=
 DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
                libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+ifeq ($(DEPS_FIRST),1)
+# every goal waits for the packages; then one fresh make runs them all (see "Packages first")
+.PHONY: deps-first $(deps_goals)
+deps-first:
+	@echo "make: missing Debian packages ($(strip $(DEPS_MISSING))): installing them first (make deps)"
+	@$(MAKE) --no-print-directory deps-auto
+	@$(MAKE) --no-print-directory DEPS_DONE=1 $(deps_goals)
+$(deps_goals): deps-first
+	@:
+else
 include $(sort $(wildcard */module*.mk */*/module*.mk))
 
 # ---- include paths ---------------------------------------------------------------
@@ -165,7 +196,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 -include $(ALL_OBJS:.o=.d)
 
 # ---- top-level targets ----------------------------------------------------------
-.PHONY: all config deps deps-auto check test test-seeds test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring
+.PHONY: all config deps deps-auto check test test-fresh print-debian-pkgs test-seeds test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring
 
 all: $(call libpaths,$(LIBS)) $(addprefix $(PROG_ROOT),$(PROGS)) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
 
@@ -179,9 +210,12 @@ deps:
 	@missing=$$(for p in $(DEBIAN_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
 	if [ -z "$$missing" ]; then echo "make deps: all packages present"; else \
 	  echo "make deps: installing" $$missing; \
-	  export DEBIAN_FRONTEND=noninteractive; \
-	  (apt-get install -y -q --no-install-recommends $$missing >/dev/null || \
-	   (apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends $$missing)) || exit 1; fi
+	  export DEBIAN_FRONTEND=noninteractive; mkdir -p $(BUILD); log=$(BUILD)/deps.log; : >$$log; \
+	  (apt-get install -y -q --no-install-recommends $$missing >>$$log 2>&1 || \
+	   (echo "make deps: updating the package lists (apt-get update)"; apt-get update -q >>$$log 2>&1 && \
+	    apt-get install -y -q --no-install-recommends $$missing >>$$log 2>&1)) || \
+	  { tail -n 20 $$log; echo "make deps: apt-get failed (whole log: $$log)"; exit 1; }; \
+	  echo "make deps: installed" $$missing; fi
 	@rm -f $(CONFIG)
 
 # run by `make test`: install missing packages when we can, so a fresh machine works
@@ -235,6 +269,14 @@ demo:
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash tools/demo.sh
 
+# the README's first two commands on a fresh minimal Debian 12 root, as root (mk/test-fresh.sh)
+test-fresh:
+	@BUILD=$(BUILD) bash mk/test-fresh.sh
+
+# every Debian package a fragment or the Makefile asks make deps for (tests/test_deps_first.sh)
+print-debian-pkgs:
+	@echo $(sort $(DEBIAN_PKGS))
+
 demo-ring:
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash tools/demo-ring.sh
@@ -246,6 +288,7 @@ help:
 	@echo "make deps-auto      install missing packages when root (make test, demo and test-san run it)"
 	@echo "make test           install missing packages if root, build, run all tests"
 	@echo "make check          build and run all tests, without installing packages"
+	@echo "make test-fresh     the README's first two commands on a fresh minimal Debian 12 root (root, debootstrap; ~25 min)"
 	@echo "make format         rewrite every C/C++/CUDA file in the style of .clang-format (clang-format 14)"
 	@echo "make test-seeds     the randomized kernel tests on SEED_RUNS (default 5) fresh seeds each, not the fixed ones of make test"
 	@echo "make test-san       the whole suite under ASan+UBSan (the CPU kernel shim's tests too), the concurrent tests under TSan"
@@ -276,3 +319,4 @@ help:
 clean:
 	rm -rf $(BUILD) $(PROGS)
 distclean: clean
+endif # DEPS_FIRST

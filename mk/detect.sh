@@ -36,6 +36,22 @@ try() {
 
 pc() { pkg-config "$@" 2>/dev/null; }
 
+# the compiler and pkg-config first: without them every library below reads as missing, and
+# make deps must know that build-essential / pkg-config are what is needed
+printf 'int main(void){ return 0; }\n' >"$tmp/cc.c"
+if $cc "$tmp/cc.c" -o "$tmp/cc" >"$tmp/log" 2>&1; then
+	summary+=("  ✓ C compiler ($cc)")
+else
+	summary+=("  ✗ C compiler ($cc; apt: build-essential)")
+	missing_pkgs+=(build-essential)
+fi
+if command -v pkg-config >/dev/null 2>&1; then
+	summary+=("  ✓ pkg-config")
+else
+	summary+=("  ✗ pkg-config (apt: pkg-config)")
+	missing_pkgs+=(pkg-config)
+fi
+
 try OPENMP "" '#include <omp.h>
 int main(void){ return omp_get_max_threads() > 0 ? 0 : 1; }' "-fopenmp" "-fopenmp" "OpenMP"
 

@@ -1,6 +1,9 @@
 # mk/: the build itself. Its test: `make help` names every target the Makefile and the
 # fragments declare.
 SCRIPT_TESTS += tests/test_make_help.sh
+# a fresh machine, simulated: building goals install missing packages before a fragment can stop
+# the parse (make test-fresh is the real one)
+SCRIPT_TESTS += tests/test_deps_first.sh
 # the code style: .clang-format over every C/C++/CUDA file (mk/format.sh)
 SCRIPT_TESTS += tests/test_format.sh
 .PHONY: format

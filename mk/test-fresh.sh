@@ -43,7 +43,7 @@ fi
 mirror=${FRESH_MIRROR:-}
 if [ -z "$mirror" ]; then
 	mirror=$(grep -hsE '^(URIs:|deb) ' /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list |
-		grep -v security | sed -E 's/^URIs: +//; s/^deb +(\[[^]]*\] +)?//' | awk '{print $1; exit}')
+		grep -v security | sed -E 's/^URIs: +//; s/^deb +(\[[^]]*\] +)?//' | awk '{print $1; exit}' || true)
 	mirror=${mirror:-http://deb.debian.org/debian}
 fi
 include=git,ca-certificates,make

@@ -18,20 +18,28 @@ typedef struct {
 
 struct BpeTokenizer {
 	int n_vocab, n_merges;
-	char **tok;       // (n_vocab) strings in bytes_to_unicode form
-	char *arena;      // backing store of tok
-	int32_t *str_tab; // (str_cap) open-addressing string -> id, -1 empty
+	uint64_t vocab_hash; // bpe_vocab_hash
+	char **tok;          // (n_vocab) strings in bytes_to_unicode form
+	char *arena;         // backing store of tok
+	int32_t *str_tab;    // (str_cap) open-addressing string -> id, -1 empty
 	size_t str_cap;
 	PairSlot *pair_tab; // (pair_cap)
 	size_t pair_cap;
 };
 
-static uint64_t hash_bytes(const char *s, size_t n)
+#define FNV_OFFSET 1469598103934665603ull
+
+// FNV-1a of s[0..n) continued from h
+static uint64_t hash_more(uint64_t h, const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
 	return h;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	return hash_more(FNV_OFFSET, s, n);
 }
 
 static uint64_t hash_u64(uint64_t x)
@@ -125,12 +133,14 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 	size_t body = 0;
 	while (body < len && text[body] != '\n')
 		body++;
-	if (body >= len) { // no header line, or nothing after it
+	if (len == 0) { // no header line
 		if (bad_line)
 			*bad_line = 1;
 		return -EINVAL;
 	}
-	body++;
+	// a header and no merges is a vocabulary of the bytes alone (open_clip reads it so): what
+	// training on captions without a repeated pair (one word, one character) gives
+	body = body < len ? body + 1 : len;
 	// the merges in use: at most BPE_MAX_MERGES lines after the header, trailing blank
 	// lines dropped
 	size_t n_lines = 0, end = body;
@@ -182,6 +192,7 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 		}
 	}
 	int line_no = 1, rc = 0;
+	uint64_t vh = FNV_OFFSET;
 	for (size_t p = body; p < end;) {
 		line_no++;
 		size_t e = p;
@@ -199,6 +210,8 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 			rc = -EILSEQ;
 			break;
 		}
+		vh = hash_more(vh, text + p, l - p);
+		vh = hash_more(vh, "\n", 1);
 		size_t nl = (size_t)(sp - text) - p, nr = l - (size_t)(sp - text) - 1;
 		t->tok[id] = a;
 		memcpy(a, text + p, nl);
@@ -237,6 +250,7 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 		str_put(t, id++);
 	}
 	t->n_vocab = id;
+	t->vocab_hash = vh ? vh : 1;
 	*out = t;
 	return 0;
 }
@@ -298,6 +312,11 @@ int bpe_load(BpeTokenizer **out, const char *path, int *bad_line)
 	int rc = bpe_load_mem(out, buf, got, bad_line);
 	free(buf);
 	return rc;
+}
+
+uint64_t bpe_vocab_hash(const BpeTokenizer *t)
+{
+	return t->vocab_hash;
 }
 
 int bpe_vocab_size(const BpeTokenizer *t)

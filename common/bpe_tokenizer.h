@@ -2,7 +2,7 @@
 // caption into context-length token ids (<|startoftext|> ... <|endoftext|>, zero padded).
 #ifndef COMMON_BPE_TOKENIZER_H
 #define COMMON_BPE_TOKENIZER_H
-// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_sot, bpe_eot, bpe_tokenize, bpe_tokenize_len, bpe_decode, bpe_token_str
+// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_vocab_hash, bpe_sot, bpe_eot, bpe_tokenize, bpe_tokenize_len, bpe_decode, bpe_token_str
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +24,10 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 void bpe_free(BpeTokenizer *t);
 
 int bpe_vocab_size(const BpeTokenizer *t);
+// The vocabulary's identity: FNV-1a 64 of the merges in use, each "left right" line with "\n"
+// (not the header, line ends or unused lines: a gzipped or CRLF copy has the same), never 0.
+// A manifest records it (ManifestHeader.vocab_hash), so captions are never read with another.
+uint64_t bpe_vocab_hash(const BpeTokenizer *t);
 int bpe_sot(const BpeTokenizer *t);
 int bpe_eot(const BpeTokenizer *t);
 // the token's string in bytes_to_unicode form (e.g. "dog</w>"), NULL when out of range

@@ -14,6 +14,8 @@ data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_t
              common/tar.c
 
 TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
+TESTS += test_bpe_train_any
+test_bpe_train_any_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
 
 # make bench-manifest: what the data checksum at open costs on a 1M-sample manifest

@@ -1,6 +1,7 @@
 // The CPU backend's device side: host memory standing in for device memory, pinned and
 // registered ranges (checked like a GPU would need them), streams that run at once, the table.
 #include "kern_cpu.h" // defines: kcpu_*, KRawOps
+#include "proc_mem.h" // defines: proc_mem_available
 
 #include <errno.h>
 #include <stdlib.h>
@@ -146,14 +147,15 @@ static int cpu_convert(KernCtx *c, KTensor *dst, const KTensor *src)
 	return 0;
 }
 
-// the machine's memory stands for the device's: free pages (not counting the page cache the
-// kernel would give back) and all of them
+// the machine's memory stands for the device's: what the kernel can still hand out (MemAvailable:
+// free pages and the page cache it gives back; MemFree alone refused models that fit) and all of it
 static int cpu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes)
 {
-	long page = sysconf(_SC_PAGESIZE), avail = sysconf(_SC_AVPHYS_PAGES), all = sysconf(_SC_PHYS_PAGES);
-	if (page <= 0 || avail < 0 || all <= 0)
+	long page = sysconf(_SC_PAGESIZE), all = sysconf(_SC_PHYS_PAGES);
+	uint64_t avail;
+	if (page <= 0 || all <= 0 || proc_mem_available(&avail, NULL) < 0)
 		return -ENOTSUP;
-	*free_bytes = (size_t)avail * (size_t)page;
+	*free_bytes = (size_t)avail;
 	*total_bytes = (size_t)all * (size_t)page;
 	return 0;
 }

@@ -13,6 +13,9 @@
 // unless they start with '/'.
 // Version 2 added the per-chunk packet index (packets and codec configuration sections, the
 // chunk record's index fields); version 1 files are refused (tools/prep --upgrade converts).
+// Within a version, a field may only be added in reserved space whose zero means "not
+// recorded", so older files of the version stay readable: vocab_hash is such a field (version 2
+// files written before it have 0, and readers fall back to the bpe_merges.txt next to them).
 #define MANIFEST_MAGIC "AVCLIPMF"
 #define MANIFEST_VERSION 2u
 
@@ -39,7 +42,8 @@ typedef struct {
 	uint64_t packets_off;               // ManifestPacket[n_packets]: each indexed chunk's packets in decode order
 	uint64_t n_packets;
 	uint64_t configs_off, configs_size; // codec configuration bytes (H.264 avcC) chunks point into
-	uint64_t reserved[2];
+	uint64_t vocab_hash; // bpe_vocab_hash of the merges the captions were tokenized with (0: not recorded)
+	uint64_t reserved1;
 } ManifestHeader;
 
 typedef struct {
@@ -118,6 +122,7 @@ static_assert(offsetof(ManifestHeader, n_samples) == 48, "manifest header layout
 static_assert(offsetof(ManifestHeader, strings_off) == 80, "manifest header layout");
 static_assert(offsetof(ManifestHeader, tokens_off) == 136, "manifest header layout");
 static_assert(offsetof(ManifestHeader, configs_size) == 168, "manifest header layout");
+static_assert(offsetof(ManifestHeader, vocab_hash) == 176, "manifest header layout");
 static_assert(sizeof(ManifestVideo) == 24, "manifest video record");
 static_assert(sizeof(ManifestChunk) == 80, "manifest chunk record");
 static_assert(offsetof(ManifestChunk, width) == 40, "manifest chunk layout");

@@ -1,6 +1,7 @@
 // Dataset manifest reader: mmap, then header and table validation so that every accessor
 // can index without further checks; bad files produce an error line, never a fault.
 #include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
+#include "bpe_tokenizer.h"   // defines: bpe_load, bpe_vocab_hash, bpe_free
 #include "errbuf.h"          // defines: err_fmt
 
 #include <errno.h>
@@ -389,4 +390,45 @@ int manifest_check_data(const Manifest *m, char *err, size_t errlen)
 				       (unsigned long long)(k / h->context), (unsigned long long)(k % h->context),
 				       all[k], h->vocab_size);
 	return 0;
+}
+
+// the bpe_merges.txt next to the manifest (tools/prep keeps the vocabulary there): its hash, 0 when
+// there is none or it does not load
+static uint64_t nearby_vocab(const Manifest *m, char *path, size_t cap)
+{
+	struct stat st;
+	BpeTokenizer *t;
+	int line;
+	if (manifest_resolve(m, "bpe_merges.txt", path, cap) || stat(path, &st) || !S_ISREG(st.st_mode) ||
+	    bpe_load(&t, path, &line))
+		return 0;
+	uint64_t h = bpe_vocab_hash(t);
+	bpe_free(t);
+	return h;
+}
+
+int manifest_vocab(const Manifest *m, uint64_t *hash, char *merges, size_t cap)
+{
+	char path[4200];
+	uint64_t near = nearby_vocab(m, path, sizeof path), rec = m->h->vocab_hash;
+	*hash = rec ? rec : near;
+	if (merges && cap)
+		snprintf(merges, cap, "%s", near && near == *hash ? path : "");
+	return rec ? MANIFEST_VOCAB_RECORDED : near ? MANIFEST_VOCAB_NEARBY : MANIFEST_VOCAB_UNKNOWN;
+}
+
+int manifest_vocab_check(const Manifest *m, const char *path, uint64_t want, const char *who, const char *want_merges,
+			 char *err, size_t errlen)
+{
+	uint64_t have;
+	manifest_vocab(m, &have, NULL, 0);
+	if (!want || !have || have == want)
+		return 0;
+	return err_fmt(err, errlen, -EINVAL,
+		       "%s: its captions were tokenized with another vocabulary (bpe %016llx) than %s (bpe %016llx), "
+		       "so every caption would read as other words and the figures would be wrong: prepare it again "
+		       "with the same tools/prep command plus --bpe %s",
+		       path, (unsigned long long)have, who, (unsigned long long)want,
+		       want_merges && *want_merges ? want_merges
+						   : "MERGES (the merges file of the model's vocabulary)");
 }

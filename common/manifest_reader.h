@@ -2,7 +2,7 @@
 // trainer and tools can index chunks, keyframes, samples and caption tokens in place.
 #ifndef COMMON_MANIFEST_READER_H
 #define COMMON_MANIFEST_READER_H
-// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve
+// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve, manifest_vocab, manifest_vocab_check, MANIFEST_VOCAB_*
 
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...
 
@@ -50,5 +50,21 @@ int manifest_check_data(const Manifest *m, char *err, size_t errlen);
 int manifest_open_verified(Manifest **out, const char *path, char *err, size_t errlen);
 // path of a string-table file name resolved against the manifest's folder into buf
 int manifest_resolve(const Manifest *m, const char *name, char *buf, size_t cap);
+
+// Where manifest_vocab found the captions' vocabulary.
+#define MANIFEST_VOCAB_UNKNOWN 0  // not recorded, and no loadable bpe_merges.txt next to it
+#define MANIFEST_VOCAB_RECORDED 1 // the header's vocab_hash
+#define MANIFEST_VOCAB_NEARBY 2   // a manifest written before vocab_hash: the bpe_merges.txt next to it
+// The vocabulary the captions were tokenized with (bpe_vocab_hash) into *hash (0 when unknown), and
+// in merges (when not NULL, cap bytes) the merges file of it next to the manifest when there is one
+// with that hash ("" otherwise): the file to pass to tools/prep --bpe so another split agrees.
+int manifest_vocab(const Manifest *m, uint64_t *hash, char *merges, size_t cap);
+// Refuses captions tokenized with another vocabulary than the model's. path: how the manifest is
+// named in the message ("--eval-manifest FILE"); want: the vocabulary of `who` (e.g. "the training
+// manifest FILE", "checkpoint FILE"), 0 = unknown: nothing to check; want_merges: that
+// vocabulary's merges file ("" unknown). 0 when they agree or either is unknown; -EINVAL with the
+// sentence and the command that fixes it in err.
+int manifest_vocab_check(const Manifest *m, const char *path, uint64_t want, const char *who, const char *want_merges,
+			 char *err, size_t errlen);
 
 #endif

@@ -32,6 +32,7 @@ static void *vec_push(Vec *v)
 
 struct ManifestWriter {
 	uint32_t context, vocab_size, chunk_ms, short_side;
+	uint64_t vocab_hash;
 	Vec strings; // (bytes)
 	Vec videos, chunks, keyframes, shards, samples, tokens;
 	Vec packets, configs;                       // configs: (bytes)
@@ -70,6 +71,11 @@ void manifest_writer_free(ManifestWriter *w)
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		free(v[i]->data);
 	free(w);
+}
+
+void manifest_writer_set_vocab(ManifestWriter *w, uint64_t vocab_hash)
+{
+	w->vocab_hash = vocab_hash;
 }
 
 static int64_t add_string(ManifestWriter *w, const char *s)
@@ -331,6 +337,7 @@ int manifest_write(ManifestWriter *w, const char *path)
 	h.n_videos = (uint32_t)w->videos.n, h.n_chunks = (uint32_t)w->chunks.n, h.n_shards = (uint32_t)w->shards.n;
 	h.context = w->context, h.n_samples = w->samples.n, h.n_keyframes = w->keyframes.n;
 	h.vocab_size = w->vocab_size, h.chunk_ms = w->chunk_ms, h.short_side = w->short_side;
+	h.vocab_hash = w->vocab_hash;
 	h.n_packets = w->packets.n;
 	struct {
 		uint64_t *off;

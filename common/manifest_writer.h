@@ -2,7 +2,7 @@
 // with caption tokens) and writes it atomically (temp file, fsync, rename).
 #ifndef COMMON_MANIFEST_WRITER_H
 #define COMMON_MANIFEST_WRITER_H
-// defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_add_video, manifest_add_chunk, manifest_set_chunk_index, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write
+// defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_writer_set_vocab, manifest_add_video, manifest_add_chunk, manifest_set_chunk_index, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write
 
 #include "manifest_format.h" // defines: ManifestPacket, MANIFEST_CODEC_*
 
@@ -15,6 +15,8 @@ typedef struct ManifestWriter ManifestWriter;
 int manifest_writer_new(ManifestWriter **out, uint32_t context, uint32_t vocab_size, uint32_t chunk_ms,
 			uint32_t short_side);
 void manifest_writer_free(ManifestWriter *w);
+// records the captions' vocabulary (bpe_vocab_hash of the tokenizer that made the token ids)
+void manifest_writer_set_vocab(ManifestWriter *w, uint64_t vocab_hash);
 
 // Each add returns the new record's index (>= 0) or -EINVAL / -ENOMEM.
 int64_t manifest_add_video(ManifestWriter *w, const char *name, uint64_t duration_ms);

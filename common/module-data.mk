@@ -17,6 +17,8 @@ TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_trai
 TESTS += test_bpe_train_any
 test_bpe_train_any_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
+TESTS += test_manifest_vocab
+test_manifest_vocab_LIBS := data common
 
 # make bench-manifest: what the data checksum at open costs on a 1M-sample manifest
 BENCHES += bench_manifest

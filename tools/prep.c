@@ -214,9 +214,22 @@ static BpeTokenizer *tokenizer(const PrepOpts *o, const char *mdir, char *const 
 		log_info("using the vocabulary in %s (--train-bpe N trains a new one)", own);
 	}
 	if (src) {
-		if ((rc = bpe_load(&t, src, &line)) < 0)
-			log_fatalx("--bpe %s: %s%s", src, strerror(-rc),
-				   line ? " (see its line number in the file)" : "");
+		if ((rc = bpe_load(&t, src, &line)) < 0) {
+			char where[4300];
+			snprintf(where, sizeof where, line ? "%s:%d" : "%s", src, line);
+			const char *why =
+				!line ? strerror(-rc)
+				: rc == -EILSEQ
+					? "this line is not UTF-8"
+					: "malformed line (a merges file has one header line, then \"LEFT RIGHT\" "
+					  "lines)";
+			if (src == own) // reused without being asked for: say how to get a good one
+				log_fatalx(
+					"%s: %s; it is not a merges file prep can use: remove it (or pass --train-bpe N) "
+					"to train a new vocabulary, or pass --bpe FILE",
+					where, why);
+			log_fatalx("--bpe %s: %s", where, why);
+		}
 	} else if (n == 0) { // nothing to learn a vocabulary from, and nothing to tokenize with it
 		log_warnx("no captions to prepare: no vocabulary trained and no manifest written (see the report)");
 		return NULL;
@@ -245,12 +258,19 @@ static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size
 	bpe_trainer_free(tr);
 	char path[4096], tmp[4200];
 	snprintf(path, sizeof(path), "%s/bpe_merges.txt", o->out);
+	// loaded before it is written: a vocabulary that does not load never reaches the file a rerun reuses
+	if ((rc = bpe_load_mem(&t, text, len, &line)) < 0)
+		log_fatalx("the vocabulary trained from %zu captions does not load (%s at its line %d): nothing "
+			   "written; please report this with the captions",
+			   n, strerror(-rc), line);
 	snprintf(tmp, sizeof(tmp), "%s.part", path);
 	FILE *f = fopen(tmp, "w");
-	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0 || rename(tmp, path) < 0)
+	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0 || rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		errno = e;
 		log_fatal("writing %s", path);
-	if ((rc = bpe_load_mem(&t, text, len, &line)) < 0)
-		log_fatalx("trained vocabulary does not load: %s", strerror(-rc));
+	}
 	free(text);
 	log_info("trained a BPE vocabulary of %d tokens (%d merges) from %zu captions: %s", bpe_vocab_size(t), n_merges,
 		 n, path);
@@ -381,6 +401,8 @@ static void prep_shards(PrepRun *run)
 	free(caps);
 	if (run->tok && manifest_writer_new(&run->w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(run->tok), 0, 0) < 0)
 		log_fatalx("tokenizer vocabulary too large for the manifest");
+	if (run->w)
+		manifest_writer_set_vocab(run->w, bpe_vocab_hash(run->tok));
 	for (size_t i = 0; i < nn; i++) {
 		if (!run->w || (!ix[i].size && !ix[i].n)) { // nothing of it goes into a manifest
 			prep_tar_free(&ix[i]);
@@ -542,6 +564,8 @@ static void prep_videos(PrepRun *run)
 	if (run->tok && manifest_writer_new(&run->w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(run->tok),
 					    (uint32_t)o->chunk.chunk_sec * 1000, (uint32_t)o->chunk.short_side) < 0)
 		log_fatalx("tokenizer vocabulary too large for the manifest");
+	if (run->w)
+		manifest_writer_set_vocab(run->w, bpe_vocab_hash(run->tok));
 	int64_t *vidx = malloc((nv + 1) * sizeof(int64_t));
 	uint32_t *first_chunk = malloc((nv + 1) * sizeof(uint32_t));
 	add_videos(run, &p, vidx, first_chunk);

@@ -60,6 +60,15 @@ int prep_info(const char *path)
 	       (unsigned long long)images);
 	printf("captions      context %u, vocabulary %u, %.1f tokens on average, %llu cut at the context\n", h->context,
 	       h->vocab_size, h->n_samples ? (double)tokens / h->n_samples : 0, (unsigned long long)cut);
+	// the captions' vocabulary identity (tools/eval, the trainer and launch.sh compare it)
+	uint64_t vh;
+	char merges[4200];
+	static const char *const from[] = {[MANIFEST_VOCAB_UNKNOWN] = "not recorded, and no bpe_merges.txt next to it",
+					   [MANIFEST_VOCAB_RECORDED] = "recorded",
+					   [MANIFEST_VOCAB_NEARBY] = "not recorded: the bpe_merges.txt next to it"};
+	int src = manifest_vocab(m, &vh, merges, sizeof merges);
+	printf("merges        bpe %016llx (%s)%s%s\n", (unsigned long long)vh, from[src], merges[0] ? ", file " : "",
+	       merges);
 	manifest_close(m);
 	return 0;
 }

@@ -7,7 +7,7 @@ INC_DIRS += trainer
 USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout common
 LIBS += avtrain
 avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
-                trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c
+                trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c
 # NCCL (comm's backend for GPU ranks) and, where the build has it (kernels/cuda/module.mk), the
@@ -36,7 +36,7 @@ SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/te
                 tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \
                 tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh \
                 tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh \
-                tests/test_trainer_waits.sh tests/test_trainer_ckpt_fail.sh
+                tests/test_trainer_waits.sh tests/test_trainer_ckpt_fail.sh tests/test_trainer_keep_best.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

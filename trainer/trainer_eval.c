@@ -185,8 +185,8 @@ static int embed_batch(TrainerEval *e, ClipModel *m, int valid, char *err, size_
 	return rc;
 }
 
-int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, double *t2v_r1, double *v2t_r1,
-		     double *chance_r1, char *err, size_t errlen)
+int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, EvalReport *out, char *err,
+		     size_t errlen)
 {
 	memset(e->seen, 0, (size_t)e->n);
 	int rc = 0;
@@ -214,8 +214,6 @@ int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *pat
 		snprintf(err, errlen, "writing %s: %s", path, strerror(-rc));
 		return rc;
 	}
-	*t2v_r1 = 100.0 * r.t2v.r1;
-	*v2t_r1 = 100.0 * r.v2t.r1;
-	*chance_r1 = 100.0 * r.chance.r1;
+	*out = r;
 	return 0;
 }

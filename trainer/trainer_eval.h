@@ -10,7 +10,8 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
 
-#include "model.h" // defines: ClipModel, KernCtx
+#include "eval_report.h" // defines: EvalReport
+#include "model.h"       // defines: ClipModel, KernCtx
 
 typedef struct TrainerEval TrainerEval;
 
@@ -23,10 +24,10 @@ int trainer_eval_open(TrainerEval **out, KernCtx *ctx, const char *ring, const c
 		      int match_caption, double timeout_s, char *err, size_t errlen);
 // Embeds the next pass of the ring with the current weights of the model given to trainer_eval_open
 // (m), in fixed blocks of EVAL_EMBED_BLOCK whatever the training batch, and appends one JSON line with
-// `step` to path; *t2v_r1, *v2t_r1, *chance_r1 (percent) for the log line. A sample the loaders
+// `step` to path; *out: the report that line holds (the log line, --keep-best). A sample the loaders
 // could not decode, or a pass that is not every sample once, is an error. 0 or -errno with err.
-int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, double *t2v_r1, double *v2t_r1,
-		     double *chance_r1, char *err, size_t errlen);
+int trainer_eval_run(TrainerEval *e, ClipModel *m, int64_t step, const char *path, EvalReport *out, char *err,
+		     size_t errlen);
 void trainer_eval_close(TrainerEval *e);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "fastclip.h"     // defines: fastclip_flag_table, fastclip_config_describe, fastclip_kind_parse
 #include "flags.h"        // defines: FlagSpec, flags_parse, flags_split, flags_help, flags_describe, ...
+#include "trainer_best.h" // defines: TRAINER_BEST_METRICS
 #include "trainer_dist.h" // defines: trainer_dist_resolve
 
 static const FlagSpec flags[] = {
@@ -129,7 +130,10 @@ static const FlagSpec flags[] = {
 	 .help = "a retrieval hit: instance (the query's own sample) or caption (any sample with its caption)",
 	 .choices = "instance|caption"},
 	{"keep-last", FLAG_INT, FLAG_AT(TrainerConfig, keep_last), 0, 1000000, "3",
-	 .help = "checkpoints kept (0: all)"},
+	 .help = "checkpoints kept in RUN_DIR/ckpt (0: all); the --keep-best one is apart, in RUN_DIR/ckpt/best, never removed by this"},
+	{"keep-best", FLAG_CHOICE, FLAG_AT(TrainerConfig, keep_best), 0, 0, "none",
+	 .help = "keep the checkpoint of the evaluation with the highest held-out score under this eval.jsonl key in RUN_DIR/ckpt/best (its LATEST, best.json: metric, score, step); tools/eval --ckpt RUN_DIR/ckpt/best scores it; needs --eval-manifest",
+	 .choices = TRAINER_BEST_METRICS},
 	{"log-every", FLAG_I64, FLAG_AT(TrainerConfig, log_every), 1, 1e15, "1",
 	 .help = "steps between progress log lines"},
 	{"metrics-every", FLAG_INT, FLAG_AT(TrainerConfig, metrics_every), 1, 100000, "1",
@@ -260,6 +264,11 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
 		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)",
 			 cfg->loss_name);
+		return -EINVAL;
+	}
+	if (strcmp(cfg->keep_best, "none") && !cfg->eval_manifest[0]) {
+		snprintf(err, errlen, "--keep-best %s needs --eval-manifest: the held-out score it keeps the best of",
+			 cfg->keep_best);
 		return -EINVAL;
 	}
 	if (cfg->eval_manifest[0] && !cfg->eval_ring[0] &&

@@ -20,6 +20,7 @@
 #include "log.h"             // defines: log_init, log_info, log_fatalx
 #include "model.h"           // defines: ParamSpec, model_layout
 #include "trainer_dist.h"    // defines: trainer_dist_open_device, trainer_dist_open_comm
+#include "trainer_best.h"    // defines: TrainerBest, trainer_best_open, trainer_best_describe
 #include "trainer_ckpt.h"    // defines: trainer_ckpt_load, trainer_ckpt_first_position
 #include "trainer_eval.h"    // defines: TrainerEval, trainer_eval_open, trainer_eval_close
 #include "trainer_flags.h"   // defines: TrainerConfig, trainer_flags_parse, ...
@@ -475,6 +476,12 @@ int main(int argc, char **argv)
 	if (!r.positions)
 		log_fatalx("out of memory");
 	load_or_init(&c, &r, &in);
+	TrainerBest best;
+	if (ev && strcmp(c.keep_best, "none")) {
+		if (trainer_best_open(&best, ckdir, c.keep_best, r.last_ckpt >= 0, err, sizeof err) < 0)
+			log_fatalx("%s", err);
+		r.best = &best;
+	}
 	log_start(&c, &in, ts, ctx, (const char *[]){why_dev, why_threads, memline, prec}, r.step);
 	if (c.rank == 0 && !(r.mf = trainer_metrics_open(mpath, r.last_ckpt >= 0 ? r.step : -1)))
 		log_fatalx("cannot open %s: %s", mpath, strerror(errno));
@@ -482,6 +489,11 @@ int main(int argc, char **argv)
 	trainer_run(&r);
 
 	log_end(&c, &r, &in);
+	if (r.best) {
+		char line[1400];
+		trainer_best_describe(r.best, line, sizeof line);
+		log_info("%s", line);
+	}
 	if (r.mf)
 		fclose(r.mf);
 	free(r.positions);

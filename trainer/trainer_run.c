@@ -16,6 +16,7 @@
 #include <time.h>   // defines: clock_gettime
 
 #include "log.h"          // defines: log_info, log_error, log_debug, log_fatalx
+#include "trainer_best.h" // defines: trainer_best_offer
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save
 
 typedef struct {
@@ -137,11 +138,23 @@ static void checkpoint(TrainerRun *r)
 static void evaluate(TrainerRun *r)
 {
 	char err[512];
-	double t2v, v2t, chance, te = time_mono_s();
-	if (trainer_eval_run(r->ev, r->ts->model, r->step, r->epath, &t2v, &v2t, &chance, err, sizeof err) < 0)
+	double te = time_mono_s();
+	EvalReport rep;
+	if (trainer_eval_run(r->ev, r->ts->model, r->step, r->epath, &rep, err, sizeof err) < 0)
 		log_fatalx("evaluation at step %lld failed: %s", (long long)r->step, err);
-	log_info("eval at step %lld: R@1 text->video %.1f%% video->text %.1f%% (chance %.1f%%) in %.1f s",
-		 (long long)r->step, t2v, v2t, chance, time_mono_s() - te);
+	log_info("eval at step %lld: R@1 %s %.1f%% %s %.1f%% (chance %.1f%%) in %.1f s", (long long)r->step,
+		 eval_report_dir(&rep, 1), 100 * rep.t2v.r1, eval_report_dir(&rep, 0), 100 * rep.v2t.r1,
+		 100 * rep.chance.r1, time_mono_s() - te);
+	if (!r->best)
+		return;
+	// a failed save loses no training: the previous best stays, and the next evaluation tries again
+	int rc = trainer_best_offer(r->best, &rep, r->ts, r->step, r->positions, r->c->ranks, r->in->seed, err,
+				    sizeof err);
+	if (rc < 0)
+		log_error("step %lld: %s", (long long)r->step, err);
+	else if (rc > 0)
+		log_info("step %lld: %s %.1f%% is the best so far: kept in %s", (long long)r->step, r->best->metric,
+			 100 * r->best->score, r->best->dir);
 }
 
 // whether any rank's ingest was cancelled by a stop request (every rank calls it each step)

@@ -9,6 +9,7 @@
 #include <stdint.h> // defines: int64_t, uint64_t
 #include <stdio.h>  // defines: FILE
 
+#include "trainer_best.h"    // defines: TrainerBest
 #include "trainer_eval.h"    // defines: TrainerEval
 #include "trainer_flags.h"   // defines: TrainerConfig
 #include "trainer_ingest.h"  // defines: TrainerIngest
@@ -21,8 +22,9 @@ typedef struct {
 	Comm *comm;
 	TrainStep *ts;
 	TrainerIngest *in;
-	TrainerEval *ev; // rank 0 with --eval-manifest, else NULL
-	FILE *mf;        // rank 0's metrics.jsonl, else NULL
+	TrainerEval *ev;   // rank 0 with --eval-manifest, else NULL
+	TrainerBest *best; // rank 0 with --keep-best, else NULL
+	FILE *mf;          // rank 0's metrics.jsonl, else NULL
 	const char *ckdir, *mpath, *epath;
 	volatile sig_atomic_t *stop; // set by the signal handler
 	int64_t step, last_ckpt;     // the step to run next; the last checkpoint's step (-1: none)

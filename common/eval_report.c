@@ -1,6 +1,6 @@
 // The retrieval half of an evaluation from features (tools/eval and the trainer's in-process
 // evaluation): similarity, ranks both ways next to chance, caption groups; the report as text or JSON.
-#include "eval_report.h" // defines: EvalReport, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_json
+#include "eval_report.h" // defines: EvalReport, eval_check_finite, eval_score_retrieval, eval_report_dir, eval_report_table, eval_report_json
 
 #include <errno.h>  // defines: ENOMEM, EDOM
 #include <math.h>   // defines: isfinite, isnan
@@ -74,6 +74,9 @@ int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *t
 	    !(rc = eval_check_finite(tfeat, n, E, "caption feature of sample", err, errlen))) {
 		r->n = n;
 		r->match_caption = match_caption;
+		r->image = n > 0;
+		for (int64_t i = 0; i < n && r->image; i++)
+			r->image = manifest_sample(man, (uint64_t)i)->kind == MANIFEST_KIND_IMAGE;
 		eval_similarity(vfeat, n, tfeat, n, E, sim); // (videos, captions)
 		rc = eval_check_finite(sim, n, n, "similarity of video (row) to caption (element)", err, errlen);
 	}
@@ -98,6 +101,13 @@ int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *t
 	return rc;
 }
 
+const char *eval_report_dir(const EvalReport *r, int text_to_visual)
+{
+	if (text_to_visual)
+		return r->image ? "text->image" : "text->video";
+	return r->image ? "image->text" : "video->text";
+}
+
 static void row(FILE *f, const char *name, const EvalRetrieval *x)
 {
 	fprintf(f, "  %-12s %7.2f %7.2f %7.2f %9.1f %9.1f\n", name, 100 * x->r1, 100 * x->r5, 100 * x->r10,
@@ -107,8 +117,8 @@ static void row(FILE *f, const char *name, const EvalRetrieval *x)
 void eval_report_table(FILE *f, const EvalReport *r)
 {
 	fprintf(f, "retrieval, %lld samples   R@1 %%   R@5 %%  R@10 %%  med.rank mean rank\n", (long long)r->n);
-	row(f, "text->video", &r->t2v);
-	row(f, "video->text", &r->v2t);
+	row(f, eval_report_dir(r, 1), &r->t2v);
+	row(f, eval_report_dir(r, 0), &r->v2t);
 	row(f, "chance", &r->chance);
 	if (r->match_caption)
 		fprintf(f, "  (a hit: any of the samples with the query's caption; %lld distinct captions)\n",
@@ -120,9 +130,9 @@ void eval_report_table(FILE *f, const EvalReport *r)
 			(long long)r->captions);
 	if (r->has_rel) {
 		fprintf(f, "EPIC-style relevance            mAP    nDCG\n");
-		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries with a relevance-1 caption)\n", "video->text",
+		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries with a relevance-1 caption)\n", eval_report_dir(r, 0),
 			100 * r->map_v2t, 100 * r->ndcg_v2t, (long long)r->rel_queries_v2t);
-		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries)\n", "text->video", 100 * r->map_t2v, 100 * r->ndcg_t2v,
+		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries)\n", eval_report_dir(r, 1), 100 * r->map_t2v, 100 * r->ndcg_t2v,
 			(long long)r->rel_queries_t2v);
 		fprintf(f, "  %-28s %6.2f %6.2f\n", "average", 50 * (r->map_v2t + r->map_t2v),
 			50 * (r->ndcg_v2t + r->ndcg_t2v));
@@ -161,8 +171,8 @@ static void json_ret(FILE *f, const char *p, const EvalRetrieval *x)
 
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source)
 {
-	fprintf(f, "{\"n\":%lld,\"captions\":%lld,\"match\":\"%s\"", (long long)r->n, (long long)r->captions,
-		r->match_caption ? "caption" : "instance");
+	fprintf(f, "{\"n\":%lld,\"captions\":%lld,\"match\":\"%s\",\"media\":\"%s\"", (long long)r->n,
+		(long long)r->captions, r->match_caption ? "caption" : "instance", r->image ? "image" : "video");
 	if (step >= 0)
 		fprintf(f, ",\"step\":%lld", (long long)step);
 	if (source) {

@@ -2,7 +2,8 @@
 // trainer's in-process evaluation: ranks both ways next to chance, as a table or one JSON line.
 #ifndef COMMON_EVAL_REPORT_H
 #define COMMON_EVAL_REPORT_H
-// defines: EvalReport, EVAL_EMBED_BLOCK, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_json
+// defines: EvalReport, EVAL_EMBED_BLOCK, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir,
+//          eval_report_json
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
@@ -21,6 +22,7 @@ typedef struct {
 	int64_t n;                      // samples evaluated
 	int64_t captions;               // distinct captions among them
 	int match_caption;              // hits: the sample itself (0) or any sample with its caption (1)
+	int image;                      // every sample an image (image–text): rows say image, not video
 	EvalRetrieval t2v, v2t, chance; // chance: a random ranking of n candidates
 	int has_rel;                    // mAP / nDCG computed
 	double map_v2t, map_t2v, ndcg_v2t, ndcg_t2v;
@@ -48,6 +50,8 @@ int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *t
 // human table; JSON: one object on one line with flat keys (n, captions, match, t2v_r1 ... v2t_medr, chance_r1 ...,
 // map_v2t ..., zs_top1 ...), plus step and source when given (step < 0 and NULL leave them out)
 void eval_report_table(FILE *f, const EvalReport *r);
+// a direction's name: "text->video" / "video->text", or text->image / image->text for image–text
+const char *eval_report_dir(const EvalReport *r, int text_to_visual);
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source);
 
 #endif

@@ -183,19 +183,27 @@ static int distance(const char *a, const char *b)
 	return row[lb];
 }
 
-static void unknown(const FlagSpec *t, int n, const char *name, char *err, size_t errlen)
+static void unknown_in(const FlagTable *tabs, int ntabs, const char *name, char *err, size_t errlen)
 {
 	const FlagSpec *best = NULL;
 	int bd = 3; // a suggestion only when at most two edits away
-	for (int i = 0; i < n; i++) {
-		int d = distance(name, t[i].name);
-		if (d < bd)
-			bd = d, best = &t[i];
-	}
+	for (int k = 0; k < ntabs; k++)
+		for (int i = 0; i < tabs[k].n; i++) {
+			const FlagSpec *f = &tabs[k].t[i];
+			int d = distance(name, f->name);
+			if (d < bd)
+				bd = d, best = f->renamed ? flags_find(tabs[k].t, tabs[k].n, f->renamed) : f;
+		}
 	if (best)
 		snprintf(err, errlen, "unknown flag --%s (did you mean --%s?)", name, best->name);
 	else
 		snprintf(err, errlen, "unknown flag --%s (see --help)", name);
+}
+
+static void unknown(const FlagSpec *t, int n, const char *name, char *err, size_t errlen)
+{
+	FlagTable one = {t, n};
+	unknown_in(&one, 1, name, err, errlen);
 }
 
 int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen, const char **value,
@@ -288,6 +296,73 @@ int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, Flag
 		}
 		if (flags_set(f, cfg, v, err, errlen) < 0)
 			return -EINVAL;
+	}
+	return 0;
+}
+
+// the entry called name in any of the tables, or NULL
+static const FlagSpec *find_in(const FlagTable *tabs, int ntabs, const char *name)
+{
+	for (int k = 0; k < ntabs; k++) {
+		const FlagSpec *f = flags_find(tabs[k].t, tabs[k].n, name);
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+int flags_check_known(const FlagTable *tabs, int ntabs, int argc, char **argv, char *err, size_t errlen)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--"))
+			return 0;
+		if (a[0] != '-' || !a[1])
+			continue; // a positional argument: the parser decides
+		if (a[1] != '-') { // -j 4, -n: a value follows an alias that takes one
+			for (int k = 0; k < ntabs; k++) {
+				const FlagSpec *f = find_alias(tabs[k].t, tabs[k].n, a[1]);
+				if (f) {
+					i += takes_value(f) && !a[2];
+					break;
+				}
+			}
+			continue;
+		}
+		char name[64];
+		const char *eq = strchr(a + 2, '=');
+		size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		snprintf(name, sizeof name, "%.*s", (int)(l < sizeof name ? l : sizeof name - 1), a + 2);
+		const FlagSpec *f = find_in(tabs, ntabs, name);
+		if (!f && !strncmp(name, "no-", 3)) {
+			const FlagSpec *g = find_in(tabs, ntabs, name + 3);
+			if (g && g->type == FLAG_SWITCH)
+				continue;
+		}
+		if (!f) {
+			unknown_in(tabs, ntabs, name, err, errlen);
+			return -EINVAL;
+		}
+		i += !eq && takes_value(f);
+	}
+	return 0;
+}
+
+int flags_renamed_used(const FlagSpec *t, int n, int argc, char **argv, char *msg, size_t len)
+{
+	for (int i = 1; i < argc; i++) {
+		char name[64], err[128];
+		const char *v;
+		if (!strcmp(argv[i], "--"))
+			return 0;
+		if (flags_split(t, n, argc, argv, &i, name, sizeof name, &v, err, sizeof err) != 0)
+			continue;
+		const FlagSpec *f = flags_find(t, n, name);
+		if (f && f->renamed) {
+			snprintf(msg, len, "--%s is now called --%s; the old name goes away in a later release", f->name,
+				 f->renamed);
+			return 1;
+		}
 	}
 	return 0;
 }

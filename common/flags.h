@@ -2,8 +2,9 @@
 // parses argv (--name value, --name=value), fills a config struct, and generates --help and the log line.
 #ifndef COMMON_FLAGS_H
 #define COMMON_FLAGS_H
-// defines: FlagType, FlagSpec, FlagRest, FLAG_AT, FLAG_NO_LOG, flags_defaults, flags_set, flags_find,
-//          flags_parse, flags_split, flags_help, flags_describe, flags_config_argv
+// defines: FlagType, FlagSpec, FlagRest, FlagTable, FLAG_AT, FLAG_NO_LOG, flags_defaults, flags_set, flags_find,
+//          flags_parse, flags_split, flags_check_known, flags_renamed_used, flags_help, flags_describe,
+//          flags_config_argv
 
 #include <stddef.h> // defines: size_t, offsetof
 
@@ -33,7 +34,14 @@ typedef struct {
 		*choices; // FLAG_CHOICE, FLAG_ENUM: "a|b|c" (also the placeholder in --help: others show INT, NUM, STR)
 	char alias;       // a one-letter short form (-n, -j 4), 0: none
 	unsigned attr;    // FLAG_NO_LOG
+	const char *renamed; // an old name kept for a while: the entry's new name (left out of --help and the log)
 } FlagSpec;
+
+// one of the tables a program reads its flags from (the trainer: its own, the model's, FastCLIP's)
+typedef struct {
+	const FlagSpec *t;
+	int n;
+} FlagTable;
 
 // offset and size of field f of struct type T, for FlagSpec.off/.size
 #define FLAG_AT(T, f) offsetof(T, f), sizeof(((T *)0)->f)
@@ -62,6 +70,14 @@ int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, Flag
 // positional argument, name unset). 0, or -EINVAL ("--x needs a value").
 int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen, const char **value,
 		char *err, size_t errlen);
+// Every flag of argv[1..argc) (up to "--") is named by one of the tables (--no-NAME of a switch
+// counts): 0, or -EINVAL with err "unknown flag --manfest (did you mean --manifest?)", the nearest
+// name over all tables. Programs with flags in several tables call it before any other check, so a
+// misspelt flag is reported as such and not as the required flag it was meant to be.
+int flags_check_known(const FlagTable *tabs, int ntabs, int argc, char **argv, char *err, size_t errlen);
+// 1 when argv gives a flag by a table entry's old name (FlagSpec.renamed), with msg saying
+// "--threads is now called --workers; the old name goes away in a later release"; else 0.
+int flags_renamed_used(const FlagSpec *t, int n, int argc, char **argv, char *msg, size_t len);
 // The flag lines of --help: "  --name TYPE   help (default D) [lo, hi]", help aligned in one
 // column and wrapped at 100. The characters written (as snprintf: may exceed len).
 int flags_help(const FlagSpec *t, int n, char *buf, size_t len);

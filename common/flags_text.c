@@ -54,6 +54,8 @@ int flags_help(const FlagSpec *t, int n, char *buf, size_t len)
 	int col = 0;
 	char left[160], text[2048];
 	for (int i = 0; i < n; i++) {
+		if (t[i].renamed)
+			continue;
 		int l = left_part(&t[i], left, sizeof left) + 4;
 		if (l > col && l <= HELP_COL_MAX)
 			col = l;
@@ -62,6 +64,8 @@ int flags_help(const FlagSpec *t, int n, char *buf, size_t len)
 	if (len)
 		buf[0] = 0;
 	for (int i = 0; i < n; i++) {
+		if (t[i].renamed)
+			continue;
 		int l = left_part(&t[i], left, sizeof left);
 		help_text(&t[i], text, sizeof text);
 		char pad[160];
@@ -106,7 +110,7 @@ int flags_describe(const FlagSpec *t, int n, const void *cfg, char *buf, size_t 
 		const char *p = (const char *)cfg + f->off;
 		const char *sep = w ? " " : "";
 		char one[1200];
-		if (f->attr & FLAG_NO_LOG)
+		if ((f->attr & FLAG_NO_LOG) || f->renamed)
 			continue;
 		switch (f->type) {
 		case FLAG_SET:

@@ -12,4 +12,4 @@ USES_common :=
 TESTS += test_flags
 TESTS += test_proc_meminfo
 test_proc_meminfo_LIBS := common
-SCRIPT_TESTS += tests/test_flags_shared.sh
+SCRIPT_TESTS += tests/test_flags_shared.sh tests/test_flags_suggest.sh

@@ -6,16 +6,18 @@
 #include <stdio.h>  // defines: snprintf, sscanf
 #include <string.h> // defines: memset
 
-#include "flags.h" // defines: FlagSpec, FLAG_AT, flags_parse, flags_help, flags_describe
+#include "flags.h" // defines: FlagSpec, FLAG_AT, flags_parse, flags_renamed_used, flags_help, flags_describe
 
 #define F(field) FLAG_AT(LdConfig, field)
 static const FlagSpec table[] = {
 	{"ring", FLAG_STRING, F(ring), 0, 0, "avclip",
 	 .help = "shared-memory ring to fill (created by ringctl/launch)"},
-	{"manifest", FLAG_STRING, F(manifest), 0, 0, "", .help = "dataset manifest (required)"},
+	{"manifest", FLAG_STRING, F(manifest), 0, 0, "", .help = "the dataset manifest to read (required)"},
 	{"numa-node", FLAG_INT, F(numa_node), -1, 1023, "-1",
 	 .help = "pin threads and buffers to this NUMA node (-1: none)"},
-	{"threads", FLAG_INT, F(threads), 1, 256, "1", .help = "decode threads, each one ring producer"},
+	{"workers", FLAG_INT, F(threads), 1, 256, "1",
+	 .help = "decode workers (one thread each), each one ring producer (--threads of the trainer and eval are compute threads)"},
+	{"threads", FLAG_INT, F(threads), 1, 256, NULL, .renamed = "workers"},
 	{"node", FLAG_INT, F(node), 0, 4095, "0",
 	 .help = "this machine's index in a job of --nodes machines (each with its own ring)"},
 	{"nodes", FLAG_INT, F(nodes), 1, 4096, "1",
@@ -52,6 +54,8 @@ int ld_config_parse(LdConfig *c, int argc, char **argv, char *err, size_t errlen
 		return -1;
 	if (c->help)
 		return 1;
+	if (!flags_renamed_used(table, N_ENTRIES, argc, argv, c->renamed_note, sizeof c->renamed_note))
+		c->renamed_note[0] = 0;
 	char tail;
 	if (sscanf(c->bench_clip, "%dx%dx%d%c", &c->bench_t, &c->bench_h, &c->bench_w, &tail) != 3 || c->bench_t < 1 ||
 	    c->bench_t > 64 || c->bench_h < 2 || c->bench_h > 4096 || c->bench_w < 2 || c->bench_w > 4096) {
@@ -70,7 +74,7 @@ int ld_config_help(char *buf, size_t len)
 {
 	int n = snprintf(buf, len,
 			 "usage: loaderd --manifest FILE [flags]\n"
-			 "Fills a shared-memory ring with decoded, cropped clips (one ring producer per thread).\n\n");
+			 "Fills a shared-memory ring with decoded, cropped clips (one ring producer per worker).\n\n");
 	return n +
 	       flags_help(table, N_ENTRIES, (size_t)n < len ? buf + n : NULL, (size_t)n < len ? len - (size_t)n : 0);
 }

@@ -13,7 +13,7 @@ typedef struct {
 	char manifest[512];
 	int numa_node;        // -1: no pinning
 	int node, nodes;      // this machine of a multi-machine job: its share of the global stream
-	int threads;          // decode threads = ring producers
+	int threads;          // --workers: decode threads = ring producers
 	int queue_depth;      // samples in flight per thread (reads ahead of the decoder)
 	int64_t seed;         // -1: the ring's seed
 	int train;            // 1 train, 0 eval
@@ -27,13 +27,14 @@ typedef struct {
 	char bench_clip[32]; // TxHxW of the clips --bench makes
 	int help;
 	int bench_t, bench_h, bench_w; // parsed from bench_clip
+	char renamed_note[160];        // a flag given by its old name: the warning to log, else ""
 } LdConfig;
 
 // Parses argv into c (defaults first). 0 ok, 1 --help asked for, -1 error (reason in err).
 int ld_config_parse(LdConfig *c, int argc, char **argv, char *err, size_t errlen);
 // the --help text into buf; the characters it needs (as snprintf)
 int ld_config_help(char *buf, size_t len);
-// "ring=avclip manifest=... threads=2 ..." for the start-up log
+// "ring=avclip manifest=... workers=2 ..." for the start-up log
 void ld_config_format(const LdConfig *c, char *buf, size_t len);
 
 #endif

@@ -176,6 +176,8 @@ int main(int argc, char **argv)
 	}
 	int level = log_parse_level(pr == 0 ? c.log_level : "info");
 	log_init("loaderd", level < 0 ? LOG_INFO : (LogLevel)level);
+	if (c.renamed_note[0])
+		log_warnx("%s", c.renamed_note);
 	if (pr < 0)
 		log_fatalx("%s", err);
 	char line[1024];

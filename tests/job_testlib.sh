@@ -33,7 +33,7 @@ waitfor() {
 # jt_data DIR: 2 synthetic videos of 30 s (and a held-out one) prepared into DIR/data, with
 # DIR/src/{train,heldout}.csv and DIR/src/videos; the tiny model that fits their ring is JT_MODEL
 jt_data() {
-	tools/synth --out "$1/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >/dev/null 2>&1 || fail "synth"
+	tools/synth --out "$1/src" --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --scene-seed 5 >/dev/null 2>&1 || fail "synth"
 	tools/prep --annotations "$1/src/train.csv" --video-root "$1/src/videos" --out "$1/data" --short-side 64 \
 		--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"
 }

@@ -12,7 +12,7 @@ tmp=$JT_TMP
 png_size() { # "W H" from the IHDR
 	echo $((0x$(head -c 20 "$1" | tail -c 4 | od -An -tx1 | tr -d ' \n'))) $((0x$(head -c 24 "$1" | tail -c 4 | od -An -tx1 | tr -d ' \n')))
 }
-tools/synth --out "$tmp/src" --videos 1 --heldout 0 --minutes 0.3 --size 160x90 --seed 2 >/dev/null 2>&1 || fail "synth"
+tools/synth --out "$tmp/src" --videos 1 --heldout 0 --minutes 0.3 --size 160x90 --scene-seed 2 >/dev/null 2>&1 || fail "synth"
 # captions in several scripts
 awk -F, 'BEGIN { split("café crème au lait|Ein Hund läuft über die Straße|Кошка сидит на окне|δύο πουλιά πετούν", c, "|") }
 	NR == 1 { print; next } NR <= 9 { print $1 "," $2 "," $3 "," c[(NR - 2) % 4 + 1] }' "$tmp/src/train.csv" >"$tmp/u.csv"

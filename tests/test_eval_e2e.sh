@@ -12,13 +12,13 @@ tools/prep --annotations "$d/src/heldout.csv" --video-root "$d/src/videos" --out
 	--short-side 96 -j 2 2>/dev/null
 m=$d/ho/manifest
 
-tools/eval --manifest "$m" --init-seed 1 --batch-size 8 --classes-from action --relevance-from-captions | tee "$d/table"
+tools/eval --manifest "$m" --init-seed 1 --round-size 8 --classes-from action --relevance-from-captions | tee "$d/table"
 grep -q '^  text->video' "$d/table"
 grep -q '^  chance' "$d/table"
 grep -q 'EPIC-style relevance' "$d/table"
 grep -q 'zero-shot classification (action' "$d/table"
 
-tools/eval --manifest "$m" --init-seed 1 --batch-size 8 --classes-from action --relevance-from-captions --json \
+tools/eval --manifest "$m" --init-seed 1 --round-size 8 --classes-from action --relevance-from-captions --json \
 	--append "$d/eval.jsonl" >"$d/out.json" 2>"$d/log"
 grep -q 'embedded .* samples (100%)' "$d/log" # progress
 cmp "$d/out.json" "$d/eval.jsonl"
@@ -43,7 +43,7 @@ PY
 fi
 
 # the table and the JSON agree whatever the batch size (padding of the last batch is dropped)
-tools/eval --manifest "$m" --init-seed 1 --batch-size 7 --classes-from action --relevance-from-captions --json --quiet \
+tools/eval --manifest "$m" --init-seed 1 --round-size 7 --classes-from action --relevance-from-captions --json --quiet \
 	| sed 's/,"embed_s.*//' >"$d/b7"
 sed 's/,"embed_s.*//' "$d/out.json" | cmp - "$d/b7"
 

@@ -118,7 +118,7 @@ int main(void)
 	o.decoders = 3;
 	CHECK_OK(eval_embed_manifest(m3, man, v2, t2, &o, err, sizeof err));
 	CHECK(!memcmp(v, v2, sizeof(float) * n * E) && !memcmp(t, t2, sizeof(float) * n * E));
-	// any round size (tools/eval --batch-size): the same features, bit for bit, because the model
+	// any round size (tools/eval --round-size): the same features, bit for bit, because the model
 	// runs fixed blocks whatever the round
 	for (int r = 1; r <= 17; r += 8) {
 		o.round = r;

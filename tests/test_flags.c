@@ -5,7 +5,7 @@
 #include <stdlib.h> // defines: free
 #include <string.h> // defines: strstr, strcmp
 
-#include "flags.h" // defines: FlagSpec, flags_parse, flags_help, flags_describe, flags_config_argv
+#include "flags.h" // defines: FlagSpec, FlagTable, flags_parse, flags_check_known, flags_renamed_used, flags_help, ...
 
 typedef struct {
 	int on, mode, n, act;
@@ -177,8 +177,55 @@ static void config_file(void)
 	remove(path);
 }
 
+// several tables (a program's own and the model's): a misspelt flag of either is named with the
+// nearest name over both, values of known flags are skipped, --no-SWITCH and -- are understood
+static void known(void)
+{
+	static const FlagSpec model[] = {
+		{"vis-width", FLAG_INT, FLAG_AT(Cfg, n), 1, 64, NULL, .help = "width"},
+	};
+	const FlagTable tabs[] = {{table, N}, {model, 1}};
+	char err[256];
+	char *ok[] = {"p", "--vis-width", "8", "--path", "--not-a-flag", "--no-on", "-b", "4", "--", "--zz"};
+	CHECK(flags_check_known(tabs, 2, 10, ok, err, sizeof err) == 0, "known flags refused: %s", err);
+	char *typo[] = {"p", "--path", "x", "--vis-widht", "3"};
+	CHECK(flags_check_known(tabs, 2, 5, typo, err, sizeof err) < 0 &&
+		      strstr(err, "unknown flag --vis-widht (did you mean --vis-width?)"),
+	      "second table's typo: %s", err);
+	char *far[] = {"p", "--zzzzzz=1"};
+	CHECK(flags_check_known(tabs, 2, 2, far, err, sizeof err) < 0 && strstr(err, "unknown flag --zzzzzz (see --help)"),
+	      "far typo: %s", err);
+}
+
+// an old name of a flag sets the same field, is left out of --help, and is reported
+static void renamed(void)
+{
+	typedef struct {
+		int workers;
+	} W;
+	static const FlagSpec t[] = {
+		{"workers", FLAG_INT, FLAG_AT(W, workers), 1, 8, "1", .help = "decode workers"},
+		{"threads", FLAG_INT, FLAG_AT(W, workers), 1, 8, NULL, .renamed = "workers"},
+	};
+	W w;
+	char err[256], msg[200], help[1024];
+	char *old[] = {"p", "--threads", "3"};
+	CHECK(flags_parse(t, 2, &w, 3, old, NULL, err, sizeof err) == 0 && w.workers == 3, "old name: %s", err);
+	CHECK(flags_renamed_used(t, 2, 3, old, msg, sizeof msg) == 1 && strstr(msg, "--threads is now called --workers"),
+	      "no note for the old name: %s", msg);
+	char *now[] = {"p", "--workers", "2"};
+	CHECK(flags_renamed_used(t, 2, 3, now, msg, sizeof msg) == 0, "note for the new name");
+	flags_help(t, 2, help, sizeof help);
+	CHECK(strstr(help, "--workers") && !strstr(help, "--threads"), "help lists the old name: %s", help);
+	char *typo[] = {"p", "--thread", "3"};
+	CHECK(flags_parse(t, 2, &w, 3, typo, NULL, err, sizeof err) < 0 && strstr(err, "did you mean --workers?"),
+	      "a typo of the old name suggests the new one: %s", err);
+}
+
 int main(void)
 {
+	known();
+	renamed();
 	values();
 	errors();
 	rest();
@@ -186,6 +233,7 @@ int main(void)
 	config_file();
 	if (fails)
 		return 1;
-	printf("flags: every type, = form, aliases, errors, positionals, help, describe and config files ok\n");
+	printf("flags: every type, = form, aliases, errors, positionals, help, describe, config files, unknown flags over "
+	       "several tables and old names ok\n");
 	return 0;
 }

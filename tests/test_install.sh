@@ -32,7 +32,7 @@ grep -q "/usr/local/bin/avclip-ringctl create" "$units/avclip-ring.service" || f
 # the demo job with the installed programs only, from outside the tree
 cd "$tmp" || exit 1
 export PATH=/usr/bin:/bin
-"$bin/avclip-synth" --out src --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --seed 5 >synth.log 2>&1 || fail "avclip-synth"
+"$bin/avclip-synth" --out src --videos 2 --heldout 1 --minutes 0.5 --size 96x64 --scene-seed 5 >synth.log 2>&1 || fail "avclip-synth"
 "$bin/avclip-prep" --annotations src/train.csv --video-root src/videos --out data --short-side 64 --chunk-sec 10 \
 	--train-bpe 600 >prep.log 2>&1 || fail "avclip-prep: $(tail -n 3 prep.log)"
 "$bin/avclip-prep" --annotations src/heldout.csv --video-root src/videos --out heldout --short-side 64 --chunk-sec 10 \

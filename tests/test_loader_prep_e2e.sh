@@ -22,7 +22,7 @@ tools/prep --annotations "$dir/src/train.csv" --video-root "$dir/src/videos" --o
 rc=$?
 [ $rc = 0 ] || [ $rc = 3 ] || fail "prep exited $rc"
 tools/ringctl create --ring "$ring" --frames 4 --slots 16 --seed 7 --replace >/dev/null 2>&1 || fail "ringctl create"
-loaderd/loaderd --ring "$ring" --manifest "$dir/out/manifest" --threads 2 >"$dir/loaderd.log" 2>&1 &
+loaderd/loaderd --ring "$ring" --manifest "$dir/out/manifest" --workers 2 >"$dir/loaderd.log" 2>&1 &
 pid=$!
 timeout 60 tools/clipdump --ring "$ring" --rank 0 --count 24 --out "$dir/sheets" --bpe "$dir/out/bpe_merges.txt" \
 	>/dev/null 2>&1 || fail "clipdump from the ring"

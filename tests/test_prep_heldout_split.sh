@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's held-out split from the training chunks: a second annotation file over the same
-# videos, prepared into the training ROOT with --manifest ROOT/heldout.manifest, encodes no
+# videos, prepared into the training ROOT with --manifest-out ROOT/heldout.manifest, encodes no
 # frame again, leaves the training report and vocabulary alone (it reuses the vocabulary), and
 # tools/eval finds that vocabulary next to the manifest. A held-out ROOT of its own prepared
 # with --bpe gets a copy of the merges, so eval finds them there too. The progress line says
@@ -11,7 +11,7 @@ set -u
 jt_need tools/synth tools/prep tools/eval
 jt_tmp split
 tmp=$JT_TMP
-tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 1 --size 320x180 --seed 4 >/dev/null 2>&1 || fail "synth"
+tools/synth --out "$tmp/src" --videos 2 --heldout 1 --minutes 1 --size 320x180 --scene-seed 4 >/dev/null 2>&1 || fail "synth"
 # the training annotations split in two over the same videos
 { head -n 1 "$tmp/src/train.csv"; sed -n '2~2p' "$tmp/src/train.csv"; } >"$tmp/a.csv"
 { head -n 1 "$tmp/src/train.csv"; sed -n '3~2p' "$tmp/src/train.csv"; } >"$tmp/b.csv"
@@ -29,7 +29,7 @@ tail -n 1 <<<"$progress" | grep -q "2/2 videos, [1-9][0-9]* frames encoded, .* d
 report=$(md5sum <"$tmp/data/prep-report.txt")
 merges=$(md5sum <"$tmp/data/bpe_merges.txt")
 tools/prep --annotations "$tmp/b.csv" --video-root "$tmp/src/videos" --out "$tmp/data" \
-	--manifest "$tmp/data/heldout.manifest" >"$tmp/second.out" 2>&1 || fail "prep b: $(tail -n 3 "$tmp/second.out")"
+	--manifest-out "$tmp/data/heldout.manifest" >"$tmp/second.out" 2>&1 || fail "prep b: $(tail -n 3 "$tmp/second.out")"
 grep -q "2/2 videos, 0 frames encoded" "$tmp/second.out" || fail "the held-out split encoded again: $(grep '^prep:' "$tmp/second.out")"
 grep -q "using the vocabulary in $tmp/data/bpe_merges.txt" "$tmp/second.out" || fail "the vocabulary was not reused"
 [ "$(md5sum <"$tmp/data/prep-report.txt")" = "$report" ] || fail "the training report was overwritten"

@@ -38,7 +38,7 @@ done
 for f in --comm-create --comm-unlink --resume-position --print-geometry; do
 	trainer/trainer --help | grep -q -- "$f" || { echo "FAIL: trainer has no $f"; rc=1; }
 done
-for f in --numa-node --threads --manifest --ring; do
+for f in --numa-node --workers --manifest --ring; do
 	loaderd/loaderd --help | grep -q -- "$f" || { echo "FAIL: loaderd has no $f"; rc=1; }
 done
 exit $rc

@@ -33,7 +33,7 @@ static const FlagSpec flag_table[] = {
 	{"rank", FLAG_INT, FLAG_AT(Opts, rank), 0, 4095, "0", .help = "the ring rank whose positions are read"},
 	{"count", FLAG_INT, FLAG_AT(Opts, count), 1, 1000000, "1", .help = "clips read from the ring"},
 	{"manifest", FLAG_STRPTR, FLAG_AT(Opts, manifest), 0, 0, NULL,
-	 .help = "decode clips from this manifest as loaderd would"},
+	 .help = "read clips from this manifest, decoded as loaderd would"},
 	{"run-dir", FLAG_STRPTR, FLAG_AT(Opts, run_dir), 0, 0, NULL,
 	 .help = "take the manifest and data seed from this run of tools/launch.sh, frames and image size from its checkpoint"},
 	{"positions", FLAG_STRPTR, FLAG_AT(Opts, positions), 0, 0, NULL,

@@ -9,7 +9,7 @@ if [ -s "$data/heldout/manifest" ] && tools/prep --verify "$data/heldout/manifes
 	echo "dataset already prepared in $data"
 	exit 0
 fi
-tools/synth --out "$data/src" --videos 8 --heldout 4 --minutes 2 --seed 1
+tools/synth --out "$data/src" --videos 8 --heldout 4 --minutes 2 --scene-seed 1
 tools/prep --annotations "$data/src/train.csv" --video-root "$data/src/videos" --out "$data/train"
 tools/prep --annotations "$data/src/heldout.csv" --video-root "$data/src/videos" --out "$data/heldout" \
 	--bpe "$data/train/bpe_merges.txt"

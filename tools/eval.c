@@ -3,10 +3,10 @@
 #include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
 #include "proc_time.h"  // defines: time_mono_s
 #include "eval_run.h"   // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
-#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_split, flags_find, flags_help
+#include "flags.h"      // defines: FlagSpec, FlagTable, FLAG_AT, FlagRest, flags_parse, flags_check_known, ...
 #include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "ld_decode.h"  // defines: ld_libav_quiet
-#include "log.h"        // defines: log_init, log_info, log_fatalx
+#include "log.h"        // defines: log_init, log_info, log_warnx, log_fatalx
 
 #include <stdio.h>    // defines: printf, fopen
 #include <stdlib.h>   // defines: strtol, strtoull
@@ -26,7 +26,7 @@ typedef struct {
 
 #define E(f) FLAG_AT(EvalFlags, f)
 static const FlagSpec flag_table[] = {
-	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest (required)"},
+	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest to read (required)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST) or a ckpt-*.safetensors file; the "
 		 "model configuration comes from the checkpoint"},
@@ -40,10 +40,11 @@ static const FlagSpec flag_table[] = {
 	 .help = "a retrieval hit is the query's own sample, or any sample with the same caption (datasets that repeat "
 		 "captions)",
 	 .choices = "instance|caption"},
-	{"batch-size", FLAG_INT, E(batch), 1, 65536, "16",
+	{"round-size", FLAG_INT, E(batch), 1, 65536, "16",
 	 .help = "clips decoded per round; the model runs fixed blocks of 8, so the features and every figure are the same "
 		 "for any size"},
-	{"threads", FLAG_INT, E(threads), 0, 1024, "0", .help = "compute threads, 0 = all cores"},
+	{"batch-size", FLAG_INT, E(batch), 1, 65536, NULL, .renamed = "round-size"},
+	{"threads", FLAG_INT, E(threads), 0, 1024, "0", .help = "CPU threads of the kernels, 0 = all cores"},
 	{"decoders", FLAG_INT, E(o.embed.decoders), 0, 1024, "0",
 	 .help = "clips decoded at once (0: as many as threads)"},
 	{"relevance", FLAG_STRPTR, E(o.relevance), 0, 0, NULL,
@@ -134,6 +135,13 @@ int main(int argc, char **argv)
 		usage();
 		return 0;
 	}
+	int nm;
+	const FlagSpec *mt = model_flag_table(&nm);
+	const FlagTable tabs[] = {{flag_table, N_FLAGS}, {mt, nm}};
+	if (flags_check_known(tabs, 2, argc, argv, err, sizeof err) < 0)
+		log_fatalx("%s", err); // before the checks of required flags: a misspelt one is named as such
+	if (flags_renamed_used(flag_table, N_FLAGS, argc, argv, err, sizeof err))
+		log_warnx("%s", err);
 	for (int i = 1; i < argc; i++)
 		fl.init_given |= !strcmp(argv[i], "--init-seed") || !strncmp(argv[i], "--init-seed=", 12);
 	EvalOpts o = fl.o;

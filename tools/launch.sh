@@ -42,7 +42,7 @@ after a final checkpoint; --resume continues it.
                           --stop: the running job's
   --ring NAME             ring name (default: avclip-<run dir name>-<hash of its path>)
   --loaders-per-node K    loaderd processes per NUMA node (default 1)
-  --loader-threads T      decode threads per loaderd (default 1)
+  --loader-threads T      decode threads per loaderd (its --workers; default 1)
   --slots S               ring slots (default 4 x N x batch size, at least 16)
   --seed X                data stream seed: which sample and crop each position gets (default 1)
   --nodes M               machines of the job (default 1): run launch.sh on each with the same N,
@@ -127,6 +127,29 @@ N="" MANIFEST="" RUN_DIR="" RING="" LOADERS_PER_NODE="" LOADER_THREADS="" SLOTS=
 RESUME="" CONTROL_VERB="" CONTROL_N="" WAIT=0 NODES_N=1 NODE_RANK=${SLURM_NODEID:-0} MASTER=""
 TRAINER_ARGS=()
 need_value() { [ $# -ge 2 ] || usage_error "$1 needs a value (see --help)"; }
+LAUNCH_OPTS="--help --manifest --run-dir --ring --loaders-per-node --loader-threads --slots --seed --nodes --node-rank
+	--master --resume --add-loaders --remove-loaders --stop --wait"
+nearest_opt() { # nearest_opt FLAG: the option of LAUNCH_OPTS at most two edits away, or nothing
+	awk -v w="$1" -v opts="$LAUNCH_OPTS" '
+	function lev(a, b, la, lb, i, j, c, prev, cur) {
+		la = length(a); lb = length(b)
+		for (j = 0; j <= lb; j++) prev[j] = j
+		for (i = 1; i <= la; i++) {
+			cur[0] = i
+			for (j = 1; j <= lb; j++) {
+				c = prev[j - 1] + (substr(a, i, 1) != substr(b, j, 1))
+				if (prev[j] + 1 < c) c = prev[j] + 1
+				if (cur[j - 1] + 1 < c) c = cur[j - 1] + 1
+				cur[j] = c
+			}
+			for (j = 0; j <= lb; j++) prev[j] = cur[j]
+		}
+		return prev[lb]
+	}
+	BEGIN { n = split(opts, o, /[ \t\n]+/); bd = 3
+		for (k = 1; k <= n; k++) if (o[k] != "" && (x = lev(w, o[k])) < bd) { bd = x; best = o[k] }
+		print best }'
+}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--help | -h) usage; exit 0 ;;
@@ -149,9 +172,12 @@ while [ $# -gt 0 ]; do
 	--) shift; TRAINER_ARGS=("$@"); break ;;
 	-*)
 		flag=${1%%=*}
-		if [ -x "$TRAINER" ] && "$TRAINER" --help 2>/dev/null | grep -qE -- "(^| )$flag( |=|\$)"; then
+		# (the help read whole: grep -q closing the pipe early fails it under pipefail)
+		if [ -x "$TRAINER" ] && grep -qE -- "(^| )$flag( |=|\$)" <<<"$("$TRAINER" --help 2>/dev/null)"; then
 			usage_error "$flag is a trainer flag: trainer flags go after --, e.g. $ME 1 --manifest M -- $flag ..."
 		fi
+		near=$(nearest_opt "$flag")
+		[ -z "$near" ] || usage_error "unknown option $flag (did you mean $near?)"
 		usage_error "unknown option $1 (see --help; trainer flags go after --)"
 		;;
 	*) [ -z "$N" ] || usage_error "unexpected argument $1 (see --help)"; N=$1 ;;
@@ -360,7 +386,7 @@ start_loader() { # start_loader ID NODE
 	local id=$1 node=$2 numa=()
 	[ ${#NODES[@]} -gt 1 ] && numa=(--numa-node "$node")
 	[ "$NODES_N" -gt 1 ] && numa+=(--node "$NODE_RANK" --nodes "$NODES_N") # this machine's share of the stream
-	"$LOADERD" --ring "$RING" --manifest "$MANIFEST" --threads "$LOADER_THREADS" "${numa[@]}" \
+	"$LOADERD" --ring "$RING" --manifest "$MANIFEST" --workers "$LOADER_THREADS" "${numa[@]}" \
 		>>"$RUN_DIR/logs/loaderd-$id.log" 2>&1 &
 	LOADER_PID[$id]=$!
 	LOADER_NODE[$id]=$node
@@ -368,7 +394,7 @@ start_loader() { # start_loader ID NODE
 }
 
 start_eval_loader() { # the evaluation ring's one loader: held-out samples in order, centre crops
-	"$LOADERD" --ring "$RING-eval" --manifest "$EVAL_MANIFEST" --eval --threads "$LOADER_THREADS" \
+	"$LOADERD" --ring "$RING-eval" --manifest "$EVAL_MANIFEST" --eval --workers "$LOADER_THREADS" \
 		>>"$RUN_DIR/logs/loaderd-eval.log" 2>&1 &
 	EVAL_PID=$!
 	echo "$EVAL_PID" >"$RUN_DIR/pids/loaderd-eval.pid"

@@ -6,8 +6,8 @@
 #include <string.h> // defines: strcmp
 #include <unistd.h> // defines: sysconf
 
-#include "flags.h"         // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
-#include "log.h"           // defines: log_error, log_fatalx
+#include "flags.h"         // defines: FlagSpec, FLAG_AT, flags_parse, flags_renamed_used, flags_help
+#include "log.h"           // defines: log_error, log_warnx, log_fatalx
 #include "prep_defaults.h" // defines: PREP_DEFAULT_*
 
 #define STR_(x) #x
@@ -22,7 +22,9 @@ static const FlagSpec flag_table[] = {
 	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL,
 	 .help = "directory of webdataset tar shards (instead of videos)"},
 	{"out", FLAG_STRPTR, O(out), 0, 0, NULL, .help = "output ROOT: chunks, manifest, vocabulary (required)"},
-	{"manifest", FLAG_STRPTR, O(manifest), 0, 0, NULL, .help = "manifest path (default ROOT/manifest)"},
+	{"manifest-out", FLAG_STRPTR, O(manifest), 0, 0, NULL,
+	 .help = "the manifest to write (default ROOT/manifest; --manifest is what other programs read)"},
+	{"manifest", FLAG_STRPTR, O(manifest), 0, 0, NULL, .renamed = "manifest-out"},
 	{"chunk-sec", FLAG_INT, O(chunk.chunk_sec), 1, 3600, STR(PREP_DEFAULT_CHUNK_SEC),
 	 .help = "chunk length in seconds"},
 	{"short-side", FLAG_INT, O(chunk.short_side), 16, 4096, STR(PREP_DEFAULT_SHORT_SIDE),
@@ -43,7 +45,7 @@ static const FlagSpec flag_table[] = {
 		 "ROOT/bpe_merges.txt; without either, an existing ROOT/bpe_merges.txt is used (a second manifest in "
 		 "ROOT). The vocabulary is also copied next to the manifest (for eval)."},
 	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
-	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest DIR/NAME[.manifest]: "
+	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest-out DIR/NAME[.manifest]: "
 		 "DIR/NAME-report.txt)"},
 	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0",
 	 .help = "seconds either side of an Ego4D narration"},
@@ -85,6 +87,8 @@ void prep_opts_parse(PrepOpts *o, int argc, char **argv)
 		prep_opts_usage(stdout);
 		exit(0);
 	}
+	if (flags_renamed_used(flag_table, N_FLAGS, argc, argv, err, sizeof err))
+		log_warnx("%s", err);
 	o->chunk.cavlc = !strcmp(o->entropy, "cavlc");
 	o->train_bpe_set = o->train_bpe != 0;
 	if (!o->train_bpe_set)

@@ -1,6 +1,6 @@
 // tools/synth: makes a synthetic video-caption dataset from a seed (shapes that appear,
 // move, grow, shrink, rotate, disappear, narrated with timestamps) plus image-text shards.
-#include "flags.h"       // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "flags.h"       // defines: FlagSpec, FLAG_AT, flags_parse, flags_renamed_used, flags_help
 #include "log.h"         // defines: log_init, log_info, log_fatal, ...
 #include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 #include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_png_encode, ...
@@ -39,8 +39,10 @@ static const FlagSpec flag_table[] = {
 	 .help = "frames per second, a whole number from 1 to 240 (text, as prep's N/D --fps)"},
 	{"gop", FLAG_INT, FLAG_AT(SynthOpts, gop), 1, 100000, NULL,
 	 .help = "keyframe interval of the source videos in frames (default 2 s)"},
-	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, "1",
-	 .help = "seed of the generated data: everything follows from it"},
+	{"scene-seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, "1",
+	 .help = "seed of the generated videos and captions: everything follows from it (--seed elsewhere is the data "
+		 "stream's)"},
+	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, NULL, .renamed = "scene-seed"},
 	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0",
 	 .help = "image-text pairs for the training shards (held-out gets N/4)"},
 	{"shard-size", FLAG_INT, FLAG_AT(SynthOpts, shard_size), 1, 100000000, "1000", .help = "images per tar shard"},
@@ -204,6 +206,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (flags_renamed_used(flag_table, N_FLAGS, argc, argv, err, sizeof err))
+		log_warnx("%s", err);
 	if (!o.out) {
 		usage(stderr);
 		return 2;

@@ -142,7 +142,8 @@ static const FlagSpec flags[] = {
 	 .help = "the least severe log lines printed", .choices = "debug|info|warn|error"},
 	{"config", FLAG_STRING, FLAG_AT(TrainerConfig, config), 0, 0, "",
 	 .help = "file of 'name value' lines (these flag names); the command line wins"},
-	{"help", FLAG_SWITCH, FLAG_AT(TrainerConfig, help), 0, 0, "0", .help = "this text", .attr = FLAG_NO_LOG},
+	{"help", FLAG_SWITCH, FLAG_AT(TrainerConfig, help), 0, 0, "0", .help = "this text", .alias = 'h',
+	 .attr = FLAG_NO_LOG},
 };
 enum { NFLAGS = sizeof(flags) / sizeof(flags[0]) };
 
@@ -294,6 +295,11 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		steps_given |= !strcmp(argv[i], "--steps") || !strncmp(argv[i], "--steps=", 8);
 	FastclipKind kind;
 	fastclip_kind_parse(cfg->loss_name, &kind); // the table's choices are the kinds
+	int nm, nf;
+	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
+	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}};
+	if (flags_check_known(tabs, 3, argc, argv, err, errlen) < 0)
+		return -EINVAL; // a misspelt flag is named as such, before any check of what is required
 	int rc = parse_model_loss(cfg, kind, argc, argv, err, errlen);
 	if (rc == 0)
 		rc = trainer_dist_resolve(cfg, err, errlen); // --ranks, before anything counts with it

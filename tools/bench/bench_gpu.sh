@@ -86,11 +86,11 @@ pids=""
 prefilled=$(report prefilled "$tmp/prefilled")
 
 # (b) loaderd on synthetic chunks (short side 256, so 224 crops cut without upscaling)
-tools/synth --out "$tmp/src" --videos 8 --minutes 1 --size 456x256 --seed 3 >/dev/null 2>&1 &&
+tools/synth --out "$tmp/src" --videos 8 --minutes 1 --size 456x256 --scene-seed 3 >/dev/null 2>&1 &&
 	tools/prep --annotations "$tmp/src/train.csv" --video-root "$tmp/src/videos" --out "$tmp/data" --short-side 256 \
 		--chunk-sec 15 --train-bpe 2000 >/dev/null 2>&1 || { echo "bench-gpu: making the synthetic chunks failed"; exit 1; }
 tools/ringctl create --ring "$tag-ld" $geom --ranks 1 --slots $((4 * B)) --replace >/dev/null || exit 1
-loaderd/loaderd --ring "$tag-ld" --manifest "$tmp/data/manifest" --threads "$loaders" 2>"$tmp/loaderd.log" &
+loaderd/loaderd --ring "$tag-ld" --manifest "$tmp/data/manifest" --workers "$loaders" 2>"$tmp/loaderd.log" &
 pids=$!
 sleep 5
 train "$tag-ld" "$tmp/loaderd"

@@ -22,6 +22,7 @@ else
 	PREP=${PREP:-$here/tools/prep}
 fi
 ME=$0 # as the user typed it, for the commands we print
+q() { printf '%q' "$1"; } # a word of a printed command: paths with spaces or quotes copy and paste as one
 
 usage() {
 	cat <<EOF
@@ -283,7 +284,7 @@ else
 	[ -f "$MANIFEST" ] || { echo "launch: manifest $MANIFEST not found" >&2; exit 1; }
 	if [ "$(head -c 8 "$MANIFEST")" != AVCLIPMF ]; then
 		echo "launch: $MANIFEST is not a manifest; if it lists videos and captions, make one with" >&2
-		echo "        tools/prep --annotations $MANIFEST --video-root VIDEO_DIR --out DATA_DIR, then pass --manifest DATA_DIR/manifest" >&2
+		echo "        tools/prep --annotations $(q "$MANIFEST") --video-root VIDEO_DIR --out DATA_DIR, then pass --manifest DATA_DIR/manifest" >&2
 		exit 1
 	fi
 	MANIFEST=$(absolute "$MANIFEST")
@@ -291,14 +292,14 @@ else
 	done_step=$(ckpt_step "$RUN_DIR")
 	if [ -n "$done_step" ]; then
 		echo "launch: $RUN_DIR already holds a run with a checkpoint at step $done_step; continue it with" >&2
-		echo "        $ME --resume $RUN_DIR   (add -- --steps M to go further), or choose a new --run-dir" >&2
+		echo "        $(q "$ME") --resume $(q "$RUN_DIR")   (add -- --steps M to go further), or choose a new --run-dir" >&2
 		exit 1
 	fi
 	SEED=${SEED:-1} LOADERS_PER_NODE=${LOADERS_PER_NODE:-1} LOADER_THREADS=${LOADER_THREADS:-1}
 	absolute_paths
 fi
 if [ -f "$RUN_DIR/launch.pid" ] && kill -0 "$(cat "$RUN_DIR/launch.pid")" 2>/dev/null; then
-	echo "launch: a job is already running in $RUN_DIR (pid $(cat "$RUN_DIR/launch.pid")); stop it with $ME --stop --run-dir $RUN_DIR" >&2
+	echo "launch: a job is already running in $RUN_DIR (pid $(cat "$RUN_DIR/launch.pid")); stop it with $(q "$ME") --stop --run-dir $(q "$RUN_DIR")" >&2
 	exit 1
 fi
 # default ring name: the run directory's name plus a hash of its full path, so two jobs never
@@ -329,7 +330,7 @@ if [ $RESUMING = 1 ]; then
 		echo "launch: WARNING: $RUN_DIR has no checkpoint: --resume starts this run again from step 0" >&2
 	elif [ "$done_step" -ge "$TOTAL" ]; then
 		echo "launch: the run in $RUN_DIR is finished: its checkpoint is at step $done_step of $TOTAL." >&2
-		echo "        To train longer: $ME --resume $RUN_DIR -- --steps $((TOTAL * 2))" >&2
+		echo "        To train longer: $(q "$ME") --resume $(q "$RUN_DIR") -- --steps $((TOTAL * 2))" >&2
 		exit 0
 	else
 		FIRST=$("$TRAINER" --resume-position --run-dir "$RUN_DIR") || { echo "launch: cannot read the checkpoint in $RUN_DIR" >&2; exit 1; }
@@ -460,13 +461,13 @@ summary() {
 			'BEGIN { printf "held-out at step %s: R@1 text->video %.1f%%, video->text %.1f%% (chance %.1f%%)", s, 100 * t, 100 * v, 100 * c }')"
 	fi
 	if [ -z "$step" ]; then
-		say "no checkpoint was written; $ME --resume $RUN_DIR would start from step 0"
+		say "no checkpoint was written; $(q "$ME") --resume $(q "$RUN_DIR") would start from step 0"
 	elif [ "$step" -ge "$TOTAL" ]; then
 		say "finished at step $step of $TOTAL; checkpoint $RUN_DIR/ckpt/$(cat "$RUN_DIR/ckpt/LATEST")"
-		say "to train longer: $ME --resume $RUN_DIR -- --steps $((TOTAL * 2))"
+		say "to train longer: $(q "$ME") --resume $(q "$RUN_DIR") -- --steps $((TOTAL * 2))"
 	else
 		say "stopped at step $step of $TOTAL; checkpoint $RUN_DIR/ckpt/$(cat "$RUN_DIR/ckpt/LATEST")"
-		say "to continue: $ME --resume $RUN_DIR"
+		say "to continue: $(q "$ME") --resume $(q "$RUN_DIR")"
 	fi
 }
 
@@ -573,7 +574,7 @@ for ((r = 0; r < N; r++)); do
 done
 STARTED=1
 say "trainers started (pids ${TRAINER_PID[*]}; $([ "$NGPU" -gt 0 ] && echo "$NGPU GPU(s) found" || echo "no GPU found")); logs in $RUN_DIR/logs"
-say "watch the ring: $(dirname "$RINGSTAT")/$(basename "$RINGSTAT") --run-dir $RUN_DIR 1; stop: Ctrl-C or $ME --stop --run-dir $RUN_DIR"
+say "watch the ring: $(q "$RINGSTAT") --run-dir $(q "$RUN_DIR") 1; stop: Ctrl-C or $(q "$ME") --stop --run-dir $(q "$RUN_DIR")"
 
 # one line: where training stands (last metrics record), when it ends and how full the ring is
 T_SEEN="" STEP_SEEN=""

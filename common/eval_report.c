@@ -22,14 +22,15 @@ static int by_tokens(const void *a, const void *b)
 }
 
 // gid[i]: one id per distinct caption (token row); size[i]: samples sharing sample i's caption
-static int caption_groups(const Manifest *man, int64_t n, int64_t *gid, int64_t *size, int64_t *distinct)
+static int caption_groups(const Manifest *man, const int64_t *idx, int64_t n, int64_t *gid, int64_t *size,
+			  int64_t *distinct)
 {
 	CapRef *r = malloc(sizeof *r * (size_t)n);
 	if (!r)
 		return -ENOMEM;
 	uint32_t ctx = manifest_header(man)->context;
 	for (int64_t i = 0; i < n; i++)
-		r[i] = (CapRef){manifest_tokens(man, (uint64_t)i), ctx, i};
+		r[i] = (CapRef){manifest_tokens(man, (uint64_t)(idx ? idx[i] : i)), ctx, i};
 	qsort(r, (size_t)n, sizeof *r, by_tokens);
 	int64_t g = -1;
 	for (int64_t k = 0, start = 0; k < n; k++) {
@@ -63,10 +64,16 @@ int eval_check_finite(const float *x, int64_t rows, int64_t cols, const char *wh
 int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *tfeat, int64_t n, int E,
 			 int match_caption, float *sim, EvalReport *r, char *err, size_t errlen)
 {
+	return eval_score_retrieval_of(man, NULL, vfeat, tfeat, n, E, match_caption, sim, r, err, errlen);
+}
+
+int eval_score_retrieval_of(const Manifest *man, const int64_t *idx, const float *vfeat, const float *tfeat, int64_t n,
+			    int E, int match_caption, float *sim, EvalReport *r, char *err, size_t errlen)
+{
 	int64_t *gid = malloc(sizeof(int64_t) * (size_t)n), *gsize = malloc(sizeof(int64_t) * (size_t)n);
 	int64_t *rank = malloc(sizeof(int64_t) * (size_t)n);
 	int rc = 0;
-	if (!gid || !gsize || !rank || caption_groups(man, n, gid, gsize, &r->captions)) {
+	if (!gid || !gsize || !rank || caption_groups(man, idx, n, gid, gsize, &r->captions)) {
 		snprintf(err, errlen, "out of memory ranking %lld samples", (long long)n);
 		rc = -ENOMEM;
 	}
@@ -76,7 +83,7 @@ int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *t
 		r->match_caption = match_caption;
 		r->image = n > 0;
 		for (int64_t i = 0; i < n && r->image; i++)
-			r->image = manifest_sample(man, (uint64_t)i)->kind == MANIFEST_KIND_IMAGE;
+			r->image = manifest_sample(man, (uint64_t)(idx ? idx[i] : i))->kind == MANIFEST_KIND_IMAGE;
 		eval_similarity(vfeat, n, tfeat, n, E, sim); // (videos, captions)
 		rc = eval_check_finite(sim, n, n, "similarity of video (row) to caption (element)", err, errlen);
 	}
@@ -120,6 +127,9 @@ void eval_report_table(FILE *f, const EvalReport *r)
 	row(f, eval_report_dir(r, 1), &r->t2v);
 	row(f, eval_report_dir(r, 0), &r->v2t);
 	row(f, "chance", &r->chance);
+	if (r->skipped)
+		fprintf(f, "  (%lld damaged samples skipped, in no figure; the first: %s; --strict stops at one)\n",
+			(long long)r->skipped, r->skipped_first);
 	if (r->match_caption)
 		fprintf(f, "  (a hit: any of the samples with the query's caption; %lld distinct captions)\n",
 			(long long)r->captions);
@@ -197,5 +207,7 @@ void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *so
 			(double)k / r->zs_classes);
 		json_str(f, r->zs_what);
 	}
+	if (r->skipped)
+		fprintf(f, ",\"skipped\":%lld", (long long)r->skipped);
 	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f}\n", r->embed_s, r->total_s);
 }

@@ -33,6 +33,8 @@ typedef struct {
 	double zs_top1, zs_top5; // top-5: top-min(5, classes)
 	char zs_what[32];        // "action", "object", "caption" or "file"
 	double embed_s, total_s; // seconds embedding, and all of it
+	int64_t skipped;         // damaged samples left out of every figure (tools/eval without --strict)
+	char skipped_first[256]; // the first one and why ("sample 3: ... (corrupt)")
 } EvalReport;
 
 // Retrieval of n samples' videos against their captions from L2-normalized features vfeat,
@@ -46,6 +48,10 @@ int eval_check_finite(const float *x, int64_t rows, int64_t cols, const char *wh
 // features and similarities must be finite (-EDOM, eval_check_finite)
 int eval_score_retrieval(const Manifest *man, const float *vfeat, const float *tfeat, int64_t n, int E,
 			 int match_caption, float *sim, EvalReport *r, char *err, size_t errlen);
+// the same for n rows that are the manifest's samples idx[0..n) (idx NULL: 0..n-1), e.g. all
+// but the damaged ones
+int eval_score_retrieval_of(const Manifest *man, const int64_t *idx, const float *vfeat, const float *tfeat, int64_t n,
+			    int E, int match_caption, float *sim, EvalReport *r, char *err, size_t errlen);
 
 // human table; JSON: one object on one line with flat keys (n, captions, match, t2v_r1 ... v2t_medr, chance_r1 ...,
 // map_v2t ..., zs_top1 ...), plus step and source when given (step < 0 and NULL leave them out)

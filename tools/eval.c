@@ -66,6 +66,9 @@ static const FlagSpec flag_table[] = {
 	{"append", FLAG_STRPTR, E(append), 0, 0, NULL,
 	 .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},
 	{"quiet", FLAG_SWITCH, E(quiet), 0, 0, "0", .help = "no progress lines"},
+	{"strict", FLAG_SWITCH, E(o.strict), 0, 0, "0",
+	 .help = "a sample that cannot be decoded ends the evaluation (default: it is left out of every figure, counted "
+		 "and named in the report)"},
 	{"help", FLAG_SWITCH, E(help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
@@ -198,7 +201,11 @@ int main(int argc, char **argv)
 	o.embed.progress_arg = &pr;
 	EvalReport r;
 	if ((rc = eval_run(em.model, man, &o, &r, err, sizeof err)))
-		log_fatalx("%s", err);
+		log_fatalx("%s%s", err, o.strict ? " (--strict: without it damaged samples are skipped)" : "");
+	if (r.skipped)
+		log_warnx("%lld of %llu samples could not be decoded and are left out of every figure (the first: %s; "
+			  "--strict stops at one)",
+			  (long long)r.skipped, (unsigned long long)h->n_samples, r.skipped_first);
 	if (json)
 		eval_report_json(stdout, &r, em.step, em.source);
 	else

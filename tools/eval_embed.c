@@ -149,6 +149,8 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			t = omp_get_thread_num();
 #endif
 			uint64_t i = (uint64_t)(r0 + k);
+			if (o && o->damaged)
+				o->damaged[i] = 0;
 			LdPlan plan;
 			char e[256];
 			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.round + (size_t)k * clip_bytes,
@@ -157,6 +159,10 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 				r = -EINVAL;
 				snprintf(e, sizeof e, "eval-mode position %llu planned sample %llu",
 					 (unsigned long long)i, (unsigned long long)plan.sample);
+			}
+			if (r && o && o->damaged) { // left out by the caller: a black clip keeps the blocks' shape
+				memset(b.round + (size_t)k * clip_bytes, 0, clip_bytes);
+				o->damaged[i] = 1;
 			}
 			if (r) {
 #ifdef _OPENMP
@@ -169,7 +175,11 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 				}
 			}
 		}
-		if (bad >= 0) {
+		if (bad >= 0 && o && o->damaged) {
+			if (o->damaged_why && !o->damaged_why[0])
+				snprintf(o->damaged_why, o->damaged_why_len, "sample %lld: %s (%s)", (long long)(r0 + bad),
+					 bad_err, bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
+		} else if (bad >= 0) {
 			snprintf(err, errlen, "sample %lld: %s (%s)", (long long)(r0 + bad), bad_err,
 				 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
 			rc = bad_rc;

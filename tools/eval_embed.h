@@ -22,6 +22,12 @@ typedef struct {
 	int decoders;            // clips decoded in parallel (<= 0: one per OpenMP thread)
 	EvalProgressFn progress; // called after each batch (may be NULL)
 	void *progress_arg;
+	// NULL: a sample that cannot be decoded ends the embedding (--strict). Else (n_samples)
+	// bytes: such a sample gets damaged[i] = 1 (features of a black clip, for the caller to
+	// leave out) and the embedding goes on; the first one's reason into damaged_why.
+	unsigned char *damaged;
+	char *damaged_why;
+	size_t damaged_why_len;
 } EvalEmbedOpts;
 
 // Whether the model can read the manifest (and has the batch EVAL_EMBED_BLOCK): caption context = ctx_len, every token id < vocab,
@@ -32,7 +38,7 @@ int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size
 // are decoded as the loader does in eval mode (centre crop, segment midpoints) at the model's
 // frames and image size, and normalized as the trainer does, without flip, then embedded in
 // blocks of EVAL_EMBED_BLOCK (the last padded by repeating its last sample). A sample that cannot be decoded is an error (its index
-// and the loader's reason in err): 0 or -errno / -LD_ERR_*.
+// and the loader's reason in err) unless o->damaged marks it: 0 or -errno / -LD_ERR_*.
 int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
 			char *err, size_t errlen);
 

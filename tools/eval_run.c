@@ -137,6 +137,61 @@ static int relevance(const float *sim, int64_t n, const EvalRel *rel, EvalReport
 	return rc;
 }
 
+// the damaged samples left out: feature rows, relevance rows and columns and class labels
+// compacted to the kept samples; (*idx)[k] is the manifest sample of row k
+static int leave_out(const unsigned char *damaged, int64_t n, int E, float *vfeat, float *tfeat, EvalRel *rel,
+		     EvalClasses *cls, int64_t **idx, int64_t *kept, char *err, size_t errlen)
+{
+	int64_t *map = malloc(sizeof(int64_t) * (size_t)n), *ix = malloc(sizeof(int64_t) * (size_t)n), k = 0;
+	if (!map || !ix) {
+		free(map);
+		free(ix);
+		snprintf(err, errlen, "out of memory leaving damaged samples out");
+		return -ENOMEM;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		map[i] = damaged[i] ? -1 : k;
+		if (damaged[i])
+			continue;
+		ix[k] = i;
+		if (k != i) {
+			memmove(vfeat + k * E, vfeat + i * E, sizeof(float) * (size_t)E);
+			memmove(tfeat + k * E, tfeat + i * E, sizeof(float) * (size_t)E);
+		}
+		k++;
+	}
+	int rc = 0;
+	if (!k) {
+		snprintf(err, errlen, "every one of the %lld samples is damaged: nothing to evaluate", (long long)n);
+		rc = -EINVAL;
+	}
+	if (!rc && rel->row_ptr) { // in place: kept entries only move towards the front
+		int64_t w = 0, row = 0;
+		for (int64_t i = 0; i < rel->rows; i++) {
+			int64_t from = rel->row_ptr[i], to = rel->row_ptr[i + 1];
+			if (map[i] < 0)
+				continue;
+			rel->row_ptr[row++] = w;
+			for (int64_t e = from; e < to; e++)
+				if (map[rel->col[e]] >= 0) {
+					rel->col[w] = map[rel->col[e]];
+					rel->val[w++] = rel->val[e];
+				}
+		}
+		rel->row_ptr[row] = w;
+		rel->rows = rel->cols = k;
+	}
+	if (!rc && cls->label) {
+		for (int64_t j = 0; j < k; j++)
+			cls->label[j] = cls->label[ix[j]];
+		cls->samples = k;
+	}
+	free(map);
+	*idx = ix;
+	*kept = k;
+	return rc;
+}
+
 int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r, char *err, size_t errlen)
 {
 	double t0 = time_mono_s();
@@ -188,17 +243,36 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 			 (long long)n, (double)n * (double)n * 4 / (1 << 30));
 		rc = -ENOMEM;
 	}
+	EvalEmbedOpts eo = o->embed;
+	unsigned char *damaged = NULL;
+	char why[256] = "";
+	if (!rc && !o->strict) {
+		if (!(damaged = calloc((size_t)n, 1))) {
+			snprintf(err, errlen, "out of memory for %lld samples", (long long)n);
+			rc = -ENOMEM;
+		}
+		eo.damaged = damaged, eo.damaged_why = why, eo.damaged_why_len = sizeof why;
+	}
 	if (!rc) {
 		double te = time_mono_s();
-		rc = eval_embed_manifest(m, man, vfeat, tfeat, &o->embed, err, errlen);
+		rc = eval_embed_manifest(m, man, vfeat, tfeat, &eo, err, errlen);
 		r->embed_s = time_mono_s() - te;
 	}
+	int64_t *idx = NULL, kept = n;
+	for (int64_t i = 0; !rc && damaged && i < n; i++)
+		r->skipped += damaged[i];
+	if (!rc && r->skipped) {
+		snprintf(r->skipped_first, sizeof r->skipped_first, "%s", why);
+		rc = leave_out(damaged, n, E, vfeat, tfeat, &rel, &cls, &idx, &kept, err, errlen);
+	}
 	if (!rc)
-		rc = eval_score_retrieval(man, vfeat, tfeat, n, E, o->match_caption, sim, r, err, errlen);
+		rc = eval_score_retrieval_of(man, idx, vfeat, tfeat, kept, E, o->match_caption, sim, r, err, errlen);
 	if (!rc && rel.row_ptr)
-		rc = relevance(sim, n, &rel, r, err, errlen);
+		rc = relevance(sim, kept, &rel, r, err, errlen);
 	if (!rc && cls.names)
-		rc = zero_shot(m, vfeat, n, &cls, o, r, err, errlen);
+		rc = zero_shot(m, vfeat, kept, &cls, o, r, err, errlen);
+	free(damaged);
+	free(idx);
 	free(vfeat);
 	free(tfeat);
 	free(sim);

@@ -20,10 +20,12 @@ typedef struct {
 	const char *prompt;           // class prompt template, "{}" = class name (NULL: "a video of {}")
 	const char *bpe;              // merges file of the manifest's captions (needed for prompts)
 	int match_caption;            // a retrieval hit is any sample with the same caption (not only itself)
+	int strict;                   // a sample that cannot be decoded ends the evaluation (else it is skipped, counted)
 	EvalEmbedOpts embed;
 } EvalOpts;
 
-// 0 or -errno with a sentence in err
+// 0 or -errno with a sentence in err. Without o->strict, samples that cannot be decoded are left
+// out of every figure (r->skipped, r->skipped_first); all of them damaged is an error.
 int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r, char *err, size_t errlen);
 
 #endif

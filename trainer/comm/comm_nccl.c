@@ -1,45 +1,88 @@
 // NCCL backend of comm for GPU ranks. Design: two communicators from one unique id — `data` for the
 // data plane, queued on the caller's stream (its native cudaStream_t from kern_stream_native) or,
 // for the started all-reduces, on a comm stream of the same device that waits for the `ready`
-// event; `ctl` (ncclCommSplit of data) for the host control channel on a stream of its own, so
-// the agreement on stop and positions never waits for the compute stream. Ordering between
-// streams goes through the contract's events only. Guarantees: every wait of the host (init, the
-// control channel) ends by timeout_s; a watchdog thread polls both communicators' asynchronous
-// errors and the newest data-plane collective, and on an error or a collective older than
-// timeout_s aborts both communicators (so no kernel waits forever) and calls the fatal hook with a
-// sentence naming this rank and the reason. Not guaranteed: NCCL's sums run in its ring/tree order,
-// not rank order (run to run identical on one topology and NCCL version, not bit-equal to shm's).
+// event; `ctl` (ncclCommSplit of data) for the host control channel on a stream of its own, staged
+// through pinned host memory so that no copy blocks the host beyond its bounded wait. Guarantees:
+// every wait of the host (init, the control channel, finalize) ends by timeout_s; a watchdog
+// thread polls both communicators' asynchronous errors and the newest data-plane collective, and
+// on an error or a collective older than timeout_s aborts both communicators (so no kernel waits
+// forever) and calls the fatal hook with a sentence naming this rank and the reason. Not
+// guaranteed: NCCL's sums run in its ring/tree order, not rank order (run to run identical on one
+// topology and NCCL version, not bit-equal to shm's).
+//
+// The rules that keep non-blocking NCCL with two communicators correct (tests/test_comm_nccl_fake.c
+// checks them against a fake NCCL that returns ncclInProgress and enqueues late):
+// 1. Settled before the stream is touched. On a non-blocking communicator any call may return
+//    ncclInProgress before its work is on the stream. nccl_settle polls ncclCommGetAsyncError until
+//    the state leaves ncclInProgress (bounded by --comm-timeout, then an abort) before anything is
+//    queued behind the call or the host waits for its stream, as PyTorch's c10d does.
+// 2. One lock for NCCL. Every NCCL call on either communicator (init, split, a collective and its
+//    settle, finalize, destroy, abort, the watchdog's ncclCommGetAsyncError) holds Nccl.nccl: no
+//    two threads are ever inside one communicator, and the watchdog never aborts (frees) a
+//    communicator under another call.
+// 3. One order on the device. The two communicators' kernels never run at the same time and run
+//    in the order the host issued them: a control collective is queued behind events after the
+//    newest data-plane collective on a caller's stream and after every started all-reduce (the
+//    comm stream); a data-plane collective issued after a control call is issued after that call's
+//    host wait saw the control collective complete. Every rank calls in the same order (comm.h),
+//    so every device runs one sequence and the cross-communicator deadlock NCCL warns of cannot
+//    happen. Cost: a control call waits for the data plane queued before it. Not covered: data-plane
+//    collectives on two caller streams with no order between them (the trainer uses one).
+// 4. The first fault wins. Any thread latches it in Nccl.fault (under Nccl.lock); c->err is written
+//    only by the calling thread, from the latch, when a call fails (nccl_done).
 #include "comm_nccl_impl.h" // defines: Nccl, nccl_wait, nccl_dtype, nccl_fail
 #include "proc_time.h"      // defines: time_mono_s
 
-#include <errno.h>  // defines: EINVAL, ENOMEM, ENOTSUP, ETIMEDOUT, EPIPE
+#include <errno.h>  // defines: EINVAL, ENOMEM, ENOTSUP, EPIPE
 #include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: calloc, free
-#include <string.h> // defines: memcpy
+#include <string.h> // defines: memcpy, strerror
 
 static Nccl *impl(Comm *c)
 {
 	return c->impl;
 }
 
-// the newest data-plane collective, for the watchdog: an event after it on its stream
+// `nccl` taken, or NULL (and the fault latched) once the communicators are aborted
+static Nccl *enter(Comm *c, const char *op)
+{
+	Nccl *n = impl(c);
+	pthread_mutex_lock(&n->nccl);
+	if (!atomic_load(&n->aborted))
+		return n;
+	pthread_mutex_unlock(&n->nccl);
+	nccl_fault(c, 0, "rank %d: %s after the communicators were aborted", c->rank, op);
+	return NULL;
+}
+
+static int leave(Comm *c, int rc)
+{
+	pthread_mutex_unlock(&impl(c)->nccl);
+	return nccl_done(c, rc);
+}
+
+// with `nccl` held, the collective settled: the watchdog's newest collective, and (on a caller's
+// stream) what the next control call waits for
 static int track(Comm *c, KernCtx *stream)
 {
 	Nccl *n = impl(c);
+	int rc = stream != n->cq ? kern_event_record(n->user_last, stream) : 0;
 	pthread_mutex_lock(&n->lock);
-	int rc = kern_event_record(n->last, stream);
+	if (!rc)
+		rc = kern_event_record(n->last, stream);
 	n->last_t = time_mono_s();
 	n->last_op = n->op;
 	pthread_mutex_unlock(&n->lock);
 	return rc;
 }
 
+// with `nccl` held: r is what the collective on `data` returned
 static int queued(Comm *c, KernCtx *stream, const char *op, ncclResult_t r)
 {
-	impl(c)->op = op;
-	if (r != ncclSuccess && r != ncclInProgress)
-		return nccl_fail(c, r, op);
-	return track(c, stream);
+	Nccl *n = impl(c);
+	n->op = op;
+	int rc = r != ncclSuccess && r != ncclInProgress ? nccl_fail(c, r, op) : nccl_settle(c, n->data, r, op);
+	return rc ? rc : track(c, stream);
 }
 
 // the stream's cudaStream_t, the calling thread on the group's device; NULL: not a CUDA stream
@@ -54,28 +97,35 @@ static cudaStream_t on(Comm *c, KernCtx *stream)
 static int nccl_allgather(Comm *c, const KTensor *send, KTensor *recv, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
-	return !s ? -EINVAL
-		  : queued(c, stream, "allgather",
-			   ncclAllGather(send->data, recv->data, (size_t)kern_numel(send), nccl_dtype(send->dtype),
-					 impl(c)->data, s));
+	Nccl *n = s ? enter(c, "allgather") : NULL;
+	if (!n)
+		return s ? nccl_done(c, -EPIPE) : -EINVAL;
+	return leave(c, queued(c, stream, "allgather",
+			       ncclAllGather(send->data, recv->data, (size_t)kern_numel(send), nccl_dtype(send->dtype),
+					     n->data, s)));
 }
 
 static int nccl_allreduce(Comm *c, KTensor *buf, CommReduce op, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
-	return !s ? -EINVAL
-		  : queued(c, stream, "allreduce",
-			   ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf), nccl_dtype(buf->dtype),
-					 op == COMM_AVG ? ncclAvg : ncclSum, impl(c)->data, s));
+	Nccl *n = s ? enter(c, "allreduce") : NULL;
+	if (!n)
+		return s ? nccl_done(c, -EPIPE) : -EINVAL;
+	return leave(c, queued(c, stream, "allreduce",
+			       ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf), nccl_dtype(buf->dtype),
+					     op == COMM_AVG ? ncclAvg : ncclSum, n->data, s)));
 }
 
 static int nccl_reduce_scatter(Comm *c, const KTensor *send, KTensor *recv, CommReduce op, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
-	return !s ? -EINVAL
-		  : queued(c, stream, "reduce_scatter",
-			   ncclReduceScatter(send->data, recv->data, (size_t)kern_numel(recv), nccl_dtype(recv->dtype),
-					     op == COMM_AVG ? ncclAvg : ncclSum, impl(c)->data, s));
+	Nccl *n = s ? enter(c, "reduce_scatter") : NULL;
+	if (!n)
+		return s ? nccl_done(c, -EPIPE) : -EINVAL;
+	return leave(c,
+		     queued(c, stream, "reduce_scatter",
+			    ncclReduceScatter(send->data, recv->data, (size_t)kern_numel(recv), nccl_dtype(recv->dtype),
+					      op == COMM_AVG ? ncclAvg : ncclSum, n->data, s)));
 }
 
 // on the comm stream, after `ready`: the bucket's all-reduce overlaps the backward that follows
@@ -93,55 +143,99 @@ static int nccl_drain(Comm *c, KernCtx *stream)
 	return rc ? rc : kern_stream_wait_event(stream, n->drained);
 }
 
-// ---- control channel: host buffers through the ctl communicator's device buffer ----
+// ---- control channel: host buffers through pinned staging and the ctl communicator's device buffer ----
 static int ctl_room(Comm *c, size_t bytes)
 {
 	Nccl *n = impl(c);
 	if (bytes <= n->ctl_cap)
 		return 0;
 	cudaFree(n->ctl_buf);
-	n->ctl_buf = NULL;
+	cudaFreeHost(n->ctl_host);
+	n->ctl_buf = n->ctl_host = NULL;
 	n->ctl_cap = 0;
-	if (cudaMalloc(&n->ctl_buf, bytes) != cudaSuccess)
+	if (cudaMalloc(&n->ctl_buf, bytes) != cudaSuccess || cudaMallocHost(&n->ctl_host, bytes) != cudaSuccess) {
+		snprintf(c->err, sizeof c->err, "rank %d: no memory for the control channel's %zu bytes", c->rank,
+			 bytes);
 		return -ENOMEM;
+	}
 	n->ctl_cap = bytes;
 	return 0;
 }
 
-// H2D of `in` bytes at offset in_at, the collective, D2H of `out` bytes, then the host waits
+// rule 3: the control stream behind the data plane queued so far (caller's stream, comm stream).
+// These failures (and ctl_room's) abort nothing: c->err says why, on the calling thread.
+static int ctl_order(Comm *c)
+{
+	Nccl *n = impl(c);
+	int rc = kern_event_record(n->cq_mark, n->cq);
+	if (!rc)
+		rc = kern_stream_wait_event(n->ctlq, n->cq_mark);
+	if (!rc)
+		rc = kern_stream_wait_event(n->ctlq, n->user_last);
+	if (rc)
+		snprintf(c->err, sizeof c->err, "rank %d: cannot order the control channel after the data plane: %s",
+			 c->rank, strerror(-rc));
+	return rc;
+}
+
+static int copy_failed(Comm *c, const char *op)
+{
+	Nccl *n = enter(c, op);
+	return n ? leave(c, nccl_fail(c, ncclUnhandledCudaError, op)) : nccl_done(c, -EPIPE);
+}
+
+// `in` bytes to offset in_at, the collective (settled), `out` bytes back, then the bounded host wait
 static int ctl_run(Comm *c, const void *send, size_t in, size_t in_at, void *recv, size_t out, const char *op,
 		   ncclResult_t (*coll)(Nccl *n, size_t in_at))
 {
 	Nccl *n = impl(c);
+	if (atomic_load(&n->aborted)) // its stream may still hold the buffers ctl_room would replace
+		return nccl_done(
+			c, nccl_fault(c, -EPIPE, "rank %d: %s after the communicators were aborted", c->rank, op));
 	cudaSetDevice(n->device);
 	int rc = ctl_room(c, in_at + in > out ? in_at + in : out);
+	if (!rc)
+		rc = ctl_order(c);
 	if (rc)
-		return rc;
-	char *d = n->ctl_buf;
-	if (in && cudaMemcpyAsync(d + in_at, send, in, cudaMemcpyHostToDevice, n->ctl_stream) != cudaSuccess)
-		return nccl_fail(c, ncclUnhandledCudaError, op);
+		return nccl_done(c, rc);
+	cudaStream_t s = kern_stream_native(n->ctlq);
+	char *d = n->ctl_buf, *h = n->ctl_host;
+	if (in) {
+		memcpy(h + in_at, send, in);
+		if (cudaMemcpyAsync(d + in_at, h + in_at, in, cudaMemcpyHostToDevice, s) != cudaSuccess)
+			return copy_failed(c, op);
+	}
+	if (!enter(c, op))
+		return nccl_done(c, -EPIPE);
 	ncclResult_t r = coll(n, in_at);
-	if (r != ncclSuccess && r != ncclInProgress)
-		return nccl_fail(c, r, op);
-	if (out && cudaMemcpyAsync(recv, d, out, cudaMemcpyDeviceToHost, n->ctl_stream) != cudaSuccess)
-		return nccl_fail(c, ncclUnhandledCudaError, op);
-	return nccl_wait(c, n->ctl_stream, op);
+	rc = r != ncclSuccess && r != ncclInProgress ? nccl_fail(c, r, op) : nccl_settle(c, n->ctl, r, op);
+	if ((rc = leave(c, rc)) < 0)
+		return rc;
+	if (out && cudaMemcpyAsync(h, d, out, cudaMemcpyDeviceToHost, s) != cudaSuccess)
+		return copy_failed(c, op);
+	if ((rc = nccl_wait(c, s, op)) < 0)
+		return nccl_done(c, rc);
+	if (out)
+		memcpy(recv, h, out);
+	return 0;
 }
 
 static ncclResult_t coll_allgather(Nccl *n, size_t in_at)
 {
 	char *d = n->ctl_buf;
-	return ncclAllGather(d + in_at, d, n->ctl_count, ncclUint8, n->ctl, n->ctl_stream);
+	return ncclAllGather(d + in_at, d, n->ctl_count, ncclUint8, n->ctl, kern_stream_native(n->ctlq));
 }
 
 static ncclResult_t coll_allreduce(Nccl *n, size_t in_at)
 {
-	return ncclAllReduce(n->ctl_buf, n->ctl_buf, n->ctl_count, ncclFloat64, n->ctl_op, n->ctl, n->ctl_stream);
+	return ncclAllReduce(n->ctl_buf, n->ctl_buf, n->ctl_count, ncclFloat64, n->ctl_op, n->ctl,
+			     kern_stream_native(n->ctlq));
 }
 
 static ncclResult_t coll_broadcast(Nccl *n, size_t in_at)
 {
-	return ncclBroadcast(n->ctl_buf, n->ctl_buf, n->ctl_count, ncclUint8, n->ctl_root, n->ctl, n->ctl_stream);
+	return ncclBroadcast(n->ctl_buf, n->ctl_buf, n->ctl_count, ncclUint8, n->ctl_root, n->ctl,
+			     kern_stream_native(n->ctlq));
 }
 
 static int nccl_ctl_allgather(Comm *c, const void *send, void *recv, size_t bytes)
@@ -224,7 +318,7 @@ int comm_nccl_open(Comm **out, KernCtx *ctx, int rank, int world, const void *id
 	c->impl = n;
 	c->rank = rank;
 	c->world = world;
-	int rc = nccl_setup(c, ctx, id, o);
+	int rc = nccl_done(c, nccl_setup(c, ctx, id, o));
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", c->err[0] ? c->err : "NCCL setup failed");
 		nccl_close(c);

@@ -1,11 +1,13 @@
 // The NCCL backend's lifetime and its guards: communicators made without blocking (so a missing
-// peer ends in a timeout, not a hang), the bounded host wait of the control channel, and the
-// watchdog thread that turns an NCCL error or a stuck collective into an abort and one sentence.
+// peer ends in a timeout, not a hang), every non-blocking call settled before its stream is
+// touched, the bounded host wait of the control channel, and the watchdog thread that turns an
+// NCCL error or a stuck collective into an abort and one sentence (the first fault wins).
 #include "comm_nccl_impl.h" // defines: Nccl, ...
 #include "proc_time.h"      // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ETIMEDOUT, EPIPE, EIO
-#include <stdio.h>  // defines: snprintf
+#include <stdarg.h> // defines: va_list
+#include <stdio.h>  // defines: snprintf, vsnprintf
 #include <stdlib.h> // defines: free
 #include <string.h> // defines: memcpy
 #include <time.h>   // defines: clock_gettime, nanosleep
@@ -28,6 +30,33 @@ ncclDataType_t nccl_dtype(KDtype dt)
 	}
 }
 
+int nccl_fault(Comm *c, int rc, const char *fmt, ...)
+{
+	Nccl *n = c->impl;
+	pthread_mutex_lock(&n->lock);
+	if (!n->fault[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(n->fault, sizeof n->fault, fmt, ap);
+		va_end(ap);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return rc;
+}
+
+int nccl_done(Comm *c, int rc)
+{
+	Nccl *n = c->impl;
+	if (rc < 0) {
+		pthread_mutex_lock(&n->lock);
+		if (n->fault[0])
+			snprintf(c->err, sizeof c->err, "%s", n->fault);
+		pthread_mutex_unlock(&n->lock);
+	}
+	return rc;
+}
+
+// with `nccl` held
 static void abort_all(Nccl *n)
 {
 	if (atomic_exchange(&n->aborted, 1))
@@ -39,17 +68,50 @@ static void abort_all(Nccl *n)
 	n->ctl = n->data = NULL;
 }
 
-int nccl_fail(Comm *c, ncclResult_t r, const char *op)
+static int errno_of(ncclResult_t r)
 {
-	Nccl *n = c->impl;
-	const char *last = n->data ? ncclGetLastError(n->data) : "";
-	snprintf(c->err, sizeof c->err, "rank %d: NCCL %s failed: %s%s%s", c->rank, op, ncclGetErrorString(r),
-		 last && last[0] ? ": " : "", last ? last : "");
-	abort_all(n);
 	return r == ncclSystemError || r == ncclRemoteError ? -EPIPE : r == ncclInvalidArgument ? -EINVAL : -EIO;
 }
 
-// the first asynchronous error of either communicator (ncclSuccess / ncclInProgress: none)
+int nccl_fail(Comm *c, ncclResult_t r, const char *what)
+{
+	Nccl *n = c->impl;
+	const char *last = n->data ? ncclGetLastError(n->data) : "";
+	nccl_fault(c, 0, "rank %d: NCCL %s failed: %s%s%s", c->rank, what, ncclGetErrorString(r),
+		   last && last[0] ? ": " : "", last ? last : "");
+	abort_all(n);
+	return errno_of(r);
+}
+
+int nccl_settle(Comm *c, ncclComm_t comm, ncclResult_t r, const char *what)
+{
+	Nccl *n = c->impl;
+	const double t0 = time_mono_s();
+	for (long us = 10; r == ncclSuccess || r == ncclInProgress; us = us < 1000 ? us * 2 : 1000) {
+		if (atomic_load(&n->aborted) || !comm)
+			return nccl_fault(c, -EPIPE, "rank %d: NCCL %s after the communicators were aborted", c->rank,
+					  what);
+		ncclResult_t s;
+		if ((r = ncclCommGetAsyncError(comm, &s)) != ncclSuccess)
+			break;
+		if ((r = s) == ncclSuccess)
+			return 0;
+		if (r != ncclInProgress)
+			break;
+		if (time_mono_s() - t0 > n->timeout_s) {
+			nccl_fault(c, 0,
+				   "rank %d of %d: NCCL %s still in progress after %.0f s (a peer is missing, dead "
+				   "or started with another id; --comm-timeout): NCCL aborted",
+				   c->rank, c->world, what, n->timeout_s);
+			abort_all(n);
+			return -ETIMEDOUT;
+		}
+		nap_us(us);
+	}
+	return nccl_fail(c, r, what);
+}
+
+// the first asynchronous error of either communicator (ncclSuccess: none); with `nccl` held
 static ncclResult_t async_error(Nccl *n)
 {
 	ncclResult_t r = ncclSuccess, e;
@@ -61,36 +123,48 @@ static ncclResult_t async_error(Nccl *n)
 	return r;
 }
 
+// with `nccl` taken here: an asynchronous error turns into the fault and the abort
+static int check_async(Comm *c, const char *what)
+{
+	Nccl *n = c->impl;
+	pthread_mutex_lock(&n->nccl);
+	ncclResult_t r = atomic_load(&n->aborted) ? ncclSuccess : async_error(n);
+	int rc = r == ncclSuccess ? 0 : nccl_fail(c, r, what);
+	pthread_mutex_unlock(&n->nccl);
+	return rc;
+}
+
+static void abort_locked(Nccl *n)
+{
+	pthread_mutex_lock(&n->nccl);
+	abort_all(n);
+	pthread_mutex_unlock(&n->nccl);
+}
+
 int nccl_wait(Comm *c, cudaStream_t s, const char *op)
 {
 	Nccl *n = c->impl;
 	const double t0 = time_mono_s();
 	for (long us = 20;; us = us < 2000 ? us * 2 : 2000) {
 		if (atomic_load(&n->aborted))
-			return c->err[0] ? -EPIPE
-					 : (snprintf(c->err, sizeof c->err,
-						     "rank %d: %s after the communicators "
-						     "were aborted",
-						     c->rank, op),
-					    -EPIPE);
+			return nccl_fault(c, -EPIPE, "rank %d: %s after the communicators were aborted", c->rank, op);
 		cudaError_t q = cudaStreamQuery(s);
 		if (q == cudaSuccess)
 			return 0;
 		if (q != cudaErrorNotReady) {
-			snprintf(c->err, sizeof c->err, "rank %d: %s: CUDA error %s", c->rank, op,
-				 cudaGetErrorString(q));
-			abort_all(n);
+			nccl_fault(c, 0, "rank %d: %s: CUDA error %s", c->rank, op, cudaGetErrorString(q));
+			abort_locked(n);
 			return -EIO;
 		}
-		ncclResult_t r = async_error(n);
-		if (r != ncclSuccess)
-			return nccl_fail(c, r, op);
+		int rc = check_async(c, op);
+		if (rc < 0)
+			return rc;
 		if (time_mono_s() - t0 > n->timeout_s) {
-			snprintf(c->err, sizeof c->err,
-				 "rank %d: %s did not complete in %.0f s (a peer is dead or hangs; "
-				 "--comm-timeout): NCCL aborted",
-				 c->rank, op, n->timeout_s);
-			abort_all(n);
+			nccl_fault(c, 0,
+				   "rank %d: %s did not complete in %.0f s (a peer is dead or hangs; "
+				   "--comm-timeout): NCCL aborted",
+				   c->rank, op, n->timeout_s);
+			abort_locked(n);
 			return -ETIMEDOUT;
 		}
 		nap_us(us);
@@ -107,50 +181,31 @@ static void *watchdog(void *arg)
 		nap_us(100000);
 		if (atomic_load(&n->aborted))
 			continue;
-		ncclResult_t r = async_error(n);
-		char msg[256] = "";
-		if (r != ncclSuccess) {
-			nccl_fail(c, r, "a collective");
-			memcpy(msg, c->err, sizeof msg);
-		} else {
+		int fired = check_async(c, "a collective") < 0;
+		if (!fired) {
 			pthread_mutex_lock(&n->lock);
 			double age = time_mono_s() - n->last_t;
 			const char *op = n->last_op;
 			int stuck = op && age > n->timeout_s && kern_event_query(n->last) == 0;
 			pthread_mutex_unlock(&n->lock);
 			if (stuck) {
-				snprintf(c->err, sizeof c->err,
-					 "rank %d: the %s queued %.0f s ago has not completed (a peer is dead "
-					 "or hangs; --comm-timeout %.0f): NCCL aborted",
-					 c->rank, op, age, n->timeout_s);
-				memcpy(msg, c->err, sizeof msg);
-				abort_all(n);
+				nccl_fault(c, 0,
+					   "rank %d: the %s queued %.0f s ago has not completed (a peer is dead "
+					   "or hangs; --comm-timeout %.0f): NCCL aborted",
+					   c->rank, op, age, n->timeout_s);
+				abort_locked(n);
+				fired = 1;
 			}
 		}
-		if (msg[0] && n->fatal)
+		if (fired && n->fatal) {
+			char msg[sizeof n->fault];
+			pthread_mutex_lock(&n->lock);
+			memcpy(msg, n->fault, sizeof msg);
+			pthread_mutex_unlock(&n->lock);
 			n->fatal(n->fatal_arg, msg);
+		}
 	}
 	return NULL;
-}
-
-// a non-blocking init or split until it is done; -ETIMEDOUT past the deadline (what names it)
-static int settle(Comm *c, ncclComm_t *comm, ncclResult_t r, double t0, const char *what)
-{
-	Nccl *n = c->impl;
-	while (r == ncclInProgress ||
-	       (r == ncclSuccess && ncclCommGetAsyncError(*comm, &r) == ncclSuccess && r == ncclInProgress)) {
-		if (time_mono_s() - t0 > n->timeout_s) {
-			snprintf(c->err, sizeof c->err,
-				 "rank %d of %d: NCCL %s did not complete in %.0f s (are all ranks "
-				 "started with the same id?)",
-				 c->rank, c->world, what, n->timeout_s);
-			abort_all(n);
-			return -ETIMEDOUT;
-		}
-		nap_us(1000);
-		r = ncclSuccess;
-	}
-	return r == ncclSuccess ? 0 : nccl_fail(c, r, what);
 }
 
 // the data communicator without blocking, so that init ends by the timeout, then the control one
@@ -161,9 +216,16 @@ static int make_comms(Comm *c, const void *id)
 	memcpy(&uid, id, sizeof uid);
 	ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
 	cfg.blocking = 0;
-	const double t0 = time_mono_s();
-	int rc = settle(c, &n->data, ncclCommInitRankConfig(&n->data, c->world, uid, c->rank, &cfg), t0, "init");
-	return rc ? rc : settle(c, &n->ctl, ncclCommSplit(n->data, 0, c->rank, &n->ctl, &cfg), t0, "control split");
+	pthread_mutex_lock(&n->nccl);
+	ncclResult_t r = ncclCommInitRankConfig(&n->data, c->world, uid, c->rank, &cfg);
+	int rc = r != ncclSuccess && r != ncclInProgress ? nccl_fail(c, r, "init") : nccl_settle(c, n->data, r, "init");
+	if (!rc) {
+		r = ncclCommSplit(n->data, 0, c->rank, &n->ctl, &cfg);
+		rc = r != ncclSuccess && r != ncclInProgress ? nccl_fail(c, r, "control split")
+							     : nccl_settle(c, n->ctl, r, "control split");
+	}
+	pthread_mutex_unlock(&n->nccl);
+	return rc;
 }
 
 int nccl_setup(Comm *c, KernCtx *ctx, const void *id, const CommNcclOptions *o)
@@ -174,30 +236,40 @@ int nccl_setup(Comm *c, KernCtx *ctx, const void *id, const CommNcclOptions *o)
 	n->fatal = o->fatal;
 	n->fatal_arg = o->fatal_arg;
 	pthread_mutex_init(&n->lock, NULL);
-	if (cudaSetDevice(n->device) != cudaSuccess) {
-		snprintf(c->err, sizeof c->err, "rank %d: cannot use CUDA device %d", c->rank, n->device);
-		return -ENODEV;
-	}
+	pthread_mutex_init(&n->nccl, NULL);
+	if (cudaSetDevice(n->device) != cudaSuccess)
+		return nccl_fault(c, -ENODEV, "rank %d: cannot use CUDA device %d", c->rank, n->device);
 	int rc = kern_stream_create(ctx, &n->cq);
 	if (!rc)
-		rc = kern_event_create(ctx, &n->drained);
-	if (!rc)
-		rc = kern_event_create(ctx, &n->last);
-	if (!rc && cudaStreamCreateWithFlags(&n->ctl_stream, cudaStreamNonBlocking) != cudaSuccess)
-		rc = -ENOMEM;
-	if (rc) {
-		snprintf(c->err, sizeof c->err, "rank %d: cannot make the comm streams and events: %s", c->rank,
-			 strerror(-rc));
-		return rc;
-	}
+		rc = kern_stream_create(ctx, &n->ctlq);
+	KEvent **ev[] = {&n->drained, &n->last, &n->user_last, &n->cq_mark};
+	for (size_t i = 0; i < sizeof ev / sizeof ev[0] && !rc; i++)
+		rc = kern_event_create(ctx, ev[i]);
+	if (rc)
+		return nccl_fault(c, rc, "rank %d: cannot make the comm streams and events: %s", c->rank,
+				  strerror(-rc));
 	if ((rc = make_comms(c, id)) < 0)
 		return rc;
-	if (pthread_create(&n->watchdog, NULL, watchdog, c)) {
-		snprintf(c->err, sizeof c->err, "rank %d: cannot start the NCCL watchdog thread", c->rank);
-		return -EAGAIN;
-	}
+	if (pthread_create(&n->watchdog, NULL, watchdog, c))
+		return nccl_fault(c, -EAGAIN, "rank %d: cannot start the NCCL watchdog thread", c->rank);
 	n->watching = 1;
 	return 0;
+}
+
+// non-blocking communicators end in ncclCommFinalize, settled (bounded), then ncclCommDestroy;
+// one that does not settle is aborted
+static void finish(Comm *c)
+{
+	Nccl *n = c->impl;
+	pthread_mutex_lock(&n->nccl);
+	ncclComm_t *comms[] = {&n->ctl, &n->data};
+	for (int i = 0; i < 2 && !atomic_load(&n->aborted); i++)
+		if (*comms[i] && nccl_settle(c, *comms[i], ncclCommFinalize(*comms[i]), "finalize") == 0) {
+			ncclCommDestroy(*comms[i]);
+			*comms[i] = NULL;
+		}
+	abort_all(n); // what is left (nothing after a clean finish)
+	pthread_mutex_unlock(&n->nccl);
 }
 
 void nccl_close(Comm *c)
@@ -208,20 +280,22 @@ void nccl_close(Comm *c)
 		if (n->watching)
 			pthread_join(n->watchdog, NULL);
 		cudaSetDevice(n->device);
-		if (!atomic_load(&n->aborted)) {
-			if (n->ctl)
-				ncclCommDestroy(n->ctl);
-			if (n->data)
-				ncclCommDestroy(n->data);
-		}
-		if (n->ctl_buf)
-			cudaFree(n->ctl_buf);
-		if (n->ctl_stream)
-			cudaStreamDestroy(n->ctl_stream);
-		kern_event_destroy(n->drained);
-		kern_event_destroy(n->last);
+		if (n->watching)
+			finish(c);
+		else
+			abort_locked(n); // a setup that failed: the peers may never finalize
+		if (n->ctlq)             // its stream's copies are done before their buffers go
+			kern_ctx_destroy(n->ctlq);
 		if (n->cq)
 			kern_ctx_destroy(n->cq);
+		if (n->ctl_buf)
+			cudaFree(n->ctl_buf);
+		if (n->ctl_host)
+			cudaFreeHost(n->ctl_host);
+		KEvent *ev[] = {n->drained, n->last, n->user_last, n->cq_mark};
+		for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+			kern_event_destroy(ev[i]);
+		pthread_mutex_destroy(&n->nccl);
 		pthread_mutex_destroy(&n->lock);
 		free(n);
 	}

@@ -40,3 +40,16 @@ test_comm_nccl_gpu_LDLIBS = $(COMM_LDLIBS) $(call comm_cuda,$(KCUDA_LDLIBS))
 $(BUILD)/tests/test_comm_nccl_gpu: LDFLAGS += $(call comm_cuda,$(KCUDA_LDFLAGS))
 all: $(BUILD)/tests/test_comm_nccl_gpu
 endif
+
+# the NCCL backend between two rank threads on a fake NCCL and CUDA runtime (tests/fake_nccl.c, in
+# place of libnccl and libcudart: a non-blocking call stays ncclInProgress for a seeded number of
+# polls, a stream is a queue): no GPU needed, only the headers; under TSan too
+ifeq ($(HAVE_NCCL)$(HAVE_CUDART),11)
+TESTS += test_comm_nccl_fake
+SAN_TESTS += test_comm_nccl_fake
+SEEDED_TESTS += test_comm_nccl_fake
+test_comm_nccl_fake_SRCS := tests/test_comm_nccl_fake.c tests/fake_nccl.c
+test_comm_nccl_fake_LIBS := comm kernels ring stream common
+test_comm_nccl_fake_WHITEBOX := kernels/backend # defines the CUDA backend's table (kern_backend.h) on the fake
+$(BUILD)/obj/tests/test_comm_nccl_fake.o $(BUILD)/obj/tests/fake_nccl.o: CFLAGS += $(NCCL_CFLAGS)
+endif

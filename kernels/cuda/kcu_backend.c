@@ -15,6 +15,10 @@ void cu_use(KernDev *d)
 	cudaSetDevice(d->device); // cheap when it is current already; errors surface at the next call
 }
 
+// Safe from any thread: the NCCL watchdog's event query (cu_event_query -> event_fault) latches
+// from its own. kern_latch writes under the device's lock, the first error wins, and the message
+// is complete before the atomic code is published, so the stream's thread reads both through
+// kern_latched / kern_error_message without a lock.
 void cu_dev_latch(KernDev *d, int rc, const char *op, const char *msg)
 {
 	KernCtx tmp = {.dev = d};

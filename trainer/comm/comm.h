@@ -115,7 +115,9 @@ int comm_shm_unlink(const char *name);
 
 // NCCL for GPU ranks (any number of machines): the data plane on the callers' device streams
 // (kern_stream_native: the CUDA backend), started all-reduces on a comm stream, the control channel
-// through a second communicator on a stream of its own (its host waits end by timeout_s). A
+// through a second communicator on a stream of its own (its host waits end by timeout_s); a control
+// call runs on the device after the data-plane collectives called before it (one order for both
+// communicators, so they cannot deadlock: comm_nccl.c's rules), so it waits for them. A
 // watchdog thread aborts both communicators on an NCCL error or a data-plane collective older than
 // timeout_s and calls fatal(arg, "rank 3: ...") from its thread: the caller ends the process there
 // (a trainer cannot go on), so no rank hangs. A build without NCCL: comm_nccl_available() is 0 and

@@ -2,7 +2,7 @@
 // caption into context-length token ids (<|startoftext|> ... <|endoftext|>, zero padded).
 #ifndef COMMON_BPE_TOKENIZER_H
 #define COMMON_BPE_TOKENIZER_H
-// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_vocab_hash, bpe_sot, bpe_eot, bpe_tokenize, bpe_tokenize_len, bpe_decode, bpe_token_str
+// defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_vocab_hash, BPE_OPENAI_VOCAB_HASH, bpe_sot, bpe_eot, bpe_tokenize, bpe_tokenize_len, bpe_decode, bpe_token_str
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +28,9 @@ int bpe_vocab_size(const BpeTokenizer *t);
 // (not the header, line ends or unused lines: a gzipped or CRLF copy has the same), never 0.
 // A manifest records it (ManifestHeader.vocab_hash), so captions are never read with another.
 uint64_t bpe_vocab_hash(const BpeTokenizer *t);
+// bpe_vocab_hash of OpenAI CLIP's bpe_simple_vocab_16e6.txt(.gz), the vocabulary of open_clip's
+// weights (49408 tokens); test_bpe_clip_corpus checks it against the fixture
+#define BPE_OPENAI_VOCAB_HASH 0x42b6402b19dcff54ull
 int bpe_sot(const BpeTokenizer *t);
 int bpe_eot(const BpeTokenizer *t);
 // the token's string in bytes_to_unicode form (e.g. "dog</w>"), NULL when out of range

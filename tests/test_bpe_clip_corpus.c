@@ -50,6 +50,11 @@ int main(void)
 		printf("FAIL vocabulary %d, want 49408\n", bpe_vocab_size(t));
 		return 1;
 	}
+	if (bpe_vocab_hash(t) != BPE_OPENAI_VOCAB_HASH) { // what --init-from assumes of open_clip's weights
+		printf("FAIL OpenAI's merges hash to %016llx, BPE_OPENAI_VOCAB_HASH is %016llx\n",
+		       (unsigned long long)bpe_vocab_hash(t), BPE_OPENAI_VOCAB_HASH);
+		return 1;
+	}
 	gzFile f = gzopen("tests/fixtures/bpe_clip_corpus.txt.gz", "rb");
 	if (!f) {
 		printf("FAIL no corpus fixture\n");

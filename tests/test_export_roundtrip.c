@@ -115,10 +115,10 @@ int main(int argc, char **argv)
 	// export as tools/export does: from the checkpoint on disk
 	EvalModel em;
 	CHECK_OK(eval_model_load(&em, ctx, ck, NULL, 1, err, sizeof err));
-	CHECK_OK(st_openclip_export(fv, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 0, err,
-				    sizeof err));
-	CHECK_OK(st_openclip_export(fi, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 1, err,
-				    sizeof err));
+	CHECK_OK(st_openclip_export(fv, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 0, NULL,
+				    NULL, err, sizeof err));
+	CHECK_OK(st_openclip_export(fi, ctx, &em.cfg, em.model->specs, em.model->n_specs, &em.model->params, 1, NULL,
+				    NULL, err, sizeof err));
 	eval_model_free(&em);
 	CHECK_OK(st_open(&f, fi));
 	CHECK(!st_find(f, "visual.temporal_embedding") && !strcmp(st_meta(f, "vision.heads"), "2") &&

@@ -9,6 +9,7 @@
 #include <string.h>   // defines: strcmp, strchr, strerror, memset
 #include <sys/stat.h> // defines: stat, S_ISDIR
 
+#include "bpe_tokenizer.h" // defines: BPE_OPENAI_VOCAB_HASH
 #include "model.h" // defines: CKPT_MARKER, ParamSpec, model_layout, model_init_params, StFile, st_open_err, model_params_check_finite, st_find, st_meta, st_close, st_model_load, StLoadOpts
 
 void eval_config_str(const ModelConfig *c, char *buf, size_t len)
@@ -184,6 +185,19 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 	StFile *f;
 	if ((rc = st_open_as(&f, em->source, "not a safetensors checkpoint or weights file", err, errlen)))
 		return rc;
+	const char *vocab = st_meta(f, "avclip.vocab"), *merges = st_meta(f, "avclip.merges");
+	snprintf(em->vocab, sizeof em->vocab, "%s", vocab ? vocab : "");
+	snprintf(em->merges, sizeof em->merges, "%s", merges ? merges : "");
+	// a foreign file (open_clip's, OpenAI's: no avclip.* metadata) of a 49408-token embedding reads
+	// OpenAI CLIP's vocabulary
+	const StTensor *te = st_find(f, "token_embedding.weight");
+	if (!vocab && !st_meta(f, "avclip.export") && !st_meta(f, "avclip.ckpt") && te && te->ndim == 2 &&
+	    te->shape[0] == 49408) {
+		snprintf(em->vocab, sizeof em->vocab, "%016llx", (unsigned long long)BPE_OPENAI_VOCAB_HASH);
+		snprintf(em->merges, sizeof em->merges,
+			 "bpe_simple_vocab_16e6.txt.gz (OpenAI CLIP's merges, as open_clip ships them)");
+		em->vocab_assumed = 1;
+	}
 	if (st_meta(f, "avclip.ckpt")) {
 		rc = load_ckpt(em, ctx, f, want, batch, err, errlen);
 	} else {

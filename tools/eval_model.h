@@ -16,6 +16,10 @@ typedef struct {
 	ModelConfig cfg;
 	int64_t step;      // optimizer steps of the checkpoint; -1 for weights or an initialisation
 	char source[1024]; // the file the weights came from, or "init:SEED"
+	// the vocabulary its captions were tokenized with, as the file records it ("avclip.vocab",
+	// "%016llx"; "" none: open_clip's files, older checkpoints) and that vocabulary's merges file
+	char vocab[20], merges[1024];
+	int vocab_assumed; // 1: the file records none, vocab is OpenAI's for an open_clip file of 49408 tokens
 } EvalModel;
 
 // path: a directory holding ckpt/LATEST (a run) or LATEST (checkpoints), a checkpoint file, or a

@@ -58,7 +58,8 @@ int main(int argc, char **argv)
 	if (eval_model_load(&em, ctx, in, NULL, 1, err, sizeof err) < 0)
 		log_fatalx("%s", err);
 	ClipModel *m = em.model;
-	if (st_openclip_export(out, ctx, &em.cfg, m->specs, m->n_specs, &m->params, image, err, sizeof err) < 0)
+	if (st_openclip_export(out, ctx, &em.cfg, m->specs, m->n_specs, &m->params, image, em.vocab, em.merges, err,
+			       sizeof err) < 0)
 		log_fatalx("%s", err);
 	if (image && em.cfg.frames > 1)
 		log_info(

@@ -8,6 +8,7 @@ USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout c
 LIBS += avtrain
 avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
+avtrain_SRCS += trainer/trainer_start.c
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c
 # NCCL (comm's backend for GPU ranks) and, where the build has it (kernels/cuda/module.mk), the
@@ -31,6 +32,9 @@ $(foreach t,$(TRAINER_TESTS),$(eval $(t)_WHITEBOX := trainer))
 TESTS += test_kernels_augment
 test_kernels_augment_LIBS := augmentref kernels stream common
 SAN_TESTS += test_trainer_dist
+# issue 23: vocabularies and resumes refused or handled at start, before anything is made
+SCRIPT_TESTS += tests/test_trainer_vocab.sh tests/test_eval_vocab.sh tests/test_trainer_resume_batch.sh \
+                tests/test_trainer_resume_steps.sh
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
                 tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \

@@ -78,6 +78,18 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 	}
 	e.temp_steps = ts->temp_steps;
 	CkptTarget t = target(ts, &e);
+	// what a resume and tools/eval check against: the vocabulary, the batch, the LR schedule
+	char batch[16], sched[96];
+	const OptConfig *oc = &ts->opt->cfg;
+	snprintf(batch, sizeof batch, "%d", ts->cfg.batch);
+	snprintf(sched, sizeof sched, "%lld %lld %lld %lld %.17g", (long long)oc->total_steps,
+		 (long long)oc->warmup_steps, (long long)oc->join_step, (long long)oc->join_len, oc->join_lr);
+	const char *meta[] = {"avclip.batch",    batch,
+			      "avclip.schedule", sched,
+			      "avclip.vocab",    ts->cfg.vocab ? ts->cfg.vocab : "",
+			      "avclip.merges",   ts->cfg.vocab_merges ? ts->cfg.vocab_merges : ""};
+	t.meta = meta;
+	t.n_meta = ts->cfg.vocab && ts->cfg.vocab[0] ? 4 : 2;
 	CkptState st = {.step = step, .stream_pos = positions[0], .rng = {data_seed, 0, 0, 0}};
 	rc = ckpt_save(dir, &t, &st, keep_last, err, errlen);
 	free(e.table);

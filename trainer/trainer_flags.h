@@ -16,9 +16,9 @@
 
 typedef struct {
 	char backend[8], master[256], rdv[8], rdv_file[1024];
-	char ring[128], comm[128], run_dir[1024], config[1024], eval_manifest[1024], eval_ring[128], model_name[32],
-		loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16], init_from[1024],
-		precision[8], attention[16], keep_best[16];
+	char ring[128], comm[128], run_dir[1024], config[1024], manifest[1024], eval_manifest[1024], eval_ring[128],
+		model_name[32], loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16],
+		init_from[1024], precision[8], attention[16], keep_best[16];
 	int device;             // --device: CUDA ordinal, -1 = the local rank
 	int grad_checkpoint;    // --grad-checkpoint: recompute each block's activations in backward
 	double memory_limit_gb; // --memory-limit: device bytes the run may plan for (0: what the device has)
@@ -33,6 +33,7 @@ typedef struct {
 	int print_params;             // print the model's parameter counts as one JSON line, exit
 	int fit_batch;                // print the largest batch whose step fits the device, exit
 	int print_steps;              // launcher mode: print "steps S steps-per-epoch E" of this run, exit
+	int check_start;              // launcher mode: what a start would refuse, checked alone (trainer_start.h), exit
 	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every,
 		warmup_steps;
 	uint64_t seed; // --init-seed: the model's initial weights (the data seed is the ring's)

@@ -28,11 +28,22 @@
 #include "trainer_memory.h"  // defines: trainer_memory_plan, trainer_memory_fit
 #include "trainer_metrics.h" // defines: trainer_metrics_open
 #include "trainer_run.h"     // defines: TrainerRun, trainer_run
+#include "trainer_start.h"   // defines: TrainerVocab, trainer_start_vocab, trainer_start_resume, trainer_check_start
 #include "trainer_step.h"    // defines: TrainStep, ...
 
 #define COMM_SLOT_BYTES (4u << 20)
 
 static volatile sig_atomic_t g_stop; // the signal of the first stop request
+static TrainerVocab g_vocab;         // the training manifest's vocabulary (--manifest)
+
+// a run directory this process made is removed again when the start is refused before the model
+// has its weights (nothing in it yet; rmdir leaves anything that is)
+static char g_made_ckdir[1100], g_made_run_dir[1100];
+static void remove_unused_run_dir(void)
+{
+	if (g_made_ckdir[0] && rmdir(g_made_ckdir) == 0 && g_made_run_dir[0])
+		rmdir(g_made_run_dir);
+}
 
 static void on_signal(int sig)
 {
@@ -191,6 +202,8 @@ static int launcher_mode(const TrainerConfig *c)
 		printf("%llu\n", (unsigned long long)first);
 		return 0;
 	}
+	if (c->check_start)
+		return trainer_check_start(c);
 	if (c->comm_unlink) {
 		int rc = comm_shm_unlink(c->comm);
 		if (rc < 0 && rc != -ENOENT)
@@ -349,7 +362,8 @@ static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *i
 			StInitOpts io = {.skip_mismatched = c->init_skip_mismatched};
 			if ((rc = train_step_init_from(r->ts, c->init_from, &io, err, sizeof err)) < 0)
 				log_fatalx("--init-from: %s", err);
-			log_info("weights from %s%s%s", c->init_from, io.note[0] ? "; " : "", io.note);
+			if (trainer_start_init_report(c, &g_vocab, &io, err, sizeof err) < 0)
+				log_fatalx("%s", err);
 		}
 	} else {
 		log_fatalx("cannot resume: %s", err);
@@ -422,6 +436,14 @@ int main(int argc, char **argv)
 	catch_stop_signals();
 	if (c.config[0])
 		log_config_file(c.config);
+	// what the start would refuse, before anything is opened or created
+	char note[1024];
+	int64_t ck_step;
+	if (trainer_start_vocab(&c, &g_vocab, err, sizeof err) < 0 ||
+	    trainer_start_resume(&c, &c.opt, &ck_step, note, sizeof note, err, sizeof err) < 0)
+		log_fatalx("%s", err);
+	if (note[0])
+		log_info("%s", note);
 
 	char why_threads[96], why_dev[96];
 	KernCtx *ctx;
@@ -442,14 +464,23 @@ int main(int argc, char **argv)
 	snprintf(ckdir, sizeof ckdir, "%s/ckpt", c.run_dir);
 	snprintf(mpath, sizeof mpath, "%s/metrics.jsonl", c.run_dir);
 	snprintf(epath, sizeof epath, "%s/eval.jsonl", c.run_dir);
+	struct stat rst;
+	const int made_run_dir = stat(c.run_dir, &rst) != 0, made_ckdir = made_run_dir || stat(ckdir, &rst) != 0;
 	if ((rc = mkdir_p(ckdir)) < 0)
 		log_fatalx("cannot create run directory %s: %s", ckdir, strerror(-rc));
+	if (made_ckdir) {
+		snprintf(g_made_ckdir, sizeof g_made_ckdir, "%s", ckdir);
+		snprintf(g_made_run_dir, sizeof g_made_run_dir, "%s", made_run_dir ? c.run_dir : "");
+		atexit(remove_unused_run_dir);
+	}
 	snprintf(marker, sizeof marker, "%s/LATEST", ckdir);
 	if (!c.resume && access(marker, F_OK) == 0)
 		log_fatalx("%s already holds a checkpoint: pass --resume to continue it, or use a new --run-dir",
 			   c.run_dir);
 
 	TrainStepConfig tc = step_config(&c, ctx, in.seed, prec, sizeof prec);
+	tc.vocab = g_vocab.hex;
+	tc.vocab_merges = g_vocab.merges;
 	char memline[512];
 	plan_memory(&c, ctx, &tc, memline, sizeof memline);
 	TrainStep *ts;
@@ -476,6 +507,7 @@ int main(int argc, char **argv)
 	if (!r.positions)
 		log_fatalx("out of memory");
 	load_or_init(&c, &r, &in);
+	g_made_ckdir[0] = 0; // the weights are there: a later failure keeps the directory and its log
 	TrainerBest best;
 	if (ev && strcmp(c.keep_best, "none")) {
 		if (trainer_best_open(&best, ckdir, c.keep_best, r.last_ckpt >= 0, err, sizeof err) < 0)

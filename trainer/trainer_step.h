@@ -29,6 +29,9 @@ typedef struct {
 	// steps between read-backs of the logged scalars (rows of the metrics block: --metrics-every)
 	int log_every;
 	int grad_checkpoint; // recompute each block's activations in backward (--grad-checkpoint)
+	// the captions' vocabulary (the training manifest's bpe_vocab_hash, "%016llx"; "" unknown) and
+	// its merges file: checkpoints record both, so tools/eval refuses a held-out split of another
+	const char *vocab, *vocab_merges;
 } TrainStepConfig;
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)

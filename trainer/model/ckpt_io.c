@@ -155,9 +155,14 @@ int ckpt_save(const char *dir, const CkptTarget *t, const CkptState *st, int kee
 	}
 	char cfgs[256], name[64];
 	model_config_str(t->cfg, cfgs, sizeof cfgs);
-	const char *meta[] = {"avclip.ckpt", CKPT_VERSION, "avclip.model", cfgs};
+	const char *meta[4 + 2 * 16] = {"avclip.ckpt", CKPT_VERSION, "avclip.model", cfgs};
+	int n_meta = 2;
+	for (int i = 0; i < t->n_meta && n_meta < 2 + 16; i++, n_meta++) {
+		meta[2 * n_meta] = t->meta[2 * i];
+		meta[2 * n_meta + 1] = t->meta[2 * i + 1];
+	}
 	snprintf(name, sizeof name, "ckpt-%08lld.safetensors", (long long)st->step);
-	rc = write_atomic(dir, name, ts, k, meta, 2, NULL, 0, err, errlen);
+	rc = write_atomic(dir, name, ts, k, meta, n_meta, NULL, 0, err, errlen);
 	if (!rc) {
 		char line[80];
 		int len = snprintf(line, sizeof line, "%s\n", name);

@@ -11,7 +11,7 @@
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
-//          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of,
+//          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of, optim_join_schedule,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
@@ -275,6 +275,11 @@ typedef struct {
 	double lr, lr_min;    // peak LR after warmup, floor of the cosine
 	int64_t warmup_steps; // linear from lr/warmup to lr
 	int64_t total_steps;  // cosine reaches lr_min here and stays
+	// A resumed run whose --steps changed: the schedule above is the new run's, and over updates
+	// join_step .. join_step + join_len - 1 the LR goes linearly from join_lr (the checkpoint's LR
+	// at join_step) to it, so a longer run does not jump back up to mid-cosine. join_len 0: none.
+	int64_t join_step, join_len;
+	double join_lr;
 	double beta1, beta2, eps, weight_decay;
 	double clip_norm; // global gradient L2 norm limit, 0 = off
 } OptConfig;
@@ -296,6 +301,11 @@ typedef struct {
 void optim_config_default(OptConfig *c);
 // LR of update number step+1 (step counts completed updates)
 double optim_lr(const OptConfig *c, int64_t step);
+// The rule of a resume whose --steps changed (c: the new schedule, old: the checkpoint's, step:
+// its completed updates): the cosine is the new run's (as if it had started with the new --steps)
+// and the LR joins it from the last one the old schedule gave (update `step`) linearly over
+// --warmup-steps updates, or a tenth of the updates left when there is no warmup (at least 1).
+void optim_join_schedule(OptConfig *c, const OptConfig *old, int64_t step);
 // the same schedule (warmup, cosine to lr_min) applied to another peak rate: FastCLIP gives its
 // temperature group its own peak and the model's schedule
 double optim_lr_of(const OptConfig *c, double peak, int64_t step);
@@ -397,12 +407,19 @@ int st_model_load(const char *path, KernCtx *ctx, const ParamSpec *specs, int n,
 // (gelu | quick_gelu). image != 0: an image model for open_clip: the temporal embedding of frame
 // 0 is added to the patch positions (not the class token's) and not written, vision.frames = 1
 // (for a 1-frame model the features are the same). 0 or -errno with a sentence in err.
+// vocab, merges: the captions' vocabulary and its merges file to record as avclip.vocab and
+// avclip.merges (NULL or "": none).
 int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *cfg, const ParamSpec *specs, int n,
-		       const KTensor *params, int image, char *err, size_t errlen);
+		       const KTensor *params, int image, const char *vocab, const char *merges, char *err,
+		       size_t errlen);
 
 typedef struct {
 	int skip_mismatched; // leave visual.proj / text_projection as they are when their shapes differ
 	char note[512];      // out: what was skipped or kept, for the log ("" when nothing)
+	char loaded[512];    // out: the model's tensors found, their dtypes, parameters, the largest shape
+	char tau[256];       // out: the file's logit_scale (τ), which is not loaded
+	uint64_t vocab_hash; // out: the vocabulary the weights record (avclip.vocab), 0 when none (open_clip's files)
+	int file_vocab;      // out: a foreign file's (no avclip.* metadata) token_embedding rows; 0: ours or absent
 } StInitOpts;
 
 // Loads an open_clip / OpenAI CLIP safetensors file into params for the model cfg: every tensor
@@ -410,7 +427,8 @@ typedef struct {
 // after initialisation, as AVION starts) and logit_scale (the loss's --temperature decides).
 // The head counts and the activation are checked against the file's metadata when it has them.
 // Projections whose widths differ (a 256-d embedding from a 512-d CLIP) are an error naming
-// them, or skipped with o->skip_mismatched. 0 or -errno with a sentence in err.
+// them, or skipped with o->skip_mismatched. 0 or -errno with a sentence in err; o says what was
+// loaded and the vocabulary the file records.
 int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *cfg, const ParamSpec *specs, int n,
 		     KTensor *params, StInitOpts *o, char *err, size_t errlen);
 
@@ -436,6 +454,8 @@ typedef struct {
 	Optimizer *opt;  // NULL when there is none
 	StTensor *extra; // host tables saved as "extra/<name>" and restored in place (same dtype and size)
 	int n_extra;
+	const char *const *meta; // n_meta more key/value metadata pairs to save (the run's vocabulary, batch)
+	int n_meta;
 } CkptTarget;
 
 // Writes dir/ckpt-<step>.safetensors through a temp file (fsync, rename, fsync dir), then moves

@@ -22,7 +22,7 @@ void optim_config_default(OptConfig *c)
 			 .clip_norm = 0};
 }
 
-double optim_lr_of(const OptConfig *c, double peak, int64_t step)
+static double schedule(const OptConfig *c, double peak, int64_t step)
 {
 	if (step < c->warmup_steps)
 		return peak * (double)(step + 1) / (double)c->warmup_steps;
@@ -31,6 +31,27 @@ double optim_lr_of(const OptConfig *c, double peak, int64_t step)
 		return c->lr_min;
 	double t = (double)(step - c->warmup_steps) / (double)span;
 	return c->lr_min + 0.5 * (peak - c->lr_min) * (1 + cos(M_PI * t));
+}
+
+double optim_lr_of(const OptConfig *c, double peak, int64_t step)
+{
+	const double to = schedule(c, peak, step);
+	if (c->join_len <= 0 || step < c->join_step || step >= c->join_step + c->join_len)
+		return to;
+	// the join in this group's scale: join_lr is the model group's (peak c->lr)
+	const double from = c->lr > 0 ? c->join_lr * peak / c->lr : c->join_lr;
+	const double f = (double)(step - c->join_step + 1) / (double)c->join_len;
+	return from + (to - from) * f;
+}
+
+void optim_join_schedule(OptConfig *c, const OptConfig *old, int64_t step)
+{
+	c->join_step = step;
+	c->join_lr = optim_lr_of(old, old->lr, step > 0 ? step - 1 : 0);
+	int64_t left = c->total_steps - step;
+	c->join_len = c->warmup_steps > 0 ? c->warmup_steps : left / 10 > 1 ? left / 10 : 1;
+	if (c->join_len > left)
+		c->join_len = left > 0 ? left : 0;
 }
 
 double optim_lr(const OptConfig *c, int64_t step)

@@ -3,6 +3,7 @@
 #include "model.h" // defines: st_openclip_export, st_openclip_init, StFile, StTensor, st_open_err, st_find, st_meta, st_write, st_model_load, StLoadOpts
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,8 @@ static const ParamSpec *spec_named(const ParamSpec *s, int n, const char *name)
 }
 
 int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *c, const ParamSpec *specs, int n,
-		       const KTensor *params, int image, char *err, size_t errlen)
+		       const KTensor *params, int image, const char *vocab, const char *merges, char *err,
+		       size_t errlen)
 {
 	const ParamSpec *pos = spec_named(specs, n, "visual.positional_embedding"),
 			*tpos = spec_named(specs, n, "visual.temporal_embedding");
@@ -97,8 +99,12 @@ int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *c, con
 			      "act",
 			      c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu",
 			      "avclip.image",
-			      image ? "1" : "0"};
-	rc = st_write(path, t, k, meta, (int)(sizeof meta / sizeof meta[0]) / 2);
+			      image ? "1" : "0",
+			      "avclip.vocab",
+			      vocab ? vocab : "",
+			      "avclip.merges",
+			      merges ? merges : ""};
+	rc = st_write(path, t, k, meta, (int)(sizeof meta / sizeof meta[0]) / 2 - (vocab && *vocab ? 0 : 2));
 	if (rc)
 		snprintf(err, errlen, "export: cannot write %s: %s", path, strerror(-rc));
 	free(host);
@@ -125,10 +131,66 @@ static int same_shape(const StTensor *t, const ParamSpec *s)
 	return same;
 }
 
+// what st_model_load will take from f: o->loaded, o->tau, o->vocab_hash, o->file_vocab
+static void summarize(const StFile *f, const ParamSpec *specs, int n, const char *const *skip, int n_skip,
+		      StInitOpts *o)
+{
+	int found = 0, by_dtype[ST_NDTYPES] = {0};
+	int64_t numel = 0;
+	const StTensor *big = NULL;
+	for (int i = 0; i < n; i++) {
+		int skipped = 0;
+		for (int k = 0; k < n_skip; k++)
+			skipped |= !strcmp(skip[k], specs[i].name);
+		const StTensor *t = skipped ? NULL : st_find(f, specs[i].name);
+		if (!t)
+			continue;
+		found++;
+		by_dtype[t->dtype]++;
+		numel += specs[i].numel;
+		if (!big || (t->ndim > 1 && t->nbytes > big->nbytes))
+			big = t;
+	}
+	size_t l = (size_t)snprintf(o->loaded, sizeof o->loaded, "%d of the model's %d tensors (%lld parameters; ",
+				    found, n, (long long)numel);
+	for (int d = 0, first = 1; d < ST_NDTYPES && l < sizeof o->loaded; d++)
+		if (by_dtype[d]) {
+			l += (size_t)snprintf(o->loaded + l, sizeof o->loaded - l, "%s%d %s", first ? "" : ", ",
+					      by_dtype[d], st_dtype_name((StDtype)d));
+			first = 0;
+		}
+	if (big && l < sizeof o->loaded) {
+		l += (size_t)snprintf(o->loaded + l, sizeof o->loaded - l, " stored; largest %s (", big->name);
+		for (int d = 0; d < big->ndim && l < sizeof o->loaded; d++)
+			l += (size_t)snprintf(o->loaded + l, sizeof o->loaded - l, "%s%lld", d ? ", " : "",
+					      (long long)big->shape[d]);
+		if (l < sizeof o->loaded)
+			snprintf(o->loaded + l, sizeof o->loaded - l, "))");
+	} else if (l < sizeof o->loaded) {
+		snprintf(o->loaded + l, sizeof o->loaded - l, ")");
+	}
+	const StTensor *ls = st_find(f, "logit_scale");
+	float v;
+	if (ls && ls->dtype == ST_F32 && ls->nbytes == 4 && (memcpy(&v, ls->data, 4), v == v))
+		snprintf(o->tau, sizeof o->tau, "the file's logit_scale %.4g (τ %.4g) is not loaded", v,
+			 1.0 / exp((double)v));
+	else
+		snprintf(o->tau, sizeof o->tau, "the file has no f32 logit_scale");
+	const char *vh = st_meta(f, "avclip.vocab");
+	o->vocab_hash = vh ? strtoull(vh, NULL, 16) : 0;
+	// a file of ours (an export, a checkpoint) records its vocabulary or none; only a foreign one
+	// (open_clip's, OpenAI's) says what it is by its embedding
+	const StTensor *te = st_find(f, "token_embedding.weight");
+	const int ours = st_meta(f, "avclip.export") || st_meta(f, "avclip.ckpt");
+	o->file_vocab = !ours && te && te->ndim == 2 ? (int)te->shape[0] : 0;
+}
+
 int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const ParamSpec *specs, int n,
 		     KTensor *params, StInitOpts *o, char *err, size_t errlen)
 {
-	o->note[0] = 0;
+	o->note[0] = o->loaded[0] = o->tau[0] = 0;
+	o->vocab_hash = 0;
+	o->file_vocab = 0;
 	StFile *f;
 	int rc = st_open_as(&f, path, "not a valid safetensors file", err, errlen);
 	if (rc)
@@ -156,6 +218,7 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 			 (long long)s->shape[0], (long long)s->shape[1]);
 		skip[n_skip++] = proj[i];
 	}
+	summarize(f, specs, n, skip, n_skip, o);
 	st_close(f);
 	if (!rc && named[0] && !o->skip_mismatched) {
 		snprintf(err, errlen,

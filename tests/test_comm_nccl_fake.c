@@ -407,8 +407,8 @@ int main(void)
 	EXPECT_T(atomic_load(&fatal_calls) == 0, "the watchdog fired %d time(s) in a healthy run",
 		 atomic_load(&fatal_calls));
 	run(S_ALONE, 1, 0.3, seed, &fatal_calls);
-	run(S_PEER_STOPS, WORLD, 0.5, seed, &fatal_calls);
-	run(S_ASYNC_ERROR, WORLD, 0.5, seed, &fatal_calls);
+	run(S_PEER_STOPS, WORLD, 1.5, seed, &fatal_calls);
+	run(S_ASYNC_ERROR, WORLD, 1.5, seed, &fatal_calls);
 	v = fake_nccl_violations(first, sizeof first);
 	EXPECT_T(v == 0, "%d NCCL call(s) on a communicator still in progress or gone; the first: %s", v, first);
 	fake_nccl_free();

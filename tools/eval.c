@@ -5,7 +5,7 @@
 #include "eval_run.h"   // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
 #include "flags.h"      // defines: FlagSpec, FlagTable, FLAG_AT, FlagRest, flags_parse, flags_check_known, ...
 #include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
-#include "ld_decode.h"  // defines: ld_libav_quiet
+#include "avlog.h"      // defines: avlog_install, avlog_summary
 #include "log.h"        // defines: log_init, log_info, log_warnx, log_fatalx
 
 #include <stdio.h>    // defines: printf, fopen
@@ -19,7 +19,7 @@
 typedef struct {
 	const char *manifest, *ckpt, *weights, *append, *model;
 	uint64_t init_seed;
-	int init_given, json, batch, threads, quiet, help;
+	int init_given, json, batch, threads, quiet, libav_verbose, help;
 	char match[16];
 	EvalOpts o;
 } EvalFlags;
@@ -66,6 +66,9 @@ static const FlagSpec flag_table[] = {
 	{"append", FLAG_STRPTR, E(append), 0, 0, NULL,
 	 .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},
 	{"quiet", FLAG_SWITCH, E(quiet), 0, 0, "0", .help = "no progress lines"},
+	{"libav-verbose", FLAG_SWITCH, E(libav_verbose), 0, 0, "0",
+	 .help = "every message of libav as it says it (default: each kind once, with a count at the end; AVCLIP_AV_LOG=1 "
+		 "does the same)"},
 	{"strict", FLAG_SWITCH, E(o.strict), 0, 0, "0",
 	 .help = "a sample that cannot be decoded ends the evaluation (default: it is left out of every figure, counted "
 		 "and named in the report)"},
@@ -214,7 +217,8 @@ int main(int argc, char **argv)
 	check_vocab(man, manifest, &em, quiet);
 	char cfgs[200];
 	eval_config_str(&em.cfg, cfgs, sizeof cfgs);
-	ld_libav_quiet();
+	avlog_install(fl.libav_verbose);
+	atexit(avlog_summary); // damaged samples: libav's messages once per kind, counted at the end
 	const ManifestHeader *h = manifest_header(man);
 	if (!quiet)
 		log_info("model [%s] from %s (step %lld); %llu samples of %s, batch %d, %d threads", cfgs, em.source,

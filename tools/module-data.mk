@@ -7,7 +7,12 @@ tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/
 PROGS += tools/prep
 tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
                    tools/prep_upgrade.c \
-                   tools/prep_tar.c tools/prep_info.c tools/prep_damage.c
+                   tools/prep_tar.c tools/prep_info.c tools/prep_damage.c tools/avlog.c
+# libav's messages through the logger, one line per kind and a count (tools/avlog.c)
+TESTS += test_avlog
+test_avlog_SRCS := tests/test_avlog.c tools/avlog.c
+test_avlog_LIBS := common
+SCRIPT_TESTS += tests/test_prep_libav_log.sh
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c

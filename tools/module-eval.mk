@@ -17,7 +17,7 @@ SCRIPT_TESTS += tests/test_export_openclip.sh
 ifeq ($(HAVE_LIBAV),1)
 aveval_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c
 PROGS += tools/eval
-tools/eval_SRCS := tools/eval.c
+tools/eval_SRCS := tools/eval.c tools/avlog.c
 tools/eval_LIBS := aveval evalscore avmodel kernels loader stream data common
 
 TESTS += test_eval_ckpt test_eval_input test_eval_embed test_eval_nonfinite

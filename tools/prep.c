@@ -1,5 +1,6 @@
 // tools/prep: turns annotated long videos (CSV/TSV, Ego4D, EPIC-KITCHENS-100) or webdataset
 // tar shards into chunks + one manifest; --info / --verify inspect a manifest.
+#include "avlog.h"           // defines: avlog_install, avlog_summary
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "proc_time.h"       // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
@@ -619,11 +620,14 @@ int main(int argc, char **argv)
 	// chunks came out different from run to run under -j (valgrind: invalid reads of size 16).
 	// Buffers of 64 KiB and more mapped on their own end in zero-filled pages: the same bytes always.
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
-	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
-	static PrepRun run;                                                     // large path buffers
+	static PrepRun run; // large path buffers
 	PrepOpts *o = &run.o;
 	prep_opts_parse(o, argc, argv);
 	if (o->info)
+	// libav's messages (a damaged video: one per macroblock row) once per kind, counted at exit;
+	// below errors only when asked (libx264's banners otherwise)
+	avlog_install(o->libav_verbose);
+	atexit(avlog_summary);
 		return prep_info(o->info);
 	if (o->verify)
 		return prep_verify(o->verify, o->deep);

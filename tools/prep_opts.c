@@ -56,6 +56,9 @@ static const FlagSpec flag_table[] = {
 	{"upgrade", FLAG_STRPTR, O(upgrade), 0, 0, NULL,
 	 .help = "convert a version 1 manifest in place (chunks indexed, not re-encoded; the old file kept as MANIFEST.v1), "
 		 "exit"},
+	{"libav-verbose", FLAG_SWITCH, O(libav_verbose), 0, 0, "0",
+	 .help = "every message of libav as it says it (default: each kind once, with a count at the end; AVCLIP_AV_LOG=1 "
+		 "does the same)"},
 	{"help", FLAG_SWITCH, O(help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };

@@ -2,16 +2,18 @@
 # `make install` renders them into $(DESTDIR)$(UNITDIR) next to the installed programs, which
 # all carry one prefix (avclip-trainer, avclip-eval, ...): a bare `eval` would be shadowed by
 # the shell builtin, and the prefix keeps them together in $(BINDIR). avclip-launch finds its
-# siblings there.
+# siblings there. Everything goes under PREFIX (GNU's sysconfdir = PREFIX/etc; systemd reads
+# units from /usr/local/lib/systemd/system too) unless SYSCONFDIR or UNITDIR say otherwise,
+# e.g. `sudo make install SYSCONFDIR=/etc UNITDIR=/etc/systemd/system`.
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
-SYSCONFDIR ?= /etc
-UNITDIR ?= /etc/systemd/system
+SYSCONFDIR ?= $(PREFIX)/etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSTEMD_UNITS_IN := $(wildcard systemd/*.service.in)
 INSTALL_PROGS := tools/ringctl tools/ringstat loaderd/loaderd trainer/trainer tools/prep tools/synth tools/eval tools/clipdump \
                  tools/plot tools/export
 
-SCRIPT_TESTS += tests/test_systemd_units.sh tests/test_install.sh
+SCRIPT_TESTS += tests/test_systemd_units.sh tests/test_install.sh tests/test_install_prefix.sh
 
 .PHONY: install install-systemd
 install: all install-systemd

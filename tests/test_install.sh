@@ -20,11 +20,11 @@ done
 others=$(ls "$bin" | grep -v '^avclip-')
 [ -z "$others" ] || fail "installed without the prefix: $others"
 
-env_file=$dest/etc/avclip/avclip.env
+env_file=$dest/usr/local/etc/avclip/avclip.env
 bash -n "$env_file" || fail "the example environment file is not valid shell"
 args=$(set -a && . "$env_file" 2>&1 && echo "$AVCLIP_TRAINER_ARGS") || fail "sourcing the environment file failed: $args"
 [[ $args == "--model vit-b16 "*"--ckpt-every 1000" ]] || fail "AVCLIP_TRAINER_ARGS reads as '$args'"
-units=$dest/etc/systemd/system
+units=$dest/usr/local/lib/systemd/system
 grep -q "ExecStart=/usr/local/bin/avclip-trainer " "$units/avclip-trainer@.service" || fail "the trainer unit does not run avclip-trainer"
 grep -q "ExecStart=/usr/local/bin/avclip-loaderd " "$units/avclip-loaderd@.service" || fail "the loader unit does not run avclip-loaderd"
 grep -q "/usr/local/bin/avclip-ringctl create" "$units/avclip-ring.service" || fail "the ring unit does not run avclip-ringctl"

@@ -41,4 +41,13 @@ done
 for f in --numa-node --workers --manifest --ring; do
 	loaderd/loaderd --help | grep -q -- "$f" || { echo "FAIL: loaderd has no $f"; rc=1; }
 done
+# every variable a unit reads is set in the example environment file
+for v in $(grep -ohE '\$\{?\$?\{?AVCLIP_[A-Z_]+' systemd/*.service.in | grep -oE 'AVCLIP_[A-Z_]+' | sort -u); do
+	grep -q "^$v=" systemd/avclip.env.example || { echo "FAIL: the units read $v, which avclip.env.example does not set"; rc=1; }
+done
+# the trainer gets from the environment file what launch.sh passes it from the manifest and the machine
+for f in "--manifest \${AVCLIP_MANIFEST}" "--dataset-size \${AVCLIP_DATASET_SIZE}" "--vocab \${AVCLIP_VOCAB}" \
+	"--backend \${AVCLIP_BACKEND}"; do
+	grep -qF -- "$f" systemd/avclip-trainer@.service.in || { echo "FAIL: the trainer unit does not pass $f as launch.sh does"; rc=1; }
+done
 exit $rc

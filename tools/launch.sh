@@ -337,6 +337,16 @@ if [ $RESUMING = 1 ]; then
 	fi
 fi
 
+# what the trainers would refuse at start (the vocabularies of --manifest, --eval-manifest and
+# --init-from; --init-from's weights, loaded on the CPU; a resume's batch size), before anything is
+# written or started; what --init-from loads and a resume's LR rule are worth seeing now
+CHECK_ARGS=(--check-start --ranks $((N * NODES_N)) --run-dir "$RUN_DIR" --manifest "$MANIFEST")
+[ "$N" -gt 1 ] && CHECK_ARGS+=(--comm "$COMM")
+[ $RESUMING = 1 ] && CHECK_ARGS+=(--resume)
+check=$("$TRAINER" "${CHECK_ARGS[@]}" "${TRAINER_ARGS[@]}" 2>&1) ||
+	{ echo "launch: the trainers would refuse to start: ${check##*fatal: }" >&2; exit 1; }
+grep -E 'weights from|--init-from|plan:' <<<"$check" | sed -E 's/^[0-9-]+ [0-9:]+ trainer[^ ]* (info: |warn: )?/launch: /' >&2
+
 # NUMA nodes with CPUs; one group of loaders per node, pinned when there is more than one
 NODES=()
 for d in /sys/devices/system/node/node[0-9]*; do
@@ -346,7 +356,14 @@ done
 # the trainers' kernel threads: the cores the loaders leave, shared by the ranks (OpenMP threads
 # that compete with busy loaders for a core run several times slower than fewer threads)
 CORES=$(nproc)
-LOADER_CORES=$((LOADERS_PER_NODE * ${#NODES[@]} * LOADER_THREADS))
+# loaders: --loaders-per-node on each NUMA node; a resume without it starts as many as the run
+# last had, loaders added or removed live included (RUN_DIR/loaders keeps the count)
+START_LOADERS=$((LOADERS_PER_NODE * ${#NODES[@]})) LOADERS_NOTE=""
+if [ $RESUMING = 1 ] && [ -z "$CLI_LPN" ] && isnum "$(cat "$RUN_DIR/loaders" 2>/dev/null)" &&
+	[ "$(cat "$RUN_DIR/loaders")" -ge 1 ]; then
+	START_LOADERS=$(cat "$RUN_DIR/loaders") LOADERS_NOTE=" (as the run last had them; --loaders-per-node K sets them)"
+fi
+LOADER_CORES=$((START_LOADERS * LOADER_THREADS))
 THREAD_ARGS=()
 if has_flag threads; then
 	THREADS_NOTE="--threads $(flag_value threads) as given"
@@ -399,6 +416,10 @@ start_eval_loader() { # the evaluation ring's one loader: held-out samples in or
 		>>"$RUN_DIR/logs/loaderd-eval.log" 2>&1 &
 	EVAL_PID=$!
 	echo "$EVAL_PID" >"$RUN_DIR/pids/loaderd-eval.pid"
+}
+
+save_loaders() { # the loader count a --resume starts with, live changes included
+	echo "${#LOADER_PID[@]}" >"$RUN_DIR/loaders.tmp" && mv "$RUN_DIR/loaders.tmp" "$RUN_DIR/loaders"
 }
 
 add_loaders() { # add_loaders K: round-robin over the nodes
@@ -535,7 +556,7 @@ trap 'on_signal HUP 129' HUP
 
 # ---- start -------------------------------------------------------------------------------------
 [ $RESUMING = 1 ] && TRAINER_ARGS+=(--resume)
-say "run $RUN_DIR: $N trainer rank(s), ${#NODES[@]} NUMA node(s) x $LOADERS_PER_NODE loader(s), ring $RING ($SLOTS slots, T=$FRAMES ${SIZE}x$SIZE, text $CTX), seed $SEED, first position $FIRST"
+say "run $RUN_DIR: $N trainer rank(s), $START_LOADERS loader(s) over ${#NODES[@]} NUMA node(s)$LOADERS_NOTE, ring $RING ($SLOTS slots, T=$FRAMES ${SIZE}x$SIZE, text $CTX), seed $SEED, first position $FIRST"
 say "steps: $TOTAL$([ "${PER_EPOCH:-0}" -gt 0 ] && printf ' (%s per epoch of %s samples)' "$PER_EPOCH" "$DATASET_SIZE"); threads: $THREADS_NOTE"
 "$RINGCTL" create --ring "$RING" "${GEOM[@]}" --slots "$SLOTS" \
 	--ranks "$N" --seed "$SEED" --first-position "$FIRST" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
@@ -552,7 +573,8 @@ if [ -n "$EVAL_MANIFEST" ]; then
 fi
 "$RINGSTAT" --ring "$RING" -n --json 5 >>"$RUN_DIR/ringstat.jsonl" 2>/dev/null &
 STATPID=$!
-add_loaders $((LOADERS_PER_NODE * ${#NODES[@]}))
+add_loaders "$START_LOADERS"
+save_loaders
 REPLY_TEXT=""
 NGPU=0
 command -v nvidia-smi >/dev/null 2>&1 && NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
@@ -567,7 +589,7 @@ for ((r = 0; r < N; r++)); do
 	RANK=$((NODE_RANK * N + r)) WORLD_SIZE=$((NODES_N * N)) LOCAL_RANK=$r LOCAL_WORLD_SIZE=$N \
 		GROUP_RANK=$NODE_RANK GROUP_WORLD_SIZE=$NODES_N MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} \
 		MASTER_PORT=${MASTER_PORT:-29500} AVCLIP_JOB=${AVCLIP_JOB:-launch:$RING} CUDA_VISIBLE_DEVICES=$dev \
-		"$TRAINER" --ring "$RING" "${comm[@]}" --run-dir "$RUN_DIR" \
+		"$TRAINER" --ring "$RING" "${comm[@]}" --run-dir "$RUN_DIR" --manifest "$MANIFEST" \
 		"${GPU_ARGS[@]}" "${THREAD_ARGS[@]}" "${TRAINER_ARGS[@]}" >>"$RUN_DIR/logs/trainer-$r.log" 2>&1 &
 	TRAINER_PID[$r]=$!
 	echo "${TRAINER_PID[$r]}" >"$RUN_DIR/pids/trainer-$r.pid"
@@ -609,8 +631,8 @@ while :; do
 		read -r verb k <"$req"
 		REPLY_TEXT=""
 		case $verb in
-		add) add_loaders "$k" ;;
-		remove) remove_loaders "$k" ;;
+		add) add_loaders "$k" && save_loaders ;;
+		remove) remove_loaders "$k" && save_loaders ;;
 		*) reply "ignored request '$verb $k'" ;;
 		esac
 		REPLY_TEXT+="loaders now: ${#LOADER_PID[@]}"$'\n'

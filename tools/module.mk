@@ -18,6 +18,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 # tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)
 ifeq ($(HAVE_LIBAV),1)
 SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh tests/test_launch_nodes.sh tests/test_clipdump_grid.sh
+SCRIPT_TESTS += tests/test_launch_check_start.sh tests/test_launch_resume_loaders.sh
 # the commands launch.sh prints are shell-quoted (a run directory with a space and a quote)
 SCRIPT_TESTS += tests/test_launch_quoted.sh
 endif

@@ -21,7 +21,10 @@ static int captions_decode(const Manifest *man, const char *bpe_path, char ***ou
 	BpeTokenizer *t;
 	int bad = 0, rc = bpe_load(&t, bpe_path, &bad);
 	if (rc) {
-		snprintf(err, errlen, "BPE merges %s: %s%s", bpe_path, strerror(-rc), bad ? " (malformed line)" : "");
+		if (bad)
+			snprintf(err, errlen, "BPE merges %s:%d: a malformed line (%s)", bpe_path, bad, strerror(-rc));
+		else
+			snprintf(err, errlen, "BPE merges %s: %s", bpe_path, strerror(-rc));
 		return rc;
 	}
 	const ManifestHeader *h = manifest_header(man);
@@ -73,7 +76,10 @@ static int zero_shot(ClipModel *m, const float *vfeat, int64_t n, const EvalClas
 	BpeTokenizer *t;
 	int bad = 0, rc = bpe_load(&t, o->bpe, &bad);
 	if (rc) {
-		snprintf(err, errlen, "BPE merges %s: %s", o->bpe, strerror(-rc));
+		if (bad)
+			snprintf(err, errlen, "BPE merges %s:%d: a malformed line (%s)", o->bpe, bad, strerror(-rc));
+		else
+			snprintf(err, errlen, "BPE merges %s: %s", o->bpe, strerror(-rc));
 		return rc;
 	}
 	int32_t *ids = calloc((size_t)c->n * ctx, sizeof *ids);

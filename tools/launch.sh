@@ -103,6 +103,8 @@ control() { # control RUN_DIR VERB [COUNT]
 	if [ "$verb" = stop ]; then
 		local from
 		from=$(stat -c %s "$dir/logs/launch.log" 2>/dev/null || echo 0)
+		# the mark says the SIGTERM is this request: a stop asked for is a clean end (exit 0)
+		: >"$dir/stop-requested"
 		kill -TERM "$pid"
 		echo "asked the job at $dir (pid $pid) to stop: the trainers write a final checkpoint"
 		[ "$WAIT" = 1 ] || return 0
@@ -386,6 +388,7 @@ mkdir -p "$RUN_DIR"/{logs,pids,control} || exit 1
 	printf 'TRAINER_ARGS=('; printf '%q ' "${TRAINER_ARGS[@]}"; printf ')\n'
 } >"$RUN_DIR/launch.conf.tmp" && mv "$RUN_DIR/launch.conf.tmp" "$RUN_DIR/launch.conf" || die "cannot write $RUN_DIR/launch.conf"
 echo $$ >"$RUN_DIR/launch.pid"
+rm -f "$RUN_DIR/stop-requested" # a mark a stopped run left: this run's SIGTERMs are not requests yet
 
 # ---- processes ---------------------------------------------------------------------------------
 declare -A LOADER_PID=() LOADER_NODE=() LOADER_RESTARTS=() LOADER_FIRST_RESTART=()
@@ -546,7 +549,15 @@ on_signal() { # on_signal NAME STATUS
 	return 0
 }
 stop_on_request() { # the stop a signal asked for, from the supervisor loop
-	stop_job "SIG$STOP_SIG"
+	# launch.sh --stop marks its SIGTERM: a stop asked for ends the job cleanly (exit 0); another
+	# SIGTERM (kill, systemd, a scheduler) keeps 128 + 15
+	if [ "$STOP_SIG" = TERM ] && [ -e "$RUN_DIR/stop-requested" ]; then
+		stop_job "launch.sh --stop"
+		STOP_STATUS=0
+	else
+		stop_job "SIG$STOP_SIG"
+	fi
+	rm -f "$RUN_DIR/stop-requested"
 	summary
 	exit "$STOP_STATUS"
 }

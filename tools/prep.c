@@ -4,6 +4,7 @@
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "proc_time.h"       // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
+#include "fs_dir.h"          // defines: fs_mkdir_p
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
@@ -623,11 +624,11 @@ int main(int argc, char **argv)
 	static PrepRun run; // large path buffers
 	PrepOpts *o = &run.o;
 	prep_opts_parse(o, argc, argv);
-	if (o->info)
 	// libav's messages (a damaged video: one per macroblock row) once per kind, counted at exit;
 	// below errors only when asked (libx264's banners otherwise)
 	avlog_install(o->libav_verbose);
 	atexit(avlog_summary);
+	if (o->info)
 		return prep_info(o->info);
 	if (o->verify)
 		return prep_verify(o->verify, o->deep);
@@ -637,8 +638,9 @@ int main(int argc, char **argv)
 		prep_opts_usage(stderr);
 		return 1;
 	}
-	if (mkdir(o->out, 0755) < 0 && errno != EEXIST)
-		log_fatal("cannot create %s", o->out);
+	int mrc = fs_mkdir_p(o->out, 0755);
+	if (mrc < 0)
+		log_fatal("cannot create the output folder %s: %s", o->out, strerror(-mrc));
 	output_paths(&run);
 	o->chunk.root = o->out;
 	if (o->shards)

@@ -17,6 +17,7 @@
 #include <unistd.h>   // defines: write, _exit, access
 
 #include "comm.h"            // defines: comm_shm_create, comm_shm_unlink, rdv_describe
+#include "fs_dir.h"          // defines: fs_mkdir_p
 #include "log.h"             // defines: log_init, log_info, log_fatalx
 #include "model.h"           // defines: ParamSpec, model_layout
 #include "trainer_dist.h"    // defines: trainer_dist_open_device, trainer_dist_open_comm
@@ -65,22 +66,6 @@ static void catch_stop_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-static int mkdir_p(const char *path)
-{
-	char buf[1100];
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *p = buf + 1; *p; p++)
-		if (*p == '/') {
-			*p = 0;
-			if (mkdir(buf, 0755) && errno != EEXIST)
-				return -errno;
-			*p = '/';
-		}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
 // the --config file as it was read, so a run's log shows what it ran with even after the
@@ -466,7 +451,7 @@ int main(int argc, char **argv)
 	snprintf(epath, sizeof epath, "%s/eval.jsonl", c.run_dir);
 	struct stat rst;
 	const int made_run_dir = stat(c.run_dir, &rst) != 0, made_ckdir = made_run_dir || stat(ckdir, &rst) != 0;
-	if ((rc = mkdir_p(ckdir)) < 0)
+	if ((rc = fs_mkdir_p(ckdir, 0755)) < 0)
 		log_fatalx("cannot create run directory %s: %s", ckdir, strerror(-rc));
 	if (made_ckdir) {
 		snprintf(g_made_ckdir, sizeof g_made_ckdir, "%s", ckdir);

@@ -42,7 +42,7 @@ int main(void)
 	CHECK(unlink(gone) == 0);
 	snprintf(out, sizeof(out), "%s/sheets", t.dir);
 	snprintf(cmd, sizeof(cmd),
-		 "tools/clipdump --manifest %s --positions 0-11 --seed %d --frames %d --image-size %d --out %s",
+		 "tools/clipdump --manifest %s --positions 0-11 --seed %d --frames %d --image-size %d --scale 1 --out %s",
 		 t.manifest, TH_SEED, TH_T, TH_HW, out);
 	CHECK(system(cmd) == 0);
 	int errors = 0;
@@ -74,7 +74,7 @@ int main(void)
 	ring_consumer_detach(t.c);
 	pid_t a = th_spawn(&t, "a", NULL);
 	snprintf(out, sizeof(out), "%s/ring", t.dir);
-	snprintf(cmd, sizeof(cmd), "tools/clipdump --ring %s --rank 0 --count 3 --out %s", t.ring, out);
+	snprintf(cmd, sizeof(cmd), "tools/clipdump --ring %s --rank 0 --count 3 --scale 1 --out %s", t.ring, out);
 	CHECK(system(cmd) == 0);
 	for (int g = 0; g < 3; g++) {
 		snprintf(png, sizeof(png), "%s/pos%d.png", out, g);

@@ -7,9 +7,9 @@ bin=tools/synth
 d=$(mktemp -d /tmp/test_synth_XXXXXX)
 trap 'rm -rf "$d"' EXIT
 args="--videos 2 --heldout 1 --minutes 0.2 --size 160x96 --fps 10 --images 30 --shard-size 20"
-$bin --out "$d/a" --seed 5 $args
-$bin --out "$d/b" --seed 5 $args
-$bin --out "$d/c" --seed 6 $args
+$bin --out "$d/a" --scene-seed 5 $args
+$bin --out "$d/b" --scene-seed 5 $args
+$bin --out "$d/c" --scene-seed 6 $args
 (cd "$d/a" && find . -type f | sort) > "$d/list_a"
 (cd "$d/b" && find . -type f | sort) > "$d/list_b"
 diff "$d/list_a" "$d/list_b"

@@ -63,7 +63,7 @@ static void run_all(const char *manifest, int slots_damaged)
 		snprintf(cmd, sizeof cmd, "tools/ringctl info --ring %s", ring);
 		expect_one_line("ringctl info", cmd, "damaged");
 	}
-	snprintf(cmd, sizeof cmd, "loaderd/loaderd --ring %s --manifest %s --threads 1 --timeout-ms 0", ring, manifest);
+	snprintf(cmd, sizeof cmd, "loaderd/loaderd --ring %s --manifest %s --workers 1 --timeout-ms 0", ring, manifest);
 	expect_one_line("loaderd", cmd, "damaged");
 	snprintf(
 		cmd, sizeof cmd,
@@ -141,7 +141,7 @@ int main(void)
 	CHECK(fseek(mf, (long)mh.tokens_off + 2, SEEK_SET) == 0 && fwrite(&tokv, 2, 1, mf) == 1);
 	fclose(mf);
 	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "loaderd/loaderd --ring %s --manifest %s --threads 1", ring, manifest);
+	snprintf(cmd, sizeof cmd, "loaderd/loaderd --ring %s --manifest %s --workers 1", ring, manifest);
 	expect_one_line("loaderd", cmd, "data checksum mismatch");
 	snprintf(cmd, sizeof cmd, "tools/eval --init-seed 1 --model tiny --manifest %s", manifest);
 	expect_one_line("eval", cmd, "data checksum mismatch");

@@ -2,12 +2,14 @@
 // or renders positions of a manifest in-process, and writes PNG contact sheets: one clip per
 // sheet, or a grid of several, with captions in UTF-8 (FreeType) or the built-in bitmap font.
 #include "bpe_tokenizer.h"  // defines: bpe_load, bpe_decode, bpe_free
+#include "avlog.h"          // defines: avlog_install, avlog_summary
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
 #include "flags.h"          // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "fs_dir.h"         // defines: fs_mkdir_p
 #include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
 #include "ld_error.h"       // defines: ld_error_name
-#include "log.h"            // defines: log_init, log_info, log_fatalx
+#include "log.h"            // defines: log_init, log_info, log_warnx, log_fatalx
 #include "model.h"          // defines: ckpt_latest_path, st_open, st_meta, st_close
 #include "ring.h"           // defines: ring_open, ring_consumer_attach, ring_consumer_acquire, ...
 #include "run_conf.h"       // defines: run_conf_get
@@ -22,7 +24,7 @@
 
 typedef struct {
 	const char *ring, *manifest, *out, *bpe, *font, *run_dir, *positions;
-	int rank, count, frames, size, eval, flip, grid, help;
+	int rank, count, frames, size, eval, flip, grid, scale, libav_verbose, help;
 	long long seed; // -1 until given: the run's, else 1
 	uint64_t first, last;
 } Opts;
@@ -33,7 +35,8 @@ static const FlagSpec flag_table[] = {
 	{"rank", FLAG_INT, FLAG_AT(Opts, rank), 0, 4095, "0", .help = "the ring rank whose positions are read"},
 	{"count", FLAG_INT, FLAG_AT(Opts, count), 1, 1000000, "1", .help = "clips read from the ring"},
 	{"manifest", FLAG_STRPTR, FLAG_AT(Opts, manifest), 0, 0, NULL,
-	 .help = "read clips from this manifest, decoded as loaderd would"},
+	 .help = "read clips from this manifest, decoded as loaderd would (with --ring: only to read the video ids, time "
+		 "ranges and vocabulary of the ring's samples)"},
 	{"run-dir", FLAG_STRPTR, FLAG_AT(Opts, run_dir), 0, 0, NULL,
 	 .help = "take the manifest and data seed from this run of tools/launch.sh, frames and image size from its checkpoint"},
 	{"positions", FLAG_STRPTR, FLAG_AT(Opts, positions), 0, 0, NULL,
@@ -50,20 +53,27 @@ static const FlagSpec flag_table[] = {
 	 .help = "random horizontal flip per clip, as loaderd --flip"},
 	{"out", FLAG_STRPTR, FLAG_AT(Opts, out), 0, 0, NULL, .help = "output directory (required)"},
 	{"grid", FLAG_INT, FLAG_AT(Opts, grid), 1, 256, "1", .help = "clips per sheet, one per row"},
+	{"scale", FLAG_INT, FLAG_AT(Opts, scale), 0, 16, "0",
+	 .help = "each frame pixel drawn as an N x N block (0: small frames enlarged to at least 128 pixels high)"},
 	{"bpe", FLAG_STRPTR, FLAG_AT(Opts, bpe), 0, 0, NULL,
 	 .help = "merges to decode captions (default bpe_merges.txt next to the manifest)"},
 	{"font", FLAG_STRPTR, FLAG_AT(Opts, font), 0, 0, NULL,
 	 .help = "caption font (default $AVCLIP_FONT or " TEXT_FONT_DEFAULT ")"},
+	{"libav-verbose", FLAG_SWITCH, FLAG_AT(Opts, libav_verbose), 0, 0, "0",
+	 .help = "every message of libav as it says it (default: each kind once, with a count at the end; AVCLIP_AV_LOG=1 "
+		 "does the same)"},
 	{"help", FLAG_SWITCH, FLAG_AT(Opts, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
-// the sheet being filled: o->grid rows, one clip each
+// the sheet being filled: o->grid rows, one clip each; the error slots seen, by code
 typedef struct {
 	Sheet s;
 	TextFont *font;
-	int rows, files;
-	uint64_t g0, g1;
+	const Manifest *m; // the samples' manifest (video ids and times), or NULL
+	FILE *index;       // DIR/clips.txt: each clip's text, one line
+	int rows, files, scale;
+	uint64_t g0, g1, clips, errors, by_code[LD_ERR_COUNT + 1];
 } Page;
 
 static void usage(void)
@@ -74,8 +84,12 @@ static void usage(void)
 	       "       clipdump --manifest FILE --positions A-B --out DIR [--seed S] [--frames T] [--image-size N]\n"
 	       "                [--eval] [--flip] [--grid G] [--bpe MERGES] [--font FILE]\n"
 	       "       clipdump --run-dir RUN --positions A-B --out DIR [--grid G] ...\n"
-	       "Writes DIR/pos<g>.png: the clip's frames side by side, with position, sample id, crop box and\n"
-	       "caption (decoded with --bpe, else token ids) under them; error slots say the error. --grid G\n"
+	       "       clipdump --ring NAME --manifest FILE ... (video ids, times and vocabulary of the ring's samples)\n"
+	       "Writes DIR/pos<g>.png (DIR is made if missing; DIR/clips.txt has each clip's text as one line):\n"
+	       "the clip's frames side by side, with position,\n"
+	       "sample id, video id and time range (or image), crop box and caption (decoded with --bpe or the\n"
+	       "manifest's bpe_merges.txt, else token ids) under them; error slots say the error on the sheet and\n"
+	       "on the console, with a count by error at the end. --grid G\n"
 	       "puts G clips on a sheet, one per row (DIR/grid<first>-<last>.png). Captions are drawn in UTF-8\n"
 	       "through FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
 	       "With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n\n%s",
@@ -113,26 +127,77 @@ static void page_flush(const Opts *o, Page *pg)
 	pg->files++;
 }
 
+// where sample i comes from: "video ID 12.40-14.00 s" or "image SHARD @OFFSET" ("" without a manifest)
+static void sample_source(const Manifest *m, uint64_t i, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	const ManifestSample *s = m && i < manifest_header(m)->n_samples ? manifest_sample(m, i) : NULL;
+	if (!s)
+		return;
+	if (s->kind == MANIFEST_KIND_IMAGE) {
+		const ManifestShard *sh = manifest_shard(m, s->source);
+		const char *path = sh ? manifest_string(m, sh->path_off) : "", *base = strrchr(path, '/');
+		snprintf(buf, cap, " image %s @%llu", base ? base + 1 : path, (unsigned long long)s->image.offset);
+		return;
+	}
+	const ManifestVideo *v = manifest_video(m, s->source);
+	const ManifestChunk *a = manifest_chunk(m, s->clip.chunk_first), *b = manifest_chunk(m, s->clip.chunk_last);
+	if (!v || !a || !b || !a->fps_num || !b->fps_num)
+		return;
+	double t0 = a->start_ms / 1e3 + (double)s->clip.frame_begin * a->fps_den / a->fps_num;
+	double t1 = b->start_ms / 1e3 + (double)s->clip.frame_end * b->fps_den / b->fps_num;
+	snprintf(buf, cap, " video %s %.2f-%.2f s", manifest_string(m, v->name_off), t0, t1);
+}
+
 static void page_add(const Opts *o, Page *pg, uint64_t g, const uint8_t *frames, int T, int W, int H, int errcode,
 		     const char *errtext, uint64_t sample, const uint16_t crop[4], const char *cap)
 {
-	if (!pg->rows && sheet_new(&pg->s, o->grid, T, W, H, o->grid > 1 ? 4 : 6, pg->font) != 0)
-		log_fatalx("out of memory for a %dx%d sheet of %d clips", T * W, H, o->grid);
+	if (!pg->scale) // small frames enlarged to at least 128 pixels high, by a whole factor
+		pg->scale = o->scale ? o->scale : H >= 128 ? 1 : (127 + H) / H > 8 ? 8 : (127 + H) / H;
+	if (!pg->rows && sheet_new(&pg->s, o->grid, T, W * pg->scale, H * pg->scale, o->grid > 1 ? 4 : 6, pg->font) != 0)
+		log_fatalx("out of memory for a %dx%d sheet of %d clips", T * W * pg->scale, H * pg->scale, o->grid);
 	if (!pg->rows)
 		pg->g0 = g;
 	pg->g1 = g;
-	char line[1200];
+	pg->clips++;
+	char line[1400], src[300];
+	sample_source(pg->m, sample, src, sizeof src);
 	if (errcode) {
-		snprintf(line, sizeof(line), "position %llu sample %llu ERROR %d (%s) %s", (unsigned long long)g,
-			 (unsigned long long)sample, errcode, ld_error_name(errcode), errtext ? errtext : "");
+		snprintf(line, sizeof(line), "position %llu sample %llu%s ERROR %d (%s) %s", (unsigned long long)g,
+			 (unsigned long long)sample, src, errcode, ld_error_name(errcode), errtext ? errtext : "");
+		log_warnx("%s", line); // not only inside the PNG
+		pg->errors++;
+		pg->by_code[errcode > 0 && errcode < LD_ERR_COUNT ? errcode : LD_ERR_COUNT]++;
 	} else {
-		sheet_put_frames(&pg->s, pg->rows, frames, T, W, H);
-		snprintf(line, sizeof(line), "position %llu sample %llu crop x=%u y=%u w=%u h=%u\n%s",
-			 (unsigned long long)g, (unsigned long long)sample, crop[0], crop[1], crop[2], crop[3], cap);
+		sheet_put_frames(&pg->s, pg->rows, frames, T, W, H, pg->scale);
+		snprintf(line, sizeof(line), "position %llu sample %llu%s crop x=%u y=%u w=%u h=%u\n%s",
+			 (unsigned long long)g, (unsigned long long)sample, src, crop[0], crop[1], crop[2], crop[3], cap);
 	}
 	sheet_text(&pg->s, pg->rows, 0, line);
+	for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))
+		*nl = '\t';
+	fprintf(pg->index, "%s\n", line);
 	if (++pg->rows == o->grid)
 		page_flush(o, pg);
+}
+
+// the console's count of error slots, by error ("" when there were none)
+static void error_summary(const Page *pg)
+{
+	if (!pg->errors) {
+		log_info("no error slots among the %llu clips", (unsigned long long)pg->clips);
+		return;
+	}
+	char by[512];
+	size_t n = 0;
+	by[0] = 0;
+	for (int c = 1; c <= LD_ERR_COUNT && n < sizeof by; c++)
+		if (pg->by_code[c])
+			n += (size_t)snprintf(by + n, sizeof by - n, "%s%llu %s", n ? ", " : "",
+					      (unsigned long long)pg->by_code[c],
+					      c < LD_ERR_COUNT ? ld_error_name(c) : "unknown");
+	log_warnx("%llu of %llu clips are error slots (%s): their sheets say which sample and why",
+		  (unsigned long long)pg->errors, (unsigned long long)pg->clips, by);
 }
 
 static int from_ring(const Opts *o, BpeTokenizer *bpe, Page *pg)
@@ -171,15 +236,13 @@ static int from_ring(const Opts *o, BpeTokenizer *bpe, Page *pg)
 	ring_close(r);
 	log_info("wrote %d clips on %d sheets from rank %d of ring %s into %s", o->count, pg->files, o->rank, o->ring,
 		 o->out);
+	error_summary(pg);
 	return 0;
 }
 
-static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg)
+static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg, Manifest *m)
 {
-	Manifest *m;
 	char err[512];
-	if (manifest_open_verified(&m, o->manifest, err, sizeof(err)) != 0)
-		log_fatalx("manifest %s: %s", o->manifest, err);
 	LdParams p;
 	ld_params_default(&p);
 	p.seed = (uint64_t)o->seed;
@@ -211,10 +274,10 @@ static int from_manifest(const Opts *o, BpeTokenizer *bpe, Page *pg)
 	page_flush(o, pg);
 	log_info("wrote %llu clips on %d sheets into %s", (unsigned long long)(o->last - o->first + 1), pg->files,
 		 o->out);
+	error_summary(pg);
 	free(clip);
 	ld_files_free(&files);
 	ld_decoder_free(d);
-	manifest_close(m);
 	return 0;
 }
 
@@ -306,22 +369,36 @@ int main(int argc, char **argv)
 		o.frames = 4;
 	if (!o.size)
 		o.size = 224;
-	if (!o.out || (!o.ring == !o.manifest) || (o.manifest && !o.positions)) {
+	if (!o.out || (!o.ring && !o.manifest) || (!o.ring && !o.positions)) {
 		usage();
 		log_fatalx(
 			"need --out and either --ring (with --rank/--count) or --manifest/--run-dir with --positions");
 	}
-	mkdir(o.out, 0755);
-	ld_libav_quiet();
+	int rc = fs_mkdir_p(o.out, 0755);
+	if (rc < 0)
+		log_fatalx("--out %s: cannot make it: %s", o.out, strerror(-rc));
+	avlog_install(o.libav_verbose);
+	atexit(avlog_summary); // error slots: libav's messages once per kind, counted at the end
+	Manifest *m = NULL;
+	if (o.manifest && manifest_open_verified(&m, o.manifest, err, sizeof err) != 0)
+		log_fatalx("manifest %s: %s", o.manifest, err);
 	if (!o.bpe && o.manifest)
 		o.bpe = default_bpe(o.manifest);
 	BpeTokenizer *bpe = NULL;
 	int bad = 0;
 	if (o.bpe && bpe_load(&bpe, o.bpe, &bad) != 0)
 		log_fatalx("--bpe %s: cannot load (line %d)", o.bpe, bad);
-	Page pg = {.font = caption_font(&o)};
-	int rc = o.ring ? from_ring(&o, bpe, &pg) : from_manifest(&o, bpe, &pg);
+	char index[4200];
+	snprintf(index, sizeof index, "%s/clips.txt", o.out);
+	Page pg = {.font = caption_font(&o), .m = m, .index = fopen(index, "w")};
+	if (!pg.index)
+		log_fatal("cannot write %s", index);
+	rc = o.ring ? from_ring(&o, bpe, &pg) : from_manifest(&o, bpe, &pg, m);
+	if (fclose(pg.index))
+		log_fatal("writing %s", index);
 	text_font_close(pg.font);
+	if (m)
+		manifest_close(m);
 	if (bpe)
 		bpe_free(bpe);
 	return rc;

@@ -38,13 +38,21 @@ void sheet_free(Sheet *s)
 	s->rgb = NULL;
 }
 
-void sheet_put_frames(Sheet *s, int row, const uint8_t *frames, int T, int fw, int fh)
+void sheet_put_frames(Sheet *s, int row, const uint8_t *frames, int T, int fw, int fh, int scale)
 {
 	uint8_t *top = s->rgb + (size_t)row * s->row_h * s->w * 3;
-	for (int t = 0; t < T && (t + 1) * fw <= s->w; t++)
-		for (int y = 0; y < fh; y++)
-			memcpy(top + ((size_t)y * s->w + (size_t)t * fw) * 3, frames + (((size_t)t * fh + y) * fw) * 3,
-			       (size_t)fw * 3);
+	const int sw = fw * scale;
+	for (int t = 0; t < T && (t + 1) * sw <= s->w; t++)
+		for (int y = 0; y < fh * scale; y++) {
+			const uint8_t *src = frames + (((size_t)t * fh + y / scale) * fw) * 3;
+			uint8_t *dst = top + ((size_t)y * s->w + (size_t)t * sw) * 3;
+			if (scale == 1) {
+				memcpy(dst, src, (size_t)fw * 3);
+				continue;
+			}
+			for (int x = 0; x < sw; x++)
+				memcpy(dst + (size_t)x * 3, src + (size_t)(x / scale) * 3, 3);
+		}
 }
 
 typedef struct {

@@ -21,8 +21,9 @@ typedef struct {
 // canvas for `rows` clips of T frames of fw x fh, each with `lines` text lines; 0 or -ENOMEM
 int sheet_new(Sheet *s, int rows, int frames, int fw, int fh, int lines, TextFont *font);
 void sheet_free(Sheet *s);
-// frames: (T, fh, fw, 3) into row `row`
-void sheet_put_frames(Sheet *s, int row, const uint8_t *frames, int T, int fw, int fh);
+// frames: (T, fh, fw, 3) into row `row`, each pixel a scale x scale block (the sheet was made
+// for frames of fw*scale x fh*scale)
+void sheet_put_frames(Sheet *s, int row, const uint8_t *frames, int T, int fw, int fh, int scale);
 // writes UTF-8 text into row `row`'s band from line `line`, wrapping at spaces (a word wider than
 // the sheet at characters) and at '\n'; returns the next free line
 int sheet_text(Sheet *s, int row, int line, const char *text);

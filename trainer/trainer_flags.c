@@ -69,7 +69,7 @@ static const FlagSpec flags[] = {
 	{"batch-size", FLAG_INT, FLAG_AT(TrainerConfig, batch_size), 1, 65536, "8",
 	 .help = "samples per step on this rank (global batch = N x B)"},
 	{"steps", FLAG_I64, FLAG_AT(TrainerConfig, steps), 1, 1e15, "100",
-	 .help = "optimizer steps of the whole run (a resumed run continues to it)"},
+	 .help = "optimizer steps of the whole run (a resumed run continues to it; changed on resume, the cosine becomes this run's and the LR joins it linearly from the checkpoint's over --warmup-steps, else a tenth of the steps left)"},
 	{"epochs", FLAG_DOUBLE, FLAG_AT(TrainerConfig, epochs), 0, 1e9, "0",
 	 .help = "instead of --steps: steps = ceil(E x steps per epoch), FastCLIP's epoch of ceil(train-num-samples / (batch-size x ranks)) steps; 0 = use --steps"},
 	{"stop-after-steps", FLAG_I64, FLAG_AT(TrainerConfig, stop_after_steps), 0, 1e15, "0",

@@ -343,7 +343,7 @@ fi
 # --init-from; --init-from's weights, loaded on the CPU; a resume's batch size), before anything is
 # written or started; what --init-from loads and a resume's LR rule are worth seeing now
 CHECK_ARGS=(--check-start --ranks $((N * NODES_N)) --run-dir "$RUN_DIR" --manifest "$MANIFEST")
-[ "$N" -gt 1 ] && CHECK_ARGS+=(--comm "$COMM")
+[ $((N * NODES_N)) -gt 1 ] && CHECK_ARGS+=(--comm "$COMM") # CPU ranks need one; the check only names it
 [ $RESUMING = 1 ] && CHECK_ARGS+=(--resume)
 check=$("$TRAINER" "${CHECK_ARGS[@]}" "${TRAINER_ARGS[@]}" 2>&1) ||
 	{ echo "launch: the trainers would refuse to start: ${check##*fatal: }" >&2; exit 1; }

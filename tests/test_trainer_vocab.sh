@@ -2,8 +2,9 @@
 # The trainer refuses a vocabulary mismatch at start, with the tools/prep --bpe command that
 # fixes it and before it makes a run directory: --eval-manifest prepared with its own vocabulary
 # (not the --manifest's), and --init-from weights that record another vocabulary than --manifest's
-# (an export of a run on other captions). --check-start refuses the same and makes nothing; the
-# matching vocabulary passes, and the checkpoint records it (avclip.vocab).
+# (an export of a run on other captions), and a resume on a manifest of another vocabulary than the
+# checkpoint's. --check-start refuses the same and makes nothing; the matching vocabulary passes,
+# and the checkpoint records it (avclip.vocab).
 set -u
 cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
@@ -39,6 +40,12 @@ tt_feeder "$TT_TAG-a"
 hash_a=$(tools/prep --info "$d/a/manifest" | sed -n 's/^merges *bpe \([0-9a-f]*\).*/\1/p')
 grep -a -q "\"avclip.vocab\":\"$hash_a\"" "$d/run-a/ckpt/$(cat "$d/run-a/ckpt/LATEST")" || fail "the checkpoint does not record vocabulary $hash_a"
 tools/export "$d/run-a" --out "$d/a.safetensors" >"$d/export.log" 2>&1 || fail "export: $(cat "$d/export.log")"
+# resuming it on a manifest of another vocabulary: refused, naming the run's merges
+out=$("$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --batch-size 4 --steps 4 --resume \
+	--run-dir "$d/run-a" 2>&1) && fail "a resume on another vocabulary passed: $out"
+grep -q -- "cannot resume on --manifest $d/b/manifest: the checkpoint of step 2 .* vocabulary bpe $hash_a" <<<"$out" ||
+	fail "unclear resume refusal: $out"
+grep -q -- "--bpe $d/a/bpe_merges.txt" <<<"$out" || fail "the resume refusal does not name the run's merges: $out"
 
 # --init-from weights of vocabulary a into a run on manifest b: refused, nothing made
 out=$("$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --init-from "$d/a.safetensors" \

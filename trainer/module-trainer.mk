@@ -33,6 +33,8 @@ TESTS += test_kernels_augment
 test_kernels_augment_LIBS := augmentref kernels stream common
 SAN_TESTS += test_trainer_dist
 # issue 23: vocabularies and resumes refused or handled at start, before anything is made
+TESTS += test_trainer_init_vocab
+test_trainer_init_vocab_WHITEBOX := trainer
 SCRIPT_TESTS += tests/test_trainer_vocab.sh tests/test_eval_vocab.sh tests/test_trainer_resume_batch.sh \
                 tests/test_trainer_resume_steps.sh
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl

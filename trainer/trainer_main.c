@@ -425,7 +425,7 @@ int main(int argc, char **argv)
 	char note[1024];
 	int64_t ck_step;
 	if (trainer_start_vocab(&c, &g_vocab, err, sizeof err) < 0 ||
-	    trainer_start_resume(&c, &c.opt, &ck_step, note, sizeof note, err, sizeof err) < 0)
+	    trainer_start_resume(&c, &g_vocab, &c.opt, &ck_step, note, sizeof note, err, sizeof err) < 0)
 		log_fatalx("%s", err);
 	if (note[0])
 		log_info("%s", note);

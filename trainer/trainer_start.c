@@ -83,8 +83,8 @@ int trainer_start_init_report(const TrainerConfig *c, const TrainerVocab *v, con
 	return -EINVAL;
 }
 
-int trainer_start_resume(const TrainerConfig *c, OptConfig *opt, int64_t *step, char *note, size_t notelen, char *err,
-			 size_t errlen)
+int trainer_start_resume(const TrainerConfig *c, const TrainerVocab *v, OptConfig *opt, int64_t *step, char *note,
+			 size_t notelen, char *err, size_t errlen)
 {
 	note[0] = 0;
 	*step = -1;
@@ -112,6 +112,15 @@ int trainer_start_resume(const TrainerConfig *c, OptConfig *opt, int64_t *step, 
 			"x %d samples (another batch would recompute them as if the whole run had used it); resume with "
 			"--batch-size %s, or start a new run from its weights (tools/export, then --init-from)",
 			c->batch_size, (long long)s, path, b, b, c->ranks, b);
+		rc = -EINVAL;
+	}
+	const char *cv = st_meta(f, "avclip.vocab"), *cm = st_meta(f, "avclip.merges");
+	if (!rc && cv && *cv && v->hash && strtoull(cv, NULL, 16) != v->hash) {
+		snprintf(err, errlen,
+			 "cannot resume on --manifest %s: the checkpoint of step %lld (%s) was trained on captions of "
+			 "vocabulary bpe %s, this manifest's is bpe %s; resume with the run's own manifest, or prepare "
+			 "this data again with the same tools/prep command plus --bpe %s",
+			 c->manifest, (long long)s, path, cv, v->hex, cm && *cm ? cm : "FILE (the run's merges file)");
 		rc = -EINVAL;
 	}
 	long long total, warm, js, jl;
@@ -188,7 +197,7 @@ int trainer_check_start(const TrainerConfig *c)
 	int64_t step;
 	OptConfig opt = c->opt;
 	if (trainer_start_vocab(c, &v, err, sizeof err) < 0 ||
-	    trainer_start_resume(c, &opt, &step, note, sizeof note, err, sizeof err) < 0)
+	    trainer_start_resume(c, &v, &opt, &step, note, sizeof note, err, sizeof err) < 0)
 		log_fatalx("%s", err);
 	if (note[0])
 		log_info("%s", note);

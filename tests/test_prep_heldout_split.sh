@@ -5,7 +5,7 @@
 # tools/eval finds that vocabulary next to the manifest. A held-out ROOT of its own prepared
 # with --bpe gets a copy of the merges, so eval finds them there too. The progress line says
 # "frames encoded" (0 when every chunk exists), never "ETA 0:00:00" (on a terminal the first
-# line comes before any video is done), and ends with "done in".
+# line comes before any frame is done), and ends with "done in".
 set -u
 . tests/job_testlib.sh
 jt_need tools/synth tools/prep tools/eval
@@ -23,14 +23,14 @@ script -q -e -c "tools/prep --annotations $tmp/a.csv --video-root $tmp/src/video
 progress=$(tr '\r' '\n' <"$tmp/first.out" | grep '^prep: ')
 [ "$(wc -l <<<"$progress")" -ge 2 ] || fail "expected progress lines before the end: $progress"
 grep -q "ETA 0:00:00" <<<"$progress" && fail "a progress line says ETA 0:00:00: $progress"
-head -n 1 <<<"$progress" | grep -q "0/2 videos, .* ETA unknown until a video is done" || fail "first line: $(head -n 1 <<<"$progress")"
-tail -n 1 <<<"$progress" | grep -q "2/2 videos, [1-9][0-9]* frames encoded, .* done in 0:00:" || fail "last line: $(tail -n 1 <<<"$progress")"
+head -n 1 <<<"$progress" | grep -qE "0/2 videos \([0-9]+%\), .* (ETA unknown until frames are done|ETA [0-9]+:[0-9]{2}:[0-9]{2})" || fail "first line: $(head -n 1 <<<"$progress")"
+tail -n 1 <<<"$progress" | grep -q "2/2 videos (100%), [1-9][0-9]* frames encoded, .* done in 0:00:" || fail "last line: $(tail -n 1 <<<"$progress")"
 
 report=$(md5sum <"$tmp/data/prep-report.txt")
 merges=$(md5sum <"$tmp/data/bpe_merges.txt")
 tools/prep --annotations "$tmp/b.csv" --video-root "$tmp/src/videos" --out "$tmp/data" \
 	--manifest-out "$tmp/data/heldout.manifest" >"$tmp/second.out" 2>&1 || fail "prep b: $(tail -n 3 "$tmp/second.out")"
-grep -q "2/2 videos, 0 frames encoded" "$tmp/second.out" || fail "the held-out split encoded again: $(grep '^prep:' "$tmp/second.out")"
+grep -q "2/2 videos (100%), 0 frames encoded" "$tmp/second.out" || fail "the held-out split encoded again: $(grep '^prep:' "$tmp/second.out")"
 grep -q "using the vocabulary in $tmp/data/bpe_merges.txt" "$tmp/second.out" || fail "the vocabulary was not reused"
 [ "$(md5sum <"$tmp/data/prep-report.txt")" = "$report" ] || fail "the training report was overwritten"
 [ "$(md5sum <"$tmp/data/bpe_merges.txt")" = "$merges" ] || fail "the training vocabulary was overwritten"

@@ -13,6 +13,8 @@ TESTS += test_avlog
 test_avlog_SRCS := tests/test_avlog.c tools/avlog.c
 test_avlog_LIBS := common
 SCRIPT_TESTS += tests/test_prep_libav_log.sh
+# progress and ETA inside one long video
+SCRIPT_TESTS += tests/test_prep_eta.sh
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c

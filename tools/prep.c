@@ -66,7 +66,22 @@ typedef struct {
 	int n, next, done;
 	pthread_mutex_t mu;
 	uint64_t frames;
+	uint64_t *vdone, *vtotal; // (n) each video's frames so far and to come (prep_chunk.h)
+	char *finished;           // (n) under mu
 } Pool;
+
+// the share of the work done: finished videos count 1, a video being cut its frames so far over
+// the frames its duration promises, so one long video shows progress too (under p->mu)
+static double pool_fraction(const Pool *p)
+{
+	double f = 0;
+	for (int i = 0; i < p->n; i++) {
+		uint64_t total = __atomic_load_n(&p->vtotal[i], __ATOMIC_RELAXED);
+		double one = total ? (double)__atomic_load_n(&p->vdone[i], __ATOMIC_RELAXED) / (double)total : 0;
+		f += p->finished[i] ? 1 : one < 0.99 ? one : 0.99;
+	}
+	return p->n ? f / p->n : 1;
+}
 
 static void *worker(void *arg)
 {
@@ -83,9 +98,11 @@ static void *worker(void *arg)
 			// fewer videos than jobs: the spare cores decode (the encoder stays single-threaded
 			// so the bytes do not depend on -j)
 			co.decode_threads = p->o->jobs > p->n ? p->o->jobs / p->n : 1;
+			co.video_done = &p->vdone[i], co.video_total = &p->vtotal[i];
 			prep_chunk_video(p->src[i], p->ids[i], &co, &p->res[i]);
 		}
 		pthread_mutex_lock(&p->mu);
+		p->finished[i] = 1;
 		p->done++;
 		pthread_mutex_unlock(&p->mu);
 	}
@@ -96,28 +113,37 @@ static void run_pool(Pool *p, int jobs)
 	pthread_t th[256];
 	jobs = jobs < 1 ? 1 : jobs > 256 ? 256 : jobs;
 	pthread_mutex_init(&p->mu, NULL);
+	p->vdone = calloc((size_t)p->n + 1, sizeof *p->vdone);
+	p->vtotal = calloc((size_t)p->n + 1, sizeof *p->vtotal);
+	p->finished = calloc((size_t)p->n + 1, 1);
+	if (!p->vdone || !p->vtotal || !p->finished)
+		log_fatalx("out of memory");
 	for (int i = 0; i < jobs; i++)
 		if (pthread_create(&th[i], NULL, worker, p) != 0)
 			log_fatalx("cannot start worker threads");
 	int tty = isatty(2);
-	double t0 = time_mono_s(), last = t0 - (tty ? 1.0 : 10.0); // the first line at once: prep has started
+	const double every = p->o->progress_every > 0 ? p->o->progress_every : tty ? 1.0 : 10.0;
+	double t0 = time_mono_s(), last = t0 - every; // the first line at once: prep has started
 	for (;;) {
-		usleep(200000);
+		usleep(every < 0.2 ? (useconds_t)(every * 1e6) : 200000);
 		pthread_mutex_lock(&p->mu);
 		int done = p->done;
+		double frac = pool_fraction(p);
 		pthread_mutex_unlock(&p->mu);
 		double t = time_mono_s();
-		if (done == p->n || t - last >= (tty ? 1.0 : 10.0)) {
+		if (done == p->n || t - last >= every) {
 			uint64_t fr = __atomic_load_n(&p->frames, __ATOMIC_RELAXED);
-			// the ETA needs one finished video to go by; at the end the line says how long it took
-			double el = t - t0, eta = done == p->n ? el : done ? el * (p->n - done) / done : -1;
-			char when[48] = "ETA unknown until a video is done";
+			// the ETA goes by the share of frames done (inside videos too, from their durations);
+			// at the end the line says how long it took
+			double el = t - t0, eta = done == p->n ? el : frac > 0 ? el * (1 - frac) / frac : -1;
+			char when[48] = "ETA unknown until frames are done";
+			int s = done == p->n ? (int)eta : (int)ceil(eta); // never "ETA 0:00:00" before the end
 			if (eta >= 0)
-				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA",
-					 (int)eta / 3600, (int)eta / 60 % 60, (int)eta % 60);
-			fprintf(stderr, "%sprep: %d/%d videos, %llu frames encoded, %.0f frames/s, %s%s",
-				tty ? "\r" : "", done, p->n, (unsigned long long)fr, el > 0 ? fr / el : 0, when,
-				tty && done < p->n ? "   " : "\n");
+				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA", s / 3600,
+					 s / 60 % 60, s % 60);
+			fprintf(stderr, "%sprep: %d/%d videos (%.0f%%), %llu frames encoded, %.0f frames/s, %s%s",
+				tty ? "\r" : "", done, p->n, 100 * frac, (unsigned long long)fr, el > 0 ? fr / el : 0,
+				when, tty && done < p->n ? "   " : "\n");
 			last = t;
 		}
 		if (done == p->n)
@@ -125,6 +151,7 @@ static void run_pool(Pool *p, int jobs)
 	}
 	for (int i = 0; i < jobs; i++)
 		pthread_join(th[i], NULL);
+	free(p->vdone), free(p->vtotal), free(p->finished);
 }
 
 // path as stored in the manifest: relative to the manifest's folder when inside it

@@ -237,6 +237,8 @@ static int emit(Run *r)
 	r->i++;
 	if (r->o->frames_done && !r->skipping) // the progress line counts encoding work only
 		__atomic_add_fetch(r->o->frames_done, 1, __ATOMIC_RELAXED);
+	if (r->o->video_done)
+		__atomic_add_fetch(r->o->video_done, 1, __ATOMIC_RELAXED);
 	if (r->i % r->per_chunk == 0)
 		return end_chunk(r);
 	return 0;
@@ -488,6 +490,10 @@ static int open_source(Run *r, const char *src, AVFormatContext **ic, AVCodecCon
 		}
 	}
 	r->per_chunk = (uint32_t)llround((double)r->o->chunk_sec * r->fps_num / r->fps_den);
+	if (r->o->video_total && (*ic)->duration > 0) // progress inside a long video, not only per video
+		__atomic_store_n(r->o->video_total,
+				 (uint64_t)llround((double)(*ic)->duration / AV_TIME_BASE * r->fps_num / r->fps_den),
+				 __ATOMIC_RELAXED);
 	return 0;
 }
 

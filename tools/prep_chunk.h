@@ -19,6 +19,9 @@ typedef struct {
 	int cavlc; // 1: CAVLC entropy coding (--entropy cavlc), 0: CABAC
 	const char *preset;
 	uint64_t *frames_done; // progress: output frames so far (atomic adds), may be NULL
+	// this video's progress (may be NULL): output frames so far, reused ones too (atomic adds),
+	// and how many there will be, from the source's duration, once it is open
+	uint64_t *video_done, *video_total;
 	int decode_threads;    // decoder threads (output does not depend on it); 0 means 1
 } PrepChunkOpts;
 

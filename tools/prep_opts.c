@@ -56,6 +56,8 @@ static const FlagSpec flag_table[] = {
 	{"upgrade", FLAG_STRPTR, O(upgrade), 0, 0, NULL,
 	 .help = "convert a version 1 manifest in place (chunks indexed, not re-encoded; the old file kept as MANIFEST.v1), "
 		 "exit"},
+	{"progress-every", FLAG_DOUBLE, O(progress_every), 0, 86400, "0",
+	 .help = "seconds between progress lines (0: 1 on a terminal, 10 otherwise)"},
 	{"libav-verbose", FLAG_SWITCH, O(libav_verbose), 0, 0, "0",
 	 .help = "every message of libav as it says it (default: each kind once, with a count at the end; AVCLIP_AV_LOG=1 "
 		 "does the same)"},

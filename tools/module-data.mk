@@ -15,6 +15,8 @@ test_avlog_LIBS := common
 SCRIPT_TESTS += tests/test_prep_libav_log.sh
 # progress and ETA inside one long video
 SCRIPT_TESTS += tests/test_prep_eta.sh
+# chunk folders named after the video id; an earlier layout is reused
+SCRIPT_TESTS += tests/test_prep_chunk_folders.sh
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c

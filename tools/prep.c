@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,7 +62,7 @@ static int find_video(const char *root, const char *id, char *out, size_t cap)
 
 typedef struct {
 	const PrepOpts *o;
-	char **ids, **src;
+	char **ids, **src, **dirs; // dirs: each video's chunk folder under ROOT (chunk_folders)
 	PrepVideoResult *res;
 	int n, next, done;
 	pthread_mutex_t mu;
@@ -99,7 +100,7 @@ static void *worker(void *arg)
 			// so the bytes do not depend on -j)
 			co.decode_threads = p->o->jobs > p->n ? p->o->jobs / p->n : 1;
 			co.video_done = &p->vdone[i], co.video_total = &p->vtotal[i];
-			prep_chunk_video(p->src[i], p->ids[i], &co, &p->res[i]);
+			prep_chunk_video(p->src[i], p->dirs[i], &co, &p->res[i]);
 		}
 		pthread_mutex_lock(&p->mu);
 		p->finished[i] = 1;
@@ -458,6 +459,61 @@ static void prep_shards(PrepRun *run)
 	free(names);
 }
 
+typedef struct {
+	const char *dir;
+	size_t i;
+} DirRef;
+
+static int cmp_dir(const void *a, const void *b)
+{
+	const DirRef *x = a, *y = b;
+	int c = strcmp(x->dir, y->dir);
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+// each video's chunk folder: its id without the file extension an annotation may give it
+// ("bikes_120s.mp4" -> ROOT/bikes_120s/), but the id itself where a ROOT prepared before holds
+// that folder finished (its manifests name those chunk paths; they stay valid) or where two ids
+// would share a folder ("a.mp4" and "a.mkv")
+static char **chunk_folders(const char *root, char **ids, size_t n)
+{
+	static const char *const ext[] = {".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v", ".mpg", ".mpeg", ".ts"};
+	char **dirs = calloc(n + 1, sizeof *dirs);
+	DirRef *order = malloc((n + 1) * sizeof *order);
+	if (!dirs || !order)
+		log_fatalx("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const char *id = ids[i], *dot = strrchr(id, '.'), *slash = strrchr(id, '/');
+		size_t keep = strlen(id);
+		for (size_t e = 0; dot && dot > id && (!slash || dot > slash + 1) && e < sizeof ext / sizeof ext[0]; e++)
+			if (!strcasecmp(dot, ext[e]))
+				keep = (size_t)(dot - id);
+		char old[4200];
+		snprintf(old, sizeof old, "%s/%s/.done", root, id);
+		if (keep < strlen(id) && access(old, F_OK) == 0)
+			keep = strlen(id); // the layout of an earlier prep: reused, not encoded again
+		if (!(dirs[i] = strndup(id, keep)))
+			log_fatalx("out of memory");
+		order[i] = (DirRef){dirs[i], i};
+	}
+	qsort(order, n, sizeof *order, cmp_dir);
+	char *shared = calloc(n + 1, 1);
+	if (!shared)
+		log_fatalx("out of memory");
+	for (size_t k = 1; k < n; k++)
+		if (!strcmp(order[k].dir, order[k - 1].dir))
+			shared[order[k].i] = shared[order[k - 1].i] = 1;
+	for (size_t i = 0; i < n; i++) // a shared folder: each keeps its whole id
+		if (shared[i]) {
+			free(dirs[i]);
+			if (!(dirs[i] = strdup(ids[i])))
+				log_fatalx("out of memory");
+		}
+	free(shared);
+	free(order);
+	return dirs;
+}
+
 // the distinct videos of the clips, sorted (pointers into rep)
 static char **video_ids(const PrepAnnotList *rep, size_t *n)
 {
@@ -574,6 +630,7 @@ static void prep_videos(PrepRun *run)
 	char **ids = video_ids(rep, &nv);
 	Pool p = {.o = o, .ids = ids, .n = (int)nv};
 	p.src = calloc(nv + 1, sizeof(char *));
+	p.dirs = chunk_folders(o->out, ids, nv);
 	p.res = calloc(nv + 1, sizeof(PrepVideoResult));
 	for (size_t i = 0; i < nv; i++) {
 		char path[8192];
@@ -602,8 +659,9 @@ static void prep_videos(PrepRun *run)
 	for (size_t i = 0; i < nv; i++) {
 		prep_video_result_free(&p.res[i]);
 		free(p.src[i]);
+		free(p.dirs[i]);
 	}
-	free(p.res), free(p.src), free(ids), free(vidx), free(first_chunk);
+	free(p.res), free(p.src), free(p.dirs), free(ids), free(vidx), free(first_chunk);
 }
 
 // the report file and its summary line; the exit status (3: something dropped)

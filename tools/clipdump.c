@@ -388,6 +388,14 @@ int main(int argc, char **argv)
 	int bad = 0;
 	if (o.bpe && bpe_load(&bpe, o.bpe, &bad) != 0)
 		log_fatalx("--bpe %s: cannot load (line %d)", o.bpe, bad);
+	if (bpe && m) { // captions decoded with another vocabulary would read as other words
+		uint64_t have;
+		if (manifest_vocab(m, &have, NULL, 0) && have != bpe_vocab_hash(bpe))
+			log_fatalx(
+				"--bpe %s is another vocabulary (bpe %016llx) than the one %s was tokenized with (bpe "
+				"%016llx): give the merges file it was prepared with (its bpe_merges.txt)",
+				o.bpe, (unsigned long long)bpe_vocab_hash(bpe), o.manifest, (unsigned long long)have);
+	}
 	char index[4200];
 	snprintf(index, sizeof index, "%s/clips.txt", o.out);
 	Page pg = {.font = caption_font(&o), .m = m, .index = fopen(index, "w")};

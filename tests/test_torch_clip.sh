@@ -2,13 +2,11 @@
 # tools/bench/torch_clip.py, the PyTorch side of the GPU race, on the CPU: the model equals the
 # C model's twin fixture, the FastCLIP-v3 loss equals tools/ref's, a tiny training step runs with
 # both losses and reports its figures as one JSON line, and a trainer whose parameter counts
-# differ is refused. Skips without a python3 that has torch (Debian: python3-torch).
+# differ is refused. Skips without a Python that has torch (tests/python_env.sh; fails instead
+# under AVCLIP_REQUIRE_INTEROP=1, as in CI).
 set -uo pipefail
-py=""
-for p in ${PYTHON:-} /usr/bin/python3 python3; do
-	if "$p" -c "import torch, numpy" 2>/dev/null; then py=$p; break; fi
-done
-[ -n "$py" ] || { echo "skip: no python3 with torch and numpy here (Debian: apt-get install python3-torch)"; exit 77; }
+. tests/python_env.sh
+need_python torch numpy
 [ -x trainer/trainer ] || { echo "FAIL: trainer/trainer is not built"; exit 1; }
 bash -n tools/bench/gpu_race.sh || { echo "FAIL: tools/bench/gpu_race.sh does not parse"; exit 1; }
 d=$(mktemp -d /tmp/test_torch_clip_XXXXXX)

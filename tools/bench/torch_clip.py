@@ -414,7 +414,7 @@ def run_benchmark(args):
         "batch": args.batch_size, "frames": args.frames, "image_size": args.image_size, "ctx_len": c["ctx_len"],
         "embed_dim": c["embed_dim"], "params": mine["params"], "trainer_params": ours["params"],
         "clips_per_s": round(args.batch_size / step_s, 3), "step_ms": round(step_s * 1e3, 3),
-        "peak_mem_gib": round(peak, 3), "mem_kind": mem_kind, "tflops": round(flops / step_s / 1e12, 3),
+        "peak_mem_gib": round(peak, 3), "mem_kind": mem_kind, "tflops": float(f"{flops / step_s / 1e12:.4g}"),  # significant digits: a CPU smoke run is ~1e-4
         "flops_per_step": int(flops), "attention": "sdpa-flash" if flash else ("sdpa" if HAVE_SDPA else "math"),
         "fused_adamw": fused, "autocast": "bf16" if args.autocast else "off", "gelu": args.gelu,
         "compile": bool(args.compile), "data": args.data if device.type == "cuda" else "host", "steps": args.steps,

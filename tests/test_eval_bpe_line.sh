@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tools/eval names the line of a merges file (--bpe) that does not load, as prep does.
+# tools/eval's --bpe: the line of a merges file that does not load is named, as prep names it, and
+# merges of another vocabulary than the manifest's are refused (prompts and captions would be other words).
 set -u
 . tests/job_testlib.sh
 jt_need tools/synth tools/prep tools/eval
@@ -12,4 +13,8 @@ vocab=$(tools/prep --info "$tmp/d/manifest" | sed -n 's/.*vocabulary \([0-9]*\).
 out=$(tools/eval --manifest "$tmp/d/manifest" --init-seed 1 --model tiny --vocab "$vocab" --classes-from action \
 	--bpe "$tmp/broken.txt" --quiet 2>&1) && fail "eval used a broken merges file"
 grep -q "BPE merges $tmp/broken.txt:3: a malformed line" <<<"$out" || fail "the line is not named: $out"
-echo "ok: eval names the bad line of a merges file"
+tools/prep --shards "$tmp/src/shards" --out "$tmp/b" --train-bpe 520 >/dev/null 2>&1 || fail "prep b"
+out=$(tools/eval --manifest "$tmp/d/manifest" --init-seed 1 --model tiny --vocab "$vocab" --classes-from action \
+	--bpe "$tmp/b/bpe_merges.txt" --quiet 2>&1) && fail "eval used merges of another vocabulary"
+grep -q -- "--bpe $tmp/b/bpe_merges.txt is another vocabulary" <<<"$out" || fail "unclear: $out"
+echo "ok: eval names the bad line of a merges file and refuses another vocabulary"

@@ -61,6 +61,26 @@ static int captions_decode(const Manifest *man, const char *bpe_path, char ***ou
 	return rc;
 }
 
+// --bpe must be the vocabulary the manifest's captions were tokenized with (decoded captions and
+// class prompts in another would be other words)
+static int check_bpe(const Manifest *man, const char *bpe_path, char *err, size_t errlen)
+{
+	BpeTokenizer *t;
+	int bad = 0, rc = bpe_load(&t, bpe_path, &bad);
+	if (rc)
+		return 0; // the first use names the line
+	uint64_t have, mine = bpe_vocab_hash(t);
+	bpe_free(t);
+	if (manifest_vocab(man, &have, NULL, 0) && have != mine) {
+		snprintf(err, errlen,
+			 "--bpe %s is another vocabulary (bpe %016llx) than the one the manifest's captions were "
+			 "tokenized with (bpe %016llx): give the merges file it was prepared with (its bpe_merges.txt)",
+			 bpe_path, (unsigned long long)mine, (unsigned long long)have);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static void captions_free(char **caps, int64_t n)
 {
 	for (int64_t i = 0; caps && i < n; i++)
@@ -220,6 +240,8 @@ int eval_run(ClipModel *m, const Manifest *man, const EvalOpts *o, EvalReport *r
 		return -EINVAL;
 	}
 	int rc = eval_check_manifest(m, man, err, errlen);
+	if (!rc && o->bpe)
+		rc = check_bpe(man, o->bpe, err, errlen);
 	if (rc)
 		return rc;
 	const int64_t n = (int64_t)manifest_header(man)->n_samples;

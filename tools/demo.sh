@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD:-build}
-data=${DEMO_DATA:-$build/demo}
+data=${DEMO_DATA:-$build/demo-data}
 steps=${DEMO_STEPS:-1200}
 run=${DEMO_RUN:-runs/demo-$(date +%Y%m%d-%H%M%S)}
 precision=${DEMO_PRECISION:-auto} # bf16: train with bf16 activations and weight copies (CPU too)

@@ -26,3 +26,5 @@ endif
 .PHONY: bench-learn
 bench-learn: all
 	BUILD=$(BUILD) bash tools/bench/learn.sh
+# the README's own-data walkthrough (videos and images), run as written
+SCRIPT_TESTS += tests/test_readme_own_data.sh

@@ -88,8 +88,9 @@ ASAN_TESTS :=
 BENCHES :=
 PUBLIC_HEADERS :=
 TEST_HEADERS :=
+# procps: pgrep and ps, with which the launch tests look for processes a job left behind
 DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
-               libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+               libavformat-dev libavcodec-dev libswscale-dev libavutil-dev procps
 ifeq ($(DEPS_FIRST),1)
 # every goal waits for the packages; then one fresh make runs them all (see "Packages first")
 .PHONY: deps-first $(deps_goals)

@@ -23,6 +23,9 @@ fail() {
 	[ -n "${JT_FAIL_LOGS:-}" ] && tail -n 20 $JT_FAIL_LOGS 2>/dev/null
 	exit 1
 }
+# the job tests look for what a job left behind with pgrep and ps: without them such a check
+# would pass by failing to run (procps; make deps installs it)
+command -v pgrep >/dev/null && command -v ps >/dev/null || fail "needs pgrep and ps (Debian: procps; make deps installs it)"
 # waitfor SECONDS COMMAND...: until the command succeeds
 waitfor() {
 	local t=$1

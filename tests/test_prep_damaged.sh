@@ -13,16 +13,15 @@ $synth --out "$d/src" --videos 1 --heldout 0 --minutes 0.3 --size 160x96 --fps 1
 v="$d/src/videos"
 cp "$v/train-0000.mp4" "$v/dmg.mp4"
 size=$(stat -c %s "$v/dmg.mp4")
-# invert 16 bytes at 45% and 70% of the file (inside the video data)
-burst() { # FILE OFFSET
-	python3 - "$1" "$2" <<'EOF'
-import sys
-p, off = sys.argv[1], int(sys.argv[2])
-with open(p, 'r+b') as f:
-    f.seek(off); b = bytearray(f.read(16))
-    f.seek(off); f.write(bytes(x ^ 0xff for x in b))
-EOF
+# flip FILE OFFSET COUNT MASK: XOR COUNT bytes at OFFSET with MASK, in place (coreutils only:
+# a fresh machine has no python3)
+flip() {
+	local out="" b
+	for b in $(od -An -v -tu1 -j "$2" -N "$3" "$1"); do out+=$(printf '\\%03o' $((b ^ $4))); done
+	printf "$out" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
+# invert 16 bytes at 45% and 70% of the file (inside the video data)
+burst() { flip "$1" "$2" 16 255; }
 burst "$v/dmg.mp4" $((size * 45 / 100))
 burst "$v/dmg.mp4" $((size * 70 / 100))
 {
@@ -57,13 +56,7 @@ grep -q "OK" "$d/verify" || fail "verify did not say OK"
 chunk="$d/out/train-0000/0.mp4"
 csize=$(stat -c %s "$chunk")
 # one flipped byte that leaves the chunk decodable: only the CRC can see it
-python3 - "$chunk" $((csize - 40)) <<'EOF'
-import sys
-p, off = sys.argv[1], int(sys.argv[2])
-with open(p, 'r+b') as f:
-    f.seek(off); b = f.read(1)[0]
-    f.seek(off); f.write(bytes([b ^ 0x01]))
-EOF
+flip "$chunk" $((csize - 40)) 1 1
 verify_finds() { # PATTERN WHAT: --verify --deep exits 1 and reports PATTERN
 	set +e
 	$prep --verify "$d/out/manifest" --deep >"$d/verify"

@@ -142,8 +142,8 @@ void eval_report_table(FILE *f, const EvalReport *r)
 		fprintf(f, "EPIC-style relevance            mAP    nDCG\n");
 		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries with a relevance-1 caption)\n", eval_report_dir(r, 0),
 			100 * r->map_v2t, 100 * r->ndcg_v2t, (long long)r->rel_queries_v2t);
-		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries)\n", eval_report_dir(r, 1), 100 * r->map_t2v, 100 * r->ndcg_t2v,
-			(long long)r->rel_queries_t2v);
+		fprintf(f, "  %-28s %6.2f %6.2f   (%lld queries)\n", eval_report_dir(r, 1), 100 * r->map_t2v,
+			100 * r->ndcg_t2v, (long long)r->rel_queries_t2v);
 		fprintf(f, "  %-28s %6.2f %6.2f\n", "average", 50 * (r->map_v2t + r->map_t2v),
 			50 * (r->ndcg_v2t + r->ndcg_t2v));
 	}

@@ -318,7 +318,7 @@ int flags_check_known(const FlagTable *tabs, int ntabs, int argc, char **argv, c
 		if (!strcmp(a, "--"))
 			return 0;
 		if (a[0] != '-' || !a[1])
-			continue; // a positional argument: the parser decides
+			continue;  // a positional argument: the parser decides
 		if (a[1] != '-') { // -j 4, -n: a value follows an alias that takes one
 			for (int k = 0; k < ntabs; k++) {
 				const FlagSpec *f = find_alias(tabs[k].t, tabs[k].n, a[1]);
@@ -359,8 +359,8 @@ int flags_renamed_used(const FlagSpec *t, int n, int argc, char **argv, char *ms
 			continue;
 		const FlagSpec *f = flags_find(t, n, name);
 		if (f && f->renamed) {
-			snprintf(msg, len, "--%s is now called --%s; the old name goes away in a later release", f->name,
-				 f->renamed);
+			snprintf(msg, len, "--%s is now called --%s; the old name goes away in a later release",
+				 f->name, f->renamed);
 			return 1;
 		}
 	}

@@ -68,8 +68,9 @@ int main(void)
 	int a, b, n;
 	char summary[1024];
 	run(0, &a, &b, &n, summary, sizeof summary);
-	CHECK(a == 2 && b == 1 && n == 3, "summarized: %d lines of the frequent kind (want its first and the summary), %d "
-					  "of the other (want 1), %d in all (want 3)",
+	CHECK(a == 2 && b == 1 && n == 3,
+	      "summarized: %d lines of the frequent kind (want its first and the summary), %d "
+	      "of the other (want 1), %d in all (want 3)",
 	      a, b, n);
 	CHECK(strstr(summary, "libav [h264]: 333 messages 'error while decoding MB %d %d, bytestream %d' (the first: "
 			      "error while decoding MB 0 0, bytestream -5)"),

@@ -193,7 +193,8 @@ static void known(void)
 		      strstr(err, "unknown flag --vis-widht (did you mean --vis-width?)"),
 	      "second table's typo: %s", err);
 	char *far[] = {"p", "--zzzzzz=1"};
-	CHECK(flags_check_known(tabs, 2, 2, far, err, sizeof err) < 0 && strstr(err, "unknown flag --zzzzzz (see --help)"),
+	CHECK(flags_check_known(tabs, 2, 2, far, err, sizeof err) < 0 &&
+		      strstr(err, "unknown flag --zzzzzz (see --help)"),
 	      "far typo: %s", err);
 }
 
@@ -211,7 +212,8 @@ static void renamed(void)
 	char err[256], msg[200], help[1024];
 	char *old[] = {"p", "--threads", "3"};
 	CHECK(flags_parse(t, 2, &w, 3, old, NULL, err, sizeof err) == 0 && w.workers == 3, "old name: %s", err);
-	CHECK(flags_renamed_used(t, 2, 3, old, msg, sizeof msg) == 1 && strstr(msg, "--threads is now called --workers"),
+	CHECK(flags_renamed_used(t, 2, 3, old, msg, sizeof msg) == 1 &&
+		      strstr(msg, "--threads is now called --workers"),
 	      "no note for the old name: %s", msg);
 	char *now[] = {"p", "--workers", "2"};
 	CHECK(flags_renamed_used(t, 2, 3, now, msg, sizeof msg) == 0, "note for the new name");

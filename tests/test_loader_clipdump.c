@@ -41,9 +41,10 @@ int main(void)
 	snprintf(gone, sizeof(gone), "%s/chunks/vid00_0.mp4", t.dir);
 	CHECK(unlink(gone) == 0);
 	snprintf(out, sizeof(out), "%s/sheets", t.dir);
-	snprintf(cmd, sizeof(cmd),
-		 "tools/clipdump --manifest %s --positions 0-11 --seed %d --frames %d --image-size %d --scale 1 --out %s",
-		 t.manifest, TH_SEED, TH_T, TH_HW, out);
+	snprintf(
+		cmd, sizeof(cmd),
+		"tools/clipdump --manifest %s --positions 0-11 --seed %d --frames %d --image-size %d --scale 1 --out %s",
+		t.manifest, TH_SEED, TH_T, TH_HW, out);
 	CHECK(system(cmd) == 0);
 	int errors = 0;
 	char err[512];

@@ -14,9 +14,9 @@
 enum { KINDS = 64 };
 
 typedef struct {
-	char who[32];      // the context's item name ("h264", "mov,mp4,m4a,3gp,3g2,mj2"), "libav" without one
-	const char *fmt;   // libav's format string: one kind of message
-	char first[240];   // its first text
+	char who[32];    // the context's item name ("h264", "mov,mp4,m4a,3gp,3g2,mj2"), "libav" without one
+	const char *fmt; // libav's format string: one kind of message
+	char first[240]; // its first text
 	uint64_t count;
 } Kind;
 

@@ -154,7 +154,8 @@ static void page_add(const Opts *o, Page *pg, uint64_t g, const uint8_t *frames,
 {
 	if (!pg->scale) // small frames enlarged to at least 128 pixels high, by a whole factor
 		pg->scale = o->scale ? o->scale : H >= 128 ? 1 : (127 + H) / H > 8 ? 8 : (127 + H) / H;
-	if (!pg->rows && sheet_new(&pg->s, o->grid, T, W * pg->scale, H * pg->scale, o->grid > 1 ? 4 : 6, pg->font) != 0)
+	if (!pg->rows &&
+	    sheet_new(&pg->s, o->grid, T, W * pg->scale, H * pg->scale, o->grid > 1 ? 4 : 6, pg->font) != 0)
 		log_fatalx("out of memory for a %dx%d sheet of %d clips", T * W * pg->scale, H * pg->scale, o->grid);
 	if (!pg->rows)
 		pg->g0 = g;
@@ -171,7 +172,8 @@ static void page_add(const Opts *o, Page *pg, uint64_t g, const uint8_t *frames,
 	} else {
 		sheet_put_frames(&pg->s, pg->rows, frames, T, W, H, pg->scale);
 		snprintf(line, sizeof(line), "position %llu sample %llu%s crop x=%u y=%u w=%u h=%u\n%s",
-			 (unsigned long long)g, (unsigned long long)sample, src, crop[0], crop[1], crop[2], crop[3], cap);
+			 (unsigned long long)g, (unsigned long long)sample, src, crop[0], crop[1], crop[2], crop[3],
+			 cap);
 	}
 	sheet_text(&pg->s, pg->rows, 0, line);
 	for (char *nl = strchr(line, '\n'); nl; nl = strchr(nl, '\n'))

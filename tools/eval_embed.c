@@ -177,8 +177,9 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 		}
 		if (bad >= 0 && o && o->damaged) {
 			if (o->damaged_why && !o->damaged_why[0])
-				snprintf(o->damaged_why, o->damaged_why_len, "sample %lld: %s (%s)", (long long)(r0 + bad),
-					 bad_err, bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
+				snprintf(o->damaged_why, o->damaged_why_len, "sample %lld: %s (%s)",
+					 (long long)(r0 + bad), bad_err,
+					 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
 		} else if (bad >= 0) {
 			snprintf(err, errlen, "sample %lld: %s (%s)", (long long)(r0 + bad), bad_err,
 				 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));

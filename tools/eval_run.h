@@ -20,7 +20,7 @@ typedef struct {
 	const char *prompt;           // class prompt template, "{}" = class name (NULL: "a video of {}")
 	const char *bpe;              // merges file of the manifest's captions (needed for prompts)
 	int match_caption;            // a retrieval hit is any sample with the same caption (not only itself)
-	int strict;                   // a sample that cannot be decoded ends the evaluation (else it is skipped, counted)
+	int strict; // a sample that cannot be decoded ends the evaluation (else it is skipped, counted)
 	EvalEmbedOpts embed;
 } EvalOpts;
 

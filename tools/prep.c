@@ -140,8 +140,8 @@ static void run_pool(Pool *p, int jobs)
 			char when[48] = "ETA unknown until frames are done";
 			int s = done == p->n ? (int)eta : (int)ceil(eta); // never "ETA 0:00:00" before the end
 			if (eta >= 0)
-				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA", s / 3600,
-					 s / 60 % 60, s % 60);
+				snprintf(when, sizeof when, "%s %d:%02d:%02d", done == p->n ? "done in" : "ETA",
+					 s / 3600, s / 60 % 60, s % 60);
 			fprintf(stderr, "%sprep: %d/%d videos (%.0f%%), %llu frames encoded, %.0f frames/s, %s%s",
 				tty ? "\r" : "", done, p->n, 100 * frac, (unsigned long long)fr, el > 0 ? fr / el : 0,
 				when, tty && done < p->n ? "   " : "\n");
@@ -485,7 +485,8 @@ static char **chunk_folders(const char *root, char **ids, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const char *id = ids[i], *dot = strrchr(id, '.'), *slash = strrchr(id, '/');
 		size_t keep = strlen(id);
-		for (size_t e = 0; dot && dot > id && (!slash || dot > slash + 1) && e < sizeof ext / sizeof ext[0]; e++)
+		for (size_t e = 0; dot && dot > id && (!slash || dot > slash + 1) && e < sizeof ext / sizeof ext[0];
+		     e++)
 			if (!strcasecmp(dot, ext[e]))
 				keep = (size_t)(dot - id);
 		char old[4200];

@@ -22,7 +22,7 @@ typedef struct {
 	// this video's progress (may be NULL): output frames so far, reused ones too (atomic adds),
 	// and how many there will be, from the source's duration, once it is open
 	uint64_t *video_done, *video_total;
-	int decode_threads;    // decoder threads (output does not depend on it); 0 means 1
+	int decode_threads; // decoder threads (output does not depend on it); 0 means 1
 } PrepChunkOpts;
 
 typedef struct {

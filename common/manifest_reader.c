@@ -3,6 +3,7 @@
 #include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_vocab_hash, bpe_free
 #include "errbuf.h"          // defines: err_fmt
+#include "shell_quote.h"     // defines: shell_quoted
 
 #include <errno.h>
 #include <fcntl.h>
@@ -431,6 +432,6 @@ int manifest_vocab_check(const Manifest *m, const char *path, uint64_t want, con
 		       "so every caption would read as other words and the figures would be wrong: prepare it again "
 		       "with the same tools/prep command plus --bpe %s",
 		       path, (unsigned long long)have, who, (unsigned long long)want,
-		       want_merges && *want_merges ? want_merges
+		       want_merges && *want_merges ? shell_quoted(want_merges)
 						   : "MERGES (the merges file of the model's vocabulary)");
 }

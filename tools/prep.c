@@ -14,6 +14,7 @@
 #include "prep_opts.h"       // defines: PrepOpts, prep_opts_parse, prep_opts_usage
 #include "prep_tar.h"        // defines: prep_tar_index, PrepTarIndex
 #include "prep_upgrade.h"    // defines: prep_upgrade
+#include "shell_quote.h"     // defines: shell_quoted
 
 #include <dirent.h>
 #include <errno.h>
@@ -215,7 +216,7 @@ static void merges_next_to_manifest(const char *src, const char *mdir)
 			log_fatalx(
 				"%s holds another vocabulary than %s: the manifests next to it would disagree on token "
 				"ids (write this manifest to another folder, or pass --bpe %s)",
-				dst, src, dst);
+				dst, src, shell_quoted(dst));
 	} else {
 		snprintf(tmp, sizeof(tmp), "%s.part", dst);
 		FILE *f = fopen(tmp, "wb");

@@ -10,6 +10,7 @@
 #include <sys/stat.h> // defines: mkdir
 #include <unistd.h>   // defines: unlink, fsync
 
+#include "shell_quote.h"  // defines: shell_quoted
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save
 
 static int read_json(TrainerBest *b, char *metric, size_t mlen)
@@ -117,5 +118,5 @@ int trainer_best_describe(const TrainerBest *b, char *buf, size_t len)
 		return snprintf(buf, len, "--keep-best %s: no evaluation yet, %s holds nothing of this run", b->metric,
 				b->dir);
 	return snprintf(buf, len, "best %s %.1f%% at step %lld: %s (tools/eval --ckpt %s)", b->metric, 100 * b->score,
-			(long long)b->step, b->dir, b->dir);
+			(long long)b->step, b->dir, shell_quoted(b->dir));
 }

@@ -13,6 +13,7 @@
 #include "bpe_tokenizer.h"   // defines: BPE_OPENAI_VOCAB_HASH
 #include "log.h"             // defines: log_info, log_warnx, log_fatalx
 #include "manifest_reader.h" // defines: Manifest, manifest_open, manifest_vocab, manifest_vocab_check, manifest_close
+#include "shell_quote.h"     // defines: shell_quoted
 
 #define OPENAI_VOCAB 49408
 
@@ -120,7 +121,8 @@ int trainer_start_resume(const TrainerConfig *c, const TrainerVocab *v, OptConfi
 			 "cannot resume on --manifest %s: the checkpoint of step %lld (%s) was trained on captions of "
 			 "vocabulary bpe %s, this manifest's is bpe %s; resume with the run's own manifest, or prepare "
 			 "this data again with the same tools/prep command plus --bpe %s",
-			 c->manifest, (long long)s, path, cv, v->hex, cm && *cm ? cm : "FILE (the run's merges file)");
+			 c->manifest, (long long)s, path, cv, v->hex,
+			 cm && *cm ? shell_quoted(cm) : "FILE (the run's merges file)");
 		rc = -EINVAL;
 	}
 	long long total, warm, js, jl;

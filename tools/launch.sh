@@ -112,6 +112,7 @@ control() { # control RUN_DIR VERB [COUNT]
 		tail -c +$((from + 1)) "$dir/logs/launch.log" 2>/dev/null
 		return 0
 	fi
+	[[ $n =~ ^[0-9]{1,9}$ ]] || usage_error "--$verb-loaders needs a decimal count, not '$n'"
 	local req
 	req="$dir/control/$(date +%s%N).$$"
 	echo "$verb $n" >"$req.tmp" && mv "$req.tmp" "$req"
@@ -378,7 +379,14 @@ fi
 
 # ---- the run directory: written only now --------------------------------------------------------
 [ -d "$RUN_DIR" ] || CREATED_DIR=1
-mkdir -p "$RUN_DIR"/{logs,pids,control} || exit 1
+mkdir -p "$RUN_DIR"/{logs,pids} || exit 1
+# control/ takes requests from other shells: only the job's user may write there (a request is
+# input, parsed strictly; a directory someone else owns or can write is refused, never used)
+mkdir -p -m 700 "$RUN_DIR/control" 2>/dev/null
+if [ -L "$RUN_DIR/control" ] || [ ! -d "$RUN_DIR/control" ] || [ ! -O "$RUN_DIR/control" ]; then
+	die "$RUN_DIR/control is not a directory of $(id -un) (owner $(stat -c %U "$RUN_DIR/control" 2>/dev/null || echo none)): refusing to take control requests from it"
+fi
+chmod 700 "$RUN_DIR/control" || die "cannot make $RUN_DIR/control mode 0700"
 {
 	echo "# written by tools/launch.sh; --resume reads it"
 	printf 'N=%q MANIFEST=%q RING=%q LOADERS_PER_NODE=%q LOADER_THREADS=%q SLOTS=%q SEED=%q\n' \
@@ -629,6 +637,39 @@ progress() {
 		"$(field lr "$m")" "$(field samples_per_s "$m")" "$(field data_wait_s "$m")" "${occ:-?}" "$eta")"
 }
 
+# ---- control requests: data, never code -------------------------------------------------------
+# A request is one line "add K" or "remove K", K a decimal count in 1..MAX_REQ_LOADERS; anything
+# else is refused with a line in the log (it is never evaluated: a count reaches arithmetic only
+# after it matched). The directory is re-checked before each read: mode 0700, the job's user.
+MAX_REQ_LOADERS=256
+CONTROL_DIR_WARNED=""
+control_dir_ok() {
+	local d=$RUN_DIR/control why=""
+	if [ -L "$d" ] || [ ! -d "$d" ]; then why="it is not a directory"
+	elif [ ! -O "$d" ]; then why="it is owned by $(stat -c %U "$d"), not $(id -un)"
+	elif [ "$(stat -c %a "$d")" != 700 ]; then why="its mode is $(stat -c %a "$d"), not 700"
+	fi
+	[ -z "$why" ] && { CONTROL_DIR_WARNED=""; return 0; }
+	[ -n "$CONTROL_DIR_WARNED" ] || say "warning: ignoring control requests in $d: $why"
+	CONTROL_DIR_WARNED=1
+	return 1
+}
+parse_request() { # parse_request FILE: sets REQ_VERB REQ_N, or REQ_WHY and fails
+	local line="" extra=""
+	REQ_VERB="" REQ_N="" REQ_WHY=""
+	[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -le 64 ] || { REQ_WHY="longer than 64 bytes"; return 1; }
+	{ IFS= read -r line; IFS= read -r extra; } <"$1" 2>/dev/null
+	[ -z "$extra" ] || { REQ_WHY="more than one line"; return 1; }
+	if [[ $line =~ ^(add|remove)\ ([0-9]{1,9})$ ]]; then
+		REQ_VERB=${BASH_REMATCH[1]} REQ_N=$((10#${BASH_REMATCH[2]}))
+		[ "$REQ_N" -ge 1 ] && [ "$REQ_N" -le $MAX_REQ_LOADERS ] && return 0
+		REQ_WHY="count $REQ_N is not in 1..$MAX_REQ_LOADERS"
+		return 1
+	fi
+	REQ_WHY="not 'add K' or 'remove K' with a decimal count: $(printf '%q' "$line")"
+	return 1
+}
+
 # ---- supervise ---------------------------------------------------------------------------------
 DONE=()
 last_progress=0
@@ -637,15 +678,17 @@ while :; do
 	# `wait` on a background nap was seen to hang in bash 5.2 under load, waiting for any child)
 	[ -n "$STOP_SIG" ] || sleep 1
 	[ -n "$STOP_SIG" ] && stop_on_request
-	for req in "$RUN_DIR"/control/*; do
-		[ -f "$req" ] && [[ $req != *.tmp ]] && [[ $req != *.reply ]] || continue
-		read -r verb k <"$req"
+	control_dir_ok && for req in "$RUN_DIR"/control/*; do
+		[ -f "$req" ] && [ ! -L "$req" ] && [[ $req != *.tmp ]] && [[ $req != *.reply ]] || continue
 		REPLY_TEXT=""
-		case $verb in
-		add) add_loaders "$k" && save_loaders ;;
-		remove) remove_loaders "$k" && save_loaders ;;
-		*) reply "ignored request '$verb $k'" ;;
-		esac
+		if parse_request "$req"; then
+			case $REQ_VERB in
+			add) add_loaders "$REQ_N" && save_loaders ;;
+			remove) remove_loaders "$REQ_N" && save_loaders ;;
+			esac
+		else
+			reply "refused control request $(basename "$req"): $REQ_WHY"
+		fi
 		REPLY_TEXT+="loaders now: ${#LOADER_PID[@]}"$'\n'
 		printf '%s' "$REPLY_TEXT" >"$req.reply.tmp" && mv "$req.reply.tmp" "$req.reply"
 		rm -f "$req"

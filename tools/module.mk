@@ -21,6 +21,8 @@ SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_laun
 SCRIPT_TESTS += tests/test_launch_check_start.sh tests/test_launch_resume_loaders.sh
 # the commands launch.sh prints are shell-quoted (a run directory with a space and a quote)
 SCRIPT_TESTS += tests/test_launch_quoted.sh
+# a control request is data: hostile ones run nothing and leave the supervisor alive
+SCRIPT_TESTS += tests/test_launch_control_hostile.sh
 endif
 
 .PHONY: bench-learn

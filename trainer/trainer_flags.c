@@ -295,16 +295,16 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return -EINVAL;
 	if (cfg->help)
 		return 0;
-	int steps_given = 0;
-	for (int i = 1; i < argc; i++)
-		steps_given |= !strcmp(argv[i], "--steps") || !strncmp(argv[i], "--steps=", 8);
-	FastclipKind kind;
-	fastclip_kind_parse(cfg->loss_name, &kind); // the table's choices are the kinds
 	int nm, nf;
 	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
 	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}};
 	if (flags_check_known(tabs, 3, argc, argv, err, errlen) < 0)
 		return -EINVAL; // a misspelt flag is named as such, before any check of what is required
+	int steps_given = 0;
+	for (int i = 1; i < argc; i++)
+		steps_given |= !strcmp(argv[i], "--steps") || !strncmp(argv[i], "--steps=", 8);
+	FastclipKind kind;
+	fastclip_kind_parse(cfg->loss_name, &kind); // the table's choices are the kinds
 	int rc = parse_model_loss(cfg, kind, argc, argv, err, errlen);
 	if (rc == 0)
 		rc = trainer_dist_resolve(cfg, err, errlen); // --ranks, before anything counts with it

@@ -26,8 +26,8 @@ SAN_TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism tes
 
 # the rendezvous: environment parsing and Slurm syntaxes, then the id exchange over loopback TCP,
 # a file and the ring between forked ranks (timeouts included); no GPU needed
-TESTS += test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring
-$(foreach t,test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring,$(eval $(t)_LIBS := comm ring common))
+TESTS += test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring test_rdv_file_hostile
+$(foreach t,test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring test_rdv_file_hostile,$(eval $(t)_LIBS := comm ring common))
 
 # the NCCL backend on one GPU (make test-gpu; exit 77 without a GPU or the CUDA backend), built in
 # every make so that it keeps linking

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -117,16 +119,44 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+// The folder of the file is shared with whoever can write it: one that anyone may write without
+// the sticky bit lets another user rename or replace what rank 0 writes there.
+static int file_dir_check(const RdvInfo *i, char *err, size_t errlen)
+{
+	char dir[sizeof i->file];
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s", i->file);
+	const char *d = dirname(dir);
+	if (stat(d, &st) < 0)
+		return err_fmt(err, errlen, -errno, "rank %d: the folder %s of the rendezvous file: %s", i->rank, d,
+			       strerror(errno));
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return err_fmt(err, errlen, -EPERM,
+			       "rank %d: the folder %s of the rendezvous file is writable by every user (mode %04o) "
+			       "without the sticky bit: another user could replace the file; use a folder of your "
+			       "own or chmod +t it",
+			       i->rank, d, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 static int file_publish(const RdvInfo *i, const void *blob, size_t len, char *err, size_t errlen)
 {
 	uint8_t buf[RDV_HEADER_BYTES + RDV_BLOB_MAX + 8];
 	char tmp[sizeof i->file + 32], dir[sizeof i->file];
 	size_t n = file_record(buf, i, blob, len);
-	snprintf(tmp, sizeof tmp, "%s.tmp.%d", i->file, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc = file_dir_check(i, err, errlen);
+	if (rc)
+		return rc;
+	// a new name of our own (O_EXCL): a link or file another user planted is never opened
+	snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", i->file);
+	int fd = mkstemp(tmp);
 	if (fd < 0)
-		return err_fmt(err, errlen, -errno, "rank 0: cannot create %s: %s", tmp, strerror(errno));
-	int rc = write_all(fd, buf, n);
+		return err_fmt(err, errlen, -errno, "rank 0: cannot create a file beside %s: %s", i->file,
+			       strerror(errno));
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	rc = write_all(fd, buf, n);
+	if (!rc && fchmod(fd, 0644) < 0) // readable by the other ranks, as the umask allows the folder
+		rc = -errno;
 	if (!rc && fsync(fd) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && !rc)
@@ -152,15 +182,33 @@ static int file_publish(const RdvInfo *i, const void *blob, size_t len, char *er
 static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t whylen, char *err, size_t errlen)
 {
 	uint8_t buf[RDV_HEADER_BYTES + RDV_BLOB_MAX + 8 + 1];
-	int fd = open(i->file, O_RDONLY | O_CLOEXEC);
+	// never a link, and never a FIFO or device someone planted (an open of a FIFO would block)
+	int fd = open(i->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno == ENOENT || errno == ESTALE) {
 			snprintf(why, whylen, "no file appeared");
 			return -EAGAIN;
 		}
+		if (errno == ELOOP)
+			return err_fmt(err, errlen, -ELOOP, "rank %d: the rendezvous file %s is a symbolic link", i->rank,
+				       i->file);
 		return err_fmt(err, errlen, -errno, "rank %d: cannot open the rendezvous file %s: %s", i->rank, i->file,
 			       strerror(errno));
 	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return err_fmt(err, errlen, -e, "rank %d: cannot stat the rendezvous file %s: %s", i->rank, i->file,
+			       strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_fmt(err, errlen, -EINVAL,
+			       "rank %d: the rendezvous file %s is not a regular file (a FIFO, device or folder)",
+			       i->rank, i->file);
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	size_t n = 0;
 	ssize_t r;
 	while (n < sizeof buf && ((r = read(fd, buf + n, sizeof buf - n)) > 0 || (r < 0 && errno == EINTR)))

@@ -107,13 +107,62 @@ try CUDART "" '#include <cuda_runtime.h>
 int main(void){ int n = 0; return cudaGetDeviceCount(&n) == 12345; }' "$cuda_inc" "$cuda_lib -lcudart" "CUDA runtime"
 try CUBLAS "" '#include <cublas_v2.h>
 int main(void){ cublasHandle_t h; return cublasCreate(&h) == 12345; }' "$cuda_inc" "$cuda_lib -lcublas -lcublasLt -lcudart" "cuBLAS / cuBLASLt"
-try NCCL "" '#include <nccl.h>
-int main(void){ int v; return ncclGetVersion(&v) == 12345; }' "$cuda_inc" "$cuda_lib -lnccl -lcudart" "NCCL"
-try CUDNN "" '#include <cudnn.h>
+# cuDNN and NCCL: in the toolkit, else in a Python wheel (nvidia-cudnn-cu*, nvidia-nccl-cu* in the
+# site-packages of any python3 on PATH: the venv that holds PyTorch has them), else in the system's
+# folders. A wheel ships only the versioned library (libcudnn.so.9, libnccl.so.2), so the name
+# the folder has is linked (-l:libcudnn.so.9), and the folder goes into the rpath so that the
+# programs find it at run time. A place counts only where its include/ has the header; the last
+# try is the compiler's own folders. ldd on the test program says which file was taken.
+multiarch=$($cc -print-multiarch 2>/dev/null)
+# cuda_lib_at INCLUDE-DIR LIB-DIR WHERE: test-compiles $tmp/t.c against lib$lib there; on success
+# appends HAVE_$name and its flags (name, lib, sover, header, what: try_cuda_lib's locals)
+cuda_lib_at() {
+	local inc=$1 dir=$2 where=$3 l=-l$lib cflags libs found
+	looked+=("$dir")
+	[ "$where" = "the compiler's folders" ] || [ -e "$inc/$header" ] || return 1
+	[ ! -e "$dir/lib$lib.so" ] && [ -e "$dir/lib$lib.so.$sover" ] && l=-l:lib$lib.so.$sover
+	case $where in
+	"the toolkit") cflags=$cuda_inc libs="$cuda_lib $l -lcudart" ;;
+	"the compiler's folders") cflags=$cuda_inc libs="$l $cuda_lib -lcudart" ;;
+	*) cflags="-isystem $inc $cuda_inc" libs="-L$dir -Wl,-rpath,$dir $l $cuda_lib -lcudart" ;;
+	esac
+	# shellcheck disable=SC2086
+	$cc $cflags "$tmp/t.c" -o "$tmp/t" $libs >"$tmp/log" 2>&1 || return 1
+	# the file the program loads: a library the loader cannot find at run time is no success
+	found=$(ldd "$tmp/t" 2>/dev/null | awk -v l="lib$lib.so" 'index($1, l) == 1 { print $3; exit }')
+	[ "$found" = not ] && return 1
+	mk+=("HAVE_$name := 1" "${name}_CFLAGS := $cflags" "${name}_LIBS := $libs")
+	summary+=("  ✓ $what (${found:-$dir/lib$lib.so*}, from $where)")
+}
+# try_cuda_lib NAME LIB SOVERSION PYMODULE HEADER SOURCE WHAT -> HAVE_NAME, NAME_CFLAGS, NAME_LIBS
+try_cuda_lib() {
+	local name=$1 lib=$2 sover=$3 pymod=$4 header=$5 src=$6 what=$7 optvar="WITH_$1" looked=() py real dir seen=" "
+	if [ "${!optvar:-1}" = 0 ]; then
+		mk+=("HAVE_$name := 0")
+		summary+=("  - $what (disabled by $optvar=0)")
+		return
+	fi
+	printf '%s\n' "$src" >"$tmp/t.c"
+	cuda_lib_at "$cuda_home/include" "$cuda_home/lib64" "the toolkit" && return
+	for py in $(type -ap python3 2>/dev/null); do
+		real=$(readlink -f "$py") || continue
+		case $seen in *" $real "*) continue ;; esac
+		seen+="$real "
+		# nvidia/ is a namespace package: __path__ names the folder with or without an __init__.py
+		dir=$(timeout 30 "$py" -c "import $pymod as m; print(list(m.__path__)[0])" 2>/dev/null) || continue
+		[ -d "$dir" ] && cuda_lib_at "$dir/include" "$dir/lib" "the Python wheel of $py" && return
+	done
+	cuda_lib_at /usr/include "/usr/lib${multiarch:+/$multiarch}" "the compiler's folders" && return
+	mk+=("HAVE_$name := 0")
+	summary+=("  ✗ $what (looked in ${looked[*]} and the wheels of every python3 on PATH; pip install nvidia-${pymod#nvidia.}-cu<CUDA major>)")
+}
+try_cuda_lib NCCL nccl 2 nvidia.nccl nccl.h '#include <nccl.h>
+int main(void){ int v; return ncclGetVersion(&v) == 12345; }' "NCCL"
+try_cuda_lib CUDNN cudnn 9 nvidia.cudnn cudnn.h '#include <cudnn.h>
 #if CUDNN_MAJOR < 9
 #error cuDNN 9 or newer
 #endif
-int main(void){ return cudnnGetVersion() == 12345; }' "$cuda_inc" "$cuda_lib -lcudnn -lcudart" "cuDNN 9"
+int main(void){ return cudnnGetVersion() == 12345; }' "cuDNN 9"
 
 # The execution shim (kernels/cuda/emu) builds the own CUDA kernels with g++ against the
 # toolkit's headers (cuda_runtime.h for the types, cuda_bf16.h's host path); no GPU needed.

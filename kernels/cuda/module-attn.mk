@@ -10,7 +10,7 @@ ifeq ($(HAVE_NVCC)$(HAVE_CUDART),11)
 LIBS += kattn
 kattn_CU_SRCS := $(KATTN_CU)
 kattn_SRCS := kernels/cuda/attn/kattn.c $(if $(filter 1,$(HAVE_CUDNN)),$(KATTN_CUDNN_SRCS))
-$(BUILD)/obj/kernels/cuda/attn/%.o: CFLAGS += $(CUDART_CFLAGS) $(if $(filter 1,$(HAVE_CUDNN)),-DHAVE_CUDNN=1)
+$(BUILD)/obj/kernels/cuda/attn/%.o: CFLAGS += $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_CFLAGS) -DHAVE_CUDNN=1) $(CUDART_CFLAGS)
 KATTN_LDLIBS := $(CUDART_LIBS) $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_LIBS))
 GPU_TESTS += test_kattn_gpu
 GPU_SANITIZE_TESTS += test_kattn_gpu
@@ -40,5 +40,5 @@ TESTS += test_kattn_cudnn_graph
 test_kattn_cudnn_graph_SRCS := tests/test_kattn_cudnn_graph.c $(KATTN_CUDNN_SRCS)
 test_kattn_cudnn_graph_LIBS := kcuda
 test_kattn_cudnn_graph_LDLIBS := $(CUDNN_LIBS)
-$(BUILD)/obj/tests/test_kattn_cudnn_graph.o: CFLAGS += -Ikernels/cuda -Ikernels/cuda/attn $(CUDART_CFLAGS)
+$(BUILD)/obj/tests/test_kattn_cudnn_graph.o: CFLAGS += -Ikernels/cuda -Ikernels/cuda/attn $(CUDNN_CFLAGS) $(CUDART_CFLAGS)
 endif

@@ -151,3 +151,13 @@ $(BUILD)/tests/bench_kernels: LDFLAGS += $(KCUDA_LDFLAGS)
 bench-kernels: $(BUILD)/tests/bench_kernels
 	@$(BUILD)/tests/bench_kernels || { rc=$$?; [ $$rc = 77 ] && echo "bench-kernels: skipped (no GPU)"; [ $$rc = 77 ]; }
 endif
+
+# tools/gpu-check.sh's first stage: the device, and each CUDA library's version and the file it
+# was loaded from (tests/gpu_facts.c); runs without a GPU too
+ifeq ($(HAVE_CUDART),1)
+BENCHES += gpu_facts
+gpu_facts_LIBS := common
+gpu_facts_LDLIBS := $(CUDART_LIBS) $(foreach d,CUBLAS CUDNN NCCL,$(if $(filter 1,$(HAVE_$(d))),$($(d)_LIBS))) -ldl
+$(BUILD)/obj/tests/gpu_facts.o: CFLAGS += $(foreach d,CUBLAS CUDNN NCCL,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1)) \
+                                          $(CUDART_CFLAGS)
+endif

@@ -9,6 +9,8 @@ TESTS += test_ring_transitions test_ring_wraparound test_ring_abi_mismatch test_
          test_ring_attach_detach test_ring_instance test_ring_waits test_ring_first_position \
          test_ring_dead_consumer test_ring_options test_ring_attach_killed test_ring_boot test_ring_damaged \
          test_ring_create_limits
+# a ring another user made, or others may write, is not joined for writing
+TESTS += test_ring_foreign
 
 # multi-process and threaded stress (tests/ring_stress.c is the shared harness)
 STRESS_TESTS := test_ring_stress_3x2 test_ring_stress_1x4 test_ring_kill test_ring_threads

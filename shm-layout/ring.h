@@ -40,9 +40,14 @@ typedef struct {
 	int replace;               // 1: an existing ring of this name is destroyed first
 } RingCreateOptions;
 
+// A ring is joined for writing only when this user made it (or the owner named here) and no
+// one else may write it: another user's segment of the same name is hostile input.
 typedef struct {
 	const RingGeometry *expect_geometry; // NULL: accept the ring's geometry
 	int read_only;                       // map PROT_READ (ringstat): never writes a byte
+	int owner_given;                     // 1: owner_uid is the ring's owner to accept (else our euid)
+	unsigned owner_uid;
+	int allow_shared_write;              // 1: a segment group/other may write is accepted
 } RingOpenOptions;
 
 typedef struct Ring Ring;

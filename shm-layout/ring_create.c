@@ -211,10 +211,10 @@ static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, c
 			return err_fmt(errbuf, errlen, err, "%s", why);
 		sweep_stale(dir, name);
 		snprintf(tmp, tmplen, "%s/.%s.creating.%d", dir, name, (int)getpid());
-		int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0660);
+		int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0 && errno == EEXIST) {
 			unlink(tmp);
-			fd = open(tmp, O_RDWR | O_CREAT | O_EXCL, 0660);
+			fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		}
 		// tmpfs: reserve the pages now, so a full file system is ENOSPC here and never SIGBUS later
 		if (fd >= 0 && ftruncate(fd, (off_t)bytes) == 0 &&

@@ -226,6 +226,26 @@ int ring_attach_mapping(Ring *r, uint8_t *base, uint64_t bytes, const char *path
 	return 0;
 }
 
+// Writing into a ring another user made (after ours was removed, under the same name) would hand
+// them this job's clips and captions, and take theirs: the segment must be ours (or the owner
+// named) and writable by no one else unless asked for. A read-only open (ringstat) may look.
+static int ring_check_owner(const struct stat *st, const char *path, const RingOpenOptions *o, char *errbuf,
+			    size_t errlen)
+{
+	uid_t want = o && o->owner_given ? (uid_t)o->owner_uid : geteuid();
+	if (st->st_uid != want)
+		return err_fmt(errbuf, errlen, -EPERM,
+			       "ring %s is owned by uid %u, not by uid %u (this user%s): another user made it; "
+			       "refusing to join it",
+			       path, (unsigned)st->st_uid, (unsigned)want, o && o->owner_given ? " named as its owner" : "");
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(o && o->allow_shared_write))
+		return err_fmt(errbuf, errlen, -EPERM,
+			       "ring %s has mode %04o: group or other users may write it; refusing to join it (chmod "
+			       "go-w it, or recreate it)",
+			       path, (unsigned)(st->st_mode & 07777));
+	return 0;
+}
+
 int ring_open(Ring **out, const char *name, const RingOpenOptions *o, char *errbuf, size_t errlen)
 {
 	*out = NULL;
@@ -237,11 +257,21 @@ int ring_open(Ring **out, const char *name, const RingOpenOptions *o, char *errb
 			       "ring '%s' not found (%s/%s does not exist; is the job running?)", name, ring_shm_dir,
 			       name);
 	int ro = o && o->read_only;
-	int fd = open(path, ro ? O_RDONLY : O_RDWR);
+	int fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return err_fmt(errbuf, errlen, -errno, "cannot open ring %s: %s", path, strerror(errno));
+		return err_fmt(errbuf, errlen, -errno, "cannot open ring %s: %s", path,
+			       errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < RING_SLOTS_OFFSET) {
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_fmt(errbuf, errlen, -EPROTO, "%s is not an avclip ring (not a regular file)", path);
+	}
+	int err = ro ? 0 : ring_check_owner(&st, path, o, errbuf, errlen);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if ((uint64_t)st.st_size < RING_SLOTS_OFFSET) {
 		close(fd);
 		return err_fmt(errbuf, errlen, -EPROTO, "%s is not an avclip ring (only %lld bytes)", path,
 			       (long long)st.st_size);
@@ -260,7 +290,7 @@ int ring_open(Ring **out, const char *name, const RingOpenOptions *o, char *errb
 		return err_fmt(errbuf, errlen, -e, "cannot map ring %s (%" PRIu64 " bytes): %s", path, bytes,
 			       strerror(e));
 	}
-	int err = ring_attach_mapping(r, base, bytes, path, o, errbuf, errlen);
+	err = ring_attach_mapping(r, base, bytes, path, o, errbuf, errlen);
 	if (err) {
 		munmap(base, bytes);
 		free(r);

@@ -156,8 +156,10 @@ endif
 # was loaded from (tests/gpu_facts.c); runs without a GPU too
 ifeq ($(HAVE_CUDART),1)
 BENCHES += gpu_facts
-gpu_facts_LIBS := common
+gpu_facts_LIBS := kcuda # any small archive: an empty list would link them all
 gpu_facts_LDLIBS := $(CUDART_LIBS) $(foreach d,CUBLAS CUDNN NCCL,$(if $(filter 1,$(HAVE_$(d))),$($(d)_LIBS))) -ldl
 $(BUILD)/obj/tests/gpu_facts.o: CFLAGS += $(foreach d,CUBLAS CUDNN NCCL,$(if $(filter 1,$(HAVE_$(d))),$($(d)_CFLAGS) -DHAVE_$(d)=1)) \
                                           $(CUDART_CFLAGS)
 endif
+# tools/gpu-check.sh: 8 minutes at most (its stages' caps), and it builds only what they run
+SCRIPT_TESTS += tests/test_gpu_check_plan.sh

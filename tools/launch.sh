@@ -61,7 +61,8 @@ after a final checkpoint; --resume continues it.
   --help                  this text
 Everything after -- goes to every trainer (see trainer --help), e.g.
   $ME 2 --manifest data/manifest -- --model tiny --loss fastclip-v3 --batch-size 32 --steps 500
-Unless given there, --threads is the cores left after the loaders, divided among the ranks.
+Unless given there, --threads is every core divided among the ranks; the loaders run at nice 10
+and use what the trainers leave.
 With --eval-manifest M among them, an evaluation ring (RING-eval) and one loaderd --eval filling it
 from M are started too: rank 0 evaluates from it (the trainer decodes nothing itself).
 EOF
@@ -307,7 +308,7 @@ if [ -f "$RUN_DIR/launch.pid" ] && kill -0 "$(cat "$RUN_DIR/launch.pid")" 2>/dev
 fi
 # default ring name: the run directory's name plus a hash of its full path, so two jobs never
 # share a ring even when their run directories have the same name
-RING=${RING:-avclip-$(basename "$RUN_DIR" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-28)-$(printf '%s' "$RUN_DIR" | cksum | cut -c1-8)}
+RING=${RING:-avclip-$(basename "$RUN_DIR" | tr -c 'A-Za-z0-9_.\n-' '_' | cut -c1-28)-$(printf '%s' "$RUN_DIR" | cksum | cut -d' ' -f1 | cut -c1-8)}
 COMM=${RING}-comm
 
 # ---- what the model and data need (all checked before anything is written) ------------------
@@ -356,9 +357,12 @@ for d in /sys/devices/system/node/node[0-9]*; do
 	[ -d "$d" ] && [ -n "$(tr -d '\n' <"$d/cpulist" 2>/dev/null)" ] && NODES+=("${d##*node}")
 done
 [ ${#NODES[@]} -gt 0 ] || NODES=(0)
-# the trainers' kernel threads: the cores the loaders leave, shared by the ranks (OpenMP threads
-# that compete with busy loaders for a core run several times slower than fewer threads)
+# the trainers' kernel threads: every core, shared by the ranks. The loaders run at nice 10, so
+# they take the cycles the trainers leave (a full ring idles them) instead of cores set aside for
+# them, and rarely preempt a trainer thread (an OpenMP team waits for its slowest thread: threads
+# that compete with busy loaders at the same priority run several times slower).
 CORES=$(nproc)
+LOADER_NICE=10
 # loaders: --loaders-per-node on each NUMA node; a resume without it starts as many as the run
 # last had, loaders added or removed live included (RUN_DIR/loaders keeps the count)
 START_LOADERS=$((LOADERS_PER_NODE * ${#NODES[@]})) LOADERS_NOTE=""
@@ -366,15 +370,14 @@ if [ $RESUMING = 1 ] && [ -z "$CLI_LPN" ] && isnum "$(cat "$RUN_DIR/loaders" 2>/
 	[ "$(cat "$RUN_DIR/loaders")" -ge 1 ]; then
 	START_LOADERS=$(cat "$RUN_DIR/loaders") LOADERS_NOTE=" (as the run last had them; --loaders-per-node K sets them)"
 fi
-LOADER_CORES=$((START_LOADERS * LOADER_THREADS))
 THREAD_ARGS=()
 if has_flag threads; then
 	THREADS_NOTE="--threads $(flag_value threads) as given"
 else
-	T=$(((CORES - LOADER_CORES) / N))
+	T=$((CORES / N))
 	[ $T -ge 1 ] || T=1
 	THREAD_ARGS=(--threads "$T")
-	THREADS_NOTE="$T per rank: $CORES cores, $LOADER_CORES for loader threads, the rest over $N rank(s) (choose with -- --threads K)"
+	THREADS_NOTE="$T per rank: $CORES cores over $N rank(s), the loaders at nice $LOADER_NICE on what the trainers leave (choose with -- --threads K)"
 fi
 
 # ---- the run directory: written only now --------------------------------------------------------
@@ -415,7 +418,7 @@ start_loader() { # start_loader ID NODE
 	local id=$1 node=$2 numa=()
 	[ ${#NODES[@]} -gt 1 ] && numa=(--numa-node "$node")
 	[ "$NODES_N" -gt 1 ] && numa+=(--node "$NODE_RANK" --nodes "$NODES_N") # this machine's share of the stream
-	"$LOADERD" --ring "$RING" --manifest "$MANIFEST" --workers "$LOADER_THREADS" "${numa[@]}" \
+	nice -n "$LOADER_NICE" "$LOADERD" --ring "$RING" --manifest "$MANIFEST" --workers "$LOADER_THREADS" "${numa[@]}" \
 		>>"$RUN_DIR/logs/loaderd-$id.log" 2>&1 &
 	LOADER_PID[$id]=$!
 	LOADER_NODE[$id]=$node
@@ -423,7 +426,7 @@ start_loader() { # start_loader ID NODE
 }
 
 start_eval_loader() { # the evaluation ring's one loader: held-out samples in order, centre crops
-	"$LOADERD" --ring "$RING-eval" --manifest "$EVAL_MANIFEST" --eval --workers "$LOADER_THREADS" \
+	nice -n "$LOADER_NICE" "$LOADERD" --ring "$RING-eval" --manifest "$EVAL_MANIFEST" --eval --workers "$LOADER_THREADS" \
 		>>"$RUN_DIR/logs/loaderd-eval.log" 2>&1 &
 	EVAL_PID=$!
 	echo "$EVAL_PID" >"$RUN_DIR/pids/loaderd-eval.pid"

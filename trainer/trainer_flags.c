@@ -107,7 +107,7 @@ static const FlagSpec flags[] = {
 	 .help = "activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU",
 	 .choices = "auto|bf16|fp32"},
 	{"threads", FLAG_INT, FLAG_AT(TrainerConfig, threads), 0, 1024, "0",
-	 .help = "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes the cores left after the loaders)"},
+	 .help = "CPU threads of the kernels, 0 = this process's CPUs / --ranks (launch.sh passes its cores / ranks and runs the loaders at nice 10)"},
 	{"flip", FLAG_SWITCH, FLAG_AT(TrainerConfig, flip), 0, 0, "1",
 	 .help = "random horizontal flip per clip (p = 1/2) from the counter RNG keyed by (seed, g), on the device (--no-flip: none)"},
 	{"bucket-mb", FLAG_DOUBLE, FLAG_AT(TrainerConfig, bucket_mb), 0.001, 4096, "4",

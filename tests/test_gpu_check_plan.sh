@@ -12,13 +12,16 @@ fail() { echo "FAIL: $*"; exit 1; }
 s=tools/gpu-check.sh
 plan=$(bash $s --dry-run) || fail "--dry-run failed: $plan"
 
-# the stage lines: "  NAME  CAPs  cpu|gpu  runs"
+# the stage lines: "  NAME  CAPs  cpu|gpu  what it checks", each followed by "  runs: PROGRAMS"
 stages=$(awk '$2 ~ /^[0-9]+s$/ && ($3 == "cpu" || $3 == "gpu") { print $1 }' <<<"$plan" | tr '\n' ' ')
 [ "$stages" = "facts build correctness sanitize bench-kernels trainer torch " ] ||
 	fail "the stages are not in the issue's order of value: $stages"
 sum=$(awk '$2 ~ /^[0-9]+s$/ && ($3 == "cpu" || $3 == "gpu") { s += $2 + 0 } END { print s }' <<<"$plan")
 [ "$sum" -le 480 ] || fail "the caps sum to $sum s, over the 480 s (8 minutes) of the whole check"
-runs() { awk -v n="$1" '$1 == n && $2 ~ /^[0-9]+s$/ { for (i = 4; i <= NF; i++) print $i }' <<<"$plan"; }
+# the programs a stage runs: the "runs:" line under its stage line
+runs() {
+	awk -v n="$1" '$2 ~ /^[0-9]+s$/ { cur = $1; next } $1 == "runs:" && cur == n { for (i = 2; i <= NF; i++) print $i }' <<<"$plan"
+}
 runs_line() { runs "$1" | tr "\n" " "; }
 goals=$(sed -n 's/^build goals: //p' <<<"$plan" | tr ' ' '\n' | sed '/^$/d' | sort -u)
 [ -n "$goals" ] || fail "no build goals in the plan: $plan"

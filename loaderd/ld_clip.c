@@ -125,22 +125,42 @@ int ld_file_size_error(const char *path, uint64_t size, uint64_t offset, uint64_
 	return 0;
 }
 
+int ld_file_open(const char *path, struct stat *st, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return e == ENOENT || e == EACCES || e == ENOTDIR || e == ENXIO ? -LD_ERR_MISSING : -LD_ERR_IO;
+	}
+	if (fstat(fd, st) != 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -LD_ERR_IO;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file (%s)", path,
+			 S_ISFIFO(st->st_mode)  ? "a FIFO"
+			 : S_ISDIR(st->st_mode) ? "a folder"
+			 : S_ISSOCK(st->st_mode) ? "a socket"
+						 : "a device");
+		close(fd);
+		return -LD_ERR_MISSING;
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 int ld_file_read(const char *path, uint64_t offset, uint64_t length, uint64_t expect_size, uint8_t **buf, size_t *cap,
 		 size_t *size, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return errno == ENOENT || errno == EACCES || errno == ENOTDIR ? -LD_ERR_MISSING : -LD_ERR_IO;
-	}
 	struct stat st;
-	int rc = 0;
-	if (fstat(fd, &st) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		rc = -LD_ERR_IO;
-	} else {
-		rc = ld_file_size_error(path, (uint64_t)st.st_size, offset, length, expect_size, err, errlen);
-	}
+	int fd = ld_file_open(path, &st, err, errlen);
+	if (fd < 0)
+		return fd;
+	int rc = ld_file_size_error(path, (uint64_t)st.st_size, offset, length, expect_size, err, errlen);
 	size_t want = length ? length : (size_t)st.st_size;
 	if (!rc && want > *cap) {
 		uint8_t *p = realloc(*buf, want);

@@ -2,12 +2,13 @@
 // (T, H, W, 3) destination with one crop for the clip; plus a plain-read path for tools/tests.
 #ifndef LOADERD_LD_CLIP_H
 #define LOADERD_LD_CLIP_H
-// defines: LdFiles, ld_clip_decode, ld_file_read, ld_file_size_error, ld_files_free, ld_sample_load
+// defines: LdFiles, ld_clip_decode, ld_file_open, ld_file_read, ld_file_size_error, ld_files_free, ld_sample_load
 
 #include "ld_plan.h" // defines: LdPlan, LdParams, LD_MAX_SOURCES
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h> // defines: struct stat
 
 // Decodes plan's frames from bufs[0..plan->n_ranges) (the bytes of plan->ranges, read) into dst
 // (T, out_h, out_w, 3). For an
@@ -28,6 +29,10 @@ void ld_files_free(LdFiles *f);
 // EMPTY / IO / TRUNCATED / CORRUPT (other size than indexed) / NOMEM with a reason.
 int ld_file_read(const char *path, uint64_t offset, uint64_t length, uint64_t expect_size, uint8_t **buf, size_t *cap,
 		 size_t *size, char *err, size_t errlen);
+// Opens a chunk or shard for reading, never blocking: a FIFO or device planted at the path (a
+// hostile manifest, a file replaced in the dataset folder) would hang open() and read() beyond any
+// watchdog. The fd (O_NONBLOCK cleared) with *st filled, or -LD_ERR_MISSING / IO with a reason.
+int ld_file_open(const char *path, struct stat *st, char *err, size_t errlen);
 // 0 when a file of size bytes fits what the read asks for, else -LD_ERR_* with a reason (shared
 // by the pread and io_uring readers)
 int ld_file_size_error(const char *path, uint64_t size, uint64_t offset, uint64_t length, uint64_t expect_size,

@@ -5,7 +5,7 @@
 // queued in order.
 #include "ld_io.h" // defines: ld_reader_new, ld_reader_submit, ld_reader_wait, ...
 
-#include "ld_clip.h"  // defines: ld_file_size_error
+#include "ld_clip.h"  // defines: ld_file_open, ld_file_size_error
 #include "ld_error.h" // defines: LD_ERR_*
 
 #include <errno.h>
@@ -81,20 +81,15 @@ static int prepare(LdRead *rd)
 {
 	rd->error = 0;
 	rd->size = rd->got = 0;
-	rd->fd = open(rd->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	rd->fd = ld_file_open(rd->path, &st, rd->reason, sizeof(rd->reason)); // never a FIFO: no open() blocks
 	if (rd->fd < 0) {
-		snprintf(rd->reason, sizeof(rd->reason), "%s: %s", rd->path, strerror(errno));
-		rd->error = errno == ENOENT || errno == EACCES || errno == ENOTDIR ? -LD_ERR_MISSING : -LD_ERR_IO;
+		rd->error = rd->fd;
+		rd->fd = -1;
 		return rd->error;
 	}
-	struct stat st;
-	if (fstat(rd->fd, &st) != 0) {
-		snprintf(rd->reason, sizeof(rd->reason), "%s: %s", rd->path, strerror(errno));
-		rd->error = -LD_ERR_IO;
-	} else {
-		rd->error = ld_file_size_error(rd->path, (uint64_t)st.st_size, rd->offset, rd->length, rd->expect_size,
-					       rd->reason, sizeof(rd->reason));
-	}
+	rd->error = ld_file_size_error(rd->path, (uint64_t)st.st_size, rd->offset, rd->length, rd->expect_size,
+				       rd->reason, sizeof(rd->reason));
 	rd->want = rd->length ? rd->length : (size_t)st.st_size;
 	if (!rd->error && rd->want > rd->cap) {
 		uint8_t *p = realloc(rd->buf, rd->want);

@@ -26,6 +26,8 @@ loaderfix_SRCS := loaderd/ld_fixture.c
 TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loader_determinism test_loader_io \
          test_loader_daemon_kill test_loader_daemon_reattach test_loader_daemon_pread test_loader_clipdump \
          test_loader_bench test_tools_damaged_inputs test_loader_damaged test_loader_daemon_stop
+# a chunk path that is a FIFO: error slots, no reader blocks
+TESTS += test_loader_fifo_chunk
 test_tools_damaged_inputs_WHITEBOX := shm-layout # damages a ring segment's fields (ring_layout.h)
 SCRIPT_TESTS += tests/test_loader_config.sh tests/test_loader_prep_e2e.sh
 endif

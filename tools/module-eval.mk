@@ -29,4 +29,6 @@ SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh
 SCRIPT_TESTS += tests/test_eval_bpe_line.sh
 # a damaged held-out video is skipped and counted (--strict: it stops the evaluation)
 SCRIPT_TESTS += tests/test_eval_damaged.sh
+# a chunk replaced by a FIFO blocks none of prep --verify, eval, clipdump --manifest
+SCRIPT_TESTS += tests/test_tools_fifo_chunk.sh
 endif

@@ -140,7 +140,13 @@ int prep_verify(const char *path, int deep)
 		const ManifestChunk *c = manifest_chunk(m, i);
 		const char *name = manifest_string(m, c->path_off);
 		struct stat st;
-		if (manifest_resolve(m, name, full, sizeof(full)) < 0 || stat(full, &st) < 0 || st.st_size == 0) {
+		int found = manifest_resolve(m, name, full, sizeof(full)) == 0 && stat(full, &st) == 0;
+		if (found && !S_ISREG(st.st_mode)) { // a FIFO would block whatever reads it
+			printf("chunk %u: %s is not a regular file\n", i, name);
+			problems++;
+			continue;
+		}
+		if (!found || st.st_size == 0) {
 			printf("chunk %u: %s is missing or empty\n", i, name);
 			problems++;
 			continue;
@@ -182,6 +188,9 @@ int prep_verify(const char *path, int deep)
 		struct stat st;
 		if (manifest_resolve(m, name, full, sizeof(full)) < 0 || stat(full, &st) < 0) {
 			printf("shard %u: %s is missing\n", i, name);
+			problems++;
+		} else if (!S_ISREG(st.st_mode)) {
+			printf("shard %u: %s is not a regular file\n", i, name);
 			problems++;
 		} else if ((uint64_t)st.st_size != s->size) {
 			printf("shard %u: %s has %lld bytes, manifest says %llu\n", i, name, (long long)st.st_size,

@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +217,65 @@ int ckpt_latest_path(const char *dir, char *path, size_t len, char *err, size_t 
 	return 0;
 }
 
+// One rule for every tensor a checkpoint holds, not a list of names: weights, moments, the FastCLIP
+// u tables, τ and its optimizer state and whatever a later version adds are finite, so a resume
+// never starts from a state whose first step cannot be finite. A flat parameter-sized buffer
+// names the parameter that holds the first bad value.
+static int value_finite(const uint8_t *p, StDtype dt)
+{
+	switch (dt) {
+	case ST_F32: {
+		float v;
+		memcpy(&v, p, sizeof v);
+		return isfinite(v);
+	}
+	case ST_F64: {
+		double v;
+		memcpy(&v, p, sizeof v);
+		return isfinite(v);
+	}
+	case ST_F16: return ((p[0] | p[1] << 8) & 0x7c00) != 0x7c00;
+	case ST_BF16: return ((p[0] | p[1] << 8) & 0x7f80) != 0x7f80;
+	default: return 1; // integers are always finite
+	}
+}
+
+static const char *shape_str(const StTensor *x, char *buf, size_t len)
+{
+	size_t k = (size_t)snprintf(buf, len, "(");
+	for (int i = 0; i < x->ndim && i < ST_MAX_DIMS && k < len; i++)
+		k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? ", " : "", (long long)x->shape[i]);
+	if (k < len)
+		snprintf(buf + k, len - k, ")");
+	return buf;
+}
+
+static int check_tensor_finite(const StTensor *x, const CkptTarget *t, int64_t np, const char *path, char *err,
+			       size_t errlen)
+{
+	size_t es = st_dtype_size(x->dtype);
+	if (x->dtype != ST_F32 && x->dtype != ST_F64 && x->dtype != ST_F16 && x->dtype != ST_BF16)
+		return 0;
+	if (x->dtype == ST_F32 && x->nbytes == sizeof(float) * (size_t)np && ((uintptr_t)x->data % sizeof(float)) == 0) {
+		char what[4500];
+		snprintf(what, sizeof what, "%.4300s (%.150s)", path, x->name);
+		return model_params_check_finite(t->specs, t->n_specs, x->data, np, what, err, errlen);
+	}
+	const uint8_t *d = x->data;
+	int64_t n = (int64_t)(x->nbytes / es), first = -1, count = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (!value_finite(d + (size_t)i * es, x->dtype)) {
+			if (first < 0)
+				first = i;
+			count++;
+		}
+	if (first < 0)
+		return 0;
+	snprintf(err, errlen, "%s: tensor %s holds %lld non-finite value%s (first at element %lld of %lld)", path,
+		 x->name, (long long)count, count == 1 ? "" : "s", (long long)first, (long long)n);
+	return -EINVAL;
+}
+
 int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, size_t errlen)
 {
 	char path[4400];
@@ -251,19 +312,20 @@ int ckpt_load_latest(const char *dir, CkptTarget *t, CkptState *st, char *err, s
 		for (int i = 0; i < t->n_extra && !rc; i++) {
 			char en[200];
 			snprintf(en, sizeof en, "extra/%s", t->extra[i].name);
-			if (!need(f, path, en, t->extra[i].dtype, t->extra[i].nbytes, err, errlen))
+			const StTensor *x = need(f, path, en, t->extra[i].dtype, t->extra[i].nbytes, err, errlen);
+			if (!x)
 				rc = -EINVAL;
+			else if (x->ndim != t->extra[i].ndim ||
+				 memcmp(x->shape, t->extra[i].shape, sizeof x->shape[0] * (size_t)x->ndim)) {
+				char a[96], b[96];
+				snprintf(err, errlen, "%s: tensor %s has shape %s, this run's is %s", path, en,
+					 shape_str(x, a, sizeof a), shape_str(&t->extra[i], b, sizeof b));
+				rc = -EINVAL;
+			}
 		}
-		// a NaN or infinite weight or moment would poison every step after the resume
-		char what[4500];
-		snprintf(what, sizeof what, "%s (weights)", path);
-		if (!rc)
-			rc = model_params_check_finite(t->specs, t->n_specs, p->data, np, what, err, errlen);
-		snprintf(what, sizeof what, "%s (optimizer moments)", path);
-		if (!rc && t->opt)
-			rc = model_params_check_finite(t->specs, t->n_specs, om->data, np, what, err, errlen);
-		if (!rc && t->opt)
-			rc = model_params_check_finite(t->specs, t->n_specs, ov->data, np, what, err, errlen);
+		// every tensor in the file, read or not: a NaN anywhere would poison the steps after the resume
+		for (int i = 0; i < st_count(f) && !rc; i++)
+			rc = check_tensor_finite(st_entry(f, i), t, np, path, err, errlen);
 		if (!rc)
 			rc = kern_upload(t->ctx, t->params, p->data, bytes);
 		if (!rc && t->opt) {

@@ -9,5 +9,7 @@ avmodel_SRCS := trainer/model/model_config.c trainer/model/model_params.c traine
 
 MODEL_TESTS := test_model_bf16 test_model_init_names test_model_grad_hook test_model_grad_ckpt test_model_flops test_model_grad test_model_config test_optim_schedule test_optim_step test_st_roundtrip test_st_errors test_st_strict test_ckpt_resume test_ckpt_failures test_model_twin test_optim_twin test_model_train test_model_openclip_names test_model_threads \
                test_optim_lamb_nodecay test_optim_wd_groups test_optim_schedule_extend
+# a non-finite value in any tensor of a checkpoint is refused at load
+MODEL_TESTS += test_ckpt_nonfinite
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels stream common))

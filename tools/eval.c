@@ -28,7 +28,8 @@ typedef struct {
 static const FlagSpec flag_table[] = {
 	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest to read (required)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
-	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST) or a ckpt-*.safetensors file; the "
+	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST; RUN_DIR/ckpt/best holds the trainer's "
+		 "--keep-best one) or a ckpt-*.safetensors file; the "
 		 "model configuration comes from the checkpoint"},
 	{"weights", FLAG_STRPTR, E(weights), 0, 0, NULL,
 	 .help = "open_clip-named safetensors weights (give --model and sizes)"},

@@ -92,8 +92,8 @@ TEST_HEADERS :=
 DEBIAN_PKGS := build-essential pkg-config libopenblas-dev libnuma-dev liburing-dev \
                libavformat-dev libavcodec-dev libswscale-dev libavutil-dev procps
 ifeq ($(DEPS_FIRST),1)
-# every goal waits for the packages; then one fresh make runs them all (see "Packages first")
-.PHONY: deps-first $(deps_goals)
+# every goal waits for the packages; then one fresh make runs them all (see "Packages first");
+# deps-first is no file, so it and the goals after it always run
 deps-first:
 	@echo "make: missing Debian packages ($(strip $(DEPS_MISSING))): installing them first (make deps)"
 	@$(MAKE) --no-print-directory deps-auto
@@ -144,13 +144,20 @@ CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP UTF8PROC ZLIB FREETYPE,$(if $
 # ---- libraries ----------------------------------------------------------------
 src_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1))) $(patsubst %.cpp,$(BUILD)/obj/%.o,$(filter %.cpp,$(1))) \
            $(patsubst %.cu,$(BUILD)/obj/emu/%.o,$(filter %.cu,$(1)))
+# An archive also depends on the list of its objects ($(BUILD)/lib/libNAME.objs, rewritten only when
+# a fragment changes the list): a source added to a library whose object already exists (older
+# than the archive) would otherwise never get into it.
 define LIB_template
 $(1)_OBJS := $$(call src_objs,$$($(1)_SRCS)) \
              $$(if $$(filter 1,$$(HAVE_NVCC)),$$(patsubst %.cu,$(BUILD)/obj/%.cu.o,$$($(1)_CU_SRCS)))
-$(BUILD)/lib/lib$(1).a: $$($(1)_OBJS)
+ifneq ($$(file <$(BUILD)/lib/lib$(1).objs),$$(strip $$($(1)_OBJS)))
+$$(shell mkdir -p $(BUILD)/lib)
+$$(file >$(BUILD)/lib/lib$(1).objs,$$(strip $$($(1)_OBJS)))
+endif
+$(BUILD)/lib/lib$(1).a: $$($(1)_OBJS) $(BUILD)/lib/lib$(1).objs
 	@mkdir -p $$(dir $$@)
 	@rm -f $$@
-	ar rcs $$@ $$^
+	ar rcs $$@ $$($(1)_OBJS)
 ALL_OBJS += $$($(1)_OBJS)
 endef
 $(foreach l,$(LIBS) $(TEST_LIBS),$(eval $(call LIB_template,$(l))))
@@ -290,6 +297,7 @@ help:
 	@echo "make test           install missing packages if root, build, run all tests"
 	@echo "make check          build and run all tests, without installing packages"
 	@echo "make test-fresh     the README's first two commands on a fresh minimal Debian 12 root (root, debootstrap; ~25 min)"
+	@echo "make print-debian-pkgs  the Debian packages make deps installs"
 	@echo "make format         rewrite every C/C++/CUDA file in the style of .clang-format (clang-format 14)"
 	@echo "make test-seeds     the randomized kernel tests on SEED_RUNS (default 5) fresh seeds each, not the fixed ones of make test"
 	@echo "make test-san       the whole suite under ASan+UBSan (the CPU kernel shim's tests too), the concurrent tests under TSan"

@@ -5,12 +5,14 @@
 # every make test; test_kattn_gpu checks both implementations on a device.
 KATTN_CU := kernels/cuda/attn/kattn_fwd.cu kernels/cuda/attn/kattn_bwd.cu
 KATTN_CUDNN_SRCS := kernels/cuda/attn/kattn_cudnn.c kernels/cuda/attn/kattn_cudnn_graph.c
+# cuDNN's headers wherever mk/detect.sh found them (a wheel's include/), for the library and for
+# test_kattn_cudnn_graph, which compiles the same sources in a build without nvcc too
+$(BUILD)/obj/kernels/cuda/attn/%.o: CFLAGS += $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_CFLAGS) -DHAVE_CUDNN=1) $(CUDART_CFLAGS)
 
 ifeq ($(HAVE_NVCC)$(HAVE_CUDART),11)
 LIBS += kattn
 kattn_CU_SRCS := $(KATTN_CU)
 kattn_SRCS := kernels/cuda/attn/kattn.c $(if $(filter 1,$(HAVE_CUDNN)),$(KATTN_CUDNN_SRCS))
-$(BUILD)/obj/kernels/cuda/attn/%.o: CFLAGS += $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_CFLAGS) -DHAVE_CUDNN=1) $(CUDART_CFLAGS)
 KATTN_LDLIBS := $(CUDART_LIBS) $(if $(filter 1,$(HAVE_CUDNN)),$(CUDNN_LIBS))
 GPU_TESTS += test_kattn_gpu
 GPU_SANITIZE_TESTS += test_kattn_gpu

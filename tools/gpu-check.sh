@@ -10,6 +10,7 @@
 #   tools/gpu-check.sh [--dry-run] [--jobs N]      (--stage NAME: one stage alone, no cap)
 #   --dry-run: the plan (each stage's cap and what it runs, the make goals) without running anything
 set -u
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0") # each stage runs in a fresh bash of this file
 cd "$(dirname "$0")/.." || exit 1
 
 TOTAL_S=480 # the whole check, the build included
@@ -132,11 +133,12 @@ stage_correctness() { # the device tests, then the trainer's self-check
 		timeout 30 "$trainer" --self-check --backend cuda >"$d/self-check.log" 2>&1
 		rc=$?
 		echo "trainer --self-check: exit $rc: $(tail -n 1 "$d/self-check.log")"
+		n=$((n + 1))
 		[ $rc = 0 ] || bad=$((bad + 1))
 	else
 		echo "trainer --self-check: not in this trainer (issue 24 §4)"
 	fi
-	echo "$((n - bad - skip)) passed, $bad failed, $skip skipped of $n device tests${first:+ (first failure $first: KERN_CUDA_SYNC=1 rerun in correctness/$first.sync.log)}; $(twins "$d"/test_kcuda_*_gpu.log)"
+	echo "$((n - bad - skip)) passed, $bad failed, $skip skipped of $n checks${first:+ (first failure $first: KERN_CUDA_SYNC=1 rerun in correctness/$first.sync.log)}; $(twins "$d"/test_kcuda_*_gpu.log)"
 	[ $bad = 0 ] || return 1
 	[ $skip -lt $n ] || return 77
 }
@@ -208,8 +210,9 @@ stage_trainer() { # the matmul peak (for MFU), then --attention auto and own
 	[ "${B:-x}" -gt 0 ] 2>/dev/null || { echo "trainer --fit-batch: ${B:-no batch}: $(tail -n 2 "$logdir/trainer-fit.log")"; return 1; }
 	geom=$("$trainer" --print-geometry "${model[@]}") || return 1
 	echo "batch $B (at most $TRAIN_MAX_BATCH), $TRAIN_STEPS steps; ring geometry $geom"
-	# the producers, the ring and the run folders go when the stage ends, cut at its cap too
-	gc_tmp=$(mktemp -d "$([ -w /dev/shm ] && echo /dev/shm || echo /tmp)/gpu-check.XXXXXX") gc_pids=""
+	# the producers, the ring and the run folders (a checkpoint at the end) go when the stage ends,
+	# cut at its cap too
+	gc_tmp=$(mktemp -d /tmp/gpu-check.XXXXXX) gc_pids=""
 	trap '[ -n "$gc_pids" ] && kill $gc_pids 2>/dev/null; "'"$ringctl"'" destroy --ring gc$$ >/dev/null 2>&1; rm -rf "$gc_tmp"' EXIT
 	trap 'exit 143' TERM INT
 	local tmp=$gc_tmp
@@ -331,7 +334,7 @@ for s in "${STAGES[@]}"; do
 	else
 		echo "gpu-check: $name (at most ${cap}s) ..."
 		t0=$(date +%s)
-		timeout -k 5 "$cap" bash "$0" --jobs "$jobs" --stage "$name" >"$log" 2>&1
+		timeout -k 5 "$cap" bash "$self" --jobs "$jobs" --stage "$name" >"$log" 2>&1
 		rc=$?
 		dur=$(($(date +%s) - t0))
 		case $rc in

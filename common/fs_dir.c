@@ -1,7 +1,9 @@
-// mkdir -p for the programs' output folders.
-#include "fs_dir.h" // defines: fs_mkdir_p
+// mkdir -p for the programs' output folders, and the creation of their temporary files.
+#include "fs_dir.h" // defines: fs_mkdir_p, fs_create_new, fs_fopen_new
 
 #include <errno.h>    // defines: errno, EEXIST, ENOTDIR, ENOMEM, EINVAL
+#include <fcntl.h>    // defines: open, O_*
+#include <unistd.h>   // defines: unlink, close
 #include <stdlib.h>   // defines: free
 #include <string.h>   // defines: strdup
 #include <sys/stat.h> // defines: mkdir, stat, S_ISDIR
@@ -37,4 +39,29 @@ int fs_mkdir_p(const char *path, mode_t mode)
 		rc = make_one(buf, mode);
 	free(buf);
 	return rc;
+}
+
+int fs_create_new(const char *path, mode_t mode)
+{
+	if (unlink(path) < 0 && errno != ENOENT && errno != EPERM && errno != EACCES)
+		return -errno;
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	return fd < 0 ? -errno : fd;
+}
+
+FILE *fs_fopen_new(const char *path, mode_t mode)
+{
+	int fd = fs_create_new(path, mode);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		unlink(path);
+		errno = e;
+	}
+	return f;
 }

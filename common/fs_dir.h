@@ -2,12 +2,21 @@
 // folders (prep's --out, the trainer's checkpoint folder).
 #ifndef COMMON_FS_DIR_H
 #define COMMON_FS_DIR_H
-// defines: fs_mkdir_p
+// defines: fs_mkdir_p, fs_create_new, fs_fopen_new
 
+#include <stdio.h>     // defines: FILE
 #include <sys/types.h> // defines: mode_t
 
 // Creates path and every missing folder above it with mode (less the umask). 0 when path is a
 // directory afterwards (it may have existed); -errno otherwise (-ENOTDIR: a part is a file).
 int fs_mkdir_p(const char *path, mode_t mode);
+
+// A new file at path for writing (a temporary that is renamed into place), never one another user
+// planted: whatever is at path (a crashed run's temporary, a symbolic link) is unlinked first, and
+// the file is created O_EXCL|O_NOFOLLOW, so nothing made in between is opened or followed. The fd
+// (O_CLOEXEC) or -errno (-EEXIST: something reappeared at path, or could not be removed).
+int fs_create_new(const char *path, mode_t mode);
+// the same as a stdio stream ("w"); NULL with errno set
+FILE *fs_fopen_new(const char *path, mode_t mode);
 
 #endif

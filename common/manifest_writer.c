@@ -2,6 +2,7 @@
 // manifest_format.h, checksummed, written to a temp file, fsynced and renamed into place.
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ..., manifest_crc32
+#include "fs_dir.h"          // defines: fs_create_new
 #include "proc_ident.h"      // defines: proc_is_dead
 
 #include <dirent.h>
@@ -371,9 +372,9 @@ int manifest_write(ManifestWriter *w, const char *path)
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
 	sweep_dead_temps(path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = fs_create_new(tmp, 0644); // never through a link planted at the temporary's name
 	if (fd < 0)
-		return -errno;
+		return fd;
 	int rc = write_all(fd, &h, sizeof(h));
 	at = sizeof(h);
 	for (int i = 0; i < NSEC && !rc; i++) {

@@ -9,6 +9,7 @@
 #include <stdlib.h> // defines: malloc, realloc, free
 #include <string.h> // defines: memcpy
 
+#include "fs_dir.h"          // defines: fs_fopen_new
 #include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32, as PNG uses)
 
 typedef struct {
@@ -231,7 +232,7 @@ int png_write_file(const PngImage *im, const char *path)
 		free(png);
 		return -ENAMETOOLONG;
 	}
-	FILE *f = fopen(tmp, "wb");
+	FILE *f = fs_fopen_new(tmp, 0644);
 	if (!f) {
 		rc = -errno;
 		free(png);

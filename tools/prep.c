@@ -4,7 +4,7 @@
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "proc_time.h"       // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
-#include "fs_dir.h"          // defines: fs_mkdir_p
+#include "fs_dir.h"          // defines: fs_mkdir_p, fs_fopen_new
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
@@ -219,7 +219,7 @@ static void merges_next_to_manifest(const char *src, const char *mdir)
 				dst, src, shell_quoted(dst));
 	} else {
 		snprintf(tmp, sizeof(tmp), "%s.part", dst);
-		FILE *f = fopen(tmp, "wb");
+		FILE *f = fs_fopen_new(tmp, 0644);
 		if (!f || fwrite(want, 1, n, f) != n || fclose(f) != 0 || rename(tmp, dst) < 0)
 			log_fatal("writing %s", dst);
 		log_info("vocabulary copied next to the manifest: %s", dst);
@@ -295,7 +295,7 @@ static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size
 			   "written; please report this with the captions",
 			   n, strerror(-rc), line);
 	snprintf(tmp, sizeof(tmp), "%s.part", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = fs_fopen_new(tmp, 0644);
 	if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0 || rename(tmp, path) < 0) {
 		int e = errno;
 		unlink(tmp);

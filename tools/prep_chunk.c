@@ -2,6 +2,7 @@
 // source frame at each output instant, as ffmpeg's cfr mode), scale to the short side in
 // 8-bit 4:2:0, and cut into fixed-length H.264 chunks written as temp file + rename.
 #include "prep_chunk.h"    // defines: prep_chunk_video, prep_index_chunk, ...
+#include "fs_dir.h"        // defines: fs_fopen_new
 #include "prep_defaults.h" // defines: PREP_DEFAULT_B_PYRAMID
 #include "prep_encode.h"   // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 
@@ -318,7 +319,7 @@ static int write_done(const char *dir, const Run *r, uint32_t n_chunks)
 	char path[4300], tmp[4400];
 	snprintf(path, sizeof(path), "%s/.done", dir);
 	snprintf(tmp, sizeof(tmp), "%s.part", path);
-	FILE *f = fopen(tmp, "w");
+	FILE *f = fs_fopen_new(tmp, 0644);
 	if (!f)
 		return -errno;
 	char params[256];

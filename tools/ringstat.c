@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "flags.h" // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
+#include "fs_dir.h" // defines: fs_fopen_new
 #include "ring.h"
 #include "proc_time.h" // defines: time_real_s
 #include "run_conf.h"
@@ -236,7 +237,7 @@ static int write_prom(const Options *o, const RingInfo *info, const Sample *s)
 {
 	char tmp[4096 + 32];
 	snprintf(tmp, sizeof tmp, "%s.tmp.%d", o->prom, (int)getpid());
-	FILE *f = fopen(tmp, "w");
+	FILE *f = fs_fopen_new(tmp, 0644); // the textfile folder may be shared: never through a planted link
 	if (!f)
 		return -errno;
 	const RingStats *t = &s->st;

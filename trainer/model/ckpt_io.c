@@ -3,6 +3,7 @@
 // marker naming a complete file. Bit-identical resume needs only exact bytes: every state is
 // stored raw (f32 weights and moments, integer step and RNG).
 #include "model.h" // defines: ckpt_save, ckpt_load_latest, st_open_err, model_params_check_finite
+#include "fs_dir.h" // defines: fs_create_new
 
 #include <dirent.h>
 #include <errno.h>
@@ -34,11 +35,10 @@ static int write_atomic(const char *dir, const char *name, const StTensor *t, in
 	char tmp[4096], dst[4096];
 	snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
 	snprintf(dst, sizeof dst, "%s/%s", dir, name);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = fs_create_new(tmp, 0644); // never through a link planted at the temporary's name
 	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "cannot create %s: %s (previous checkpoint kept)", tmp, strerror(e));
-		return -e;
+		snprintf(err, errlen, "cannot create %s: %s (previous checkpoint kept)", tmp, strerror(-fd));
+		return fd;
 	}
 	int rc = raw ? 0 : st_write_fd(fd, t, n, meta, n_meta);
 	if (raw) {

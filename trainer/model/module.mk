@@ -11,5 +11,7 @@ MODEL_TESTS := test_model_bf16 test_model_init_names test_model_grad_hook test_m
                test_optim_lamb_nodecay test_optim_wd_groups test_optim_schedule_extend
 # a non-finite value in any tensor of a checkpoint is refused at load
 MODEL_TESTS += test_ckpt_nonfinite
+# a link planted at a checkpoint's temporary name is not followed
+MODEL_TESTS += test_ckpt_planted_link
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels stream common))

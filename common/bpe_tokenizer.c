@@ -260,7 +260,7 @@ int bpe_load(BpeTokenizer **out, const char *path, int *bad_line)
 	*out = NULL;
 	if (bad_line)
 		*bad_line = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
 	if (fd < 0)
 		return -errno;
 	struct stat st;

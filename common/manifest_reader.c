@@ -276,7 +276,7 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
 	if (fd < 0)
 		return err_fmt(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	struct stat st;

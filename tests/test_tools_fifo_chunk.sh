@@ -2,7 +2,7 @@
 # A chunk file replaced by a FIFO (a hostile manifest, or a dataset folder someone else can write)
 # blocks none of the tools that read chunks: prep --verify names it, eval skips its samples with
 # a count, clipdump --manifest draws them as error slots; each ends well within its time limit
-# (each used to block in open() for good).
+# (each used to block in open() for good); so is a FIFO given as the manifest or the vocabulary.
 set -u
 . tests/job_testlib.sh
 jt_need tools/synth tools/prep tools/eval tools/clipdump
@@ -31,4 +31,15 @@ timeout 60 tools/clipdump --manifest "$m" --positions 0-15 --frames 2 --image-si
 rc=$?
 [ $rc = 124 ] && fail "clipdump --manifest blocked on the FIFO chunk"
 grep -q "not a regular file (a FIFO)" "$tmp/dump.out" || fail "clipdump does not report the FIFO chunk (exit $rc)"
-echo "ok: prep --verify, eval and clipdump report a FIFO chunk instead of blocking"
+# a FIFO given as the manifest or the vocabulary is refused at once too
+mkfifo "$tmp/fifo" || fail "mkfifo"
+timeout 20 tools/prep --info "$tmp/fifo" >"$tmp/info.out" 2>&1
+rc=$?
+[ $rc = 124 ] && fail "prep --info blocked on a FIFO manifest"
+grep -q "not a regular file" "$tmp/info.out" || fail "prep --info on a FIFO: $(cat "$tmp/info.out")"
+timeout 20 tools/clipdump --manifest "$m" --bpe "$tmp/fifo" --positions 0 --frames 2 --image-size 32 --out "$tmp/dump2" \
+	>"$tmp/bpe.out" 2>&1
+rc=$?
+[ $rc = 124 ] && fail "clipdump blocked on a FIFO --bpe"
+[ $rc = 0 ] && fail "clipdump took a FIFO as --bpe"
+echo "ok: prep --verify, eval and clipdump report a FIFO chunk instead of blocking; a FIFO manifest or vocabulary is refused"

@@ -23,7 +23,7 @@ for loss in "${losses[@]}"; do
 		rm -rf "$run"
 		t0=$(date +%s)
 		tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 --seed "$seed" -- \
-			--model tiny --vocab "$vocab" --seed "$seed" --loss "$loss" --batch-size 32 --steps "$steps" --lr 2e-3 \
+			--model tiny --vocab "$vocab" --init-seed "$seed" --loss "$loss" --batch-size 32 --steps "$steps" --lr 2e-3 \
 			--warmup-steps 50 --threads 1 --log-every 1000000 --precision "$precision" >"$out/$loss-seed$seed.log" 2>&1 ||
 			{ echo "bench-learn: $loss seed $seed failed, see $out/$loss-seed$seed.log"; exit 1; }
 		for match in caption instance; do

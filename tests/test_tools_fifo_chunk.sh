@@ -2,13 +2,15 @@
 # A chunk file replaced by a FIFO (a hostile manifest, or a dataset folder someone else can write)
 # blocks none of the tools that read chunks: prep --verify names it, eval skips its samples with
 # a count, clipdump --manifest draws them as error slots; each ends well within its time limit
-# (each used to block in open() for good); so is a FIFO given as the manifest or the vocabulary.
+# (each used to block in open() for good); so is a FIFO given as the manifest or the vocabulary, and
+# one among prep --shards' tar shards.
 set -u
 . tests/job_testlib.sh
 jt_need tools/synth tools/prep tools/eval tools/clipdump
 jt_tmp fifo-chunk
 tmp=$JT_TMP
-tools/synth --out "$tmp/src" --videos 1 --heldout 2 --minutes 0.3 --size 96x64 --scene-seed 3 >/dev/null 2>&1 || fail "synth"
+tools/synth --out "$tmp/src" --videos 1 --heldout 2 --minutes 0.3 --images 8 --size 96x64 --scene-seed 3 >/dev/null 2>&1 ||
+	fail "synth"
 tools/prep --annotations "$tmp/src/heldout.csv" --video-root "$tmp/src/videos" --out "$tmp/ho" --short-side 64 \
 	--chunk-sec 10 --train-bpe 600 >/dev/null 2>&1 || fail "prep"
 m=$tmp/ho/manifest
@@ -42,4 +44,11 @@ timeout 20 tools/clipdump --manifest "$m" --bpe "$tmp/fifo" --positions 0 --fram
 rc=$?
 [ $rc = 124 ] && fail "clipdump blocked on a FIFO --bpe"
 [ $rc = 0 ] && fail "clipdump took a FIFO as --bpe"
-echo "ok: prep --verify, eval and clipdump report a FIFO chunk instead of blocking; a FIFO manifest or vocabulary is refused"
+# a FIFO among prep --shards' tar shards is one line of the report (exit 3), the rest is prepared
+mkfifo "$tmp/src/shards/train-00009.tar" || fail "mkfifo"
+timeout 60 tools/prep --shards "$tmp/src/shards" --out "$tmp/img" --train-bpe 600 >"$tmp/shards.out" 2>&1
+rc=$?
+[ $rc = 124 ] && fail "prep --shards blocked on a FIFO shard"
+[ $rc = 3 ] || fail "prep --shards with a FIFO shard exited $rc, want 3: $(tail -n 3 "$tmp/shards.out")"
+grep -q "train-00009.tar: cannot read: not a regular file" "$tmp/img/prep-report.txt" || fail "the report does not name the FIFO shard"
+echo "ok: prep --verify, eval and clipdump report a FIFO chunk instead of blocking; a FIFO manifest, vocabulary or shard is refused"

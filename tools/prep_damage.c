@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int prep_damage_mark(PrepDamage *d, uint64_t f)
@@ -188,9 +189,15 @@ int prep_decode_check(const char *path, uint64_t *frames, PrepSpan *bad, char *w
 
 int prep_file_crc(const char *path, uint32_t *crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a chunk replaced by a FIFO must not block
 	if (fd < 0)
 		return -errno;
+	struct stat st;
+	int e0 = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	if (e0) {
+		close(fd);
+		return e0;
+	}
 	static __thread uint8_t buf[1 << 16];
 	uint32_t c = 0;
 	ssize_t r;

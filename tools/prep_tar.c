@@ -97,14 +97,14 @@ static int flush(Group *g, PrepTarIndex *out, PrepAnnotList *rep, const char *pa
 int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 {
 	memset(out, 0, sizeof(*out));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO in the shards folder must not block
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = -errno;
+	int e0 = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
+	if (e0) {
 		close(fd);
-		return e;
+		return e0;
 	}
 	out->size = (uint64_t)st.st_size;
 	Group g = {0};

@@ -140,8 +140,8 @@ int ld_file_open(const char *path, struct stat *st, char *err, size_t errlen)
 	}
 	if (!S_ISREG(st->st_mode)) {
 		snprintf(err, errlen, "%s: not a regular file (%s)", path,
-			 S_ISFIFO(st->st_mode)  ? "a FIFO"
-			 : S_ISDIR(st->st_mode) ? "a folder"
+			 S_ISFIFO(st->st_mode)   ? "a FIFO"
+			 : S_ISDIR(st->st_mode)  ? "a folder"
 			 : S_ISSOCK(st->st_mode) ? "a socket"
 						 : "a device");
 		close(fd);

@@ -47,7 +47,7 @@ typedef struct {
 	int read_only;                       // map PROT_READ (ringstat): never writes a byte
 	int owner_given;                     // 1: owner_uid is the ring's owner to accept (else our euid)
 	unsigned owner_uid;
-	int allow_shared_write;              // 1: a segment group/other may write is accepted
+	int allow_shared_write; // 1: a segment group/other may write is accepted
 } RingOpenOptions;
 
 typedef struct Ring Ring;

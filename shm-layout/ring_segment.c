@@ -237,7 +237,8 @@ static int ring_check_owner(const struct stat *st, const char *path, const RingO
 		return err_fmt(errbuf, errlen, -EPERM,
 			       "ring %s is owned by uid %u, not by uid %u (this user%s): another user made it; "
 			       "refusing to join it",
-			       path, (unsigned)st->st_uid, (unsigned)want, o && o->owner_given ? " named as its owner" : "");
+			       path, (unsigned)st->st_uid, (unsigned)want,
+			       o && o->owner_given ? " named as its owner" : "");
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(o && o->allow_shared_write))
 		return err_fmt(errbuf, errlen, -EPERM,
 			       "ring %s has mode %04o: group or other users may write it; refusing to join it (chmod "

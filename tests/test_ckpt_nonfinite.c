@@ -24,14 +24,26 @@ static int bad;
 
 static void set_extras(void)
 {
-	ex[0] = (StTensor){.name = "trainer.temp_mv", .dtype = ST_F32, .ndim = 1, .shape = {2}, .data = temp_mv,
+	ex[0] = (StTensor){.name = "trainer.temp_mv",
+			   .dtype = ST_F32,
+			   .ndim = 1,
+			   .shape = {2},
+			   .data = temp_mv,
 			   .nbytes = sizeof temp_mv};
-	ex[1] = (StTensor){.name = "trainer.temp_steps", .dtype = ST_I64, .ndim = 1, .shape = {1}, .data = &temp_steps,
+	ex[1] = (StTensor){.name = "trainer.temp_steps",
+			   .dtype = ST_I64,
+			   .ndim = 1,
+			   .shape = {1},
+			   .data = &temp_steps,
 			   .nbytes = 8};
-	ex[2] = (StTensor){.name = "fastclip.table", .dtype = ST_F32, .ndim = 1, .shape = {64}, .data = table,
+	ex[2] = (StTensor){.name = "fastclip.table",
+			   .dtype = ST_F32,
+			   .ndim = 1,
+			   .shape = {64},
+			   .data = table,
 			   .nbytes = sizeof table};
-	ex[3] = (StTensor){.name = "trainer.half", .dtype = ST_BF16, .ndim = 1, .shape = {8}, .data = half,
-			   .nbytes = sizeof half};
+	ex[3] = (StTensor){
+		.name = "trainer.half", .dtype = ST_BF16, .ndim = 1, .shape = {8}, .data = half, .nbytes = sizeof half};
 }
 
 static CkptTarget target(int n_extra)

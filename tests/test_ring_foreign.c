@@ -20,7 +20,8 @@ int main(void)
 	struct stat st;
 	CHECK(stat(path, &st) == 0);
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		fprintf(stderr, "FAIL: a new ring has mode %04o: others may write it\n", (unsigned)(st.st_mode & 07777));
+		fprintf(stderr, "FAIL: a new ring has mode %04o: others may write it\n",
+			(unsigned)(st.st_mode & 07777));
 		return 1;
 	}
 	Ring *o = NULL;

@@ -190,8 +190,8 @@ static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t 
 			return -EAGAIN;
 		}
 		if (errno == ELOOP)
-			return err_fmt(err, errlen, -ELOOP, "rank %d: the rendezvous file %s is a symbolic link", i->rank,
-				       i->file);
+			return err_fmt(err, errlen, -ELOOP, "rank %d: the rendezvous file %s is a symbolic link",
+				       i->rank, i->file);
 		return err_fmt(err, errlen, -errno, "rank %d: cannot open the rendezvous file %s: %s", i->rank, i->file,
 			       strerror(errno));
 	}

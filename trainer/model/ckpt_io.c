@@ -2,7 +2,7 @@
 // directory fsynced, then the marker replaced the same way; a crash at any point leaves the
 // marker naming a complete file. Bit-identical resume needs only exact bytes: every state is
 // stored raw (f32 weights and moments, integer step and RNG).
-#include "model.h" // defines: ckpt_save, ckpt_load_latest, st_open_err, model_params_check_finite
+#include "model.h"  // defines: ckpt_save, ckpt_load_latest, st_open_err, model_params_check_finite
 #include "fs_dir.h" // defines: fs_create_new
 
 #include <dirent.h>
@@ -256,7 +256,8 @@ static int check_tensor_finite(const StTensor *x, const CkptTarget *t, int64_t n
 	size_t es = st_dtype_size(x->dtype);
 	if (x->dtype != ST_F32 && x->dtype != ST_F64 && x->dtype != ST_F16 && x->dtype != ST_BF16)
 		return 0;
-	if (x->dtype == ST_F32 && x->nbytes == sizeof(float) * (size_t)np && ((uintptr_t)x->data % sizeof(float)) == 0) {
+	if (x->dtype == ST_F32 && x->nbytes == sizeof(float) * (size_t)np &&
+	    ((uintptr_t)x->data % sizeof(float)) == 0) {
 		char what[4500];
 		snprintf(what, sizeof what, "%.4300s (%.150s)", path, x->name);
 		return model_params_check_finite(t->specs, t->n_specs, x->data, np, what, err, errlen);

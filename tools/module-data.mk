@@ -47,3 +47,5 @@ demo-data: tools/synth tools/prep
 	tools/prep --verify $(DEMO_DATA)/heldout/manifest --deep
 	tools/prep --info $(DEMO_DATA)/train/manifest
 endif
+# a wrong input path stops prep before it makes any folder
+SCRIPT_TESTS += tests/test_prep_bad_paths.sh

@@ -701,6 +701,21 @@ static int write_report(PrepRun *run)
 	return dropped ? 3 : 0;
 }
 
+// the inputs exist and are of the right kind (a folder, a readable file), or prep stops naming them
+static void check_inputs(const PrepOpts *o)
+{
+	struct stat st;
+	const char *dir = o->shards ? o->shards : o->video_root;
+	if (stat(dir, &st) < 0)
+		log_fatal("%s %s", o->shards ? "--shards" : "--video-root", dir);
+	if (!S_ISDIR(st.st_mode))
+		log_fatalx("%s %s is not a folder", o->shards ? "--shards" : "--video-root", dir);
+	if (o->annotations && (stat(o->annotations, &st) < 0 || access(o->annotations, R_OK) < 0))
+		log_fatal("--annotations %s", o->annotations);
+	if (o->annotations && S_ISDIR(st.st_mode))
+		log_fatalx("--annotations %s is a folder, not an annotation file", o->annotations);
+}
+
 int main(int argc, char **argv)
 {
 	log_init("prep", LOG_INFO);
@@ -726,6 +741,7 @@ int main(int argc, char **argv)
 		prep_opts_usage(stderr);
 		return 1;
 	}
+	check_inputs(o); // before anything is made: a wrong path leaves no output folder behind
 	int mrc = fs_mkdir_p(o->out, 0755);
 	if (mrc < 0)
 		log_fatal("cannot create the output folder %s: %s", o->out, strerror(-mrc));

@@ -318,7 +318,7 @@ help:
 	@echo "make bench-kernels  own CUDA kernels in GB/s and GEMMs in TFLOP/s against copy and cuBLASLt baselines (GPU)"
 	@echo "make bench-gpu      the trainer on one GPU (vit-b16, T=4, largest batch; ring kept full and loaderd) against PyTorch, ratio last"
 	@echo "make list-gpu-sanitize-tests  the kernel tests tools/gpu-check.sh runs under compute-sanitizer"
-	@echo "tools/gpu-check.sh  the whole GPU check in one command: build, test-gpu, compute-sanitizer, bench-gpu, bench-kernels"
+	@echo "tools/gpu-check.sh  the whole GPU check in 8 minutes: facts, build, correctness, sanitize, bench-kernels, trainer, torch (--dry-run: the plan)"
 	@echo "make install        programs as avclip-* into \$$(DESTDIR)\$$(BINDIR) (/usr/local/bin), units, example env"
 	@echo "make install-systemd  the systemd units and the example env file only"
 	@echo "make clean          remove $(BUILD) and the programs"

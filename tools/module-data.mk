@@ -38,11 +38,9 @@ test_prep_upgrade_SRCS := tests/test_prep_upgrade.c tools/prep_upgrade.c
 # the data half of the demo, from nothing: synthetic videos -> chunks + manifests, verified
 DEMO_DATA := $(BUILD)/demo-data
 .PHONY: demo-data
+# (the demo's own dataset, tools/demo-data.sh, so that make demo and make demo-data make one thing)
 demo-data: tools/synth tools/prep
-	tools/synth --out $(DEMO_DATA)/src
-	tools/prep --annotations $(DEMO_DATA)/src/train.csv --video-root $(DEMO_DATA)/src/videos --out $(DEMO_DATA)/train
-	tools/prep --annotations $(DEMO_DATA)/src/heldout.csv --video-root $(DEMO_DATA)/src/videos --out $(DEMO_DATA)/heldout \
-	           --bpe $(DEMO_DATA)/train/bpe_merges.txt
+	bash tools/demo-data.sh $(DEMO_DATA)
 	tools/prep --verify $(DEMO_DATA)/train/manifest --deep
 	tools/prep --verify $(DEMO_DATA)/heldout/manifest --deep
 	tools/prep --info $(DEMO_DATA)/train/manifest

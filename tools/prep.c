@@ -415,7 +415,8 @@ static void prep_shards(PrepRun *run)
 		if ((rc = prep_tar_index(path, &ix[i], rep)) < 0) {
 			rep->bad_record++;
 			prep_annot_problem(rep, "%s: cannot read: %s", path,
-					   rc == -EINVAL ? "not a regular file" : strerror(-rc)); // prep_tar_index's -EINVAL
+					   rc == -EINVAL ? "not a regular file"
+							 : strerror(-rc)); // prep_tar_index's -EINVAL
 			continue;
 		}
 		if (ix[i].n == 0) { // an empty shard is reported, never silently part of nothing

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "flags.h" // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
+#include "flags.h"  // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
 #include "fs_dir.h" // defines: fs_fopen_new
 #include "ring.h"
 #include "proc_time.h" // defines: time_real_s

@@ -17,6 +17,8 @@ SCRIPT_TESTS += tests/test_prep_libav_log.sh
 SCRIPT_TESTS += tests/test_prep_eta.sh
 # chunk folders named after the video id; an earlier layout is reused
 SCRIPT_TESTS += tests/test_prep_chunk_folders.sh
+# a damaged image in a shard is reported and left out (--no-check-images: indexed)
+SCRIPT_TESTS += tests/test_prep_shards_damaged.sh
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c

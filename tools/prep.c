@@ -343,7 +343,7 @@ typedef struct {
 	PrepAnnotList rep; // problems of every kind, and the clips of an annotation file
 	ManifestWriter *w;
 	BpeTokenizer *tok;
-	size_t dropped_video, dropped_range, dropped_damage, damaged_videos, n_samples;
+	size_t dropped_video, dropped_range, dropped_damage, damaged_videos, damaged_images, n_samples;
 } PrepRun;
 
 // the manifest (default ROOT/manifest), its report and the folder the manifest is in
@@ -419,7 +419,11 @@ static void prep_shards(PrepRun *run)
 							 : strerror(-rc)); // prep_tar_index's -EINVAL
 			continue;
 		}
-		if (ix[i].n == 0) { // an empty shard is reported, never silently part of nothing
+		int bad = o->no_check_images ? 0 : prep_tar_check_images(path, &ix[i], rep);
+		if (bad < 0)
+			log_fatalx("%s: cannot check its images: %s", path, strerror(-bad));
+		run->damaged_images += (size_t)bad;
+		if (ix[i].n == 0 && !bad) { // an empty shard is reported, never silently part of nothing
 			rep->bad_record++;
 			prep_annot_problem(rep, "%s: no image with a caption in this shard%s", path,
 					   ix[i].size ? "" : " (empty file)");
@@ -675,8 +679,8 @@ static int write_report(PrepRun *run)
 	size_t dropped_parse;
 	add_problem_counts(rep, &dropped_parse);
 	// a damaged video counts even when no clip touched the damage: its chunks hold garbled frames
-	size_t dropped =
-		dropped_parse + run->dropped_video + run->dropped_range + run->dropped_damage + run->damaged_videos;
+	size_t dropped = dropped_parse + run->dropped_video + run->dropped_range + run->dropped_damage +
+			 run->damaged_images + run->damaged_videos;
 	FILE *rf = fopen(run->report, "w");
 	if (!rf)
 		log_fatal("%s", run->report);
@@ -687,18 +691,18 @@ static int write_report(PrepRun *run)
 	}
 	fprintf(rf,
 		"summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
-		"video, %zu bad record, %zu over damaged frames); %zu videos with damaged frames\n",
+		"video, %zu bad record, %zu over damaged frames, %zu damaged images); %zu videos with damaged frames\n",
 		run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8, rep->bad_time,
-		run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos);
+		run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_images, run->damaged_videos);
 	fclose(rf);
 	if (rep->n_problems > 20)
 		log_warnx("... %zu more problems in %s", rep->n_problems - 20, run->report);
 	log_info(
 		"%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
-		"bad record, %zu over damaged frames); %zu videos with damaged frames; report %s",
+		"bad record, %zu over damaged frames, %zu damaged images); %zu videos with damaged frames; report %s",
 		run->manifest, run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8,
-		rep->bad_time, run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_videos,
-		run->report);
+		rep->bad_time, run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_images,
+		run->damaged_videos, run->report);
 	return dropped ? 3 : 0;
 }
 

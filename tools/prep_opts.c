@@ -47,6 +47,9 @@ static const FlagSpec flag_table[] = {
 	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
 	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest-out DIR/NAME[.manifest]: "
 		 "DIR/NAME-report.txt)"},
+	{"no-check-images", FLAG_SWITCH, O(no_check_images), 0, 0, "0",
+	 .help = "--shards: index images without decoding each (default: one that does not decode is dropped and "
+		 "reported)"},
 	{"ego4d-window", FLAG_DOUBLE, O(ego4d_window), 0.001, 3600, "1.0",
 	 .help = "seconds either side of an Ego4D narration"},
 	{"info", FLAG_STRPTR, O(info), 0, 0, NULL, .help = "print what this manifest holds, exit"},

@@ -1,8 +1,9 @@
 // Webdataset shard indexer: walks ustar/GNU/pax headers with pread, groups adjacent
 // members by key (basename up to its first dot) and keeps keys with an image and a caption.
-#include "prep_tar.h" // defines: prep_tar_index, prep_tar_free
-#include "bpe_text.h" // defines: bpe_utf8_valid
-#include "tar.h"      // defines: tar_header_sum
+#include "prep_tar.h"  // defines: prep_tar_index, prep_tar_free
+#include "bpe_text.h"  // defines: bpe_utf8_valid
+#include "ld_decode.h" // defines: ld_decoder_new, ld_image_load, ld_decoder_free
+#include "tar.h"       // defines: tar_header_sum
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,4 +219,44 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 	if (rc < 0)
 		prep_tar_free(out);
 	return rc;
+}
+
+int prep_tar_check_images(const char *path, PrepTarIndex *t, PrepAnnotList *rep)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	LdDecoder *d = NULL;
+	if (ld_decoder_new(&d) < 0) {
+		close(fd);
+		return -ENOMEM;
+	}
+	size_t kept = 0;
+	int dropped = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		PrepTarImage *im = &t->img[i];
+		char err[256] = "";
+		int w, h, e = 0;
+		uint8_t *buf = im->length <= SIZE_MAX ? malloc(im->length ? (size_t)im->length : 1) : NULL;
+		if (!buf)
+			e = -1,
+			snprintf(err, sizeof err, "%llu bytes: too large to decode", (unsigned long long)im->length);
+		else if ((e = read_at(fd, buf, (size_t)im->length, im->offset)) < 0)
+			snprintf(err, sizeof err, "cannot read: %s", strerror(-e));
+		else if (ld_image_load(d, buf, (size_t)im->length, &w, &h, 0, err, sizeof err) < 0)
+			e = -1;
+		free(buf);
+		if (e < 0) {
+			dropped++;
+			prep_annot_problem(rep, "%s: key %s: %s; dropped", path, im->key, err);
+			free(im->key);
+			free(im->caption);
+			continue;
+		}
+		t->img[kept++] = *im;
+	}
+	t->n = kept;
+	ld_decoder_free(d);
+	close(fd);
+	return dropped;
 }

@@ -51,7 +51,7 @@ expect 'line 11: video train-0000: bad time range'
 expect 'line 12: 2 fields'
 expect "line 14: timestamps 'nan', '2' are not finite times"
 expect "line 15: timestamps '1', 'inf' are not finite times"
-expect 'summary: 3 samples, 11 dropped (4 bad video, 1 invalid UTF-8, 4 bad time, 1 outside the video, 1 bad record, 0 over damaged frames, 0 damaged images)'
+expect 'summary: 3 samples, 11 dropped (4 bad video, 1 invalid UTF-8, 4 bad time, 1 outside the video, 1 bad record, 0 damaged images, 0 over damaged frames)'
 [ "$(grep -c . "$r")" = 12 ] || { echo "FAIL: want 11 problem lines and a summary"; exit 1; }
 for bad in empty corrupt truncated missing; do
 	[ -e "$d/out/$bad" ] && { echo "FAIL: the rejected video $bad left a folder behind"; exit 1; }

@@ -19,6 +19,8 @@ SCRIPT_TESTS += tests/test_prep_eta.sh
 SCRIPT_TESTS += tests/test_prep_chunk_folders.sh
 # a damaged image in a shard is reported and left out (--no-check-images: indexed)
 SCRIPT_TESTS += tests/test_prep_shards_damaged.sh
+# a video id naming one of prep's outputs costs that video at most, never the run
+SCRIPT_TESTS += tests/test_prep_id_collision.sh
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c

@@ -344,6 +344,7 @@ typedef struct {
 	ManifestWriter *w;
 	BpeTokenizer *tok;
 	size_t dropped_video, dropped_range, dropped_damage, damaged_videos, damaged_images, n_samples;
+	char *in_root[7]; // the names of the outputs that lie in ROOT itself, NULL-ended (check_outputs)
 } PrepRun;
 
 // the manifest (default ROOT/manifest), its report and the folder the manifest is in
@@ -368,6 +369,38 @@ static void output_paths(PrepRun *run)
 		*slash = 0;
 	else
 		strcpy(run->mdir, ".");
+}
+
+// every output path is a file or nothing yet, before any work: a folder there would fail prep
+// only at its end; the names of those in ROOT itself are kept (no chunk folder may take them)
+static void check_outputs(PrepRun *run)
+{
+	char own[4200], next[4200];
+	snprintf(own, sizeof own, "%s/bpe_merges.txt", run->o.out);
+	snprintf(next, sizeof next, "%s/bpe_merges.txt", run->mdir);
+	// ROOT's default manifest and report too: another manifest written into ROOT (a held-out
+	// split) must not take the folder names of the first one's
+	char dflt_m[4200], dflt_r[4200];
+	snprintf(dflt_m, sizeof dflt_m, "%s/manifest", run->o.out);
+	snprintf(dflt_r, sizeof dflt_r, "%s/prep-report.txt", run->o.out);
+	const char *path[] = {run->manifest, run->report, own, next, dflt_m, dflt_r};
+	struct stat root, st;
+	if (stat(run->o.out, &root) < 0)
+		log_fatal("--out %s", run->o.out);
+	size_t k = 0;
+	for (size_t i = 0; i < sizeof path / sizeof path[0]; i++) {
+		if (i < 4 && stat(path[i], &st) == 0 && !S_ISREG(st.st_mode)) // the first four: this run's
+			log_fatalx("%s is not a file (a folder?): prep writes its output there; move it away", path[i]);
+		char dir[4200];
+		snprintf(dir, sizeof dir, "%s", path[i]);
+		char *slash = strrchr(dir, '/'), *name = slash ? slash + 1 : dir;
+		if (slash)
+			*slash = 0;
+		if (stat(slash ? (dir[0] ? dir : "/") : ".", &st) == 0 && st.st_dev == root.st_dev &&
+		    st.st_ino == root.st_ino && k + 1 < sizeof run->in_root / sizeof run->in_root[0] &&
+		    !(run->in_root[k++] = strdup(name)))
+			log_fatalx("out of memory");
+	}
 }
 
 // the .tar files of --shards, sorted; an empty folder is a report line
@@ -466,6 +499,22 @@ static void prep_shards(PrepRun *run)
 	free(names);
 }
 
+// the folder of an id's first len bytes lies on an output in ROOT: its first path component is
+// one of out[] (NULL-ended names), or that name's temporary file (NAME.part, NAME.tmp.PID)
+static int is_output(const char *id, size_t len, const char *const *out)
+{
+	size_t c = strcspn(id, "/");
+	c = c < len ? c : len;
+	for (; *out; out++) {
+		size_t l = strlen(*out);
+		if (c >= l && !strncmp(id, *out, l) &&
+		    (c == l || (c == l + 5 && !strncmp(id + l, ".part", 5)) ||
+		     (c > l + 5 && !strncmp(id + l, ".tmp.", 5))))
+			return 1;
+	}
+	return 0;
+}
+
 typedef struct {
 	const char *dir;
 	size_t i;
@@ -481,8 +530,9 @@ static int cmp_dir(const void *a, const void *b)
 // each video's chunk folder: its id without the file extension an annotation may give it
 // ("bikes_120s.mp4" -> ROOT/bikes_120s/), but the id itself where a ROOT prepared before holds
 // that folder finished (its manifests name those chunk paths; they stay valid) or where two ids
-// would share a folder ("a.mp4" and "a.mkv")
-static char **chunk_folders(const char *root, char **ids, size_t n)
+// would share a folder ("a.mp4" and "a.mkv") or where the shorter name is one of prep's own
+// outputs in ROOT (out[], "manifest.mp4" -> ROOT/manifest.mp4/); NULL: even the whole id is one
+static char **chunk_folders(const char *root, char **ids, size_t n, const char *const *out)
 {
 	static const char *const ext[] = {".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v", ".mpg", ".mpeg", ".ts"};
 	char **dirs = calloc(n + 1, sizeof *dirs);
@@ -500,6 +550,12 @@ static char **chunk_folders(const char *root, char **ids, size_t n)
 		snprintf(old, sizeof old, "%s/%s/.done", root, id);
 		if (keep < strlen(id) && access(old, F_OK) == 0)
 			keep = strlen(id); // the layout of an earlier prep: reused, not encoded again
+		if (keep < strlen(id) && is_output(id, keep, out))
+			keep = strlen(id);
+		if (is_output(id, strlen(id), out)) {
+			order[i] = (DirRef){"", i}; // refused: no folder, never shared
+			continue;
+		}
 		if (!(dirs[i] = strndup(id, keep)))
 			log_fatalx("out of memory");
 		order[i] = (DirRef){dirs[i], i};
@@ -509,10 +565,10 @@ static char **chunk_folders(const char *root, char **ids, size_t n)
 	if (!shared)
 		log_fatalx("out of memory");
 	for (size_t k = 1; k < n; k++)
-		if (!strcmp(order[k].dir, order[k - 1].dir))
+		if (order[k].dir[0] && !strcmp(order[k].dir, order[k - 1].dir))
 			shared[order[k].i] = shared[order[k - 1].i] = 1;
 	for (size_t i = 0; i < n; i++) // a shared folder: each keeps its whole id
-		if (shared[i]) {
+		if (shared[i] && dirs[i]) {
 			free(dirs[i]);
 			if (!(dirs[i] = strdup(ids[i])))
 				log_fatalx("out of memory");
@@ -638,11 +694,16 @@ static void prep_videos(PrepRun *run)
 	char **ids = video_ids(rep, &nv);
 	Pool p = {.o = o, .ids = ids, .n = (int)nv};
 	p.src = calloc(nv + 1, sizeof(char *));
-	p.dirs = chunk_folders(o->out, ids, nv);
+	p.dirs = chunk_folders(o->out, ids, nv, (const char *const *)run->in_root);
 	p.res = calloc(nv + 1, sizeof(PrepVideoResult));
 	for (size_t i = 0; i < nv; i++) {
 		char path[8192];
-		if (find_video(o->video_root, ids[i], path, sizeof(path)) == 0)
+		if (!p.dirs[i])
+			snprintf(
+				p.res[i].error, sizeof(p.res[i].error),
+				"its chunk folder %.100s/ would be one of prep's own outputs in ROOT; refused (rename the video)",
+				ids[i]);
+		else if (find_video(o->video_root, ids[i], path, sizeof(path)) == 0)
 			p.src[i] = strdup(path);
 		else
 			snprintf(p.res[i].error, sizeof(p.res[i].error), "not found under %s", o->video_root);
@@ -691,17 +752,17 @@ static int write_report(PrepRun *run)
 	}
 	fprintf(rf,
 		"summary: %zu samples, %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the "
-		"video, %zu bad record, %zu over damaged frames, %zu damaged images); %zu videos with damaged frames\n",
+		"video, %zu bad record, %zu damaged images, %zu over damaged frames); %zu videos with damaged frames\n",
 		run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8, rep->bad_time,
-		run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_images, run->damaged_videos);
+		run->dropped_range, rep->bad_record, run->damaged_images, run->dropped_damage, run->damaged_videos);
 	fclose(rf);
 	if (rep->n_problems > 20)
 		log_warnx("... %zu more problems in %s", rep->n_problems - 20, run->report);
 	log_info(
 		"%s: %zu samples; %zu dropped (%zu bad video, %zu invalid UTF-8, %zu bad time, %zu outside the video, %zu "
-		"bad record, %zu over damaged frames, %zu damaged images); %zu videos with damaged frames; report %s",
+		"bad record, %zu damaged images, %zu over damaged frames); %zu videos with damaged frames; report %s",
 		run->manifest, run->n_samples, dropped - run->damaged_videos, run->dropped_video, rep->bad_utf8,
-		rep->bad_time, run->dropped_range, rep->bad_record, run->dropped_damage, run->damaged_images,
+		rep->bad_time, run->dropped_range, rep->bad_record, run->damaged_images, run->dropped_damage,
 		run->damaged_videos, run->report);
 	return dropped ? 3 : 0;
 }
@@ -751,6 +812,7 @@ int main(int argc, char **argv)
 	if (mrc < 0)
 		log_fatal("cannot create the output folder %s: %s", o->out, strerror(-mrc));
 	output_paths(&run);
+	check_outputs(&run);
 	o->chunk.root = o->out;
 	if (o->shards)
 		prep_shards(&run);
@@ -763,5 +825,7 @@ int main(int argc, char **argv)
 	bpe_free(run.tok);
 	rc = write_report(&run);
 	prep_annot_free(&run.rep);
+	for (size_t i = 0; run.in_root[i]; i++)
+		free(run.in_root[i]);
 	return rc;
 }

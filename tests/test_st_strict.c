@@ -198,8 +198,7 @@ static int non_finite_weights(void)
 	rc = ckpt_load_latest(dir, &t, &st, err, sizeof err);
 	printf("%-4s %-34s rc %d: %s\n", rc == -EINVAL && strstr(err, s->name) ? "ok" : "FAIL", "-inf optimizer moment",
 	       rc, err);
-	bad |= rc != -EINVAL || !strstr(err, s->name) || !strstr(err, "(optim.v)") ||
-	       !strstr(err, "-inf at element 2");
+	bad |= rc != -EINVAL || !strstr(err, s->name) || !strstr(err, "(optim.v)") || !strstr(err, "-inf at element 2");
 	free(mom);
 	optim_destroy(opt);
 	char rm[160];

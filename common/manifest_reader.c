@@ -193,10 +193,24 @@ static int validate(Manifest *m, char *err, size_t errlen)
 		   {"tokens", h->tokens_off, h->n_samples, (uint64_t)h->context * 2},
 		   {"packets", h->packets_off, h->n_packets, sizeof(ManifestPacket)},
 		   {"configs", h->configs_off, h->configs_size, 1}};
-	for (size_t i = 0; i < sizeof(sec) / sizeof(sec[0]); i++)
+	enum { NSEC = sizeof(sec) / sizeof(sec[0]) };
+	for (size_t i = 0; i < NSEC; i++)
 		if (!section_ok(h, sec[i].off, sec[i].count, sec[i].elem))
 			return err_fmt(err, errlen, -EBADMSG, "%s section (offset %llu, %llu records) outside the file",
 				       sec[i].name, (unsigned long long)sec[i].off, (unsigned long long)sec[i].count);
+	// a valid checksum proves nothing (anyone can recompute it): sections placed on each other
+	// (tokens on the samples table) would make every reader see one table's bytes as another's
+	for (size_t i = 0; i < NSEC; i++)
+		for (size_t j = i + 1; j < NSEC; j++) {
+			uint64_t ei = sec[i].off + sec[i].count * sec[i].elem,
+				 ej = sec[j].off + sec[j].count * sec[j].elem;
+			if (sec[i].count && sec[j].count && sec[i].off < ej && sec[j].off < ei)
+				return err_fmt(
+					err, errlen, -EBADMSG,
+					"%s section (bytes [%llu, %llu)) overlaps the %s section (bytes [%llu, %llu))",
+					sec[i].name, (unsigned long long)sec[i].off, (unsigned long long)ei,
+					sec[j].name, (unsigned long long)sec[j].off, (unsigned long long)ej);
+		}
 	const char *str = (const char *)m->base + h->strings_off;
 	if (h->strings_size && str[h->strings_size - 1] != 0)
 		return err_fmt(err, errlen, -EBADMSG, "string table not terminated");
@@ -248,6 +262,16 @@ static int validate(Manifest *m, char *err, size_t errlen)
 		if (s->n_tokens < 2 || s->n_tokens > h->context)
 			return err_fmt(err, errlen, -EBADMSG, "sample %llu: %u tokens", (unsigned long long)i,
 				       s->n_tokens);
+		// as bpe_tokenize writes a caption: <|startoftext|> (vocab_size - 2) first, <|endoftext|>
+		// (vocab_size - 1) last of its n_tokens (zero padding after it: manifest_check_data)
+		const uint16_t *tok = manifest_tokens(m, i);
+		if (tok[0] != h->vocab_size - 2 || tok[s->n_tokens - 1] != h->vocab_size - 1)
+			return err_fmt(
+				err, errlen, -EBADMSG,
+				"sample %llu: caption is not <|startoftext|> ... <|endoftext|> (ids %u and %u at 0 "
+				"and %u, want %u and %u)",
+				(unsigned long long)i, tok[0], tok[s->n_tokens - 1], s->n_tokens - 1, h->vocab_size - 2,
+				h->vocab_size - 1);
 		if (s->kind == MANIFEST_KIND_CLIP) {
 			uint32_t c0 = s->clip.chunk_first, c1 = s->clip.chunk_last;
 			if (s->source >= h->n_videos || c0 > c1 || c1 >= h->n_chunks ||
@@ -382,14 +406,24 @@ int manifest_check_data(const Manifest *m, char *err, size_t errlen)
 		uint16_t x = all[k];
 		over |= (uint16_t)(x > lim ? x - lim : 0);
 	}
-	if (!over)
-		return 0;
-	for (uint64_t k = 0; k < n; k++)
-		if (all[k] >= h->vocab_size)
+	if (over)
+		for (uint64_t k = 0; k < n; k++)
+			if (all[k] >= h->vocab_size)
+				return err_fmt(err, errlen, -EBADMSG,
+					       "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
+					       (unsigned long long)(k / h->context),
+					       (unsigned long long)(k % h->context), all[k], h->vocab_size);
+	// the padding after <|endoftext|> is zero (the reader may take a caption's length from it)
+	for (uint64_t i = 0; i < h->n_samples; i++) {
+		const uint16_t *t = all + i * h->context;
+		uint16_t pad = 0;
+		for (uint32_t k = manifest_sample(m, i)->n_tokens; k < h->context; k++)
+			pad |= t[k];
+		if (pad)
 			return err_fmt(err, errlen, -EBADMSG,
-				       "sample %llu: token %llu is id %u, outside the vocabulary (%u)",
-				       (unsigned long long)(k / h->context), (unsigned long long)(k % h->context),
-				       all[k], h->vocab_size);
+				       "sample %llu: non-zero token ids after its <|endoftext|> (token %u)",
+				       (unsigned long long)i, manifest_sample(m, i)->n_tokens - 1);
+	}
 	return 0;
 }
 

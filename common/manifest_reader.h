@@ -12,8 +12,8 @@
 typedef struct Manifest Manifest;
 
 // Maps path and validates header (magic, version, header size, header checksum, file size)
-// and every table (offsets in range, strings terminated, chunk/keyframe/sample references
-// consistent). On error returns -errno (-ENOENT..., -EBADMSG not a manifest or corrupt,
+// and every table (offsets in range, sections disjoint, strings terminated, chunk/keyframe/sample
+// references consistent, each caption <|startoftext|> first and <|endoftext|> last). On error returns -errno (-ENOENT..., -EBADMSG not a manifest or corrupt,
 // -EPROTONOSUPPORT other version) and writes a one-line reason to err.
 int manifest_open(Manifest **out, const char *path, char *err, size_t errlen);
 void manifest_close(Manifest *m);
@@ -43,7 +43,7 @@ uint64_t manifest_clip_frames(const Manifest *m, const ManifestSample *s);
 // k-th frame of a clip (0 <= k < manifest_clip_frames) as chunk index and frame in it;
 // -EINVAL when k is out of range or s is not a clip
 int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k, uint32_t *chunk, uint32_t *frame);
-// full check of the data: data checksum and every token id < vocab_size
+// full check of the data: data checksum, every token id < vocab_size, zero padding after each caption
 int manifest_check_data(const Manifest *m, char *err, size_t errlen);
 // manifest_open and manifest_check_data: what a program that reads samples uses, so that a
 // damaged data section is refused at open (about 0.1 s per million samples, see the README)

@@ -218,7 +218,8 @@ static int add_tokens(ManifestWriter *w, const int32_t *tokens)
 		if (tokens[i])
 			n = (int)i + 1;
 	}
-	if (n < 2)
+	// what manifest_open accepts: <|startoftext|> first, <|endoftext|> last (bpe_sot, bpe_eot)
+	if (n < 2 || (uint32_t)tokens[0] != w->vocab_size - 2 || (uint32_t)tokens[n - 1] != w->vocab_size - 1)
 		return -EINVAL;
 	uint16_t *t = vec_push(&w->tokens);
 	if (!t)

@@ -18,6 +18,9 @@ TESTS += test_bpe_train_any
 test_bpe_train_any_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
 TESTS += test_manifest_vocab
+TESTS += test_manifest_overlap test_manifest_caption_tokens # hostile manifests with valid checksums
+test_manifest_overlap_LIBS := data common
+test_manifest_caption_tokens_LIBS := data common
 test_manifest_vocab_LIBS := data common
 
 # make bench-manifest: what the data checksum at open costs on a 1M-sample manifest

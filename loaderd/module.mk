@@ -28,6 +28,8 @@ TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loade
          test_loader_bench test_tools_damaged_inputs test_loader_damaged test_loader_daemon_stop
 # a chunk path that is a FIFO: error slots, no reader blocks
 TESTS += test_loader_fifo_chunk
+# prep --verify --deep checks a chunk's width, height and frame rate against its file
+TESTS += test_prep_verify_geometry
 test_tools_damaged_inputs_WHITEBOX := shm-layout # damages a ring segment's fields (ring_layout.h)
 SCRIPT_TESTS += tests/test_loader_config.sh tests/test_loader_prep_e2e.sh
 endif

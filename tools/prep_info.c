@@ -1,8 +1,8 @@
 // Manifest summary (--info) and verification (--verify): structure and header checksum at
 // open, data checksum and token range, referenced files (and the size an indexed chunk's packet
-// index describes), and with --deep every chunk's frame count, keyframes and packet index
-// re-read with libavformat, every frame and image decoded strictly, and every chunk compared
-// with the CRC-32 recorded when it was written.
+// index describes), and with --deep every chunk's frame count, size, frame rate, keyframes and
+// packet index re-read with libavformat, every frame and image decoded strictly, and every chunk
+// compared with the CRC-32 recorded when it was written.
 #include "prep_info.h"       // defines: prep_info, prep_verify
 #include "manifest_reader.h" // defines: manifest_open, manifest_check_data, ...
 #include "prep_chunk.h"      // defines: prep_index_chunk
@@ -171,6 +171,12 @@ int prep_verify(const char *path, int deep)
 		const LdChunkIndex *ix = &info.ix;
 		if (ix->n_frames != c->n_frames)
 			printf("chunk %u: %s has %u frames, manifest says %u\n", i, name, ix->n_frames, c->n_frames),
+				problems++;
+		else if (ix->width != c->width || ix->height != c->height ||
+			 (uint64_t)ix->fps_num * c->fps_den != (uint64_t)c->fps_num * ix->fps_den)
+			printf("chunk %u: %s is %ux%u at %u/%u fps, manifest says %ux%u at %u/%u fps\n", i, name,
+			       ix->width, ix->height, ix->fps_num, ix->fps_den, c->width, c->height, c->fps_num,
+			       c->fps_den),
 				problems++;
 		else if (ix->n_keyframes != nk || memcmp(ix->keyframes, kf, nk * sizeof(uint32_t)) != 0)
 			printf("chunk %u: %s keyframes differ from the manifest\n", i, name), problems++;

@@ -4,9 +4,11 @@
 # guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
 # gcc build; `make fuzz FUZZ_SECONDS=N` runs each harness under libFuzzer + ASan + UBSan (clang).
 FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
-fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c common/errbuf.c
 fuzz_safetensors_SRCS := trainer/model/st_file.c common/json_lex.c
 FUZZ_BPE_SRCS := common/bpe_tokenizer.c common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c
+# the reader finds the captions' vocabulary next to the manifest (bpe_load) and quotes its path
+fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c common/errbuf.c \
+                      common/shell_quote.c $(FUZZ_BPE_SRCS)
 fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_annot_csv_SRCS := tools/prep_annot.c tools/prep_json.c common/json_lex.c $(FUZZ_BPE_SRCS)
@@ -40,6 +42,7 @@ $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_util.h $$(fuzz_$
 	$$(FUZZ_CC) $$(FUZZ_CFLAGS) -o $$@ $$< $$(fuzz_$(1)_SRCS) $$(FUZZ_LDLIBS)
 endef
 $(foreach f,$(FUZZERS),$(eval $(call FUZZ_template,$(f))))
+$(BUILD)/fuzz/fuzz_manifest: tests/manifest_recrc.h # repairs each input's checksums
 
 .PHONY: fuzz fuzz-build
 fuzz-build: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZERS))

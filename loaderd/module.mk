@@ -30,6 +30,8 @@ TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loade
 TESTS += test_loader_fifo_chunk
 # prep --verify --deep checks a chunk's width, height and frame rate against its file
 TESTS += test_prep_verify_geometry
+# overlapping sections with valid checksums: loaderd, eval, clipdump and prep --verify refuse them
+TESTS += test_tools_hostile_manifest
 test_tools_damaged_inputs_WHITEBOX := shm-layout # damages a ring segment's fields (ring_layout.h)
 SCRIPT_TESTS += tests/test_loader_config.sh tests/test_loader_prep_e2e.sh
 endif

@@ -13,7 +13,7 @@ d=$(mktemp -d /tmp/test_deps_first.XXXXXX)
 trap 'rm -rf "$d"' EXIT
 
 # every package detect.sh names (a try's package list, or missing_pkgs+=(...)) is in DEBIAN_PKGS
-pkgs=" $(make -s --no-print-directory print-debian-pkgs) "
+pkgs=" $(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory print-debian-pkgs) "
 named=$( (grep -oE '^try [A-Z0-9_]+ "[^"]*"' mk/detect.sh | sed -E 's/^try [A-Z0-9_]+ "([^"]*)"/\1/'
 	grep -oE 'missing_pkgs\+=\([^)$]*\)' mk/detect.sh | sed -E 's/missing_pkgs\+=\((.*)\)/\1/') | tr ' ' '\n' | sort -u)
 [ -n "$named" ] || fail "found no package names in mk/detect.sh"
@@ -67,7 +67,9 @@ for p in $pkgs; do echo "$p"; done >>"$state/installed"
 
 run() { # run GOAL: make GOAL in the scratch tree with the stand-ins; output in $d/out
 	rm -rf "$tree/build" "$state/calls"
-	(cd "$tree" && PATH="$stub:$PATH" timeout 120 make --no-print-directory DETECT="$stub/detect" "$@") >"$d/out" 2>&1
+	# a make of its own in the scratch tree: not the BUILD or jobserver of the make test running this
+	(cd "$tree" && PATH="$stub:$PATH" timeout 120 env -u BUILD -u SAN -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make --no-print-directory BUILD=build DETECT="$stub/detect" "$@") >"$d/out" 2>&1
 }
 
 # 1. root, package missing: installed first, then the build runs with the new configuration

@@ -14,7 +14,11 @@ printf '#!/bin/sh\nprintf "DEPS_MISSING := \\n" >"$1"\n' >"$d/detect" && chmod +
 echo 'int fix_a(void) { return 1; }' >"$d/fix/a.c"
 echo 'int fix_b(void) { return 2; }' >"$d/fix/b.c"
 frag() { printf 'LIBS += fix\nfix_SRCS := %s\n' "$*" >"$d/fix/module.mk"; }
-mk() { (cd "$d" && make --no-print-directory DETECT="$d/detect" DEPS_DONE=1 "$@") >"$d/out" 2>&1 || { cat "$d/out"; fail "make $*"; }; }
+# a make of its own in the scratch tree: not the BUILD (test-san's) or jobserver of the make test running this
+mk() {
+	(cd "$d" && env -u BUILD -u SAN -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory BUILD=build \
+		DETECT="$d/detect" DEPS_DONE=1 "$@") >"$d/out" 2>&1 || { cat "$d/out"; fail "make $*"; }
+}
 frag fix/a.c
 mk build/obj/fix/b.o all # b's object exists, but the library does not list it yet
 nm "$d/build/lib/libfix.a" | grep -q fix_b && fail "the archive holds an object its list does not name"

@@ -144,15 +144,15 @@ CFLAGS += $(foreach d,NUMA URING LIBAV BLAS OPENMP UTF8PROC ZLIB FREETYPE,$(if $
 # ---- libraries ----------------------------------------------------------------
 src_objs = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %.c,$(1))) $(patsubst %.cpp,$(BUILD)/obj/%.o,$(filter %.cpp,$(1))) \
            $(patsubst %.cu,$(BUILD)/obj/emu/%.o,$(filter %.cu,$(1)))
-# An archive also depends on the list of its objects ($(BUILD)/lib/libNAME.objs, rewritten only when
-# a fragment changes the list): a source added to a library whose object already exists (older
+# An archive also depends on the list of its objects ($(BUILD)/lib/libNAME.objs, relative to BUILD so
+# that BUILD=build/asan and BUILD=/abs/build/asan agree; rewritten only when a fragment changes it): a source added to a library whose object already exists (older
 # than the archive) would otherwise never get into it.
 define LIB_template
 $(1)_OBJS := $$(call src_objs,$$($(1)_SRCS)) \
              $$(if $$(filter 1,$$(HAVE_NVCC)),$$(patsubst %.cu,$(BUILD)/obj/%.cu.o,$$($(1)_CU_SRCS)))
-ifneq ($$(file <$(BUILD)/lib/lib$(1).objs),$$(strip $$($(1)_OBJS)))
+ifneq ($$(file <$(BUILD)/lib/lib$(1).objs),$$(strip $$(patsubst $(BUILD)/%,%,$$($(1)_OBJS))))
 $$(shell mkdir -p $(BUILD)/lib)
-$$(file >$(BUILD)/lib/lib$(1).objs,$$(strip $$($(1)_OBJS)))
+$$(file >$(BUILD)/lib/lib$(1).objs,$$(strip $$(patsubst $(BUILD)/%,%,$$($(1)_OBJS))))
 endif
 $(BUILD)/lib/lib$(1).a: $$($(1)_OBJS) $(BUILD)/lib/lib$(1).objs
 	@mkdir -p $$(dir $$@)

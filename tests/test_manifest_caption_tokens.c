@@ -3,7 +3,7 @@
 // manifest_open_verified (what loaderd, eval and clipdump open with) naming the sample; the
 // writer refuses such a caption too.
 #include "manifest_reader.h" // defines: manifest_open_verified, manifest_tokens
-#include "manifest_recrc.h"  // defines: manifest_recrc
+#include "manifest_recrc.h"  // defines: manifest_recrc, manifest_file_get, manifest_file_put
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 
 #include <errno.h>
@@ -16,30 +16,6 @@
 #define EOT 999
 
 static char dir[] = "/tmp/test_manifest_caption_XXXXXX", path[256];
-
-static int put_file(const char *p, const void *buf, size_t n)
-{
-	FILE *f = fopen(p, "wb");
-	int ok = f && fwrite(buf, 1, n, f) == n;
-	return (f && fclose(f) == 0 && ok) ? 0 : -1;
-}
-
-static uint8_t *get_file(const char *p, size_t *n)
-{
-	FILE *f = fopen(p, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	rewind(f);
-	uint8_t *buf = malloc(*n);
-	if (buf && fread(buf, 1, *n, f) != *n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
 
 // one video of one chunk, 3 clip samples of 4 tokens (sot, two words, eot)
 static int write_good(const char *p, int *fails)
@@ -73,7 +49,7 @@ int main(void)
 	int fails = 0;
 	size_t n;
 	uint8_t *good;
-	if (write_good(path, &fails) || !(good = get_file(path, &n))) {
+	if (write_good(path, &fails) || !(good = manifest_file_get(path, &n))) {
 		printf("FAIL cannot write the valid manifest\n");
 		return 1;
 	}
@@ -100,7 +76,7 @@ int main(void)
 		uint16_t *t = (uint16_t *)(bad + tokens_off) + 1 * 77;
 		t[cases[i].token] = cases[i].value;
 		manifest_recrc(bad, n);
-		if (put_file(path, bad, n))
+		if (manifest_file_put(path, bad, n))
 			return 1;
 		m = NULL;
 		err[0] = 0;

@@ -2,7 +2,7 @@
 // the chunks, the string table run into the videos), with checksums recomputed as anyone can,
 // is refused at open with both sections named: every caption would be read from other bytes.
 #include "manifest_reader.h" // defines: manifest_open
-#include "manifest_recrc.h"  // defines: manifest_recrc
+#include "manifest_recrc.h"  // defines: manifest_recrc, manifest_file_get, manifest_file_put
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 
 #include <stdio.h>
@@ -11,30 +11,6 @@
 #include <unistd.h>
 
 static char dir[] = "/tmp/test_manifest_overlap_XXXXXX", path[256];
-
-static int put_file(const char *p, const void *buf, size_t n)
-{
-	FILE *f = fopen(p, "wb");
-	int ok = f && fwrite(buf, 1, n, f) == n;
-	return (f && fclose(f) == 0 && ok) ? 0 : -1;
-}
-
-static uint8_t *get_file(const char *p, size_t *n)
-{
-	FILE *f = fopen(p, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	rewind(f);
-	uint8_t *buf = malloc(*n);
-	if (buf && fread(buf, 1, *n, f) != *n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
 
 // a small valid manifest: 2 videos of 2 chunks, 6 clip samples
 static int write_good(const char *p)
@@ -69,7 +45,7 @@ int main(void)
 	snprintf(path, sizeof path, "%s/manifest", dir);
 	size_t n;
 	uint8_t *good;
-	if (write_good(path) || !(good = get_file(path, &n))) {
+	if (write_good(path) || !(good = manifest_file_get(path, &n))) {
 		printf("FAIL cannot write the valid manifest\n");
 		return 1;
 	}
@@ -98,7 +74,7 @@ int main(void)
 		memcpy(bad, good, n);
 		memcpy(bad + cases[i].field, &cases[i].value, sizeof(uint64_t));
 		manifest_recrc(bad, n);
-		if (put_file(path, bad, n))
+		if (manifest_file_put(path, bad, n))
 			return 1;
 		m = NULL;
 		err[0] = 0;

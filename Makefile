@@ -55,6 +55,19 @@ $(CONFIG): mk/detect.sh
 
 ifeq ($(filter help deps deps-auto clean distclean test-fresh print-debian-pkgs,$(MAKECMDGOALS)),)
   include $(CONFIG)
+  # One build tree, one sanitizer: $(BUILD)/san records the SAN its objects were compiled with,
+  # and a make with another SAN stops, since it would link sanitized and plain objects together
+  # (a make run from inside a test of make test-san must pass the same SAN=)
+  SAN_STAMP := $(BUILD)/san
+  ifneq ($(wildcard $(SAN_STAMP)),)
+    ifneq ($(strip $(file <$(SAN_STAMP))),$(SAN))
+      san_was = $(if $(strip $(file <$(SAN_STAMP))),with SAN=$(strip $(file <$(SAN_STAMP))),without a sanitizer (SAN=))
+      $(error $(BUILD) was built $(san_was), this make has SAN=$(SAN): run it with the same SAN (or another BUILD=, or make clean))
+    endif
+  else
+    $(shell mkdir -p $(BUILD))
+    $(file >$(SAN_STAMP),$(SAN))
+  endif
 endif
 
 # Packages first. The goals that build (all, demo, test, test-san) install missing Debian

@@ -10,8 +10,9 @@ jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd t
 jt_tmp install
 tmp=$JT_TMP
 dest=$tmp/root
-# a make of its own: not the jobserver of a `make test` that runs this script
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s install DESTDIR="$dest" BUILD="$BUILD" \
+# a make of its own: not the jobserver of a `make test` that runs this script; under make test-san
+# (RING_SAN) with its sanitizer, since the build tree holds sanitized objects
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s install DESTDIR="$dest" BUILD="$BUILD" SAN="${RING_SAN:-}" \
 	>"$tmp/install.log" 2>&1 || fail "make install: $(tail -n 5 "$tmp/install.log")"
 bin=$dest/usr/local/bin
 for p in launch trainer loaderd ringctl ringstat prep synth eval clipdump plot export; do

@@ -8,8 +8,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 p=$tmp/prefix
-mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"; }
-mk install-systemd PREFIX="$p" BUILD="${BUILD:-build}" SAN="${RING_SAN:-}" >"$tmp/log" 2>&1 || fail "make install-systemd: $(tail -n 5 "$tmp/log")"
+# with make test-san's sanitizer (RING_SAN) when its tree is the BUILD
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s SAN="${RING_SAN:-}" "$@"; }
+mk install-systemd PREFIX="$p" BUILD="${BUILD:-build}" >"$tmp/log" 2>&1 || fail "make install-systemd: $(tail -n 5 "$tmp/log")"
 [ -f "$p/etc/avclip/avclip.env" ] || fail "no $p/etc/avclip/avclip.env: $(find "$tmp" -type f | head)"
 [ -f "$p/lib/systemd/system/avclip-trainer@.service" ] || fail "no units in $p/lib/systemd/system"
 grep -q "^EnvironmentFile=$p/etc/avclip/avclip.env$" "$p/lib/systemd/system/avclip-trainer@.service" ||

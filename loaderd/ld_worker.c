@@ -3,13 +3,18 @@
 // (io_uring) as soon as they are claimed, and whichever sample's reads finish first is decoded
 // into its slot. Guarantees: every claimed position is published (data or error) before the
 // thread detaches, unless the process dies, in which case the ring lets a live producer adopt
-// it. Not guaranteed: publication in position order (the ring does not need it).
+// it. Not guaranteed: publication in position order (the ring does not need it). A sample
+// whose watchdog ran out while the process was stopped or not scheduled (ld_stall) is decoded
+// again, a bounded number of times, instead of being published as a timeout: a pause of the
+// process's own making must not turn a good sample into an error slot and change the run.
 #include "ld_worker.h" // defines: ld_worker_main
 
 #include "ld_clip.h"     // defines: ld_clip_decode, LdBuffer
 #include "ld_error.h"    // defines: ld_error_name
 #include "ld_io.h"       // defines: LdReader, LdRead, ld_reader_*
+#include "ld_stall.h"    // defines: ld_stall_start, ld_stall_paused_ns
 #include "log.h"         // defines: log_info, log_warnx
+#include "proc_time.h"   // defines: time_mono_ns
 #include "stream_perm.h" // defines: stream_node_position
 
 #include <errno.h>
@@ -18,6 +23,8 @@
 #if HAVE_NUMA
 #include <numa.h>
 #endif
+
+#define LD_PAUSE_REDOS 3 // decodes again of one sample after pauses; then its timeout stands
 
 typedef struct {
 	int busy;
@@ -64,17 +71,41 @@ static void fill_text(LdShared *sh, RingSlot *s, uint64_t sample)
 		s->text[i] = i < ctx && tok ? tok[i] : 0;
 }
 
+// 1 when the sample that started decoding at t0 and has just timed out would still have been
+// inside its budget had the process been running: it was paused, not hung (logged)
+static int paused_not_hung(const LdShared *sh, const Item *it, uint64_t t0)
+{
+	uint64_t t1 = time_mono_ns();
+	uint64_t paused = ld_stall_paused_ns(t0, t1), took = t1 - t0;
+	if (!paused || took - (paused < took ? paused : took) >= (uint64_t)sh->params.timeout_ms * 1000000ull)
+		return 0;
+	log_warnx("position %llu: paused %llu ms (stopped or not scheduled) during sample %llu; decoding it again",
+		  (unsigned long long)it->slot.position, (unsigned long long)(paused / 1000000ull),
+		  (unsigned long long)it->plan.sample);
+	return 1;
+}
+
+static void decode(LdShared *sh, LdDecoder *d, Item *it)
+{
+	LdBuffer bufs[LD_MAX_RANGES];
+	for (int i = 0; i < it->plan.n_ranges; i++)
+		bufs[i] = (LdBuffer){it->reads[i].buf, it->reads[i].size, it->plan.ranges[i].offset};
+	for (int redo = 0;; redo++) {
+		uint64_t t0 = time_mono_ns();
+		it->error = ld_clip_decode(d, sh->m, &it->plan, &sh->params, bufs, it->slot.payload, it->reason,
+					   sizeof(it->reason));
+		if (it->error != -LD_ERR_TIMEOUT || atomic_load(&sh->cancel) || redo == LD_PAUSE_REDOS ||
+		    !paused_not_hung(sh, it, t0))
+			return;
+	}
+}
+
 static void publish(LdShared *sh, RingProducer *p, LdDecoder *d, Item *it)
 {
 	RingSlot *s = &it->slot;
 	s->sample_id = it->plan.sample;
-	if (!it->error && !atomic_load(&sh->cancel)) {
-		LdBuffer bufs[LD_MAX_RANGES];
-		for (int i = 0; i < it->plan.n_ranges; i++)
-			bufs[i] = (LdBuffer){it->reads[i].buf, it->reads[i].size, it->plan.ranges[i].offset};
-		it->error = ld_clip_decode(d, sh->m, &it->plan, &sh->params, bufs, s->payload, it->reason,
-					   sizeof(it->reason));
-	}
+	if (!it->error && !atomic_load(&sh->cancel))
+		decode(sh, d, it);
 	if (atomic_load(&sh->cancel)) { // stopping now: the position stays claimed, and a live producer adopts it
 		it->busy = 0;
 		return;
@@ -143,6 +174,10 @@ void *ld_worker_main(void *arg)
 	LdWorker *w = arg;
 	LdShared *sh = w->sh;
 	pin_numa(sh);
+	int stall = ld_stall_start();
+	if (stall && w->index == 0)
+		log_warnx("no stall ticker (%s): a sample paused past --timeout-ms becomes a timeout",
+			  strerror(-stall));
 	int q = sh->cfg->queue_depth;
 	Item *items = calloc((size_t)q, sizeof(Item));
 	LdReader *rd = NULL;

@@ -13,7 +13,8 @@ USES_loaderd := common shm-layout
 ifeq ($(HAVE_LIBAV),1)
 LIBS += loader
 loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \
-               loaderd/ld_gop.c loaderd/ld_plan.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c
+               loaderd/ld_gop.c loaderd/ld_plan.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c \
+               loaderd/ld_stall.c
 
 PROGS += loaderd/loaderd
 loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c loaderd/ld_bench.c
@@ -32,6 +33,9 @@ TESTS += test_loader_fifo_chunk
 TESTS += test_prep_verify_geometry
 # overlapping sections with valid checksums: loaderd, eval, clipdump and prep --verify refuse them
 TESTS += test_tools_hostile_manifest
+# a loaderd stopped past its watchdog while decoding: no timeout slots; a live hang still times out
+TESTS += test_loader_daemon_sigstop test_loader_stall
+test_loader_stall_WHITEBOX := loaderd # the stall ticker (ld_stall.h) is the daemon's, not the library's API
 test_tools_damaged_inputs_WHITEBOX := shm-layout # damages a ring segment's fields (ring_layout.h)
 SCRIPT_TESTS += tests/test_loader_config.sh tests/test_loader_prep_e2e.sh
 endif

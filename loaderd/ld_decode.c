@@ -112,12 +112,78 @@ static int frame_flagged(const AVFrame *f)
 	return f->decode_error_flags != 0 || (f->flags & AV_FRAME_FLAG_CORRUPT);
 }
 
+int ld_nal_framing(int codec_id, const uint8_t *extradata, int extradata_size)
+{
+	const uint8_t *x = extradata;
+	if (codec_id == AV_CODEC_ID_H264)
+		return extradata_size >= 7 && x[0] == 1 ? (x[4] & 3) + 1 : 0;
+	if (codec_id == AV_CODEC_ID_HEVC) // hvcC unless it starts like a start code (as libavcodec decides)
+		return extradata_size >= 23 && (x[0] || x[1] || x[2] > 1) ? (x[21] & 3) + 1 : 0;
+	return -1;
+}
+
+// offset in p[0..n) of the first run of 3+ zero bytes followed by a byte other than 01, or n
+static size_t bad_zero_run(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		const uint8_t *z = memchr(p + i, 0, n - i);
+		if (!z)
+			return n;
+		size_t s = (size_t)(z - p), e = s;
+		while (e < n && p[e] == 0)
+			e++;
+		if (e - s >= 3 && e < n && p[e] != 1)
+			return s;
+		i = e;
+	}
+	return n;
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+int ld_nal_zeroed(const uint8_t *data, size_t size, int framing, size_t *at)
+{
+	size_t i = 0, k;
+	if (framing <= 0) { // Annex B: zeros may stand before a start code and at the end, nowhere else
+		k = framing == 0 ? bad_zero_run(data, size) : size;
+		*at = k;
+		return k < size;
+	}
+	while (i < size) {
+		if (size - i < (size_t)framing || all_zero(data + i, size - i))
+			return 0; // padding, or a stub too short to hold a NAL unit (the decoder skips it)
+		uint32_t len = 0;
+		for (int b = 0; b < framing; b++)
+			len = len << 8 | data[i + b];
+		i += (size_t)framing;
+		if (len == 0) { // the length of a zeroed NAL unit, with data after it
+			*at = i - (size_t)framing;
+			return 1;
+		}
+		size_t n = len < size - i ? len : size - i; // a length past the end: check what there is
+		if ((k = bad_zero_run(data + i, n)) < n) {
+			*at = i + k;
+			return 1;
+		}
+		i += n;
+	}
+	return 0;
+}
+
 typedef struct {
 	LdDecoder *d;
 	LdMemIO io;
 	AVCodecContext *c;
 	int tainted; // a frame decoded with errors since the last clean keyframe: later frames may predict from it
 	int si;
+	int framing; // ld_nal_framing of the stream: zeroed NAL bytes are refused before the decoder sees them
 	AVRational tb, frame_dur; // stream time base, 1/fps
 	int64_t start;            // pts of frame 0
 } VideoCtx;
@@ -151,6 +217,7 @@ static int open_video(VideoCtx *v, const uint8_t *buf, size_t size, const LdChun
 			 ci->width, ci->height);
 		return -LD_ERR_GEOMETRY;
 	}
+	v->framing = ld_nal_framing(st->codecpar->codec_id, st->codecpar->extradata, st->codecpar->extradata_size);
 	v->c = avcodec_alloc_context3(codec);
 	if (!v->c) {
 		snprintf(err, errlen, "out of memory for the decoder");
@@ -303,6 +370,13 @@ static int send_counted(VideoCtx *v, AVPacket *pkt, int needed, const uint32_t *
 	snprintf(what, sizeof what, "decoding frame %lld", (long long)frame_number(v, pkt->pts));
 	d->cost.packets++;
 	d->cost.bytes += (uint64_t)pkt->size;
+	size_t at;
+	if (ld_nal_zeroed(pkt->data, (size_t)pkt->size, v->framing, &at)) {
+		snprintf(err, errlen, "%s: zeroed bytes inside a NAL unit (at byte %zu of its %d-byte packet)", what,
+			 at, pkt->size);
+		av_packet_unref(pkt);
+		return -LD_ERR_CORRUPT;
+	}
 	int rc = avcodec_send_packet(v->c, pkt);
 	av_packet_unref(pkt);
 	if (rc < 0 && rc != AVERROR(EAGAIN))

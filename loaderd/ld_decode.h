@@ -3,7 +3,7 @@
 // what the needed frames require, cropping in YUV and scaling into dst.
 #ifndef LOADERD_LD_DECODE_H
 #define LOADERD_LD_DECODE_H
-// defines: LdMode, LdLoopFilter, LdCrop, LdBuffer, LdChunkInfo, LdDecodeOpts, LdCost, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_decoder_timing, ld_decoder_cost, ld_cost_add, ld_libav_quiet
+// defines: LdMode, LdLoopFilter, LdCrop, LdBuffer, LdChunkInfo, LdDecodeOpts, LdCost, LdDecoder, ld_decoder_new, ld_decoder_free, ld_decode_video, ld_image_load, ld_image_render, ld_decoder_frames, ld_decoder_jumps, ld_decoder_timing, ld_decoder_cost, ld_cost_add, ld_libav_quiet, ld_nal_framing, ld_nal_zeroed
 
 #include "manifest_format.h" // defines: ManifestPacket
 
@@ -103,5 +103,17 @@ const LdCost *ld_decoder_cost(const LdDecoder *d);
 void ld_cost_add(LdCost *to, const LdCost *from);
 // libav's own log lines off (programs call it once; libraries never print)
 void ld_libav_quiet(void);
+
+// Zeroed bytes inside H.264 / HEVC slice data (a zeroed disk block, a hole in a download) are
+// damage the decoder does not see: CABAC reads the zeros as valid syntax and the frame comes out
+// garbled with no error, no flag and no log line. Emulation prevention keeps three zero bytes
+// out of every NAL unit, so the packet bytes tell: a run of 3+ zeros inside a NAL unit followed
+// by anything but 01 (a start code, which some muxers leave inside samples), or a zero length
+// prefix with data after it. Zeros at the end of a NAL unit or packet (padding) pass.
+// How codec_id's packets delimit NAL units: 1-4 (the length prefix size of avcC / hvcC
+// extradata), 0 (Annex B start codes), -1 (neither H.264 nor HEVC: nothing to check).
+int ld_nal_framing(int codec_id, const uint8_t *extradata, int extradata_size);
+// 1 when packet data[0..size) holds zeros no intact NAL unit can (*at: the offset of the first), else 0
+int ld_nal_zeroed(const uint8_t *data, size_t size, int framing, size_t *at);
 
 #endif

@@ -88,6 +88,7 @@ typedef struct {
 	const uint32_t *frames;
 	int n, delivered;
 	int tainted; // a frame of this GOP decoded with errors: the frames after it may predict from it
+	int framing; // ld_nal_framing of the chunk's configuration
 	uint8_t *const *dst;
 	const LdDecodeOpts *o;
 	char *err;
@@ -158,6 +159,12 @@ static int send_packet(Run *r, const ManifestPacket *p, const uint8_t *data)
 	LdDecoder *d = r->d;
 	uint64_t t0 = ld_cost_clock(d);
 	AVPacket *pkt = d->pkt;
+	size_t at;
+	if (ld_nal_zeroed(data, p->size, r->framing, &at)) { // the decoder would show it garbled, unflagged
+		snprintf(r->err, r->errlen, "decoding frame %u: zeroed bytes inside a NAL unit (at byte %zu of its %u)",
+			 p->frame, at, p->size);
+		return -LD_ERR_CORRUPT;
+	}
 	if (av_new_packet(pkt, (int)p->size) < 0) { // zeroed padding after the data, as decoders want
 		snprintf(r->err, r->errlen, "out of memory for a packet");
 		return -LD_ERR_NOMEM;
@@ -250,6 +257,7 @@ int ld_decode_indexed(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdCh
 		 .ci = ci,
 		 .frames = frames,
 		 .n = n,
+		 .framing = ld_nal_framing(AV_CODEC_ID_H264, ci->config, (int)ci->config_size),
 		 .dst = dst,
 		 .o = o,
 		 .err = err,

@@ -19,6 +19,9 @@ SCRIPT_TESTS += tests/test_prep_eta.sh
 SCRIPT_TESTS += tests/test_prep_chunk_folders.sh
 # a damaged image in a shard is reported and left out (--no-check-images: indexed)
 SCRIPT_TESTS += tests/test_prep_shards_damaged.sh
+# a zeroed 4 KB block inside H.264 slice data, which libavcodec decodes without an error or flag:
+# the loader's decode paths refuse the clips over it
+TESTS += test_loader_zeroed_block
 # a video id naming one of prep's outputs costs that video at most, never the run
 SCRIPT_TESTS += tests/test_prep_id_collision.sh
 

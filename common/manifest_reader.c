@@ -1,5 +1,7 @@
-// Dataset manifest reader: mmap, then header and table validation so that every accessor
-// can index without further checks; bad files produce an error line, never a fault.
+// Dataset manifest reader: the file read into private memory, then header and table validation
+// so that every accessor can index without further checks; bad files produce an error line, never
+// a fault. The bytes validated are the bytes used: the file rewritten or truncated while a program
+// runs (a cp of a new manifest, an editor) changes nothing it holds; manifest_file_changed tells it.
 #include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_vocab_hash, bpe_free
 #include "errbuf.h"          // defines: err_fmt
@@ -20,7 +22,8 @@
 struct Manifest {
 	const uint8_t *base;
 	size_t size;
-	int borrowed; // base belongs to the caller (manifest_open_mem)
+	int borrowed;   // base belongs to the caller (manifest_open_mem)
+	struct stat st; // the file as it was read (manifest_open): device, inode, size, mtime, ctime
 	const ManifestHeader *h;
 	uint8_t *seen;  // scratch of the packet index check at open (MANIFEST_MAX_INDEXED_FRAMES bytes)
 	char dir[4096]; // folder of the manifest, for relative paths
@@ -295,6 +298,41 @@ static int validate(Manifest *m, char *err, size_t errlen)
 	return 0;
 }
 
+// reads the whole regular file fd of st->st_size bytes into anonymous private pages (8-byte aligned,
+// as the tables need); -ESTALE when it is shorter or longer than that by the time it is read
+static int read_private(int fd, const struct stat *st, const uint8_t **out, char *err, size_t errlen)
+{
+	size_t size = (size_t)st->st_size;
+	uint8_t *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return err_fmt(err, errlen, -ENOMEM, "cannot hold its %zu bytes in memory: %s", size, strerror(errno));
+	size_t got = 0;
+	while (got < size) {
+		ssize_t n = pread(fd, p + got, size - got, (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : 0;
+			munmap(p, size);
+			if (n < 0)
+				return err_fmt(err, errlen, -e, "read: %s", strerror(e));
+			return err_fmt(err, errlen, -ESTALE,
+				       "the file shrank from %zu to %zu bytes while it was read (rewritten meanwhile?)",
+				       size, got);
+		}
+		got += (size_t)n;
+	}
+	char extra;
+	if (pread(fd, &extra, 1, (off_t)size) == 1) {
+		munmap(p, size);
+		return err_fmt(err, errlen, -ESTALE,
+			       "the file grew past %zu bytes while it was read (rewritten meanwhile?)", size);
+	}
+	mprotect(p, size, PROT_READ);
+	*out = p;
+	return 0;
+}
+
 int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 {
 	*out = NULL;
@@ -318,15 +356,14 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	m->size = (size_t)st.st_size;
-	void *p = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd, 0);
-	int e = errno;
+	m->st = st;
+	int rc = read_private(fd, &st, &m->base, err, errlen);
 	close(fd);
-	if (p == MAP_FAILED) {
+	if (rc) {
 		free(m);
-		return err_fmt(err, errlen, -e, "mmap: %s", strerror(e));
+		return rc;
 	}
-	m->base = p;
-	m->h = p;
+	m->h = (const ManifestHeader *)m->base;
 	const char *slash = strrchr(path, '/');
 	if (!slash)
 		snprintf(m->dir, sizeof(m->dir), ".");
@@ -334,7 +371,7 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 		snprintf(m->dir, sizeof(m->dir), "/");
 	else
 		snprintf(m->dir, sizeof(m->dir), "%.*s", (int)(slash - path), path);
-	int rc = validate(m, err, errlen);
+	rc = validate(m, err, errlen);
 	free(m->seen);
 	m->seen = NULL;
 	if (rc) {
@@ -343,6 +380,34 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 	}
 	*out = m;
 	return 0;
+}
+
+uint64_t manifest_identity(const Manifest *m)
+{
+	return (uint64_t)m->h->data_crc << 32 | m->h->header_crc;
+}
+
+int manifest_file_changed(const Manifest *m, const char *path, char *why, size_t whylen)
+{
+	if (m->borrowed)
+		return 0;
+	struct stat now;
+	if (stat(path, &now) < 0) {
+		snprintf(why, whylen, "%s", strerror(errno));
+		return 1;
+	}
+	const struct stat *was = &m->st;
+	if (now.st_dev != was->st_dev || now.st_ino != was->st_ino)
+		snprintf(why, whylen, "another file now has its name (replaced)");
+	else if (now.st_size != was->st_size)
+		snprintf(why, whylen, "its size went from %lld to %lld bytes", (long long)was->st_size,
+			 (long long)now.st_size);
+	else if (now.st_mtim.tv_sec != was->st_mtim.tv_sec || now.st_mtim.tv_nsec != was->st_mtim.tv_nsec ||
+		 now.st_ctim.tv_sec != was->st_ctim.tv_sec || now.st_ctim.tv_nsec != was->st_ctim.tv_nsec)
+		snprintf(why, whylen, "it was written to");
+	else
+		return 0;
+	return 1;
 }
 
 int manifest_open_mem(Manifest **out, const void *buf, size_t size, const char *dir, char *err, size_t errlen)

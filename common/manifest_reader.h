@@ -1,8 +1,10 @@
-// Opens a dataset manifest read-only by mmap and checks its structure, so the loader, the
-// trainer and tools can index chunks, keyframes, samples and caption tokens in place.
+// Opens a dataset manifest (read whole into private memory) and checks its structure, so the
+// loader, the trainer and tools can index chunks, keyframes, samples and caption tokens in place.
+// What was validated is what is used: the file rewritten while a program runs changes nothing it
+// holds (manifest_file_changed tells it happened).
 #ifndef COMMON_MANIFEST_READER_H
 #define COMMON_MANIFEST_READER_H
-// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve, manifest_vocab, manifest_vocab_check, MANIFEST_VOCAB_*
+// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_file_changed, MANIFEST_VOCAB_*
 
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...
 
@@ -11,12 +13,20 @@
 
 typedef struct Manifest Manifest;
 
-// Maps path and validates header (magic, version, header size, header checksum, file size)
+// Reads path (a regular file; the bytes stay in this process's memory: a large manifest costs its
+// size in every process that opens it) and validates header (magic, version, header size, header checksum, file size)
 // and every table (offsets in range, sections disjoint, strings terminated, chunk/keyframe/sample
 // references consistent, each caption <|startoftext|> first and <|endoftext|> last). On error returns -errno (-ENOENT..., -EBADMSG not a manifest or corrupt,
 // -EPROTONOSUPPORT other version) and writes a one-line reason to err.
 int manifest_open(Manifest **out, const char *path, char *err, size_t errlen);
 void manifest_close(Manifest *m);
+// The dataset's identity: its header and data checksums (the header's covers every count, offset
+// and the file size), equal for copies of one manifest, different for another dataset or a
+// rewrite. What rings and checkpoints record, so nothing joins or resumes the wrong job.
+uint64_t manifest_identity(const Manifest *m);
+// 1 when path no longer names the file m was read from as it was (replaced, resized, written to,
+// gone), with the change in why; 0 when unchanged (and always for manifest_open_mem)
+int manifest_file_changed(const Manifest *m, const char *path, char *why, size_t whylen);
 // the same checks on size bytes at buf (8-byte aligned, outliving the Manifest; not freed by
 // manifest_close); dir resolves relative paths. For tests and the fuzz harness.
 int manifest_open_mem(Manifest **out, const void *buf, size_t size, const char *dir, char *err, size_t errlen);

@@ -6,8 +6,8 @@
 #include "ld_decode.h"       // defines: ld_libav_quiet
 #include "ld_worker.h"       // defines: LdShared, LdWorker, ld_worker_main
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatalx
-#include "manifest_reader.h" // defines: manifest_open_verified, manifest_header
-#include "ring.h"            // defines: ring_open, ring_info, ring_check_instance, ring_close
+#include "manifest_reader.h" // defines: manifest_open_verified, manifest_header, manifest_identity, manifest_file_changed
+#include "ring.h" // defines: ring_open, ring_info, ring_check_instance, ring_close, ring_check_data, ring_data_set
 
 #include <errno.h>
 #include <signal.h>
@@ -95,6 +95,22 @@ static void stop_within_deadline(LdShared *sh)
 	_exit(0);
 }
 
+// The manifest is held in memory as it was validated (manifest_open), so a rewrite of the file
+// cannot touch this loader; says so once, since a loader started later reads the new file (and is
+// refused by the ring unless it is the same dataset)
+static void watch_manifest(LdShared *sh, const LdConfig *c)
+{
+	static int said;
+	char why[256];
+	if (said || !manifest_file_changed(sh->m, c->manifest, why, sizeof why))
+		return;
+	said = 1;
+	log_warnx("manifest %s changed on disk since this loader read it (%s): it goes on serving the copy it read "
+		  "and validated (dataset %016llx); a loader started now reads the new file, and the ring refuses it "
+		  "unless it holds the same dataset",
+		  c->manifest, why, (unsigned long long)manifest_identity(sh->m));
+}
+
 // runs the threads on one ring instance until a signal or until the ring is recreated or gone
 static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 {
@@ -105,6 +121,16 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 			   info.geometry.channels, info.geometry.frames, LD_MAX_FRAMES);
 	if (info.geometry.text_len == 0)
 		log_fatalx("ring %s carries no caption tokens (text length 0): recreate it with --text-len", c->ring);
+	// the job's dataset: a loader given another manifest (or this one rewritten since) never joins
+	RingDataId mine;
+	char why[1024];
+	ring_data_set(&mine, manifest_identity(sh->m), manifest_header(sh->m)->vocab_hash, c->manifest);
+	if (ring_check_data(r, c->ring, &mine, "this loader", why, sizeof why) < 0)
+		log_fatalx("%s", why);
+	if (!info.data.id)
+		log_warnx("ring %s records no dataset (made without ringctl create --manifest): nothing checks that "
+			  "its trainers expect the clips of %s",
+			  c->ring, c->manifest);
 	sh->ring = r;
 	sh->ring_ranks = info.ranks;
 	if (c->node >= c->nodes)
@@ -127,8 +153,10 @@ static void serve(LdShared *sh, Ring *r, const LdConfig *c, LdWorker *w)
 		if (pthread_create(&w[i].tid, NULL, ld_worker_main, &w[i]) != 0)
 			log_fatalx("cannot start thread %d", i);
 	}
-	while (!stop_signal) {
+	for (int tick = 1; !stop_signal; tick++) {
 		sleep_ms(100);
+		if (tick % 10 == 0)
+			watch_manifest(sh, c);
 		if (atomic_load(&sh->damaged))
 			log_fatalx("ring %s is damaged: a slot holds a position no sound ring can have; recreate it",
 				   c->ring);

@@ -3,7 +3,7 @@ PUBLIC_HEADERS += shm-layout/ring.h
 USES_shm-layout := common
 LIBS += ring
 ring_SRCS := shm-layout/ring_segment.c shm-layout/ring_create.c shm-layout/ring_proto.c shm-layout/ring_reap.c \
-             shm-layout/ring_stats.c shm-layout/ring_boot.c
+             shm-layout/ring_stats.c shm-layout/ring_boot.c shm-layout/ring_data.c
 
 TESTS += test_ring_transitions test_ring_wraparound test_ring_abi_mismatch test_ring_geometry_mismatch \
          test_ring_attach_detach test_ring_instance test_ring_waits test_ring_first_position \

@@ -2,11 +2,11 @@
 // One public header; programs never reach into the structs except through the accessors below.
 #ifndef SHM_RING_H
 #define SHM_RING_H
-// defines: RingGeometry, RingCreateOptions, RingOpenOptions, Ring, RingSlot, RingProducer,
+// defines: RingGeometry, RingDataId, RingCreateOptions, RingOpenOptions, Ring, RingSlot, RingProducer,
 //          RingConsumer, RingStats, RingProcStats, ring_create, ring_open, ring_close, ring_destroy,
 //          ring_payload_region, ring_producer_attach, ring_producer_claim, ring_producer_publish, ring_producer_publish_error,
 //          ring_producer_detach, ring_consumer_attach, ring_consumer_acquire, ring_consumer_release,
-//          ring_consumer_detach, ring_reap, ring_stats, ring_check_instance, RingBootState, RingBootSeen,
+//          ring_consumer_detach, ring_reap, ring_stats, ring_check_instance, ring_check_data, ring_data_set, RingBootState, RingBootSeen,
 //          ring_boot_publish, ring_boot_read, ring_boot_clear, RING_BOOT_BLOB_MAX
 
 #include <stddef.h>
@@ -14,7 +14,8 @@
 
 // Bumped whenever the layout or the meaning of any field changes; a mismatch is refused.
 // 2: the control block's reserved NCCL-id bytes became the bootstrap record (ring_boot_*).
-#define RING_ABI_VERSION 2
+// 3: the control block records the dataset (RingDataId) in bytes that were padding.
+#define RING_ABI_VERSION 3
 #define RING_MAX_PRODUCERS 256 // loader threads over all loaderd processes
 #define RING_MAX_CONSUMERS 64  // = the most ranks one ring serves
 #define RING_DEFAULT_NAME "avclip"
@@ -28,8 +29,18 @@ typedef struct {
 	uint32_t text_len; // caption tokens per slot (0 for none)
 } RingGeometry;
 
+// The dataset a ring's clips and captions come from, recorded at creation: a loader or trainer
+// given another manifest is refused (a typo, a stale unit file, a manifest rewritten meanwhile)
+// instead of training the job on another dataset. id 0: the creator recorded none.
+typedef struct {
+	uint64_t id;         // manifest_identity of the job's manifest
+	uint64_t vocab_hash; // the captions' vocabulary (bpe_vocab_hash), 0 when not recorded
+	char name[80];       // the manifest as the creator named it, for messages (NUL-terminated)
+} RingDataId;
+
 typedef struct {
 	RingGeometry geometry;
+	RingDataId data;           // the dataset (all zero: none recorded)
 	uint32_t slots;            // S
 	uint32_t ranks;            // N
 	uint64_t seed;             // the data stream's seed, recorded for everyone who attaches
@@ -78,6 +89,15 @@ int ring_create(Ring **out, const char *name, const RingCreateOptions *opt, char
 int ring_open(Ring **out, const char *name, const RingOpenOptions *opt, char *errbuf, size_t errlen);
 void ring_close(Ring *r);           // unmaps; producers/consumers must be detached first
 int ring_destroy(const char *name); // marks the ring closed (waiters return -ESHUTDOWN), unlinks
+// Whether a program holding the dataset `mine` (manifest_identity, its vocabulary, its path) may
+// join ring r: 0 when the ring records the same dataset, or none (id 0: nothing to compare, the
+// caller may warn); -EINVAL with a sentence naming both manifests, their identities, and what to do
+// (who: "this loader", "rank 0") in err otherwise. Also -EINVAL when mine has id 0 but the ring
+// records a dataset: a program that cannot say which data it serves must not join a job's ring.
+int ring_check_data(const Ring *r, const char *ring_name, const RingDataId *mine, const char *who, char *err,
+		    size_t errlen);
+// fills d; a name longer than the field keeps its end ("...dataset/manifest"), the telling part
+void ring_data_set(RingDataId *d, uint64_t id, uint64_t vocab_hash, const char *name);
 // 0 while `name` still names the ring r was opened from; -ESTALE when it was recreated
 // (attached processes should detach and re-open), -ENOENT when it is gone.
 int ring_check_instance(const Ring *r);
@@ -87,6 +107,7 @@ typedef struct {
 	RingGeometry geometry;
 	uint32_t slots, ranks;
 	uint64_t seed, first_position, instance_id;
+	RingDataId data;        // the dataset recorded at creation (id 0: none)
 	uint64_t payload_bytes; // T*H*W*C
 	uint64_t slot_stride;   // bytes between payloads (4 KiB multiple)
 	uint64_t segment_bytes;

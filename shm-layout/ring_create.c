@@ -84,6 +84,8 @@ static void init_control(RingControl *c, const RingCreateOptions *o, const RingL
 	c->numa_node = o->numa_node;
 	c->hugepages = (uint32_t)huge;
 	c->seed = o->seed;
+	c->data = o->data;
+	c->data.name[sizeof c->data.name - 1] = 0;
 	c->first_position = o->first_position;
 	uint64_t id = 0;
 	if (getrandom(&id, sizeof id, 0) != sizeof id)

@@ -114,7 +114,7 @@ typedef struct {
 	uint64_t segment_bytes;
 	uint64_t created_unix_ns;
 	uint64_t created_mono_ns;
-	uint8_t pad0[256 - 160];
+	RingDataId data; // 96 bytes: the dataset (ABI 3)
 	// hot, shared by producers: own cache lines
 	alignas(RING_CACHE_LINE) _Atomic uint64_t claim_hint; // every position below it is claimed
 	uint8_t pad1[RING_CACHE_LINE - 8];
@@ -148,6 +148,7 @@ _Static_assert(offsetof(RingSlotHeader, sample_id) == 32, "RingSlotHeader layout
 _Static_assert(offsetof(RingControl, geometry) == 32, "RingControl layout");
 _Static_assert(offsetof(RingControl, seed) == 72, "RingControl layout");
 _Static_assert(offsetof(RingControl, created_mono_ns) == 152, "RingControl layout");
+_Static_assert(offsetof(RingControl, data) == 160 && sizeof(RingDataId) == 96, "RingControl layout");
 _Static_assert(offsetof(RingControl, claim_hint) == 256, "RingControl layout");
 _Static_assert(offsetof(RingControl, closed) == 320, "RingControl layout");
 _Static_assert(offsetof(RingControl, boot_seq) == 384, "RingControl layout");
@@ -188,6 +189,7 @@ struct Ring {
 	uint64_t payload_bytes, text_offset, slot_stride, payload_offset;
 	int read_only;
 	uint64_t instance_id;
+	RingDataId data;             // validated copy: NUL-terminated name
 	uint64_t file_dev, file_ino; // to tell a recreated ring from ours
 	char name[64];
 	char path[192];

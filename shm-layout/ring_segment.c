@@ -189,6 +189,8 @@ static int check_control(const RingControl *c, const char *path, uint64_t file_b
 			       "ring %s is damaged: %u ranks, adopt timeout %u ms, first position %" PRIu64
 			       " out of range",
 			       path, c->ranks, c->adopt_timeout_ms, c->first_position);
+	if (!memchr(c->data.name, 0, sizeof c->data.name))
+		return err_fmt(errbuf, errlen, -EPROTO, "ring %s is damaged: its dataset name is not terminated", path);
 	if (o && o->expect_geometry && !ring_geometry_equal(&g, o->expect_geometry)) {
 		char have[96], want[96];
 		ring_geometry_format(&g, have, sizeof have);
@@ -222,6 +224,8 @@ int ring_attach_mapping(Ring *r, uint8_t *base, uint64_t bytes, const char *path
 	r->payload_bytes = c->payload_bytes;
 	r->read_only = o && o->read_only;
 	r->instance_id = c->instance_id;
+	r->data = c->data;
+	r->data.name[sizeof r->data.name - 1] = 0;
 	ring_map_views(r);
 	return 0;
 }
@@ -357,6 +361,7 @@ void ring_info(const Ring *r, RingInfo *info)
 	info->slots = r->n_slots;
 	info->ranks = r->n_ranks;
 	info->seed = c->seed;
+	info->data = r->data;
 	info->first_position = c->first_position;
 	info->instance_id = r->instance_id;
 	info->payload_bytes = r->payload_bytes;

@@ -224,7 +224,7 @@ for b in "$TRAINER" "$LOADERD" "$RINGCTL" "$RINGSTAT" "$PREP"; do
 done
 
 # ---- trainer flags: values of, removing, path flags made absolute --------------------------------
-BOOL_FLAGS=" --resume --help --comm-create --comm-unlink --resume-position --print-geometry --print-steps "
+BOOL_FLAGS=" --resume --resume-on-new-data --help --comm-create --comm-unlink --resume-position --print-geometry --print-steps "
 flag_value() { # flag_value NAME [DEFAULT]: the last value TRAINER_ARGS gives --NAME
 	local i v=${2:-} a
 	for ((i = 0; i < ${#TRAINER_ARGS[@]}; i++)); do
@@ -318,6 +318,12 @@ VOCAB=$(sed -n 's/.*vocabulary \([0-9]*\).*/\1/p' <<<"$info")
 if [ $RESUMING = 0 ]; then
 	has_flag dataset-size || TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE")
 	has_flag vocab || [ -z "$VOCAB" ] || TRAINER_ARGS+=(--vocab "$VOCAB")
+elif has_flag resume-on-new-data; then
+	# the run goes on over other data: its size and vocabulary are the manifest's now (launch.conf
+	# holds the old ones), unless this command line gives them
+	given() { local a; for a in "${EXTRA[@]}"; do [ "$a" = "--$1" ] || [[ $a == --$1=* ]] && return 0; done; return 1; }
+	given dataset-size || { drop_flag dataset-size; TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE"); }
+	given vocab || [ -z "$VOCAB" ] || { drop_flag vocab; TRAINER_ARGS+=(--vocab "$VOCAB"); }
 fi
 geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
 plan=$("$TRAINER" --print-steps --ranks $((N * NODES_N)) "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
@@ -401,7 +407,9 @@ chmod 700 "$RUN_DIR/control" || die "cannot make $RUN_DIR/control mode 0700"
 		"$N" "$MANIFEST" "$RING" "$LOADERS_PER_NODE" "$LOADER_THREADS" "$SLOTS" "$SEED"
 	printf 'NODES_N=%q NODE_RANK=%q MASTER_ADDR=%q MASTER_PORT=%q\n' "$NODES_N" "$NODE_RANK" "${MASTER_ADDR:-}" \
 		"${MASTER_PORT:-}"
-	printf 'TRAINER_ARGS=('; printf '%q ' "${TRAINER_ARGS[@]}"; printf ')\n'
+	# --resume-on-new-data is for this resume only: a later change of the data is refused again
+	printf 'TRAINER_ARGS=('; for a in "${TRAINER_ARGS[@]}"; do [ "$a" = --resume-on-new-data ] || printf '%q ' "$a"; done
+	printf ')\n'
 } >"$RUN_DIR/launch.conf.tmp" && mv "$RUN_DIR/launch.conf.tmp" "$RUN_DIR/launch.conf" || die "cannot write $RUN_DIR/launch.conf"
 echo $$ >"$RUN_DIR/launch.pid"
 rm -f "$RUN_DIR/stop-requested" # a mark a stopped run left: this run's SIGTERMs are not requests yet
@@ -585,14 +593,15 @@ trap 'on_signal HUP 129' HUP
 [ $RESUMING = 1 ] && TRAINER_ARGS+=(--resume)
 say "run $RUN_DIR: $N trainer rank(s), $START_LOADERS loader(s) over ${#NODES[@]} NUMA node(s)$LOADERS_NOTE, ring $RING ($SLOTS slots, T=$FRAMES ${SIZE}x$SIZE, text $CTX), seed $SEED, first position $FIRST"
 say "steps: $TOTAL$([ "${PER_EPOCH:-0}" -gt 0 ] && printf ' (%s per epoch of %s samples)' "$PER_EPOCH" "$DATASET_SIZE"); threads: $THREADS_NOTE"
-"$RINGCTL" create --ring "$RING" "${GEOM[@]}" --slots "$SLOTS" \
+# the ring records the job's dataset: a loader or trainer given another manifest is refused
+"$RINGCTL" create --ring "$RING" --manifest "$MANIFEST" "${GEOM[@]}" --slots "$SLOTS" \
 	--ranks "$N" --seed "$SEED" --first-position "$FIRST" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
 	die "cannot create the ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
 if [ "$N" -gt 1 ] && [ "$NODES_N" = 1 ]; then
 	"$TRAINER" --comm-create --comm "$COMM" --ranks "$N" >>"$RUN_DIR/logs/launch.log" 2>&1 || die "cannot create the rank group"
 fi
 if [ -n "$EVAL_MANIFEST" ]; then
-	"$RINGCTL" create --ring "$RING-eval" "${GEOM[@]}" --slots $((2 * BATCH < 16 ? 16 : 2 * BATCH)) --ranks 1 \
+	"$RINGCTL" create --ring "$RING-eval" --manifest "$EVAL_MANIFEST" "${GEOM[@]}" --slots $((2 * BATCH < 16 ? 16 : 2 * BATCH)) --ranks 1 \
 		--seed "$SEED" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
 		die "cannot create the evaluation ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
 	start_eval_loader

@@ -10,6 +10,7 @@
 
 #include "flags.h" // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "log.h"
+#include "manifest_reader.h" // defines: manifest_open, manifest_identity, manifest_header, manifest_close
 #include "ring.h"
 
 // the data stream seed a ring gets unless told: the same as tools/launch.sh's --seed default,
@@ -18,7 +19,7 @@
 
 // the flags of every command; a command uses those it needs (create: all)
 typedef struct {
-	const char *ring;
+	const char *ring, *manifest;
 	int64_t frames, height, width, channels, text_len, slots, ranks, adopt_timeout_ms;
 	int numa_node, hugepages, replace, help;
 	uint64_t seed, first_position;
@@ -28,6 +29,8 @@ typedef struct {
 static const FlagSpec flag_table[] = {
 	{"ring", FLAG_STRPTR, FLAG_AT(CtlFlags, ring), 0, 0, NULL,
 	 .help = "ring name (default: $AVCLIP_RING or '" RING_DEFAULT_NAME "')"},
+	{"manifest", FLAG_STRPTR, FLAG_AT(CtlFlags, manifest), 0, 0, NULL,
+	 .help = "the job's manifest: the ring records its dataset, and loaders or trainers given another are refused"},
 	{"frames", FLAG_I64, FLAG_AT(CtlFlags, frames), 0, U32, "16", .help = "frames per clip"},
 	{"height", FLAG_I64, FLAG_AT(CtlFlags, height), 0, U32, "224", .help = "clip height in pixels"},
 	{"width", FLAG_I64, FLAG_AT(CtlFlags, width), 0, U32, "224", .help = "clip width in pixels"},
@@ -122,6 +125,22 @@ static void print_info(const Ring *r, const char *name)
 	       name, in.path, in.segment_bytes, in.hugepages ? ", hugepages" : "", geom, in.slots, in.slot_stride,
 	       in.ranks, in.seed, in.first_position, in.instance_id, when, in.adopt_timeout_ms, in.numa_node,
 	       in.closed ? "\n  CLOSED" : "");
+	if (in.data.id)
+		printf("  dataset %s (id %016" PRIx64 ", vocabulary bpe %016" PRIx64 ")\n", in.data.name, in.data.id,
+		       in.data.vocab_hash);
+	else
+		printf("  dataset not recorded (made without --manifest): loaders and trainers are not checked\n");
+}
+
+// the dataset of --manifest, as the ring records it
+static void data_of(const char *path, RingDataId *d)
+{
+	Manifest *m;
+	char err[512];
+	if (manifest_open(&m, path, err, sizeof err) != 0)
+		log_fatalx("--manifest %s: %s", path, err);
+	ring_data_set(d, manifest_identity(m), manifest_header(m)->vocab_hash, path);
+	manifest_close(m);
 }
 
 int main(int argc, char **argv)
@@ -160,6 +179,8 @@ int main(int argc, char **argv)
 	o.numa_node = fl.numa_node;
 	o.hugepages = fl.hugepages;
 	o.replace = fl.replace;
+	if (strcmp(cmd, "create") == 0 && fl.manifest)
+		data_of(fl.manifest, &o.data);
 
 	Ring *r = NULL;
 	int e;

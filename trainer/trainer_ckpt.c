@@ -84,12 +84,19 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 	snprintf(batch, sizeof batch, "%d", ts->cfg.batch);
 	snprintf(sched, sizeof sched, "%lld %lld %lld %lld %.17g", (long long)oc->total_steps,
 		 (long long)oc->warmup_steps, (long long)oc->join_step, (long long)oc->join_len, oc->join_lr);
-	const char *meta[] = {"avclip.batch",    batch,
-			      "avclip.schedule", sched,
-			      "avclip.vocab",    ts->cfg.vocab ? ts->cfg.vocab : "",
-			      "avclip.merges",   ts->cfg.vocab_merges ? ts->cfg.vocab_merges : ""};
+	const char *meta[12] = {"avclip.batch", batch, "avclip.schedule", sched};
+	int nm = 2;
+	if (ts->cfg.vocab && ts->cfg.vocab[0]) {
+		meta[2 * nm] = "avclip.vocab", meta[2 * nm + 1] = ts->cfg.vocab, nm++;
+		meta[2 * nm] = "avclip.merges", meta[2 * nm + 1] = ts->cfg.vocab_merges ? ts->cfg.vocab_merges : "",
+			 nm++;
+	}
+	if (ts->cfg.data_id && ts->cfg.data_id[0]) {
+		meta[2 * nm] = "avclip.data", meta[2 * nm + 1] = ts->cfg.data_id, nm++;
+		meta[2 * nm] = "avclip.data_name", meta[2 * nm + 1] = ts->cfg.data_name ? ts->cfg.data_name : "", nm++;
+	}
 	t.meta = meta;
-	t.n_meta = ts->cfg.vocab && ts->cfg.vocab[0] ? 4 : 2;
+	t.n_meta = nm;
 	CkptState st = {.step = step, .stream_pos = positions[0], .rng = {data_seed, 0, 0, 0}};
 	rc = ckpt_save(dir, &t, &st, keep_last, err, errlen);
 	free(e.table);
@@ -104,6 +111,8 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 	if (rc)
 		return rc;
 	CkptTarget t = target(ts, &e);
+	if (ts->cfg.fresh_table && e.table) // the last extra: the old dataset's per-sample estimators stay behind
+		t.n_extra--;
 	CkptState st;
 	rc = ckpt_load_latest(dir, &t, &st, err, errlen);
 	if (rc == 0 && st.rng[0] != data_seed) {
@@ -115,7 +124,7 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 	KTensor *tab = fastclip_exchange_table(ts->xchg);
 	if (rc == 0)
 		rc = kern_upload(ts->ctx, &ts->temp_mv, e.temp_mv, sizeof e.temp_mv);
-	if (rc == 0 && tab)
+	if (rc == 0 && tab && !ts->cfg.fresh_table)
 		rc = kern_upload(ts->ctx, tab, e.table, kern_nbytes(tab));
 	if (rc == 0) {
 		ts->temp_steps = e.temp_steps;

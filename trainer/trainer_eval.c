@@ -10,9 +10,10 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memset, strerror
 
-#include "eval_report.h"     // defines: EvalReport, eval_score_retrieval, eval_report_json
-#include "manifest_reader.h" // defines: Manifest, manifest_open_verified, manifest_header, manifest_close
-#include "trainer_ingest.h"  // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_batch
+#include "eval_report.h" // defines: EvalReport, eval_score_retrieval, eval_report_json
+#include "manifest_reader.h" // defines: Manifest, manifest_open_verified, manifest_header, manifest_identity, manifest_close
+#include "ring.h"            // defines: RingDataId, ring_data_set, ring_check_data
+#include "trainer_ingest.h" // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_batch
 
 struct TrainerEval {
 	KernCtx *ctx;
@@ -111,6 +112,15 @@ int trainer_eval_open(TrainerEval **out, KernCtx *ctx, const char *ring, const c
 		snprintf(err, errlen, "evaluation: %s%s", why,
 			 rc == -ENOENT ? "; it is filled by: loaderd --eval --ring <it> --manifest <--eval-manifest>"
 				       : "");
+	if (!rc) { // the evaluation ring must serve --eval-manifest's samples
+		RingDataId mine;
+		ring_data_set(&mine, manifest_identity(e->man), manifest_header(e->man)->vocab_hash, manifest);
+		if ((rc = ring_check_data(e->in.ring, ring, &mine, "this trainer's --eval-manifest", why, sizeof why)) <
+		    0) {
+			snprintf(err, errlen, "evaluation: %s", why);
+			trainer_ingest_close(&e->in);
+		}
+	}
 	e->opened = rc == 0;
 	// its own activations, the training model's weights (bf16 copies or the f32 master) in place
 	if (!rc && ((rc = clip_model_create(&e->model, ctx, &m->cfg, EVAL_EMBED_BLOCK, m->dt)) ||

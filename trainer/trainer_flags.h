@@ -28,6 +28,7 @@ typedef struct {
 	RdvInfo rdv_info;
 	int rank, ranks, batch_size, threads, flip, keep_last, resume, help, init_skip_mismatched, metrics_every;
 	int comm_create, comm_unlink; // launcher modes: create / remove the comm segment, then exit
+	int resume_on_new_data;       // --resume-on-new-data: a resume may continue on another dataset
 	int resume_position;          // launcher mode: print where the ring of a resumed run starts, exit
 	int print_geometry;           // launcher mode: print the ringctl geometry flags the model needs, exit
 	int print_params;             // print the model's parameter counts as one JSON line, exit
@@ -40,6 +41,7 @@ typedef struct {
 	double epochs; // > 0: --steps resolved from it (trainer_steps_per_epoch)
 	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;
 	double comm_timeout, data_timeout, bucket_mb;
+	int64_t max_error_run; // failed positions in a row that stop the run (0: never)
 	// resolved from the above
 	ModelConfig model;
 	FastclipConfig loss;

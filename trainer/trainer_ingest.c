@@ -371,7 +371,20 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 			return rc;
 		if (s.flags & RING_SLOT_ERROR) {
 			in->errors++;
+			in->last_error = s.error;
+			if (++in->error_run >= in->max_error_run && in->max_error_run) {
+				snprintf(
+					err, errlen,
+					"ring '%s': the last %llu positions (up to %llu) all failed in the loaders, the last "
+					"with loader error %d: the data is no longer readable (the dataset deleted, moved or "
+					"unmounted under the job?); the loader logs name each file (RUN_DIR/logs/loaderd-*.log); "
+					"--max-error-run sets how many failures in a row stop the run",
+					in->name, (unsigned long long)in->error_run, (unsigned long long)s.position,
+					(int)s.error);
+				rc = -EIO;
+			}
 		} else if ((rc = check_slot(in, &s, dataset_size, err, errlen)) == 0) {
+			in->error_run = 0;
 			b->ids[row] = (int64_t)s.sample_id;
 			b->pos[row] = (int64_t)stream_node_position(s.position, in->ring_ranks, in->node, in->nodes);
 			if ((rc = upload(in, b, row, &s)) < 0) {

@@ -45,7 +45,13 @@ typedef struct {
 	int vocab;
 	size_t clip_bytes; // T*H*W*C
 	uint64_t errors;   // error slots skipped since open
-	double wait_s;     // seconds spent waiting for READY slots since open
+	// A batch ends with -EIO when this many positions in a row were error slots (0: never): the
+	// loaders cannot read the data any more (the dataset deleted or unmounted under the job), and
+	// skipping on would wait forever for clips that never come. error_run counts the current run,
+	// last_error is its last slot's loader code (ld_error.h).
+	uint64_t max_error_run, error_run;
+	int32_t last_error;
+	double wait_s; // seconds spent waiting for READY slots since open
 	// when set and nonzero (a stop request), a wait that finds no data for 200 ms ends with
 	// -ECANCELED: the batch is abandoned (the checkpoint holds the positions before it)
 	const volatile sig_atomic_t *cancel;

@@ -20,6 +20,7 @@
 #include "fs_dir.h"          // defines: fs_mkdir_p
 #include "log.h"             // defines: log_init, log_info, log_fatalx
 #include "model.h"           // defines: ParamSpec, model_layout
+#include "ring.h"            // defines: RingDataId, ring_data_set, ring_check_data
 #include "trainer_dist.h"    // defines: trainer_dist_open_device, trainer_dist_open_comm
 #include "trainer_best.h"    // defines: TrainerBest, trainer_best_open, trainer_best_describe
 #include "trainer_ckpt.h"    // defines: trainer_ckpt_load, trainer_ckpt_first_position
@@ -440,8 +441,14 @@ int main(int argc, char **argv)
 	trainer_dist_ring_rank(&c, &ring_rank, &ring_ranks);
 	if ((rc = trainer_ingest_open(&in, ctx, c.ring, ring_rank, ring_ranks, &c.model, 0, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
+	RingDataId mine; // the ring must serve --manifest's dataset
+	ring_data_set(&mine, g_vocab.data_id, g_vocab.hash, c.manifest);
+	if (ring_check_data(in.ring, c.ring, &mine, c.manifest[0] ? "this trainer" : "this trainer (no --manifest)",
+			    err, sizeof err) < 0)
+		log_fatalx("%s", err);
 	trainer_ingest_set_node(&in, c.node, c.nodes);
 	in.cancel = &g_stop;
+	in.max_error_run = (uint64_t)c.max_error_run;
 	Comm *comm;
 	if ((rc = trainer_dist_open_comm(&c, ctx, in.ring, comm_fatal, &comm, err, sizeof err)) < 0)
 		log_fatalx("%s", err);
@@ -466,6 +473,9 @@ int main(int argc, char **argv)
 	TrainStepConfig tc = step_config(&c, ctx, in.seed, prec, sizeof prec);
 	tc.vocab = g_vocab.hex;
 	tc.vocab_merges = g_vocab.merges;
+	tc.data_id = g_vocab.data_id ? g_vocab.data_hex : "";
+	tc.data_name = c.manifest;
+	tc.fresh_table = g_vocab.new_data;
 	char memline[512];
 	plan_memory(&c, ctx, &tc, memline, sizeof memline);
 	TrainStep *ts;

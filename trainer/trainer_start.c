@@ -10,10 +10,10 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: strcmp, strerror
 
-#include "bpe_tokenizer.h"   // defines: BPE_OPENAI_VOCAB_HASH
-#include "log.h"             // defines: log_info, log_warnx, log_fatalx
-#include "manifest_reader.h" // defines: Manifest, manifest_open, manifest_vocab, manifest_vocab_check, manifest_close
-#include "shell_quote.h"     // defines: shell_quoted
+#include "bpe_tokenizer.h" // defines: BPE_OPENAI_VOCAB_HASH
+#include "log.h"           // defines: log_info, log_warnx, log_fatalx
+#include "manifest_reader.h" // defines: Manifest, manifest_open, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_close
+#include "shell_quote.h" // defines: shell_quoted
 
 #define OPENAI_VOCAB 49408
 
@@ -29,6 +29,8 @@ int trainer_start_vocab(const TrainerConfig *c, TrainerVocab *v, char *err, size
 			return rc;
 		}
 		manifest_vocab(m, &v->hash, v->merges, sizeof v->merges);
+		v->data_id = manifest_identity(m);
+		snprintf(v->data_hex, sizeof v->data_hex, "%016llx", (unsigned long long)v->data_id);
 		manifest_close(m);
 		if (v->hash)
 			snprintf(v->hex, sizeof v->hex, "%016llx", (unsigned long long)v->hash);
@@ -84,7 +86,7 @@ int trainer_start_init_report(const TrainerConfig *c, const TrainerVocab *v, con
 	return -EINVAL;
 }
 
-int trainer_start_resume(const TrainerConfig *c, const TrainerVocab *v, OptConfig *opt, int64_t *step, char *note,
+int trainer_start_resume(const TrainerConfig *c, TrainerVocab *v, OptConfig *opt, int64_t *step, char *note,
 			 size_t notelen, char *err, size_t errlen)
 {
 	note[0] = 0;
@@ -114,6 +116,27 @@ int trainer_start_resume(const TrainerConfig *c, const TrainerVocab *v, OptConfi
 			"--batch-size %s, or start a new run from its weights (tools/export, then --init-from)",
 			c->batch_size, (long long)s, path, b, b, c->ranks, b);
 		rc = -EINVAL;
+	}
+	char newdata[1600] = "";
+	const char *cd = st_meta(f, "avclip.data"), *cn = st_meta(f, "avclip.data_name");
+	if (!rc && cd && *cd && v->data_id && strtoull(cd, NULL, 16) != v->data_id) {
+		if (!c->resume_on_new_data) {
+			snprintf(
+				err, errlen,
+				"cannot resume on --manifest %s (dataset %s): the checkpoint of step %lld (%s) was trained "
+				"on %s (dataset %s); resume with that manifest, or pass --resume-on-new-data to go on "
+				"from its weights and optimizer on this dataset (the FastCLIP u estimators start over)",
+				c->manifest, v->data_hex, (long long)s, path, cn && *cn ? cn : "another manifest", cd);
+			rc = -EINVAL;
+		} else {
+			v->new_data = 1;
+			snprintf(
+				newdata, sizeof newdata,
+				"plan: --resume-on-new-data: the checkpoint of step %lld was trained on %s (dataset %s); "
+				"its weights, optimizer and τ go on over --manifest %s (dataset %s), whose FastCLIP u "
+				"estimators start over",
+				(long long)s, cn && *cn ? cn : "another manifest", cd, c->manifest, v->data_hex);
+		}
 	}
 	const char *cv = st_meta(f, "avclip.vocab"), *cm = st_meta(f, "avclip.merges");
 	if (!rc && cv && *cv && v->hash && strtoull(cv, NULL, 16) != v->hash) {
@@ -157,6 +180,10 @@ int trainer_start_resume(const TrainerConfig *c, const TrainerVocab *v, OptConfi
 			"plan: the checkpoint of step %lld records no LR schedule (an older build): the LR follows the "
 			"cosine of --steps %lld from there, without a join",
 			(long long)s, (long long)opt->total_steps);
+	}
+	if (newdata[0]) { // besides what the schedule says
+		size_t k = strlen(note);
+		snprintf(note + k, notelen - k, "%s%s", k ? "; " : "", newdata);
 	}
 	st_close(f);
 	return rc;

@@ -17,6 +17,11 @@ typedef struct {
 	uint64_t hash;     // the training manifest's vocabulary (bpe_vocab_hash), 0: unknown (no --manifest)
 	char hex[20];      // "%016llx" of it, "" unknown: what checkpoints record
 	char merges[4200]; // its merges file (next to the manifest), "" unknown
+	// the training manifest's dataset (manifest_identity), 0 without --manifest: the ring must serve
+	// it, and checkpoints record it ("%016llx" in data_hex) so a resume on another is refused
+	uint64_t data_id;
+	char data_hex[20];
+	int new_data; // set by trainer_start_resume: the checkpoint was trained on another dataset (allowed)
 } TrainerVocab;
 
 // --manifest's vocabulary into v (unknown without --manifest: nothing is compared), and
@@ -29,12 +34,13 @@ int trainer_start_vocab(const TrainerConfig *c, TrainerVocab *v, char *err, size
 int trainer_start_init_report(const TrainerConfig *c, const TrainerVocab *v, const StInitOpts *io, char *err,
 			      size_t errlen);
 // With --resume and a checkpoint in --run-dir: a --batch-size other than the checkpoint's is
-// refused (FastCLIP's epoch and γ schedules count its steps), and so is a --manifest of another
-// vocabulary than the one the checkpoint records (v: trainer_start_vocab's); when --steps differs from the
+// refused (FastCLIP's epoch and γ schedules count its steps), a --manifest of another dataset than
+// the checkpoint's unless --resume-on-new-data (then note says the u estimators start over), and a
+// --manifest of another vocabulary than the one the checkpoint records (v: trainer_start_vocab's); when --steps differs from the
 // checkpoint's, *opt (the run's schedule) gets the join of optim_join_schedule, or the recorded one
 // when --steps is the same, and note says what the LR will do. 0 (also without a checkpoint: a fresh
 // start) or -EINVAL with err; *step: the checkpoint's step (-1 without one).
-int trainer_start_resume(const TrainerConfig *c, const TrainerVocab *v, OptConfig *opt, int64_t *step, char *note,
+int trainer_start_resume(const TrainerConfig *c, TrainerVocab *v, OptConfig *opt, int64_t *step, char *note,
 			 size_t notelen, char *err, size_t errlen);
 // --check-start: all of the above, --init-from loaded into this model on the CPU; logs what a
 // start would and returns the exit status (0: the start would pass them)

@@ -32,6 +32,12 @@ typedef struct {
 	// the captions' vocabulary (the training manifest's bpe_vocab_hash, "%016llx"; "" unknown) and
 	// its merges file: checkpoints record both, so tools/eval refuses a held-out split of another
 	const char *vocab, *vocab_merges;
+	// the training manifest's dataset (manifest_identity "%016llx", "" unknown) and its path: what
+	// checkpoints record so that a resume on another dataset is refused (--resume-on-new-data)
+	const char *data_id, *data_name;
+	// a resume on another dataset: the checkpoint's FastCLIP table (per-sample u of the old samples)
+	// is not loaded, the estimators start over
+	int fresh_table;
 } TrainStepConfig;
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)

@@ -78,7 +78,9 @@ static void start(void)
 	start_rc = -pthread_create(&tid, &a, ticker, NULL);
 	pthread_attr_destroy(&a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_lock(&S.lock); // read by ld_stall_paused_ns in threads that never called start
 	S.running = start_rc == 0;
+	pthread_mutex_unlock(&S.lock);
 }
 
 int ld_stall_start(void)

@@ -1,11 +1,12 @@
 // mkdir -p for the programs' output folders, and the creation of their temporary files.
-#include "fs_dir.h" // defines: fs_mkdir_p, fs_create_new, fs_fopen_new
+#include "fs_dir.h" // defines: fs_mkdir_p, fs_create_new, fs_fopen_new, fs_dir_own
 
 #include <errno.h>    // defines: errno, EEXIST, ENOTDIR, ENOMEM, EINVAL
 #include <fcntl.h>    // defines: open, O_*
-#include <unistd.h>   // defines: unlink, close
+#include <unistd.h>   // defines: unlink, close, geteuid
 #include <stdlib.h>   // defines: free
-#include <string.h>   // defines: strdup
+#include <stdio.h>    // defines: snprintf
+#include <string.h>   // defines: strdup, strerror
 #include <sys/stat.h> // defines: mkdir, stat, S_ISDIR
 
 static int make_one(const char *p, mode_t mode)
@@ -64,4 +65,34 @@ FILE *fs_fopen_new(const char *path, mode_t mode)
 		errno = e;
 	}
 	return f;
+}
+
+int fs_dir_own(const char *path, const char *what, char *why, size_t whylen)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		int e = errno;
+		snprintf(why, whylen, "%s %s: %s", what, path, strerror(e));
+		return -e;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, whylen, "%s %s is not a directory", what, path);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(
+			why, whylen,
+			"%s %s belongs to uid %u, not to this user (uid %u): its owner could replace the files written "
+			"there; use a folder of your own",
+			what, path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return -EPERM;
+	}
+	if (st.st_mode & S_IWOTH) {
+		snprintf(why, whylen,
+			 "%s %s is writable by every user (mode %04o): another user could plant links at the names "
+			 "written there; chmod o-w it, or use a folder of your own",
+			 what, path, (unsigned)(st.st_mode & 07777));
+		return -EPERM;
+	}
+	return 0;
 }

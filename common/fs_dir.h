@@ -2,7 +2,7 @@
 // folders (prep's --out, the trainer's checkpoint folder).
 #ifndef COMMON_FS_DIR_H
 #define COMMON_FS_DIR_H
-// defines: fs_mkdir_p, fs_create_new, fs_fopen_new
+// defines: fs_mkdir_p, fs_create_new, fs_fopen_new, fs_dir_own
 
 #include <stdio.h>     // defines: FILE
 #include <sys/types.h> // defines: mode_t
@@ -18,5 +18,11 @@ int fs_mkdir_p(const char *path, mode_t mode);
 int fs_create_new(const char *path, mode_t mode);
 // the same as a stdio stream ("w"); NULL with errno set
 FILE *fs_fopen_new(const char *path, mode_t mode);
+
+// A folder the program writes files into by name (a run directory: metrics, logs, checkpoints)
+// must be one no other user can plant names in: a directory of this euid that others cannot write
+// (group-writable is allowed: a user-private group under umask 002). 0, or -EPERM / -ENOTDIR /
+// -errno with the reason and the fix in why (what names the folder in it, e.g. "--run-dir").
+int fs_dir_own(const char *path, const char *what, char *why, size_t whylen);
 
 #endif

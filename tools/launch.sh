@@ -394,6 +394,11 @@ fi
 # ---- the run directory: written only now --------------------------------------------------------
 [ -d "$RUN_DIR" ] || CREATED_DIR=1
 mkdir -p "$RUN_DIR"/{logs,pids} || exit 1
+# launch.conf, logs and pid files are written there by name: no other user may plant links in it
+for d in "$RUN_DIR" "$RUN_DIR/logs" "$RUN_DIR/pids"; do
+	[ -O "$d" ] || die "$d belongs to $(stat -c %U "$d" 2>/dev/null), not to $(id -un): its owner could replace the job's files; use a run directory of your own"
+	[ $(($(stat -c %#a "$d") & 2)) = 0 ] || die "$d is writable by every user: another user could plant links at the job's file names; chmod o-w it, or use a run directory of your own"
+done
 # control/ takes requests from other shells: only the job's user may write there (a request is
 # input, parsed strictly; a directory someone else owns or can write is refused, never used)
 mkdir -p -m 700 "$RUN_DIR/control" 2>/dev/null

@@ -19,7 +19,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 ifeq ($(HAVE_LIBAV),1)
 SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_resume.sh tests/test_launch_nodes.sh tests/test_clipdump_grid.sh
 # nothing joins or resumes the wrong job: ring and checkpoint record the dataset (issue 31)
-SCRIPT_TESTS += tests/test_job_identity.sh tests/test_launch_data_changed.sh
+SCRIPT_TESTS += tests/test_job_identity.sh tests/test_launch_data_changed.sh tests/test_run_dir_owner.sh
 SCRIPT_TESTS += tests/test_launch_check_start.sh tests/test_launch_resume_loaders.sh
 # the commands launch.sh prints are shell-quoted (a run directory with a space and a quote)
 SCRIPT_TESTS += tests/test_launch_quoted.sh

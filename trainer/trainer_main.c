@@ -17,7 +17,7 @@
 #include <unistd.h>   // defines: write, _exit, access
 
 #include "comm.h"            // defines: comm_shm_create, comm_shm_unlink, rdv_describe
-#include "fs_dir.h"          // defines: fs_mkdir_p
+#include "fs_dir.h"          // defines: fs_mkdir_p, fs_dir_own
 #include "log.h"             // defines: log_init, log_info, log_fatalx
 #include "model.h"           // defines: ParamSpec, model_layout
 #include "ring.h"            // defines: RingDataId, ring_data_set, ring_check_data
@@ -460,6 +460,10 @@ int main(int argc, char **argv)
 	const int made_run_dir = stat(c.run_dir, &rst) != 0, made_ckdir = made_run_dir || stat(ckdir, &rst) != 0;
 	if ((rc = fs_mkdir_p(ckdir, 0755)) < 0)
 		log_fatalx("cannot create run directory %s: %s", ckdir, strerror(-rc));
+	// metrics, evaluations and checkpoints are written there by name: no other user may plant them
+	if (fs_dir_own(c.run_dir, "--run-dir", err, sizeof err) < 0 ||
+	    fs_dir_own(ckdir, "the checkpoint folder", err, sizeof err) < 0)
+		log_fatalx("%s", err);
 	if (made_ckdir) {
 		snprintf(g_made_ckdir, sizeof g_made_ckdir, "%s", ckdir);
 		snprintf(g_made_run_dir, sizeof g_made_run_dir, "%s", made_run_dir ? c.run_dir : "");

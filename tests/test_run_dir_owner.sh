@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A run directory is written by name (launch.conf, logs, metrics.jsonl, eval.jsonl, checkpoints): one
+# that another user owns or that every user may write (where a link planted at metrics.jsonl would
+# make the trainer append to the link's target) is refused by launch.sh and by the trainer, naming it.
+set -u
+. tests/job_testlib.sh
+jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl
+repo=$(pwd)
+jt_tmp rundir
+tmp=$JT_TMP
+ring=avclip-rundir-$$
+trap 'tools/ringctl destroy --ring "$ring" >/dev/null 2>&1; jt_cleanup' EXIT
+jt_data "$tmp"
+mkdir -p "$tmp/open" && chmod 0777 "$tmp/open"
+echo secret >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/open/metrics.jsonl"
+out=$("$repo/tools/launch.sh" 1 --manifest "$tmp/data/manifest" --run-dir "$tmp/open" -- "${JT_MODEL[@]}" --steps 2 2>&1) &&
+	fail "launch.sh ran a job in a world-writable run directory"
+grep -q "$tmp/open is writable by every user" <<<"$out" || fail "launch.sh's refusal: $out"
+read -ra geom <<<"$(trainer/trainer "${JT_MODEL[@]}" --print-geometry)"
+tools/ringctl create --ring "$ring" "${geom[@]}" --slots 16 --replace >/dev/null 2>&1 || fail "ringctl create"
+out=$(timeout 60 trainer/trainer --ring "$ring" "${JT_MODEL[@]}" --run-dir "$tmp/open" --steps 2 --dataset-size 26 2>&1) &&
+	fail "the trainer ran in a world-writable run directory"
+grep -q -- "--run-dir $tmp/open is writable by every user" <<<"$out" || fail "the trainer's refusal: $(tail -n 2 <<<"$out")"
+[ "$(cat "$tmp/victim")" = secret ] || fail "the planted link's target was written"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	mkdir -p "$tmp/theirs" && chown nobody "$tmp/theirs"
+	out=$(timeout 60 trainer/trainer --ring "$ring" "${JT_MODEL[@]}" --run-dir "$tmp/theirs" --steps 2 --dataset-size 26 2>&1) &&
+		fail "the trainer ran in another user's run directory"
+	grep -q -- "--run-dir $tmp/theirs belongs to uid $(id -u nobody), not to this user" <<<"$out" || fail "the refusal of another user's folder: $(tail -n 2 <<<"$out")"
+	out=$("$repo/tools/launch.sh" 1 --manifest "$tmp/data/manifest" --run-dir "$tmp/theirs" -- "${JT_MODEL[@]}" --steps 2 2>&1) &&
+		fail "launch.sh ran a job in another user's run directory"
+	grep -q "$tmp/theirs belongs to nobody" <<<"$out" || fail "launch.sh's refusal of another user's folder: $out"
+fi
+echo "ok: world-writable and foreign run directories are refused by launch.sh and the trainer; the planted link's target is untouched"

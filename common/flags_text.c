@@ -1,6 +1,7 @@
 // What the flag engine writes and reads as text besides argv: the --help lines, the
 // effective-configuration log line, and config files of "name value" lines turned into argv.
-#include "flags.h" // defines: FlagSpec, flags_help, flags_describe, flags_config_argv
+#include "flags.h"  // defines: FlagSpec, flags_help, flags_describe, flags_config_argv
+#include "fs_dir.h" // defines: fs_fopen_read, fs_strerror
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, errno
 #include <stdint.h> // defines: int64_t, uint64_t
@@ -201,9 +202,9 @@ int flags_config_argv(const char *flag, int argc, char **argv, int *oargc, char 
 	*oargv = NULL;
 	if (!path)
 		return 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = fs_fopen_read(path, "r");
 	if (!f) {
-		snprintf(err, errlen, "--%s %s: %s", flag, path, strerror(errno));
+		snprintf(err, errlen, "--%s %s: %s", flag, path, fs_strerror(errno));
 		return -EINVAL;
 	}
 	size_t cap = 4096, used = 0;

@@ -2,7 +2,7 @@
 // folders (prep's --out, the trainer's checkpoint folder).
 #ifndef COMMON_FS_DIR_H
 #define COMMON_FS_DIR_H
-// defines: fs_mkdir_p, fs_create_new, fs_fopen_new, fs_dir_own
+// defines: fs_mkdir_p, fs_create_new, fs_fopen_new, fs_dir_own, fs_fopen_read, fs_strerror
 
 #include <stdio.h>     // defines: FILE
 #include <sys/types.h> // defines: mode_t
@@ -18,6 +18,13 @@ int fs_mkdir_p(const char *path, mode_t mode);
 int fs_create_new(const char *path, mode_t mode);
 // the same as a stdio stream ("w"); NULL with errno set
 FILE *fs_fopen_new(const char *path, mode_t mode);
+
+// An input file opened for reading ("r" or "rb") only when it is a regular file: a FIFO, socket or
+// device at the path (a hostile manifest's or a typo's) would block the open or the reads forever.
+// NULL with errno set: EINVAL for what is not a regular file (fs_strerror words it).
+FILE *fs_fopen_read(const char *path, const char *mode);
+// strerror, except EINVAL: "not a regular file (a FIFO, socket or device)", fs_fopen_read's refusal
+const char *fs_strerror(int e);
 
 // A folder the program writes files into by name (a run directory: metrics, logs, checkpoints)
 // must be one no other user can plant names in: a directory of this euid that others cannot write

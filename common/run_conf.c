@@ -1,6 +1,7 @@
 // launch.conf holds shell assignments "KEY=value KEY=value" on a line, values quoted with
 // printf %q: backslash escapes for the characters a path may carry, $'...' for control bytes.
 #include "run_conf.h" // defines: run_conf_get
+#include "fs_dir.h"   // defines: fs_fopen_read
 
 #include <errno.h>  // defines: ENOENT, ESRCH, ENAMETOOLONG, EINVAL
 #include <stdio.h>  // defines: fopen, fgets, snprintf
@@ -27,7 +28,7 @@ int run_conf_get(const char *run_dir, const char *key, char *out, size_t len)
 {
 	char path[4200], line[16384];
 	snprintf(path, sizeof path, "%s/launch.conf", run_dir);
-	FILE *f = fopen(path, "r");
+	FILE *f = fs_fopen_read(path, "r");
 	if (!f)
 		return -ENOENT;
 	const size_t kl = strlen(key);

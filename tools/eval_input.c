@@ -1,6 +1,7 @@
 // Readers of the relevance and class files, and the synth caption grammar they can be derived
 // from instead. Every error names the file and line.
 #include "eval_input.h" // defines: EvalClasses, eval_rel_read, ...
+#include "fs_dir.h"     // defines: fs_fopen_read, fs_strerror
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, errno
 #include <stdio.h>  // defines: FILE, fopen, getline, snprintf
@@ -58,10 +59,10 @@ static int blank(const char *s)
 
 int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fs_fopen_read(path, "r");
 	if (!f) {
 		int e = errno;
-		snprintf(err, errlen, "relevance file %s: %s", path, strerror(e));
+		snprintf(err, errlen, "relevance file %s: %s", path, fs_strerror(e));
 		return -e;
 	}
 	char *line = NULL;
@@ -243,10 +244,10 @@ int eval_classes_read(const char *classes_path, const char *labels_path, int64_t
 	size_t cap = 0;
 	long lineno = 0;
 	int rc = 0;
-	FILE *f = fopen(classes_path, "r");
+	FILE *f = fs_fopen_read(classes_path, "r");
 	if (!f) {
 		int e = errno;
-		snprintf(err, errlen, "classes file %s: %s", classes_path, strerror(e));
+		snprintf(err, errlen, "classes file %s: %s", classes_path, fs_strerror(e));
 		return -e;
 	}
 	while (!rc && getline(&line, &cap, f) > 0) {
@@ -273,9 +274,9 @@ int eval_classes_read(const char *classes_path, const char *labels_path, int64_t
 	}
 	if (!rc && !(c->label = malloc(sizeof *c->label * (size_t)(n ? n : 1))))
 		rc = -ENOMEM;
-	if (!rc && !(f = fopen(labels_path, "r"))) {
+	if (!rc && !(f = fs_fopen_read(labels_path, "r"))) {
 		rc = -errno;
-		snprintf(err, errlen, "labels file %s: %s", labels_path, strerror(-rc));
+		snprintf(err, errlen, "labels file %s: %s", labels_path, fs_strerror(-rc));
 	}
 	int64_t k = 0;
 	if (!rc) {

@@ -53,4 +53,4 @@ demo-data: tools/synth tools/prep
 	tools/prep --info $(DEMO_DATA)/train/manifest
 endif
 # a wrong input path stops prep before it makes any folder
-SCRIPT_TESTS += tests/test_prep_bad_paths.sh
+SCRIPT_TESTS += tests/test_prep_bad_paths.sh tests/test_inputs_fifo.sh

@@ -1,6 +1,7 @@
 // JSON-lines reader of tools/plot: numbers by key from the objects the trainer, tools/eval and
 // tools/ringstat write (through the common JSON tokenizer), tolerant of a half-written last line.
 #include "plot_data.h" // defines: PlotTable, plot_json_number, plot_table_read, ...
+#include "fs_dir.h"    // defines: fs_fopen_read, fs_strerror
 #include "json_lex.h" // defines: JsonLex, json_lex_init, json_expect, json_accept, json_string, json_peek, json_number, json_skip
 
 #include <errno.h>  // defines: ENOMEM, errno
@@ -67,10 +68,10 @@ int plot_table_read(const char *path, const char *const *keys, int nk, PlotTable
 {
 	memset(t, 0, sizeof *t);
 	t->nk = nk;
-	FILE *f = fopen(path, "r");
+	FILE *f = fs_fopen_read(path, "r");
 	if (!f) {
 		int e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		snprintf(err, errlen, "%s: %s", path, fs_strerror(e));
 		return -e;
 	}
 	char *line = NULL;

@@ -4,7 +4,7 @@
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "proc_time.h"       // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
-#include "fs_dir.h"          // defines: fs_mkdir_p, fs_fopen_new
+#include "fs_dir.h"          // defines: fs_mkdir_p, fs_fopen_new, fs_fopen_read
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
@@ -175,7 +175,7 @@ static const char *rel_path(const char *mdir, const char *path, char *buf, size_
 // a whole small file (a vocabulary), malloc'ed; NULL with errno set
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = fs_fopen_read(path, "rb");
 	if (!f)
 		return NULL;
 	char *buf = NULL;
@@ -780,6 +780,10 @@ static void check_inputs(const PrepOpts *o)
 		log_fatal("--annotations %s", o->annotations);
 	if (o->annotations && S_ISDIR(st.st_mode))
 		log_fatalx("--annotations %s is a folder, not an annotation file", o->annotations);
+	if (o->annotations && !S_ISREG(st.st_mode))
+		log_fatalx(
+			"--annotations %s is not a regular file (a FIFO, socket or device): give the annotation file",
+			o->annotations);
 }
 
 int main(int argc, char **argv)

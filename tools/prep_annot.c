@@ -2,6 +2,7 @@
 // quotes, separators and newlines inside quotes), column lookup by header name, time parsing.
 #define _GNU_SOURCE     // vasprintf
 #include "prep_annot.h" // defines: prep_annot_load, prep_annot_add, prep_parse_time, ...
+#include "fs_dir.h"     // defines: fs_fopen_read
 #include "bpe_text.h"   // defines: bpe_utf8_valid
 
 #include <errno.h>
@@ -266,7 +267,7 @@ static int load_table(PrepAnnotList *l, const char *t, size_t n, char sep, int e
 int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, double ego4d_window)
 {
 	memset(l, 0, sizeof(*l));
-	FILE *fp = fopen(path, "rb");
+	FILE *fp = fs_fopen_read(path, "rb");
 	if (!fp)
 		return -errno;
 	if (fseek(fp, 0, SEEK_END) < 0) {

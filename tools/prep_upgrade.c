@@ -204,12 +204,17 @@ static int replay_samples(ManifestWriter *w, const V1 *v)
 
 static int open_v1(V1 *v, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		log_warn("%s", path);
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		log_warnx("%s is not a regular file (a FIFO, socket or device)", path);
+		close(fd);
 		return -1;
 	}
 	v->size = (size_t)st.st_size;

@@ -17,7 +17,7 @@
 #include <unistd.h>   // defines: write, _exit, access
 
 #include "comm.h"            // defines: comm_shm_create, comm_shm_unlink, rdv_describe
-#include "fs_dir.h"          // defines: fs_mkdir_p, fs_dir_own
+#include "fs_dir.h"          // defines: fs_mkdir_p, fs_dir_own, fs_fopen_read
 #include "log.h"             // defines: log_init, log_info, log_fatalx
 #include "model.h"           // defines: ParamSpec, model_layout
 #include "ring.h"            // defines: RingDataId, ring_data_set, ring_check_data
@@ -73,7 +73,7 @@ static void catch_stop_signals(void)
 // file changes
 static void log_config_file(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fs_fopen_read(path, "r");
 	if (!f)
 		return; // trainer_flags_parse has read it already; a vanished file is not worth a stop
 	char line[1024];

@@ -3,7 +3,7 @@
 // marker naming a complete file. Bit-identical resume needs only exact bytes: every state is
 // stored raw (f32 weights and moments, integer step and RNG).
 #include "model.h"  // defines: ckpt_save, ckpt_load_latest, st_open_err, model_params_check_finite
-#include "fs_dir.h" // defines: fs_create_new
+#include "fs_dir.h" // defines: fs_create_new, fs_fopen_read, fs_strerror
 
 #include <dirent.h>
 #include <errno.h>
@@ -198,10 +198,10 @@ int ckpt_latest_path(const char *dir, char *path, size_t len, char *err, size_t 
 {
 	char mpath[4096], name[256] = "";
 	snprintf(mpath, sizeof mpath, "%s/%s", dir, CKPT_MARKER);
-	FILE *m = fopen(mpath, "r");
+	FILE *m = fs_fopen_read(mpath, "r");
 	if (!m) {
 		int e = errno;
-		snprintf(err, errlen, "%s: %s", mpath, strerror(e));
+		snprintf(err, errlen, "%s: %s", mpath, fs_strerror(e));
 		return -e;
 	}
 	int got = fscanf(m, "%255s", name);

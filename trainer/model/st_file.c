@@ -425,14 +425,16 @@ int st_open_err(StFile **out, const char *path, char *err, size_t errlen)
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
 	if (fd < 0)
 		return -errno;
 	struct stat sb;
-	if (fstat(fd, &sb)) {
-		int e = -errno;
+	int bad = fstat(fd, &sb) ? -errno : S_ISDIR(sb.st_mode) ? -EISDIR : !S_ISREG(sb.st_mode) ? -EBADMSG : 0;
+	if (bad) {
+		if (bad == -EBADMSG && err && errlen)
+			snprintf(err, errlen, "%s is not a regular file (a FIFO, socket or device)", path);
 		close(fd);
-		return e;
+		return bad;
 	}
 	StFile *f = calloc(1, sizeof *f);
 	if (!f) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A run directory is written by name (launch.conf, logs, metrics.jsonl, eval.jsonl, checkpoints): one
+# A run directory (and prep's --out) is written by name (launch.conf, logs, metrics.jsonl, eval.jsonl, checkpoints): one
 # that another user owns or that every user may write (where a link planted at metrics.jsonl would
 # make the trainer append to the link's target) is refused by launch.sh and by the trainer, naming it.
 set -u
@@ -23,6 +23,10 @@ out=$(timeout 60 trainer/trainer --ring "$ring" "${JT_MODEL[@]}" --run-dir "$tmp
 	fail "the trainer ran in a world-writable run directory"
 grep -q -- "--run-dir $tmp/open is writable by every user" <<<"$out" || fail "the trainer's refusal: $(tail -n 2 <<<"$out")"
 [ "$(cat "$tmp/victim")" = secret ] || fail "the planted link's target was written"
+# prep writes chunks, markers and the manifest into --out by name: the same rule
+out=$(tools/prep --annotations "$tmp/src/train.csv" --video-root "$tmp/src/videos" --out "$tmp/open" --short-side 64 \
+	--chunk-sec 10 --bpe "$tmp/data/bpe_merges.txt" 2>&1) && fail "prep wrote into a world-writable --out"
+grep -q -- "--out $tmp/open is writable by every user" <<<"$out" || fail "prep's refusal: $(tail -n 2 <<<"$out")"
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	mkdir -p "$tmp/theirs" && chown nobody "$tmp/theirs"
 	out=$(timeout 60 trainer/trainer --ring "$ring" "${JT_MODEL[@]}" --run-dir "$tmp/theirs" --steps 2 --dataset-size 26 2>&1) &&

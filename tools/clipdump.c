@@ -6,7 +6,7 @@
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
 #include "flags.h"          // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
-#include "fs_dir.h"         // defines: fs_mkdir_p
+#include "fs_dir.h"         // defines: fs_mkdir_p, fs_dir_own
 #include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
 #include "ld_error.h"       // defines: ld_error_name
 #include "log.h"            // defines: log_init, log_info, log_warnx, log_fatalx
@@ -379,6 +379,9 @@ int main(int argc, char **argv)
 	int rc = fs_mkdir_p(o.out, 0755);
 	if (rc < 0)
 		log_fatalx("--out %s: cannot make it: %s", o.out, strerror(-rc));
+	char own[1024]; // the pictures are written there by name
+	if (fs_dir_own(o.out, "--out", own, sizeof own) < 0)
+		log_fatalx("%s", own);
 	avlog_install(o.libav_verbose);
 	atexit(avlog_summary); // error slots: libav's messages once per kind, counted at the end
 	Manifest *m = NULL;

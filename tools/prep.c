@@ -4,7 +4,7 @@
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
 #include "proc_time.h"       // defines: time_mono_s
 #include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
-#include "fs_dir.h"          // defines: fs_mkdir_p, fs_fopen_new, fs_fopen_read
+#include "fs_dir.h"          // defines: fs_mkdir_p, fs_fopen_new, fs_fopen_read, fs_dir_own
 #include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
 #include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
@@ -815,6 +815,9 @@ int main(int argc, char **argv)
 	int mrc = fs_mkdir_p(o->out, 0755);
 	if (mrc < 0)
 		log_fatal("cannot create the output folder %s: %s", o->out, strerror(-mrc));
+	char why[1024]; // chunks, markers and the manifest are written there by name
+	if (fs_dir_own(o->out, "--out", why, sizeof why) < 0)
+		log_fatalx("%s", why);
 	output_paths(&run);
 	check_outputs(&run);
 	o->chunk.root = o->out;

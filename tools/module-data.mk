@@ -20,8 +20,10 @@ SCRIPT_TESTS += tests/test_prep_chunk_folders.sh
 # a damaged image in a shard is reported and left out (--no-check-images: indexed)
 SCRIPT_TESTS += tests/test_prep_shards_damaged.sh
 # a zeroed 4 KB block inside H.264 slice data, which libavcodec decodes without an error or flag:
-# the loader's decode paths refuse the clips over it
+# the loader's decode paths refuse the clips over it; prep reports the video damaged (exit 3) and
+# --verify --deep finds it in a chunk
 TESTS += test_loader_zeroed_block
+SCRIPT_TESTS += tests/test_prep_zeroed_block.sh
 # a video id naming one of prep's outputs costs that video at most, never the run
 SCRIPT_TESTS += tests/test_prep_id_collision.sh
 

@@ -3,6 +3,7 @@
 // 8-bit 4:2:0, and cut into fixed-length H.264 chunks written as temp file + rename.
 #include "prep_chunk.h"    // defines: prep_chunk_video, prep_index_chunk, ...
 #include "fs_dir.h"        // defines: fs_fopen_new
+#include "ld_decode.h"     // defines: ld_nal_framing, ld_nal_zeroed
 #include "prep_defaults.h" // defines: PREP_DEFAULT_B_PYRAMID
 #include "prep_encode.h"   // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 
@@ -499,13 +500,17 @@ static int open_source(Run *r, const char *src, AVFormatContext **ic, AVCodecCon
 }
 
 // every packet of the stream through the decoder into on_frame; damaged packets and frames are
-// counted (decode_failed, frame_damage), never a stop. 0 or a negative AVERROR.
+// counted (decode_failed, frame_damage), never a stop. A packet with zeroed bytes inside a NAL
+// unit counts as one the decoder refused and is not sent: libavcodec would decode it into a
+// garbled frame without an error or a flag (ld_nal_zeroed). 0 or a negative AVERROR.
 static int decode_all(Run *r, AVFormatContext *ic, AVCodecContext *dc, int vs, AVPacket *pkt, AVFrame *f,
 		      int *decode_errors)
 {
 	AVStream *st = ic->streams[vs];
+	int framing = ld_nal_framing(st->codecpar->codec_id, st->codecpar->extradata, st->codecpar->extradata_size);
 	int64_t origin = AV_NOPTS_VALUE;
 	int rc, eof = 0;
+	size_t at;
 	while (!eof) {
 		rc = av_read_frame(ic, pkt);
 		if (rc == AVERROR_EOF || (rc < 0 && ic->pb && avio_feof(ic->pb))) {
@@ -518,7 +523,8 @@ static int decode_all(Run *r, AVFormatContext *ic, AVCodecContext *dc, int vs, A
 				av_packet_unref(pkt);
 				continue;
 			}
-			rc = avcodec_send_packet(dc, pkt);
+			rc = ld_nal_zeroed(pkt->data, (size_t)pkt->size, framing, &at) ? AVERROR_INVALIDDATA
+										       : avcodec_send_packet(dc, pkt);
 			av_packet_unref(pkt);
 			if (rc < 0 && rc != AVERROR(EAGAIN)) {
 				(*decode_errors)++; // a damaged packet: the decoder resynchronises at the next one

@@ -2,6 +2,7 @@
 // errors, and their line in a video's .done marker) and the strict full decode of --verify --deep.
 #include "prep_damage.h"     // defines: PrepDamage, prep_damage_*, prep_frame_damaged, prep_decode_check
 #include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32)
+#include "ld_decode.h"       // defines: ld_nal_framing, ld_nal_zeroed
 
 #include <errno.h>
 #include <fcntl.h>
@@ -144,6 +145,10 @@ int prep_decode_check(const char *path, uint64_t *frames, PrepSpan *bad, char *w
 	}
 	*frames = 0;
 	int any = 0, errors = 0, flagged = 0, eof = 0;
+	// zeroed bytes inside a NAL unit decode without an error or a flag: refused like a bad packet
+	const AVCodecParameters *par = rc >= 0 ? ic->streams[vs]->codecpar : NULL;
+	int framing = par ? ld_nal_framing(par->codec_id, par->extradata, par->extradata_size) : -1;
+	size_t at;
 	while (rc >= 0 && !eof) {
 		int r = av_read_frame(ic, pkt);
 		if (r == AVERROR_EOF) {
@@ -157,7 +162,8 @@ int prep_decode_check(const char *path, uint64_t *frames, PrepSpan *bad, char *w
 			av_packet_unref(pkt);
 			continue;
 		} else {
-			r = avcodec_send_packet(dc, pkt);
+			r = ld_nal_zeroed(pkt->data, (size_t)pkt->size, framing, &at) ? AVERROR_INVALIDDATA
+										      : avcodec_send_packet(dc, pkt);
 			av_packet_unref(pkt);
 		}
 		if (r < 0 && r != AVERROR(EAGAIN) && r != AVERROR_EOF) {

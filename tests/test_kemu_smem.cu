@@ -114,7 +114,9 @@ int main()
 
 #if !KT_ON_DEVICE
 	unsigned *du = kt_dev_alloc<unsigned>(THREADS);
+	unsigned checks = kemu_checks(0); // the poison itself (initcheck refuses this: test_kemu_initcheck)
 	KLAUNCH(NULL, k_read_unwritten, 2, THREADS, THREADS * sizeof(unsigned), 0, du);
+	kemu_checks(checks);
 	std::vector<unsigned> poison = kt_download(du, THREADS);
 	bad = 0;
 	for (unsigned v : poison)

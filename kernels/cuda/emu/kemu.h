@@ -5,7 +5,8 @@
 // defines: threadIdx, blockIdx, blockDim, gridDim, warpSize, __shared__, __launch_bounds__, __syncthreads,
 //          __syncwarp, __shfl_sync, __shfl_xor_sync, __shfl_down_sync, __shfl_up_sync, __all_sync, __any_sync,
 //          __ballot_sync, atomicAdd/Sub/Max/Min/And/Or/Xor (integers), device math intrinsics, min, max,
-//          kemu::launch, kemu::dyn_smem, kemu::warp_sync, kemu::fault, kemu::in_shared, kemu_config, kemu_config_c
+//          kemu::launch, kemu::dyn_smem, kemu::warp_sync, kemu::fault, kemu::in_shared, kemu_config, kemu_config_c,
+//          kemu_checks, KEMU_CHECK_*, KEMU_CHECKED
 
 #if defined(__CUDACC__)
 #error "kemu.h is the CPU shim; nvcc builds use the real CUDA headers (see kernels/cuda/kcuda.h)"
@@ -34,6 +35,17 @@ void kemu_config(int shuffle, uint64_t seed);
 extern "C" void kemu_config_c(int shuffle, uint64_t seed);
 // the shim's explanation of the last failed launch ("" if none): a deadlock, a divergent barrier, ...
 const char *kemu_fault_detail(void);
+// The memory checkers (kemu_check.cpp): shared-memory races between two barriers, reads of
+// shared memory no thread of the block wrote, and writes of two blocks of one launch to the same
+// device memory each end the launch with a fault naming the kernel and both threads. They see the
+// accesses of kernels compiled with KEMU_CHECKED=1 (module.mk; not under a sanitizer). All are on
+// by default (KEMU_CHECKS=bits in the environment sets the default); kemu_checks sets them for the
+// following launches and returns the previous set.
+enum { KEMU_CHECK_RACE = 1, KEMU_CHECK_GLOBAL = 2, KEMU_CHECK_INIT = 4, KEMU_CHECK_ALL = 7 };
+unsigned kemu_checks(unsigned which);
+#ifndef KEMU_CHECKED
+#define KEMU_CHECKED 0
+#endif
 // fiber context switches since the process started, and how they switch (for the benchmark)
 uint64_t kemu_switch_count(void);
 const char *kemu_switch_name(void);
@@ -67,6 +79,8 @@ const Slot *warp_sync(int kind, unsigned mask, const void *mine, size_t bytes, C
 // Ends the block with an error the launch returns (the kernel broke a rule of the dialect).
 [[noreturn]] void fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *dyn_smem();
+// an atomic's access: no conflict with anything, but its operand must have been written
+void atomic_access(const void *p, size_t n);
 // true when [p, p+n) lies in this block's shared memory (the dynamic block or a static __shared__)
 bool in_shared(const void *p, size_t n);
 
@@ -199,10 +213,18 @@ inline int __any_sync(unsigned mask, int pred, const char *file = __builtin_FILE
 // ---- atomics: fibers are never preempted, so a read-modify-write is atomic as written. Only
 // integer ones whose final value does not depend on the order: float additions do (rounding), so
 // they are deleted here and a kernel that uses one fails to compile in the shim. ----
+// With the checkers compiled in they are not instrumented, and tell the checker instead.
+#if KEMU_CHECKED
+#define KEMU_ATOMIC_ATTR __attribute__((no_sanitize_thread))
+#else
+#define KEMU_ATOMIC_ATTR
+#endif
 #define KEMU_ATOMIC(name, expr)                                                                                        \
 	template <class T>                                                                                             \
-	inline typename std::enable_if<std::is_integral<T>::value, T>::type name(T *p, T v)                            \
+	KEMU_ATOMIC_ATTR inline typename std::enable_if<std::is_integral<T>::value, T>::type name(T *p, T v)           \
 	{                                                                                                              \
+		if (KEMU_CHECKED)                                                                                      \
+			kemu::atomic_access(p, sizeof(T));                                                             \
 		T old = *p;                                                                                            \
 		*p = (expr);                                                                                           \
 		return old;                                                                                            \
@@ -215,6 +237,7 @@ KEMU_ATOMIC(atomicAnd, old &v)
 KEMU_ATOMIC(atomicOr, old | v)
 KEMU_ATOMIC(atomicXor, old ^ v)
 #undef KEMU_ATOMIC
+#undef KEMU_ATOMIC_ATTR
 float atomicAdd(float *p, float v) = delete; // order-dependent rounding: not in the dialect
 double atomicAdd(double *p, double v) = delete;
 

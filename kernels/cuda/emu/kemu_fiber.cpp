@@ -48,6 +48,7 @@ struct KemuFiber : kemu::ThreadState {
 
 struct Warp {
 	int arrived, nlanes, kind;
+	unsigned mask, first_lane; // of the first lane at the collective
 	unsigned gen;
 	const char *file;
 	int line;
@@ -359,6 +360,7 @@ void kemu::syncthreads(const char *file, int line)
 	self->state = F_BAR;
 	if (++S.bar_arrived == S.nf) {
 		S.bar_arrived = 0;
+		kemu_check_barrier();
 		for (int i = S.nf - 1; i >= 0; i--)
 			push_ready(&S.f[i]);
 	}
@@ -372,13 +374,31 @@ const kemu::Slot *kemu::warp_sync(int kind, unsigned mask, const void *mine, siz
 	KemuFiber *self = static_cast<KemuFiber *>(cur);
 	Warp *w = &S.warps[self->warp];
 	__asm__ __volatile__("" ::: "memory");
-	if (mask != 0xffffffffu)
-		fault("warp collective at %s:%d with mask 0x%08x: the dialect uses the full mask", file, line, mask);
+	// CUDA's rules for the mask (synccheck), then the dialect's: every lane of the warp takes part
+	if (!(mask >> self->lane & 1))
+		fault("warp collective at %s:%d with mask 0x%08x, which excludes the calling lane %u (undefined on a "
+		      "device)",
+		      file, line, mask, self->lane);
+	if (w->arrived && mask != w->mask)
+		fault("lanes %u and %u of warp %u call the warp collective at %s:%d with different masks, 0x%08x and "
+		      "0x%08x",
+		      w->first_lane, self->lane, self->warp, file, line, w->mask, mask);
+	if (mask != 0xffffffffu) {
+		unsigned left_out = 0;
+		for (int l = 0; l < w->nlanes; l++)
+			if (!(mask >> l & 1) && S.f[self->warp * 32 + l].state != F_DONE)
+				left_out++;
+		fault("warp collective at %s:%d with mask 0x%08x, which leaves out %u running lanes of the warp: the "
+		      "dialect uses the full mask",
+		      file, line, mask, left_out);
+	}
 	if (w->nlanes != 32)
 		fault("warp collective at %s:%d in a partial warp (%d lanes; block of %d threads): blocks that use "
 		      "warp collectives must be a multiple of 32 threads",
 		      file, line, w->nlanes, S.nf);
 	if (w->arrived == 0) {
+		w->mask = mask;
+		w->first_lane = self->lane;
 		w->kind = kind;
 		w->file = file;
 		w->line = line;
@@ -393,6 +413,8 @@ const kemu::Slot *kemu::warp_sync(int kind, unsigned mask, const void *mine, siz
 		memcpy(slots[self->lane].b, mine, bytes);
 	self->state = F_WARP;
 	if (++w->arrived == 32) {
+		if (kind == K_SYNCWARP)
+			kemu_check_syncwarp(self->warp); // __syncwarp orders the lanes' memory accesses
 		if (w->combine)
 			w->combine(slots, w->ctx);
 		w->arrived = 0;

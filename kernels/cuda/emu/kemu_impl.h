@@ -2,7 +2,7 @@
 // (private to kernels/cuda/emu).
 #ifndef KEMU_IMPL_H
 #define KEMU_IMPL_H
-// defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit
+// defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit, kemu_check_*
 
 #include "kemu.h" // defines: kemu::Body
 
@@ -17,5 +17,19 @@ cudaError_t kemu_set_error(cudaError_t e);
 bool kemu_stream_ok(cudaStream_t s);
 // dynamic shared memory a kernel may use: 48 KiB, or what cudaFuncSetAttribute allowed it
 size_t kemu_func_dyn_smem_limit(const void *func);
+
+// The memory checkers (kemu_check.cpp). The runtime names the device memory a kernel may write;
+// a launch brackets its blocks (launch_begin holds the checker's lock until launch_end; it returns
+// 0 or -ENOMEM); the scheduler reports each barrier and each __syncwarp release.
+void kemu_check_alloc(void *p, size_t bytes);
+void kemu_check_free(void *p);
+int kemu_check_launch_begin(const char *kernel, dim3 grid, dim3 block, void *dyn, size_t dyn_len);
+void kemu_check_block_begin(uint64_t linear_block);
+void kemu_check_block_end(void);
+void kemu_check_launch_end(void);
+void kemu_check_barrier(void);
+void kemu_check_syncwarp(unsigned warp);
+// ldmatrix reads a row of n bytes of shared memory for the calling lane
+void kemu_check_ldmatrix(const void *row, size_t n);
 
 #endif

@@ -115,6 +115,8 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 			a = (rand64() % n) | 1;
 		while (gcd(a, n) != 1);
 	}
+	if (kemu_check_launch_begin(site.kernel, grid, block, smem ? L.dyn : nullptr, smem))
+		return refuse(cudaErrorMemoryAllocation, site, "no host memory for the checkers' shadow memory");
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t b = (uint64_t)(((unsigned __int128)a * i + c) % n); // exact for grids of any size
 		kemu::block_idx = make_uint3((unsigned)(b % grid.x), (unsigned)(b / grid.x % grid.y),
@@ -125,7 +127,11 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 		if (smem)
 			memset(L.dyn, 0xff, smem);
 		char msg[768];
+		kemu_check_block_begin(b);
 		int rc = kemu_fibers_run_block(block, body, ctx, L.shuffle, &L.rng, msg, sizeof msg);
+		kemu_check_block_end();
+		if (rc)
+			kemu_check_launch_end();
 		if (rc == -ENOMEM)
 			return refuse(cudaErrorMemoryAllocation, site, "no host memory for the fibers' stacks");
 		if (rc) {
@@ -133,6 +139,7 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 			return kemu_set_error(cudaErrorLaunchFailure);
 		}
 	}
+	kemu_check_launch_end();
 	return cudaSuccess;
 }
 

@@ -230,8 +230,10 @@ static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
 	AllocHead *h = (AllocHead *)m;
 	h->magic = magic;
 	h->bytes = bytes;
-	if (magic == MAGIC_DEV)
+	if (magic == MAGIC_DEV) {
 		memset(m + ALLOC_ALIGN, 0xff, bytes);
+		kemu_check_alloc(m + ALLOC_ALIGN, bytes);
+	}
 	*p = m + ALLOC_ALIGN;
 #if defined(__SANITIZE_ADDRESS__)
 	// under AddressSanitizer an access past `bytes` is caught, not only past the rounded size
@@ -248,6 +250,8 @@ static cudaError_t release(void *p, uint32_t magic)
 	AllocHead *h = (AllocHead *)((char *)p - ALLOC_ALIGN);
 	if (((uintptr_t)p & (ALLOC_ALIGN - 1)) || h->magic != magic)
 		return kemu_set_error(cudaErrorInvalidValue);
+	if (magic == MAGIC_DEV)
+		kemu_check_free(p);
 	h->magic = 0;
 	free(h);
 	return cudaSuccess;

@@ -1,6 +1,6 @@
 // Warp collectives of the shim: shuffles by PTX shfl.sync's rule, votes, and the tensor-core
 // instructions mma.sync m16n8k16 (bf16 -> f32) and ldmatrix with PTX's documented fragment layouts.
-#include "kemu.h" // defines: kemu::warp_sync, kemu::fault, kemu::in_shared
+#include "kemu_impl.h" // defines: kemu::warp_sync, kemu::fault, kemu::in_shared, kemu_check_ldmatrix
 
 // The fragment layouts, written as CuTe writes SM80_16x8x16_F32BF16BF16F32_TN: a lane t = t0 + 4*t1
 // (t0 < 4, t1 < 8) and value v (bits v0, v1, v2) map to a column-major offset inside the matrix,
@@ -165,5 +165,7 @@ void kemu::ldmatrix(uint32_t *r, int nmat, bool trans, const void *row, const ch
 	}
 	LdmLane x = {(const uint16_t *)row, nmat, trans};
 	const Slot *s = warp_sync(K_LDMATRIX, 0xffffffffu, &x, sizeof x, ldmatrix_combine, nullptr, file, line);
+	if ((int)cur->lane < 8 * nmat)
+		kemu_check_ldmatrix(row, 16); // the row the warp read for this lane, at the instruction
 	memcpy(r, s[cur->lane].b, (size_t)nmat * sizeof(uint32_t));
 }

@@ -117,6 +117,17 @@ int trainer_start_resume(const TrainerConfig *c, TrainerVocab *v, OptConfig *opt
 			c->batch_size, (long long)s, path, b, b, c->ranks, b);
 		rc = -EINVAL;
 	}
+	const char *cv = st_meta(f, "avclip.vocab"), *cm = st_meta(f, "avclip.merges");
+	if (!rc && cv && *cv && v->hash && strtoull(cv, NULL, 16) != v->hash) {
+		snprintf(err, errlen,
+			 "cannot resume on --manifest %s: the checkpoint of step %lld (%s) was trained on captions of "
+			 "vocabulary bpe %s, this manifest's is bpe %s; resume with the run's own manifest, or prepare "
+			 "this data again with the same tools/prep command plus --bpe %s",
+			 c->manifest, (long long)s, path, cv, v->hex,
+			 cm && *cm ? shell_quoted(cm) : "FILE (the run's merges file)");
+		rc = -EINVAL;
+	}
+	// the dataset after the vocabulary: --resume-on-new-data cannot help with another vocabulary
 	char newdata[1600] = "";
 	const char *cd = st_meta(f, "avclip.data"), *cn = st_meta(f, "avclip.data_name");
 	if (!rc && cd && *cd && v->data_id && strtoull(cd, NULL, 16) != v->data_id) {
@@ -137,16 +148,6 @@ int trainer_start_resume(const TrainerConfig *c, TrainerVocab *v, OptConfig *opt
 				"estimators start over",
 				(long long)s, cn && *cn ? cn : "another manifest", cd, c->manifest, v->data_hex);
 		}
-	}
-	const char *cv = st_meta(f, "avclip.vocab"), *cm = st_meta(f, "avclip.merges");
-	if (!rc && cv && *cv && v->hash && strtoull(cv, NULL, 16) != v->hash) {
-		snprintf(err, errlen,
-			 "cannot resume on --manifest %s: the checkpoint of step %lld (%s) was trained on captions of "
-			 "vocabulary bpe %s, this manifest's is bpe %s; resume with the run's own manifest, or prepare "
-			 "this data again with the same tools/prep command plus --bpe %s",
-			 c->manifest, (long long)s, path, cv, v->hex,
-			 cm && *cm ? shell_quoted(cm) : "FILE (the run's merges file)");
-		rc = -EINVAL;
 	}
 	long long total, warm, js, jl;
 	double jlr;

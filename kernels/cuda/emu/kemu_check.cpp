@@ -67,6 +67,7 @@ struct {
 	int nalloc, capalloc, last;
 	uint32_t launch_base, serial, next_base;
 	bool global_ok;
+	uintptr_t stk_lo, stk_len; // the fibers' stacks: never device memory
 	// the launch
 	const char *kernel;
 	dim3 block;
@@ -130,35 +131,48 @@ bool concurrent(const Acc &a, unsigned me)
 		    what, C.kernel, n, where, site);
 }
 
+// one byte's record against the access of thread `me`, then the access recorded
+inline void shared_byte(ShByte &s, const Acc &mine, unsigned me, uintptr_t a, size_t n, bool write, const void *pc)
+{
+	if (!write) {
+		if ((on & KEMU_CHECK_INIT) && s.w.epoch < C.block_base)
+			shared_fault("uninitialized shared-memory read", a, n, false, nullptr, false, pc);
+		if ((on & KEMU_CHECK_RACE) && concurrent(s.w, me))
+			shared_fault("shared-memory race (read after write)", a, n, false, &s.w, true, pc);
+		if (s.r.epoch == C.epoch && (unsigned)s.r.tid != me &&
+		    (((unsigned)s.r.tid >> 5) != (me >> 5) || s.r2.epoch != C.epoch))
+			s.r2 = s.r;
+		s.r = mine;
+	} else {
+		if (on & KEMU_CHECK_RACE) {
+			if (concurrent(s.w, me))
+				shared_fault("shared-memory race (write after write)", a, n, true, &s.w, true, pc);
+			if (concurrent(s.r, me))
+				shared_fault("shared-memory race (write after read)", a, n, true, &s.r, false, pc);
+			if (concurrent(s.r2, me))
+				shared_fault("shared-memory race (write after read)", a, n, true, &s.r2, false, pc);
+		}
+		s.w = mine;
+	}
+}
+
+inline bool same(const ShByte &x, const ShByte &y)
+{
+	return !memcmp(&x, &y, sizeof x);
+}
+
 void shared_access(ShByte *sh, uintptr_t a, size_t n, bool write, const void *pc)
 {
 	unsigned me = kemu::cur->linear;
 	Acc mine = {C.epoch, me, C.gen[me >> 5] & 0x3fffff};
-	for (size_t i = 0; i < n; i++) {
-		ShByte &s = sh[i];
-		if (!write) {
-			if ((on & KEMU_CHECK_INIT) && s.w.epoch < C.block_base)
-				shared_fault("uninitialized shared-memory read", a, n, false, nullptr, false, pc);
-			if ((on & KEMU_CHECK_RACE) && concurrent(s.w, me))
-				shared_fault("shared-memory race (read after write)", a, n, false, &s.w, true, pc);
-			if (s.r.epoch == C.epoch && (unsigned)s.r.tid != me &&
-			    (((unsigned)s.r.tid >> 5) != (me >> 5) || s.r2.epoch != C.epoch))
-				s.r2 = s.r;
-			s.r = mine;
-		} else {
-			if (on & KEMU_CHECK_RACE) {
-				if (concurrent(s.w, me))
-					shared_fault("shared-memory race (write after write)", a, n, true, &s.w, true,
-						     pc);
-				if (concurrent(s.r, me))
-					shared_fault("shared-memory race (write after read)", a, n, true, &s.r, false,
-						     pc);
-				if (concurrent(s.r2, me))
-					shared_fault("shared-memory race (write after read)", a, n, true, &s.r2, false,
-						     pc);
-			}
-			s.w = mine;
-		}
+	// the bytes of a word usually share one history: checked once, each then gets the result
+	ShByte first = sh[0];
+	shared_byte(sh[0], mine, me, a, n, write, pc);
+	for (size_t i = 1; i < n; i++) {
+		if (same(sh[i], first))
+			sh[i] = sh[0];
+		else
+			shared_byte(sh[i], mine, me, a, n, write, pc);
 	}
 }
 
@@ -177,6 +191,8 @@ int find_alloc(uintptr_t a)
 
 void global_write(uintptr_t a, size_t n, const void *pc)
 {
+	if (a - C.stk_lo < C.stk_len)
+		return; // a fiber's own stack
 	int k = C.last;
 	if (k < 0 || a - C.allocs[k].lo >= C.allocs[k].hi - C.allocs[k].lo) {
 		k = find_alloc(a);
@@ -342,6 +358,12 @@ void kemu_check_block_begin(uint64_t linear_block)
 	C.block_base = C.epoch;
 	C.serial = C.launch_base + (uint32_t)linear_block;
 	on = C.which;
+}
+
+void kemu_check_stacks(const void *lo, size_t len)
+{
+	C.stk_lo = (uintptr_t)lo;
+	C.stk_len = len;
 }
 
 void kemu_check_block_end(void)

@@ -291,6 +291,7 @@ int kemu_fibers_run_block(const dim3 &block, kemu::Body body, void *ctx, int shu
 	int rc = reserve(n);
 	if (rc)
 		return rc;
+	kemu_check_stacks(S.stacks, S.map_bytes);
 #if defined(__SANITIZE_ADDRESS__)
 	pthread_attr_t attr;
 	if (pthread_getattr_np(pthread_self(), &attr) == 0) {

@@ -25,6 +25,7 @@ void kemu_check_alloc(void *p, size_t bytes);
 void kemu_check_free(void *p);
 int kemu_check_launch_begin(const char *kernel, dim3 grid, dim3 block, void *dyn, size_t dyn_len);
 void kemu_check_block_begin(uint64_t linear_block);
+void kemu_check_stacks(const void *lo, size_t len); // where the fibers' stacks are
 void kemu_check_block_end(void);
 void kemu_check_launch_end(void);
 void kemu_check_barrier(void);

@@ -122,8 +122,9 @@ int ld_nal_framing(int codec_id, const uint8_t *extradata, int extradata_size)
 	return -1;
 }
 
-// offset in p[0..n) of the first run of 3+ zero bytes followed by a byte other than 01, or n
-static size_t bad_zero_run(const uint8_t *p, size_t n)
+// offset in p[0..n) of the first run of 3+ zero bytes followed by a byte other than 01 (or by 01
+// after long_run zeros or more: no start code stands that far from its NAL unit), or n
+static size_t bad_zero_run(const uint8_t *p, size_t n, size_t long_run)
 {
 	size_t i = 0;
 	while (i < n) {
@@ -133,7 +134,7 @@ static size_t bad_zero_run(const uint8_t *p, size_t n)
 		size_t s = (size_t)(z - p), e = s;
 		while (e < n && p[e] == 0)
 			e++;
-		if (e - s >= 3 && e < n && p[e] != 1)
+		if (e - s >= 3 && e < n && (p[e] != 1 || e - s >= long_run))
 			return s;
 		i = e;
 	}
@@ -151,9 +152,14 @@ static int all_zero(const uint8_t *p, size_t n)
 int ld_nal_zeroed(const uint8_t *data, size_t size, int framing, size_t *at)
 {
 	size_t i = 0, k;
-	if (framing <= 0) { // Annex B: zeros may stand before a start code and at the end, nowhere else
-		k = framing == 0 ? bad_zero_run(data, size) : size;
-		*at = k;
+	if (framing < 0)
+		return 0;
+	if (size && all_zero(data, size)) { // not one NAL unit: the whole packet is zeroed
+		*at = 0;
+		return 1;
+	}
+	if (framing == 0) { // Annex B: zeros may stand before a start code and at the end, nowhere else
+		*at = k = bad_zero_run(data, size, SIZE_MAX);
 		return k < size;
 	}
 	while (i < size) {
@@ -168,7 +174,7 @@ int ld_nal_zeroed(const uint8_t *data, size_t size, int framing, size_t *at)
 			return 1;
 		}
 		size_t n = len < size - i ? len : size - i; // a length past the end: check what there is
-		if ((k = bad_zero_run(data + i, n)) < n) {
+		if ((k = bad_zero_run(data + i, n, 8)) < n) {
 			*at = i + k;
 			return 1;
 		}

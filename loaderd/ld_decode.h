@@ -108,8 +108,9 @@ void ld_libav_quiet(void);
 // damage the decoder does not see: CABAC reads the zeros as valid syntax and the frame comes out
 // garbled with no error, no flag and no log line. Emulation prevention keeps three zero bytes
 // out of every NAL unit, so the packet bytes tell: a run of 3+ zeros inside a NAL unit followed
-// by anything but 01 (a start code, which some muxers leave inside samples), or a zero length
-// prefix with data after it. Zeros at the end of a NAL unit or packet (padding) pass.
+// by anything but 01 (a start code, which some muxers leave inside samples; 8+ zeros before it
+// are damage too), a zero length prefix with data after it, or a packet of nothing but zeros.
+// Zeros at the end of a NAL unit or packet after its first NAL unit (padding) pass.
 // How codec_id's packets delimit NAL units: 1-4 (the length prefix size of avcC / hvcC
 // extradata), 0 (Annex B start codes), -1 (neither H.264 nor HEVC: nothing to check).
 int ld_nal_framing(int codec_id, const uint8_t *extradata, int extradata_size);

@@ -94,9 +94,13 @@ static void nal_rule(void)
 	CHECK(zeroed("\0\0\0\7\x65\x88\0\0\0\x55\x41", 11, 4));
 	CHECK(zeroed("\0\0\0\2\x65\x88\0\0\0\0\x41\x9a", 12, 4)); // a zero length, data after it
 	CHECK(zeroed("\0\0\0\x20\x65\x88\0\0\0\x55", 10, 4));     // a length past the end: what is there
+	CHECK(zeroed("\0\0\0\x10\x65\x88\0\0\0\0\0\0\0\0\1\x41\x9a\x10\x20\x30", 20, 4)); // a start code 8 zeros out
+	CHECK(zeroed("\0\0\0\0\0\0\0\0", 8, 4));                                          // no NAL unit at all
 	// Annex B: start codes with leading zeros, trailing zeros
 	CHECK(!zeroed("\0\0\0\1\x65\x88\0\0\3\0\0\0\0\1\x41\x9a\0\0", 18, 0));
 	CHECK(zeroed("\0\0\0\1\x65\x88\0\0\0\0\x41\x9a", 12, 0));
+	CHECK(!zeroed("\0\0\0\1\x65\x88\0\0\0\0\0\0\0\0\0\1\x41", 17, 0)); // trailing_zero_8bits
+	CHECK(zeroed("\0\0\0\0\0\0", 6, 0));
 	// not H.264 or HEVC: nothing checked
 	CHECK(!zeroed("\0\0\0\0\0\x55", 6, -1));
 	CHECK(ld_nal_framing(AV_CODEC_ID_VP9, NULL, 0) == -1);

@@ -103,6 +103,15 @@ __global__ void k_mixed_masks(int *out)
 	out[threadIdx.x] = __shfl_sync(lane == 7 ? 0x0000ffffu : 0xffffffffu, (int)lane, 0);
 }
 
+// a barrier inside a branch only the first half of the block takes
+__global__ void k_half_barrier(float *out)
+{
+	int t = threadIdx.x;
+	if (t < N / 2)
+		__syncthreads();
+	out[t] = (float)t;
+}
+
 // each lane leaves itself out of the mask
 __global__ void k_self_excluded(int *out)
 {
@@ -180,6 +189,7 @@ int main()
 	kemu_config(0, seed);
 	EXPECT_REFUSED("different masks", 0, k_mixed_masks, 1, 32, 0, di);
 	EXPECT_REFUSED("excludes the calling lane", 0, k_self_excluded, 1, 32, 0, di);
+	EXPECT_REFUSED("have exited", 0, k_half_barrier, 1, N, 0, dout); // a divergent __syncthreads
 	// and the checkers stand down when asked
 	kemu_checks(0);
 	KLAUNCH(NULL, k_shift, 2, N, 0, 0, din, dout, 0);

@@ -14,12 +14,12 @@ static double now()
 
 __global__ void k_barriers(float *out, int n)
 {
-	__shared__ float s[128];
+	__shared__ float s[2][128]; // two buffers: one barrier per iteration, no write over a neighbour's read
 	float v = (float)threadIdx.x;
 	for (int i = 0; i < n; i++) {
-		s[threadIdx.x] = v;
+		s[i & 1][threadIdx.x] = v;
 		__syncthreads();
-		v += s[(threadIdx.x + 1) % 128];
+		v += s[i & 1][(threadIdx.x + 1) % 128];
 	}
 	out[blockIdx.x * 128 + threadIdx.x] = v;
 }

@@ -23,7 +23,7 @@ SCRIPT_TESTS += tests/test_prep_shards_damaged.sh
 # the loader's decode paths refuse the clips over it; prep reports the video damaged (exit 3) and
 # --verify --deep finds it in a chunk
 TESTS += test_loader_zeroed_block
-SCRIPT_TESTS += tests/test_prep_zeroed_block.sh
+SCRIPT_TESTS += tests/test_prep_zeroed_block.sh tests/test_prep_damaged.sh
 # a video id naming one of prep's outputs costs that video at most, never the run
 SCRIPT_TESTS += tests/test_prep_id_collision.sh
 

@@ -7,45 +7,9 @@
 #include "ld_decode.h"        // defines: ld_decode_video, ld_image_load, LdDecoder
 #include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
 #include "ld_index.h"         // defines: LdChunkIndex, ld_index_chunk, ld_index_free
-#include "test_loader_util.h" // defines: tl_rmdir
+#include "test_loader_util.h" // defines: tl_rmdir, tl_slurp, tl_packet_of
 
 #include <libavformat/avformat.h>
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	CHECK(f);
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	rewind(f);
-	uint8_t *b = malloc(*n);
-	CHECK(b && fread(b, 1, *n, f) == *n);
-	fclose(f);
-	return b;
-}
-
-// byte offset and size of the video packet whose pts is frame `frame` (fps 24, time base from the file)
-static void packet_of(const char *path, int frame, int64_t *pos, int *size)
-{
-	AVFormatContext *ic = NULL;
-	CHECK(avformat_open_input(&ic, path, NULL, NULL) == 0);
-	CHECK(avformat_find_stream_info(ic, NULL) >= 0);
-	AVStream *st = ic->streams[0];
-	AVPacket *p = av_packet_alloc();
-	*pos = -1;
-	while (av_read_frame(ic, p) >= 0) {
-		int64_t fn = av_rescale_q(p->pts - (st->start_time == AV_NOPTS_VALUE ? 0 : st->start_time),
-					  st->time_base, (AVRational){1, 24});
-		if (fn == frame) {
-			*pos = p->pos;
-			*size = p->size;
-		}
-		av_packet_unref(p);
-	}
-	av_packet_free(&p);
-	avformat_close_input(&ic);
-	CHECK(*pos > 0 && *size > 64);
-}
 
 // ix NULL: the demux path; else the packet-index path with ix's packets (decoder contexts reused)
 static int decode(LdDecoder *d, const LdChunkIndex *ix, const uint8_t *buf, size_t n, const uint32_t *frames, int nf,
@@ -92,10 +56,10 @@ int main(void)
 	LdFixtureVideo v = {.width = 128, .height = 96, .n_frames = 96, .fps = 24, .gop = 16, .texture = 40};
 	CHECK(ld_fixture_encode(path, &v) >= 0);
 	size_t n;
-	uint8_t *good = slurp(path, &n), *bad = malloc(n);
+	uint8_t *good = tl_slurp(path, &n), *bad = malloc(n);
 	int64_t pos;
 	int size = 0;
-	packet_of(path, 40, &pos, &size); // a P-frame in the GOP of frames 32..47
+	tl_packet_of(path, 40, &pos, &size); // a P-frame in the GOP of frames 32..47
 	memcpy(bad, good, n);
 	for (int k = 0; k < 16; k++) // a burst of inverted bytes inside the slice data (as a bad sector leaves)
 		bad[pos + size / 2 + k] ^= 0xff;

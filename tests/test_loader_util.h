@@ -2,13 +2,14 @@
 // and removal of the folder afterwards.
 #ifndef TESTS_TEST_LOADER_UTIL_H
 #define TESTS_TEST_LOADER_UTIL_H
-// defines: tl_dataset, tl_psnr, tl_rmdir
+// defines: tl_dataset, tl_psnr, tl_rmdir, tl_slurp, tl_packet_of
 
 #include "ld_fixture.h" // defines: LdFixtureOpts, ld_fixture_dataset, ld_fixture_tmpdir
 #include "testutil.h"   // defines: CHECK, test_skip
 
 #include <dirent.h>
 #include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,43 @@ static inline void tl_dataset(char *dir, size_t cap, const LdFixtureOpts *o)
 	if (rc)
 		fprintf(stderr, "fixture: %s\n", err);
 	CHECK(rc == 0);
+}
+
+// the whole file at path (malloc); *n its size
+static inline uint8_t *tl_slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	CHECK(f);
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	rewind(f);
+	uint8_t *b = malloc(*n);
+	CHECK(b && fread(b, 1, *n, f) == *n);
+	fclose(f);
+	return b;
+}
+
+// byte offset and size of the video packet whose pts is frame `frame` (fps 24, time base from the file)
+static inline void tl_packet_of(const char *path, int frame, int64_t *pos, int *size)
+{
+	AVFormatContext *ic = NULL;
+	CHECK(avformat_open_input(&ic, path, NULL, NULL) == 0);
+	CHECK(avformat_find_stream_info(ic, NULL) >= 0);
+	AVStream *st = ic->streams[0];
+	AVPacket *p = av_packet_alloc();
+	*pos = -1;
+	while (av_read_frame(ic, p) >= 0) {
+		int64_t fn = av_rescale_q(p->pts - (st->start_time == AV_NOPTS_VALUE ? 0 : st->start_time),
+					  st->time_base, (AVRational){1, 24});
+		if (fn == frame) {
+			*pos = p->pos;
+			*size = p->size;
+		}
+		av_packet_unref(p);
+	}
+	av_packet_free(&p);
+	avformat_close_input(&ic);
+	CHECK(*pos > 0 && *size > 64);
 }
 
 static inline double tl_psnr(const uint8_t *a, const uint8_t *b, size_t n)

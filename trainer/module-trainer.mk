@@ -8,15 +8,16 @@ USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout c
 LIBS += avtrain
 avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
-avtrain_SRCS += trainer/trainer_start.c
+avtrain_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_cache.c
 PROGS += trainer/trainer
-trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c
+trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c \
+                        trainer/trainer_gpu.c
 # NCCL (comm's backend for GPU ranks) and, where the build has it (kernels/cuda/module.mk), the
 # CUDA backend of kernels/; recursive, since that fragment may come later
 trainer_cuda = $(if $(filter kcubackend,$(LIBS)),$(1))
 trainer/trainer_LIBS = avtrain evalscore fastclip comm avmodel kernels ring stream data common \
                        $(call trainer_cuda,$(KCUDA_LIBS))
-trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS))
+trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS)) -ldl
 trainer/trainer: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
 $(BUILD)/obj/trainer/trainer_dist_open.o: CFLAGS += $(call trainer_cuda,-DTRAINER_HAS_CUDA=1)
 
@@ -37,6 +38,8 @@ TESTS += test_trainer_init_vocab
 test_trainer_init_vocab_WHITEBOX := trainer
 SCRIPT_TESTS += tests/test_trainer_vocab.sh tests/test_eval_vocab.sh tests/test_trainer_resume_batch.sh \
                 tests/test_trainer_resume_steps.sh
+# issue 24 §4: trainer --self-check's mode (the check itself: test_trainer_selfcheck in kernels/cuda/module.mk)
+SCRIPT_TESTS += tests/test_trainer_selfcheck.sh
 # end to end through a real ring fed by tests/trainer_feeder (built below) and tools/ringctl
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
                 tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \

@@ -48,6 +48,9 @@ static const FlagSpec flags[] = {
 	{"resume-position", FLAG_SWITCH, FLAG_AT(TrainerConfig, resume_position), 0, 0, "0",
 	 .help = "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit",
 	 .attr = FLAG_NO_LOG},
+	{"self-check", FLAG_SWITCH, FLAG_AT(TrainerConfig, self_check), 0, 0, "0",
+	 .help = "check the configured backend against the CPU backend (every op class of the model on small shapes and one tiny training step, the twin tests' tolerances), print each check, exit 0 when it passes and 1 naming the op when not; runs by itself before the first step on a device and build not yet checked (cached under $XDG_CACHE_HOME/avclip/)",
+	 .attr = FLAG_NO_LOG},
 	{"print-geometry", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_geometry), 0, 0, "0",
 	 .help = "launcher mode: print the ring geometry the model flags need as ringctl flags (--frames T --height H --width W --text-len L), exit",
 	 .attr = FLAG_NO_LOG},
@@ -263,7 +266,7 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 			cfg->ranks);
 		return -EINVAL;
 	}
-	if (cfg->comm_create || cfg->comm_unlink || launcher_print)
+	if (cfg->comm_create || cfg->comm_unlink || launcher_print || cfg->self_check)
 		return 0;
 	if (!cfg->run_dir[0]) {
 		snprintf(err, errlen, "--run-dir DIR is required");

@@ -30,6 +30,7 @@ typedef struct {
 	int comm_create, comm_unlink; // launcher modes: create / remove the comm segment, then exit
 	int resume_on_new_data;       // --resume-on-new-data: a resume may continue on another dataset
 	int resume_position;          // launcher mode: print where the ring of a resumed run starts, exit
+	int self_check;               // --self-check: check the backend against the CPU backend, exit
 	int print_geometry;           // launcher mode: print the ringctl geometry flags the model needs, exit
 	int print_params;             // print the model's parameter counts as one JSON line, exit
 	int fit_batch;                // print the largest batch whose step fits the device, exit

@@ -26,6 +26,7 @@
 #include "trainer_ckpt.h"    // defines: trainer_ckpt_load, trainer_ckpt_first_position
 #include "trainer_eval.h"    // defines: TrainerEval, trainer_eval_open, trainer_eval_close
 #include "trainer_flags.h"   // defines: TrainerConfig, trainer_flags_parse, ...
+#include "trainer_gpu.h"     // defines: trainer_gpu_selfcheck, trainer_self_check_mode
 #include "trainer_ingest.h"  // defines: TrainerIngest, ...
 #include "trainer_memory.h"  // defines: trainer_memory_plan, trainer_memory_fit
 #include "trainer_metrics.h" // defines: trainer_metrics_open
@@ -419,6 +420,8 @@ int main(int argc, char **argv)
 	int rc = launcher_mode(&c);
 	if (rc >= 0)
 		return rc;
+	if (c.self_check)
+		return trainer_self_check_mode(&c);
 	catch_stop_signals();
 	if (c.config[0])
 		log_config_file(c.config);
@@ -435,6 +438,9 @@ int main(int argc, char **argv)
 	KernCtx *ctx;
 	if ((rc = trainer_dist_open_device(&c, pick_threads(&c, why_threads, sizeof why_threads), &ctx, why_dev,
 					   sizeof why_dev, err, sizeof err)) < 0)
+		log_fatalx("%s", err);
+	// a device and build pair checks itself against the CPU backend once, before its first step
+	if (!strcmp(c.backend, "cuda") && trainer_gpu_selfcheck(&c, ctx, 0, err, sizeof err) < 0)
 		log_fatalx("%s", err);
 	TrainerIngest in;
 	int ring_rank, ring_ranks;

@@ -177,3 +177,22 @@ $(BUILD)/obj/tests/gpu_facts.o: CFLAGS += $(foreach d,CUBLAS CUDNN NCCL,$(if $(f
 endif
 # tools/gpu-check.sh: 8 minutes at most (its stages' caps), and it builds only what they run
 SCRIPT_TESTS += tests/test_gpu_check_plan.sh
+
+# the trainer's self-check (trainer/trainer_selfcheck.c, what trainer --self-check runs on a device)
+# on the backend through the shim: it passes, and a bug planted in one op fails it naming the op
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_trainer_selfcheck
+test_trainer_selfcheck_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_trainer_selfcheck_LDLIBS := -lstdc++
+test_trainer_selfcheck_WHITEBOX := trainer
+$(BUILD)/tests/test_trainer_selfcheck: LDFLAGS += $(KCUDA_LDFLAGS)
+endif
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+GPU_TESTS += test_trainer_selfcheck_gpu
+test_trainer_selfcheck_gpu_SRCS := tests/test_trainer_selfcheck.c
+test_trainer_selfcheck_gpu_LIBS = avtrain fastclip comm avmodel $(KCUDA_LIBS) kernels ring stream data common
+test_trainer_selfcheck_gpu_LDLIBS = $(KCUDA_LDLIBS)
+test_trainer_selfcheck_gpu_WHITEBOX := trainer
+$(BUILD)/tests/test_trainer_selfcheck_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
+all: $(BUILD)/tests/test_trainer_selfcheck_gpu
+endif

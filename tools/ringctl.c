@@ -30,7 +30,7 @@ static const FlagSpec flag_table[] = {
 	{"ring", FLAG_STRPTR, FLAG_AT(CtlFlags, ring), 0, 0, NULL,
 	 .help = "ring name (default: $AVCLIP_RING or '" RING_DEFAULT_NAME "')"},
 	{"manifest", FLAG_STRPTR, FLAG_AT(CtlFlags, manifest), 0, 0, NULL,
-	 .help = "the job's manifest: the ring records its dataset, and loaders or trainers given another are refused"},
+	 .help = "the job's manifest, read for its dataset identity: the ring records it, and loaders or trainers given another are refused"},
 	{"frames", FLAG_I64, FLAG_AT(CtlFlags, frames), 0, U32, "16", .help = "frames per clip"},
 	{"height", FLAG_I64, FLAG_AT(CtlFlags, height), 0, U32, "224", .help = "clip height in pixels"},
 	{"width", FLAG_I64, FLAG_AT(CtlFlags, width), 0, U32, "224", .help = "clip width in pixels"},

@@ -75,12 +75,22 @@ struct {
 
 pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER; // the table; held for a whole launch
 
+// Without the instrumentation's entry points (a sanitizer build: module.mk) the kernels' own
+// loads and stores are never seen, so the shim's explicit calls (ldmatrix, atomics) would find
+// shared memory "never written": no checker is on there.
+#if KEMU_CHECK_RUNTIME
+constexpr unsigned AVAILABLE = KEMU_CHECK_ALL;
+#else
+constexpr unsigned AVAILABLE = 0;
+#endif
+
 void configure()
 {
 	if (C.configured)
 		return;
 	const char *e = getenv("KEMU_CHECKS");
 	C.which = e ? (unsigned)strtoul(e, nullptr, 0) & KEMU_CHECK_ALL : (unsigned)KEMU_CHECK_ALL;
+	C.which &= AVAILABLE;
 	C.epoch = C.block_base = C.next_base = 1; // 0 is "never"
 	C.last = -1;
 	C.configured = 1;
@@ -266,7 +276,7 @@ unsigned kemu_checks(unsigned which)
 {
 	configure();
 	unsigned prev = C.which;
-	C.which = which & KEMU_CHECK_ALL;
+	C.which = which & KEMU_CHECK_ALL & AVAILABLE;
 	return prev;
 }
 

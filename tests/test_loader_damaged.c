@@ -7,7 +7,7 @@
 #include "ld_decode.h"        // defines: ld_decode_video, ld_image_load, LdDecoder
 #include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
 #include "ld_index.h"         // defines: LdChunkIndex, ld_index_chunk, ld_index_free
-#include "test_loader_util.h" // defines: tl_rmdir, tl_slurp, tl_packet_of
+#include "test_loader_util.h" // defines: tl_rmdir, tl_packet_of, test_file_read
 
 #include <libavformat/avformat.h>
 
@@ -56,7 +56,8 @@ int main(void)
 	LdFixtureVideo v = {.width = 128, .height = 96, .n_frames = 96, .fps = 24, .gop = 16, .texture = 40};
 	CHECK(ld_fixture_encode(path, &v) >= 0);
 	size_t n;
-	uint8_t *good = tl_slurp(path, &n), *bad = malloc(n);
+	uint8_t *good = test_file_read(path, &n), *bad = malloc(n);
+	CHECK(good);
 	int64_t pos;
 	int size = 0;
 	tl_packet_of(path, 40, &pos, &size); // a P-frame in the GOP of frames 32..47

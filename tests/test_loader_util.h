@@ -2,7 +2,7 @@
 // and removal of the folder afterwards.
 #ifndef TESTS_TEST_LOADER_UTIL_H
 #define TESTS_TEST_LOADER_UTIL_H
-// defines: tl_dataset, tl_psnr, tl_rmdir, tl_slurp, tl_packet_of
+// defines: tl_dataset, tl_psnr, tl_rmdir, tl_packet_of
 
 #include "ld_fixture.h" // defines: LdFixtureOpts, ld_fixture_dataset, ld_fixture_tmpdir
 #include "testutil.h"   // defines: CHECK, test_skip
@@ -28,21 +28,6 @@ static inline void tl_dataset(char *dir, size_t cap, const LdFixtureOpts *o)
 	CHECK(rc == 0);
 }
 
-// the whole file at path (malloc); *n its size
-static inline uint8_t *tl_slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	CHECK(f);
-	fseek(f, 0, SEEK_END);
-	*n = (size_t)ftell(f);
-	rewind(f);
-	uint8_t *b = malloc(*n);
-	CHECK(b && fread(b, 1, *n, f) == *n);
-	fclose(f);
-	return b;
-}
-
-// byte offset and size of the video packet whose pts is frame `frame` (fps 24, time base from the file)
 static inline void tl_packet_of(const char *path, int frame, int64_t *pos, int *size)
 {
 	AVFormatContext *ic = NULL;

@@ -6,7 +6,7 @@
 #include "ld_decode.h"        // defines: ld_decode_video, ld_nal_zeroed, ld_nal_framing, LdDecoder
 #include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
 #include "ld_index.h"         // defines: LdChunkIndex, ld_index_chunk, ld_index_free
-#include "test_loader_util.h" // defines: tl_rmdir, tl_slurp, tl_packet_of, CHECK
+#include "test_loader_util.h" // defines: tl_rmdir, tl_packet_of, test_file_read, CHECK
 
 #include <libavformat/avformat.h>
 
@@ -84,7 +84,8 @@ int main(void)
 	LdFixtureVideo v = {.width = W, .height = H, .n_frames = 24, .fps = 24, .gop = 8, .texture = 0};
 	CHECK(ld_fixture_encode(path, &v) >= 0);
 	size_t n;
-	uint8_t *good = tl_slurp(path, &n), *bad = malloc(n);
+	uint8_t *good = test_file_read(path, &n), *bad = malloc(n);
+	CHECK(good);
 	int64_t pos;
 	int size = 0;
 	tl_packet_of(path, 8, &pos, &size); // the keyframe of the GOP of frames 8..15

@@ -3,8 +3,9 @@
 // manifest_open_verified (what loaderd, eval and clipdump open with) naming the sample; the
 // writer refuses such a caption too.
 #include "manifest_reader.h" // defines: manifest_open_verified, manifest_tokens
-#include "manifest_recrc.h"  // defines: manifest_recrc, manifest_file_get, manifest_file_put
+#include "manifest_recrc.h"  // defines: manifest_recrc
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "testutil.h"        // defines: test_file_read, test_file_write
 
 #include <errno.h>
 #include <stdio.h>
@@ -49,7 +50,7 @@ int main(void)
 	int fails = 0;
 	size_t n;
 	uint8_t *good;
-	if (write_good(path, &fails) || !(good = manifest_file_get(path, &n))) {
+	if (write_good(path, &fails) || !(good = test_file_read(path, &n))) {
 		printf("FAIL cannot write the valid manifest\n");
 		return 1;
 	}
@@ -76,7 +77,7 @@ int main(void)
 		uint16_t *t = (uint16_t *)(bad + tokens_off) + 1 * 77;
 		t[cases[i].token] = cases[i].value;
 		manifest_recrc(bad, n);
-		if (manifest_file_put(path, bad, n))
+		if (test_file_write(path, bad, n))
 			return 1;
 		m = NULL;
 		err[0] = 0;

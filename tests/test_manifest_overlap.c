@@ -2,8 +2,9 @@
 // the chunks, the string table run into the videos), with checksums recomputed as anyone can,
 // is refused at open with both sections named: every caption would be read from other bytes.
 #include "manifest_reader.h" // defines: manifest_open
-#include "manifest_recrc.h"  // defines: manifest_recrc, manifest_file_get, manifest_file_put
+#include "manifest_recrc.h"  // defines: manifest_recrc
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "testutil.h"        // defines: test_file_read, test_file_write
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +46,7 @@ int main(void)
 	snprintf(path, sizeof path, "%s/manifest", dir);
 	size_t n;
 	uint8_t *good;
-	if (write_good(path) || !(good = manifest_file_get(path, &n))) {
+	if (write_good(path) || !(good = test_file_read(path, &n))) {
 		printf("FAIL cannot write the valid manifest\n");
 		return 1;
 	}
@@ -74,7 +75,7 @@ int main(void)
 		memcpy(bad, good, n);
 		memcpy(bad + cases[i].field, &cases[i].value, sizeof(uint64_t));
 		manifest_recrc(bad, n);
-		if (manifest_file_put(path, bad, n))
+		if (test_file_write(path, bad, n))
 			return 1;
 		m = NULL;
 		err[0] = 0;

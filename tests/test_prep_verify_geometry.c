@@ -5,7 +5,7 @@
 #include "ld_fixture.h"      // defines: ld_fixture_dataset, ld_fixture_tmpdir
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk
 #include "manifest_recrc.h"  // defines: manifest_recrc
-#include "testutil.h"        // defines: CHECK, CHECK_OK, test_skip
+#include "testutil.h"        // defines: CHECK, CHECK_OK, test_skip, test_file_read, test_file_write
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -43,19 +43,14 @@ int main(void)
 	snprintf(path, sizeof path, "%s/manifest.bin", dir);
 	CHECK(verify(dir, path, out, sizeof out) == 0 && strstr(out, "OK"));
 
-	FILE *f = fopen(path, "r+b");
-	CHECK(f);
-	fseek(f, 0, SEEK_END);
-	size_t n = (size_t)ftell(f);
-	rewind(f);
-	uint8_t *b = malloc(n);
-	CHECK(b && fread(b, 1, n, f) == n);
+	size_t n;
+	uint8_t *b = test_file_read(path, &n);
+	CHECK(b);
 	ManifestChunk *c = (ManifestChunk *)(b + ((ManifestHeader *)b)->chunks_off) + 1;
 	CHECK(c->width == 64 && c->height == 48);
 	c->width = 48, c->height = 64;
 	manifest_recrc(b, n);
-	rewind(f);
-	CHECK(fwrite(b, 1, n, f) == n && fclose(f) == 0);
+	CHECK(test_file_write(path, b, n) == 0);
 	free(b);
 
 	CHECK(verify(dir, path, out, sizeof out) == 1);

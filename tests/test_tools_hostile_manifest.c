@@ -5,7 +5,7 @@
 #include "ld_fixture.h"      // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
 #include "manifest_format.h" // defines: ManifestHeader
 #include "manifest_recrc.h"  // defines: manifest_recrc
-#include "testutil.h"        // defines: CHECK, test_skip
+#include "testutil.h"        // defines: CHECK, test_skip, test_file_read, test_file_write
 
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -53,18 +53,13 @@ int main(void)
 	snprintf(manifest, sizeof manifest, "%s/manifest.bin", dir);
 	CHECK(ld_fixture_manifest(manifest, NULL, 0, "shard.tar", off, len, 2) == 0);
 
-	FILE *f = fopen(manifest, "r+b");
-	CHECK(f);
-	fseek(f, 0, SEEK_END);
-	size_t n = (size_t)ftell(f);
-	rewind(f);
-	uint8_t *b = malloc(n);
-	CHECK(b && fread(b, 1, n, f) == n);
+	size_t n;
+	uint8_t *b = test_file_read(manifest, &n);
+	CHECK(b);
 	ManifestHeader *h = (ManifestHeader *)b;
 	h->tokens_off = h->samples_off;
 	manifest_recrc(b, n);
-	rewind(f);
-	CHECK(fwrite(b, 1, n, f) == n && fclose(f) == 0);
+	CHECK(test_file_write(manifest, b, n) == 0);
 	free(b);
 
 	char cmd[2048];

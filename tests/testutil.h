@@ -2,7 +2,8 @@
 // and ring names unique per process so tests can run side by side.
 #ifndef TESTS_TESTUTIL_H
 #define TESTS_TESTUTIL_H
-// defines: CHECK, CHECK_EQ_INT, CHECK_OK, EXPECT, test_failures, test_skip, test_ring_name, test_fill_word
+// defines: CHECK, CHECK_EQ_INT, CHECK_OK, EXPECT, test_failures, test_skip, test_ring_name, test_fill_word,
+//          test_file_read, test_file_write
 
 #include <stdint.h>
 #include <stdio.h>
@@ -74,6 +75,32 @@ static inline uint64_t test_fill_word(uint64_t seed, uint64_t g, uint64_t i)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+// a whole file into a malloc'd buffer (size in *n), NULL when it cannot be read
+static inline uint8_t *test_file_read(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	rewind(f);
+	uint8_t *buf = malloc(*n);
+	if (buf && fread(buf, 1, *n, f) != *n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+// buf[0..n) as the whole file p: 0, or -1 when it cannot be written
+static inline int test_file_write(const char *p, const void *buf, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+	int ok = f && fwrite(buf, 1, n, f) == n;
+	return (f && fclose(f) == 0 && ok) ? 0 : -1;
 }
 
 #endif

@@ -1,10 +1,10 @@
 // CLIP-style byte-level BPE: vocabulary and merge ranks from a merges file, and the merge
 // loop of OpenAI's simple_tokenizer (lowest-ranked adjacent pair first, all its occurrences).
 #include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize, bpe_decode, ...
+#include "fs_dir.h"        // defines: fs_open_regular
 #include "bpe_text.h"      // defines: bpe_normalize, bpe_pretokenize, bpe_byte_unicode, ...
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -260,15 +260,10 @@ int bpe_load(BpeTokenizer **out, const char *path, int *bad_line)
 	*out = NULL;
 	if (bad_line)
 		*bad_line = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
-	if (fd < 0)
-		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = S_ISDIR(st.st_mode) ? -EISDIR : -errno;
-		close(fd);
-		return e ? e : -EINVAL;
-	}
+	int fd = fs_open_regular(path, &st); // a FIFO at path must not block the open
+	if (fd < 0)
+		return fd;
 	// zlib reads gzip (open_clip ships bpe_simple_vocab_16e6.txt.gz) and plain files alike
 	gzFile gz = gzdopen(fd, "rb");
 	if (!gz) {

@@ -97,21 +97,31 @@ int fs_dir_own(const char *path, const char *what, char *why, size_t whylen)
 	return 0;
 }
 
-FILE *fs_fopen_read(const char *path, const char *mode)
+int fs_open_regular(const char *path, struct stat *st)
 {
+	struct stat own;
+	st = st ? st : &own;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
-		return NULL;
-	struct stat st;
-	int bad = fstat(fd, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : !S_ISREG(st.st_mode) ? EINVAL : 0;
+		return -errno;
+	int bad = fstat(fd, st) < 0 ? errno : S_ISDIR(st->st_mode) ? EISDIR : !S_ISREG(st->st_mode) ? EINVAL : 0;
 	if (bad) {
 		close(fd);
-		errno = bad;
-		return NULL;
+		return -bad;
 	}
 	int fl = fcntl(fd, F_GETFL);
 	if (fl >= 0)
 		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
+FILE *fs_fopen_read(const char *path, const char *mode)
+{
+	int fd = fs_open_regular(path, NULL);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
 	FILE *f = fdopen(fd, mode);
 	if (!f) {
 		int e = errno;

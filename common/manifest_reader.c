@@ -3,12 +3,12 @@
 // a fault. The bytes validated are the bytes used: the file rewritten or truncated while a program
 // runs (a cp of a new manifest, an editor) changes nothing it holds; manifest_file_changed tells it.
 #include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
+#include "fs_dir.h"          // defines: fs_open_regular
 #include "bpe_tokenizer.h"   // defines: bpe_load, bpe_vocab_hash, bpe_free
 #include "errbuf.h"          // defines: err_fmt
 #include "shell_quote.h"     // defines: shell_quoted
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,14 +338,12 @@ int manifest_open(Manifest **out, const char *path, char *err, size_t errlen)
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
-	if (fd < 0)
-		return err_fmt(err, errlen, -errno, "cannot open: %s", strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	int fd = fs_open_regular(path, &st); // a FIFO at path must not block the open
+	if (fd == -EINVAL || fd == -EISDIR)
 		return err_fmt(err, errlen, -EINVAL, "not a regular file");
-	}
+	if (fd < 0)
+		return err_fmt(err, errlen, fd, "cannot open: %s", strerror(-fd));
 	if (st.st_size < 16) {
 		close(fd);
 		return err_fmt(err, errlen, -EBADMSG, "not a manifest (%lld bytes)", (long long)st.st_size);

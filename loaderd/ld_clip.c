@@ -1,12 +1,12 @@
 // Turns a plan and the bytes of its sources into a clip: one ld_decode_video call per chunk
 // (frames in order, one crop for all of them), or one image repeated over the clip's frames.
 #include "ld_clip.h"   // defines: ld_clip_decode, ld_file_read, ld_sample_load, ld_files_free
+#include "fs_dir.h"    // defines: fs_open_regular
 #include "proc_time.h" // defines: time_mono_ns
 
 #include "ld_error.h" // defines: LD_ERR_*
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,29 +127,20 @@ int ld_file_size_error(const char *path, uint64_t size, uint64_t offset, uint64_
 
 int ld_file_open(const char *path, struct stat *st, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(e));
-		return e == ENOENT || e == EACCES || e == ENOTDIR || e == ENXIO ? -LD_ERR_MISSING : -LD_ERR_IO;
-	}
-	if (fstat(fd, st) != 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return -LD_ERR_IO;
-	}
-	if (!S_ISREG(st->st_mode)) {
+	int fd = fs_open_regular(path, st);
+	if (fd == -EINVAL || fd == -EISDIR) {
 		snprintf(err, errlen, "%s: not a regular file (%s)", path,
 			 S_ISFIFO(st->st_mode)   ? "a FIFO"
 			 : S_ISDIR(st->st_mode)  ? "a folder"
 			 : S_ISSOCK(st->st_mode) ? "a socket"
 						 : "a device");
-		close(fd);
 		return -LD_ERR_MISSING;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0)
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if (fd < 0) {
+		int e = -fd;
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return e == ENOENT || e == EACCES || e == ENOTDIR || e == ENXIO ? -LD_ERR_MISSING : -LD_ERR_IO;
+	}
 	return fd;
 }
 

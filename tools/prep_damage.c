@@ -1,11 +1,11 @@
 // Damage bookkeeping of tools/prep (spans of output frames made from frames that decoded with
 // errors, and their line in a video's .done marker) and the strict full decode of --verify --deep.
 #include "prep_damage.h"     // defines: PrepDamage, prep_damage_*, prep_frame_damaged, prep_decode_check
+#include "fs_dir.h"          // defines: fs_open_regular
 #include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32)
 #include "ld_decode.h"       // defines: ld_nal_framing, ld_nal_zeroed
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
@@ -195,15 +195,9 @@ int prep_decode_check(const char *path, uint64_t *frames, PrepSpan *bad, char *w
 
 int prep_file_crc(const char *path, uint32_t *crc)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a chunk replaced by a FIFO must not block
+	int fd = fs_open_regular(path, NULL); // a chunk replaced by a FIFO must not block
 	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int e0 = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	if (e0) {
-		close(fd);
-		return e0;
-	}
+		return fd == -EISDIR ? -EINVAL : fd;
 	static __thread uint8_t buf[1 << 16];
 	uint32_t c = 0;
 	ssize_t r;

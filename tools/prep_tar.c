@@ -1,12 +1,12 @@
 // Webdataset shard indexer: walks ustar/GNU/pax headers with pread, groups adjacent
 // members by key (basename up to its first dot) and keeps keys with an image and a caption.
 #include "prep_tar.h"  // defines: prep_tar_index, prep_tar_free
+#include "fs_dir.h"    // defines: fs_open_regular
 #include "bpe_text.h"  // defines: bpe_utf8_valid
 #include "ld_decode.h" // defines: ld_decoder_new, ld_image_load, ld_decoder_free
 #include "tar.h"       // defines: tar_header_sum
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,15 +98,10 @@ static int flush(Group *g, PrepTarIndex *out, PrepAnnotList *rep, const char *pa
 int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 {
 	memset(out, 0, sizeof(*out));
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO in the shards folder must not block
-	if (fd < 0)
-		return -errno;
 	struct stat st;
-	int e0 = fstat(fd, &st) < 0 ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : 0;
-	if (e0) {
-		close(fd);
-		return e0;
-	}
+	int fd = fs_open_regular(path, &st); // a FIFO in the shards folder must not block
+	if (fd < 0)
+		return fd == -EISDIR ? -EINVAL : fd;
 	out->size = (uint64_t)st.st_size;
 	Group g = {0};
 	char longname[4096] = "";
@@ -223,9 +218,9 @@ int prep_tar_index(const char *path, PrepTarIndex *out, PrepAnnotList *rep)
 
 int prep_tar_check_images(const char *path, PrepTarIndex *t, PrepAnnotList *rep)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = fs_open_regular(path, NULL);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	LdDecoder *d = NULL;
 	if (ld_decoder_new(&d) < 0) {
 		close(fd);

@@ -5,13 +5,13 @@
 // packet index ld_index_chunk finds (the chunk must still have the frame count and keyframes
 // the old manifest recorded), then shards and samples in order, so every index stays the same.
 #include "prep_upgrade.h" // defines: prep_upgrade, ManifestV1Header, ManifestV1Chunk
+#include "fs_dir.h"       // defines: fs_open_regular, fs_strerror
 
 #include "ld_index.h"        // defines: ld_index_chunk, ld_index_free, LdChunkIndex
 #include "log.h"             // defines: log_info, log_warnx
 #include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
 
 #include <errno.h>
-#include <fcntl.h>
 #include <libavutil/error.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -204,17 +204,10 @@ static int replay_samples(ManifestWriter *w, const V1 *v)
 
 static int open_v1(V1 *v, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		log_warn("%s", path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		log_warnx("%s is not a regular file (a FIFO, socket or device)", path);
-		close(fd);
+	int fd = fs_open_regular(path, &st); // a FIFO at path must not block the open
+	if (fd < 0) {
+		log_warnx("%s: %s", path, fs_strerror(-fd));
 		return -1;
 	}
 	v->size = (size_t)st.st_size;

@@ -1,7 +1,8 @@
 // safetensors reader and writer: 8-byte little-endian header length, a JSON header naming
 // each tensor's dtype, shape and byte range, then the data. The parser accepts only that shape
 // of JSON and checks every range, so a truncated or hostile file is an error, not a crash.
-#include "model.h" // defines: StFile, StTensor
+#include "model.h"  // defines: StFile, StTensor
+#include "fs_dir.h" // defines: fs_open_regular
 #include "json_lex.h" // defines: JsonLex, json_lex_init, json_fail, json_at, json_expect, json_accept, json_string, json_uint
 
 #include <stdarg.h>
@@ -425,17 +426,15 @@ int st_open_err(StFile **out, const char *path, char *err, size_t errlen)
 	*out = NULL;
 	if (err && errlen)
 		err[0] = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); // a FIFO at path must not block the open
-	if (fd < 0)
-		return -errno;
 	struct stat sb;
-	int bad = fstat(fd, &sb) ? -errno : S_ISDIR(sb.st_mode) ? -EISDIR : !S_ISREG(sb.st_mode) ? -EBADMSG : 0;
-	if (bad) {
-		if (bad == -EBADMSG && err && errlen)
+	int fd = fs_open_regular(path, &sb); // a FIFO at path must not block the open
+	if (fd == -EINVAL) {
+		if (err && errlen)
 			snprintf(err, errlen, "%s is not a regular file (a FIFO, socket or device)", path);
-		close(fd);
-		return bad;
+		return -EBADMSG;
 	}
+	if (fd < 0)
+		return fd;
 	StFile *f = calloc(1, sizeof *f);
 	if (!f) {
 		close(fd);

@@ -233,7 +233,8 @@ flag_value() { # flag_value NAME [DEFAULT]: the last value TRAINER_ARGS gives --
 	done
 	printf '%s' "$v"
 }
-has_flag() { local a; for a in "${TRAINER_ARGS[@]}"; do [ "$a" = "--$1" ] || [[ $a == --$1=* ]] && return 0; done; return 1; }
+# has_flag NAME [ARRAY]: TRAINER_ARGS (or the array named) gives --NAME
+has_flag() { local -n _args=${2:-TRAINER_ARGS}; local a; for a in "${_args[@]}"; do [ "$a" = "--$1" ] || [[ $a == --$1=* ]] && return 0; done; return 1; }
 drop_flag() { # drop_flag NAME: removes --NAME VALUE and --NAME=VALUE from TRAINER_ARGS
 	local out=() i a
 	for ((i = 0; i < ${#TRAINER_ARGS[@]}; i++)); do
@@ -321,9 +322,8 @@ if [ $RESUMING = 0 ]; then
 elif has_flag resume-on-new-data; then
 	# the run goes on over other data: its size and vocabulary are the manifest's now (launch.conf
 	# holds the old ones), unless this command line gives them
-	given() { local a; for a in "${EXTRA[@]}"; do [ "$a" = "--$1" ] || [[ $a == --$1=* ]] && return 0; done; return 1; }
-	given dataset-size || { drop_flag dataset-size; TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE"); }
-	given vocab || [ -z "$VOCAB" ] || { drop_flag vocab; TRAINER_ARGS+=(--vocab "$VOCAB"); }
+	has_flag dataset-size EXTRA || { drop_flag dataset-size; TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE"); }
+	has_flag vocab EXTRA || [ -z "$VOCAB" ] || { drop_flag vocab; TRAINER_ARGS+=(--vocab "$VOCAB"); }
 fi
 geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
 plan=$("$TRAINER" --print-steps --ranks $((N * NODES_N)) "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"

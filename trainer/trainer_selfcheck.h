@@ -27,7 +27,9 @@ typedef struct {
 	// test-only planted bug: the device's output of the check of this name is perturbed after the op
 	// ran, so that the mismatch path is seen to name it (NULL: none)
 	const char *plant;
-	int ops_only;                              // the ops alone, without the model step (a test's planted-bug runs)
+	int ops_only; // the ops alone, without the model step (a test's planted-bug runs)
+	// test-only: only the op checks of the group that has the check of this name (NULL: all)
+	const char *only;
 	void (*line)(void *arg, const char *text); // one line per check (NULL: silent)
 	void *arg;
 } SelfCheckOptions;

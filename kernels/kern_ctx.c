@@ -224,7 +224,7 @@ size_t kern_ctx_workspace_bytes(const KernCtx *ctx)
 }
 
 // ---- events ----
-int kern_event_create(KernCtx *ctx, KEvent **out)
+static int event_new(KernCtx *ctx, KEvent **out, int timed)
 {
 	if (!ctx || !out)
 		return -EINVAL;
@@ -232,6 +232,7 @@ int kern_event_create(KernCtx *ctx, KEvent **out)
 	if (!e)
 		return -ENOMEM;
 	e->dev = ctx->dev;
+	e->timed = timed;
 	int rc = ctx->dev->be->event_create(e);
 	if (rc < 0) {
 		free(e);
@@ -239,6 +240,16 @@ int kern_event_create(KernCtx *ctx, KEvent **out)
 	}
 	*out = e;
 	return 0;
+}
+
+int kern_event_create(KernCtx *ctx, KEvent **out)
+{
+	return event_new(ctx, out, 0);
+}
+
+int kern_event_create_timed(KernCtx *ctx, KEvent **out)
+{
+	return event_new(ctx, out, 1);
 }
 
 void kern_event_destroy(KEvent *ev)
@@ -255,7 +266,9 @@ int kern_event_record(KEvent *ev, KernCtx *stream)
 		return -EINVAL;
 	if (kern_latched(stream))
 		return kern_latched(stream);
-	return stream->dev->be->event_record(ev, stream);
+	int rc = stream->dev->be->event_record(ev, stream);
+	ev->recorded |= rc == 0;
+	return rc;
 }
 
 int kern_stream_wait_event(KernCtx *stream, KEvent *ev)
@@ -284,6 +297,14 @@ int kern_event_sync(KEvent *ev)
 	atomic_fetch_add(&d->waits, 1);
 	int err = atomic_load(&d->err);
 	return err ? err : rc;
+}
+
+int kern_event_elapsed(KEvent *a, KEvent *b, double *ms)
+{
+	if (!a || !b || !ms || a->dev != b->dev || !a->timed || !b->timed || !a->recorded || !b->recorded)
+		return -EINVAL;
+	int err = atomic_load(&a->dev->err);
+	return err ? err : a->dev->be->event_elapsed(a, b, ms);
 }
 
 // ---- the host ranges backends keep (kern_backend.h) ----

@@ -13,7 +13,7 @@
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
 //          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
-//          kern_event_query, kern_event_sync, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
+//          kern_event_query, kern_event_sync, kern_event_create_timed, kern_event_elapsed, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
 //          kern_host_register, kern_host_unregister, kern_upload, kern_download, kern_upload_async,
 //          kern_download_async, kern_zero, kern_copy, kern_convert,
 //          kern_linear_ws_bytes, kern_linear, kern_linear_bwd, kern_layernorm_fwd, kern_layernorm_bwd, kern_add,
@@ -210,6 +210,13 @@ int kern_stream_wait_event(KernCtx *stream, KEvent *ev);
 int kern_event_query(KEvent *ev);
 // the host waits for ev; returns the latched error
 int kern_event_sync(KEvent *ev);
+// an event that also keeps the time it completed at (device time on a GPU; a CPU backend's op has
+// run when queued, so there it is the host's clock at the record), for kern_event_elapsed
+int kern_event_create_timed(KernCtx *ctx, KEvent **out);
+// *ms = milliseconds from a's completion to b's (both timed events of one device); never waits:
+// -EAGAIN while either is pending, -EINVAL when either is not timed or was never recorded, or the
+// latched error
+int kern_event_elapsed(KEvent *a, KEvent *b, double *ms);
 
 // ======================================================================================
 // Memory

@@ -82,6 +82,18 @@ static void streams(KtEnv *e)
 		ok = pin[i] == 2.0f * (float)i;
 	kt_check(e, ok, "stream b saw stream a's upload through the event: y = 2x");
 	kt_check(e, kern_ctx_host_waits(e->dev) == waits + 1, "one host wait: the event sync");
+	// timed events: cudaEventElapsedTime between two records, never a wait; events made without
+	// timing (cudaEventDisableTiming) have none
+	KEvent *ta, *tb;
+	double ms = -1;
+	rc = kern_event_create_timed(e->dev, &ta) || kern_event_create_timed(b, &tb);
+	kt_check(e, !rc && kern_event_elapsed(ta, tb, &ms) == -EINVAL, "elapsed before a record is -EINVAL");
+	rc = rc || kern_event_record(ta, e->dev) || kern_add(b, &y, &x, &x) || kern_event_record(tb, b) ||
+	     kern_event_sync(tb);
+	int erc = rc ? -1 : kern_event_elapsed(ta, tb, &ms);
+	kt_check(e, erc == 0 && ms >= 0 && ms < 1e4, "elapsed between two recorded timed events: %d, %.3f ms", erc, ms);
+	kt_check(e, kern_event_elapsed(ta, ev, &ms) == -EINVAL, "elapsed against an event without timing is -EINVAL");
+	kern_event_destroy(ta), kern_event_destroy(tb);
 	// a registered mapping (the ring's role): async copies allowed while registered
 	char *ring = aligned_alloc(4096, 1 << 16);
 	rc = kern_host_register(e->dev, ring, 1 << 16);

@@ -1,5 +1,5 @@
 // Checks the device side of the contract on the CPU backend: memory belongs to the device (any
-// stream uses it, it outlives the handle that made it), events, asynchronous copies only from
+// stream uses it, it outlives the handle that made it), events and timed events, asynchronous copies only from
 // pinned or registered host memory, registration overlaps refused, and the host-wait counter
 // counting sync points and nothing else; the attention selection of the options (the CPU backend
 // runs its reference and refuses cuDNN).
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int bad;
 
@@ -66,6 +67,21 @@ int main(void)
 	expect("query", kern_event_query(ev), 1);
 	expect("event sync", kern_event_sync(ev), 0);
 	expect("... is a host wait", kern_ctx_host_waits(c) - w0, 5);
+
+	// timed events: milliseconds between two records (the CPU's ops have run when queued)
+	KEvent *ta, *tb;
+	double ms = -1;
+	if (kern_event_create_timed(c, &ta) || kern_event_create_timed(c2, &tb))
+		return 1;
+	expect("elapsed before either was recorded", kern_event_elapsed(ta, tb, &ms), -EINVAL);
+	expect("record the first", kern_event_record(ta, c), 0);
+	usleep(20000);
+	expect("record the second, on the other stream", kern_event_record(tb, c2), 0);
+	expect("elapsed", kern_event_elapsed(ta, tb, &ms), 0);
+	expect("... spans the 20 ms between the records", ms >= 19.5 && ms < 1e4, 1);
+	expect("elapsed against an event without timing", kern_event_elapsed(ta, ev, &ms), -EINVAL);
+	expect("no host wait in any of it", kern_ctx_host_waits(c) - w0, 5);
+	kern_event_destroy(ta), kern_event_destroy(tb);
 
 	// host memory for asynchronous copies
 	void *pinned;

@@ -40,6 +40,9 @@ struct KernCtx {
 struct KEvent {
 	KernDev *dev;
 	void *priv;
+	int timed;    // made by kern_event_create_timed: the backend keeps its completion time
+	int recorded; // kern_event_record has queued it at least once
+	double t_ms;  // the CPU backend's clock at the last record (timed events)
 };
 
 // a run of at most KERN_OPT_CHUNK elements inside one segment
@@ -88,6 +91,7 @@ struct KBackend {
 	int (*stream_wait_event)(KernCtx *c, KEvent *e);
 	int (*event_query)(KEvent *e); // 1 complete, 0 pending
 	int (*event_sync)(KEvent *e);
+	int (*event_elapsed)(KEvent *a, KEvent *b, double *ms); // both timed and recorded; -EAGAIN pending
 	// ops: arguments checked, sizes derived by the front end
 	size_t (*linear_ws_bytes)(KernCtx *c);
 	int (*linear)(KernCtx *c, const KLinear *a, int64_t N, int IC, int OC);

@@ -1,7 +1,8 @@
 // The CPU backend's device side: host memory standing in for device memory, pinned and
 // registered ranges (checked like a GPU would need them), streams that run at once, the table.
-#include "kern_cpu.h" // defines: kcpu_*, KRawOps
-#include "proc_mem.h" // defines: proc_mem_available
+#include "kern_cpu.h"  // defines: kcpu_*, KRawOps
+#include "proc_mem.h"  // defines: proc_mem_available
+#include "proc_time.h" // defines: time_mono_s
 
 #include <errno.h>
 #include <stdlib.h>
@@ -240,6 +241,7 @@ static void cpu_event_destroy(KEvent *e) {}
 
 static int cpu_event_record(KEvent *e, KernCtx *c)
 {
+	e->t_ms = 1e3 * time_mono_s(); // the ops queued before it have run
 	return 0;
 }
 
@@ -255,6 +257,12 @@ static int cpu_event_done(KEvent *e)
 
 static int cpu_event_sync(KEvent *e)
 {
+	return 0;
+}
+
+static int cpu_event_elapsed(KEvent *a, KEvent *b, double *ms)
+{
+	*ms = b->t_ms - a->t_ms;
 	return 0;
 }
 
@@ -390,6 +398,7 @@ const KBackend kcpu_backend = {
 	.stream_wait_event = cpu_stream_wait_event,
 	.event_query = cpu_event_done,
 	.event_sync = cpu_event_sync,
+	.event_elapsed = cpu_event_elapsed,
 	.linear_ws_bytes = kcpu_linear_ws_bytes,
 	.linear = kcpu_linear,
 	.linear_bwd = kcpu_linear_bwd,

@@ -412,7 +412,7 @@ int cu_event_create(KEvent *e)
 {
 	cu_use(e->dev);
 	cudaEvent_t ev;
-	if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess) {
+	if (cudaEventCreateWithFlags(&ev, e->timed ? cudaEventDefault : cudaEventDisableTiming) != cudaSuccess) {
 		cudaGetLastError();
 		return -ENOMEM;
 	}
@@ -485,4 +485,19 @@ int cu_event_sync(KEvent *e)
 	cu_use(e->dev);
 	cudaError_t r = cudaEventSynchronize(e->priv);
 	return r == cudaSuccess ? 0 : event_fault(e, r, "event_sync");
+}
+
+int cu_event_elapsed(KEvent *a, KEvent *b, double *ms)
+{
+	cu_use(a->dev);
+	float f = 0;
+	cudaError_t r = cudaEventElapsedTime(&f, a->priv, b->priv);
+	if (r == cudaErrorNotReady) {
+		cudaGetLastError();
+		return -EAGAIN;
+	}
+	if (r != cudaSuccess)
+		return event_fault(a, r, "event_elapsed");
+	*ms = f;
+	return 0;
 }

@@ -62,6 +62,7 @@ int cu_memcopy(KernCtx *c, void *dst, const void *src, size_t n);
 int cu_event_create(KEvent *e);
 void cu_event_destroy(KEvent *e);
 int cu_event_record(KEvent *e, KernCtx *c);
+int cu_event_elapsed(KEvent *a, KEvent *b, double *ms);
 int cu_stream_wait_event(KernCtx *c, KEvent *e);
 int cu_event_query(KEvent *e);
 int cu_event_sync(KEvent *e);

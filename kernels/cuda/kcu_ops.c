@@ -313,6 +313,7 @@ const KBackend kcuda_backend = {
 	.stream_wait_event = cu_stream_wait_event,
 	.event_query = cu_event_query,
 	.event_sync = cu_event_sync,
+	.event_elapsed = cu_event_elapsed,
 	.stream_native = cu_stream_native,
 	.mem_info = cu_mem_info,
 	.linear_ws_bytes = cu_linear_ws_bytes,

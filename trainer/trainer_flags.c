@@ -149,7 +149,8 @@ static const FlagSpec flags[] = {
 	{"log-every", FLAG_I64, FLAG_AT(TrainerConfig, log_every), 1, 1e15, "1",
 	 .help = "steps between progress log lines"},
 	{"metrics-every", FLAG_INT, FLAG_AT(TrainerConfig, metrics_every), 1, 100000, "1",
-	 .help = "steps between read-backs of the logged scalars from the device: metrics.jsonl gets that many lines each time"},
+	 .help = "steps between read-backs of the logged scalars from the device, each read one interval late so the host "
+		 "never waits for the step it has just queued: metrics.jsonl gets that many lines each time"},
 	{"log-level", FLAG_CHOICE, FLAG_AT(TrainerConfig, log_level), 0, 0, "info",
 	 .help = "the least severe log lines printed", .choices = "debug|info|warn|error"},
 	{"config", FLAG_STRING, FLAG_AT(TrainerConfig, config), 0, 0, "",

@@ -18,8 +18,9 @@ typedef struct {
 	double data_wait_s;   // mean over ranks of the time waiting for READY slots
 	double error_slots;   // error slots skipped in this step, all ranks
 	double comm_bytes;    // bytes this rank sent in the step's collectives (DESIGN §7 model)
-	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes;              // the same per collective
-	double t_augment, t_forward, t_exchange, t_backward, t_allreduce, t_update; // rank 0's phases, seconds
+	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes; // the same per collective
+	// rank 0's phases, device seconds (timed events; null past the first 64 rows of a read-back)
+	double t_augment, t_forward, t_exchange, t_backward, t_allreduce, t_update;
 	int64_t host_waits;               // rank 0's host waits on the device in the step (its read-back included)
 	double data_wait_pct;             // data_wait_s / step_s, percent
 	double mfu;                       // model FLOPs per second / (--peak-tflops x ranks); NaN (null) without a peak

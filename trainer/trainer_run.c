@@ -1,6 +1,8 @@
-// The trainer's loop. A step leaves its scalars on the device; the host reads them back once
-// per --metrics-every steps (and before a checkpoint or the end), so between read-backs a device
-// backend runs steps without the host waiting for it. Stopping: a stop request only sets a flag;
+// The trainer's loop. A step leaves its scalars on the device; once per --metrics-every steps the
+// host queues their copy to pinned memory and takes the interval before it, whose copy has long
+// landed (two blocks, trainer_step.h), so the host never waits for the step it has just queued:
+// with the default of 1, step k's figures are written while step k+1 runs. Before a checkpoint or
+// the end every row is taken. Stopping: a stop request only sets a flag;
 // each step starts with an all-gather over the control channel of (stop flag, stream position
 // before this rank's batch), so all ranks stop at the same step boundary and rank 0 checkpoints
 // every rank's position. A rank waiting for data when a stop comes abandons that batch (the
@@ -21,6 +23,7 @@
 
 typedef struct {
 	uint64_t pos, stop;
+	uint64_t landed; // this rank's oldest metrics block on its way to the host has landed
 } Agree;
 
 // what the host knows of a step before its scalars are read back
@@ -54,18 +57,21 @@ static void log_step(const TrainerRun *r, const TrainerMetrics *m)
 		m->mem_peak_bytes / 1073741824.0, mfu);
 }
 
-// one read-back of the pending steps' scalars; every rank calls it at the same steps
-static void flush(TrainerRun *r, Pending *pend)
+// takes the oldest block on its way to the host and reports its steps (pend: the host's facts of
+// each block's steps); every rank calls it at the same steps
+static void report(TrainerRun *r, Pending **pend_blocks)
 {
 	const TrainerConfig *c = r->c;
 	const int64_t w0 = kern_ctx_host_waits(r->ctx);
 	float *dev = calloc((size_t)c->metrics_every * TS_NSCALARS, sizeof(float));
 	double *red = calloc((size_t)c->metrics_every * 5, sizeof(double));
-	if (!dev || !red)
+	double *ph = calloc((size_t)c->metrics_every * TS_NPHASES, sizeof(double));
+	if (!dev || !red || !ph)
 		log_fatalx("out of memory");
-	int rows, rc = train_step_read_metrics(r->ts, dev, &rows);
+	int rows, blk = 0, rc = train_step_fetch_end(r->ts, dev, ph, &rows, &blk);
 	if (rc < 0)
 		step_failed(r, r->step, rc);
+	Pending *pend = pend_blocks[blk];
 	for (int i = 0; i < rows; i++) {
 		double *x = red + 5 * i;
 		x[0] = dev[i * TS_NSCALARS + TS_LOSS];
@@ -86,6 +92,9 @@ static void flush(TrainerRun *r, Pending *pend)
 		m->acc = red[5 * i + 2];
 		m->data_wait_s = red[5 * i + 3];
 		m->error_slots = red[5 * i + 4] * c->ranks;
+		const double *t = ph + (size_t)i * TS_NPHASES; // device time
+		m->t_augment = t[TS_PH_AUGMENT], m->t_forward = t[TS_PH_FORWARD], m->t_exchange = t[TS_PH_EXCHANGE];
+		m->t_backward = t[TS_PH_BACKWARD], m->t_allreduce = t[TS_PH_ALLREDUCE], m->t_update = t[TS_PH_UPDATE];
 		m->tau = exp(-(double)d[TS_LOG_S]);
 		m->grad_norm = d[TS_GRAD_NORM];
 		m->data_wait_pct = m->step_s > 0 ? 100.0 * m->data_wait_s / m->step_s : 0;
@@ -101,6 +110,28 @@ static void flush(TrainerRun *r, Pending *pend)
 		log_fatalx("cannot write %s: %s", r->mpath, strerror(-rc));
 	free(dev);
 	free(red);
+	free(ph);
+}
+
+// hands the current block to the host; when the other is still on its way, takes it: the lag of
+// one interval
+static void fetch(TrainerRun *r, Pending **pend)
+{
+	int rc = train_step_fetch_begin(r->ts);
+	if (rc < 0)
+		step_failed(r, r->step, rc);
+	if (train_step_fetch_pending(r->ts) > 1)
+		report(r, pend);
+}
+
+// every step's figures, before a checkpoint or the end
+static void flush(TrainerRun *r, Pending **pend)
+{
+	int rc = train_step_fetch_begin(r->ts);
+	if (rc < 0)
+		step_failed(r, r->step, rc);
+	while (train_step_fetch_pending(r->ts))
+		report(r, pend);
 }
 
 // every rank's stop flag and stream position: one agreed step boundary for all; 1 when done.
@@ -108,12 +139,14 @@ static void flush(TrainerRun *r, Pending *pend)
 static int agree(TrainerRun *r, Agree *all, int abandoned)
 {
 	const TrainerConfig *c = r->c;
-	Agree mine = {trainer_ingest_position(r->in), (uint64_t)*r->stop};
+	Agree mine = {trainer_ingest_position(r->in), (uint64_t)*r->stop, train_step_fetch_ready(r->ts) != 0};
 	if (!abandoned && comm_ctl_allgather(r->comm, &mine, all, sizeof mine) < 0)
 		log_fatalx("step %lld: ranks lost each other: %s", (long long)r->step, comm_error(r->comm));
+	r->fetch_landed = !abandoned;
 	for (int k = 0; k < c->ranks && !abandoned; k++) {
 		r->positions[k] = all[k].pos;
 		r->stopped |= all[k].stop != 0;
+		r->fetch_landed &= all[k].landed != 0;
 	}
 	r->stopped |= abandoned;
 	return r->stopped || r->step >= c->steps || (c->stop_after_steps && r->step - r->start >= c->stop_after_steps);
@@ -228,12 +261,6 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 				.allreduce_bytes = cst->bytes[COMM_ALLREDUCE],
 				.comm_bytes = cst->bytes[COMM_ALLGATHER] + cst->bytes[COMM_REDUCE_SCATTER] +
 					      cst->bytes[COMM_ALLREDUCE],
-				.t_augment = tt.t_augment,
-				.t_forward = tt.t_forward,
-				.t_exchange = tt.t_exchange,
-				.t_backward = tt.t_backward,
-				.t_allreduce = tt.t_allreduce,
-				.t_update = tt.t_update,
 				.host_waits = kern_ctx_host_waits(r->ctx) - h0};
 	KMemInfo mi;
 	kern_ctx_memory(r->ctx, &mi); // the tensor counts are filled whatever the backend says of its device
@@ -277,8 +304,9 @@ void trainer_run(TrainerRun *r)
 {
 	const TrainerConfig *c = r->c;
 	Agree *all = calloc((size_t)c->ranks, sizeof(Agree));
-	Pending *pend = calloc((size_t)c->metrics_every, sizeof(Pending));
-	if (!all || !pend)
+	Pending *pend[2] = {calloc((size_t)c->metrics_every, sizeof(Pending)),
+			    calloc((size_t)c->metrics_every, sizeof(Pending))};
+	if (!all || !pend[0] || !pend[1])
 		log_fatalx("out of memory");
 	buffers_open(r);
 	r->start = r->step;
@@ -288,9 +316,11 @@ void trainer_run(TrainerRun *r)
 	double t_run = time_mono_s();
 	for (int abandoned = 0;;) {
 		int done = agree(r, all, abandoned);
+		if (r->fetch_landed)     // every rank's figures have landed: written now, not after the next
+			report(r, pend); // step (which may wait long for data)
 		int ckpt_due = r->step != r->last_ckpt &&
 			       (done || (c->ckpt_every && r->step > r->start && r->step % c->ckpt_every == 0));
-		if ((done || ckpt_due) && r->ts->rows)
+		if ((done || ckpt_due) && (r->ts->rows || train_step_fetch_pending(r->ts)))
 			flush(r, pend); // metrics.jsonl reaches the checkpoint's step
 		if (c->rank == 0 && ckpt_due)
 			checkpoint(r);
@@ -302,16 +332,17 @@ void trainer_run(TrainerRun *r)
 		}
 		if (done)
 			break;
-		if (!one_step(r, &pend[r->ts->rows], all)) {
+		if (!one_step(r, &pend[r->ts->blk][r->ts->rows], all)) {
 			abandoned = 1;
 			continue;
 		}
 		r->step++;
 		if (r->ts->rows == c->metrics_every)
-			flush(r, pend);
+			fetch(r, pend);
 	}
 	r->total_s = time_mono_s() - t_run;
 	buffers_close(r);
 	free(all);
-	free(pend);
+	free(pend[0]);
+	free(pend[1]);
 }

@@ -38,6 +38,7 @@ typedef struct {
 	// filled by trainer_run
 	int64_t start; // the first step of this run
 	int stopped, save_failed;
+	int fetch_landed; // at the last agreement, every rank's oldest metrics block had landed
 	double total_s;
 } TrainerRun;
 

@@ -2,13 +2,15 @@
 // (trainer/fastclip), backward whose gradient groups start bucketed all-reduces as they finish,
 // the fused optimizer and the temperature's Adam step. The global log s is the model's
 // logit_scale master value, so exported weights carry the temperature; the logged scalars are
-// written into a device block read back once per logging interval.
+// written into one of two device blocks, each read back once per logging interval while the steps
+// fill the other, with the phases' device times from timed events.
 #include "trainer_step.h" // defines: TrainStep, ...
 #include "proc_time.h"    // defines: time_mono_s
 
-#include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC
-#include <math.h>   // defines: log
+#include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, EBUSY
+#include <math.h>   // defines: log, NAN
 #include <stdlib.h> // defines: calloc, free
+#include <string.h> // defines: memcpy
 #include <time.h>   // defines: clock_gettime
 
 #define TRY(x)                                                                                                         \
@@ -17,6 +19,44 @@
 		if (rc_ < 0)                                                                                           \
 			return rc_;                                                                                    \
 	} while (0)
+
+// timed rows of one block
+static int timed_rows(const TrainStep *s)
+{
+	return s->cfg.log_every < TS_TIMED_ROWS ? s->cfg.log_every : TS_TIMED_ROWS;
+}
+
+// the event before phase k (k = TS_NPHASES: after the last) of row r of block b
+static KEvent **phase_event(TrainStep *s, int b, int r, int k)
+{
+	return &s->phase_ev[((size_t)b * timed_rows(s) + (size_t)r) * (TS_NPHASES + 1) + (size_t)k];
+}
+
+static int fetch_open(TrainStep *s)
+{
+	const size_t n = 2 * (size_t)timed_rows(s) * (TS_NPHASES + 1);
+	if (!(s->phase_ev = calloc(n, sizeof(KEvent *))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		TRY(kern_event_create_timed(s->ctx, &s->phase_ev[i]));
+	for (int b = 0; b < 2; b++) {
+		TRY(kern_host_alloc(s->ctx, (void **)&s->fetch_host[b],
+				    sizeof(float) * (size_t)s->cfg.log_every * TS_NSCALARS));
+		TRY(kern_event_create(s->ctx, &s->fetch_done[b]));
+	}
+	return 0;
+}
+
+static void fetch_close(TrainStep *s)
+{
+	for (size_t i = 0; s->phase_ev && i < 2 * (size_t)timed_rows(s) * (TS_NPHASES + 1); i++)
+		kern_event_destroy(s->phase_ev[i]);
+	free(s->phase_ev);
+	for (int b = 0; b < 2; b++) {
+		kern_host_free(s->ctx, s->fetch_host[b]);
+		kern_event_destroy(s->fetch_done[b]);
+	}
+}
 
 void train_step_destroy(TrainStep *s)
 {
@@ -29,6 +69,7 @@ void train_step_destroy(TrainStep *s)
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		kern_free(s->ctx, t[i]);
 	kern_event_destroy(s->staged);
+	fetch_close(s);
 	kern_host_free(s->ctx, s->stage.clips);
 	kern_host_free(s->ctx, s->stage.text);
 	kern_host_free(s->ctx, s->stage.ids);
@@ -92,7 +133,8 @@ static int create(TrainStep *s)
 	TRY(rc);
 	clip_model_set_grad_hook(m, on_grads_ready, s);
 	TRY(kern_alloc(s->ctx, &s->temp_mv, KDT_F32, 1, (const int64_t[]){2}));
-	TRY(kern_alloc(s->ctx, &s->metrics, KDT_F32, 2, (const int64_t[]){c->log_every, TS_NSCALARS}));
+	TRY(kern_alloc(s->ctx, &s->metrics, KDT_F32, 2, (const int64_t[]){2 * (int64_t)c->log_every, TS_NSCALARS}));
+	TRY(fetch_open(s));
 	TRY(kern_ctx_reserve_workspace(s->ctx, kern_loss_ws_bytes(s->ctx, c->batch, c->batch, c->model.embed_dim)));
 	return create_batch(s);
 }
@@ -222,31 +264,46 @@ static int temperature(TrainStep *s, double lr)
 	return 0;
 }
 
+// records the event before phase k of the row being written (rows past the timed ones: none)
+static int mark(TrainStep *s, int k)
+{
+	return s->rows < timed_rows(s) ? kern_event_record(*phase_event(s, s->blk, s->rows, k), s->ctx) : 0;
+}
+
 int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 {
 	if (!s || !t || epoch < 0)
 		return -EINVAL;
 	if (s->rows >= s->cfg.log_every)
 		return -ENOSPC;
+	if (s->fetch_rows[s->blk])
+		return -EBUSY;
 	ClipModel *m = s->model;
 	KernCtx *c = s->ctx;
 	KTensor row, scalar, pair;
-	TRY(kern_view(&row, &s->metrics, (int64_t)s->rows * TS_NSCALARS, 1, (const int64_t[]){TS_NSCALARS}));
+	TRY(kern_view(&row, &s->metrics, ((int64_t)s->blk * s->cfg.log_every + s->rows) * TS_NSCALARS, 1,
+		      (const int64_t[]){TS_NSCALARS}));
 	double t0 = time_mono_s();
+	TRY(mark(s, TS_PH_AUGMENT));
 	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
 	double t1 = time_mono_s();
+	TRY(mark(s, TS_PH_FORWARD));
 	TRY(clip_model_forward_patches(m, &m->patches, &s->text));
 	TRY(kern_view(&pair, &row, TS_NCE, 1, (const int64_t[]){2}));
 	TRY(kern_clip_metrics(c, &pair, &m->vfeat, &m->tfeat, &m->log_s));
 	double t2 = time_mono_s();
+	TRY(mark(s, TS_PH_EXCHANGE));
 	TRY(kern_view(&scalar, &row, TS_LOSS, 1, (const int64_t[]){1}));
 	TRY(fastclip_exchange_run(s->xchg, c, &m->vfeat, &m->tfeat, &s->ids, &m->log_s, epoch, &scalar,
 				  &m->g.logit_scale));
 	double t3 = time_mono_s();
+	TRY(mark(s, TS_PH_BACKWARD));
 	TRY(clip_model_backward(m, fastclip_exchange_de1(s->xchg), fastclip_exchange_de2(s->xchg)));
 	double t4 = time_mono_s();
+	TRY(mark(s, TS_PH_ALLREDUCE));
 	TRY(comm_buckets_finish(s->buckets, c));
 	double t5 = time_mono_s();
+	TRY(mark(s, TS_PH_UPDATE));
 	const double lr = optim_lr(&s->opt->cfg, s->opt->step), lr_tau = tau_lr(s, s->opt->step);
 	TRY(optim_step(s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads));
 	TRY(temperature(s, lr_tau));
@@ -254,6 +311,7 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	TRY(kern_copy(c, &pair, &s->opt->norm_clip));
 	TRY(kern_view(&scalar, &row, TS_LOG_S, 1, (const int64_t[]){1}));
 	TRY(kern_copy(c, &scalar, &m->log_s));
+	TRY(mark(s, TS_NPHASES));
 	s->rows++;
 	double t6 = time_mono_s();
 	*t = (TrainStepTimes){.lr = lr,
@@ -267,13 +325,83 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	return 0;
 }
 
+int train_step_fetch_begin(TrainStep *s)
+{
+	if (!s->rows)
+		return 0;
+	const int b = s->blk;
+	KTensor blk;
+	TRY(kern_view(&blk, &s->metrics, (int64_t)b * s->cfg.log_every * TS_NSCALARS, 1,
+		      (const int64_t[]){(int64_t)s->rows * TS_NSCALARS}));
+	TRY(kern_download_async(s->ctx, s->fetch_host[b], kern_nbytes(&blk), &blk));
+	TRY(kern_event_record(s->fetch_done[b], s->ctx));
+	s->fetch_rows[b] = s->rows;
+	s->fetch_seq[b] = ++s->fetches;
+	s->blk ^= 1;
+	s->rows = 0;
+	return 0;
+}
+
+int train_step_fetch_pending(const TrainStep *s)
+{
+	return (s->fetch_rows[0] > 0) + (s->fetch_rows[1] > 0);
+}
+
+// the device seconds of row r's phases in block b (NaN where not timed or not readable)
+static void phase_times(TrainStep *s, int b, int r, double *out)
+{
+	for (int k = 0; k < TS_NPHASES; k++) {
+		double ms = NAN;
+		if (r >= timed_rows(s) ||
+		    kern_event_elapsed(*phase_event(s, b, r, k), *phase_event(s, b, r, k + 1), &ms))
+			ms = NAN;
+		out[k] = ms / 1e3;
+	}
+}
+
+// the oldest block on its way to the host, -1 when none is
+static int oldest(const TrainStep *s)
+{
+	int b = !s->fetch_rows[1] || (s->fetch_rows[0] && s->fetch_seq[0] < s->fetch_seq[1]) ? 0 : 1;
+	return s->fetch_rows[b] ? b : -1;
+}
+
+int train_step_fetch_ready(TrainStep *s)
+{
+	const int b = oldest(s);
+	return b < 0 ? 0 : kern_event_query(s->fetch_done[b]);
+}
+
+int train_step_fetch_end(TrainStep *s, float *out, double *phases, int *rows, int *block)
+{
+	*rows = 0;
+	const int b = oldest(s);
+	if (b < 0)
+		return 0;
+	const int rc = kern_event_sync(s->fetch_done[b]);
+	const int n = s->fetch_rows[b];
+	s->fetch_rows[b] = 0;
+	if (rc < 0)
+		return rc;
+	memcpy(out, s->fetch_host[b], sizeof(float) * (size_t)n * TS_NSCALARS);
+	for (int r = 0; phases && r < n; r++)
+		phase_times(s, b, r, phases + (size_t)r * TS_NPHASES);
+	*rows = n;
+	if (block)
+		*block = b;
+	return 0;
+}
+
 int train_step_read_metrics(TrainStep *s, float *out, int *rows)
 {
-	*rows = s->rows;
-	if (!s->rows)
+	*rows = 0;
+	TRY(train_step_fetch_begin(s));
+	if (!train_step_fetch_pending(s))
 		return kern_stream_sync(s->ctx);
-	KTensor done;
-	TRY(kern_view(&done, &s->metrics, 0, 1, (const int64_t[]){(int64_t)s->rows * TS_NSCALARS}));
-	s->rows = 0;
-	return kern_download(s->ctx, out, kern_nbytes(&done), &done);
+	while (train_step_fetch_pending(s)) {
+		int n;
+		TRY(train_step_fetch_end(s, out + (size_t)*rows * TS_NSCALARS, NULL, &n, NULL));
+		*rows += n;
+	}
+	return 0;
 }

@@ -1,13 +1,17 @@
 // One data-parallel training step of the dual encoder, on the op contract only: the batch (u8
 // clips, tokens, ids, positions) uploaded asynchronously, augmented on the device, forward, the
 // loss's exchange, backward with bucketed all-reduce overlapping it, the fused optimizer and the
-// temperature rule; the logged scalars stay on the device until one read-back per interval.
+// temperature rule; the logged scalars stay on the device until one read-back per interval, which
+// the trainer queues and reads an interval later, so that the host never waits for the step it
+// has just queued.
 #ifndef TRAINER_STEP_H
 #define TRAINER_STEP_H
 // defines: TrainStepConfig, TrainStep, TrainStage, TrainStepTimes, TS_LOSS, TS_NCE, TS_ACC, TS_GRAD_NORM,
 //          TS_CLIP, TS_LOG_S, TS_NSCALARS, train_step_create, train_step_destroy, train_step_init,
 //          train_step_stage_begin, train_step_upload_sample, train_step_upload_meta, train_step_upload_staged,
-//          train_step_run, train_step_read_metrics, train_step_after_load, train_step_init_from
+//          train_step_run, train_step_read_metrics, train_step_after_load, train_step_init_from,
+//          TS_PH_*, TS_NPHASES, TS_TIMED_ROWS, train_step_fetch_begin, train_step_fetch_end, train_step_fetch_pending,
+//          train_step_fetch_ready
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
@@ -51,6 +55,19 @@ enum {
 	TS_NSCALARS
 };
 
+// the step's phases, timed on the device between events recorded on the step's stream
+enum {
+	TS_PH_AUGMENT = 0,
+	TS_PH_FORWARD,   // forward and the batch metrics
+	TS_PH_EXCHANGE,  // the loss's exchange (FastCLIP's all-gathers and u update)
+	TS_PH_BACKWARD,  // backward, bucket all-reduces starting as groups finish
+	TS_PH_ALLREDUCE, // the wait for the last buckets
+	TS_PH_UPDATE,    // optimizer and τ
+	TS_NPHASES
+};
+// rows of a metrics block whose phases are timed; later rows (--metrics-every above it) read NaN
+#define TS_TIMED_ROWS 64
+
 // pinned host staging of one batch; the ring's clips and tokens go from its registered mapping
 // instead, so the trainer stages only ids and positions (tests stage everything)
 typedef struct {
@@ -61,7 +78,7 @@ typedef struct {
 } TrainStage;
 
 // wall seconds of the phases on the host (on the CPU backend the ops run when queued, so these are
-// the phases' times; on a GPU they are queueing times)
+// the phases' times; on a GPU they are queueing times: the device's are train_step_fetch_end's)
 typedef struct {
 	double lr;     // the model's learning rate of this update
 	double lr_tau; // the global temperature's (v0, v3; else 0)
@@ -81,8 +98,15 @@ typedef struct {
 	KEvent *staged;     // recorded after the last upload from the stage
 	KTensor temp_mv;    // (2) f32: Adam moments of the global τ (v0, v3)
 	int64_t temp_steps; // its updates so far
-	KTensor metrics;    // (log_every, TS_NSCALARS) f32
-	int rows;           // rows written since the last read-back
+	// the logged scalars: two blocks of log_every rows, (2·log_every, TS_NSCALARS) f32. Steps write
+	// block blk; a full one goes to the host (train_step_fetch_begin) while the next fills the other
+	KTensor metrics;
+	int rows, blk;                 // rows written to block blk since it was last handed to the host
+	float *fetch_host[2];          // pinned: each block's copy on the host
+	KEvent *fetch_done[2];         // recorded after that copy
+	int fetch_rows[2];             // rows of block k on their way to the host (0: none)
+	int64_t fetch_seq[2], fetches; // the order the blocks were handed over
+	KEvent **phase_ev;             // (2, min(log_every, TS_TIMED_ROWS), TS_NPHASES + 1) timed events
 } TrainStep;
 
 // Allocates model, optimizer, exchange (tables) and buckets for cfg; parameters are zero until
@@ -112,12 +136,28 @@ int train_step_upload_staged(TrainStep *s);
 // comm backend must (see comm.h). The update is FastCLIP's: the clipped gradient norm covers
 // logit_scale when τ is learned (v0, v3), whose own Adam step reads the same clip factor; v0's τ
 // rate is --lr-tau (default the model's --lr) on the model's warmup + cosine, v3's is --lr-tau, /3
-// once τ ≤ 0.03; logit_scale is clamped to [0, ln 100] after every step for every loss. Writes row s->rows of the metrics block: -ENOSPC when the block
-// is full (read it back first). A non-finite gradient norm is latched by the device ("optimizer")
+// once τ ≤ 0.03; logit_scale is clamped to [0, ln 100] after every step for every loss. Writes row
+// s->rows of block s->blk: -ENOSPC when the block is full (read it back or hand it over first),
+// -EBUSY when that block is still on its way to the host. A non-finite gradient norm is latched by the device ("optimizer")
 // and returned by the next op or sync point.
 int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t);
-// one read-back: out (rows, TS_NSCALARS) gets the rows written since the last one, *rows their count;
-// returns the latched error of the device, if any
+// one read-back that waits: out (rows, TS_NSCALARS) gets every row not yet read (blocks handed to
+// the host first, oldest first, then the current one), *rows their count; returns the latched error
+// of the device, if any
 int train_step_read_metrics(TrainStep *s, float *out, int *rows);
+// Queues the copy of the current block's rows to the host and moves the steps to the other block
+// (nothing when no row is written). The next train_step_run is -EBUSY until the other block, if it
+// is still on its way, has been taken with train_step_fetch_end.
+int train_step_fetch_begin(TrainStep *s);
+// blocks on their way to the host (0, 1 or 2)
+int train_step_fetch_pending(const TrainStep *s);
+// 1 when the oldest of them has landed (train_step_fetch_end would not wait), 0 when none has or
+// none is on its way, or the latched error; never waits
+int train_step_fetch_ready(TrainStep *s);
+// Takes the oldest block on its way to the host, waiting for its copy: out (rows, TS_NSCALARS), the
+// device seconds of each row's phases into phases (rows, TS_NPHASES; NaN past TS_TIMED_ROWS; NULL:
+// not wanted), *rows and the block's index into *block. *rows = 0 when none is pending. Returns the
+// latched error of the device, if any.
+int train_step_fetch_end(TrainStep *s, float *out, double *phases, int *rows, int *block);
 
 #endif

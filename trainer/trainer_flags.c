@@ -275,7 +275,7 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	}
 	if (cfg->resume_position)
 		return 0;
-	if (kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) {
+	if (fastclip_uses_table(kind) && cfg->dataset_size < 1) {
 		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)",
 			 cfg->loss_name);
 		return -EINVAL;

@@ -111,7 +111,7 @@ static void log_plan(const TrainerConfig *c, int64_t step)
 		log_info("plan: steps %lld to %lld, %lld steps per epoch (%lld samples, %lld per step): %.1f epochs",
 			 (long long)step, (long long)c->steps, (long long)per_epoch, (long long)samples,
 			 (long long)per_step, (double)c->steps / (double)per_epoch);
-	const int fastclip = c->loss.kind != FASTCLIP_OPENCLIP;
+	const int fastclip = fastclip_uses_table(c->loss.kind);
 	if (fastclip)
 		log_info(
 			"note: with --loss %s the loss column is FastCLIP's surrogate, whose gradient is the estimator; "

@@ -112,7 +112,7 @@ static int create(TrainStep *s)
 	// logit_scale: v0 and v3 learn τ with its own Adam step (kern_temp_step), its gradient in the
 	// clipped norm; elsewhere it is the optimizer's, clamped to [0, ln 100] after the update (open_clip:
 	// an AdamW parameter; v1, v2: a constant, its gradient 0, so the update only clamps it)
-	if (c->loss.kind == FASTCLIP_V0 || c->loss.kind == FASTCLIP_V3)
+	if (fastclip_learns_global_tau(c->loss.kind))
 		TRY(optim_set_rule(s->opt, "logit_scale", KSEG_EXTERNAL, 0, 0));
 	else
 		TRY(optim_set_rule(s->opt, "logit_scale", KSEG_CLAMP, 0.0f, (float)FASTCLIP_LOG_S_MAX));
@@ -144,7 +144,7 @@ int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStep
 	char msg[160];
 	if (!out || !ctx || !comm || !cfg || cfg->batch < 1 || (int64_t)comm_world(comm) * cfg->batch < 2 ||
 	    model_config_check(&cfg->model, msg, sizeof msg) < 0 || fastclip_config_check(&cfg->loss) < 0 ||
-	    cfg->bucket_bytes < sizeof(float) || (cfg->loss.kind != FASTCLIP_OPENCLIP && cfg->dataset_size < 1) ||
+	    cfg->bucket_bytes < sizeof(float) || (fastclip_uses_table(cfg->loss.kind) && cfg->dataset_size < 1) ||
 	    (cfg->act != KDT_F32 && cfg->act != KDT_BF16) || cfg->log_every < 1)
 		return -EINVAL;
 	TrainStep *s = calloc(1, sizeof(*s));
@@ -228,36 +228,24 @@ int train_step_upload_staged(TrainStep *s)
 	return train_step_upload_meta(s);
 }
 
-// the global τ's rate for the update after `step` completed ones (FastCLIP main.py: the
-// logit_scale group); 0 when τ is not learned. v3's ×1/3 below τ 0.03 is decided on the device.
+// the global τ's rate for the update after `step` completed ones (the loss's rule,
+// fastclip_tau_base_lr, on the model's schedule where the loss says so); 0 when τ is not learned
 static double tau_lr(const TrainStep *s, int64_t step)
 {
 	const FastclipConfig *lc = &s->cfg.loss;
-	if (lc->kind == FASTCLIP_V3) // step_thresh
-		return lc->lr_tau;
-	if (lc->kind == FASTCLIP_V0) // cosine_lr with the model's warmup, steps and lr_min
-		return optim_lr_of(&s->opt->cfg, lc->lr_tau < 0 ? s->opt->cfg.lr : lc->lr_tau, step);
-	return 0.0;
+	const double base = fastclip_tau_base_lr(lc, s->opt->cfg.lr);
+	return fastclip_tau_scheduled(lc->kind) ? optim_lr_of(&s->opt->cfg, base, step) : base;
 }
 
-// v0 and v3 learn the global τ with its own Adam step on the rank-averaged dL/dlog s, clipped by
-// the factor of the model's gradient norm
+// a loss that learns the global τ gives it its own Adam step on the rank-averaged dL/dlog s,
+// clipped by the factor of the model's gradient norm
 static int temperature(TrainStep *s, double lr)
 {
 	const FastclipConfig *lc = &s->cfg.loss;
-	if (lc->kind != FASTCLIP_V0 && lc->kind != FASTCLIP_V3)
+	if (!fastclip_learns_global_tau(lc->kind))
 		return 0;
 	ClipModel *m = s->model;
-	const int v3 = lc->kind == FASTCLIP_V3;
-	KTempStep h = {.lr = lr,
-		       .lr_low = v3 ? lr / 3.0 : lr,
-		       .tau_low = v3 ? 0.03 : 0.0,
-		       .beta1 = lc->beta1_tau,
-		       .beta2 = lc->beta2_tau,
-		       .eps = lc->eps_tau,
-		       .step = s->temp_steps + 1,
-		       .lo = 0.0,
-		       .hi = FASTCLIP_LOG_S_MAX};
+	const KTempStep h = fastclip_temp_hyper(lc, lr, s->temp_steps + 1);
 	TRY(kern_temp_step(s->ctx, &m->log_s, &s->temp_mv, &m->g.logit_scale, &s->opt->norm_clip,
 			   m->dt != m->pdt ? &m->w.logit_scale : NULL, &h));
 	s->temp_steps++;

@@ -5,7 +5,8 @@
 #define TRAINER_FASTCLIP_H
 // defines: FastclipKind, FastclipGammaSchedule, FastclipConfig, fastclip_kind_parse,
 //          fastclip_kind_name, fastclip_config_default, fastclip_config_check, fastclip_gamma,
-//          fastclip_tau_betas, fastclip_tau_lr_rgclg, fastclip_pack_width, fastclip_steps_per_epoch,
+//          fastclip_tau_betas, fastclip_tau_lr_rgclg, fastclip_learns_global_tau, fastclip_uses_table,
+//          fastclip_tau_base_lr, fastclip_tau_scheduled, fastclip_temp_hyper, fastclip_pack_width, fastclip_steps_per_epoch,
 //          FASTCLIP_LOG_S_MAX,
 //          fastclip_flag_set, fastclip_flag_table, fastclip_flags_help, fastclip_config_describe, FastclipExchange,
 //          fastclip_exchange_create, fastclip_exchange_free, fastclip_exchange_run, fastclip_exchange_de1,
@@ -62,6 +63,21 @@ double fastclip_gamma(const FastclipConfig *cfg, int epoch);
 void fastclip_tau_betas(const FastclipConfig *cfg, int epoch, double *beta1, double *beta2);
 // v3's τ learning rate (FastCLIP's step_thresh schedule): lr_tau, ×1/3 when τ = exp(-log_s) ≤ 0.03
 double fastclip_tau_lr_rgclg(const FastclipConfig *cfg, double log_s);
+// whether the loss learns the global τ with its own Adam step (v0, v3): logit_scale is then not the
+// optimizer's to update, but in its clipped gradient norm
+int fastclip_learns_global_tau(FastclipKind kind);
+// whether the loss keeps per-sample estimators in a table of one row per dataset sample (every
+// FastCLIP kind; not openclip)
+int fastclip_uses_table(FastclipKind kind);
+// The global τ's rate (FastCLIP main.py, the logit_scale group) before any schedule: v3's lr_tau
+// (×1/3 below τ 0.03 is decided on the device, fastclip_temp_hyper), v0's lr_tau or, when it is
+// < 0, the model's model_lr; 0 when τ is not learned. fastclip_tau_scheduled: whether the rate
+// follows the model's warmup + cosine (v0's cosine_lr) or stays constant (v3's step_thresh).
+double fastclip_tau_base_lr(const FastclipConfig *cfg, double model_lr);
+int fastclip_tau_scheduled(FastclipKind kind);
+// kern_temp_step's hyper-parameters for the global τ's update number step (1 on the first) at
+// rate lr: the loss's Adam betas and ε, v3's rate ÷3 once τ ≤ 0.03, log s clamped to [0, ln 100]
+KTempStep fastclip_temp_hyper(const FastclipConfig *cfg, double lr, int64_t step);
 // floats per sample the local phase produces and the step all-gathers: 2, or 12 for v2, 0 for openclip
 int fastclip_pack_width(FastclipKind kind);
 // optimizer steps in one epoch as FastCLIP counts it: ceil(train_num_samples / global_batch)

@@ -82,9 +82,50 @@ void fastclip_tau_betas(const FastclipConfig *cfg, int epoch, double *beta1, dou
 	*beta2 = epoch > 0 ? cfg->beta2_tau : 0.0;
 }
 
+// v3's step_thresh: the τ rate is divided by this once τ is at or below the threshold
+static const double V3_TAU_LOW = 0.03, V3_LR_DIV = 3.0;
+
 double fastclip_tau_lr_rgclg(const FastclipConfig *cfg, double log_s)
 {
-	return exp(-log_s) <= 0.03 ? cfg->lr_tau / 3.0 : cfg->lr_tau;
+	return exp(-log_s) <= V3_TAU_LOW ? cfg->lr_tau / V3_LR_DIV : cfg->lr_tau;
+}
+
+int fastclip_learns_global_tau(FastclipKind kind)
+{
+	return kind == FASTCLIP_V0 || kind == FASTCLIP_V3;
+}
+
+int fastclip_uses_table(FastclipKind kind)
+{
+	return kind != FASTCLIP_OPENCLIP;
+}
+
+double fastclip_tau_base_lr(const FastclipConfig *cfg, double model_lr)
+{
+	if (cfg->kind == FASTCLIP_V3)
+		return cfg->lr_tau;
+	if (cfg->kind == FASTCLIP_V0)
+		return cfg->lr_tau < 0 ? model_lr : cfg->lr_tau;
+	return 0.0;
+}
+
+int fastclip_tau_scheduled(FastclipKind kind)
+{
+	return kind == FASTCLIP_V0;
+}
+
+KTempStep fastclip_temp_hyper(const FastclipConfig *cfg, double lr, int64_t step)
+{
+	const int v3 = cfg->kind == FASTCLIP_V3;
+	return (KTempStep){.lr = lr,
+			   .lr_low = v3 ? lr / V3_LR_DIV : lr,
+			   .tau_low = v3 ? V3_TAU_LOW : 0.0,
+			   .beta1 = cfg->beta1_tau,
+			   .beta2 = cfg->beta2_tau,
+			   .eps = cfg->eps_tau,
+			   .step = step,
+			   .lo = 0.0,
+			   .hi = FASTCLIP_LOG_S_MAX};
 }
 
 int fastclip_pack_width(FastclipKind kind)

@@ -13,7 +13,7 @@ static size_t data_bytes(const TrainStepConfig *c, int world)
 	size_t b = 2 * B * ((size_t)c->model.frames * S * S * 3 + sizeof(int32_t) * (size_t)c->model.ctx_len);
 	b += 2 * B * sizeof(int64_t);                     // ids, pos
 	b += 2 * N * d * act + 2 * B * d * sizeof(float); // E1, E2; de1, de2
-	if (c->loss.kind == FASTCLIP_OPENCLIP) {
+	if (!fastclip_uses_table(c->loss.kind)) {
 		b += 2 * N * d * sizeof(float); // dE1, dE2
 	} else {
 		const int v = (int)fastclip_fcco_params(&c->loss, 0).version;
@@ -21,7 +21,8 @@ static size_t data_bytes(const TrainStepConfig *c, int world)
 			     tw = (size_t)kern_fcco_table_width((KFccoVersion)v);
 		b += N * sizeof(int64_t) + (B + N) * w * sizeof(float) + (size_t)c->dataset_size * tw * sizeof(float);
 	}
-	return b + 2 * sizeof(float) + (size_t)c->log_every * TS_NSCALARS * sizeof(float); // temp_mv, metrics
+	return b + 2 * sizeof(float) +
+	       2 * (size_t)c->log_every * TS_NSCALARS * sizeof(float); // temp_mv, 2 metrics blocks
 }
 
 int trainer_memory_plan(KernCtx *ctx, const TrainStepConfig *c, int world, TrainerMemory *out)

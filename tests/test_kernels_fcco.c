@@ -55,20 +55,10 @@ static int device(int nt, FastclipKind kind, const FastclipConfig *cfg, int epoc
 	rc |= kern_upload(c, &E1, in->E1, sizeof(float) * N * D) | kern_upload(c, &E2, in->E2, sizeof(float) * N * D);
 	rc |= kern_upload(c, &ls, &lsf, 4) | kern_upload(c, &ids_all, in->ids, sizeof(int64_t) * N);
 	rc |= kern_upload(c, &tab, table0, sizeof(float) * NS * tw);
-	double b1, b2;
-	fastclip_tau_betas(cfg, epoch, &b1, &b2);
-	KFccoParams p = {.version = v,
-			 .gamma = fastclip_gamma(cfg, epoch),
-			 .eps = cfg->eps,
-			 .rho = cfg->rho,
-			 .lr_tau = cfg->lr_tau,
-			 .beta1 = b1,
-			 .beta2 = b2,
-			 .eps_tau = cfg->eps_tau,
-			 .tau_min = cfg->tau_min,
-			 .tau_max = cfg->tau_max,
-			 .grad_clamp = cfg->grad_clamp_tau,
-			 .epoch = epoch};
+	// the parameters the trainer's exchange takes for this loss and epoch
+	const KFccoParams p = fastclip_fcco_params(cfg, epoch);
+	if ((int)p.version != v)
+		return -1;
 	// every rank's local phase, as each rank would run it, gathered into pack_all
 	for (int r = 0; r < K && !rc; r++) {
 		KTensor pr;

@@ -5,6 +5,7 @@
 // written into one of two device blocks, each read back once per logging interval while the steps
 // fill the other, with the phases' device times from timed events.
 #include "trainer_step.h" // defines: TrainStep, ...
+#include "errbuf.h"       // defines: TRY
 #include "proc_time.h"    // defines: time_mono_s
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, EBUSY
@@ -12,13 +13,6 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memcpy
 #include <time.h>   // defines: clock_gettime
-
-#define TRY(x)                                                                                                         \
-	do {                                                                                                           \
-		int rc_ = (x);                                                                                         \
-		if (rc_ < 0)                                                                                           \
-			return rc_;                                                                                    \
-	} while (0)
 
 // timed rows of one block
 static int timed_rows(const TrainStep *s)

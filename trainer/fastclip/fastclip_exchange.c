@@ -2,16 +2,10 @@
 // all-gathered without gradient, local phase, packs all-gathered into every replica, surrogate)
 // and OpenCLIP's gather-with-gradient, as queued loss ops and data-plane collectives only.
 #include "fastclip.h" // defines: FastclipExchange, ...
+#include "errbuf.h"   // defines: TRY
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <stdlib.h> // defines: calloc, free
-
-#define TRY(x)                                                                                                         \
-	do {                                                                                                           \
-		int rc_ = (x);                                                                                         \
-		if (rc_ < 0)                                                                                           \
-			return rc_;                                                                                    \
-	} while (0)
 
 struct FastclipExchange {
 	FastclipConfig cfg;

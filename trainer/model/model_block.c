@@ -2,15 +2,10 @@
 // epilogues and the MLP's GELU backward in c_proj's input-gradient epilogue; every gradient's
 // first writer sets it (KG_SET), parameters included, so backward clears nothing.
 #include "model_block.h" // defines: BlockActs, TowerScratch
+#include "errbuf.h"      // defines: TRY
 
 #include <errno.h>
 
-#define TRY(x)                                                                                                         \
-	do {                                                                                                           \
-		int rc_ = (x);                                                                                         \
-		if (rc_)                                                                                               \
-			return rc_;                                                                                    \
-	} while (0)
 #define SH(...)                                                                                                        \
 	(const int64_t[])                                                                                              \
 	{                                                                                                              \

@@ -1,6 +1,7 @@
 // Forward and backward of the dual encoder on the op interface: only op calls here, no loop
 // over elements, so the CUDA backend runs the same code.
 #include "model.h"       // defines: ClipModel
+#include "errbuf.h"      // defines: TRY
 #include "model_block.h" // defines: block_acts_alloc, tower_scratch_alloc, block_forward, block_backward
 
 #include <errno.h>
@@ -8,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TRY(x)                                                                                                         \
-	do {                                                                                                           \
-		int rc_ = (x);                                                                                         \
-		if (rc_)                                                                                               \
-			return rc_;                                                                                    \
-	} while (0)
 #define SH(...)                                                                                                        \
 	(const int64_t[])                                                                                              \
 	{                                                                                                              \

@@ -4,9 +4,10 @@
 #define COMMON_FLAGS_H
 // defines: FlagType, FlagSpec, FlagRest, FlagTable, FLAG_AT, FLAG_NO_LOG, flags_defaults, flags_set, flags_find,
 //          flags_parse, flags_split, flags_check_known, flags_renamed_used, flags_help, flags_describe,
-//          flags_config_argv
+//          flags_config_argv, FlagTool, flags_tool, flags_tool_usage
 
 #include <stddef.h> // defines: size_t, offsetof
+#include <stdio.h>  // defines: FILE
 
 typedef enum {
 	FLAG_SWITCH, // int 0/1: --name sets it, --no-name clears it, --name=0|1 from a config file
@@ -91,5 +92,18 @@ int flags_describe(const FlagSpec *t, int n, const void *cfg, char *buf, size_t 
 // -EINVAL, -ENOMEM with err naming the file and line.
 int flags_config_argv(const char *flag, int argc, char **argv, int *oargc, char ***oargv, char **mem, char *err,
 		      size_t errlen);
+
+// A tool's command line: its name (for messages), the synopsis --help prints above the flag
+// lines (ending in a newline), and its table (with a "help" switch).
+typedef struct {
+	const char *name, *synopsis;
+	const FlagSpec *table;
+	int n;
+} FlagTool;
+// flags_parse into cfg (rest as there); a bad flag ends the process with flags_parse's sentence
+// (log_fatalx); the table's "help" switch set: the usage on stdout and exit 0
+void flags_tool(const FlagTool *t, void *cfg, int argc, char **argv, FlagRest *rest);
+// the synopsis, an empty line, then the flag lines
+void flags_tool_usage(const FlagTool *t, FILE *f);
 
 #endif

@@ -1,7 +1,7 @@
 # common/: small libraries every program uses (logging, RNG, time).
 LIBS += common
 common_SRCS := common/log.c common/run_conf.c common/proc_ident.c common/proc_time.c common/proc_mem.c common/json_lex.c common/errbuf.c common/fs_dir.c \
-               common/flags.c common/flags_text.c common/shell_quote.c
+               common/flags.c common/flags_text.c common/flags_tool.c common/shell_quote.c
 
 # every header of common/ is public but the tokenizer's Unicode tables; common uses no folder
 PUBLIC_HEADERS += common/flags.h common/log.h common/run_conf.h common/bpe_clean.h common/bpe_text.h common/bpe_tokenizer.h common/bpe_train.h \

@@ -5,7 +5,7 @@
 #include "avlog.h"          // defines: avlog_install, avlog_summary
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
-#include "flags.h"          // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "flags.h"          // defines: FlagSpec, FLAG_AT, FlagTool, flags_tool, flags_tool_usage
 #include "fs_dir.h"         // defines: fs_mkdir_p, fs_dir_own
 #include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
 #include "ld_error.h"       // defines: ld_error_name
@@ -76,25 +76,22 @@ typedef struct {
 	uint64_t g0, g1, clips, errors, by_code[LD_ERR_COUNT + 1];
 } Page;
 
-static void usage(void)
-{
-	char flags[8192];
-	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	printf("usage: clipdump --ring NAME --rank R --count K --out DIR [--grid G] [--bpe MERGES] [--font FILE]\n"
-	       "       clipdump --manifest FILE --positions A-B --out DIR [--seed S] [--frames T] [--image-size N]\n"
-	       "                [--eval] [--flip] [--grid G] [--bpe MERGES] [--font FILE]\n"
-	       "       clipdump --run-dir RUN --positions A-B --out DIR [--grid G] ...\n"
-	       "       clipdump --ring NAME --manifest FILE ... (video ids, times and vocabulary of the ring's samples)\n"
-	       "Writes DIR/pos<g>.png (DIR is made if missing; DIR/clips.txt has each clip's text as one line):\n"
-	       "the clip's frames side by side, with position,\n"
-	       "sample id, video id and time range (or image), crop box and caption (decoded with --bpe or the\n"
-	       "manifest's bpe_merges.txt, else token ids) under them; error slots say the error on the sheet and\n"
-	       "on the console, with a count by error at the end. --grid G\n"
-	       "puts G clips on a sheet, one per row (DIR/grid<first>-<last>.png). Captions are drawn in UTF-8\n"
-	       "through FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
-	       "With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n\n%s",
-	       flags);
-}
+static const FlagTool tool = {
+	"clipdump",
+	"usage: clipdump --ring NAME --rank R --count K --out DIR [--grid G] [--bpe MERGES] [--font FILE]\n"
+	"       clipdump --manifest FILE --positions A-B --out DIR [--seed S] [--frames T] [--image-size N]\n"
+	"                [--eval] [--flip] [--grid G] [--bpe MERGES] [--font FILE]\n"
+	"       clipdump --run-dir RUN --positions A-B --out DIR [--grid G] ...\n"
+	"       clipdump --ring NAME --manifest FILE ... (video ids, times and vocabulary of the ring's samples)\n"
+	"Writes DIR/pos<g>.png (DIR is made if missing; DIR/clips.txt has each clip's text as one line):\n"
+	"the clip's frames side by side, with position,\n"
+	"sample id, video id and time range (or image), crop box and caption (decoded with --bpe or the\n"
+	"manifest's bpe_merges.txt, else token ids) under them; error slots say the error on the sheet and\n"
+	"on the console, with a count by error at the end. --grid G\n"
+	"puts G clips on a sheet, one per row (DIR/grid<first>-<last>.png). Captions are drawn in UTF-8\n"
+	"through FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
+	"With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n",
+	flag_table, N_FLAGS};
 
 static void caption(BpeTokenizer *bpe, const int32_t *tok, int n, char *buf, size_t cap)
 {
@@ -349,12 +346,7 @@ int main(int argc, char **argv)
 	log_init("clipdump", LOG_INFO);
 	Opts o = {.seed = -1};
 	char err[400], *end;
-	if (flags_parse(flag_table, N_FLAGS, &o, argc, argv, NULL, err, sizeof err) < 0)
-		log_fatalx("%s", err);
-	if (o.help) {
-		usage();
-		return 0;
-	}
+	flags_tool(&tool, &o, argc, argv, NULL);
 	if (o.positions) {
 		o.first = strtoull(o.positions, &end, 10);
 		o.last = *end == '-' ? strtoull(end + 1, &end, 10) : o.first;
@@ -372,7 +364,7 @@ int main(int argc, char **argv)
 	if (!o.size)
 		o.size = 224;
 	if (!o.out || (!o.ring && !o.manifest) || (!o.ring && !o.positions)) {
-		usage();
+		flags_tool_usage(&tool, stderr);
 		log_fatalx(
 			"need --out and either --ring (with --rank/--count) or --manifest/--run-dir with --positions");
 	}

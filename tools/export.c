@@ -1,7 +1,7 @@
 // tools/export: a trainer checkpoint as open_clip-named safetensors that open_clip loads with
 // strict=True (--image: an image model, the temporal embedding folded into the positions).
 #include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_free
-#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
+#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, FlagTool, flags_tool
 #include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "log.h"        // defines: log_init, log_info, log_fatalx
 #include "model.h"      // defines: st_openclip_export
@@ -23,15 +23,12 @@ static const FlagSpec flag_table[] = {
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
-static void usage(void)
-{
-	char flags[2048];
-	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	printf("usage: export RUN_DIR|CKPT_DIR|CKPT_FILE --out FILE [--image]\n"
-	       "Writes the checkpoint's weights as F32 safetensors under open_clip's names, with every size in\n"
-	       "__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n\n%s",
-	       flags);
-}
+static const FlagTool tool = {
+	"export",
+	"usage: export RUN_DIR|CKPT_DIR|CKPT_FILE --out FILE [--image]\n"
+	"Writes the checkpoint's weights as F32 safetensors under open_clip's names, with every size in\n"
+	"__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n",
+	flag_table, N_FLAGS};
 
 int main(int argc, char **argv)
 {
@@ -39,13 +36,7 @@ int main(int argc, char **argv)
 	ExportFlags fl = {0};
 	const char *pos[1];
 	FlagRest rest = {.pos = pos, .max_pos = 1};
-	char ferr[300];
-	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, &rest, ferr, sizeof ferr) < 0)
-		log_fatalx("%s", ferr);
-	if (fl.help) {
-		usage();
-		return 0;
-	}
+	flags_tool(&tool, &fl, argc, argv, &rest);
 	const char *in = rest.n_pos ? pos[0] : NULL, *out = fl.out;
 	int image = fl.image;
 	if (!in || !out)

@@ -1,6 +1,6 @@
 // tools/plot RUN_DIR: training curves of a run as one PNG (RUN_DIR/plot.png): loss, temperature,
 // learning rate, throughput, data wait, held-out retrieval from eval.jsonl, ring occupancy.
-#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, flags_parse, flags_help
+#include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, FlagTool, flags_tool
 #include "log.h"        // defines: log_init, log_info, log_warnx, log_fatalx
 #include "plot_chart.h" // defines: PlotSeries, PlotBox, plot_chart, plot_palette, PC_*
 #include "plot_data.h"  // defines: PlotTable, plot_table_read, plot_table_has, plot_table_free
@@ -34,22 +34,19 @@ static const FlagSpec flag_table[] = {
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
-static void usage(void)
-{
-	char flags[1024];
-	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	printf("usage: plot RUN_DIR [--out FILE]\n"
-	       "Draws the run's curves into RUN_DIR/plot.png (or FILE):\n"
-	       "  from RUN_DIR/metrics.jsonl (required): loss (with a moving average), temperature tau,\n"
-	       "    learning rate, throughput (samples/s), data wait and step time (s) against the step;\n"
-	       "  from RUN_DIR/eval.jsonl (tools/eval --append, lines with a step; without that file, the\n"
-	       "    same keys in metrics.jsonl): held-out R@1 both ways and text->video R@5 next to chance;\n"
-	       "  from RUN_DIR/ringstat.jsonl (tools/ringstat --json 1 > ...): ring occupancy and consumer\n"
-	       "    wait (%%) against seconds since the first line.\n"
-	       "Panels whose numbers are absent are left out. Steps written again after a resume replace\n"
-	       "the earlier lines of the same steps.\n\n%s",
-	       flags);
-}
+static const FlagTool tool = {
+	"plot",
+	"usage: plot RUN_DIR [--out FILE]\n"
+	"Draws the run's curves into RUN_DIR/plot.png (or FILE):\n"
+	"  from RUN_DIR/metrics.jsonl (required): loss (with a moving average), temperature tau,\n"
+	"    learning rate, throughput (samples/s), data wait and step time (s) against the step;\n"
+	"  from RUN_DIR/eval.jsonl (tools/eval --append, lines with a step; without that file, the\n"
+	"    same keys in metrics.jsonl): held-out R@1 both ways and text->video R@5 next to chance;\n"
+	"  from RUN_DIR/ringstat.jsonl (tools/ringstat --json 1 > ...): ring occupancy and consumer\n"
+	"    wait (%) against seconds since the first line.\n"
+	"Panels whose numbers are absent are left out. Steps written again after a resume replace\n"
+	"the earlier lines of the same steps.\n",
+	flag_table, N_FLAGS};
 
 static Panel *add_panel(Panel *p, int *n, const char *title, const char *xlabel)
 {
@@ -144,13 +141,7 @@ int main(int argc, char **argv)
 	PlotFlags fl = {0};
 	const char *pos[1];
 	FlagRest rest = {.pos = pos, .max_pos = 1};
-	char ferr[300];
-	if (flags_parse(flag_table, N_FLAGS, &fl, argc, argv, &rest, ferr, sizeof ferr) < 0)
-		log_fatalx("%s (usage: plot RUN_DIR [--out FILE])", ferr);
-	if (fl.help) {
-		usage();
-		return 0;
-	}
+	flags_tool(&tool, &fl, argc, argv, &rest);
 	const char *run = rest.n_pos ? pos[0] : NULL, *out = fl.out;
 	if (!run)
 		log_fatalx("usage: plot RUN_DIR [--out FILE] (see --help)");

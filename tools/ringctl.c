@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "flags.h" // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "flags.h" // defines: FlagSpec, FLAG_AT, FlagTool, flags_tool, flags_tool_usage
 #include "log.h"
 #include "manifest_reader.h" // defines: manifest_open, manifest_identity, manifest_header, manifest_close
 #include "ring.h"
@@ -54,18 +54,13 @@ static const FlagSpec flag_table[] = {
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
-static void usage(FILE *f)
-{
-	char flags[4096];
-	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	fprintf(f,
-		"usage: ringctl create [flags]       create a ring (fails if it exists, unless --replace)\n"
-		"       ringctl list                 the rings in /dev/shm: name, geometry, live processes\n"
-		"       ringctl info   [--ring NAME] print its geometry, size and identity\n"
-		"       ringctl destroy [--ring NAME] wake everyone attached and remove it\n"
-		"\n%s",
-		flags);
-}
+static const FlagTool tool = {
+	"ringctl",
+	"usage: ringctl create [flags]       create a ring (fails if it exists, unless --replace)\n"
+	"       ringctl list                 the rings in /dev/shm: name, geometry, live processes\n"
+	"       ringctl info   [--ring NAME] print its geometry, size and identity\n"
+	"       ringctl destroy [--ring NAME] wake everyone attached and remove it\n",
+	flag_table, N_FLAGS};
 
 // the ring's creation time, local
 static void created(const RingInfo *in, char *when, size_t len)
@@ -147,19 +142,14 @@ int main(int argc, char **argv)
 {
 	log_init("ringctl", LOG_INFO);
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		usage(argc < 2 ? stderr : stdout);
+		flags_tool_usage(&tool, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
 	const char *cmd = argv[1];
 	const char *env = getenv("AVCLIP_RING");
 	CtlFlags fl = {.ring = env && *env ? env : RING_DEFAULT_NAME};
 	char err[512] = "";
-	if (flags_parse(flag_table, N_FLAGS, &fl, argc - 1, argv + 1, NULL, err, sizeof err) < 0)
-		log_fatalx("%s (see ringctl --help)", err);
-	if (fl.help) {
-		usage(stdout);
-		return 0;
-	}
+	flags_tool(&tool, &fl, argc - 1, argv + 1, NULL);
 	// the library checks every bound and names it; a job's slots also carry caption tokens
 	if (strcmp(cmd, "create") == 0 && fl.text_len == 0)
 		log_fatalx("--text-len must be 1..65536, got 0 (every slot carries the caption's token ids)");

@@ -1,6 +1,6 @@
 // tools/synth: makes a synthetic video-caption dataset from a seed (shapes that appear,
 // move, grow, shrink, rotate, disappear, narrated with timestamps) plus image-text shards.
-#include "flags.h"       // defines: FlagSpec, FLAG_AT, flags_parse, flags_renamed_used, flags_help
+#include "flags.h"       // defines: FlagSpec, FLAG_AT, FlagTool, flags_tool, flags_tool_usage, flags_renamed_used
 #include "log.h"         // defines: log_init, log_info, log_fatal, ...
 #include "prep_encode.h" // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 #include "synth.h"       // defines: synth_timeline_make, synth_render_frame, synth_png_encode, ...
@@ -50,16 +50,12 @@ static const FlagSpec flag_table[] = {
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
 
-static void usage(FILE *f)
-{
-	char flags[4096];
-	flags_help(flag_table, N_FLAGS, flags, sizeof flags);
-	fprintf(f,
-		"usage: synth --out DIR [flags]\n"
-		"Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
-		"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n\n%s",
-		flags);
-}
+static const FlagTool tool = {
+	"synth",
+	"usage: synth --out DIR [flags]\n"
+	"Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
+	"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n",
+	flag_table, N_FLAGS};
 
 static void mkdir_p(const char *path)
 {
@@ -197,19 +193,11 @@ int main(int argc, char **argv)
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
 	SynthOpts o = {.gop = -1};
 	char err[300];
-	if (flags_parse(flag_table, N_FLAGS, &o, argc, argv, NULL, err, sizeof err) < 0) {
-		log_error("%s", err);
-		usage(stderr);
-		return 2;
-	}
-	if (o.help) {
-		usage(stdout);
-		return 0;
-	}
+	flags_tool(&tool, &o, argc, argv, NULL);
 	if (flags_renamed_used(flag_table, N_FLAGS, argc, argv, err, sizeof err))
 		log_warnx("%s", err);
 	if (!o.out) {
-		usage(stderr);
+		flags_tool_usage(&tool, stderr);
 		return 2;
 	}
 	char tail;

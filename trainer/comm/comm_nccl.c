@@ -144,11 +144,19 @@ static int nccl_drain(Comm *c, KernCtx *stream)
 }
 
 // ---- control channel: host buffers through pinned staging and the ctl communicator's device buffer ----
-static int ctl_room(Comm *c, size_t bytes)
+// The first call (the trainer's agreement before its first step) allocates CTL_MIN_BYTES, room for
+// every control message of a run (the agreement, a --metrics-every of up to 26,000 steps' figures,
+// the rendezvous): cudaFree synchronizes the whole device, so a run never frees mid-training.
+// A larger message grows it to twice the room, or the message.
+enum { CTL_MIN_BYTES = 1 << 20 };
+
+static int ctl_room(Comm *c, size_t need)
 {
 	Nccl *n = impl(c);
-	if (bytes <= n->ctl_cap)
+	if (need <= n->ctl_cap)
 		return 0;
+	size_t bytes = n->ctl_cap ? 2 * n->ctl_cap : CTL_MIN_BYTES;
+	bytes = bytes > need ? bytes : need;
 	cudaFree(n->ctl_buf);
 	cudaFreeHost(n->ctl_host);
 	n->ctl_buf = n->ctl_host = NULL;

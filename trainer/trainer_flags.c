@@ -81,22 +81,9 @@ static const FlagSpec flags[] = {
 	 .help = "samples in the manifest: rows of the u/τ tables (FastCLIP: required)"},
 	{"train-num-samples", FLAG_I64, FLAG_AT(TrainerConfig, train_num_samples), 0, 1e15, "0",
 	 .help = "samples in one epoch: an epoch is ceil(N / (B x ranks)) steps (0: --dataset-size)"},
-	{"optimizer", FLAG_CHOICE, FLAG_AT(TrainerConfig, optimizer), 0, 0, "adamw", .help = "the optimizer",
-	 .choices = "adamw|lamb"},
-	{"lr", FLAG_DOUBLE, FLAG_AT(TrainerConfig, lr), 0, 10, "5e-4", .help = "peak learning rate"},
-	{"lr-min", FLAG_DOUBLE, FLAG_AT(TrainerConfig, lr_min), 0, 10, "0",
-	 .help = "learning rate at the end of the cosine"},
-	{"warmup-steps", FLAG_I64, FLAG_AT(TrainerConfig, warmup_steps), 0, 1e15, "0", .help = "linear warmup steps"},
-	{"weight-decay", FLAG_DOUBLE, FLAG_AT(TrainerConfig, weight_decay), 0, 10, "0.1",
-	 .help = "decoupled weight decay of the tensors --wd-groups decays"},
 	{"wd-groups", FLAG_CHOICE, FLAG_AT(TrainerConfig, wd_groups), 0, 0, "open_clip",
 	 .help = "open_clip (decay >= 2-D tensors without bn/ln/bias/logit_scale in the name) | avclip (also no decay on embeddings)",
 	 .choices = "open_clip|avclip"},
-	{"beta1", FLAG_DOUBLE, FLAG_AT(TrainerConfig, beta1), 0, 0.999999, "0.9", .help = "optimizer β1"},
-	{"beta2", FLAG_DOUBLE, FLAG_AT(TrainerConfig, beta2), 0, 0.999999, "0.98", .help = "optimizer β2"},
-	{"adam-eps", FLAG_DOUBLE, FLAG_AT(TrainerConfig, adam_eps), 1e-12, 1, "1e-6", .help = "optimizer ε"},
-	{"clip-norm", FLAG_DOUBLE, FLAG_AT(TrainerConfig, clip_norm), 0, 1e9, "0",
-	 .help = "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off"},
 	{"init-seed", FLAG_U64, FLAG_AT(TrainerConfig, seed), 0, 0, "0",
 	 .help = "seed of the model's initial weights (--seed elsewhere is the data stream's: the ring carries it)"},
 	{"init-from", FLAG_STRING, FLAG_AT(TrainerConfig, init_from), 0, 0, "",
@@ -170,6 +157,7 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 		return -EINVAL;
 	}
 	fastclip_config_default(&cfg->loss, kind);
+	optim_config_default(&cfg->opt);
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *v;
@@ -177,12 +165,14 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 		    flags_find(flags, NFLAGS, name) ||
 		    (!strncmp(name, "no-", 3) && flags_find(flags, NFLAGS, name + 3)))
 			continue; // pass 1 refused what does not split and took the table's own flags
-		int nm, nf;
-		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
+		int nm, nf, no;
+		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no);
 		const FlagSpec *f = flags_find(mt, nm, name);
 		void *dst = &cfg->model;
 		if (!f)
 			f = flags_find(ft, nf, name), dst = &cfg->loss;
+		if (!f)
+			f = flags_find(ot, no, name), dst = &cfg->opt;
 		if (!f) {
 			snprintf(err, errlen, "unknown flag --%s (see --help)", name);
 			return -EINVAL;
@@ -202,7 +192,7 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 	return 0;
 }
 
-// --epochs into --steps, and the optimizer settings from their flags
+// --epochs into --steps, the optimizer's schedule over them, and the decay groups
 static int resolve_schedule(TrainerConfig *cfg, int steps_given, char *err, size_t errlen)
 {
 	if (cfg->epochs > 0) {
@@ -220,17 +210,7 @@ static int resolve_schedule(TrainerConfig *cfg, int steps_given, char *err, size
 		double s = ceil(cfg->epochs * (double)per);
 		cfg->steps = s < 1 ? 1 : (int64_t)s;
 	}
-	optim_config_default(&cfg->opt);
-	cfg->opt.kind = strcmp(cfg->optimizer, "lamb") ? OPT_ADAMW : OPT_LAMB;
-	cfg->opt.lr = cfg->lr;
-	cfg->opt.lr_min = cfg->lr_min;
-	cfg->opt.warmup_steps = cfg->warmup_steps;
-	cfg->opt.total_steps = cfg->steps;
-	cfg->opt.beta1 = cfg->beta1;
-	cfg->opt.beta2 = cfg->beta2;
-	cfg->opt.eps = cfg->adam_eps;
-	cfg->opt.weight_decay = cfg->weight_decay;
-	cfg->opt.clip_norm = cfg->clip_norm;
+	cfg->opt.total_steps = cfg->steps; // the optimizer's own flags went into cfg->opt (pass 2)
 	if (wd_groups_parse(cfg->wd_groups, &cfg->wd) < 0) {
 		snprintf(err, errlen, "--wd-groups '%s' is not open_clip or avclip", cfg->wd_groups);
 		return -EINVAL;
@@ -303,10 +283,10 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return -EINVAL;
 	if (cfg->help)
 		return 0;
-	int nm, nf;
-	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
-	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}};
-	if (flags_check_known(tabs, 3, argc, argv, err, errlen) < 0)
+	int nm, nf, no;
+	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no);
+	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}, {ot, no}};
+	if (flags_check_known(tabs, 4, argc, argv, err, errlen) < 0)
 		return -EINVAL; // a misspelt flag is named as such, before any check of what is required
 	int steps_given = 0;
 	for (int i = 1; i < argc; i++)
@@ -349,8 +329,12 @@ int trainer_flags_help(char *buf, size_t len)
 		"       trainer --print-steps [run flags]              (launcher: total steps, steps per epoch)\n\n");
 	if (n < len)
 		n += (size_t)flags_help(flags, NFLAGS, buf + n, len - n);
-	int nm, nf;
-	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf);
+	int nm, nf, no;
+	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "\noptimizer:\n");
+	if (n < len)
+		n += (size_t)flags_help(ot, no, buf + n, len - n);
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n, "\nmodel sizes (over the --model preset's):\n");
 	if (n < len)
@@ -371,6 +355,10 @@ int64_t trainer_steps_per_epoch(const TrainerConfig *cfg)
 int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 {
 	size_t n = (size_t)flags_describe(flags, NFLAGS, cfg, buf, len);
+	if (n + 1 < len) {
+		buf[n++] = ' ', buf[n] = 0;
+		n += (size_t)optim_config_describe(&cfg->opt, buf + n, len - n);
+	}
 	const ModelConfig *m = &cfg->model;
 	if (n < len)
 		n += (size_t)snprintf(

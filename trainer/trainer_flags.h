@@ -17,8 +17,8 @@
 typedef struct {
 	char backend[8], master[256], rdv[8], rdv_file[1024];
 	char ring[128], comm[128], run_dir[1024], config[1024], manifest[1024], eval_manifest[1024], eval_ring[128],
-		model_name[32], loss_name[32], optimizer[16], log_level[16], eval_match[16], wd_groups[16],
-		init_from[1024], precision[8], attention[16], keep_best[16];
+		model_name[32], loss_name[32], log_level[16], eval_match[16], wd_groups[16], init_from[1024],
+		precision[8], attention[16], keep_best[16];
 	int device;             // --device: CUDA ordinal, -1 = the local rank
 	int grad_checkpoint;    // --grad-checkpoint: recompute each block's activations in backward
 	double memory_limit_gb; // --memory-limit: device bytes the run may plan for (0: what the device has)
@@ -36,17 +36,15 @@ typedef struct {
 	int fit_batch;                // print the largest batch whose step fits the device, exit
 	int print_steps;              // launcher mode: print "steps S steps-per-epoch E" of this run, exit
 	int check_start;              // launcher mode: what a start would refuse, checked alone (trainer_start.h), exit
-	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every,
-		warmup_steps;
+	int64_t steps, stop_after_steps, dataset_size, train_num_samples, ckpt_every, eval_every, log_every;
 	uint64_t seed; // --init-seed: the model's initial weights (the data seed is the ring's)
 	double epochs; // > 0: --steps resolved from it (trainer_steps_per_epoch)
-	double lr, lr_min, weight_decay, beta1, beta2, adam_eps, clip_norm;
 	double comm_timeout, data_timeout, bucket_mb;
 	int64_t max_error_run; // failed positions in a row that stop the run (0: never)
 	// resolved from the above
 	ModelConfig model;
 	FastclipConfig loss;
-	OptConfig opt;
+	OptConfig opt; // the optimizer's flags (optim_flag_table) and the schedule's total steps
 	WdGroups wd;
 	KAttention attention_impl; // --attention
 	KBackendKind backend_kind; // --backend

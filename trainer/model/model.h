@@ -11,7 +11,8 @@
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
-//          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_lr, optim_lr_of, optim_join_schedule,
+//          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
+//          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
@@ -299,6 +300,11 @@ typedef struct {
 
 // FastCLIP's ViT settings: AdamW, betas 0.9/0.98, eps 1e-6, wd 0.1, no clipping
 void optim_config_default(OptConfig *c);
+// the optimizer's flags over OptConfig (--optimizer, --lr, --lr-min, --warmup-steps, --weight-decay,
+// --beta1, --beta2, --adam-eps, --clip-norm), their defaults optim_config_default's
+const FlagSpec *optim_flag_table(int *n);
+// "optimizer=adamw lr=0.0005 ..." of c, for the effective-configuration log line; the characters written
+int optim_config_describe(const OptConfig *c, char *buf, size_t len);
 // LR of update number step+1 (step counts completed updates)
 double optim_lr(const OptConfig *c, int64_t step);
 // The rule of a resume whose --steps changed (c: the new schedule, old: the checkpoint's, step:

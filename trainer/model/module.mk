@@ -13,5 +13,6 @@ MODEL_TESTS := test_model_bf16 test_model_init_names test_model_grad_hook test_m
 MODEL_TESTS += test_ckpt_nonfinite
 # a link planted at a checkpoint's temporary name is not followed
 MODEL_TESTS += test_ckpt_planted_link
+MODEL_TESTS += test_optim_flags # issue 30 §6: the optimizer flags are a table over OptConfig
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels stream common))

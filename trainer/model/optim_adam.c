@@ -1,6 +1,7 @@
 // AdamW / LAMB over the flat parameter buffer: the segment table from the parameter table, the
 // LR schedule, and one step as two queued ops (kern_grad_norm, kern_optimizer) with no host read.
 #include "model.h" // defines: Optimizer
+#include "flags.h" // defines: FlagSpec, FLAG_AT, flags_describe
 
 #include <errno.h>
 #include <math.h>
@@ -20,6 +21,35 @@ void optim_config_default(OptConfig *c)
 			 .eps = 1e-6,
 			 .weight_decay = 0.1,
 			 .clip_norm = 0};
+}
+
+// the defaults are optim_config_default's (test_optim_flags holds them equal)
+static const FlagSpec opt_flags[] = {
+	{"optimizer", FLAG_ENUM, FLAG_AT(OptConfig, kind), 0, 0, "adamw", .help = "the optimizer",
+	 .choices = "adamw|lamb"},
+	{"lr", FLAG_DOUBLE, FLAG_AT(OptConfig, lr), 0, 10, "5e-4", .help = "peak learning rate"},
+	{"lr-min", FLAG_DOUBLE, FLAG_AT(OptConfig, lr_min), 0, 10, "0",
+	 .help = "learning rate at the end of the cosine"},
+	{"warmup-steps", FLAG_I64, FLAG_AT(OptConfig, warmup_steps), 0, 1e15, "0", .help = "linear warmup steps"},
+	{"weight-decay", FLAG_DOUBLE, FLAG_AT(OptConfig, weight_decay), 0, 10, "0.1",
+	 .help = "decoupled weight decay of the tensors --wd-groups decays"},
+	{"beta1", FLAG_DOUBLE, FLAG_AT(OptConfig, beta1), 0, 0.999999, "0.9", .help = "optimizer β1"},
+	{"beta2", FLAG_DOUBLE, FLAG_AT(OptConfig, beta2), 0, 0.999999, "0.98", .help = "optimizer β2"},
+	{"adam-eps", FLAG_DOUBLE, FLAG_AT(OptConfig, eps), 1e-12, 1, "1e-6", .help = "optimizer ε"},
+	{"clip-norm", FLAG_DOUBLE, FLAG_AT(OptConfig, clip_norm), 0, 1e9, "0",
+	 .help = "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off"},
+};
+enum { N_OPT_FLAGS = sizeof opt_flags / sizeof opt_flags[0] };
+
+const FlagSpec *optim_flag_table(int *n)
+{
+	*n = N_OPT_FLAGS;
+	return opt_flags;
+}
+
+int optim_config_describe(const OptConfig *c, char *buf, size_t len)
+{
+	return flags_describe(opt_flags, N_OPT_FLAGS, c, buf, len);
 }
 
 static double schedule(const OptConfig *c, double peak, int64_t step)

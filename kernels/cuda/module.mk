@@ -41,7 +41,7 @@ ifeq ($(HAVE_CUDA_EMU),1)
 # the shim: an archive outside LIBS, so no program can pick its cudaMalloc up
 TEST_LIBS += kemu
 kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp kernels/cuda/emu/kemu_runtime.cpp \
-             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
+             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kemu_sched.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 # the shim's memory checkers (emu/kemu_check.cpp: races, uninitialized shared memory, blocks
 # writing the same bytes) see every load and store of a kernel through g++'s ThreadSanitizer
@@ -53,7 +53,7 @@ $(BUILD)/obj/kernels/cuda/emu/kemu_check.o: EMU_CXXFLAGS += -DKEMU_CHECK_RUNTIME
 endif
 # the checkers' planted bugs: shim-only programs (on a device the bugs would race or hang), 77
 # where the kernels are not instrumented (make test-san)
-KEMU_CHECK_TESTS := test_kemu_racecheck test_kemu_initcheck
+KEMU_CHECK_TESTS := test_kemu_racecheck test_kemu_initcheck test_kemu_streamorder test_kemu_poison
 TESTS += $(KEMU_CHECK_TESTS)
 SEEDED_TESTS += $(KEMU_CHECK_TESTS)
 $(foreach t,$(KEMU_CHECK_TESTS),$(eval $(t)_SRCS := tests/$(t).cu) $(eval $(t)_LIBS := kemu) $(eval $(t)_LDLIBS := -lstdc++))

@@ -136,6 +136,18 @@ test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
 endif
 
+# the trainer's ingest (copy stream, ready/freed events between two batch buffers) on the backend
+# through the shim; test_kcuda_ingest_planted leaves the compute stream's wait out and must see it caught
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_kcuda_ingest
+ASAN_TESTS += test_kcuda_ingest
+test_kcuda_ingest_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_ingest_LDLIBS := -lstdc++
+test_kcuda_ingest_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_ingest: LDFLAGS += $(KCUDA_LDFLAGS)
+SCRIPT_TESTS += tests/test_kcuda_ingest_planted.sh
+endif
+
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kgemm_ref

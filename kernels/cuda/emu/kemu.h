@@ -40,6 +40,7 @@ const char *kemu_fault_detail(void);
 // CUDA's guarantees; a device-memory access not ordered after the last conflicting one of another
 // stream is reported, and a kernel fault surfaces as a sticky error at the next call.
 void kemu_sched(uint64_t seed);
+extern "C" void kemu_sched_c(uint64_t seed); // for C programs, which declare it weak
 // The memory checkers (kemu_check.cpp): shared-memory races between two barriers, reads of
 // shared memory no thread of the block wrote, and writes of two blocks of one launch to the same
 // device memory each end the launch with a fault naming the kernel and both threads. They see the

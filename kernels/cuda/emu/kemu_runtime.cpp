@@ -367,7 +367,11 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool wait)
 	}
 	if (!wait && !dst_dev && kemu_sched_async())
 		memset(dst, 0xff, n); // read before the copy has been waited for: poison
-	cudaError_t e = kemu_sched_enqueue(id, "cudaMemcpyAsync", [=]() {
+	const char *name = src_dev && dst_dev ? "cudaMemcpyAsync DtoD"
+			   : src_dev          ? "cudaMemcpyAsync DtoH"
+			   : dst_dev          ? "cudaMemcpyAsync HtoD"
+					      : "cudaMemcpyAsync HtoH";
+	cudaError_t e = kemu_sched_enqueue(id, name, [=]() {
 		kemu_check_order_range(src, n, false);
 		kemu_check_order_range(dst, n, true);
 		memmove(dst, staged ? staged.get() : src, n);

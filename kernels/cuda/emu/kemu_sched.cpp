@@ -224,6 +224,11 @@ void kemu_sched(uint64_t seed)
 	pthread_mutex_unlock(&lock);
 }
 
+extern "C" void kemu_sched_c(uint64_t seed)
+{
+	kemu_sched(seed);
+}
+
 int kemu_sched_stream_open(bool blocking)
 {
 	pthread_mutex_lock(&lock);

@@ -146,6 +146,11 @@ test_kcuda_ingest_LDLIBS := -lstdc++
 test_kcuda_ingest_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_ingest: LDFLAGS += $(KCUDA_LDFLAGS)
 SCRIPT_TESTS += tests/test_kcuda_ingest_planted.sh
+# the model twin and trainer tests again through the shim's asynchronous streams, on one seed
+# (make test-seeds sweeps fresh ones)
+SCRIPT_TESTS += tests/test_kemu_async.sh
+ASYNC_SEED_SCRIPTS += tests/test_kemu_async.sh
+ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_trainer_selfcheck)
 endif
 
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)

@@ -146,11 +146,22 @@ test_kcuda_ingest_LDLIBS := -lstdc++
 test_kcuda_ingest_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_ingest: LDFLAGS += $(KCUDA_LDFLAGS)
 SCRIPT_TESTS += tests/test_kcuda_ingest_planted.sh
+# the bucketed all-reduce on a comm stream of its own, after each bucket's event, drained before the
+# optimizer, always on asynchronous streams (make test: seed 1; make test-seeds: fresh ones); its
+# planted missing drain wait must be caught
+TESTS += test_kcuda_buckets
+ASYNC_SEED_RUNS += $(BUILD)/tests/test_kcuda_buckets
+test_kcuda_buckets_LIBS := $(test_kcuda_ingest_LIBS)
+test_kcuda_buckets_SRCS := tests/test_kcuda_buckets.c tests/kcu_twin.c
+test_kcuda_buckets_LDLIBS := -lstdc++
+test_kcuda_buckets_WHITEBOX := trainer trainer/comm
+$(BUILD)/tests/test_kcuda_buckets: LDFLAGS += $(KCUDA_LDFLAGS)
+SCRIPT_TESTS += tests/test_kcuda_buckets_planted.sh
 # the model twin and trainer tests again through the shim's asynchronous streams, on one seed
 # (make test-seeds sweeps fresh ones)
 SCRIPT_TESTS += tests/test_kemu_async.sh
-ASYNC_SEED_SCRIPTS += tests/test_kemu_async.sh
-ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_trainer_selfcheck)
+ASYNC_SEED_RUNS += tests/test_kemu_async.sh
+ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_kcuda_buckets test_trainer_selfcheck)
 endif
 
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)

@@ -74,7 +74,8 @@ struct {
 	uint32_t gen[32]; // __syncwarp releases per warp
 	// device memory
 	Alloc *allocs; // sorted by lo
-	int nalloc, capalloc, last;
+	int nalloc, capalloc;
+	uint64_t table_gen; // counts changes of the table (allocs' indices)
 	uint32_t launch_base, serial, next_base;
 	bool global_ok;
 	uintptr_t stk_lo, stk_len; // the fibers' stacks: never device memory
@@ -102,7 +103,6 @@ void configure()
 	C.which = e ? (unsigned)strtoul(e, nullptr, 0) & KEMU_CHECK_ALL : (unsigned)KEMU_CHECK_ALL;
 	C.which &= AVAILABLE;
 	C.epoch = C.block_base = C.next_base = 1; // 0 is "never"
-	C.last = -1;
 	C.configured = 1;
 }
 
@@ -222,17 +222,32 @@ int find_alloc(uintptr_t a)
 	return lo < C.nalloc && a >= C.allocs[lo].lo ? lo : -1;
 }
 
+// the allocation a lies in (-1: none): a kernel uses several in turn, so the last few found are
+// tried before the search
+int alloc_of(uintptr_t a)
+{
+	static int recent[4] = {-1, -1, -1, -1}, next;
+	static uint64_t gen_seen;
+	if (gen_seen != C.table_gen) { // the table changed: indices may have moved
+		recent[0] = recent[1] = recent[2] = recent[3] = -1;
+		gen_seen = C.table_gen;
+	}
+	for (int k : recent)
+		if (k >= 0 && a - C.allocs[k].lo < C.allocs[k].hi - C.allocs[k].lo)
+			return k;
+	if (a - C.stk_lo < C.stk_len || !C.nalloc || a < C.allocs[0].lo || a >= C.allocs[C.nalloc - 1].hi)
+		return -1; // a fiber's stack, or outside every allocation
+	int k = find_alloc(a);
+	if (k >= 0)
+		recent[next++ & 3] = k;
+	return k;
+}
+
 void global_write(uintptr_t a, size_t n, const void *pc)
 {
-	if (a - C.stk_lo < C.stk_len)
-		return; // a fiber's own stack
-	int k = C.last;
-	if (k < 0 || a - C.allocs[k].lo >= C.allocs[k].hi - C.allocs[k].lo) {
-		k = find_alloc(a);
-		if (k < 0)
-			return;
-		C.last = k;
-	}
+	int k = alloc_of(a);
+	if (k < 0)
+		return;
 	Alloc &al = C.allocs[k];
 	if (!al.shadow) {
 		size_t bytes = (al.hi - al.lo) * sizeof(uint32_t);
@@ -306,13 +321,9 @@ OrdCell *order_shadow(Alloc &al)
 
 void order_access(uintptr_t a, size_t n, bool write, const void *pc)
 {
-	int k = C.last;
-	if (k < 0 || a - C.allocs[k].lo >= C.allocs[k].hi - C.allocs[k].lo) {
-		k = find_alloc(a);
-		if (k < 0)
-			return;
-		C.last = k;
-	}
+	int k = alloc_of(a);
+	if (k < 0)
+		return;
 	Alloc &al = C.allocs[k];
 	OrdCell *sh = order_shadow(al);
 	if (!sh || !n)
@@ -395,7 +406,7 @@ void kemu_check_alloc(void *p, size_t bytes)
 	memmove(&C.allocs[k + 1], &C.allocs[k], (size_t)(C.nalloc - k) * sizeof(Alloc));
 	C.allocs[k] = Alloc{(uintptr_t)p, (uintptr_t)p + bytes, nullptr, 0, nullptr, 0};
 	C.nalloc++;
-	C.last = -1;
+	C.table_gen++;
 	pthread_mutex_unlock(&alloc_lock);
 }
 
@@ -411,7 +422,7 @@ void kemu_check_free(void *p)
 		memmove(&C.allocs[k], &C.allocs[k + 1], (size_t)(C.nalloc - k - 1) * sizeof(Alloc));
 		C.nalloc--;
 	}
-	C.last = -1;
+	C.table_gen++;
 	pthread_mutex_unlock(&alloc_lock);
 }
 

@@ -67,8 +67,12 @@ static int fill(Pipe *p, int step)
 	char err[512] = "";
 	const int i = step & 1;
 	produce(p->prod, (uint64_t)step * B, (uint64_t)(step + 1) * B);
-	IngestBatch b = {.clips = &p->clips[i], .text = &p->text[i], .ids = p->ids, .pos = p->pos,
-			 .free_ev = p->freed[i], .ready = p->ready[i]};
+	IngestBatch b = {.clips = &p->clips[i],
+			 .text = &p->text[i],
+			 .ids = p->ids,
+			 .pos = p->pos,
+			 .free_ev = p->freed[i],
+			 .ready = p->ready[i]};
 	int rc = trainer_ingest_batch(&p->in, &b, 0, 5.0, err, sizeof err);
 	if (rc)
 		fprintf(stderr, "step %d: trainer_ingest_batch: %d %s\n", step, rc, err);
@@ -117,10 +121,12 @@ static int open_pipe(Pipe *p, const char *ring)
 	}
 	const int64_t cs[5] = {B, T, HW, HW, 3}, ts[2] = {B, L};
 	for (int i = 0; i < 2 && !rc; i++) {
-		rc = kern_alloc(p->ctx, &p->clips[i], KDT_U8, 5, cs) || kern_alloc(p->ctx, &p->text[i], KDT_I32, 2, ts) ||
-		     kern_event_create(p->ctx, &p->ready[i]) || kern_event_create(p->ctx, &p->freed[i]);
+		rc = kern_alloc(p->ctx, &p->clips[i], KDT_U8, 5, cs) ||
+		     kern_alloc(p->ctx, &p->text[i], KDT_I32, 2, ts) || kern_event_create(p->ctx, &p->ready[i]) ||
+		     kern_event_create(p->ctx, &p->freed[i]);
 	}
-	rc = rc || kern_alloc(p->ctx, &p->snap_clips, KDT_U8, 5, cs) || kern_alloc(p->ctx, &p->snap_text, KDT_I32, 2, ts);
+	rc = rc || kern_alloc(p->ctx, &p->snap_clips, KDT_U8, 5, cs) ||
+	     kern_alloc(p->ctx, &p->snap_text, KDT_I32, 2, ts);
 	return rc ? -1 : 0;
 }
 

@@ -113,8 +113,8 @@ cudaError_t launch(const LaunchSite &site, void (*kernel)(P...), dim3 grid, dim3
 	Call *call = new Call(kernel, std::tuple<typename std::decay<P>::type...>(std::forward<A>(a)...));
 	return run(
 		reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
-		[](void *c) { std::apply(static_cast<Call *>(c)->first, static_cast<Call *>(c)->second); },
-		call, [](void *c) { delete static_cast<Call *>(c); }, site);
+		[](void *c) { std::apply(static_cast<Call *>(c)->first, static_cast<Call *>(c)->second); }, call,
+		[](void *c) { delete static_cast<Call *>(c); }, site);
 }
 
 // ---- warp shuffles: PTX shfl.sync semantics (mode, lane, b, c), c built as CUDA's intrinsics do ----

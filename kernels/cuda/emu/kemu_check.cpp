@@ -283,8 +283,7 @@ bool ordered(uint64_t tag)
 	return !tag || tag == O.me || O.vc->c[(tag >> 48) - 1] >= (tag & 0xffffffffffffull);
 }
 
-void order_report(const Alloc &al, uintptr_t a, size_t n, bool write, uint64_t other, bool other_wrote,
-		  const void *pc)
+void order_report(const Alloc &al, uintptr_t a, size_t n, bool write, uint64_t other, bool other_wrote, const void *pc)
 {
 	bool first = !O.failed;
 	O.failed = true;
@@ -301,8 +300,8 @@ void order_report(const Alloc &al, uintptr_t a, size_t n, bool write, uint64_t o
 		"block (%p) that %s (stream %d, op %llu) %s, with no event wait, stream order or host wait between "
 		"them%s%s\n",
 		O.name, O.stream, (unsigned long long)(O.me & 0xffffffffffffull), write ? "writes" : "reads", n,
-		(unsigned long)(a - al.lo), (unsigned long)(al.hi - al.lo), (void *)a, who, s,
-		(unsigned long long)clk, other_wrote ? "wrote" : "read", pc ? "; pc " : "", site);
+		(unsigned long)(a - al.lo), (unsigned long)(al.hi - al.lo), (void *)a, who, s, (unsigned long long)clk,
+		other_wrote ? "wrote" : "read", pc ? "; pc " : "", site);
 }
 
 OrdCell *order_shadow(Alloc &al)

@@ -41,7 +41,6 @@ void kemu_check_syncwarp(unsigned warp);
 // ldmatrix reads a row of n bytes of shared memory for the calling lane
 void kemu_check_ldmatrix(const void *row, size_t n);
 
-
 // Asynchronous streams (kemu_sched.cpp). Streams are indices 0..KEMU_NSTREAM-1, 0 the legacy
 // default stream. Without KEMU_SCHED_SEED (or kemu_sched) everything runs at once: enqueue runs
 // the work and returns its error, the waits return at once. Otherwise the calls return the sticky

@@ -1,7 +1,7 @@
 // Kernel launches in the shim: the checks a CUDA launch makes (block and grid limits, the dynamic
 // shared memory opt-in, the stream), then the blocks one after another on poisoned shared memory.
 #include "kemu_impl.h" // defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit,
-                       //          kemu_sched_*
+		       //          kemu_sched_*
 
 #include <errno.h>
 #include <pthread.h>

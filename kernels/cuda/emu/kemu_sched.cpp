@@ -36,7 +36,7 @@ namespace
 
 struct Op {
 	const char *name;
-	std::function<cudaError_t()> work; // empty for a record or a wait
+	std::function<cudaError_t()> work;             // empty for a record or a wait
 	std::vector<std::shared_ptr<KemuRecord>> deps; // run after these
 	std::shared_ptr<KemuRecord> rec;               // completed by this op
 	std::shared_ptr<const KemuVClock> host;        // what the host had waited for at the enqueue
@@ -46,7 +46,7 @@ struct Stream {
 	bool used, blocking;
 	std::deque<Op *> q;
 	KemuVClock vc;
-	uint64_t issued;           // ops ever queued
+	uint64_t issued;             // ops ever queued
 	uint64_t seen[KEMU_NSTREAM]; // legacy ordering: the other stream's `issued` last ordered against
 };
 
@@ -371,8 +371,7 @@ extern "C" int kemu_async_c(void)
 	return kemu_sched_async();
 }
 
-extern "C" int kemu_enqueue_c(void *stream, const char *name, int (*run)(void *ctx), void *ctx,
-			      void (*drop)(void *ctx))
+extern "C" int kemu_enqueue_c(void *stream, const char *name, int (*run)(void *ctx), void *ctx, void (*drop)(void *ctx))
 {
 	if (!kemu_stream_ok((cudaStream_t)stream)) {
 		drop(ctx);

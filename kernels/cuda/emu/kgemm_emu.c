@@ -53,7 +53,8 @@ static void gemm_accesses(const KgCall *c)
 		matrix_access(c->bias, c->bias_type, x == KGEMM_EPI_BGRADB ? c->N : c->M, 1, 0, bias_write);
 	if (x == KGEMM_EPI_GELU_AUX || x == KGEMM_EPI_GELU_AUX_BIAS || x == KGEMM_EPI_DGELU ||
 	    x == KGEMM_EPI_DGELU_BGRAD)
-		matrix_access(c->aux, c->c, c->M, c->N, c->ldaux, x == KGEMM_EPI_GELU_AUX || x == KGEMM_EPI_GELU_AUX_BIAS);
+		matrix_access(c->aux, c->c, c->M, c->N, c->ldaux,
+			      x == KGEMM_EPI_GELU_AUX || x == KGEMM_EPI_GELU_AUX_BIAS);
 }
 
 static int gemm_run(void *ctx)

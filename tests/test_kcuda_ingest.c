@@ -2,8 +2,11 @@
 // as trainer_run.c drives it: the copy stream fills one of two batch buffers from the registered
 // ring while the compute stream reads the other, ordered by the ready/freed events. Under
 // asynchronous streams (KEMU_SCHED_SEED, make test's second run and make test-seeds) every byte
-// must arrive and the stream-order checker must see no race; with --planted-no-wait the compute
-// stream's wait on `ready` is left out, and the test passes only if that is caught.
+// must arrive and the stream-order checker must see no race. Planted bugs, each passing only if it
+// is caught: --planted-no-wait leaves the compute stream's wait on `ready` out (it reads a batch
+// still being copied), --planted-no-free the copy stream's wait on `freed` (it overwrites a
+// buffer the last step may still read; the host checks nothing between the steps then, since a
+// download would order the streams itself).
 #include <stdio.h>  // defines: printf, fprintf
 #include <stdlib.h> // defines: exit, atexit
 #include <string.h> // defines: strcmp
@@ -62,7 +65,7 @@ typedef struct {
 	int64_t ids[B], pos[B];
 } Pipe;
 
-static int fill(Pipe *p, int step)
+static int fill(Pipe *p, int step, int wait_freed)
 {
 	char err[512] = "";
 	const int i = step & 1;
@@ -71,7 +74,7 @@ static int fill(Pipe *p, int step)
 			 .text = &p->text[i],
 			 .ids = p->ids,
 			 .pos = p->pos,
-			 .free_ev = p->freed[i],
+			 .free_ev = wait_freed ? p->freed[i] : NULL,
 			 .ready = p->ready[i]};
 	int rc = trainer_ingest_batch(&p->in, &b, 0, 5.0, err, sizeof err);
 	if (rc)
@@ -132,7 +135,9 @@ static int open_pipe(Pipe *p, const char *ring)
 
 int main(int argc, char **argv)
 {
-	const int planted = argc > 1 && !strcmp(argv[1], "--planted-no-wait");
+	const int no_wait = argc > 1 && !strcmp(argv[1], "--planted-no-wait");
+	const int no_free = argc > 1 && !strcmp(argv[1], "--planted-no-free");
+	const int planted = no_wait || no_free;
 	if (!kemu_sched_c) {
 		printf("not linked with the shim: skipped\n");
 		return 77;
@@ -148,14 +153,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "setup failed\n");
 		return 1;
 	}
-	int rc = fill(&p, 0);
+	int rc = fill(&p, 0, !no_free);
 	for (int step = 0; step < STEPS && !rc; step++) {
-		rc = consume(&p, step, !planted);
-		rc = rc ? rc : step + 1 < STEPS ? fill(&p, step + 1) : 0; // the next batch overlaps this step
-		rc = rc ? rc : check(&p, step);
+		rc = consume(&p, step, !no_wait);
+		rc = rc ? rc : step + 1 < STEPS ? fill(&p, step + 1, !no_free) : 0; // overlaps this step
+		rc = rc ? rc : no_free ? 0 : check(&p, step);
 	}
 	if (planted) {
-		printf("planted missing wait on `ready`: %s (rc %d)\n", rc ? "caught" : "NOT caught", rc);
+		rc = rc ? rc : kern_sync(p.ctx);
+		printf("planted missing wait on `%s`: %s (rc %d)\n", no_wait ? "ready" : "freed",
+		       rc ? "caught" : "NOT caught", rc);
 		return rc ? 0 : 1;
 	}
 	EXPECT(rc == 0, "the pipeline failed: %d", rc);

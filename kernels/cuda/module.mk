@@ -52,8 +52,9 @@ $(BUILD)/obj/emu/%.o: EMU_CXXFLAGS += -fsanitize=thread --param tsan-instrument-
 $(BUILD)/obj/kernels/cuda/emu/kemu_check.o: EMU_CXXFLAGS += -DKEMU_CHECK_RUNTIME=1
 endif
 # the checkers' planted bugs: shim-only programs (on a device the bugs would race or hang), 77
-# where the kernels are not instrumented (make test-san)
-KEMU_CHECK_TESTS := test_kemu_racecheck test_kemu_initcheck test_kemu_streamorder test_kemu_poison
+# where the kernels are not instrumented (make test-san); and the asynchronous streams' poison
+# and sticky faults
+KEMU_CHECK_TESTS := test_kemu_racecheck test_kemu_initcheck test_kemu_streamorder test_kemu_poison test_kemu_sticky
 TESTS += $(KEMU_CHECK_TESTS)
 SEEDED_TESTS += $(KEMU_CHECK_TESTS)
 $(foreach t,$(KEMU_CHECK_TESTS),$(eval $(t)_SRCS := tests/$(t).cu) $(eval $(t)_LIBS := kemu) $(eval $(t)_LDLIBS := -lstdc++))

@@ -20,6 +20,7 @@ int main()
 	cuda_check(cudaMalloc((void **)&dev, sizeof(float) * N));
 	cuda_check(cudaMallocHost((void **)&pinned, sizeof(float) * N));
 	cuda_check(cudaMemcpy(dev, h.data(), sizeof(float) * N, cudaMemcpyHostToDevice));
+	cuda_check(cudaDeviceSynchronize()); // from pageable memory cudaMemcpy returns once it is staged
 	cuda_check(cudaMemcpyAsync(pinned, dev, sizeof(float) * N, cudaMemcpyDeviceToHost, s));
 	cuda_check(cudaEventRecord(copied, s));
 	int poisoned = 0;

@@ -351,15 +351,30 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 }
 
 // A copy is an op of its stream. Page-locked memory is read or written when the copy runs (a D2H
-// copy's destination holds poison, 0xff bytes, NaN, until then); pageable memory as CUDA does: a
-// source is staged when the call is made, a destination is written before the call returns.
-static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool wait)
+// copy's destination holds poison, 0xff bytes, NaN, until then); pageable memory as CUDA's "API
+// synchronization behavior" says: a source is staged when the call is made, a destination is
+// written before the call returns. The synchronous cudaMemcpy waits for the copy except from
+// pageable memory to the device (it returns once the source is staged) and between device
+// buffers (no host synchronization), so work on a non-blocking stream is not ordered after those.
+static bool copy_waits(bool src_dev, bool src_pinned, bool dst_dev, bool dst_pinned, bool sync_api)
+{
+	const bool src_pageable = !src_dev && !src_pinned, dst_pageable = !dst_dev && !dst_pinned;
+	if (src_dev && dst_dev)
+		return false;
+	if (dst_dev)
+		return sync_api && src_pinned;
+	if (src_dev)
+		return sync_api || dst_pageable;
+	return sync_api || src_pageable || dst_pageable;
+}
+
+static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool sync_api)
 {
 	std::shared_ptr<char> staged;
-	bool dst_dev = kemu_check_is_device(dst), src_dev = kemu_check_is_device(src);
-	if (!dst_dev && !is_pinned(dst, n))
-		wait = true;
-	if (!wait && !src_dev && !is_pinned(src, n)) {
+	const bool dst_dev = kemu_check_is_device(dst), src_dev = kemu_check_is_device(src);
+	const bool src_pinned = !src_dev && is_pinned(src, n), dst_pinned = !dst_dev && is_pinned(dst, n);
+	const bool wait = copy_waits(src_dev, src_pinned, dst_dev, dst_pinned, sync_api);
+	if (!wait && !src_dev && !src_pinned) {
 		staged.reset((char *)malloc(n), free);
 		if (!staged)
 			return kemu_set_error(cudaErrorMemoryAllocation);
@@ -367,11 +382,10 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool wait)
 	}
 	if (!wait && !dst_dev && kemu_sched_async())
 		memset(dst, 0xff, n); // read before the copy has been waited for: poison
-	const char *name = src_dev && dst_dev ? "cudaMemcpyAsync DtoD"
-			   : src_dev          ? "cudaMemcpyAsync DtoH"
-			   : dst_dev          ? "cudaMemcpyAsync HtoD"
-					      : "cudaMemcpyAsync HtoH";
-	cudaError_t e = kemu_sched_enqueue(id, name, [=]() {
+	static const char *const names[2][4] = {
+		{"cudaMemcpyAsync HtoH", "cudaMemcpyAsync HtoD", "cudaMemcpyAsync DtoH", "cudaMemcpyAsync DtoD"},
+		{"cudaMemcpy HtoH", "cudaMemcpy HtoD", "cudaMemcpy DtoH", "cudaMemcpy DtoD"}};
+	cudaError_t e = kemu_sched_enqueue(id, names[sync_api][2 * src_dev + dst_dev], [=]() {
 		kemu_check_order_range(src, n, false);
 		kemu_check_order_range(dst, n, true);
 		memmove(dst, staged ? staged.get() : src, n);

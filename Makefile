@@ -258,9 +258,12 @@ test:
 # verdict never depends on the run; this runs them SEED_RUNS times on fresh seeds (a failure
 # prints the KT_SEED that repeats it)
 SEED_RUNS ?= 5
-test-seeds: $(addprefix $(BUILD)/tests/,$(SEEDED_TESTS))
+# and the tests that run through the CUDA shim's asynchronous streams on fresh schedule seeds
+# (ASYNC_SEED_RUNS, KEMU_SCHED_SEED=random: each test's log names the seed that repeats it)
+test-seeds: $(addprefix $(BUILD)/tests/,$(SEEDED_TESTS)) $(ASYNC_SEED_DEPS)
 	@for i in $$(seq $(SEED_RUNS)); do echo "-- test-seeds: round $$i of $(SEED_RUNS)"; \
-	  KT_SEED=random BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(SEEDED_TESTS)) || exit 1; done
+	  KT_SEED=random BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(SEEDED_TESTS)) || exit 1; \
+	  $(if $(ASYNC_SEED_RUNS),KEMU_SCHED_SEED=random BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(ASYNC_SEED_RUNS) || exit 1;) done
 
 test-gpu: all $(addprefix $(BUILD)/tests/,$(GPU_TESTS))
 	@BUILD=$(BUILD) TEST_TIMEOUT=$(TEST_TIMEOUT) bash tests/run.sh $(addprefix $(BUILD)/tests/,$(GPU_TESTS))

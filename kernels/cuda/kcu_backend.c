@@ -289,7 +289,9 @@ int cu_dev_open(KernDev *d, const KCtxOptions *o)
 			lut[ch * 256 + v] = (float)((v / 255.0 - clip_mean[ch]) / clip_std[ch]);
 	void *p;
 	int rc = cu_alloc(d, &p, sizeof lut);
-	if (!rc && cudaMemcpy(p, lut, sizeof lut, cudaMemcpyHostToDevice) != cudaSuccess) {
+	// the streams are non-blocking: the copy (done once its source is staged) is waited for here
+	if (!rc && (cudaMemcpy(p, lut, sizeof lut, cudaMemcpyHostToDevice) != cudaSuccess ||
+		    cudaStreamSynchronize(0) != cudaSuccess)) {
 		cudaGetLastError();
 		rc = -EIO;
 	}

@@ -241,8 +241,11 @@ static int cu_opt_plan_open(KOptPlan *p)
 		    cudaMalloc((void **)&kp->part, 2 * sizeof(double) * (size_t)p->n_chunks) ||
 		    cudaMalloc((void **)&kp->step, sizeof(float) * (size_t)p->n_segs))
 			rc = -ENOMEM;
+		// from pageable memory cudaMemcpy returns once the source is staged, on the legacy stream,
+		// which the backend's non-blocking streams do not wait for: the update reads the tables
 		else if (cudaMemcpy(kp->chunks, hc, sizeof *hc * (size_t)p->n_chunks, cudaMemcpyHostToDevice) ||
-			 cudaMemcpy(kp->segs, hs, sizeof *hs * (size_t)p->n_segs, cudaMemcpyHostToDevice))
+			 cudaMemcpy(kp->segs, hs, sizeof *hs * (size_t)p->n_segs, cudaMemcpyHostToDevice) ||
+			 cudaStreamSynchronize(0))
 			rc = -EIO;
 		cudaGetLastError();
 	}

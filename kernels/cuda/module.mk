@@ -41,7 +41,7 @@ ifeq ($(HAVE_CUDA_EMU),1)
 # the shim: an archive outside LIBS, so no program can pick its cudaMalloc up
 TEST_LIBS += kemu
 kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp kernels/cuda/emu/kemu_runtime.cpp \
-             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
+             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kemu_sched.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 # the shim's memory checkers (emu/kemu_check.cpp: races, uninitialized shared memory, blocks
 # writing the same bytes) see every load and store of a kernel through g++'s ThreadSanitizer
@@ -52,8 +52,9 @@ $(BUILD)/obj/emu/%.o: EMU_CXXFLAGS += -fsanitize=thread --param tsan-instrument-
 $(BUILD)/obj/kernels/cuda/emu/kemu_check.o: EMU_CXXFLAGS += -DKEMU_CHECK_RUNTIME=1
 endif
 # the checkers' planted bugs: shim-only programs (on a device the bugs would race or hang), 77
-# where the kernels are not instrumented (make test-san)
-KEMU_CHECK_TESTS := test_kemu_racecheck test_kemu_initcheck
+# where the kernels are not instrumented (make test-san); and the asynchronous streams' poison
+# and sticky faults
+KEMU_CHECK_TESTS := test_kemu_racecheck test_kemu_initcheck test_kemu_streamorder test_kemu_poison test_kemu_sticky
 TESTS += $(KEMU_CHECK_TESTS)
 SEEDED_TESTS += $(KEMU_CHECK_TESTS)
 $(foreach t,$(KEMU_CHECK_TESTS),$(eval $(t)_SRCS := tests/$(t).cu) $(eval $(t)_LIBS := kemu) $(eval $(t)_LDLIBS := -lstdc++))
@@ -134,6 +135,34 @@ test_kcuda_train_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kern
 test_kcuda_train_LDLIBS := -lstdc++
 test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
+endif
+
+# the trainer's ingest (copy stream, ready/freed events between two batch buffers) on the backend
+# through the shim; test_kcuda_ingest_planted leaves the compute stream's wait out and must see it caught
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_kcuda_ingest
+ASAN_TESTS += test_kcuda_ingest
+test_kcuda_ingest_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_ingest_LDLIBS := -lstdc++
+test_kcuda_ingest_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_ingest: LDFLAGS += $(KCUDA_LDFLAGS)
+SCRIPT_TESTS += tests/test_kcuda_ingest_planted.sh
+# the bucketed all-reduce on a comm stream of its own, after each bucket's event, drained before the
+# optimizer, always on asynchronous streams (make test: seed 1; make test-seeds: fresh ones); its
+# planted missing drain wait must be caught
+TESTS += test_kcuda_buckets
+ASYNC_SEED_RUNS += $(BUILD)/tests/test_kcuda_buckets
+test_kcuda_buckets_LIBS := $(test_kcuda_ingest_LIBS)
+test_kcuda_buckets_SRCS := tests/test_kcuda_buckets.c tests/kcu_twin.c
+test_kcuda_buckets_LDLIBS := -lstdc++
+test_kcuda_buckets_WHITEBOX := trainer trainer/comm
+$(BUILD)/tests/test_kcuda_buckets: LDFLAGS += $(KCUDA_LDFLAGS)
+SCRIPT_TESTS += tests/test_kcuda_buckets_planted.sh
+# the model twin and trainer tests again through the shim's asynchronous streams, on one seed
+# (make test-seeds sweeps fresh ones)
+SCRIPT_TESTS += tests/test_kemu_async.sh
+ASYNC_SEED_RUNS += tests/test_kemu_async.sh
+ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_kcuda_buckets test_trainer_selfcheck)
 endif
 
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)

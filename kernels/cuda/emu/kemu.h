@@ -6,7 +6,7 @@
 //          __syncwarp, __shfl_sync, __shfl_xor_sync, __shfl_down_sync, __shfl_up_sync, __all_sync, __any_sync,
 //          __ballot_sync, atomicAdd/Sub/Max/Min/And/Or/Xor (integers), device math intrinsics, min, max,
 //          kemu::launch, kemu::dyn_smem, kemu::warp_sync, kemu::fault, kemu::in_shared, kemu_config, kemu_config_c,
-//          kemu_checks, KEMU_CHECK_*, KEMU_CHECKED
+//          kemu_checks, KEMU_CHECK_*, KEMU_CHECKED, kemu_sched
 
 #if defined(__CUDACC__)
 #error "kemu.h is the CPU shim; nvcc builds use the real CUDA headers (see kernels/cuda/kcuda.h)"
@@ -35,6 +35,12 @@ void kemu_config(int shuffle, uint64_t seed);
 extern "C" void kemu_config_c(int shuffle, uint64_t seed);
 // the shim's explanation of the last failed launch ("" if none): a deadlock, a divergent barrier, ...
 const char *kemu_fault_detail(void);
+// Asynchronous streams (kemu_sched.cpp; KEMU_SCHED_SEED=n in the environment, or this call before
+// the first stream is made): each stream a queue that a seeded scheduler runs later, honouring only
+// CUDA's guarantees; a device-memory access not ordered after the last conflicting one of another
+// stream is reported, and a kernel fault surfaces as a sticky error at the next call.
+void kemu_sched(uint64_t seed);
+extern "C" void kemu_sched_c(uint64_t seed); // for C programs, which declare it weak
 // The memory checkers (kemu_check.cpp): shared-memory races between two barriers, reads of
 // shared memory no thread of the block wrote, and writes of two blocks of one launch to the same
 // device memory each end the launch with a fault naming the kernel and both threads. They see the
@@ -90,21 +96,25 @@ struct LaunchSite {
 	int line;
 };
 typedef void (*Body)(void *ctx);
+// Validates the launch, then runs the blocks now or (asynchronous streams) queues them; drop(ctx)
+// frees the arguments once the launch has run or was refused.
 cudaError_t run(const void *func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Body body, void *ctx,
-		const LaunchSite &site);
+		Body drop, const LaunchSite &site);
 
-// Arguments are converted to the kernel's parameter types once, as a CUDA launch does, and every
+// Arguments are converted to the kernel's parameter types once, as a CUDA launch does, and kept by
+// value until the launch runs (with asynchronous streams, after the call has returned); every
 // thread receives its own copy of them.
 template <class... P, class... A>
 cudaError_t launch(const LaunchSite &site, void (*kernel)(P...), dim3 grid, dim3 block, size_t smem,
 		   cudaStream_t stream, A &&...a)
 {
 	static_assert(sizeof...(P) == sizeof...(A), "kernel launched with the wrong number of arguments");
-	std::tuple<typename std::decay<P>::type...> args(std::forward<A>(a)...);
-	auto call = [&]() { std::apply(kernel, args); };
+	typedef std::pair<void (*)(P...), std::tuple<typename std::decay<P>::type...>> Call;
+	Call *call = new Call(kernel, std::tuple<typename std::decay<P>::type...>(std::forward<A>(a)...));
 	return run(
 		reinterpret_cast<const void *>(kernel), grid, block, smem, stream,
-		[](void *c) { (*static_cast<decltype(call) *>(c))(); }, &call, site);
+		[](void *c) { std::apply(static_cast<Call *>(c)->first, static_cast<Call *>(c)->second); }, call,
+		[](void *c) { delete static_cast<Call *>(c); }, site);
 }
 
 // ---- warp shuffles: PTX shfl.sync semantics (mode, lane, b, c), c built as CUDA's intrinsics do ----

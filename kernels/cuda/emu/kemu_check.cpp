@@ -18,6 +18,10 @@
 // - device memory keeps per byte (a shadow mapped at the first kernel write to an allocation)
 //   the serial number of the block that last wrote it: a write by another block of the same
 //   launch is a conflict. Atomics are not instrumented (kemu.h) and are never conflicts.
+// - with asynchronous streams (kemu_sched.cpp) device memory also keeps, per 4 bytes, the last op
+//   that wrote them and the last that read them, each as (stream, that stream's clock): an access
+//   by an op whose vector clock does not cover them (no event wait, stream order or host wait in
+//   between) is a stream-order race, reported on stderr with both ops; the op then fails.
 // Guarantees: a conflict is reported whatever the thread order, in order mode as well (a missing
 // barrier no longer depends on the shuffle to show). Not seen: accesses in library calls
 // (memcpy, memset of a variable size), in uninstrumented code, races through global memory
@@ -49,7 +53,13 @@ struct Alloc {
 	uintptr_t lo, hi;
 	uint32_t *shadow; // block serial of the last kernel write per byte, NULL until the first one
 	size_t shadow_bytes;
+	struct OrdCell *ord; // per 4 bytes: the last writing and reading op, NULL until the first access
+	size_t ord_bytes;
 };
+struct OrdCell {
+	uint64_t w, r; // (stream + 1) << 48 | the stream's clock; 0: none
+};
+enum { ORDER_BIT = 8, ORD_NAMES = 1024 }; // `on` while an op of an asynchronous stream runs
 
 __thread unsigned on; // KEMU_CHECK_* of the block running on this OS thread, 0 outside blocks
 
@@ -64,7 +74,8 @@ struct {
 	uint32_t gen[32]; // __syncwarp releases per warp
 	// device memory
 	Alloc *allocs; // sorted by lo
-	int nalloc, capalloc, last;
+	int nalloc, capalloc;
+	uint64_t table_gen; // counts changes of the table (allocs' indices)
 	uint32_t launch_base, serial, next_base;
 	bool global_ok;
 	uintptr_t stk_lo, stk_len; // the fibers' stacks: never device memory
@@ -92,7 +103,6 @@ void configure()
 	C.which = e ? (unsigned)strtoul(e, nullptr, 0) & KEMU_CHECK_ALL : (unsigned)KEMU_CHECK_ALL;
 	C.which &= AVAILABLE;
 	C.epoch = C.block_base = C.next_base = 1; // 0 is "never"
-	C.last = -1;
 	C.configured = 1;
 }
 
@@ -186,6 +196,19 @@ void shared_access(ShByte *sh, uintptr_t a, size_t n, bool write, const void *pc
 	}
 }
 
+// the op that runs: its stream and clock; recent ops' names, for the reports
+struct {
+	int stream;
+	const KemuVClock *vc;
+	uint64_t me;
+	const char *name;
+	bool failed;
+	int reports;
+	const char *names[KEMU_NSTREAM][ORD_NAMES];
+	uint64_t name_clk[KEMU_NSTREAM][ORD_NAMES];
+} O;
+__thread unsigned order_on; // ORDER_BIT while an op runs on this thread
+
 int find_alloc(uintptr_t a)
 {
 	int lo = 0, hi = C.nalloc;
@@ -199,17 +222,32 @@ int find_alloc(uintptr_t a)
 	return lo < C.nalloc && a >= C.allocs[lo].lo ? lo : -1;
 }
 
+// the allocation a lies in (-1: none): a kernel uses several in turn, so the last few found are
+// tried before the search
+int alloc_of(uintptr_t a)
+{
+	static int recent[4] = {-1, -1, -1, -1}, next;
+	static uint64_t gen_seen;
+	if (gen_seen != C.table_gen) { // the table changed: indices may have moved
+		recent[0] = recent[1] = recent[2] = recent[3] = -1;
+		gen_seen = C.table_gen;
+	}
+	for (int k : recent)
+		if (k >= 0 && a - C.allocs[k].lo < C.allocs[k].hi - C.allocs[k].lo)
+			return k;
+	if (a - C.stk_lo < C.stk_len || !C.nalloc || a < C.allocs[0].lo || a >= C.allocs[C.nalloc - 1].hi)
+		return -1; // a fiber's stack, or outside every allocation
+	int k = find_alloc(a);
+	if (k >= 0)
+		recent[next++ & 3] = k;
+	return k;
+}
+
 void global_write(uintptr_t a, size_t n, const void *pc)
 {
-	if (a - C.stk_lo < C.stk_len)
-		return; // a fiber's own stack
-	int k = C.last;
-	if (k < 0 || a - C.allocs[k].lo >= C.allocs[k].hi - C.allocs[k].lo) {
-		k = find_alloc(a);
-		if (k < 0)
-			return;
-		C.last = k;
-	}
+	int k = alloc_of(a);
+	if (k < 0)
+		return;
 	Alloc &al = C.allocs[k];
 	if (!al.shadow) {
 		size_t bytes = (al.hi - al.lo) * sizeof(uint32_t);
@@ -240,6 +278,67 @@ void global_write(uintptr_t a, size_t n, const void *pc)
 	}
 }
 
+bool ordered(uint64_t tag)
+{
+	return !tag || tag == O.me || O.vc->c[(tag >> 48) - 1] >= (tag & 0xffffffffffffull);
+}
+
+void order_report(const Alloc &al, uintptr_t a, size_t n, bool write, uint64_t other, bool other_wrote, const void *pc)
+{
+	bool first = !O.failed;
+	O.failed = true;
+	if (!first || O.reports++ >= 8) // the first race of an op, of the first 8 ops
+		return;
+	int s = (int)(other >> 48) - 1;
+	uint64_t clk = other & 0xffffffffffffull;
+	const char *who = O.name_clk[s][clk % ORD_NAMES] == clk ? O.names[s][clk % ORD_NAMES] : "an earlier op";
+	char site[256] = "";
+	if (pc)
+		pc_name(site, sizeof site, pc);
+	fprintf(stderr,
+		"kemu: stream-order race: %s (stream %d, op %llu) %s %zu bytes at offset %lu of a %lu-byte cudaMalloc "
+		"block (%p) that %s (stream %d, op %llu) %s, with no event wait, stream order or host wait between "
+		"them%s%s\n",
+		O.name, O.stream, (unsigned long long)(O.me & 0xffffffffffffull), write ? "writes" : "reads", n,
+		(unsigned long)(a - al.lo), (unsigned long)(al.hi - al.lo), (void *)a, who, s, (unsigned long long)clk,
+		other_wrote ? "wrote" : "read", pc ? "; pc " : "", site);
+}
+
+OrdCell *order_shadow(Alloc &al)
+{
+	if (!al.ord) {
+		size_t bytes = ((al.hi - al.lo) / 4 + 1) * sizeof(OrdCell);
+		void *m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+		if (m == MAP_FAILED)
+			return nullptr; // unchecked rather than failed
+		al.ord = (OrdCell *)m;
+		al.ord_bytes = bytes;
+	}
+	return al.ord;
+}
+
+void order_access(uintptr_t a, size_t n, bool write, const void *pc)
+{
+	int k = alloc_of(a);
+	if (k < 0)
+		return;
+	Alloc &al = C.allocs[k];
+	OrdCell *sh = order_shadow(al);
+	if (!sh || !n)
+		return;
+	if (n > al.hi - a)
+		n = al.hi - a;
+	for (size_t g = (a - al.lo) / 4, end = (a + n - 1 - al.lo) / 4; g <= end; g++) {
+		OrdCell &c = sh[g];
+		if (!ordered(c.w))
+			order_report(al, a, n, write, c.w, true, pc);
+		if (write && !ordered(c.r))
+			order_report(al, a, n, write, c.r, false, pc);
+		(write ? c.w : c.r) = O.me;
+	}
+}
+
 inline void access(uintptr_t a, size_t n, bool write, const void *pc)
 {
 	if (a - C.st_lo < C.st_len) {
@@ -250,8 +349,11 @@ inline void access(uintptr_t a, size_t n, bool write, const void *pc)
 		if (on & (KEMU_CHECK_RACE | KEMU_CHECK_INIT))
 			shared_access(C.dyn_sh + (a - C.dyn_lo), a,
 				      n < C.dyn_lo + C.dyn_len - a ? n : C.dyn_lo + C.dyn_len - a, write, pc);
-	} else if (write && C.global_ok) {
-		global_write(a, n, pc);
+	} else {
+		if (write && C.global_ok)
+			global_write(a, n, pc);
+		if (on & ORDER_BIT)
+			order_access(a, n, write, pc);
 	}
 }
 
@@ -301,9 +403,9 @@ void kemu_check_alloc(void *p, size_t bytes)
 			k++;
 	}
 	memmove(&C.allocs[k + 1], &C.allocs[k], (size_t)(C.nalloc - k) * sizeof(Alloc));
-	C.allocs[k] = Alloc{(uintptr_t)p, (uintptr_t)p + bytes, nullptr, 0};
+	C.allocs[k] = Alloc{(uintptr_t)p, (uintptr_t)p + bytes, nullptr, 0, nullptr, 0};
 	C.nalloc++;
-	C.last = -1;
+	C.table_gen++;
 	pthread_mutex_unlock(&alloc_lock);
 }
 
@@ -314,10 +416,12 @@ void kemu_check_free(void *p)
 	if (k >= 0 && C.allocs[k].lo == (uintptr_t)p) {
 		if (C.allocs[k].shadow)
 			munmap(C.allocs[k].shadow, C.allocs[k].shadow_bytes);
+		if (C.allocs[k].ord)
+			munmap(C.allocs[k].ord, C.allocs[k].ord_bytes);
 		memmove(&C.allocs[k], &C.allocs[k + 1], (size_t)(C.nalloc - k - 1) * sizeof(Alloc));
 		C.nalloc--;
 	}
-	C.last = -1;
+	C.table_gen++;
 	pthread_mutex_unlock(&alloc_lock);
 }
 
@@ -367,7 +471,7 @@ void kemu_check_block_begin(uint64_t linear_block)
 	bump_epoch();
 	C.block_base = C.epoch;
 	C.serial = C.launch_base + (uint32_t)linear_block;
-	on = C.which;
+	on = C.which | order_on;
 }
 
 void kemu_check_stacks(const void *lo, size_t len)
@@ -378,13 +482,57 @@ void kemu_check_stacks(const void *lo, size_t len)
 
 void kemu_check_block_end(void)
 {
-	on = 0;
+	on = order_on;
 }
 
 void kemu_check_launch_end(void)
 {
-	on = 0;
+	on = order_on;
 	pthread_mutex_unlock(&alloc_lock);
+}
+
+// ---- the stream-order checker's entry points (kemu_sched.cpp runs one op at a time) ----
+void kemu_check_order_begin(int stream, const KemuVClock *vc, const char *op)
+{
+	uint64_t clk = vc->c[stream];
+	O.stream = stream;
+	O.vc = vc;
+	O.me = (uint64_t)(stream + 1) << 48 | clk;
+	O.name = op;
+	O.failed = false;
+	O.names[stream][clk % ORD_NAMES] = op;
+	O.name_clk[stream][clk % ORD_NAMES] = clk;
+	order_on = AVAILABLE ? ORDER_BIT : 0; // without the instrumentation kernels are not seen: no checks
+	on = order_on;
+}
+
+void kemu_check_order_range(const void *p, size_t n, bool write)
+{
+	if (!order_on)
+		return;
+	pthread_mutex_lock(&alloc_lock);
+	order_access((uintptr_t)p, n, write, nullptr);
+	pthread_mutex_unlock(&alloc_lock);
+}
+
+extern "C" void kemu_check_order_range_c(const void *p, size_t n, int write)
+{
+	kemu_check_order_range(p, n, write != 0);
+}
+
+bool kemu_check_order_end(void)
+{
+	order_on = 0;
+	on = 0;
+	return O.failed;
+}
+
+bool kemu_check_is_device(const void *p)
+{
+	pthread_mutex_lock(&alloc_lock);
+	bool dev = find_alloc((uintptr_t)p) >= 0;
+	pthread_mutex_unlock(&alloc_lock);
+	return dev;
 }
 
 void kemu_check_barrier(void)

@@ -2,7 +2,13 @@
 // (private to kernels/cuda/emu).
 #ifndef KEMU_IMPL_H
 #define KEMU_IMPL_H
-// defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit, kemu_check_*
+// defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_stream_id, kemu_func_dyn_smem_limit,
+//          kemu_check_*, kemu_sched_*, KemuVClock, KemuRecord
+
+// the standard headers before kemu.h, whose dialect macros (__noinline__) they must not see
+#include <functional>
+#include <memory>
+#include <vector>
 
 #include "kemu.h" // defines: kemu::Body
 
@@ -15,6 +21,8 @@ int kemu_fibers_run_block(const dim3 &block, kemu::Body body, void *ctx, int shu
 cudaError_t kemu_set_error(cudaError_t e);
 // the null stream, cudaStreamLegacy, cudaStreamPerThread, or one cudaStreamCreate made
 bool kemu_stream_ok(cudaStream_t s);
+// the scheduler's index of a stream (0: the legacy default stream)
+int kemu_stream_id(cudaStream_t s);
 // dynamic shared memory a kernel may use: 48 KiB, or what cudaFuncSetAttribute allowed it
 size_t kemu_func_dyn_smem_limit(const void *func);
 
@@ -32,5 +40,36 @@ void kemu_check_barrier(void);
 void kemu_check_syncwarp(unsigned warp);
 // ldmatrix reads a row of n bytes of shared memory for the calling lane
 void kemu_check_ldmatrix(const void *row, size_t n);
+
+// Asynchronous streams (kemu_sched.cpp). Streams are indices 0..KEMU_NSTREAM-1, 0 the legacy
+// default stream. Without KEMU_SCHED_SEED (or kemu_sched) everything runs at once: enqueue runs
+// the work and returns its error, the waits return at once. Otherwise the calls return the sticky
+// error of an earlier op (cudaSuccess if none) and the work runs later.
+enum { KEMU_NSTREAM = 64 };
+struct KemuVClock {
+	uint64_t c[KEMU_NSTREAM]; // per stream: the last of its ops ordered before
+};
+struct KemuRecord; // one cudaEventRecord: done when it ran, with the clock it saw
+bool kemu_sched_async(void);
+int kemu_sched_stream_open(bool blocking); // -1 when all are in use
+void kemu_sched_stream_close(int id);      // after its work has run
+cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError_t()> work);
+std::shared_ptr<KemuRecord> kemu_sched_record(int id);
+cudaError_t kemu_sched_wait(int id, const std::shared_ptr<KemuRecord> &r); // r may be null (never recorded)
+cudaError_t kemu_sched_sync_stream(int id);
+cudaError_t kemu_sched_sync_record(const std::shared_ptr<KemuRecord> &r);
+cudaError_t kemu_sched_sync_all(void);
+cudaError_t kemu_sched_query_stream(int id); // cudaSuccess or cudaErrorNotReady (or the sticky error)
+cudaError_t kemu_sched_query_record(const std::shared_ptr<KemuRecord> &r);
+
+// The stream-order checker (kemu_check.cpp): while an op runs, its device-memory accesses (a
+// kernel's through the instrumentation, a copy's or a GEMM's as ranges) are checked against the
+// last writer and reader of each 4 bytes: one not ordered before (by `vc`) is reported on stderr
+// naming both ops, and order_end returns true (the op then fails).
+void kemu_check_order_begin(int stream, const KemuVClock *vc, const char *op);
+void kemu_check_order_range(const void *p, size_t n, bool write);
+bool kemu_check_order_end(void);
+// true when p lies in memory from cudaMalloc
+bool kemu_check_is_device(const void *p);
 
 #endif

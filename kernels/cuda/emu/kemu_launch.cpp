@@ -1,6 +1,7 @@
 // Kernel launches in the shim: the checks a CUDA launch makes (block and grid limits, the dynamic
 // shared memory opt-in, the stream), then the blocks one after another on poisoned shared memory.
-#include "kemu_impl.h" // defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit
+#include "kemu_impl.h" // defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit,
+		       //          kemu_sched_*
 
 #include <errno.h>
 #include <pthread.h>
@@ -143,9 +144,33 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 	return cudaSuccess;
 }
 
-cudaError_t kemu::run(const void *func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Body body, void *ctx,
-		      const LaunchSite &site)
+static cudaError_t launch_now(const void *func, dim3 grid, dim3 block, size_t smem, kemu::Body body, void *ctx,
+			      const kemu::LaunchSite &site)
 {
+	(void)func;
+	pthread_mutex_lock(&launch_lock);
+	configure_from_env();
+	L.detail[0] = 0;
+	cudaError_t e = run_blocks(grid, block, smem, body, ctx, site);
+	pthread_mutex_unlock(&launch_lock);
+	return e;
+}
+
+// a queued launch that fails says so when it runs: the call that returns its error comes later
+static cudaError_t launch_queued(const void *func, dim3 grid, dim3 block, size_t smem, kemu::Body body, void *ctx,
+				 const kemu::LaunchSite &site)
+{
+	cudaError_t e = launch_now(func, grid, block, smem, body, ctx, site);
+	if (e)
+		fprintf(stderr, "kemu: kernel %s (launched at %s:%d) failed: %s: %s\n", site.kernel, site.file,
+			site.line, cudaGetErrorName(e), L.detail);
+	return e;
+}
+
+cudaError_t kemu::run(const void *func, dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Body body, void *ctx,
+		      Body drop, const LaunchSite &site)
+{
+	std::shared_ptr<void> hold(ctx, drop); // the arguments, until the launch has run
 	L.detail[0] = 0;
 	uint64_t threads = (uint64_t)block.x * block.y * block.z;
 	if (!block.x || !block.y || !block.z || block.x > 1024 || block.y > 1024 || block.z > 64 || threads > 1024)
@@ -162,9 +187,10 @@ cudaError_t kemu::run(const void *func, dim3 grid, dim3 block, size_t smem, cuda
 						  "cudaFuncAttributeMaxDynamicSharedMemorySize)");
 	if (!kemu_stream_ok(stream))
 		return refuse(cudaErrorInvalidResourceHandle, site, "not a stream");
-	pthread_mutex_lock(&launch_lock);
-	configure_from_env();
-	cudaError_t e = run_blocks(grid, block, smem, body, ctx, site);
-	pthread_mutex_unlock(&launch_lock);
-	return e;
+	if (!kemu_sched_async())
+		return launch_now(func, grid, block, smem, body, ctx, site);
+	LaunchSite at = site;
+	return kemu_set_error(kemu_sched_enqueue(kemu_stream_id(stream), site.kernel, [=]() {
+		return launch_queued(func, grid, block, smem, body, hold.get(), at);
+	}));
 }

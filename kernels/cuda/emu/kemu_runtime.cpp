@@ -1,6 +1,7 @@
 // The part of the CUDA runtime API the kernels' host code uses, for the shim: device memory is
-// host memory, streams and events exist for validation only, and everything runs at once.
-#include "kemu_impl.h" // defines: kemu_set_error, kemu_stream_ok, kemu_func_dyn_smem_limit
+// host memory; streams, events and copies go through the scheduler (kemu_sched.cpp), which runs
+// everything at once unless asynchronous streams are on.
+#include "kemu_impl.h" // defines: kemu_set_error, kemu_stream_ok, kemu_stream_id, kemu_func_dyn_smem_limit
 
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <new>
 
 enum : uint32_t {
 	MAGIC_DEV = 0x6b656d64,
@@ -21,12 +24,14 @@ enum { SMEM_DEFAULT = 48 * 1024, SMEM_OPTIN = 227 * 1024, ALLOC_ALIGN = 256 };
 
 struct CUstream_st {
 	uint32_t magic;
+	int id; // the scheduler's
 };
 struct CUevent_st {
 	uint32_t magic;
 	unsigned flags;
 	int recorded;
 	double t_ms;
+	std::shared_ptr<KemuRecord> rec; // the last record (null: never recorded)
 };
 struct AllocHead { // in front of every allocation, one alignment unit
 	uint32_t magic;
@@ -40,6 +45,7 @@ static struct {
 	int limit;
 } smem_optin[256];
 static int n_optin;
+static std::vector<std::pair<uintptr_t, uintptr_t>> pinned; // cudaMallocHost, cudaHostAlloc, cudaHostRegister
 
 cudaError_t kemu_set_error(cudaError_t e)
 {
@@ -54,6 +60,40 @@ cudaError_t kemu_set_error(cudaError_t e)
 bool kemu_stream_ok(cudaStream_t s)
 {
 	return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread || s->magic == MAGIC_STREAM;
+}
+
+int kemu_stream_id(cudaStream_t s)
+{
+	return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread ? 0 : s->id;
+}
+
+static void pinned_add(const void *p, size_t n)
+{
+	pthread_mutex_lock(&lock);
+	pinned.push_back({(uintptr_t)p, (uintptr_t)p + n});
+	pthread_mutex_unlock(&lock);
+}
+
+static void pinned_remove(const void *p)
+{
+	pthread_mutex_lock(&lock);
+	for (size_t i = 0; i < pinned.size(); i++)
+		if (pinned[i].first == (uintptr_t)p) {
+			pinned.erase(pinned.begin() + (long)i);
+			break;
+		}
+	pthread_mutex_unlock(&lock);
+}
+
+// host memory a copy may use without blocking the caller: page-locked
+static bool is_pinned(const void *p, size_t n)
+{
+	pthread_mutex_lock(&lock);
+	bool in = false;
+	for (auto &r : pinned)
+		in = in || ((uintptr_t)p >= r.first && (uintptr_t)p + n <= r.second);
+	pthread_mutex_unlock(&lock);
+	return in;
 }
 
 size_t kemu_func_dyn_smem_limit(const void *func)
@@ -148,7 +188,7 @@ cudaError_t cudaGetDevice(int *dev)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-	return cudaSuccess;
+	return kemu_sched_sync_all();
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
@@ -233,6 +273,8 @@ static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
 	if (magic == MAGIC_DEV) {
 		memset(m + ALLOC_ALIGN, 0xff, bytes);
 		kemu_check_alloc(m + ALLOC_ALIGN, bytes);
+	} else {
+		pinned_add(m + ALLOC_ALIGN, bytes);
 	}
 	*p = m + ALLOC_ALIGN;
 #if defined(__SANITIZE_ADDRESS__)
@@ -250,8 +292,11 @@ static cudaError_t release(void *p, uint32_t magic)
 	AllocHead *h = (AllocHead *)((char *)p - ALLOC_ALIGN);
 	if (((uintptr_t)p & (ALLOC_ALIGN - 1)) || h->magic != magic)
 		return kemu_set_error(cudaErrorInvalidValue);
+	kemu_sched_sync_all(); // as a device's free: queued work may still use the memory
 	if (magic == MAGIC_DEV)
 		kemu_check_free(p);
+	else
+		pinned_remove(p);
 	h->magic = 0;
 	free(h);
 	return cudaSuccess;
@@ -280,12 +325,19 @@ cudaError_t cudaFreeHost(void *p)
 
 cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned int flags)
 {
-	return p && bytes ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue);
+	if (!p || !bytes)
+		return kemu_set_error(cudaErrorInvalidValue);
+	pinned_add(p, bytes);
+	return cudaSuccess;
 }
 
 cudaError_t cudaHostUnregister(void *p)
 {
-	return p ? cudaSuccess : kemu_set_error(cudaErrorInvalidValue);
+	if (!p)
+		return kemu_set_error(cudaErrorInvalidValue);
+	kemu_sched_sync_all();
+	pinned_remove(p);
+	return cudaSuccess;
 }
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
@@ -298,37 +350,100 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
 	return cudaSuccess;
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+// A copy is an op of its stream. Page-locked memory is read or written when the copy runs (a D2H
+// copy's destination holds poison, 0xff bytes, NaN, until then); pageable memory as CUDA's "API
+// synchronization behavior" says: a source is staged when the call is made, a destination is
+// written before the call returns. The synchronous cudaMemcpy waits for the copy except from
+// pageable memory to the device (it returns once the source is staged) and between device
+// buffers (no host synchronization), so work on a non-blocking stream is not ordered after those.
+static bool copy_waits(bool src_dev, bool src_pinned, bool dst_dev, bool dst_pinned, bool sync_api)
+{
+	const bool src_pageable = !src_dev && !src_pinned, dst_pageable = !dst_dev && !dst_pinned;
+	if (src_dev && dst_dev)
+		return false;
+	if (dst_dev)
+		return sync_api && src_pinned;
+	if (src_dev)
+		return sync_api || dst_pageable;
+	return sync_api || src_pageable || dst_pageable;
+}
+
+static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool sync_api)
+{
+	std::shared_ptr<char> staged;
+	const bool dst_dev = kemu_check_is_device(dst), src_dev = kemu_check_is_device(src);
+	const bool src_pinned = !src_dev && is_pinned(src, n), dst_pinned = !dst_dev && is_pinned(dst, n);
+	const bool wait = copy_waits(src_dev, src_pinned, dst_dev, dst_pinned, sync_api);
+	if (!wait && !src_dev && !src_pinned) {
+		staged.reset((char *)malloc(n), free);
+		if (!staged)
+			return kemu_set_error(cudaErrorMemoryAllocation);
+		memcpy(staged.get(), src, n);
+	}
+	if (!wait && !dst_dev && kemu_sched_async())
+		memset(dst, 0xff, n); // read before the copy has been waited for: poison
+	static const char *const names[2][4] = {
+		{"cudaMemcpyAsync HtoH", "cudaMemcpyAsync HtoD", "cudaMemcpyAsync DtoH", "cudaMemcpyAsync DtoD"},
+		{"cudaMemcpy HtoH", "cudaMemcpy HtoD", "cudaMemcpy DtoH", "cudaMemcpy DtoD"}};
+	cudaError_t e = kemu_sched_enqueue(id, names[sync_api][2 * src_dev + dst_dev], [=]() {
+		kemu_check_order_range(src, n, false);
+		kemu_check_order_range(dst, n, true);
+		memmove(dst, staged ? staged.get() : src, n);
+		return cudaSuccess;
+	});
+	if (!e && wait)
+		e = kemu_sched_sync_record(kemu_sched_record(id));
+	return kemu_set_error(e);
+}
+
+static cudaError_t copy_args(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
 	if ((unsigned)kind > (unsigned)cudaMemcpyDefault)
 		return kemu_set_error(cudaErrorInvalidMemcpyDirection);
 	if (n && (!dst || !src))
 		return kemu_set_error(cudaErrorInvalidValue);
-	if (n)
-		memmove(dst, src, n);
 	return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+	cudaError_t e = copy_args(dst, src, n, kind);
+	return e || !n ? e : copy(dst, src, n, 0, true);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s)
 {
-	return kemu_stream_ok(s) ? cudaMemcpy(dst, src, n, kind) : kemu_set_error(cudaErrorInvalidResourceHandle);
+	if (!kemu_stream_ok(s))
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	cudaError_t e = copy_args(dst, src, n, kind);
+	return e || !n ? e : copy(dst, src, n, kemu_stream_id(s), false);
 }
 
-cudaError_t cudaMemset(void *p, int v, size_t n)
+static cudaError_t fill(void *p, int v, size_t n, int id)
 {
 	if (n && !p)
 		return kemu_set_error(cudaErrorInvalidValue);
-	if (n)
+	if (!n)
+		return cudaSuccess;
+	return kemu_set_error(kemu_sched_enqueue(id, "cudaMemsetAsync", [=]() {
+		kemu_check_order_range(p, n, true);
 		memset(p, v, n);
-	return cudaSuccess;
+		return cudaSuccess;
+	}));
+}
+
+// on the legacy stream, and (device memory) not waited for, as on a device
+cudaError_t cudaMemset(void *p, int v, size_t n)
+{
+	return fill(p, v, n, 0);
 }
 
 cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
 {
-	return kemu_stream_ok(s) ? cudaMemset(p, v, n) : kemu_set_error(cudaErrorInvalidResourceHandle);
+	return kemu_stream_ok(s) ? fill(p, v, n, kemu_stream_id(s)) : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
-// ---- streams and events: work runs when it is issued, so waits return at once ----
+// ---- streams and events: the scheduler's (kemu_sched.cpp) ----
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
 	if (!s)
@@ -336,6 +451,12 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 	*s = (cudaStream_t)calloc(1, sizeof(CUstream_st));
 	if (!*s)
 		return kemu_set_error(cudaErrorMemoryAllocation);
+	(*s)->id = kemu_sched_stream_open(!(flags & cudaStreamNonBlocking));
+	if ((*s)->id < 0) {
+		free(*s);
+		*s = nullptr;
+		return kemu_set_error(cudaErrorMemoryAllocation);
+	}
 	(*s)->magic = MAGIC_STREAM;
 	return cudaSuccess;
 }
@@ -349,6 +470,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
 	if (!s || !kemu_stream_ok(s) || s == cudaStreamLegacy || s == cudaStreamPerThread)
 		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	kemu_sched_stream_close(s->id); // its queued work runs first, as on a device
 	s->magic = 0;
 	free(s);
 	return cudaSuccess;
@@ -356,12 +478,14 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
-	return kemu_stream_ok(s) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
+	return kemu_stream_ok(s) ? kemu_sched_sync_stream(kemu_stream_id(s))
+				 : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t s)
 {
-	return cudaStreamSynchronize(s);
+	return kemu_stream_ok(s) ? kemu_sched_query_stream(kemu_stream_id(s))
+				 : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
 static bool event_ok(cudaEvent_t e)
@@ -373,7 +497,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
 	if (!e)
 		return kemu_set_error(cudaErrorInvalidValue);
-	*e = (cudaEvent_t)calloc(1, sizeof(CUevent_st));
+	*e = new (std::nothrow) CUevent_st();
 	if (!*e)
 		return kemu_set_error(cudaErrorMemoryAllocation);
 	(*e)->magic = MAGIC_EVENT;
@@ -391,7 +515,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
 	if (!event_ok(e))
 		return kemu_set_error(cudaErrorInvalidResourceHandle);
 	e->magic = 0;
-	free(e);
+	delete e;
 	return cudaSuccess;
 }
 
@@ -403,22 +527,26 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	e->recorded = 1;
 	e->t_ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+	e->rec = kemu_sched_record(kemu_stream_id(s));
 	return cudaSuccess;
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
-	return event_ok(e) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
+	return event_ok(e) ? kemu_sched_sync_record(e->rec) : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t e)
 {
-	return cudaEventSynchronize(e);
+	return event_ok(e) ? kemu_sched_query_record(e->rec) : kemu_set_error(cudaErrorInvalidResourceHandle);
 }
 
+// waits for the record that is the event's last now: a later record does not change what it waits for
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
 {
-	return kemu_stream_ok(s) && event_ok(e) ? cudaSuccess : kemu_set_error(cudaErrorInvalidResourceHandle);
+	if (!kemu_stream_ok(s) || !event_ok(e))
+		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	return kemu_sched_wait(kemu_stream_id(s), e->rec);
 }
 
 // host time between the records: the shim does not model device time

@@ -170,6 +170,7 @@ ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kgemm_ref
 SEEDED_TESTS += test_kgemm_ref
 test_kgemm_ref_LIBS := kemu
+test_kgemm_ref_LDLIBS := -lstdc++ # the shim's scheduler (kgemm_emu queues its calls) is C++
 $(BUILD)/obj/tests/test_kgemm_ref.o: CFLAGS += -Ikernels/cuda
 endif
 SCRIPT_TESTS += tests/test_cuda_spills.sh tests/test_kemu_not_in_programs.sh tests/test_kemu_dialect.sh

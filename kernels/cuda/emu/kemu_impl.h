@@ -58,6 +58,9 @@ std::shared_ptr<KemuRecord> kemu_sched_record(int id);
 cudaError_t kemu_sched_wait(int id, const std::shared_ptr<KemuRecord> &r); // r may be null (never recorded)
 cudaError_t kemu_sched_sync_stream(int id);
 cudaError_t kemu_sched_sync_record(const std::shared_ptr<KemuRecord> &r);
+// ms from a's run to b's: cudaErrorNotReady while either has not run (CUDA's cudaEventElapsedTime)
+cudaError_t kemu_sched_elapsed(const std::shared_ptr<KemuRecord> &a, const std::shared_ptr<KemuRecord> &b, float *ms);
+double kemu_now_ms(void); // CLOCK_MONOTONIC
 cudaError_t kemu_sched_sync_all(void);
 cudaError_t kemu_sched_query_stream(int id); // cudaSuccess or cudaErrorNotReady (or the sticky error)
 cudaError_t kemu_sched_query_record(const std::shared_ptr<KemuRecord> &r);

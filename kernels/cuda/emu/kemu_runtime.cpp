@@ -30,7 +30,6 @@ struct CUevent_st {
 	uint32_t magic;
 	unsigned flags;
 	int recorded;
-	double t_ms;
 	std::shared_ptr<KemuRecord> rec; // the last record (null: never recorded)
 };
 struct AllocHead { // in front of every allocation, one alignment unit
@@ -523,10 +522,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
 	if (!event_ok(e) || !kemu_stream_ok(s))
 		return kemu_set_error(cudaErrorInvalidResourceHandle);
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	e->recorded = 1;
-	e->t_ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 	e->rec = kemu_sched_record(kemu_stream_id(s));
 	return cudaSuccess;
 }
@@ -549,7 +545,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flag
 	return kemu_sched_wait(kemu_stream_id(s), e->rec);
 }
 
-// host time between the records: the shim does not model device time
+// the host clock between the records' runs (not ready while either waits): the shim does not model device time
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 {
 	if (!ms)
@@ -558,6 +554,6 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
 		return kemu_set_error(cudaErrorInvalidResourceHandle);
 	if (!a->recorded || !b->recorded)
 		return kemu_set_error(cudaErrorInvalidResourceHandle);
-	*ms = (float)(b->t_ms - a->t_ms);
-	return cudaSuccess;
+	cudaError_t e = kemu_sched_elapsed(a->rec, b->rec, ms);
+	return e == cudaSuccess || e == cudaErrorNotReady ? e : kemu_set_error(e);
 }

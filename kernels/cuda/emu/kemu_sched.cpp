@@ -29,6 +29,7 @@
 struct KemuRecord {
 	bool done = false;
 	KemuVClock vc{};
+	double t_ms = 0; // the host clock when it ran (cudaEventElapsedTime)
 };
 
 namespace
@@ -131,6 +132,7 @@ void run_head(int id)
 	}
 	if (op->rec) {
 		op->rec->vc = st.vc;
+		op->rec->t_ms = kemu_now_ms();
 		op->rec->done = true;
 	}
 	delete op;
@@ -278,7 +280,7 @@ std::shared_ptr<KemuRecord> kemu_sched_record(int id)
 	if (S.async)
 		push(id, new Op{"cudaEventRecord", {}, {}, r, S.host});
 	else
-		r->done = true;
+		r->done = true, r->t_ms = kemu_now_ms();
 	pthread_mutex_unlock(&lock);
 	return r;
 }
@@ -347,6 +349,26 @@ cudaError_t kemu_sched_query_stream(int id)
 			host_learns(S.s[id].vc);
 	}
 	cudaError_t e = S.sticky ? S.sticky : done ? cudaSuccess : cudaErrorNotReady;
+	pthread_mutex_unlock(&lock);
+	return e;
+}
+
+double kemu_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+// ms between two records that have run (cudaEventElapsedTime); never runs work
+cudaError_t kemu_sched_elapsed(const std::shared_ptr<KemuRecord> &a, const std::shared_ptr<KemuRecord> &b, float *ms)
+{
+	pthread_mutex_lock(&lock);
+	cudaError_t e = S.sticky;
+	if (!e)
+		e = !a || !b ? cudaErrorInvalidResourceHandle : !a->done || !b->done ? cudaErrorNotReady : cudaSuccess;
+	if (!e)
+		*ms = (float)(b->t_ms - a->t_ms);
 	pthread_mutex_unlock(&lock);
 	return e;
 }

@@ -53,7 +53,8 @@ struct KemuRecord; // one cudaEventRecord: done when it ran, with the clock it s
 bool kemu_sched_async(void);
 int kemu_sched_stream_open(bool blocking); // -1 when all are in use
 void kemu_sched_stream_close(int id);      // after its work has run
-cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError_t()> work);
+// lazy: runs only when the host waits for it or queries (a copy into pinned host memory)
+cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError_t()> work, bool lazy = false);
 std::shared_ptr<KemuRecord> kemu_sched_record(int id);
 cudaError_t kemu_sched_wait(int id, const std::shared_ptr<KemuRecord> &r); // r may be null (never recorded)
 cudaError_t kemu_sched_sync_stream(int id);

@@ -384,12 +384,15 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool sync_
 	static const char *const names[2][4] = {
 		{"cudaMemcpyAsync HtoH", "cudaMemcpyAsync HtoD", "cudaMemcpyAsync DtoH", "cudaMemcpyAsync DtoD"},
 		{"cudaMemcpy HtoH", "cudaMemcpy HtoD", "cudaMemcpy DtoH", "cudaMemcpy DtoD"}};
-	cudaError_t e = kemu_sched_enqueue(id, names[sync_api][2 * src_dev + dst_dev], [=]() {
-		kemu_check_order_range(src, n, false);
-		kemu_check_order_range(dst, n, true);
-		memmove(dst, staged ? staged.get() : src, n);
-		return cudaSuccess;
-	});
+	cudaError_t e = kemu_sched_enqueue(
+		id, names[sync_api][2 * src_dev + dst_dev],
+		[=]() {
+			kemu_check_order_range(src, n, false);
+			kemu_check_order_range(dst, n, true);
+			memmove(dst, staged ? staged.get() : src, n);
+			return cudaSuccess;
+		},
+		!wait && dst_pinned);
 	if (!e && wait)
 		e = kemu_sched_sync_record(kemu_sched_record(id));
 	return kemu_set_error(e);

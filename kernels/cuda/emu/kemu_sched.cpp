@@ -41,6 +41,9 @@ struct Op {
 	std::vector<std::shared_ptr<KemuRecord>> deps; // run after these
 	std::shared_ptr<KemuRecord> rec;               // completed by this op
 	std::shared_ptr<const KemuVClock> host;        // what the host had waited for at the enqueue
+	// a copy into pinned host memory: run only for a host wait or query, never at another op's
+	// enqueue, so a host read of its destination before waiting reads the poison, whatever the seed
+	bool lazy = false;
 };
 
 struct Stream {
@@ -96,9 +99,9 @@ void host_learns(const KemuVClock &vc)
 	S.host = h;
 }
 
-bool ready(const Stream &st)
+bool ready(const Stream &st, bool allow_lazy)
 {
-	if (st.q.empty())
+	if (st.q.empty() || (st.q.front()->lazy && !allow_lazy))
 		return false;
 	for (auto &d : st.q.front()->deps)
 		if (!d->done)
@@ -138,12 +141,13 @@ void run_head(int id)
 	delete op;
 }
 
-// one op of a stream whose head is ready, chosen at random; false when none is
-bool step()
+// one op of a stream whose head is ready, chosen at random; false when none is (allow_lazy: for
+// the host, which may run lazy copies)
+bool step(bool allow_lazy = true)
 {
 	int pick[KEMU_NSTREAM], n = 0;
 	for (int i = 0; i < KEMU_NSTREAM; i++)
-		if (S.s[i].used && ready(S.s[i]))
+		if (S.s[i].used && ready(S.s[i], allow_lazy))
 			pick[n++] = i;
 	if (!n)
 		return false;
@@ -151,9 +155,9 @@ bool step()
 	return true;
 }
 
-void run_some(unsigned most)
+void run_some(unsigned most, bool allow_lazy = true)
 {
-	for (uint64_t k = rand64() % (most + 1); k && step(); k--) {
+	for (uint64_t k = rand64() % (most + 1); k && step(allow_lazy); k--) {
 	}
 }
 
@@ -196,7 +200,7 @@ void legacy_deps(int id, std::vector<std::shared_ptr<KemuRecord>> &deps)
 // always gets to see a copy's destination before the copy has run.
 cudaError_t push(int id, Op *op)
 {
-	run_some(2);
+	run_some(2, false);
 	legacy_deps(id, op->deps);
 	S.s[id].q.push_back(op);
 	S.s[id].issued++;
@@ -258,7 +262,7 @@ void kemu_sched_stream_close(int id)
 	pthread_mutex_unlock(&lock);
 }
 
-cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError_t()> work)
+cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError_t()> work, bool lazy)
 {
 	pthread_mutex_lock(&lock);
 	configure();
@@ -267,7 +271,9 @@ cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError
 		pthread_mutex_unlock(&lock);
 		return work();
 	}
-	e = push(id, new Op{name, std::move(work), {}, nullptr, S.host});
+	Op *op = new Op{name, std::move(work), {}, nullptr, S.host};
+	op->lazy = lazy;
+	e = push(id, op);
 	pthread_mutex_unlock(&lock);
 	return e;
 }

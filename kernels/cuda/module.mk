@@ -135,6 +135,13 @@ test_kcuda_train_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kern
 test_kcuda_train_LDLIBS := -lstdc++
 test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
+# the step's metrics read back one interval late (test_step_fetch) on the backend through the shim
+TESTS += test_kcuda_step_fetch
+test_kcuda_step_fetch_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_step_fetch_LDLIBS := -lstdc++
+test_kcuda_step_fetch_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_step_fetch: LDFLAGS += $(KCUDA_LDFLAGS)
+SCRIPT_TESTS += tests/test_kcuda_step_fetch_planted.sh
 endif
 
 # the trainer's ingest (copy stream, ready/freed events between two batch buffers) on the backend

@@ -63,6 +63,9 @@ static const FlagSpec flag_table[] = {
 	{"bpe", FLAG_STRPTR, E(o.bpe), 0, 0, NULL,
 	 .help = "merges file of the manifest's captions (default: bpe_merges.txt next to the manifest, if there is one); "
 		 "needed for prompts and caption classes"},
+	{"special-tokens", FLAG_ENUM, E(o.special_tokens), 0, 0, "openclip",
+	 .help = "which caption text is the start and end token: openclip (<start_of_text>, <end_of_text>: open_clip's, whose ids its weights were trained with) or openai (<|startoftext|>, <|endoftext|>: OpenAI CLIP's); the ids are the same, the other spelling is ordinary words",
+	 .choices = "openclip|openai"},
 	{"json", FLAG_SWITCH, E(json), 0, 0, "0", .help = "print one JSON line instead of the table"},
 	{"append", FLAG_STRPTR, E(append), 0, 0, NULL,
 	 .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},

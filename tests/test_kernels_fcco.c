@@ -68,7 +68,8 @@ static int device(int nt, FastclipKind kind, const FastclipConfig *cfg, int epoc
 			 .tau_min = cfg->tau_min,
 			 .tau_max = cfg->tau_max,
 			 .grad_clamp = cfg->grad_clamp_tau,
-			 .epoch = epoch};
+			 .epoch = epoch,
+			 .upstream_reset = cfg->upstream_reset};
 	// every rank's local phase, as each rank would run it, gathered into pack_all
 	for (int r = 0; r < K && !rc; r++) {
 		KTensor pr;

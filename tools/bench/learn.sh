@@ -3,16 +3,37 @@
 # dataset, the tiny model is trained with openclip, fastclip-v1 and fastclip-v3 for the same
 # steps and the same seeds (batch 32), and held-out retrieval is reported as mean ± spread.
 # Not a test: it takes a while (9 runs) and reports what it observes, either way.
+#   tools/bench/learn.sh [--smoke]
+#   --smoke: the same script on a dataset of seconds, 5 steps, 2 seeds, openclip and fastclip-v3
+#     (make test runs it: tests/test_bench_learn_smoke.sh); its figures mean nothing
+#   env: STEPS (1200), SEEDS ("1 2 3"), LOSSES, PRECISION, DEMO_DATA, BENCH_LEARN_DIR, BUILD
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+smoke=0 data_args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--smoke) smoke=1; shift ;;
+	*) echo "bench-learn: unknown argument '$1' (usage: tools/bench/learn.sh [--smoke])" >&2; exit 2 ;;
+	esac
+done
 build=${BUILD:-build}
-data=${DEMO_DATA:-$build/demo}
-out=${BENCH_LEARN_DIR:-$build/bench-learn}
-steps=${STEPS:-1200}
-seeds=(${SEEDS:-1 2 3})
-losses=(${LOSSES:-openclip fastclip-v1 fastclip-v3})
+if [ $smoke = 1 ]; then
+	data_args+=(--smoke)
+	data=${DEMO_DATA:-$build/bench-learn-smoke/data}
+	out=${BENCH_LEARN_DIR:-$build/bench-learn-smoke}
+	steps=${STEPS:-5}
+	seeds=(${SEEDS:-1 2})
+	losses=(${LOSSES:-openclip fastclip-v3})
+else
+	data=${DEMO_DATA:-$build/demo}
+	out=${BENCH_LEARN_DIR:-$build/bench-learn}
+	steps=${STEPS:-1200}
+	seeds=(${SEEDS:-1 2 3})
+	losses=(${LOSSES:-openclip fastclip-v1 fastclip-v3})
+fi
+warmup=$((steps < 100 ? steps / 2 : 50))
 precision=${PRECISION:-auto} # bf16: the CPU backend's bf16 storage (activations, weight copies)
-tools/demo-data.sh "$data" >/dev/null
+tools/demo-data.sh "$data" "${data_args[@]}" >/dev/null
 vocab=$(tools/prep --info "$data/train/manifest" | sed -n 's/.*vocabulary \([0-9]*\).*/\1/p')
 mkdir -p "$out"
 results=$out/results.jsonl
@@ -24,7 +45,7 @@ for loss in "${losses[@]}"; do
 		t0=$(date +%s)
 		tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 --seed "$seed" -- \
 			--model tiny --vocab "$vocab" --init-seed "$seed" --loss "$loss" --batch-size 32 --steps "$steps" --lr 2e-3 \
-			--warmup-steps 50 --threads 1 --log-every 1000000 --precision "$precision" >"$out/$loss-seed$seed.log" 2>&1 ||
+			--warmup-steps "$warmup" --threads 1 --log-every 1000000 --precision "$precision" >"$out/$loss-seed$seed.log" 2>&1 ||
 			{ echo "bench-learn: $loss seed $seed failed, see $out/$loss-seed$seed.log"; exit 1; }
 		for match in caption instance; do
 			line=$(tools/eval --manifest "$data/heldout/manifest" --ckpt "$run" --match "$match" --json --quiet)

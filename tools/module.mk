@@ -31,6 +31,8 @@ endif
 
 .PHONY: bench-learn
 bench-learn: all
-	BUILD=$(BUILD) bash tools/bench/learn.sh
+	BUILD=$(BUILD) bash tools/bench/learn.sh $(BENCH_LEARN_ARGS)
+# its report: paired differences and their intervals on fixed rows
+SCRIPT_TESTS += tests/test_bench_learn_stats.sh
 # the README's own-data walkthrough (videos and images), run as written
 SCRIPT_TESTS += tests/test_readme_own_data.sh

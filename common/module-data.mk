@@ -9,7 +9,7 @@ ifeq ($(HAVE_ZLIB),0)
 $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it (run: sudo make deps))
 endif
 LIBS += data
-data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_tokenizer.c common/bpe_train.c \
+data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_uclass.c common/bpe_tokenizer.c common/bpe_train.c \
              common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c \
              common/tar.c
 

@@ -1,4 +1,5 @@
-// Code-point strings, Unicode classes (utf8proc), Python's html.unescape and str methods, and
+// Code-point strings, Unicode classes (the regex module's, bpe_uclass.c; utf8proc's for case),
+// Python's html.unescape and str methods, and
 // CLIP's whole clean-up (ftfy's part is in bpe_ftfy.c): the exact steps open_clip runs.
 #include "bpe_clean.h" // defines: BpeU32, bpe_clip_clean, ...
 
@@ -8,6 +9,7 @@
 #include <utf8proc.h>
 
 #include "bpe_tables.h" // defines: bpe_html5, bpe_invalid_charrefs, bpe_py_spaces, ...
+#include "bpe_uclass.h" // defines: bpe_letter_ranges, bpe_number_ranges, ...
 
 void bpe_u32_free(BpeU32 *s)
 {
@@ -64,13 +66,41 @@ long bpe_u32_to_utf8(const BpeU32 *s, char **out)
 }
 
 // ---- classes -------------------------------------------------------------------------
+// c in one of the n sorted [first, last] ranges (binary search)
+static int in_sorted_ranges(const uint32_t (*r)[2], int n, uint32_t c)
+{
+	int lo = 0, hi = n - 1;
+	while (lo <= hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (c < r[mid][0])
+			hi = mid - 1;
+		else if (c > r[mid][1])
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+// [\p{L}] and [\p{N}] as the regex module open_clip matches with has them (its Unicode version,
+// newer than the system utf8proc's: letters of scripts assigned since split as open_clip does)
 int bpe_is_letter(uint32_t c)
+{
+	return in_sorted_ranges(bpe_letter_ranges, bpe_n_letter_ranges, c);
+}
+
+int bpe_is_number(uint32_t c)
+{
+	return in_sorted_ranges(bpe_number_ranges, bpe_n_number_ranges, c);
+}
+
+int bpe_sys_is_letter(uint32_t c)
 {
 	utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)c);
 	return k >= UTF8PROC_CATEGORY_LU && k <= UTF8PROC_CATEGORY_LO;
 }
 
-int bpe_is_number(uint32_t c)
+int bpe_sys_is_number(uint32_t c)
 {
 	utf8proc_category_t k = utf8proc_category((utf8proc_int32_t)c);
 	return k >= UTF8PROC_CATEGORY_ND && k <= UTF8PROC_CATEGORY_NO;

@@ -4,7 +4,8 @@
 #ifndef COMMON_BPE_CLEAN_H
 #define COMMON_BPE_CLEAN_H
 // defines: BpeU32, bpe_u32_free, bpe_u32_push, bpe_u32_put_utf8, bpe_u32_from_utf8, bpe_u32_to_utf8, bpe_ftfy_fix_text, bpe_html_unescape,
-//          bpe_clip_clean, bpe_is_letter, bpe_is_number, bpe_py_isspace
+//          bpe_clip_clean, bpe_is_letter, bpe_is_number, bpe_sys_is_letter, bpe_sys_is_number,
+//          bpe_py_isspace
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,9 +34,14 @@ int bpe_html_unescape(BpeU32 *s);
 // space -> one space, lower-case as Python's str.lower (full mapping, final sigma); in place
 int bpe_clip_clean(BpeU32 *s);
 
-// Unicode classes of the `regex` pattern (\p{L}, \p{N}) and Python's str.isspace
+// Unicode classes of the `regex` pattern (\p{L}, \p{N}: the regex module's Unicode version,
+// bpe_uclass.c) and Python's str.isspace
 int bpe_is_letter(uint32_t c);
 int bpe_is_number(uint32_t c);
+// the same classes in utf8proc's Unicode: the \w of Python's re in ftfy's patterns (Python's
+// unicodedata, not the regex module's)
+int bpe_sys_is_letter(uint32_t c);
+int bpe_sys_is_number(uint32_t c);
 int bpe_py_isspace(uint32_t c);
 
 #endif

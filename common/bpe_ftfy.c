@@ -21,7 +21,7 @@ static int in_set(int id, uint32_t c)
 	if (!hit && (s->cats & 1))
 		hit = bpe_py_isspace(c);
 	if (!hit && (s->cats & 2)) // Python re's \w: alphanumeric or '_'
-		hit = c == '_' || bpe_is_letter(c) || bpe_is_number(c);
+		hit = c == '_' || bpe_sys_is_letter(c) || bpe_sys_is_number(c);
 	if (!hit && (s->cats & 4))
 		hit = utf8proc_category((utf8proc_int32_t)c) == UTF8PROC_CATEGORY_ND;
 	return hit != s->negate;

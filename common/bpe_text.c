@@ -125,10 +125,17 @@ long bpe_normalize(const char *text, size_t n, char **out)
 }
 
 // ---- pre-tokenization ---------------------------------------------------------------
-static const char *const specials[] = {"<|startoftext|>", "<|endoftext|>"};
 static const char *const contractions[] = {"'s", "'t", "'re", "'ve", "'m", "'ll", "'d"};
 
-size_t bpe_pretokenize(const char *s, size_t n, BpeSpan *spans, size_t cap)
+int bpe_special_index(const char *s, size_t n, const char *const specials[2])
+{
+	for (int k = 0; k < 2; k++)
+		if (strlen(specials[k]) == n && memcmp(s, specials[k], n) == 0)
+			return k;
+	return -1;
+}
+
+size_t bpe_pretokenize(const char *s, size_t n, const char *const specials[2], BpeSpan *spans, size_t cap)
 {
 	size_t count = 0, i = 0;
 	while (i < n) {

@@ -2,7 +2,7 @@
 // unescape, whitespace collapse, lower-case), pre-tokenization and the byte<->unicode map.
 #ifndef COMMON_BPE_TEXT_H
 #define COMMON_BPE_TEXT_H
-// defines: BpeSpan, bpe_utf8_valid, bpe_normalize, bpe_pretokenize, bpe_byte_unicode, bpe_byte_rank, bpe_unicode_byte, bpe_utf8_put
+// defines: BpeSpan, bpe_utf8_valid, bpe_normalize, bpe_pretokenize, bpe_special_index, bpe_byte_unicode, bpe_byte_rank, bpe_unicode_byte, bpe_utf8_put
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,11 +21,13 @@ int bpe_utf8_valid(const char *s, size_t n);
 // *out is malloc'ed and NUL-terminated. Returns its length, -EILSEQ for invalid UTF-8, -ENOMEM.
 long bpe_normalize(const char *text, size_t n, char **out);
 
-// Splits normalized text the way CLIP's pattern does: <|startoftext|>, <|endoftext|>, 's 't
-// 're 've 'm 'll 'd, a run of letters, one digit, a run of anything else but white space.
-// Letters and numbers are Unicode's \p{L} and \p{N} (utf8proc's data). Writes up to cap spans,
-// returns how many there are (may exceed cap: call again with a bigger array).
-size_t bpe_pretokenize(const char *s, size_t n, BpeSpan *spans, size_t cap);
+// Splits normalized text the way CLIP's pattern does: the two special tokens (specials[0], [1]:
+// bpe_special_names), 's 't 're 've 'm 'll 'd, a run of letters, one digit, a run of anything else
+// but white space. Letters and numbers are Unicode's \p{L} and \p{N} (utf8proc's data). Writes up
+// to cap spans, returns how many there are (may exceed cap: call again with a bigger array).
+size_t bpe_pretokenize(const char *s, size_t n, const char *const specials[2], BpeSpan *spans, size_t cap);
+// the index (0 start, 1 end) of the special token specials[] that s[0..n) is, or -1
+int bpe_special_index(const char *s, size_t n, const char *const specials[2]);
 
 // byte b as CLIP's bytes_to_unicode code point, and its rank (vocabulary id of the byte)
 uint32_t bpe_byte_unicode(uint8_t b);

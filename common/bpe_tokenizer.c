@@ -18,6 +18,8 @@ typedef struct {
 
 struct BpeTokenizer {
 	int n_vocab, n_merges;
+	BpeSpecials specials;
+	char *sp_str[2][2];  // [rule][start, end] in arena
 	uint64_t vocab_hash; // bpe_vocab_hash
 	char **tok;          // (n_vocab) strings in bytes_to_unicode form
 	char *arena;         // backing store of tok
@@ -162,7 +164,7 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 		return -ENOMEM;
 	}
 	t->tok = calloc(n_vocab_max, sizeof(char *));
-	t->arena = malloc(512 * 8 + (end - body) + n_lines + 64);
+	t->arena = malloc(512 * 8 + (end - body) + n_lines + 128);
 	t->str_cap = pow2_above(n_vocab_max);
 	t->str_tab = malloc(t->str_cap * sizeof(int32_t));
 	t->pair_cap = pow2_above(n_lines + 1);
@@ -242,13 +244,18 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 			pair_put(t, left, right, k, str_get(t, m, split[2 * k + 1]));
 	}
 	free(split);
-	static const char *const sp_names[2] = {"<|startoftext|>", "<|endoftext|>"};
-	for (int k = 0; k < 2; k++) {
-		t->tok[id] = a;
-		strcpy(a, sp_names[k]);
-		a += strlen(sp_names[k]) + 1;
-		str_put(t, id++);
-	}
+	// both rules' names: the arena holds the open_clip pair, the OpenAI pair follows it, and
+	// bpe_set_specials points the two tokens at one or the other. Neither is a string a merge can
+	// produce, so the string table need not know them.
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < 2; k++) {
+			const char *name = bpe_special_names((BpeSpecials)r)[k];
+			t->sp_str[r][k] = a;
+			strcpy(a, name);
+			a += strlen(name) + 1;
+		}
+	t->tok[id++] = t->sp_str[0][0];
+	t->tok[id++] = t->sp_str[0][1];
 	t->n_vocab = id;
 	t->vocab_hash = vh ? vh : 1;
 	*out = t;
@@ -318,6 +325,20 @@ int bpe_vocab_size(const BpeTokenizer *t)
 {
 	return t->n_vocab;
 }
+const char *const *bpe_special_names(BpeSpecials s)
+{
+	static const char *const names[2][2] = {{"<start_of_text>", "<end_of_text>"},
+						{"<|startoftext|>", "<|endoftext|>"}};
+	return names[s == BPE_SPECIALS_OPENAI];
+}
+
+void bpe_set_specials(BpeTokenizer *t, BpeSpecials s)
+{
+	t->specials = s == BPE_SPECIALS_OPENAI ? BPE_SPECIALS_OPENAI : BPE_SPECIALS_OPENCLIP;
+	t->tok[t->n_vocab - 2] = t->sp_str[t->specials][0];
+	t->tok[t->n_vocab - 1] = t->sp_str[t->specials][1];
+}
+
 int bpe_sot(const BpeTokenizer *t)
 {
 	return t->n_vocab - 2;
@@ -384,23 +405,23 @@ int bpe_tokenize_len(const BpeTokenizer *t, const char *text, size_t len, int32_
 	if (n < 0)
 		return (int)n;
 	BpeSpan stack_sp[128], *sp = stack_sp;
-	size_t ns = bpe_pretokenize(norm, (size_t)n, sp, 128);
+	const char *const *specials = bpe_special_names(t->specials);
+	size_t ns = bpe_pretokenize(norm, (size_t)n, specials, sp, 128);
 	if (ns > 128) {
 		sp = malloc(ns * sizeof(BpeSpan));
 		if (!sp) {
 			free(norm);
 			return -ENOMEM;
 		}
-		bpe_pretokenize(norm, (size_t)n, sp, ns);
+		bpe_pretokenize(norm, (size_t)n, specials, sp, ns);
 	}
 	int cnt = 0, rc = 0;
 	ids[cnt++] = bpe_sot(t);
 	for (size_t k = 0; k < ns && cnt < ctx && !rc; k++) {
 		const char *w = norm + sp[k].off;
-		if (sp[k].len == 15 && memcmp(w, "<|startoftext|>", 15) == 0)
-			ids[cnt++] = bpe_sot(t);
-		else if (sp[k].len == 13 && memcmp(w, "<|endoftext|>", 13) == 0)
-			ids[cnt++] = bpe_eot(t);
+		int special = bpe_special_index(w, sp[k].len, specials);
+		if (special >= 0)
+			ids[cnt++] = special ? bpe_eot(t) : bpe_sot(t);
 		else
 			rc = bpe_word(t, w, sp[k].len, ids, &cnt, ctx);
 	}

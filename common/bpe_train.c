@@ -20,6 +20,7 @@ struct BpeTrainer {
 	size_t n_words, cap_words;
 	int32_t *tab; // (tab_cap) open addressing: word index, -1 empty
 	size_t tab_cap;
+	BpeSpecials specials;
 };
 
 static uint64_t fnv(const char *s, size_t n)
@@ -100,24 +101,29 @@ static int word_add(BpeTrainer *tr, const char *s, size_t n)
 	return 0;
 }
 
+void bpe_trainer_specials(BpeTrainer *tr, BpeSpecials s)
+{
+	tr->specials = s;
+}
+
 int bpe_trainer_add(BpeTrainer *tr, const char *caption)
 {
 	char *norm;
 	long n = bpe_normalize(caption, strlen(caption), &norm);
 	if (n < 0)
 		return (int)n;
-	size_t ns = bpe_pretokenize(norm, (size_t)n, NULL, 0);
+	const char *const *specials = bpe_special_names(tr->specials);
+	size_t ns = bpe_pretokenize(norm, (size_t)n, specials, NULL, 0);
 	BpeSpan *sp = malloc((ns + 1) * sizeof(BpeSpan));
 	if (!sp) {
 		free(norm);
 		return -ENOMEM;
 	}
-	bpe_pretokenize(norm, (size_t)n, sp, ns);
+	bpe_pretokenize(norm, (size_t)n, specials, sp, ns);
 	int rc = 0;
 	for (size_t k = 0; k < ns && !rc; k++) {
 		const char *w = norm + sp[k].off;
-		if ((sp[k].len == 15 && memcmp(w, "<|startoftext|>", 15) == 0) ||
-		    (sp[k].len == 13 && memcmp(w, "<|endoftext|>", 13) == 0))
+		if (bpe_special_index(w, sp[k].len, specials) >= 0)
 			continue;
 		rc = word_add(tr, w, sp[k].len);
 	}

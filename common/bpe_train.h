@@ -2,14 +2,18 @@
 // OpenAI's merges file; the result is a merges file bpe_load reads.
 #ifndef COMMON_BPE_TRAIN_H
 #define COMMON_BPE_TRAIN_H
-// defines: BpeTrainer, bpe_trainer_new, bpe_trainer_add, bpe_trainer_train, bpe_trainer_free
+// defines: BpeTrainer, bpe_trainer_new, bpe_trainer_specials, bpe_trainer_add, bpe_trainer_train, bpe_trainer_free
 
 #include <stddef.h>
+
+#include "bpe_tokenizer.h" // defines: BpeSpecials
 
 typedef struct BpeTrainer BpeTrainer;
 
 int bpe_trainer_new(BpeTrainer **out);
 void bpe_trainer_free(BpeTrainer *tr);
+// the rule that says which caption text is a special token (never counted); default open_clip's
+void bpe_trainer_specials(BpeTrainer *tr, BpeSpecials s);
 // counts the caption's words (normalized and split exactly as bpe_tokenize does);
 // -EILSEQ for invalid UTF-8, -ENOMEM
 int bpe_trainer_add(BpeTrainer *tr, const char *caption);

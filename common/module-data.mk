@@ -9,13 +9,15 @@ ifeq ($(HAVE_ZLIB),0)
 $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it (run: sudo make deps))
 endif
 LIBS += data
-data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_tokenizer.c common/bpe_train.c \
+data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_uclass.c common/bpe_tokenizer.c common/bpe_train.c \
              common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c \
              common/tar.c
 
 TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
-TESTS += test_bpe_train_any
+TESTS += test_bpe_train_any test_bpe_specials
+SCRIPT_TESTS += tests/test_bpe_specials_ref.sh
 test_bpe_train_any_LIBS := data common
+test_bpe_specials_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
 TESTS += test_manifest_vocab
 TESTS += test_manifest_overlap test_manifest_caption_tokens # hostile manifests with valid checksums

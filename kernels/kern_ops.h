@@ -447,6 +447,10 @@ typedef struct {
 	double lr_tau, beta1, beta2, eps_tau; // beta1/2 as the epoch uses them (0 in epoch 0)
 	double tau_min, tau_max, grad_clamp;
 	int epoch; // bias correction 1 − β^(epoch+1)
+	// FastCLIP's own rule: bad u (< 1e-35, inf, NaN) is reset to g only when γ < 1; at γ = 1 u is
+	// (1−γ)·u·rescale + γ·g as written (rescale held in the STAT dtype), so a non-finite u or
+	// rescale gives NaN (0·inf). 0: the reset at every γ (finite u: the same result)
+	int upstream_reset;
 } KFccoParams;
 
 // The local phase (fastclip_local): for each local anchor i with sample id = ids[i], row r = offset+i,

@@ -21,6 +21,6 @@ TESTS += $(KERN_TESTS)
 # the CPU backend's augment op draws its flips from common's Philox (library stream)
 $(foreach t,$(KERN_TESTS),$(eval $(t)_LIBS := kernels stream common))
 # the loss ops against the host twin they reproduce (tests/ref/fastclip_ref)
-KERN_LOSS_TESTS := test_kernels_fcco test_kernels_openclip test_kernels_temp
+KERN_LOSS_TESTS := test_kernels_fcco test_kernels_openclip test_kernels_temp test_fastclip_upstream_reset
 TESTS += $(KERN_LOSS_TESTS)
 $(foreach t,$(KERN_LOSS_TESTS),$(eval $(t)_LIBS := fastclipref fastclip kernels stream common))

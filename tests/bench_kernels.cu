@@ -358,7 +358,7 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 	const double fb_ = 2.0 * 2 * LB * LK * EMB;
 	t.push_back({"infonce B256 N2048 d256 (double)", false, fb_ + 4.0 * LB * EMB, cp,
 		     [=] { return kern_infonce(c, &cb, loss, KG_SET(dE1), KG_SET(dE2), KG_SET(dls)); }, c});
-	static KFccoParams fp = {KFCCO_V3, 0.8, 1e-14, 6.5, 0, 0, 0, 0, 0, 0, 0, 0};
+	static KFccoParams fp = {KFCCO_V3, 0.8, 1e-14, 6.5, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	t.push_back({"fcco_local v3 (double)", false, fb_, cp,
 		     [=] { return kern_fcco_local(c, &cb, sid, table, &fp, pack); }, c});
 	t.push_back({"fcco_surrogate v3 (double)", false, fb_, cp,

@@ -1,13 +1,14 @@
 // Cross-check with OpenAI CLIP's tokenizer: tests/fixtures/bpe_*_expected.txt hold the ids that
 // tests/fixtures/bpe_reference.py (ftfy + regex + CLIP's BPE) gave for each caption, for a
-// hand-written 11-merge file and a 2000-merge file trained on Debian copyright notices.
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize
+// hand-written 11-merge file and a 2000-merge file trained on Debian copyright notices; the
+// hand-written one under both special-token rules (open_clip's, the default, and OpenAI's).
+#include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize, bpe_set_specials
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int check(const char *merges, const char *expected, int min_lines)
+static int check(const char *merges, const char *expected, BpeSpecials rule, int min_lines)
 {
 	BpeTokenizer *t;
 	int line;
@@ -15,6 +16,7 @@ static int check(const char *merges, const char *expected, int min_lines)
 		printf("cannot load %s\n", merges);
 		return 1;
 	}
+	bpe_set_specials(t, rule);
 	FILE *f = fopen(expected, "r");
 	if (!f) {
 		printf("cannot open %s\n", expected);
@@ -59,7 +61,11 @@ static int check(const char *merges, const char *expected, int min_lines)
 
 int main(void)
 {
-	int rc = check("tests/fixtures/bpe_tiny_merges.txt", "tests/fixtures/bpe_tiny_expected.txt", 17);
-	rc |= check("tests/fixtures/bpe_corpus_merges.txt", "tests/fixtures/bpe_corpus_expected.txt", 300);
+	int rc = check("tests/fixtures/bpe_tiny_merges.txt", "tests/fixtures/bpe_tiny_expected.txt",
+		       BPE_SPECIALS_OPENCLIP, 18);
+	rc |= check("tests/fixtures/bpe_tiny_merges.txt", "tests/fixtures/bpe_tiny_expected_openai.txt",
+		    BPE_SPECIALS_OPENAI, 18);
+	rc |= check("tests/fixtures/bpe_corpus_merges.txt", "tests/fixtures/bpe_corpus_expected.txt",
+		    BPE_SPECIALS_OPENCLIP, 300);
 	return rc;
 }

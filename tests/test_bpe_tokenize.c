@@ -65,8 +65,28 @@ int main(void)
 	       12);
 	// U+00E9 = bytes c3 a9; c3 is the 128th printable byte (rank 127), a9 rank 102
 	expect(t, "\xc3\x89", (int32_t[]){SOT, 127, 102 + 256, EOT}, 4);
-	// the literal special token in text is the special token
+	// open_clip's rule (the default): its <end_of_text> in text is the end token, in any case;
+	// OpenAI's <|endoftext|> is ordinary text: "<|" "endoftext" "|>" (no merge applies)
+	expect(t, "x<END_of_text> <start_of_text>", (int32_t[]){SOT, BW('x'), EOT, SOT, EOT}, 5);
+#define ENDOFTEXT B('e'), B('n'), B('d'), B('o'), B('f'), B('t'), B('e'), B('x'), BW('t')
+	expect(t, "x<|endoftext|>", (int32_t[]){SOT, BW('x'), B('<'), BW('|'), ENDOFTEXT, B('|'), BW('>'), EOT}, 16);
+	if (strcmp(bpe_token_str(t, SOT), "<start_of_text>") || strcmp(bpe_token_str(t, EOT), "<end_of_text>")) {
+		printf("FAIL open_clip's rule names the specials %s %s\n", bpe_token_str(t, SOT),
+		       bpe_token_str(t, EOT));
+		fails++;
+	}
+	// OpenAI's rule: the other way round ("end" "_" "of" "_" "text": '_' is not a letter)
+	bpe_set_specials(t, BPE_SPECIALS_OPENAI);
 	expect(t, "x<|endoftext|>", (int32_t[]){SOT, BW('x'), EOT, EOT}, 4);
+	expect(t, "x<end_of_text>",
+	       (int32_t[]){SOT, BW('x'), BW('<'), B('e'), B('n'), BW('d'), BW('_'), B('o'), BW('f'), BW('_'), B('t'),
+			   B('e'), B('x'), BW('t'), BW('>'), EOT},
+	       16);
+	if (strcmp(bpe_token_str(t, SOT), "<|startoftext|>") || strcmp(bpe_token_str(t, EOT), "<|endoftext|>")) {
+		printf("FAIL OpenAI's rule names the specials %s %s\n", bpe_token_str(t, SOT), bpe_token_str(t, EOT));
+		fails++;
+	}
+	bpe_set_specials(t, BPE_SPECIALS_OPENCLIP);
 	// empty caption: just the two specials
 	expect(t, "   ", (int32_t[]){SOT, EOT}, 2);
 

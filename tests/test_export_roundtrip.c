@@ -2,7 +2,8 @@
 // library path) loads back through --init-from's path with the same features: bit for bit with
 // the temporal embedding kept, within 1e-6 when it is folded into the positions (--image, a
 // 1-frame QuickGELU model). Projection widths that differ are named and skipped only on request;
-// a wrong head count or activation against the file's metadata is named; the checkpoint holds
+// a wrong head count or activation against the file's metadata is named, by --init-from and by
+// tools/eval --weights, which takes the file's configuration without flags; the checkpoint holds
 // no U64 tensor. With --keep DIR it leaves DIR/ckpt and DIR/inputs.safetensors (inputs and our
 // features) for tools/ref/openclip_check.py (tests/test_export_openclip.sh).
 #include <errno.h>
@@ -165,6 +166,30 @@ int main(int argc, char **argv)
 	rc = st_openclip_init(fv, ctx, &gelu, g->specs, g->n_specs, &g->params, &io, err, sizeof err);
 	printf("gelu from quick_gelu: %s\n", err);
 	CHECK(rc == -EINVAL && strstr(err, "quick_gelu"));
+
+	// tools/eval --weights: the configuration comes from the file's metadata (no flags: a
+	// QuickGELU model with the trainer's features), and one that contradicts it is refused
+	CHECK_OK(eval_model_load(&em, ctx, fv, NULL, B, err, sizeof err));
+	CHECK(!memcmp(&em.cfg, &cfg, sizeof cfg) && em.cfg.act == MODEL_ACT_QUICKGELU);
+	features(em.model, f1);
+	double de = max_diff(f0, f1, 2 * B * 16);
+	printf("export -> eval --weights without flags: %s, max |diff| %.3g\n", model_act_name(em.cfg.act), de);
+	CHECK(de == 0);
+	eval_model_free(&em);
+	CHECK_OK(eval_model_load(&em, ctx, fv, &cfg, B, err, sizeof err)); // flags that agree
+	eval_model_free(&em);
+	rc = eval_model_load(&em, ctx, fv, &heads, B, err, sizeof err);
+	printf("eval --weights --vis-heads 4: %s\n", err);
+	CHECK(rc == -EINVAL && strstr(err, "--vis-heads is 2 in the weights, 4 in the requested model"));
+	rc = eval_model_load(&em, ctx, fv, &gelu, B, err, sizeof err);
+	printf("eval --weights --act gelu: %s\n", err);
+	CHECK(rc == -EINVAL && strstr(err, "--act is quickgelu in the weights, gelu in the requested model"));
+	// what the check prevents: the same weights run as GELU give other features
+	CHECK_OK(kern_copy(ctx, &g->params, &a->params));
+	features(g, f1);
+	double dg = max_diff(f0, f1, 2 * B * 16);
+	printf("the same weights as GELU: max |diff| %.3g\n", dg);
+	CHECK(dg > 1e-4);
 
 	if (keep) { // inputs and our features for the open_clip / PyTorch check
 		StTensor t[4] = {

@@ -32,7 +32,8 @@ static const FlagSpec flag_table[] = {
 		 "--keep-best one) or a ckpt-*.safetensors file; the "
 		 "model configuration comes from the checkpoint"},
 	{"weights", FLAG_STRPTR, E(weights), 0, 0, NULL,
-	 .help = "open_clip-named safetensors weights (give --model and sizes)"},
+	 .help = "open_clip-named safetensors weights; tools/export's record their sizes and --act, which the size flags "
+		 "may only repeat; for others (open_clip's own) give --model and sizes"},
 	{"init-seed", FLAG_U64, E(init_seed), 0, 0, NULL,
 	 .help = "an untrained model whose weights come from this seed, as the trainer's --init-seed (the chance baseline)"},
 	{"model", FLAG_STRPTR, E(model), 0, 0, NULL,
@@ -63,6 +64,9 @@ static const FlagSpec flag_table[] = {
 	{"bpe", FLAG_STRPTR, E(o.bpe), 0, 0, NULL,
 	 .help = "merges file of the manifest's captions (default: bpe_merges.txt next to the manifest, if there is one); "
 		 "needed for prompts and caption classes"},
+	{"special-tokens", FLAG_ENUM, E(o.special_tokens), 0, 0, "openclip",
+	 .help = "which caption text is the start and end token: openclip (<start_of_text>, <end_of_text>: open_clip's, whose ids its weights were trained with) or openai (<|startoftext|>, <|endoftext|>: OpenAI CLIP's); the ids are the same, the other spelling is ordinary words",
+	 .choices = "openclip|openai"},
 	{"json", FLAG_SWITCH, E(json), 0, 0, "0", .help = "print one JSON line instead of the table"},
 	{"append", FLAG_STRPTR, E(append), 0, 0, NULL,
 	 .help = "also append the JSON line to this file (e.g. RUN_DIR/eval.jsonl for tools/plot)"},
@@ -87,7 +91,8 @@ static void usage(void)
 	printf("usage: eval --manifest HELDOUT (--ckpt RUN_DIR|CKPT_DIR|FILE | --weights FILE | --init-seed SEED) [flags]\n"
 	       "Embeds every sample of the manifest (clip: video tower, caption: text tower) and reports\n"
 	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance.\n\n%s"
-	       "\nmodel sizes over the --model preset's (--weights, --init-seed; a --ckpt must match them):\n%s",
+	       "\nmodel sizes over the --model preset's (--init-seed, weights without sizes; a --ckpt or exported\n"
+	       "weights record theirs, which these must match):\n%s",
 	       flags, sizes);
 }
 
@@ -128,6 +133,31 @@ static int model_sizes(ModelConfig *want, int argc, char **argv)
 		sized = 1;
 	}
 	return sized;
+}
+
+// The model the command line asks for, over the sizes and --act the file at path records (a
+// checkpoint, tools/export's weights) or, for a file that records none (open_clip's own) and for
+// --init-seed, over the tiny preset: then --model's sizes (not its activation), then the size
+// flags. 1 when anything was asked for or the file records nothing (the request is all there is),
+// 0 when the file's own configuration is to be used as it is.
+static int requested_config(ModelConfig *want, const char *path, const char *model, int argc, char **argv)
+{
+	char err[1024], msg[200];
+	// a path that cannot be read is named by eval_model_load, after the manifest's checks
+	int recorded = path && eval_model_file_config(path, want, err, sizeof err) > 0;
+	if (!recorded)
+		model_config_preset(want, "tiny");
+	if (model) {
+		ModelConfig p;
+		if (model_config_preset(&p, model))
+			log_fatalx("--model '%s' is not a preset (tiny, vit-s16, vit-b16, vit-l14)", model);
+		p.act = want->act;
+		*want = p;
+	}
+	int sized = model_sizes(want, argc, argv);
+	if (model_config_check(want, msg, sizeof msg))
+		log_fatalx("model: %s", msg);
+	return model || sized || (path && !recorded);
 }
 
 // the held-out captions must be tokenized with the model's vocabulary (a split prepared with its
@@ -184,13 +214,7 @@ int main(int argc, char **argv)
 	if (!!ckpt + !!weights + fl.init_given != 1)
 		log_fatalx("give exactly one of --ckpt, --weights, --init-seed (see --help)");
 	ModelConfig want;
-	model_config_preset(&want, "tiny");
-	if (model && model_config_preset(&want, model))
-		log_fatalx("--model '%s' is not a preset (tiny, vit-s16, vit-b16, vit-l14)", model);
-	int sized = model_sizes(&want, argc, argv);
-	char msg[200];
-	if (model_config_check(&want, msg, sizeof msg))
-		log_fatalx("model: %s", msg);
+	int sized = requested_config(&want, ckpt ? ckpt : weights, model, argc, argv);
 
 	// the manifest first: its errors are cheaper than loading a model
 	Manifest *man;
@@ -210,8 +234,8 @@ int main(int argc, char **argv)
 	if (fl.init_given) {
 		rc = eval_model_init(&em, ctx, &want, fl.init_seed, EVAL_EMBED_BLOCK, err, sizeof err);
 	} else {
-		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, (model || sized || weights) ? &want : NULL,
-				     EVAL_EMBED_BLOCK, err, sizeof err);
+		rc = eval_model_load(&em, ctx, ckpt ? ckpt : weights, sized ? &want : NULL, EVAL_EMBED_BLOCK, err,
+				     sizeof err);
 	}
 	if (rc)
 		log_fatalx("%s", err);

@@ -71,14 +71,17 @@ void eval_config_diff(const ModelConfig *have, const char *have_name, const Mode
 		snprintf(msg, len, "%s has %d tensors, %s %d", have_name, nh, want_name, nw);
 		goto out;
 	}
-	// equal shapes everywhere: a head count differs
+	// equal shapes everywhere: a head count or the activation differs
 	static const char *keys[] = {"vis-heads", "txt-heads"};
 	const int hv[] = {have->vis_heads, have->txt_heads}, wv[] = {want->vis_heads, want->txt_heads};
 	for (int k = 0; k < 2; k++)
 		if (hv[k] != wv[k]) {
-			snprintf(msg, len, "%s is %d in %s, %d in %s", keys[k], hv[k], have_name, wv[k], want_name);
+			snprintf(msg, len, "--%s is %d in %s, %d in %s", keys[k], hv[k], have_name, wv[k], want_name);
 			goto out;
 		}
+	if (have->act != want->act)
+		snprintf(msg, len, "--act is %s in %s, %s in %s", model_act_name(have->act), have_name,
+			 model_act_name(want->act), want_name);
 out:
 	free(h);
 	free(w);
@@ -131,6 +134,25 @@ static int create(EvalModel *em, KernCtx *ctx, const ModelConfig *cfg, int batch
 	return rc;
 }
 
+// -EINVAL with a sentence when the requested configuration is not the file's (what: "checkpoint",
+// "weights"): the first tensor or size that differs, then both configurations
+static int config_agrees(const ModelConfig *have, const ModelConfig *want, const char *source, const char *what,
+			 char *err, size_t errlen)
+{
+	if (!memcmp(want, have, sizeof *have))
+		return 0;
+	char a[160], b[160], d[400], name[32];
+	snprintf(name, sizeof name, "the %s", what);
+	eval_config_str(have, a, sizeof a);
+	eval_config_str(want, b, sizeof b);
+	eval_config_diff(have, name, want, "the requested model", d, sizeof d);
+	snprintf(err, errlen,
+		 "%s was written for another model: %s (%s [%s], requested [%s]); "
+		 "leave out --model, --act and the size flags to use the file's",
+		 source, d, what, a, b);
+	return -EINVAL;
+}
+
 // a trainer checkpoint: model.params (flat f32) + the configuration it was written for
 static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *want, int batch, char *err,
 		     size_t errlen)
@@ -142,18 +164,10 @@ static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *
 			 mc ? mc : "none");
 		return -EBADMSG;
 	}
-	if (want && memcmp(want, &have, sizeof have)) {
-		char a[160], b[160], d[400];
-		eval_config_str(&have, a, sizeof a);
-		eval_config_str(want, b, sizeof b);
-		eval_config_diff(&have, "the checkpoint", want, "the requested model", d, sizeof d);
-		snprintf(err, errlen,
-			 "%s was written for another model: %s (checkpoint [%s], requested [%s]); "
-			 "leave out --model and the size flags to use the checkpoint's",
-			 em->source, d, a, b);
-		return -EINVAL;
-	}
-	int rc = create(em, ctx, &have, batch, err, errlen);
+	int rc = want ? config_agrees(&have, want, em->source, "checkpoint", err, errlen) : 0;
+	if (rc)
+		return rc;
+	rc = create(em, ctx, &have, batch, err, errlen);
 	if (rc)
 		return rc;
 	const StTensor *p = st_find(f, "model.params"), *s = st_find(f, "state.step");
@@ -201,12 +215,23 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 	if (st_meta(f, "avclip.ckpt")) {
 		rc = load_ckpt(em, ctx, f, want, batch, err, errlen);
 	} else {
-		// open_clip-named weights: the configuration comes from the caller or the file's metadata
-		ModelConfig cfg;
+		// open_clip-named weights: the configuration tools/export recorded, which the caller's
+		// may only agree with (a QuickGELU file evaluated as GELU, or with another head count,
+		// would run with every shape right and every feature wrong); else the caller's
+		ModelConfig cfg, have;
 		const char *mc = st_meta(f, "avclip.model");
-		if (want)
+		int recorded = mc && !eval_config_parse(mc, &have);
+		if (mc && !recorded) {
+			snprintf(err, errlen, "%s: the file's model configuration [%s] is not readable", em->source,
+				 mc);
+			rc = -EBADMSG;
+		} else if (recorded) {
+			cfg = have;
+			if (want)
+				rc = config_agrees(&have, want, em->source, "weights", err, errlen);
+		} else if (want) {
 			cfg = *want;
-		else if (!mc || eval_config_parse(mc, &cfg)) {
+		} else {
 			snprintf(err, errlen,
 				 "%s holds weights without a model configuration: pass --model (and sizes)",
 				 em->source);
@@ -223,6 +248,19 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 	st_close(f);
 	if (rc)
 		eval_model_free(em);
+	return rc;
+}
+
+int eval_model_file_config(const char *path, ModelConfig *cfg, char *err, size_t errlen)
+{
+	char file[1024];
+	int rc = resolve(path, file, sizeof file, err, errlen);
+	StFile *f;
+	if (rc || (rc = st_open_as(&f, file, "not a safetensors checkpoint or weights file", err, errlen)))
+		return rc;
+	const char *mc = st_meta(f, "avclip.model");
+	rc = mc && !eval_config_parse(mc, cfg);
+	st_close(f);
 	return rc;
 }
 

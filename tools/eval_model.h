@@ -2,7 +2,7 @@
 // ckpt-*.safetensors file), open_clip-named safetensors weights, or a seeded initialisation.
 #ifndef TOOLS_EVAL_MODEL_H
 #define TOOLS_EVAL_MODEL_H
-// defines: EvalModel, eval_model_load, eval_model_init, eval_model_free, eval_config_parse, eval_config_str,
+// defines: EvalModel, eval_model_load, eval_model_file_config, eval_model_init, eval_model_free, eval_config_parse, eval_config_str,
 //          eval_config_diff
 
 #include <stddef.h> // defines: size_t
@@ -22,9 +22,15 @@ typedef struct {
 	int vocab_assumed; // 1: the file records none, vocab is OpenAI's for an open_clip file of 49408 tokens
 } EvalModel;
 
+// the configuration the checkpoint or weights at path (as eval_model_load resolves it) records in
+// its "avclip.model" metadata: 1 and *cfg, 0 none (or unreadable: eval_model_load says which),
+// -errno with a sentence in err when there is no such file or it is not safetensors
+int eval_model_file_config(const char *path, ModelConfig *cfg, char *err, size_t errlen);
+
 // path: a directory holding ckpt/LATEST (a run) or LATEST (checkpoints), a checkpoint file, or a
-// safetensors file of open_clip-named tensors. want: the configuration asked for; NULL takes the
-// checkpoint's own (a weights file without "avclip.model" metadata then needs one). Errors with a
+// safetensors file of open_clip-named tensors. want: the configuration asked for, which must be
+// the one the file records ("avclip.model": checkpoints, tools/export's weights); NULL takes the
+// file's own (a weights file without "avclip.model" metadata then needs one). Errors with a
 // sentence in err: -ENOENT no checkpoint there, -EINVAL the checkpoint was written for another
 // configuration (the first tensor whose shape differs, both shapes) or a tensor is missing or
 // mis-shaped, -EBADMSG not a safetensors file, other -errno from the file system.

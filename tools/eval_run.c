@@ -95,6 +95,8 @@ static int zero_shot(ClipModel *m, const float *vfeat, int64_t n, const EvalClas
 	const int ctx = m->cfg.ctx_len, E = m->cfg.embed_dim;
 	BpeTokenizer *t;
 	int bad = 0, rc = bpe_load(&t, o->bpe, &bad);
+	if (!rc)
+		bpe_set_specials(t, (BpeSpecials)o->special_tokens);
 	if (rc) {
 		if (bad)
 			snprintf(err, errlen, "BPE merges %s:%d: a malformed line (%s)", o->bpe, bad, strerror(-rc));

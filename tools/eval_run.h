@@ -20,6 +20,7 @@ typedef struct {
 	const char *prompt;           // class prompt template, "{}" = class name (NULL: "a video of {}")
 	const char *bpe;              // merges file of the manifest's captions (needed for prompts)
 	int match_caption;            // a retrieval hit is any sample with the same caption (not only itself)
+	int special_tokens;           // BpeSpecials of prompts and class names (prep's --special-tokens)
 	int strict; // a sample that cannot be decoded ends the evaluation (else it is skipped, counted)
 	EvalEmbedOpts embed;
 } EvalOpts;

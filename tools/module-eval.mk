@@ -25,7 +25,7 @@ test_eval_embed_LIBS := aveval evalscore avmodel kernels loader loaderfix augmen
 test_eval_nonfinite_LIBS := $(test_eval_embed_LIBS)
 test_eval_ckpt_LIBS := aveval avmodel kernels stream common
 test_eval_input_LIBS := aveval evalscore common
-SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh
+SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh tests/test_eval_weights_meta.sh
 SCRIPT_TESTS += tests/test_eval_bpe_line.sh
 # a damaged held-out video is skipped and counted (--strict: it stops the evaluation)
 SCRIPT_TESTS += tests/test_eval_damaged.sh

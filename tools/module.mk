@@ -23,12 +23,16 @@ SCRIPT_TESTS += tests/test_job_identity.sh tests/test_launch_data_changed.sh tes
 SCRIPT_TESTS += tests/test_launch_check_start.sh tests/test_launch_resume_loaders.sh
 # the commands launch.sh prints are shell-quoted (a run directory with a space and a quote)
 SCRIPT_TESTS += tests/test_launch_quoted.sh
+# make bench-learn's script in its smoke mode (seconds of data, 5 steps, 2 seeds)
+SCRIPT_TESTS += tests/test_bench_learn_smoke.sh
 # a control request is data: hostile ones run nothing and leave the supervisor alive
 SCRIPT_TESTS += tests/test_launch_control_hostile.sh
 endif
 
 .PHONY: bench-learn
 bench-learn: all
-	BUILD=$(BUILD) bash tools/bench/learn.sh
+	BUILD=$(BUILD) bash tools/bench/learn.sh $(BENCH_LEARN_ARGS)
+# its report: paired differences and their intervals on fixed rows
+SCRIPT_TESTS += tests/test_bench_learn_stats.sh
 # the README's own-data walkthrough (videos and images), run as written
 SCRIPT_TESTS += tests/test_readme_own_data.sh

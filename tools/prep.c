@@ -269,6 +269,7 @@ static BpeTokenizer *tokenizer(const PrepOpts *o, const char *mdir, char *const 
 		src = own;
 	}
 	merges_next_to_manifest(src, mdir);
+	bpe_set_specials(t, (BpeSpecials)o->special_tokens);
 	return t;
 }
 
@@ -279,6 +280,7 @@ static BpeTokenizer *train_vocabulary(const PrepOpts *o, char *const *caps, size
 	BpeTrainer *tr;
 	if (bpe_trainer_new(&tr))
 		log_fatalx("out of memory");
+	bpe_trainer_specials(tr, (BpeSpecials)o->special_tokens);
 	for (size_t i = 0; i < n; i++)
 		bpe_trainer_add(tr, caps[i]);
 	char *text;

@@ -44,6 +44,9 @@ static const FlagSpec flag_table[] = {
 	 .help = "without --bpe: train a vocabulary of N tokens (default 49408) from the captions, saved as "
 		 "ROOT/bpe_merges.txt; without either, an existing ROOT/bpe_merges.txt is used (a second manifest in "
 		 "ROOT). The vocabulary is also copied next to the manifest (for eval)."},
+	{"special-tokens", FLAG_ENUM, O(special_tokens), 0, 0, "openclip",
+	 .help = "which caption text is the start and end token: openclip (<start_of_text>, <end_of_text>: open_clip's, whose ids its weights were trained with) or openai (<|startoftext|>, <|endoftext|>: OpenAI CLIP's); the ids are the same, the other spelling is ordinary words",
+	 .choices = "openclip|openai"},
 	{"report", FLAG_STRPTR, O(report), 0, 0, NULL,
 	 .help = "problems, one line each (default ROOT/prep-report.txt, or with --manifest-out DIR/NAME[.manifest]: "
 		 "DIR/NAME-report.txt)"},

@@ -11,7 +11,7 @@
 typedef struct {
 	const char *annotations, *video_root, *out, *manifest, *bpe, *report, *shards, *fps, *info, *verify, *upgrade;
 	char format[8], entropy[8];
-	int train_bpe, train_bpe_set, jobs, deep, libav_verbose, no_check_images, help;
+	int train_bpe, train_bpe_set, special_tokens, jobs, deep, libav_verbose, no_check_images, help;
 	double progress_every; // seconds between progress lines (0: 1 on a terminal, else 10)
 	double ego4d_window;
 	PrepChunkOpts chunk;

@@ -165,12 +165,14 @@ static double clampd(double x, double lo, double hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
-// u ← (1−γ)·u·rescale + γ·g, or g when u is bad
-static double u_update(double u_old, double g, double gamma, double rescale, int f64)
+// u ← (1−γ)·u·rescale + γ·g, or g when u is bad (upstream: only when γ < 1, KFccoParams)
+static double u_update(double u_old, double g, const KFccoParams *p, double rescale, int f64)
 {
-	if (u_is_bad((float)u_old))
+	if (u_is_bad((float)u_old) && !(p->upstream_reset && p->gamma >= 1.0))
 		return held(g, f64);
-	return held((1.0 - gamma) * u_old * rescale + gamma * g, f64);
+	if (p->upstream_reset)
+		rescale = held(rescale, f64); // torch.exp in the table's dtype: inf where float overflows
+	return held((1.0 - p->gamma) * u_old * rescale + p->gamma * g, f64);
 }
 
 // 1 when some id is outside [0, n) (latched under op)
@@ -207,7 +209,7 @@ static void local_v2_side(const double *Srow, int N, int r, double pos, const KF
 		sx += e * x;
 	}
 	double g = sum / (N - 1);
-	double u = u_update(u_old, g, p->gamma, exp(b_old - bound), f64);
+	double u = u_update(u_old, g, p, exp(b_old - bound), f64);
 	double grad = -sx / (u + p->eps) / (N - 1) + log(u + p->eps) + bound + p->rho;
 	grad = clampd(grad, -p->grad_clamp, p->grad_clamp);
 	double m = held(p->beta1 * m_old + (1.0 - p->beta1) * grad, f64);
@@ -254,8 +256,8 @@ int kcpu_fcco_local(KernCtx *c, const KContrastBatch *b, const KTensor *ids, con
 			for (int j = 0; j < N; j++)
 				if (j != r)
 					sum2 += exp((S2r[j] - pos) * f.s);
-			out[KFCCO_P_U1] = u_update(row[KFCCO_T_U1], sum1 / (N - 1), p->gamma, 1.0, f64);
-			out[KFCCO_P_U2] = u_update(row[KFCCO_T_U2], sum2 / (N - 1), p->gamma, 1.0, f64);
+			out[KFCCO_P_U1] = u_update(row[KFCCO_T_U1], sum1 / (N - 1), p, 1.0, f64);
+			out[KFCCO_P_U2] = u_update(row[KFCCO_T_U2], sum2 / (N - 1), p, 1.0, f64);
 		} else {
 			local_v2_side(S1r, N, r, pos, p, row, 0, out, f64);
 			local_v2_side(S2r, N, r, pos, p, row, 1, out, f64);

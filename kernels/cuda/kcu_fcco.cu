@@ -4,7 +4,7 @@
 #include "kcu_loss.h" // defines: KcWs, kc_sims, kc_rowdots, kc_exp_log_s
 
 struct LocalArgs {
-	int version, N, off, tw, pw;
+	int version, N, off, tw, pw, upstream_reset;
 	int64_t n_table;
 	double gamma, eps, rho, lr_tau, b1, b2, eps_tau, tau_min, tau_max, clamp, bc1, bc2;
 };
@@ -21,9 +21,14 @@ __device__ __forceinline__ bool u_bad(float u)
 {
 	return isnan(u) || isinf(u) || u < 1e-35f;
 }
-__device__ __forceinline__ double u_update(double u_old, double g, double gamma, double rescale)
+// as kern_cpu_loss.c's u_update: FastCLIP's rule skips the reset at γ = 1 (KFccoParams)
+__device__ __forceinline__ double u_update(double u_old, double g, double gamma, double rescale, int upstream)
 {
-	return u_bad((float)u_old) ? held(g) : held((1.0 - gamma) * u_old * rescale + gamma * g);
+	if (u_bad((float)u_old) && !(upstream && gamma >= 1.0))
+		return held(g);
+	if (upstream)
+		rescale = held(rescale);
+	return held((1.0 - gamma) * u_old * rescale + gamma * g);
 }
 
 // block i: local anchor i against the N gathered rows, both sides; thread 0 writes its pack row
@@ -50,8 +55,8 @@ __global__ void KC_BOUNDS_F64 local_kernel(float *pack, const double *S1, const 
 				sum += j != r ? exp((S[j] - pos[i]) * sc) : 0.0;
 			sum = kc_block_sumd(sum, red);
 			if (threadIdx.x == 0)
-				out[KFCCO_P_U1 + side] =
-					(float)u_update(row[KFCCO_T_U1 + side], sum / (a.N - 1), a.gamma, 1.0);
+				out[KFCCO_P_U1 + side] = (float)u_update(row[KFCCO_T_U1 + side], sum / (a.N - 1),
+									 a.gamma, 1.0, a.upstream_reset);
 			continue;
 		}
 		const double tau_old = row[KFCCO_T_TAU1 + side], b_old = row[KFCCO_T_B1 + side], sc = 1.0 / tau_old;
@@ -70,7 +75,8 @@ __global__ void KC_BOUNDS_F64 local_kernel(float *pack, const double *S1, const 
 		sx = kc_block_sumd(sx, red);
 		if (threadIdx.x != 0)
 			continue;
-		const double u = u_update(row[KFCCO_T_U1 + side], sum / (a.N - 1), a.gamma, exp(b_old - bound));
+		const double u = u_update(row[KFCCO_T_U1 + side], sum / (a.N - 1), a.gamma, exp(b_old - bound),
+					  a.upstream_reset);
 		double grad = -sx / (u + a.eps) / (a.N - 1) + log(u + a.eps) + bound + a.rho;
 		grad = clampd(grad, -a.clamp, a.clamp);
 		const double m = held(a.b1 * row[KFCCO_T_M1 + side] + (1.0 - a.b1) * grad);
@@ -94,6 +100,7 @@ int kcu_fcco_local(KcuStream *s, const KContrastBatch *b, const KTensor *ids, co
 		       b->offset,
 		       kern_fcco_table_width(p->version),
 		       kern_fcco_pack_width(p->version),
+		       p->upstream_reset,
 		       table->shape[0],
 		       p->gamma,
 		       p->eps,

@@ -57,11 +57,14 @@ static double anchor_sum(const float *a, const float *M, int n, int d, int excl,
 	return sum;
 }
 
-// u ← (1−γ)·u·exp(b_old − b_new) + γ·g, or g when u is bad (0, < 1e-35, inf, nan)
-static float u_update(float u_old, double g, double gamma, double rescale)
+// u ← (1−γ)·u·exp(b_old − b_new) + γ·g, or g when u is bad (0, < 1e-35, inf, nan); with
+// upstream (FastCLIP's u_update) the reset only when γ < 1, and the rescale as float
+static float u_update(float u_old, double g, double gamma, double rescale, int upstream)
 {
-	if (fastclip_u_is_bad(u_old))
+	if (fastclip_u_is_bad(u_old) && !(upstream && gamma >= 1.0))
 		return (float)g;
+	if (upstream)
+		rescale = (float)rescale;
 	return (float)((1.0 - gamma) * (double)u_old * rescale + gamma * g);
 }
 
@@ -87,8 +90,8 @@ int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch
 		if (cfg->kind != FASTCLIP_V2) {
 			double g1 = anchor_sum(x1, b->E2, N, d, off + i, pos, s, NULL, NULL) / (N - 1);
 			double g2 = anchor_sum(x2, b->E1, N, d, off + i, pos, s, NULL, NULL) / (N - 1);
-			p[FASTCLIP_P_U1] = u_update(t->u1[id], g1, gamma, 1.0);
-			p[FASTCLIP_P_U2] = u_update(t->u2[id], g2, gamma, 1.0);
+			p[FASTCLIP_P_U1] = u_update(t->u1[id], g1, gamma, 1.0, cfg->upstream_reset);
+			p[FASTCLIP_P_U2] = u_update(t->u2[id], g2, gamma, 1.0, cfg->upstream_reset);
 			continue;
 		}
 		// v2: per-sample τ of each anchor, log-sum-exp bound, then its own Adam-style τ step
@@ -100,7 +103,8 @@ int fastclip_local(const FastclipConfig *cfg, const FastclipTables *t, int epoch
 			const float *a = side == 0 ? x1 : x2, *M = side == 0 ? b->E2 : b->E1;
 			double bound = b_old[side], sxa;
 			double g = anchor_sum(a, M, N, d, off + i, pos, 1.0 / tau_old[side], &bound, &sxa) / (N - 1);
-			float u = u_update(u_old[side], g, gamma, exp((double)b_old[side] - bound));
+			float u =
+				u_update(u_old[side], g, gamma, exp((double)b_old[side] - bound), cfg->upstream_reset);
 			double grad =
 				-sxa / ((double)u + cfg->eps) / (N - 1) + log((double)u + cfg->eps) + bound + cfg->rho;
 			grad = clampd(grad, -cfg->grad_clamp_tau, cfg->grad_clamp_tau);

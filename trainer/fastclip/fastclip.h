@@ -47,6 +47,7 @@ typedef struct {
 	double beta1_tau, beta2_tau, eps_tau; // v2 τ update / v3 τ Adam (ViT: 0.9, 0.98, 1e-6)
 	double tau_min, tau_max;              // v2 clip (0.01, 1)
 	double grad_clamp_tau;                // v2 clamp of the τ gradient (5)
+	int upstream_reset;                   // --fastclip-upstream-reset: FastCLIP's bad-u rule exactly (KFccoParams)
 } FastclipConfig;
 
 // "openclip", "fastclip-v0" ... "fastclip-v3"; -EINVAL when unknown

@@ -161,5 +161,6 @@ KFccoParams fastclip_fcco_params(const FastclipConfig *cfg, int epoch)
 			     .tau_min = cfg->tau_min,
 			     .tau_max = cfg->tau_max,
 			     .grad_clamp = cfg->grad_clamp_tau,
-			     .epoch = epoch};
+			     .epoch = epoch,
+			     .upstream_reset = cfg->upstream_reset};
 }

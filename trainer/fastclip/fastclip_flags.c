@@ -27,6 +27,9 @@ static const FlagSpec flags[] = {
 	{"tau-beta1", FLAG_DOUBLE, F(beta1_tau), 0.0, 0.999999, "0.9", .help = "β1 of the τ updates"},
 	{"tau-beta2", FLAG_DOUBLE, F(beta2_tau), 0.0, 0.999999, "0.98", .help = "β2 of the τ updates"},
 	{"tau-eps", FLAG_DOUBLE, F(eps_tau), 1e-12, 1.0, "1e-6", .help = "ε of the τ updates"},
+	{"fastclip-upstream-reset", FLAG_SWITCH, F(upstream_reset), 0, 0, "0",
+	 .help = "FastCLIP's bad-u rule exactly: u < 1e-35, inf or NaN is reset to g only when γ < 1, so at γ = 1 (epoch "
+		 "0) an inf or NaN u stays NaN (default: reset at every γ; the same for finite u)"},
 };
 enum { NFLAGS = sizeof(flags) / sizeof(flags[0]) };
 

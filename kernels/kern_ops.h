@@ -262,8 +262,10 @@ typedef enum { KACT_NONE = 0, KACT_GELU = 1, KACT_GELU_TANH = 2, KACT_QUICKGELU 
 //   Dᵀ(OC, N) = op(A)·B with B = in as (IC, N), ldb IC; A = W: trans_w 1 → OP_T, lda IC; trans_w 0 →
 //   OP_N, lda OC; m = OC, n = N, k = IC; D = out ld OC; C = residual, beta 1 (else beta 0); bias by
 //   EPILOGUE_BIAS (one value per m); act by GELU_AUX_BIAS with AUX = pre (ld OC) for GELU_TANH.
-//   Exact GELU and QuickGELU are not cuBLASLt epilogues: BIAS epilogue into pre, then an own
-//   element-wise kernel.
+//   Exact GELU and QuickGELU are not cuBLASLt epilogues: one product with the BIAS epilogue into
+//   pre, then an own element-wise kernel out = act(pre) from pre as stored: with bf16 storage out
+//   is act of the rounded pre (the CPU backend: of the f32 value; the twin tests' tolerance
+//   KT_TOL_BF16_PRE says by how much). The residual is cuBLASLt's C, out its D: no copy first.
 typedef struct {
 	KTensor *out;
 	KTensor *pre;
@@ -274,8 +276,8 @@ typedef struct {
 	KAct act;
 	const KTensor *residual;
 } KLinear;
-// workspace bytes any linear on this handle needs (CPU: 0; CUDA: an f32 tile its own epilogues
-// round from, cuBLASLt's own workspace being the stream's)
+// workspace bytes any linear on this handle needs (0 on both backends today; cuBLASLt's own
+// workspace is the stream's)
 size_t kern_linear_ws_bytes(KernCtx *ctx);
 int kern_linear(KernCtx *ctx, const KLinear *a);
 
@@ -294,6 +296,8 @@ int kern_linear(KernCtx *ctx, const KLinear *a);
 //   din_bias) for GELU_TANH. dW: trans_w 1: Dᵀ(IC, OC) = in(IC, N)·dout(OC, N)ᵀ (OP_N, OP_T,
 //   m = IC, n = OC, k = N), dbias by BGRADB; trans_w 0: Dᵀ(OC, IC) = dout(OC, N)·in(IC, N)ᵀ
 //   (OP_N, OP_T, m = OC, n = IC, k = N), dbias by BGRADA. KG_ADD is beta = 1 with C = D.
+//   Exact GELU and QuickGELU: the product stored into din, then one own pass din ⊙ act'(in_pre)
+//   with din_bias's column sums (bf16 din: rounded twice, the sums of the stored values).
 typedef struct {
 	KGrad din;
 	KGrad dw;

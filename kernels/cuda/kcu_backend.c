@@ -353,7 +353,6 @@ int cu_stream_open(KernCtx *c)
 	s->errs = scratch;
 	s->flags = (int *)((char *)scratch + 64);
 	s->part = (float *)((char *)scratch + KCU_SCRATCH_HEAD);
-	s->vec = s->part + KCU_PART_FLOATS;
 	s->aug_lut = pv->lut;
 	pthread_mutex_lock(&pv->lock);
 	cs->next = pv->streams;

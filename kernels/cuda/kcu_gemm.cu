@@ -27,7 +27,7 @@ static int to_kgcall(const KcMM &m, KgCall *c)
 	c->opB = m.tb ? KGEMM_T : KGEMM_N;
 	c->M = (int)m.M, c->N = (int)m.N, c->K = (int)m.K;
 	c->A = m.A.p, c->lda = (int)m.lda, c->B = m.B.p, c->ldb = (int)m.ldb;
-	c->C = m.C.p, c->ldc = (int)m.ldc;
+	c->C = m.C.p, c->ldc = (int)m.ldc, c->Cin = m.Cin.p;
 	c->ab = ta, c->c = tc;
 	c->epi = m.bias.p ? KGEMM_EPI_BIAS : KGEMM_EPI_NONE;
 	c->bias = (void *)m.bias.p, c->bias_type = tbias;
@@ -74,7 +74,7 @@ __global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m)
 	const int64_t at = row * m.ldc + col;
 	Acc v = (Acc)m.alpha * acc;
 	if (m.accumulate)
-		v += mm_ld<Acc>(KcIn{m.C.p, m.C.dt}, at);
+		v += mm_ld<Acc>(m.Cin.p ? m.Cin : KcIn{m.C.p, m.C.dt}, at);
 	if (m.bias.p)
 		v += mm_ld<Acc>(m.bias, col);
 	kc_std(m.C, at, (double)v);

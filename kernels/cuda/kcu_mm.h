@@ -6,7 +6,7 @@
 
 #include "kcu_dev.h" // defines: KcIn, KcOut
 
-// row-major C (M, N) = alpha · op(A) op(B) [+ C when accumulate] [+ bias[n], one per column]
+// row-major C (M, N) = alpha · op(A) op(B) [+ Cin when accumulate] [+ bias[n], one per column]
 //   op(A)[m][k] = ta ? A[k·lda + m] : A[m·lda + k];  op(B)[k][n] = tb ? B[n·ldb + k] : B[k·ldb + n]
 struct KcMM {
 	int ta, tb;
@@ -17,6 +17,7 @@ struct KcMM {
 	int64_t ldb;
 	KcOut C;
 	int64_t ldc;
+	KcIn Cin;  // p NULL: C itself; else read in C's place (C's dtype and ldc): a residual, no copy first
 	KcIn bias; // p NULL: none
 	float alpha;
 	int accumulate;

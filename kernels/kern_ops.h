@@ -11,7 +11,7 @@
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
 //          kern_ctx_attention, KMemInfo, kern_ctx_memory, kern_stream_native,
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
-//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_sync, kern_stream_sync, kern_error_message,
+//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_ctx_slow_paths, kern_ctx_slow_path_note, kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
 //          kern_event_query, kern_event_sync, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
 //          kern_host_register, kern_host_unregister, kern_upload, kern_download, kern_upload_async,
@@ -177,6 +177,13 @@ int kern_ctx_reserve_workspace(KernCtx *ctx, size_t bytes);
 size_t kern_ctx_workspace_bytes(const KernCtx *ctx);
 // host waits (sync points) on the device so far, every handle counted
 int64_t kern_ctx_host_waits(const KernCtx *ctx);
+// Slow paths taken so far, every handle of the device counted: on CUDA a matrix product that ran
+// on the own kernel (cuBLASLt refused it when planning or running, or takes no such types) or an
+// epilogue cuBLASLt refused (done as an own pass); 0 on the CPU. A sudden count is a shape or
+// alignment cuBLASLt does not take: kern_ctx_slow_path_note names each such shape once (1 and a
+// line in buf; 0 when no shape is new), for the caller to log.
+int64_t kern_ctx_slow_paths(const KernCtx *ctx);
+int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len);
 
 // Memory of ctx's device: what the contract's tensors hold (kern_alloc'd, live and the most at any
 // time since the device opened; workspaces and pinned host memory are not counted) and what the

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *act_name[] = {"none", "gelu", "gelu_tanh", "quickgelu"};
 
@@ -235,6 +236,30 @@ static void attention_case(KtEnv *e, int B, int T, int H, int hd, int causal)
 	KT_FREE(e, &qkv, &out, &lse, &dout, &dqkv);
 }
 
+// a product cuBLASLt takes no types for is counted each time and its shape named once
+static void slow_path_case(KtEnv *e)
+{
+	printf("-- slow paths: mixed storage, twice\n");
+	char line[256];
+	while (kern_ctx_slow_path_note(e->dev, line, sizeof line)) // the shapes of the cases before
+		;
+	KtPair x, w, out;
+	kt_alloc(e, &x, "in", KDT_F32, NSH(3, 13));
+	kt_alloc(e, &w, "w", KDT_BF16, 2, SH(13, 6));
+	kt_alloc(e, &out, "out", KDT_BF16, NSH(3, 6));
+	kt_fill(e, &x, -1, 1), kt_fill(e, &w, -1, 1);
+	KLinear l = {.out = &out.d, .in = &x.d, .w = &w.d};
+	const int64_t n0 = kern_ctx_slow_paths(e->dev);
+	int rc = kern_linear(e->dev, &l) || kern_linear(e->dev, &l);
+	kt_check(e, !rc && kern_ctx_slow_paths(e->dev) == n0 + 2, "each own GEMM counted (%lld)",
+		 (long long)(kern_ctx_slow_paths(e->dev) - n0));
+	int got = kern_ctx_slow_path_note(e->dev, line, sizeof line);
+	kt_check(e, got && strstr(line, "own GEMM NN 3x6x13 f32,bf16->bf16"), "its shape named: %s", got ? line : "-");
+	kt_check(e, !kern_ctx_slow_path_note(e->dev, line, sizeof line), "once");
+	kt_check(e, kern_ctx_slow_paths(e->cpu) == 0, "the CPU backend has none");
+	KT_FREE(e, &x, &w, &out);
+}
+
 int main(void)
 {
 	KtEnv e;
@@ -255,6 +280,7 @@ int main(void)
 	attention_case(&e, 2, 33, 2, 64, 0);
 	attention_case(&e, 1, 20, 2, 64, 1);
 	attention_case(&e, 1, 17, 1, 128, 0);
+	slow_path_case(&e);
 	kt_sync(&e, "dense ops");
 	return kt_finish(&e);
 }

@@ -52,6 +52,7 @@ typedef struct {
 	float *part;                    // device: KCU_PART_FLOATS floats of partial sums / sort buffers
 	const float *aug_lut;           // device: 3 x 256 CLIP normalization table of kern_augment
 	int64_t err_bound[KCU_E_COUNT]; // host: the bound the last op of each kind checked against
+	struct KcuSlow *slow;           // host: the device's slow-path record (kcu_slow.h)
 } KcuStream;
 
 // ---- dense ----

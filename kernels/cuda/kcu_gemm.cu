@@ -1,6 +1,9 @@
 // The CUDA backend's matrix products: row-major descriptions turned into kgemm calls (cuBLASLt on
 // a device, the reference in the shim), and an own tiled kernel for what cuBLASLt does not take.
-#include "kcu_mm.h" // defines: KcMM, kc_mm, kc_mm_epi, kc_mm_f64
+#include "kcu_mm.h"   // defines: KcMM, kc_mm, kc_mm_epi, kc_mm_f64
+#include "kcu_slow.h" // defines: kcu_slow_hit
+
+#include <stdio.h>
 
 enum { TILE = 16 };
 
@@ -91,6 +94,22 @@ static int mm_own(KcuStream *s, const KcMM &m)
 	return KLAUNCH(&s->err, mm_kernel<Acc>, grid, TILE * TILE, 0, (cudaStream_t)s->stream, m);
 }
 
+static const char *dt_name(int dt)
+{
+	return dt == KC_BF16 ? "bf16" : dt == KC_F64 ? "f64" : "f32";
+}
+
+// counts a product off cuBLASLt's path, its shape described once (kern_ctx_slow_paths)
+static void slow_hit(KcuStream *s, const KcMM &m, const char *path, const char *why)
+{
+	if (!s->slow)
+		return;
+	char key[96];
+	snprintf(key, sizeof key, "%s %c%c %lldx%lldx%lld %s,%s->%s", path, "NT"[m.ta != 0], "NT"[m.tb != 0],
+		 (long long)m.M, (long long)m.N, (long long)m.K, dt_name(m.A.dt), dt_name(m.B.dt), dt_name(m.C.dt));
+	kcu_slow_hit(s->slow, key, why);
+}
+
 // cuBLASLt turns a call down before running anything: no algorithm or an unsupported
 // combination (NOT_SUPPORTED), or a layout, alignment or epilogue it does not take (INVALID_VALUE)
 static bool refused(int rc)
@@ -113,8 +132,10 @@ int kc_mm(KcuStream *s, const KcMM &m)
 		int rc = kgemm(s->gemm, s->stream, &c, &s->err);
 		if (!refused(rc))
 			return rc || !split ? rc : kc_map_bias(s, m.C, KcIn{m.C.p, m.C.dt}, m.bias, m.N, m.M * m.N);
+		slow_hit(s, m, "own GEMM", s->err.msg);
 		kerr_clear(&s->err); // cuBLASLt takes no such call: the own kernel does it
-	}
+	} else if (m.K > 0)
+		slow_hit(s, m, "own GEMM", "operand types cuBLASLt does not take (mixed storage)");
 	return mm_own<float>(s, m);
 }
 
@@ -125,9 +146,14 @@ int kc_mm_epi(KcuStream *s, const KcMM &m, KgEpi epi, KcOut aux, KcOut grad)
 	if (m.M == 0 || m.N == 0 || m.K == 0 || !to_kgcall(m, &c))
 		return -ENOTSUP;
 	c.epi = epi;
+	char path[40];
+	snprintf(path, sizeof path, "unfused %s", kgemm_epi_name(epi));
 	if (aux.p) {
-		if (aux.dt != m.C.dt || c.ldc % 8) // cuBLASLt: aux in C's type, its leading dimension a multiple of 8
+		if (aux.dt != m.C.dt || c.ldc % 8) { // cuBLASLt: aux in C's type, its leading dimension a multiple of 8
+			slow_hit(s, m, path,
+				 "aux not in the output's type, or its leading dimension not a multiple of 8");
 			return -ENOTSUP;
+		}
 		c.aux = aux.p;
 		c.ldaux = c.ldc;
 	}
@@ -140,6 +166,7 @@ int kc_mm_epi(KcuStream *s, const KcMM &m, KgEpi epi, KcOut aux, KcOut grad)
 	int rc = kgemm(s->gemm, s->stream, &c, &s->err);
 	if (!refused(rc))
 		return rc;
+	slow_hit(s, m, path, s->err.msg);
 	kerr_clear(&s->err);
 	return -ENOTSUP;
 }

@@ -17,7 +17,7 @@ endif
 # kernels. Built twice: libkcubackend (nvcc, cuBLASLt: what programs link) and libkcuemu (g++
 # through the shim: what make test runs). A program gets it with $(KCUDA_LDFLAGS) (kern_ctx.c
 # refers to the table weakly, so nothing else pulls CUDA in), $(KCUDA_LIBS) and $(KCUDA_LDLIBS).
-KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c
+KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c
 KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
                kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu
 KCUDA_LDFLAGS := -Wl,-u,kcuda_backend

@@ -2,7 +2,7 @@
 // reference) whenever cuBLASLt takes the types, else an own tiled kernel with the same meaning.
 #ifndef KCU_MM_H
 #define KCU_MM_H
-// defines: KcMM, kc_mm, kc_mm_epi, kc_mm_f64, kc_map, kc_map_bias, KC_MAP_*
+// defines: KcMM, kc_mm, kc_mm_own, kc_mm_epi, kc_mm_f64, kc_map, kc_map_bias, KC_MAP_*
 
 #include "kcu_dev.h" // defines: KcIn, KcOut
 
@@ -26,6 +26,9 @@ struct KcMM {
 // f32 accumulation: cuBLASLt when it takes the types (A and B alike, f32 or bf16; not f32 into
 // bf16), else the own kernel (a fallback for mixed storage; slow but exact in its order)
 int kc_mm(KcuStream *s, const KcMM &m);
+// the own kernel kc_mm falls back to, called directly (its test): mma.sync tiles for bf16
+// operands, f32 scalar tiles in k order otherwise
+int kc_mm_own(KcuStream *s, const KcMM &m);
 // One fused cuBLASLt epilogue (column-major meaning, kgemm.h) on the product: GELU_AUX(_BIAS),
 // GELU(_BIAS), DGELU(_BGRAD), BGRADA/B. aux: the pre-activation, laid out like C; grad: the bias
 // gradient written by BGRAD kinds. -ENOTSUP (nothing queued, no error latched) when cuBLASLt cannot

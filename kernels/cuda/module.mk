@@ -123,6 +123,27 @@ $(foreach t,$(KCU_TESTS),$(eval $(t)_gpu_SRCS := tests/$(t).c tests/kcu_twin.c) 
 all: $(addprefix $(BUILD)/tests/,$(addsuffix _gpu,$(KCU_TESTS)))
 endif
 
+# the backend's own GEMM (kc_mm_own) against the reference GEMM: a kernel test of the backend's
+# insides, NAME through the shim and NAME_gpu on a device
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_kcu_mm
+SEEDED_TESTS += test_kcu_mm
+ASAN_TESTS += test_kcu_mm
+test_kcu_mm_SRCS := tests/test_kcu_mm.cu
+test_kcu_mm_LIBS := kcuemu kattnemu kemu kernels stream common
+test_kcu_mm_LDLIBS := -lstdc++
+endif
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+GPU_TESTS += test_kcu_mm_gpu
+test_kcu_mm_gpu_CU_SRCS := tests/test_kcu_mm.cu
+test_kcu_mm_gpu_SRCS := kernels/cuda/emu/kgemm_ref.c
+test_kcu_mm_gpu_LIBS := $(KCUDA_LIBS) kernels stream common
+test_kcu_mm_gpu_LDLIBS := $(KCUDA_LDLIBS)
+all: $(BUILD)/tests/test_kcu_mm_gpu
+endif
+$(BUILD)/obj/emu/tests/test_kcu_mm.o $(BUILD)/obj/tests/test_kcu_mm.cu.o: EMU_CXXFLAGS += -Ikernels -Ikernels/cuda
+$(BUILD)/obj/tests/test_kcu_mm.cu.o: NVCCFLAGS += -Ikernels -Ikernels/cuda
+
 # the trainer's own step (trainer/trainer_step.c) on the backend through the shim against the CPU
 # backend; a device run needs device-side comm (issue 13), so it is a shim test only
 ifeq ($(HAVE_CUDA_EMU),1)

@@ -164,7 +164,7 @@ SEEDED_TESTS += test_kgemm_ref
 test_kgemm_ref_LIBS := kemu
 $(BUILD)/obj/tests/test_kgemm_ref.o: CFLAGS += -Ikernels/cuda
 endif
-SCRIPT_TESTS += tests/test_cuda_spills.sh tests/test_kemu_not_in_programs.sh tests/test_kemu_dialect.sh
+SCRIPT_TESTS += tests/test_cuda_spills.sh tests/test_cuda_sass_bytes.sh tests/test_kemu_not_in_programs.sh tests/test_kemu_dialect.sh
 
 # kgemm on cuBLASLt against the reference on the host (a device test)
 ifeq ($(HAVE_CUBLAS),1)

@@ -274,7 +274,8 @@ int main(void)
 			linear_case(&e, &shapes[i], (KAct)act, (act + (int)i) % 2, act != KACT_GELU || i % 2);
 	layernorm_case(&e, 37, 48, KDT_BF16);
 	layernorm_case(&e, 37, 20, KDT_F32);
-	layernorm_case(&e, 600, 24, KDT_F32); // several row slices in the column sums
+	layernorm_case(&e, 600, 24, KDT_F32);  // several row slices in the column sums
+	layernorm_case(&e, 600, 64, KDT_BF16); // the same, 8 columns a thread (16-byte loads)
 	eltwise_case(&e, 24 * 41, KDT_BF16);
 	eltwise_case(&e, 24 * 43, KDT_F32);
 	attention_case(&e, 2, 33, 2, 64, 0);

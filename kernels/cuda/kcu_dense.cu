@@ -175,12 +175,15 @@ struct DactSrc {
 	}
 };
 
-// plain rows of an (M, C) matrix
+// plain rows of an (M, C) matrix (8 columns at once when aligned: 16-byte loads)
 struct RowSrc {
 	static constexpr int NOUT = 1;
+	static constexpr bool VEC8 = true;
 	KcIn x;
 	int C;
 	__device__ void at(int, int64_t m, int col, float *v) const { v[0] = kc_ld(x, m * C + col); }
+	__device__ void at8(int, int64_t m, int col, float v[][8]) const { kc_ld8(x, m * C + col, v[0]); }
+	bool aligned() const { return kc_vec_ok(C, {x.p}); }
 };
 
 static KcColDst col_dst(KGrad g)

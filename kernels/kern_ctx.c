@@ -66,6 +66,11 @@ int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len)
 	return ctx && ctx->dev->be->slow_path_note ? ctx->dev->be->slow_path_note(ctx->dev, buf, len) : 0;
 }
 
+int64_t kern_ctx_launches(const KernCtx *ctx)
+{
+	return ctx && ctx->dev->be->launches ? ctx->dev->be->launches(ctx->dev) : 0;
+}
+
 int kern_ctx_memory(const KernCtx *ctx, KMemInfo *out)
 {
 	if (!ctx || !out)

@@ -11,7 +11,8 @@
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
 //          kern_ctx_attention, KMemInfo, kern_ctx_memory, kern_stream_native,
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
-//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_ctx_slow_paths, kern_ctx_slow_path_note, kern_sync, kern_stream_sync, kern_error_message,
+//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_ctx_slow_paths, kern_ctx_slow_path_note, kern_ctx_launches,
+//          kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
 //          kern_event_query, kern_event_sync, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
 //          kern_host_register, kern_host_unregister, kern_upload, kern_download, kern_upload_async,
@@ -183,6 +184,9 @@ int64_t kern_ctx_host_waits(const KernCtx *ctx);
 // alignment cuBLASLt does not take: kern_ctx_slow_path_note names each such shape once (1 and a
 // line in buf; 0 when no shape is new), for the caller to log.
 int64_t kern_ctx_slow_paths(const KernCtx *ctx);
+// device work items queued so far (CUDA: own kernel launches and cuBLASLt matmuls, this process's;
+// 0 on the CPU): a step's launch count is the difference across it
+int64_t kern_ctx_launches(const KernCtx *ctx);
 int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len);
 
 // Memory of ctx's device: what the contract's tensors hold (kern_alloc'd, live and the most at any

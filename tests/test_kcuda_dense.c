@@ -236,6 +236,50 @@ static void attention_case(KtEnv *e, int B, int T, int H, int hd, int causal)
 	KT_FREE(e, &qkv, &out, &lse, &dout, &dqkv);
 }
 
+// the launches of one MLP layer's exact-GELU ops, bf16: one product and one pass each
+static void launch_case(KtEnv *e)
+{
+	printf("-- launches of the linear op (exact GELU, bf16)\n");
+	const int N = 200, IC = 24, OC = 40; // N below one row slice of the column sums: one kernel
+	KtPair x, w, b, out, pre, dout, din, dinb, res;
+	kt_alloc(e, &x, "in", KDT_BF16, NSH(N, IC));
+	kt_alloc(e, &w, "w", KDT_BF16, 2, SH(OC, IC));
+	kt_alloc(e, &b, "bias", KDT_BF16, NSH(OC));
+	kt_alloc(e, &out, "out", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &pre, "pre", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &res, "residual", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &dout, "dout", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &din, "din", KDT_BF16, NSH(N, IC));
+	kt_alloc(e, &dinb, "din_bias", KDT_BF16, NSH(IC));
+	kt_fill(e, &x, -1, 1), kt_fill(e, &w, -1, 1), kt_fill(e, &b, -1, 1), kt_fill(e, &res, -1, 1);
+	kt_fill(e, &dout, -1, 1);
+	KLinear fc = {
+		.out = &out.d, .pre = &pre.d, .in = &x.d, .w = &w.d, .trans_w = 1, .bias = &b.d, .act = KACT_GELU};
+	int64_t l0 = kern_ctx_launches(e->dev);
+	int rc = kern_linear(e->dev, &fc);
+	kt_check(e, !rc && kern_ctx_launches(e->dev) - l0 == 2, "forward: product + GELU, 2 launches (%lld)",
+		 (long long)(kern_ctx_launches(e->dev) - l0));
+	KLinear rl = {.out = &out.d, .in = &x.d, .w = &w.d, .trans_w = 1, .bias = &b.d, .residual = &res.d};
+	l0 = kern_ctx_launches(e->dev);
+	rc = kern_linear(e->dev, &rl);
+	kt_check(e, !rc && kern_ctx_launches(e->dev) - l0 == 1, "the residual add: 1 launch (%lld)",
+		 (long long)(kern_ctx_launches(e->dev) - l0));
+	KLinearBwd bw = {.din = KG_SET(&din.d),
+			 .din_bias = KG_SET(&dinb.d),
+			 .dout = &dout.d,
+			 .in = &x.d,
+			 .w = &w.d,
+			 .trans_w = 1,
+			 .in_pre = &x.d,
+			 .in_act = KACT_GELU};
+	l0 = kern_ctx_launches(e->dev);
+	rc = kern_linear_bwd(e->dev, &bw);
+	kt_check(e, !rc && kern_ctx_launches(e->dev) - l0 == 2, "din: product + GELU' with the column sums, 2 (%lld)",
+		 (long long)(kern_ctx_launches(e->dev) - l0));
+	kt_check(e, kern_ctx_launches(e->cpu) == 0, "the CPU backend counts none");
+	KT_FREE(e, &x, &w, &b, &out, &pre, &dout, &din, &dinb, &res);
+}
+
 // a product cuBLASLt takes no types for is counted each time and its shape named once
 static void slow_path_case(KtEnv *e)
 {
@@ -282,6 +326,7 @@ int main(void)
 	attention_case(&e, 1, 20, 2, 64, 1);
 	attention_case(&e, 1, 17, 1, 128, 0);
 	slow_path_case(&e);
+	launch_case(&e);
 	kt_sync(&e, "dense ops");
 	return kt_finish(&e);
 }

@@ -186,7 +186,8 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	TrainStep *ts = r->ts;
 	char err[512];
 	double t0 = time_mono_s(), w0 = r->in->wait_s;
-	const int64_t h0 = kern_ctx_host_waits(r->ctx), s0 = kern_ctx_slow_paths(r->ctx);
+	const int64_t h0 = kern_ctx_host_waits(r->ctx), s0 = kern_ctx_slow_paths(r->ctx),
+		      l0 = kern_ctx_launches(r->ctx);
 	const uint64_t e0 = r->in->errors;
 	const int i = r->buf;
 	ts->clips = r->clips[i];
@@ -243,7 +244,8 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 				.t_allreduce = tt.t_allreduce,
 				.t_update = tt.t_update,
 				.host_waits = kern_ctx_host_waits(r->ctx) - h0,
-				.slow_paths = kern_ctx_slow_paths(r->ctx) - s0};
+				.slow_paths = kern_ctx_slow_paths(r->ctx) - s0,
+				.launches = kern_ctx_launches(r->ctx) - l0};
 	log_slow_paths(r);
 	KMemInfo mi;
 	kern_ctx_memory(r->ctx, &mi); // the tensor counts are filled whatever the backend says of its device

@@ -71,6 +71,7 @@ void *cu_stream_native(KernCtx *c);
 int cu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes);
 int64_t cu_slow_paths(KernDev *d);
 int cu_slow_path_note(KernDev *d, char *buf, size_t len);
+int64_t cu_launches(KernDev *d);
 
 // the table (kcu_ops.c); kern_ctx.c refers to it weakly (see there)
 extern const KBackend kcuda_backend;

@@ -318,6 +318,7 @@ const KBackend kcuda_backend = {
 	.mem_info = cu_mem_info,
 	.slow_paths = cu_slow_paths,
 	.slow_path_note = cu_slow_path_note,
+	.launches = cu_launches,
 	.linear_ws_bytes = cu_linear_ws_bytes,
 	.linear = cu_linear,
 	.linear_bwd = cu_linear_bwd,

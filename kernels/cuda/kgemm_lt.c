@@ -224,5 +224,7 @@ int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 	if (!rc)
 		rc = cublas_try(e, cublasLtMatmul(g->lt, p->op, &c->alpha, c->A, p->a, c->B, p->b, &beta, cin, p->c,
 						  c->C, p->c, &p->algo, g->ws, g->ws_bytes, (cudaStream_t)stream));
+	if (!rc)
+		kcheck_count_launch();
 	return rc;
 }

@@ -28,5 +28,8 @@ int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 	(void)stream; // the shim runs everything at once, in issue order
 	if (!g)
 		return kerr_set(e, -EINVAL, "kgemm: no handle");
-	return kgemm_ref(c, e);
+	int rc = kgemm_ref(c, e);
+	if (!rc)
+		kcheck_count_launch(); // as the device's kgemm counts a queued matmul
+	return rc;
 }

@@ -56,6 +56,21 @@ int64_t kern_ctx_host_waits(const KernCtx *ctx)
 	return atomic_load(&ctx->dev->waits);
 }
 
+int64_t kern_ctx_slow_paths(const KernCtx *ctx)
+{
+	return ctx && ctx->dev->be->slow_paths ? ctx->dev->be->slow_paths(ctx->dev) : 0;
+}
+
+int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len)
+{
+	return ctx && ctx->dev->be->slow_path_note ? ctx->dev->be->slow_path_note(ctx->dev, buf, len) : 0;
+}
+
+int64_t kern_ctx_launches(const KernCtx *ctx)
+{
+	return ctx && ctx->dev->be->launches ? ctx->dev->be->launches(ctx->dev) : 0;
+}
+
 int kern_ctx_memory(const KernCtx *ctx, KMemInfo *out)
 {
 	if (!ctx || !out)

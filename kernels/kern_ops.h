@@ -11,7 +11,8 @@
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
 //          kern_ctx_attention, KMemInfo, kern_ctx_memory, kern_stream_native,
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
-//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_sync, kern_stream_sync, kern_error_message,
+//          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_ctx_slow_paths, kern_ctx_slow_path_note, kern_ctx_launches,
+//          kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
 //          kern_event_query, kern_event_sync, kern_event_create_timed, kern_event_elapsed, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
 //          kern_host_register, kern_host_unregister, kern_upload, kern_download, kern_upload_async,
@@ -177,6 +178,16 @@ int kern_ctx_reserve_workspace(KernCtx *ctx, size_t bytes);
 size_t kern_ctx_workspace_bytes(const KernCtx *ctx);
 // host waits (sync points) on the device so far, every handle counted
 int64_t kern_ctx_host_waits(const KernCtx *ctx);
+// Slow paths taken so far, every handle of the device counted: on CUDA a matrix product that ran
+// on the own kernel (cuBLASLt refused it when planning or running, or takes no such types) or an
+// epilogue cuBLASLt refused (done as an own pass); 0 on the CPU. A sudden count is a shape or
+// alignment cuBLASLt does not take: kern_ctx_slow_path_note names each such shape once (1 and a
+// line in buf; 0 when no shape is new), for the caller to log.
+int64_t kern_ctx_slow_paths(const KernCtx *ctx);
+// device work items queued so far (CUDA: own kernel launches and cuBLASLt matmuls, this process's;
+// 0 on the CPU): a step's launch count is the difference across it
+int64_t kern_ctx_launches(const KernCtx *ctx);
+int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len);
 
 // Memory of ctx's device: what the contract's tensors hold (kern_alloc'd, live and the most at any
 // time since the device opened; workspaces and pinned host memory are not counted) and what the
@@ -269,8 +280,10 @@ typedef enum { KACT_NONE = 0, KACT_GELU = 1, KACT_GELU_TANH = 2, KACT_QUICKGELU 
 //   Dᵀ(OC, N) = op(A)·B with B = in as (IC, N), ldb IC; A = W: trans_w 1 → OP_T, lda IC; trans_w 0 →
 //   OP_N, lda OC; m = OC, n = N, k = IC; D = out ld OC; C = residual, beta 1 (else beta 0); bias by
 //   EPILOGUE_BIAS (one value per m); act by GELU_AUX_BIAS with AUX = pre (ld OC) for GELU_TANH.
-//   Exact GELU and QuickGELU are not cuBLASLt epilogues: BIAS epilogue into pre, then an own
-//   element-wise kernel.
+//   Exact GELU and QuickGELU are not cuBLASLt epilogues: one product with the BIAS epilogue into
+//   pre, then an own element-wise kernel out = act(pre) from pre as stored: with bf16 storage out
+//   is act of the rounded pre (the CPU backend: of the f32 value; the twin tests' tolerance
+//   KT_TOL_BF16_PRE says by how much). The residual is cuBLASLt's C, out its D: no copy first.
 typedef struct {
 	KTensor *out;
 	KTensor *pre;
@@ -281,8 +294,8 @@ typedef struct {
 	KAct act;
 	const KTensor *residual;
 } KLinear;
-// workspace bytes any linear on this handle needs (CPU: 0; CUDA: an f32 tile its own epilogues
-// round from, cuBLASLt's own workspace being the stream's)
+// workspace bytes any linear on this handle needs (0 on both backends today; cuBLASLt's own
+// workspace is the stream's)
 size_t kern_linear_ws_bytes(KernCtx *ctx);
 int kern_linear(KernCtx *ctx, const KLinear *a);
 
@@ -301,6 +314,8 @@ int kern_linear(KernCtx *ctx, const KLinear *a);
 //   din_bias) for GELU_TANH. dW: trans_w 1: Dᵀ(IC, OC) = in(IC, N)·dout(OC, N)ᵀ (OP_N, OP_T,
 //   m = IC, n = OC, k = N), dbias by BGRADB; trans_w 0: Dᵀ(OC, IC) = dout(OC, N)·in(IC, N)ᵀ
 //   (OP_N, OP_T, m = OC, n = IC, k = N), dbias by BGRADA. KG_ADD is beta = 1 with C = D.
+//   Exact GELU and QuickGELU: the product stored into din, then one own pass din ⊙ act'(in_pre)
+//   with din_bias's column sums (bf16 din: rounded twice, the sums of the stored values).
 typedef struct {
 	KGrad din;
 	KGrad dw;

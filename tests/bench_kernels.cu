@@ -472,6 +472,11 @@ int main()
 				       base.name);
 	}
 	printf("\n");
+	// a benched op off cuBLASLt's path (an own GEMM, an unfused epilogue) times the wrong kernel
+	char line[256];
+	printf("slow paths (kern_ctx_slow_paths): %lld\n", (long long)kern_ctx_slow_paths(kc));
+	while (kern_ctx_slow_path_note(kc, line, sizeof line))
+		printf("  slow path: %s\n", line);
 	kgemm_destroy(g);
 	tn.release(kc);
 	kern_ctx_destroy(kc);

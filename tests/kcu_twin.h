@@ -3,7 +3,7 @@
 // outputs poisoned (NaN) first, and is compared by relative L2 under a tolerance named per tensor.
 #ifndef KCU_TWIN_H
 #define KCU_TWIN_H
-// defines: KtEnv, KtPair, KT_TOL_BF16, KT_TOL_F32, KT_TOL_F32_CHAIN, SH, NSH, KT_BOTH, KT_FREE, kt_both, kt_free_all, kt_setup, kt_reserve, kt_finish, kt_alloc, kt_fill, kt_fill_unit_rows,
+// defines: KtEnv, KtPair, KT_TOL_BF16, KT_TOL_BF16_PRE, KT_TOL_F32, KT_TOL_F32_CHAIN, SH, NSH, KT_BOTH, KT_FREE, kt_both, kt_free_all, kt_setup, kt_reserve, kt_finish, kt_alloc, kt_fill, kt_fill_unit_rows,
 //          kt_set, kt_poison, kt_compare, kt_same_bits, kt_check, kt_sync, kt_rand, kt_uniform, kt_reschedule,
 //          kt_free, kt_download_f64, kt_bits
 
@@ -28,6 +28,10 @@
 // relative L2 tolerances by storage: bf16 outputs carry bf16 rounding, f32 ones only the order of sums
 #define KT_TOL_BF16 1e-2
 #define KT_TOL_F32 1e-5
+// an f32 output summed from a bf16-stored intermediate carries that storage's rounding: the CUDA
+// linear's din_bias with bf16 din sums the stored din (one product into din, then act' and the
+// sums in one pass), the CPU the f32 values; measured up to 2.6e-3 over 8 seeds (test_kcuda_dense)
+#define KT_TOL_BF16_PRE 1e-2
 // f32 values at the end of a chain of ops (a model-shaped step: ~40 ops, a contrastive loss that
 // multiplies similarity differences by 1/τ inside exp): measured up to 1.7e-5 over 25 seeds
 #define KT_TOL_F32_CHAIN 1e-4

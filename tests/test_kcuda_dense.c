@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *act_name[] = {"none", "gelu", "gelu_tanh", "quickgelu"};
 
@@ -109,8 +110,8 @@ static void linear_case(KtEnv *e, const Shape *s, KAct act, int trans_w, int bia
 		kt_compare(e, &dw, 0);
 		if (bias)
 			kt_compare(e, &db, 0);
-		if (act)
-			kt_compare(e, &dinb, 0);
+		if (act) // summed from din as stored (kcu_twin.h)
+			kt_compare(e, &dinb, s->in_dt == KDT_BF16 ? KT_TOL_BF16_PRE : 0);
 	}
 	KT_FREE(e, &x, &w, &b, &out, &pre, &dout, &din, &dw, &db, &dinb, &res, &xpre);
 }
@@ -235,6 +236,74 @@ static void attention_case(KtEnv *e, int B, int T, int H, int hd, int causal)
 	KT_FREE(e, &qkv, &out, &lse, &dout, &dqkv);
 }
 
+// the launches of one MLP layer's exact-GELU ops, bf16: one product and one pass each
+static void launch_case(KtEnv *e)
+{
+	printf("-- launches of the linear op (exact GELU, bf16)\n");
+	const int N = 200, IC = 24, OC = 40; // N below one row slice of the column sums: one kernel
+	KtPair x, w, b, out, pre, dout, din, dinb, res;
+	kt_alloc(e, &x, "in", KDT_BF16, NSH(N, IC));
+	kt_alloc(e, &w, "w", KDT_BF16, 2, SH(OC, IC));
+	kt_alloc(e, &b, "bias", KDT_BF16, NSH(OC));
+	kt_alloc(e, &out, "out", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &pre, "pre", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &res, "residual", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &dout, "dout", KDT_BF16, NSH(N, OC));
+	kt_alloc(e, &din, "din", KDT_BF16, NSH(N, IC));
+	kt_alloc(e, &dinb, "din_bias", KDT_BF16, NSH(IC));
+	kt_fill(e, &x, -1, 1), kt_fill(e, &w, -1, 1), kt_fill(e, &b, -1, 1), kt_fill(e, &res, -1, 1);
+	kt_fill(e, &dout, -1, 1);
+	KLinear fc = {
+		.out = &out.d, .pre = &pre.d, .in = &x.d, .w = &w.d, .trans_w = 1, .bias = &b.d, .act = KACT_GELU};
+	int64_t l0 = kern_ctx_launches(e->dev);
+	int rc = kern_linear(e->dev, &fc);
+	kt_check(e, !rc && kern_ctx_launches(e->dev) - l0 == 2, "forward: product + GELU, 2 launches (%lld)",
+		 (long long)(kern_ctx_launches(e->dev) - l0));
+	KLinear rl = {.out = &out.d, .in = &x.d, .w = &w.d, .trans_w = 1, .bias = &b.d, .residual = &res.d};
+	l0 = kern_ctx_launches(e->dev);
+	rc = kern_linear(e->dev, &rl);
+	kt_check(e, !rc && kern_ctx_launches(e->dev) - l0 == 1, "the residual add: 1 launch (%lld)",
+		 (long long)(kern_ctx_launches(e->dev) - l0));
+	KLinearBwd bw = {.din = KG_SET(&din.d),
+			 .din_bias = KG_SET(&dinb.d),
+			 .dout = &dout.d,
+			 .in = &x.d,
+			 .w = &w.d,
+			 .trans_w = 1,
+			 .in_pre = &x.d,
+			 .in_act = KACT_GELU};
+	l0 = kern_ctx_launches(e->dev);
+	rc = kern_linear_bwd(e->dev, &bw);
+	kt_check(e, !rc && kern_ctx_launches(e->dev) - l0 == 2, "din: product + GELU' with the column sums, 2 (%lld)",
+		 (long long)(kern_ctx_launches(e->dev) - l0));
+	kt_check(e, kern_ctx_launches(e->cpu) == 0, "the CPU backend counts none");
+	KT_FREE(e, &x, &w, &b, &out, &pre, &dout, &din, &dinb, &res);
+}
+
+// a product cuBLASLt takes no types for is counted each time and its shape named once
+static void slow_path_case(KtEnv *e)
+{
+	printf("-- slow paths: mixed storage, twice\n");
+	char line[256];
+	while (kern_ctx_slow_path_note(e->dev, line, sizeof line)) // the shapes of the cases before
+		;
+	KtPair x, w, out;
+	kt_alloc(e, &x, "in", KDT_F32, NSH(3, 13));
+	kt_alloc(e, &w, "w", KDT_BF16, 2, SH(13, 6));
+	kt_alloc(e, &out, "out", KDT_BF16, NSH(3, 6));
+	kt_fill(e, &x, -1, 1), kt_fill(e, &w, -1, 1);
+	KLinear l = {.out = &out.d, .in = &x.d, .w = &w.d};
+	const int64_t n0 = kern_ctx_slow_paths(e->dev);
+	int rc = kern_linear(e->dev, &l) || kern_linear(e->dev, &l);
+	kt_check(e, !rc && kern_ctx_slow_paths(e->dev) == n0 + 2, "each own GEMM counted (%lld)",
+		 (long long)(kern_ctx_slow_paths(e->dev) - n0));
+	int got = kern_ctx_slow_path_note(e->dev, line, sizeof line);
+	kt_check(e, got && strstr(line, "own GEMM NN 3x6x13 f32,bf16->bf16"), "its shape named: %s", got ? line : "-");
+	kt_check(e, !kern_ctx_slow_path_note(e->dev, line, sizeof line), "once");
+	kt_check(e, kern_ctx_slow_paths(e->cpu) == 0, "the CPU backend has none");
+	KT_FREE(e, &x, &w, &out);
+}
+
 int main(void)
 {
 	KtEnv e;
@@ -249,12 +318,15 @@ int main(void)
 			linear_case(&e, &shapes[i], (KAct)act, (act + (int)i) % 2, act != KACT_GELU || i % 2);
 	layernorm_case(&e, 37, 48, KDT_BF16);
 	layernorm_case(&e, 37, 20, KDT_F32);
-	layernorm_case(&e, 600, 24, KDT_F32); // several row slices in the column sums
+	layernorm_case(&e, 600, 24, KDT_F32);  // several row slices in the column sums
+	layernorm_case(&e, 600, 64, KDT_BF16); // the same, 8 columns a thread (16-byte loads)
 	eltwise_case(&e, 24 * 41, KDT_BF16);
 	eltwise_case(&e, 24 * 43, KDT_F32);
 	attention_case(&e, 2, 33, 2, 64, 0);
 	attention_case(&e, 1, 20, 2, 64, 1);
 	attention_case(&e, 1, 17, 1, 128, 0);
+	slow_path_case(&e);
+	launch_case(&e);
 	kt_sync(&e, "dense ops");
 	return kt_finish(&e);
 }

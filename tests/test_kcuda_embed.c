@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void augment_case(KtEnv *e, int B, int T, int H, int W, int p, KDtype dt, int flip)
 {
@@ -127,6 +128,16 @@ static void text_case(KtEnv *e, int B, int L, int V, int D, int Lmax, KDtype dt)
 		dwte.name = acc ? "dwte (add)" : "dwte (set)", dpos.name = acc ? "dpos (add)" : "dpos (set)";
 		kt_compare(e, &dwte, 0), kt_compare(e, &dpos, 0);
 	}
+	// the runs' two-level order is fixed: under other thread and block orders, the same bits
+	void *bits[2];
+	for (int run = 0; run < 2; run++) {
+		kt_reschedule(e, kt_rand(e));
+		int rc = kern_tok_embed_bwd(e->dev, KG_SET(&dwte.d), KG_SET(&dpos.d), &out.d, &ids.d);
+		kt_check(e, rc == 0 && kern_stream_sync(e->dev) == 0, "dwte: backward %d runs", run);
+		bits[run] = kt_bits(e, &dwte.d);
+	}
+	kt_check(e, !memcmp(bits[0], bits[1], kern_nbytes(&dwte.d)), "dwte: two runs, the same bits");
+	free(bits[0]), free(bits[1]);
 	kt_poison(e, &eot);
 	KT_BOTH(e, kern_argmax_rows(e->cpu, &eot.c, &ids.c), kern_argmax_rows(e->dev, &eot.d, &ids.d));
 	kt_same_bits(e, &eot);
@@ -162,7 +173,8 @@ int main(void)
 	vis_case(&e, 40, 4, 9, 8, KDT_F32, 0); // several row slices per column sum
 	text_case(&e, 3, 7, 11, 16, 9, KDT_F32);
 	text_case(&e, 8, 77, 300, 24, 77, KDT_BF16);
-	text_case(&e, 2, 5, 70000, 8, 6, KDT_F32); // ids over 16 bits: a five-pass sort
+	text_case(&e, 2, 5, 70000, 8, 6, KDT_F32);  // ids over 16 bits: a five-pass sort
+	text_case(&e, 32, 77, 40, 40, 77, KDT_F32); // runs across windows of sorted positions, a padding run of ~1200
 	kt_sync(&e, "embedding ops");
 	return kt_finish(&e);
 }

@@ -35,6 +35,9 @@ for k in mfu mem_bytes mem_peak_bytes; do
 	[ -z "$bad" ] && [ -n "$(tt_field "$TT_DIR/one/metrics.jsonl" $k)" ] || fail "metrics.jsonl: $k '$bad' is not positive"
 done
 [ -n "$(tt_field "$TT_DIR/one/metrics.jsonl" data_wait_pct)" ] || fail "metrics.jsonl has no data_wait_pct"
+# the CPU backend has no slow paths (kern_ctx_slow_paths): 0 in every line
+bad=$(tt_field "$TT_DIR/one/metrics.jsonl" slow_paths | awk '$1 != 0' | head -n 1)
+[ -z "$bad" ] && [ -n "$(tt_field "$TT_DIR/one/metrics.jsonl" slow_paths)" ] || fail "metrics.jsonl: slow_paths '$bad' is not 0"
 grep -qE 'data wait [0-9.]+ s, [0-9.]+%\) .* mem [0-9.]+ GiB \(peak [0-9.]+\) MFU [0-9.]+%' "$TT_DIR/one.log" ||
 	fail "the step line lacks the data wait %, memory or MFU: $(grep -m1 'step 20/' "$TT_DIR/one.log")"
 grep -q 'device memory of batch 8 (--grad-checkpoint): parameters' "$TT_DIR/one.log" || fail "no memory report at start"

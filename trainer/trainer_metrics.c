@@ -72,7 +72,8 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 	num(f, "mfu", m->mfu);
 	num(f, "mem_bytes", m->mem_bytes);
 	num(f, "mem_peak_bytes", m->mem_peak_bytes);
-	fprintf(f, ",\"host_waits\":%lld}\n", (long long)m->host_waits);
+	fprintf(f, ",\"host_waits\":%lld,\"slow_paths\":%lld,\"launches\":%lld}\n", (long long)m->host_waits,
+		(long long)m->slow_paths, (long long)m->launches);
 	return ferror(f) ? -(errno ? errno : EIO) : 0;
 }
 

@@ -21,9 +21,11 @@ typedef struct {
 	double allgather_bytes, reduce_scatter_bytes, allreduce_bytes; // the same per collective
 	// rank 0's phases, device seconds (timed events; null past the first 64 rows of a read-back)
 	double t_augment, t_forward, t_exchange, t_backward, t_allreduce, t_update;
-	int64_t host_waits;               // rank 0's host waits on the device in the step (its read-back included)
-	double data_wait_pct;             // data_wait_s / step_s, percent
-	double mfu;                       // model FLOPs per second / (--peak-tflops x ranks); NaN (null) without a peak
+	int64_t host_waits;   // rank 0's host waits on the device in the step (its read-back included)
+	int64_t slow_paths;   // rank 0's products off the library's fast path in the step (kern_ctx_slow_paths)
+	int64_t launches;     // rank 0's device work items queued in the step (kern_ctx_launches; 0 on the CPU)
+	double data_wait_pct; // data_wait_s / step_s, percent
+	double mfu;           // model FLOPs per second / (--peak-tflops x ranks); NaN (null) without a peak
 	double mem_bytes, mem_peak_bytes; // rank 0's device tensor bytes after the step, and the most so far
 } TrainerMetrics;
 

@@ -17,7 +17,7 @@
 #include <string.h> // defines: strncmp, strerror
 #include <time.h>   // defines: clock_gettime
 
-#include "log.h"          // defines: log_info, log_error, log_debug, log_fatalx
+#include "log.h"          // defines: log_info, log_error, log_debug, log_warnx, log_fatalx
 #include "trainer_best.h" // defines: trainer_best_offer
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save
 
@@ -204,6 +204,14 @@ static int any_abandoned(TrainerRun *r, int mine, Agree *scratch)
 	return any;
 }
 
+// each shape the backend ran off its fast path (a product cuBLASLt refused), once
+static void log_slow_paths(TrainerRun *r)
+{
+	char line[256];
+	while (kern_ctx_slow_path_note(r->ctx, line, sizeof line))
+		log_warnx("step %lld: a slow path (counted in the metrics' slow_paths): %s", (long long)r->step, line);
+}
+
 // ingest and one step; the host-side facts of the step go into p. 0 when the batch was abandoned.
 static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 {
@@ -211,7 +219,8 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 	TrainStep *ts = r->ts;
 	char err[512];
 	double t0 = time_mono_s(), w0 = r->in->wait_s;
-	const int64_t h0 = kern_ctx_host_waits(r->ctx);
+	const int64_t h0 = kern_ctx_host_waits(r->ctx), s0 = kern_ctx_slow_paths(r->ctx),
+		      l0 = kern_ctx_launches(r->ctx);
 	const uint64_t e0 = r->in->errors;
 	const int i = r->buf;
 	ts->clips = r->clips[i];
@@ -261,7 +270,10 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 				.allreduce_bytes = cst->bytes[COMM_ALLREDUCE],
 				.comm_bytes = cst->bytes[COMM_ALLGATHER] + cst->bytes[COMM_REDUCE_SCATTER] +
 					      cst->bytes[COMM_ALLREDUCE],
-				.host_waits = kern_ctx_host_waits(r->ctx) - h0};
+				.host_waits = kern_ctx_host_waits(r->ctx) - h0,
+				.slow_paths = kern_ctx_slow_paths(r->ctx) - s0,
+				.launches = kern_ctx_launches(r->ctx) - l0};
+	log_slow_paths(r);
 	KMemInfo mi;
 	kern_ctx_memory(r->ctx, &mi); // the tensor counts are filled whatever the backend says of its device
 	p->m.mem_bytes = (double)mi.tensor_bytes;

@@ -146,6 +146,10 @@ struct KBackend {
 	// queues on; the device's free and total memory in bytes
 	void *(*stream_native)(KernCtx *c);
 	int (*mem_info)(KernDev *d, size_t *free_bytes, size_t *total_bytes);
+	// products off the library's fast path so far, and each such shape's line once (kern_ctx_slow_*)
+	int64_t (*slow_paths)(KernDev *d);
+	int (*slow_path_note)(KernDev *d, char *buf, size_t len);
+	int64_t (*launches)(KernDev *d); // device work items queued so far (kern_ctx_launches)
 };
 
 // A device's pinned allocations and registered mappings, the host memory asynchronous copies may

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -94,10 +95,24 @@ int kcheck_cuda(KErr *e, int s, const char *what, const char *file, int line)
 	return report(e, kcheck_errno_cuda(s), what, name, kcheck_hint_cuda(s), file, line);
 }
 
+static atomic_llong launches;
+
+void kcheck_count_launch(void)
+{
+	atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed);
+}
+
+long long kcheck_launches(void)
+{
+	return atomic_load_explicit(&launches, memory_order_relaxed);
+}
+
 int kcheck_launch(KErr *e, int s, const char *kernel, const char *detail, const char *file, int line)
 {
-	if (s == cudaSuccess)
+	if (s == cudaSuccess) {
+		kcheck_count_launch();
 		return 0;
+	}
 	char what[200], name[400];
 	snprintf(what, sizeof what, "launch of %s", kernel);
 	int shim = detail && *detail; // the CPU shim explains what the kernel did wrong

@@ -2,7 +2,8 @@
 // (llm.c's cudaCheck); library code gets -errno and a message latched in a KErr.
 #ifndef KCHECK_H
 #define KCHECK_H
-// defines: KErr, kerr_set, kerr_clear, kcheck_cuda, kcheck_cublas, kcheck_lib, kcheck_launch,
+// defines: KErr, kerr_set, kerr_clear, kcheck_cuda, kcheck_cublas, kcheck_lib, kcheck_launch, kcheck_launches,
+//          kcheck_count_launch,
 //          kcheck_hint_cuda/cublas/cudnn/nccl, kcheck_errno_cuda/cublas/cudnn/nccl,
 //          cuda_check, cublas_check, cudnn_check, nccl_check, cuda_try, cublas_try, cudnn_try, nccl_try
 
@@ -25,8 +26,13 @@ void kerr_clear(KErr *e);
 // exits the program with status 1.
 int kcheck_cuda(KErr *e, int status, const char *what, const char *file, int line);
 int kcheck_cublas(KErr *e, int status, const char *what, const char *file, int line);
-// a launch: status from cudaGetLastError, detail the shim's explanation ("" under nvcc)
+// a launch: status from cudaGetLastError, detail the shim's explanation ("" under nvcc); a
+// successful one counts in kcheck_launches
 int kcheck_launch(KErr *e, int status, const char *kernel, const char *detail, const char *file, int line);
+// device work queued so far by this process: own kernel launches and GEMM calls (kgemm counts
+// each call it queued with kcheck_count_launch); what a step's launch count is read from
+void kcheck_count_launch(void);
+long long kcheck_launches(void);
 // cuDNN and NCCL: the caller names the status with the library's own function (see the macros),
 // so this file does not link either library
 int kcheck_lib(KErr *e, int code, const char *name, const char *hint, const char *what, const char *file, int line);

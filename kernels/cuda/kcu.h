@@ -2,8 +2,7 @@
 // and its kernels (kcu_*.cu, built by nvcc for a GPU or by g++ for the CPU execution shim) share.
 #ifndef KCU_H
 #define KCU_H
-// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_SCRATCH_BYTES, KCU_PART_FLOATS, KCU_VEC_FLOATS,
-//          KCU_TILE_BYTES,
+// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_SCRATCH_BYTES, KCU_PART_FLOATS,
 //          kcu_err_key, kcu_loss_ws_bytes, kcu_* (one entry per op of kern_ops.h but attention)
 
 #include "kcheck.h" // defines: KErr
@@ -36,14 +35,10 @@ enum {
 #define kcu_err_key(index, value) (((unsigned long long)(uint32_t)(index) << 32) | (uint32_t)(value))
 
 // Each stream's private device scratch: the error slots, a few flags, the partial sums of the
-// fixed-order column reductions (also the token sort's buffers), and a vector of column sums.
+// fixed-order column reductions (also the token sort's buffers).
 #define KCU_SCRATCH_HEAD 256 // bytes: error slots (64) and flags
 #define KCU_PART_FLOATS ((size_t)2 << 20)
-#define KCU_VEC_FLOATS ((size_t)256 << 10)
-#define KCU_SCRATCH_BYTES (KCU_SCRATCH_HEAD + (KCU_PART_FLOATS + KCU_VEC_FLOATS) * sizeof(float))
-// The linear op's workspace (kern_linear_ws_bytes): an f32 tile of rows of a product, so that a
-// bf16 result passes through an own epilogue rounded once (the contract's store rule)
-#define KCU_TILE_BYTES ((size_t)32 << 20)
+#define KCU_SCRATCH_BYTES (KCU_SCRATCH_HEAD + KCU_PART_FLOATS * sizeof(float))
 
 // One stream handle's state as the kernels see it
 typedef struct {
@@ -55,9 +50,9 @@ typedef struct {
 	unsigned long long *errs;       // device: KCU_E_COUNT error slots
 	int *flags;                     // device: op-local flags (a bad id seen: write nothing)
 	float *part;                    // device: KCU_PART_FLOATS floats of partial sums / sort buffers
-	float *vec;                     // device: KCU_VEC_FLOATS floats, a running column sum
 	const float *aug_lut;           // device: 3 x 256 CLIP normalization table of kern_augment
 	int64_t err_bound[KCU_E_COUNT]; // host: the bound the last op of each kind checked against
+	struct KcuSlow *slow;           // host: the device's slow-path record (kcu_slow.h)
 } KcuStream;
 
 // ---- dense ----

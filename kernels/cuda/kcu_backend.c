@@ -273,6 +273,7 @@ int cu_dev_open(KernDev *d, const KCtxOptions *o)
 	if (!pv)
 		return -ENOMEM;
 	pthread_mutex_init(&pv->lock, NULL);
+	kcu_slow_init(&pv->slow);
 	d->priv = pv;
 	d->nthreads = 1;
 	const char *env = getenv("KERN_CUDA_SYNC");
@@ -320,6 +321,7 @@ void cu_dev_close(KernDev *d)
 	cudaGetLastError();
 	free(pv->blocks);
 	pthread_mutex_destroy(&pv->lock);
+	kcu_slow_destroy(&pv->slow);
 	free(pv);
 }
 
@@ -355,8 +357,8 @@ int cu_stream_open(KernCtx *c)
 	s->errs = scratch;
 	s->flags = (int *)((char *)scratch + 64);
 	s->part = (float *)((char *)scratch + KCU_SCRATCH_HEAD);
-	s->vec = s->part + KCU_PART_FLOATS;
 	s->aug_lut = pv->lut;
+	s->slow = &pv->slow;
 	pthread_mutex_lock(&pv->lock);
 	cs->next = pv->streams;
 	pv->streams = cs;
@@ -502,4 +504,20 @@ int cu_event_elapsed(KEvent *a, KEvent *b, double *ms)
 		return event_fault(a, r, "event_elapsed");
 	*ms = f;
 	return 0;
+}
+
+int64_t cu_slow_paths(KernDev *d)
+{
+	return kcu_slow_count(&((CuDev *)d->priv)->slow);
+}
+
+int cu_slow_path_note(KernDev *d, char *buf, size_t len)
+{
+	return kcu_slow_note(&((CuDev *)d->priv)->slow, buf, len);
+}
+
+int64_t cu_launches(KernDev *d)
+{
+	(void)d; // the count is the process's: one device per trainer process
+	return kcheck_launches();
 }

@@ -6,6 +6,7 @@
 //          cu_dev_open .. cu_event_sync, cu_stream_native, cu_mem_info (the device half of the table)
 
 #include "kcu.h"          // defines: KcuStream
+#include "kcu_slow.h"     // defines: KcuSlow
 #include "kern_backend.h" // defines: KBackend, KernDev, struct KernCtx, kern_latch
 
 typedef struct CuStream {
@@ -24,6 +25,7 @@ typedef struct {
 	float *lut;         // device: kern_augment's 3 x 256 normalization table
 	CuStream *streams;  // every open stream of the device
 	int sync_each;      // KERN_CUDA_SYNC=1: wait after every op, so a fault names its op
+	KcuSlow slow;       // products and epilogues off cuBLASLt's path, every stream's
 } CuDev;
 
 #define KS(c) (&((CuStream *)(c)->priv)->k)
@@ -68,6 +70,9 @@ int cu_event_query(KEvent *e);
 int cu_event_sync(KEvent *e);
 void *cu_stream_native(KernCtx *c);
 int cu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes);
+int64_t cu_slow_paths(KernDev *d);
+int cu_slow_path_note(KernDev *d, char *buf, size_t len);
+int64_t cu_launches(KernDev *d);
 
 // the table (kcu_ops.c); kern_ctx.c refers to it weakly (see there)
 extern const KBackend kcuda_backend;

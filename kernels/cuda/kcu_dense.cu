@@ -71,9 +71,11 @@ __global__ void __launch_bounds__(KC_THREADS) map_kernel(MapArgs m, int64_t n)
 			x[0] = kc_ld(m.a, i);
 			y[0] = two ? kc_ld(m.b, i) : 0.0f;
 		}
-		if (m.bias.p)
+		if (m.bias.p) { // V == 8 only where cols % 8 == 0: a group never wraps a row
+			const int64_t c0 = i % m.cols;
 			for (int k = 0; k < V; k++)
-				x[k] += kc_ld(m.bias, (i + k) % m.cols);
+				x[k] += kc_ld(m.bias, c0 + k);
+		}
 		if (m.keep.p) {
 			if (V == 8)
 				kc_st8(m.keep, i, x);
@@ -127,24 +129,18 @@ int kcu_add(KcuStream *s, KTensor *out, const KTensor *a, const KTensor *b, int6
 }
 
 // ---- the linear layer ----
-// t (N, C) into dst of another dtype, or a copy
-static int copy_into(KcuStream *s, KTensor *dst, const KTensor *src)
-{
-	if (dst->data == src->data)
-		return 0;
-	return kcu_convert(s, dst, src);
-}
-
 int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC)
 {
 	KcMM m = {};
 	m.ta = 0, m.tb = a->trans_w, m.M = N, m.N = OC, m.K = IC;
 	m.A = kc_in(a->in), m.lda = IC, m.B = kc_in(a->w), m.ldb = a->trans_w ? IC : OC;
 	m.ldc = OC, m.alpha = 1.0f, m.bias = kc_in(a->bias);
-	if (a->act == KACT_NONE) { // residual add: C = residual, beta 1
+	if (a->act == KACT_NONE) { // residual add: the product reads the residual in C's place, beta 1
 		m.C = kc_out(a->out);
-		if (a->residual) {
-			KC_TRY(copy_into(s, a->out, a->residual));
+		if (a->residual && a->residual->dtype == a->out->dtype)
+			m.Cin = kc_in(a->residual), m.accumulate = 1;
+		else if (a->residual) { // another dtype: converted into out first
+			KC_TRY(kcu_convert(s, a->out, a->residual));
 			m.accumulate = 1;
 		}
 		return kc_mm(s, m);
@@ -157,27 +153,12 @@ int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC)
 		if (rc != -ENOTSUP)
 			return rc;
 	}
-	// exact GELU and QuickGELU are no cuBLASLt epilogue: the bias epilogue into pre, then act
+	// exact GELU and QuickGELU are no cuBLASLt epilogue: one product with the bias epilogue into pre
+	// (stored in its dtype), then one pass act(pre) from the stored value (in place without pre)
 	KTensor *pre = a->pre ? a->pre : a->out;
-	if (pre->dtype == KDT_F32) {
-		m.C = kc_out(pre);
-		KC_TRY(kc_mm(s, m));
-		return kc_map(s, KC_MAP_ACT, a->act, kc_out(a->out), kc_in(pre), KcIn{nullptr, 0}, N * OC);
-	}
-	// bf16 pre: rows of the product in the f32 tile (the linear workspace), then one pass adds the
-	// bias and rounds pre and out once each from the f32 value, as the contract's store rule has it
-	const int64_t rows = (int64_t)(KCU_TILE_BYTES / sizeof(float)) / OC;
-	float *tile = (float *)s->ws;
-	for (int64_t r0 = 0; r0 < N; r0 += rows) {
-		const int64_t nr = N - r0 < rows ? N - r0 : rows;
-		KcMM t = m;
-		t.M = nr, t.A = kc_at(m.A, r0 * IC), t.C = KcOut{tile, KC_F32}, t.bias = KcIn{nullptr, 0};
-		KC_TRY(kc_mm(s, t));
-		MapArgs e = {KC_MAP_ACT, a->act, kc_at(kc_out(a->out), r0 * OC), KcIn{tile, KC_F32}, KcIn{nullptr, 0},
-			     m.bias,     OC,     kc_at(kc_out(a->pre), r0 * OC)};
-		KC_TRY(map_ex(s, e, nr * OC));
-	}
-	return 0;
+	m.C = kc_out(pre);
+	KC_TRY(kc_mm(s, m));
+	return kc_map(s, KC_MAP_ACT, a->act, kc_out(a->out), kc_in(pre), KcIn{nullptr, 0}, N * OC);
 }
 
 // d(pre) = din · act'(in_pre), written over din, and its column sums: one pass
@@ -194,12 +175,15 @@ struct DactSrc {
 	}
 };
 
-// plain rows of an (M, C) matrix
+// plain rows of an (M, C) matrix (8 columns at once when aligned: 16-byte loads)
 struct RowSrc {
 	static constexpr int NOUT = 1;
+	static constexpr bool VEC8 = true;
 	KcIn x;
 	int C;
 	__device__ void at(int, int64_t m, int col, float *v) const { v[0] = kc_ld(x, m * C + col); }
+	__device__ void at8(int, int64_t m, int col, float v[][8]) const { kc_ld8(x, m * C + col, v[0]); }
+	bool aligned() const { return kc_vec_ok(C, {x.p}); }
 };
 
 static KcColDst col_dst(KGrad g)
@@ -208,21 +192,6 @@ static KcColDst col_dst(KGrad g)
 	d.t[0] = kc_grad(g), d.acc[0] = g.acc, d.gstride = 0;
 	return d;
 }
-
-// the column sums of act'(pre) ⊙ an f32 tile of the product, each element written to din once
-struct TileDactSrc {
-	static constexpr int NOUT = 1;
-	const float *tile;
-	KcIn pre;
-	KcOut din;
-	int act, C;
-	__device__ void at(int, int64_t m, int col, float *v) const
-	{
-		int64_t i = m * C + col;
-		v[0] = tile[i] * kc_dact(act, kc_ld(pre, i));
-		kc_st(din, i, v[0]);
-	}
-};
 
 static int linear_din(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)
 {
@@ -240,41 +209,12 @@ static int linear_din(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int 
 		if (rc != -ENOTSUP)
 			return rc;
 	}
-	if (m.C.dt == KC_F32) { // the product in din itself, then act' in place (and the column sums)
-		KC_TRY(kc_mm(s, m));
-		if (!a->din_bias.t)
-			return kc_map(s, KC_MAP_DACT, a->in_act, m.C, KcIn{m.C.p, m.C.dt}, pre, N * IC);
-		DactSrc src = {m.C, pre, a->in_act, IC};
-		return kc_colsum(s, src, 1, N, IC, col_dst(a->din_bias));
-	}
-	// bf16 din: rows of the product in the f32 tile (the linear workspace), so that din and its
-	// column sums see the unrounded value; chunk sums added in chunk order into s->vec
-	if (IC > (int64_t)KCU_VEC_FLOATS)
-		return -ENOSPC;
-	const int64_t rows = (int64_t)(KCU_TILE_BYTES / sizeof(float)) / IC;
-	float *tile = (float *)s->ws;
-	for (int64_t r0 = 0, k = 0; r0 < N; r0 += rows, k++) {
-		const int64_t nr = N - r0 < rows ? N - r0 : rows;
-		KcMM t = m;
-		t.M = nr, t.A = kc_at(m.A, r0 * OC), t.C = KcOut{tile, KC_F32}, t.accumulate = 0;
-		KC_TRY(kc_mm(s, t));
-		const KcOut din = kc_at(m.C, r0 * IC);
-		if (!a->din_bias.t) {
-			KC_TRY(kc_map(s, KC_MAP_DACT, a->in_act, din, KcIn{tile, KC_F32}, kc_at(pre, r0 * IC),
-				      nr * IC));
-			continue;
-		}
-		TileDactSrc src = {tile, kc_at(pre, r0 * IC), din, a->in_act, IC};
-		KcColDst d = {};
-		d.t[0] = KcOut{s->vec, KC_F32}, d.acc[0] = k > 0;
-		KC_TRY(kc_colsum(s, src, 1, nr, IC, d));
-	}
+	// the product in din itself (stored in its dtype), then act' in place and the column sums: one pass
+	KC_TRY(kc_mm(s, m));
 	if (!a->din_bias.t)
-		return 0;
-	const KcIn sum = {s->vec, KC_F32};
-	const KcOut db = kc_grad(a->din_bias);
-	return a->din_bias.acc ? kc_map(s, KC_MAP_ADD, 0, db, KcIn{db.p, db.dt}, sum, IC)
-			       : kc_map(s, KC_MAP_COPY, 0, db, sum, KcIn{nullptr, 0}, IC);
+		return kc_map(s, KC_MAP_DACT, a->in_act, m.C, KcIn{m.C.p, m.C.dt}, pre, N * IC);
+	DactSrc src = {m.C, pre, a->in_act, IC};
+	return kc_colsum(s, src, 1, N, IC, col_dst(a->din_bias));
 }
 
 int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)

@@ -96,9 +96,10 @@ __global__ void __launch_bounds__(KC_THREADS) ln_bwd_kernel(KcOut din, int acc, 
 	}
 }
 
-// dw and db: the column sums of dy·x̂ and dy
+// dw and db: the column sums of dy·x̂ and dy (8 columns at once when aligned: 16-byte loads)
 struct LnParamSrc {
 	static constexpr int NOUT = 2;
+	static constexpr bool VEC8 = true;
 	KcIn dout, in;
 	const float *mean, *rstd;
 	int C;
@@ -108,6 +109,16 @@ struct LnParamSrc {
 		v[0] = dy * (kc_ld(in, m * C + col) - mean[m]) * rstd[m];
 		v[1] = dy;
 	}
+	__device__ void at8(int, int64_t m, int col, float v[][8]) const
+	{
+		float dy[8], x[8];
+		kc_ld8(dout, m * C + col, dy);
+		kc_ld8(in, m * C + col, x);
+		const float mu = mean[m], rs = rstd[m];
+		for (int k = 0; k < 8; k++)
+			v[0][k] = dy[k] * (x[k] - mu) * rs, v[1][k] = dy[k];
+	}
+	bool aligned() const { return kc_vec_ok(C, {dout.p, in.p}); }
 };
 
 int kcu_layernorm_bwd(KcuStream *s, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,

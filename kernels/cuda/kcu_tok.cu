@@ -1,9 +1,11 @@
 // The text embedding's backward on the CUDA backend without float atomics: the token positions
-// are sorted by id (one block, stable radix sort), then every id's rows are summed in position
-// order by one thread per column; the positional gradient is a fixed-order column sum.
+// are sorted by id (one block, stable radix sort), then every id's rows are summed in a fixed
+// two-level order (windows of sorted positions, then a run's windows in order), one thread per
+// column; the positional gradient is a fixed-order column sum.
 #include "kcu_colsum.h" // defines: kc_colsum, KcColDst
 
 enum { SORT_THREADS = 512, SORT_WARPS = SORT_THREADS / 32, DIGIT_BITS = 4, DIGITS = 1 << DIGIT_BITS };
+enum { TOK_WINDOW = 64 }; // sorted positions a level-1 block sums (the runs' two-level order below)
 
 // exclusive prefix sum of v over the block, in thread order
 __device__ __forceinline__ int block_excl_scan(int v, int *wsum)
@@ -91,18 +93,72 @@ __global__ void __launch_bounds__(SORT_THREADS)
 	}
 }
 
-// block i (a sorted position) starts a run of equal ids or leaves; its threads sum the run's
-// dout rows column by column in position order
-__global__ void __launch_bounds__(KC_THREADS) tok_rows_kernel(KcOut dwte, int acc, KcIn dout, const int32_t *keys,
-							      const int32_t *vals, int n, int D, const int *skip)
+// The row sums in a fixed two-level order, so that a long run (the padding id: ~60 of a caption's
+// 77 positions) is not one block's serial loop. The sorted positions are cut into windows of W;
+// a segment is a window's stretch of one id. Level 1, a block per window, sums each segment in
+// position order: a run inside the window is final and written; a segment continuing from the
+// previous window goes to head[w], the window's last segment when it starts a run that goes on
+// into the next window to tail[w]. Level 2, a block per window whose tail[w] was written, adds
+// head[v] of the following windows in order and writes the run's row. One thread per column.
+struct TokRuns {
+	KcOut dwte;
+	int acc;
+	KcIn dout;
+	const int32_t *keys, *vals;
+	int n, D, W, nwin;
+	float *head, *tail; // nwin x D each
+	const int *skip;
+};
+
+__device__ __forceinline__ int tok_end(const TokRuns &r, int w)
 {
-	const int i = (int)blockIdx.x, col = (int)(blockIdx.y * KC_THREADS + threadIdx.x);
-	if (*skip || col >= D || (i > 0 && keys[i - 1] == keys[i]))
+	const int64_t end = (int64_t)(w + 1) * r.W;
+	return end < r.n ? (int)end : r.n;
+}
+// the window's last segment goes on into the next window
+__device__ __forceinline__ bool tok_continues(const TokRuns &r, int w)
+{
+	const int hi = tok_end(r, w);
+	return hi < r.n && r.keys[hi] == r.keys[hi - 1];
+}
+
+__global__ void __launch_bounds__(KC_THREADS) tok_seg_kernel(TokRuns r)
+{
+	const int w = (int)blockIdx.x, col = (int)(blockIdx.y * KC_THREADS + threadIdx.x);
+	if (*r.skip || col >= r.D)
 		return;
+	const int lo = w * r.W, hi = tok_end(r, w);
 	float s = 0.0f;
-	for (int j = i; j < n && keys[j] == keys[i]; j++)
-		s += kc_ld(dout, (int64_t)vals[j] * D + col);
-	kc_st_acc(dwte, (int64_t)keys[i] * D + col, s, acc);
+	for (int i = lo, start = lo; i < hi; i++) {
+		s += kc_ld(r.dout, (int64_t)r.vals[i] * r.D + col);
+		if (i + 1 < hi && r.keys[i + 1] == r.keys[i])
+			continue;
+		if (start == lo && lo > 0 && r.keys[lo - 1] == r.keys[lo]) // from the previous window
+			r.head[(int64_t)w * r.D + col] = s;
+		else if (i + 1 == hi && tok_continues(r, w)) // a run's first segment
+			r.tail[(int64_t)w * r.D + col] = s;
+		else
+			kc_st_acc(r.dwte, (int64_t)r.keys[i] * r.D + col, s, r.acc);
+		s = 0.0f, start = i + 1;
+	}
+}
+
+__global__ void __launch_bounds__(KC_THREADS) tok_run_kernel(TokRuns r)
+{
+	const int w = (int)blockIdx.x, col = (int)(blockIdx.y * KC_THREADS + threadIdx.x);
+	if (*r.skip || col >= r.D || !tok_continues(r, w))
+		return;
+	const int lo = w * r.W, last = tok_end(r, w) - 1;
+	if (lo > 0 && r.keys[lo - 1] == r.keys[lo] && r.keys[lo] == r.keys[last])
+		return; // the whole window continues a run that started earlier
+	const int32_t key = r.keys[last];
+	float s = r.tail[(int64_t)w * r.D + col];
+	for (int v = w + 1; v < r.nwin; v++) { // the run ends in v unless it fills v and goes on
+		s += r.head[(int64_t)v * r.D + col];
+		if (r.keys[tok_end(r, v) - 1] != key || !tok_continues(r, v))
+			break;
+	}
+	kc_st_acc(r.dwte, (int64_t)key * r.D + col, s, r.acc);
 }
 
 // dpos[l] = Σ_b dout[b, l]
@@ -118,8 +174,14 @@ int kcu_tok_embed_bwd(KcuStream *s, KGrad dwte, KGrad dpos, const KTensor *dout,
 	const int64_t B = ids->shape[0], L = ids->shape[1], n = B * L, V = dwte.t->shape[0], D = dwte.t->shape[1];
 	const int64_t Lmax = dpos.t->shape[0];
 	const cudaStream_t st = (cudaStream_t)s->stream;
-	if (n > (int64_t)(KCU_PART_FLOATS / 4) || D > INT32_MAX)
-		return -ENOSPC; // the sort's buffers live in the stream's scratch
+	// the sort's buffers (4n) and the runs' partial sums (2 per window and column) live in the
+	// stream's scratch: windows of TOK_WINDOW positions, wider when the partials would not fit
+	if (4 * n + 2 * D > (int64_t)KCU_PART_FLOATS)
+		return -ENOSPC;
+	int W = TOK_WINDOW;
+	while (2 * ((n + W - 1) / W) * D > (int64_t)KCU_PART_FLOATS - 4 * n)
+		W *= 2;
+	const int nwin = (int)((n + W - 1) / W);
 	s->err_bound[KCU_E_TOK_EMBED_BWD] = V;
 	const size_t esz = kern_dtype_size(dpos.t->dtype);
 	if (!dpos.acc && Lmax > L) // rows no position reaches
@@ -141,8 +203,11 @@ int kcu_tok_embed_bwd(KcuStream *s, KGrad dwte, KGrad dpos, const KTensor *dout,
 	int32_t *keys = (int32_t *)s->part, *vals = keys + 2 * n;
 	KC_TRY(KLAUNCH(&s->err, tok_sort_kernel, 1, SORT_THREADS, 0, st, (const int32_t *)ids->data, (int)n, V, passes,
 		       keys, vals, s->flags, s->errs));
-	const int32_t *sk = keys + (passes % 2) * n, *sv = vals + (passes % 2) * n;
-	dim3 grid((unsigned)n, (unsigned)((D + KC_THREADS - 1) / KC_THREADS));
-	return KLAUNCH(&s->err, tok_rows_kernel, grid, KC_THREADS, 0, st, kc_grad(dwte), dwte.acc, kc_in(dout), sk, sv,
-		       (int)n, (int)D, s->flags);
+	TokRuns r = {};
+	r.dwte = kc_grad(dwte), r.acc = dwte.acc, r.dout = kc_in(dout), r.n = (int)n, r.D = (int)D, r.skip = s->flags;
+	r.keys = keys + (passes % 2) * n, r.vals = vals + (passes % 2) * n;
+	r.W = W, r.nwin = nwin, r.head = s->part + 4 * n, r.tail = r.head + (int64_t)nwin * D;
+	dim3 grid((unsigned)nwin, (unsigned)((D + KC_THREADS - 1) / KC_THREADS));
+	KC_TRY(KLAUNCH(&s->err, tok_seg_kernel, grid, KC_THREADS, 0, st, r));
+	return KLAUNCH(&s->err, tok_run_kernel, grid, KC_THREADS, 0, st, r);
 }

@@ -2,7 +2,7 @@
 // shim (emu/kemu.h) when g++ builds the same file for the CPU (-DKEMU), and the launch macro.
 #ifndef KCUDA_H
 #define KCUDA_H
-// defines: KLAUNCH, KSHARED_DYN, KEMU_SITE_PARAMS, KEMU_SITE_ARGS
+// defines: KLAUNCH, KSHARED_DYN, KUNROLL, KEMU_SITE_PARAMS, KEMU_SITE_ARGS
 
 #if defined(KEMU)
 #include "emu/kemu.h" // defines: the dialect for the CPU
@@ -40,6 +40,14 @@
 #define KSHARED_DYN(T, name)                                                                                           \
 	extern __shared__ __align__(16) unsigned char kshared_dyn_[];                                                  \
 	T *const name = reinterpret_cast<T *>(kshared_dyn_)
+#endif
+
+// `#pragma unroll` for the next loop under nvcc (a loop over a register array that must stay in
+// registers); nothing for g++, which has no such pragma and runs the loop as written
+#if defined(KEMU)
+#define KUNROLL
+#else
+#define KUNROLL _Pragma("unroll")
 #endif
 
 // A device helper that wraps a warp collective takes its caller's site as trailing defaulted

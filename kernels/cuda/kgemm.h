@@ -16,7 +16,7 @@ extern "C" {
 typedef enum { KGEMM_F32 = 0, KGEMM_BF16 = 1 } KgType;
 typedef enum { KGEMM_N = 0, KGEMM_T = 1 } KgOp;
 
-// With x = alpha * op(A) op(B) + (accumulate ? C : 0), computed in f32, the result D written
+// With x = alpha * op(A) op(B) + (accumulate ? Cin : 0), computed in f32, the result D written
 // over C is (m < M indexes rows of D, n < N its columns; gelu is GELU's tanh approximation, the
 // form cuBLASLt's epilogue is taken to compute (PyTorch fuses only approximate='tanh' into it;
 // test_kgemm_gpu holds cuBLASLt against it on a device), KACT_GELU_TANH of kern_ops.h):
@@ -44,16 +44,17 @@ typedef struct KgCall {
 	int lda;
 	const void *B;
 	int ldb;
-	void *C; // read when accumulate, written with D
+	void *C; // written with D
 	int ldc;
-	KgType ab, c; // A and B share a type (bf16 or f32); C's: bf16 or f32 (f32 in needs f32 out)
+	const void *Cin; // read when accumulate, in C's type and layout (ldc); NULL: C itself
+	KgType ab, c;    // A and B share a type (bf16 or f32); C's: bf16 or f32 (f32 in needs f32 out)
 	KgEpi epi;
 	void *bias; // BIAS kinds: M values read; BGRAD kinds: M (or N for BGRADB) values written
 	KgType bias_type;
 	void *aux; // GELU_AUX kinds: written; DGELU kinds: read. M x N of type c, leading dimension ldaux
 	int ldaux; // >= M and a multiple of 8 (cuBLASLt's rule)
 	float alpha;
-	int accumulate; // 1: D = x + C (beta 1); 0: C is not read (beta 0)
+	int accumulate; // 1: D = x + Cin (beta 1); 0: Cin is not read (beta 0)
 } KgCall;
 
 typedef struct KGemm KGemm;

@@ -220,8 +220,11 @@ int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 	if (!rc && c->aux)
 		rc = cublas_try(e, SET(p->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, c->aux));
 	float beta = c->accumulate ? 1.0f : 0.0f;
+	const void *cin = c->Cin ? c->Cin : c->C; // C read, D written: a residual needs no copy first
 	if (!rc)
-		rc = cublas_try(e, cublasLtMatmul(g->lt, p->op, &c->alpha, c->A, p->a, c->B, p->b, &beta, c->C, p->c,
+		rc = cublas_try(e, cublasLtMatmul(g->lt, p->op, &c->alpha, c->A, p->a, c->B, p->b, &beta, cin, p->c,
 						  c->C, p->c, &p->algo, g->ws, g->ws_bytes, (cudaStream_t)stream));
+	if (!rc)
+		kcheck_count_launch();
 	return rc;
 }

@@ -164,11 +164,10 @@ __device__ __forceinline__ void kfrag_load_b2_kn(KFragB b[2], const __nv_bfloat1
 }
 
 // ---- the same fragments with plain loads, from any memory (pairs 4-byte aligned) ----
+// one 4-byte load (a memcpy from a bf16 *, 2-byte aligned to the compiler, became byte loads)
 __device__ __forceinline__ uint32_t kld_bf16x2(const __nv_bfloat16 *p)
 {
-	uint32_t r;
-	memcpy(&r, p, sizeof r);
-	return r;
+	return *reinterpret_cast<const uint32_t *>(p);
 }
 __device__ __forceinline__ void kfrag_load_a_direct(KFragA &a, const __nv_bfloat16 *p, int ld)
 {
@@ -186,9 +185,10 @@ __device__ __forceinline__ void kfrag_load_b_kn_direct(KFragB &b, const __nv_bfl
 {
 	int l = klane();
 	for (int r = 0; r < 2; r++) {
-		uint16_t lo, hi;
-		memcpy(&lo, p + kfrag_b_k(l, 2 * r) * ld + kfrag_b_n(l, 2 * r), 2);
-		memcpy(&hi, p + kfrag_b_k(l, 2 * r + 1) * ld + kfrag_b_n(l, 2 * r + 1), 2);
+		const uint16_t lo = *reinterpret_cast<const uint16_t *>(p + kfrag_b_k(l, 2 * r) * ld +
+									kfrag_b_n(l, 2 * r)),
+			       hi = *reinterpret_cast<const uint16_t *>(p + kfrag_b_k(l, 2 * r + 1) * ld +
+									kfrag_b_n(l, 2 * r + 1));
 		b.x[r] = (uint32_t)lo | (uint32_t)hi << 16;
 	}
 }

@@ -17,7 +17,7 @@ endif
 # kernels. Built twice: libkcubackend (nvcc, cuBLASLt: what programs link) and libkcuemu (g++
 # through the shim: what make test runs). A program gets it with $(KCUDA_LDFLAGS) (kern_ctx.c
 # refers to the table weakly, so nothing else pulls CUDA in), $(KCUDA_LIBS) and $(KCUDA_LDLIBS).
-KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c
+KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c
 KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
                kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu
 KCUDA_LDFLAGS := -Wl,-u,kcuda_backend
@@ -124,6 +124,27 @@ $(foreach t,$(KCU_TESTS),$(eval $(t)_gpu_SRCS := tests/$(t).c tests/kcu_twin.c) 
 all: $(addprefix $(BUILD)/tests/,$(addsuffix _gpu,$(KCU_TESTS)))
 endif
 
+# the backend's own GEMM (kc_mm_own) against the reference GEMM: a kernel test of the backend's
+# insides, NAME through the shim and NAME_gpu on a device
+ifeq ($(HAVE_CUDA_EMU),1)
+TESTS += test_kcu_mm
+SEEDED_TESTS += test_kcu_mm
+ASAN_TESTS += test_kcu_mm
+test_kcu_mm_SRCS := tests/test_kcu_mm.cu
+test_kcu_mm_LIBS := kcuemu kattnemu kemu kernels stream common
+test_kcu_mm_LDLIBS := -lstdc++
+endif
+ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
+GPU_TESTS += test_kcu_mm_gpu
+test_kcu_mm_gpu_CU_SRCS := tests/test_kcu_mm.cu
+test_kcu_mm_gpu_SRCS := kernels/cuda/emu/kgemm_ref.c
+test_kcu_mm_gpu_LIBS := $(KCUDA_LIBS) kernels stream common
+test_kcu_mm_gpu_LDLIBS := $(KCUDA_LDLIBS)
+all: $(BUILD)/tests/test_kcu_mm_gpu
+endif
+$(BUILD)/obj/emu/tests/test_kcu_mm.o $(BUILD)/obj/tests/test_kcu_mm.cu.o: EMU_CXXFLAGS += -Ikernels -Ikernels/cuda
+$(BUILD)/obj/tests/test_kcu_mm.cu.o: NVCCFLAGS += -Ikernels -Ikernels/cuda
+
 # the trainer's own step (trainer/trainer_step.c) on the backend through the shim against the CPU
 # backend; a device run needs device-side comm (issue 13), so it is a shim test only
 ifeq ($(HAVE_CUDA_EMU),1)
@@ -180,7 +201,7 @@ test_kgemm_ref_LIBS := kemu
 test_kgemm_ref_LDLIBS := -lstdc++ # the shim's scheduler (kgemm_emu queues its calls) is C++
 $(BUILD)/obj/tests/test_kgemm_ref.o: CFLAGS += -Ikernels/cuda
 endif
-SCRIPT_TESTS += tests/test_cuda_spills.sh tests/test_kemu_not_in_programs.sh tests/test_kemu_dialect.sh
+SCRIPT_TESTS += tests/test_cuda_spills.sh tests/test_cuda_sass_bytes.sh tests/test_kemu_not_in_programs.sh tests/test_kemu_dialect.sh
 
 # kgemm on cuBLASLt against the reference on the host (a device test)
 ifeq ($(HAVE_CUBLAS),1)

@@ -120,7 +120,8 @@ __device__ __forceinline__ void kattn_mma_pm(KFragC *acc, const KFragC *p, const
 
 // A warp's 16 x (8·N) accumulators, row i scaled by mul[i / 8 of the fragment row], to bf16 rows
 // dst + r·stride for the rows r < rows (of the warp's 16); acc: added to what is there, in f32,
-// rounded once. Each element has exactly this one writer.
+// rounded once. Each element has exactly this one writer. Pairs are 4-byte aligned (dst is, by
+// kattn_check's 16 bytes, and stride and the column are even), so each is one 4-byte access.
 template <int N>
 __device__ __forceinline__ void kattn_store_rows(kbf16 *dst, int64_t stride, const KFragC *c, const float mul[2],
 						 int rows, int acc)
@@ -138,8 +139,7 @@ __device__ __forceinline__ void kattn_store_rows(kbf16 *dst, int64_t stride, con
 				a += __uint_as_float(old << 16);
 				b += __uint_as_float(old & 0xffff0000u);
 			}
-			uint32_t v = kpack_bf16x2(a, b);
-			memcpy(static_cast<void *>(p), &v, sizeof v);
+			*reinterpret_cast<uint32_t *>(p) = kpack_bf16x2(a, b); // one 4-byte store (see above)
 		}
 }
 

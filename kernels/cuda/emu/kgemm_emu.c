@@ -44,7 +44,7 @@ static void gemm_accesses(const KgCall *c)
 	matrix_access(c->A, c->ab, c->opA == KGEMM_N ? c->M : c->K, c->opA == KGEMM_N ? c->K : c->M, c->lda, 0);
 	matrix_access(c->B, c->ab, c->opB == KGEMM_N ? c->K : c->N, c->opB == KGEMM_N ? c->N : c->K, c->ldb, 0);
 	if (c->accumulate)
-		matrix_access(c->C, c->c, c->M, c->N, c->ldc, 0);
+		matrix_access(c->Cin ? c->Cin : c->C, c->c, c->M, c->N, c->ldc, 0);
 	matrix_access(c->C, c->c, c->M, c->N, c->ldc, 1);
 	const KgEpi x = c->epi;
 	const int bias_read = x == KGEMM_EPI_BIAS || x == KGEMM_EPI_GELU_BIAS || x == KGEMM_EPI_GELU_AUX_BIAS;
@@ -72,8 +72,12 @@ int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 {
 	if (!g)
 		return kerr_set(e, -EINVAL, "kgemm: no handle");
-	if (!kemu_async_c())
-		return kgemm_ref(c, e);
+	if (!kemu_async_c()) {
+		int rc = kgemm_ref(c, e);
+		if (!rc)
+			kcheck_count_launch(); // as the device's kgemm counts a queued matmul
+		return rc;
+	}
 	int rc = kgemm_check(c, e); // refused at the call, as cuBLASLt does
 	if (rc)
 		return rc;
@@ -82,5 +86,8 @@ int kgemm(KGemm *g, void *stream, const KgCall *c, KErr *e)
 		return kerr_set(e, -ENOMEM, "kgemm: no memory");
 	*copy = *c;
 	int ce = kemu_enqueue_c(stream, "kgemm", gemm_run, copy, free);
-	return ce ? kerr_set(e, -EIO, "kgemm: the stream's earlier work failed (CUDA error %d)", ce) : 0;
+	if (ce)
+		return kerr_set(e, -EIO, "kgemm: the stream's earlier work failed (CUDA error %d)", ce);
+	kcheck_count_launch();
+	return 0;
 }

@@ -73,6 +73,7 @@ int kgemm_ref(const KgCall *c, KErr *e)
 		return kerr_set(e, -ENOMEM, "kgemm_ref: no memory for %d x %d x %d", M, N, K);
 	}
 	const KgEpi epi = c->epi;
+	const void *cin = c->Cin ? c->Cin : c->C;
 	for (int n = 0; n < N; n++)
 		for (int m = 0; m < M; m++) {
 			const float *ar = a + (size_t)m * (size_t)K, *br = b + (size_t)n * (size_t)K;
@@ -81,7 +82,7 @@ int kgemm_ref(const KgCall *c, KErr *e)
 				acc += (double)ar[k] * (double)br[k]; // exact products, sums in k order
 			size_t ci = (size_t)m + (size_t)n * (size_t)c->ldc,
 			       xi = (size_t)m + (size_t)n * (size_t)c->ldaux;
-			double x = (double)c->alpha * acc + (c->accumulate ? load(c->C, c->c, ci) : 0.0), d = x;
+			double x = (double)c->alpha * acc + (c->accumulate ? load(cin, c->c, ci) : 0.0), d = x;
 			if (epi == KGEMM_EPI_BIAS || epi == KGEMM_EPI_GELU_BIAS || epi == KGEMM_EPI_GELU_AUX_BIAS)
 				x = d = x + load(c->bias, c->bias_type, (size_t)m);
 			if (epi == KGEMM_EPI_GELU_AUX || epi == KGEMM_EPI_GELU_AUX_BIAS)

@@ -52,7 +52,7 @@ static int scenario(uint64_t seed, bool wait)
 }
 
 // in a child: a sticky error ends the process's use of the device, as on a GPU
-static int in_child(uint64_t seed, bool wait)
+[[maybe_unused]] static int in_child(uint64_t seed, bool wait) // unused where the kernels are not instrumented
 {
 	fflush(stdout);
 	pid_t pid = fork();

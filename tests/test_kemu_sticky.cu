@@ -39,5 +39,7 @@ int main()
 	kerr_clear(&e);
 	rc = KLAUNCH(&e, k_fill, 1, 64, 0, s, d);
 	KT_CHECK(rc != 0, "sticky: a later launch fails: %d", rc);
+	cudaStreamDestroy(s); // released even on a faulted device (sticky errors aside)
+	cudaFree(d);
 	return kt_finish("test_kemu_sticky");
 }

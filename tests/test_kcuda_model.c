@@ -15,32 +15,12 @@
 
 enum { B = 3 };
 
-typedef struct {
-	ClipModel *m;
-	KTensor video, text;
-	double loss;
-} Run;
-
 // the weights and the batch from the run's seeds (fresh each run: kt_setup's)
 static uint64_t wseed, bseed;
 
-static int run(KernCtx *c, const ModelConfig *cfg, KDtype dt, Run *r)
+static int run(KernCtx *c, const ModelConfig *cfg, KDtype dt, ModelSynthStep *r)
 {
-	const int64_t sv[] = {B, cfg->frames, cfg->image_size, cfg->image_size, 3}, st[] = {B, cfg->ctx_len};
-	memset(r, 0, sizeof *r);
-	int rc = clip_model_create(&r->m, c, cfg, B, dt);
-	rc = rc ? rc : model_init_params(c, cfg, &r->m->params, wseed);
-	rc = rc ? rc : clip_model_sync_weights(r->m);
-	rc = rc ? rc : kern_alloc(c, &r->video, KDT_F32, 5, sv);
-	rc = rc ? rc : kern_alloc(c, &r->text, KDT_I32, 2, st);
-	rc = rc ? rc : model_synth_batch(c, cfg, bseed, 1, 64, &r->video, &r->text);
-	return rc ? rc : clip_model_infonce_step(r->m, &r->video, &r->text, &r->loss);
-}
-
-static void done(KernCtx *c, Run *r)
-{
-	kern_free(c, &r->video), kern_free(c, &r->text);
-	clip_model_destroy(r->m);
+	return model_synth_step(c, cfg, B, dt, wseed, bseed, r);
 }
 
 static double rel(KtEnv *e, const KTensor *ref, const KTensor *t, KernCtx *tc)
@@ -90,7 +70,7 @@ int main(void)
 	cfg.vis_width = cfg.txt_width = 128; // two heads of 64: the head dims the CUDA attention has
 	cfg.vis_heads = cfg.txt_heads = 2;
 	wseed = kt_rand(&e), bseed = kt_rand(&e);
-	Run ref, cb, d1, d2, d32;
+	ModelSynthStep ref, cb, d1, d2, d32;
 	int rc = run(e.cpu, &cfg, KDT_F32, &ref);
 	rc = rc ? rc : run(e.cpu, &cfg, KDT_BF16, &cb);
 	kt_check(&e, rc == 0, "the CPU model steps (f32, bf16): %d", rc);
@@ -98,7 +78,7 @@ int main(void)
 	kt_check(&e, r32 == -ENOTSUP, "an f32 model on the CUDA backend: %d (its attention computes in bf16 only)",
 		 r32);
 	kern_error_clear(e.dev);
-	done(e.dev, &d32);
+	model_synth_step_free(e.dev, &d32);
 	int r1 = run(e.dev, &cfg, KDT_BF16, &d1);
 	kt_reschedule(&e, e.seed + 1); // the shim: another order of threads and blocks
 	int r2 = run(e.dev, &cfg, KDT_BF16, &d2);
@@ -128,6 +108,7 @@ int main(void)
 		snprintf(nm, sizeof nm, "grad %s", s->name);
 		as_close(&e, nm, KT_MODEL_RATIO_ONE, ec_all, &gr, &gc, &gd);
 	}
-	done(e.cpu, &ref), done(e.cpu, &cb), done(e.dev, &d1), done(e.dev, &d2);
+	model_synth_step_free(e.cpu, &ref), model_synth_step_free(e.cpu, &cb), model_synth_step_free(e.dev, &d1),
+		model_synth_step_free(e.dev, &d2);
 	return kt_finish(&e);
 }

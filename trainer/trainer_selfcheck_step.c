@@ -8,7 +8,7 @@
 #include <math.h>   // defines: sqrt
 #include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: malloc, free
-#include <string.h> // defines: memset, strcmp
+#include <string.h> // defines: strcmp
 
 // segments covering [0, OPT_N) as the model's flags make them: AdamW with and without decay, LAMB
 // with its trust ratio and without, frozen, a clamped logit scale, an external τ (in the norm only)
@@ -65,12 +65,6 @@ void sc_check_optimizer(Sc *s)
 
 // ---- one training step of the model at a tiny size ----
 
-typedef struct {
-	ClipModel *m;
-	KTensor video, text;
-	double loss;
-} Run;
-
 // the configured activation at a tiny size, with head dim 64 (the CUDA attention's)
 static void tiny_model(ModelConfig *cfg, int act)
 {
@@ -82,26 +76,6 @@ static void tiny_model(ModelConfig *cfg, int act)
 }
 
 enum { STEP_B = 3 };
-
-static int run_step(KernCtx *c, const ModelConfig *cfg, KDtype dt, uint64_t wseed, uint64_t bseed, Run *r)
-{
-	const int64_t sv[] = {STEP_B, cfg->frames, cfg->image_size, cfg->image_size, 3}, st[] = {STEP_B, cfg->ctx_len};
-	memset(r, 0, sizeof *r);
-	int rc = clip_model_create(&r->m, c, cfg, STEP_B, dt);
-	rc = rc ? rc : model_init_params(c, cfg, &r->m->params, wseed);
-	rc = rc ? rc : clip_model_sync_weights(r->m);
-	rc = rc ? rc : kern_alloc(c, &r->video, KDT_F32, 5, sv);
-	rc = rc ? rc : kern_alloc(c, &r->text, KDT_I32, 2, st);
-	rc = rc ? rc : model_synth_batch(c, cfg, bseed, 1, 64, &r->video, &r->text);
-	return rc ? rc : clip_model_infonce_step(r->m, &r->video, &r->text, &r->loss);
-}
-
-static void run_done(KernCtx *c, Run *r)
-{
-	kern_free(c, &r->video), kern_free(c, &r->text);
-	if (r->m)
-		clip_model_destroy(r->m);
-}
 
 // the device's bf16 tensor as close to the CPU's f32 one as the CPU's own bf16 one is: at most
 // ratio times its error, plus the bf16 tolerance over √n (test_kcuda_model's rule, floor included)
@@ -138,16 +112,16 @@ void sc_check_model_step(Sc *s, int act)
 	ModelConfig cfg;
 	tiny_model(&cfg, act);
 	const uint64_t wseed = rng_splitmix64(&s->rng), bseed = rng_splitmix64(&s->rng);
-	Run ref, cb, d1, d2;
-	int rc = run_step(s->cpu, &cfg, KDT_F32, wseed, bseed, &ref);
-	rc = rc ? rc : run_step(s->cpu, &cfg, KDT_BF16, wseed, bseed, &cb);
+	ModelSynthStep ref, cb, d1, d2;
+	int rc = model_synth_step(s->cpu, &cfg, STEP_B, KDT_F32, wseed, bseed, &ref);
+	rc = rc ? rc : model_synth_step(s->cpu, &cfg, STEP_B, KDT_BF16, wseed, bseed, &cb);
 	if (rc) {
 		sc_setup_failed(s, "the CPU backend's model step", rc);
-		run_done(s->cpu, &ref), run_done(s->cpu, &cb);
+		model_synth_step_free(s->cpu, &ref), model_synth_step_free(s->cpu, &cb);
 		return;
 	}
-	int r1 = run_step(s->dev, &cfg, KDT_BF16, wseed, bseed, &d1);
-	int r2 = r1 ? 0 : run_step(s->dev, &cfg, KDT_BF16, wseed, bseed, &d2);
+	int r1 = model_synth_step(s->dev, &cfg, STEP_B, KDT_BF16, wseed, bseed, &d1);
+	int r2 = r1 ? 0 : model_synth_step(s->dev, &cfg, STEP_B, KDT_BF16, wseed, bseed, &d2);
 	if (!sc_both(s, "model step", 0, r1 ? r1 : r2)) {
 		if (s->o->plant && !strcmp(s->o->plant, "model step")) {
 			ScPair g = {d1.m->grads, d1.m->grads};
@@ -181,7 +155,7 @@ void sc_check_model_step(Sc *s, int act)
 			sc_verdict(s, "model step: determinism", dg == 0 && dl == 0, (double)(dg + dl), 0, what);
 		}
 	}
-	run_done(s->cpu, &ref), run_done(s->cpu, &cb), run_done(s->dev, &d1);
+	model_synth_step_free(s->cpu, &ref), model_synth_step_free(s->cpu, &cb), model_synth_step_free(s->dev, &d1);
 	if (!r1)
-		run_done(s->dev, &d2);
+		model_synth_step_free(s->dev, &d2);
 }

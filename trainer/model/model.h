@@ -11,7 +11,7 @@
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
-//          model_synth_batch, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
+//          model_synth_batch, ModelSynthStep, model_synth_step, model_synth_step_free, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
 //          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
@@ -263,6 +263,18 @@ int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *t
 // Which pairs a step gets is a function of (seed, step) only.
 int model_synth_batch(KernCtx *ctx, const ModelConfig *cfg, uint64_t seed, uint64_t step, int pool, KTensor *video,
 		      KTensor *text);
+// One InfoNCE step of a fresh model on a synthetic batch, the backends' twin runs (test_kcuda_model,
+// the trainer's self-check): B samples, weights from wseed, the batch step 1 of a pool of 64 from
+// bseed. The model and batch stay in r for comparing (model_synth_step_free releases them, also
+// after a failure).
+typedef struct {
+	ClipModel *m;
+	KTensor video, text;
+	double loss;
+} ModelSynthStep;
+int model_synth_step(KernCtx *c, const ModelConfig *cfg, int B, KDtype dt, uint64_t wseed, uint64_t bseed,
+		     ModelSynthStep *r);
+void model_synth_step_free(KernCtx *c, ModelSynthStep *r);
 
 // ---- the optimizer ----
 // Optimizer over the model's flat parameter buffer: one fused AdamW or LAMB op per step driven by a

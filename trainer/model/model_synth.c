@@ -1,9 +1,10 @@
 // Synthetic batches: counter-based hashing of (seed, pair, element), so every batch is
 // reproducible without any RNG state to checkpoint.
-#include "model.h" // defines: model_synth_batch
+#include "model.h" // defines: model_synth_batch, model_synth_step
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h> // defines: memset
 
 static uint64_t mix(uint64_t x)
 {
@@ -56,4 +57,26 @@ int model_synth_batch(KernCtx *ctx, const ModelConfig *cfg, uint64_t seed, uint6
 	free(px);
 	free(ids);
 	return rc;
+}
+
+int model_synth_step(KernCtx *c, const ModelConfig *cfg, int B, KDtype dt, uint64_t wseed, uint64_t bseed,
+		     ModelSynthStep *r)
+{
+	const int64_t sv[] = {B, cfg->frames, cfg->image_size, cfg->image_size, 3}, st[] = {B, cfg->ctx_len};
+	memset(r, 0, sizeof *r);
+	int rc = clip_model_create(&r->m, c, cfg, B, dt);
+	rc = rc ? rc : model_init_params(c, cfg, &r->m->params, wseed);
+	rc = rc ? rc : clip_model_sync_weights(r->m);
+	rc = rc ? rc : kern_alloc(c, &r->video, KDT_F32, 5, sv);
+	rc = rc ? rc : kern_alloc(c, &r->text, KDT_I32, 2, st);
+	rc = rc ? rc : model_synth_batch(c, cfg, bseed, 1, 64, &r->video, &r->text);
+	return rc ? rc : clip_model_infonce_step(r->m, &r->video, &r->text, &r->loss);
+}
+
+void model_synth_step_free(KernCtx *c, ModelSynthStep *r)
+{
+	kern_free(c, &r->video), kern_free(c, &r->text);
+	if (r->m)
+		clip_model_destroy(r->m);
+	r->m = NULL;
 }

@@ -43,6 +43,17 @@ static int lagged(TtRank *r, float (*rows)[TS_NSCALARS], double (*ph)[TS_NPHASES
 	return n;
 }
 
+// the step both backends run: two heads of 64 (the head dims the CUDA attention has), bf16
+// activations (the CUDA backend's), blocks of EVERY rows
+static void step_config(TrainStepConfig *cfg)
+{
+	tt_step_config(cfg, FASTCLIP_V3, 4, 32);
+	cfg->log_every = EVERY;
+	cfg->model.vis_width = cfg->model.txt_width = 128;
+	cfg->model.embed_dim = 32;
+	cfg->act = KDT_BF16;
+}
+
 // one rank on the backend this test is built for (tt_rank_open's, on that context)
 static int open_rank(TtRank *r, const TrainStepConfig *cfg)
 {
@@ -64,11 +75,7 @@ static int open_rank(TtRank *r, const TrainStepConfig *cfg)
 static int run(int lag, float (*rows)[TS_NSCALARS], double (*ph)[TS_NPHASES])
 {
 	TrainStepConfig cfg;
-	tt_step_config(&cfg, FASTCLIP_V3, 4, 32);
-	cfg.log_every = EVERY;
-	cfg.model.vis_width = cfg.model.txt_width = 128; // two heads of 64: the head dims the CUDA attention has
-	cfg.model.embed_dim = 32;
-	cfg.act = KDT_BF16; // the CUDA backend's
+	step_config(&cfg);
 	TtRank r = {0};
 	TrainStepTimes tt;
 	int orc = open_rank(&r, &cfg);
@@ -104,10 +111,7 @@ static int planted_early_read(uint64_t seed)
 		return printf("not linked with the shim: skipped\n"), 77;
 	kemu_sched_c(seed);
 	TrainStepConfig cfg;
-	tt_step_config(&cfg, FASTCLIP_V3, 4, 32);
-	cfg.model.vis_width = cfg.model.txt_width = 128;
-	cfg.model.embed_dim = 32;
-	cfg.act = KDT_BF16;
+	step_config(&cfg);
 	TtRank r = {0};
 	TrainStepTimes tt;
 	if (open_rank(&r, &cfg) < 0 || tt_upload(r.ts, 5, 0, 0) < 0 || train_step_run(r.ts, 0, &tt) < 0 ||

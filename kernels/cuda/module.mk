@@ -158,7 +158,7 @@ test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
 # the step's metrics read back one interval late (test_step_fetch) on the backend through the shim
 TESTS += test_kcuda_step_fetch
-test_kcuda_step_fetch_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_step_fetch_LIBS := $(test_kcuda_train_LIBS)
 test_kcuda_step_fetch_LDLIBS := -lstdc++
 test_kcuda_step_fetch_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_step_fetch: LDFLAGS += $(KCUDA_LDFLAGS)

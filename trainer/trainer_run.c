@@ -113,24 +113,14 @@ static void report(TrainerRun *r, Pending **pend_blocks)
 	free(ph);
 }
 
-// hands the current block to the host; when the other is still on its way, takes it: the lag of
-// one interval
-static void fetch(TrainerRun *r, Pending **pend)
+// hands the current block to the host and reports blocks until at most `keep` are on their way:
+// 1 after a full block (the lag of one interval), 0 before a checkpoint or the end (every step)
+static void hand_over(TrainerRun *r, Pending **pend, int keep)
 {
 	int rc = train_step_fetch_begin(r->ts);
 	if (rc < 0)
 		step_failed(r, r->step, rc);
-	if (train_step_fetch_pending(r->ts) > 1)
-		report(r, pend);
-}
-
-// every step's figures, before a checkpoint or the end
-static void flush(TrainerRun *r, Pending **pend)
-{
-	int rc = train_step_fetch_begin(r->ts);
-	if (rc < 0)
-		step_failed(r, r->step, rc);
-	while (train_step_fetch_pending(r->ts))
+	while (train_step_fetch_pending(r->ts) > keep)
 		report(r, pend);
 }
 
@@ -333,7 +323,7 @@ void trainer_run(TrainerRun *r)
 		int ckpt_due = r->step != r->last_ckpt &&
 			       (done || (c->ckpt_every && r->step > r->start && r->step % c->ckpt_every == 0));
 		if ((done || ckpt_due) && (r->ts->rows || train_step_fetch_pending(r->ts)))
-			flush(r, pend); // metrics.jsonl reaches the checkpoint's step
+			hand_over(r, pend, 0); // metrics.jsonl reaches the checkpoint's step
 		if (c->rank == 0 && ckpt_due)
 			checkpoint(r);
 		// rank 0 evaluates between steps; the others wait at the next step's all-gather
@@ -350,7 +340,7 @@ void trainer_run(TrainerRun *r)
 		}
 		r->step++;
 		if (r->ts->rows == c->metrics_every)
-			fetch(r, pend);
+			hand_over(r, pend, 1);
 	}
 	r->total_s = time_mono_s() - t_run;
 	buffers_close(r);

@@ -318,7 +318,6 @@ int train_step_fetch_begin(TrainStep *s)
 	TRY(kern_download_async(s->ctx, s->fetch_host[b], kern_nbytes(&blk), &blk));
 	TRY(kern_event_record(s->fetch_done[b], s->ctx));
 	s->fetch_rows[b] = s->rows;
-	s->fetch_seq[b] = ++s->fetches;
 	s->blk ^= 1;
 	s->rows = 0;
 	return 0;
@@ -341,11 +340,12 @@ static void phase_times(TrainStep *s, int b, int r, double *out)
 	}
 }
 
-// the oldest block on its way to the host, -1 when none is
+// the oldest block on its way to the host, -1 when none is: the block the steps write when it is
+// still on its way (handed over before the one just handed, which moved the steps to it), else
+// the other
 static int oldest(const TrainStep *s)
 {
-	int b = !s->fetch_rows[1] || (s->fetch_rows[0] && s->fetch_seq[0] < s->fetch_seq[1]) ? 0 : 1;
-	return s->fetch_rows[b] ? b : -1;
+	return s->fetch_rows[s->blk] ? s->blk : s->fetch_rows[s->blk ^ 1] ? s->blk ^ 1 : -1;
 }
 
 int train_step_fetch_ready(TrainStep *s)

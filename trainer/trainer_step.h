@@ -101,12 +101,11 @@ typedef struct {
 	// the logged scalars: two blocks of log_every rows, (2·log_every, TS_NSCALARS) f32. Steps write
 	// block blk; a full one goes to the host (train_step_fetch_begin) while the next fills the other
 	KTensor metrics;
-	int rows, blk;                 // rows written to block blk since it was last handed to the host
-	float *fetch_host[2];          // pinned: each block's copy on the host
-	KEvent *fetch_done[2];         // recorded after that copy
-	int fetch_rows[2];             // rows of block k on their way to the host (0: none)
-	int64_t fetch_seq[2], fetches; // the order the blocks were handed over
-	KEvent **phase_ev;             // (2, min(log_every, TS_TIMED_ROWS), TS_NPHASES + 1) timed events
+	int rows, blk;         // rows written to block blk since it was last handed to the host
+	float *fetch_host[2];  // pinned: each block's copy on the host
+	KEvent *fetch_done[2]; // recorded after that copy
+	int fetch_rows[2];     // rows of block k on their way to the host (0: none)
+	KEvent **phase_ev;     // (2, min(log_every, TS_TIMED_ROWS), TS_NPHASES + 1) timed events
 } TrainStep;
 
 // Allocates model, optimizer, exchange (tables) and buckets for cfg; parameters are zero until

@@ -84,6 +84,10 @@ static double sc_load(const void *buf, KDtype dt, int64_t i)
 				: NAN;
 }
 
+double sc_uniform(Sc *s, double lo, double hi)
+{
+	return lo + (hi - lo) * (double)(rng_splitmix64(&s->rng) >> 11) / 9007199254740992.0;
+}
 // uniform values in [lo, hi) on both; unit: rows of the last dim normalized (features); poison: NaN bytes
 void sc_fill(Sc *s, ScPair *p, double lo, double hi, int unit)
 {
@@ -95,7 +99,7 @@ void sc_fill(Sc *s, ScPair *p, double lo, double hi, int unit)
 		return sc_setup_failed(s, "a host buffer", -ENOMEM);
 	}
 	for (int64_t i = 0; i < n; i++)
-		v[i] = lo + (hi - lo) * (double)(rng_splitmix64(&s->rng) >> 11) / 9007199254740992.0;
+		v[i] = sc_uniform(s, lo, hi);
 	for (int64_t r = 0; unit && r < n / d; r++) {
 		double ss = 0;
 		for (int64_t k = 0; k < d; k++)

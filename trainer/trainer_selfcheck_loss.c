@@ -40,11 +40,6 @@ void sc_check_loss(Sc *s)
 	sc_free_all(s, (ScPair *[]){&x, &y, &nrm, &e2, &ls, &loss, &de1, &de2, &dls}, 9);
 }
 
-static double uniform(Sc *s, double lo, double hi)
-{
-	return lo + (hi - lo) * (double)(rng_splitmix64(&s->rng) >> 11) / 9007199254740992.0;
-}
-
 // The gathered batch of rank 1 of 2: E1, E2 (N = 2B, d) unit rows, e1, e2 the views of its rows
 typedef struct {
 	ScPair E1, E2;
@@ -76,12 +71,12 @@ static void fcco_table(Sc *s, ScPair *table, int tw)
 	for (int r = 0; r < FROWS; r++) {
 		float *row = t + (size_t)r * tw;
 		for (int k = 0; k < 2; k++)
-			row[k] = r % 5 == 0 ? bads[(r / 5 + k) % 4] : (float)uniform(s, 0.2, 3.0);
+			row[k] = r % 5 == 0 ? bads[(r / 5 + k) % 4] : (float)sc_uniform(s, 0.2, 3.0);
 		for (int k = 0; k < 2 && tw >= 10; k++) {
-			row[KFCCO_T_TAU1 + k] = (float)uniform(s, 0.05, 0.2);
-			row[KFCCO_T_B1 + k] = (float)uniform(s, 0.0, 4.0);
-			row[KFCCO_T_M1 + k] = (float)uniform(s, -0.1, 0.1);
-			row[KFCCO_T_V1 + k] = (float)uniform(s, 0.0, 0.01);
+			row[KFCCO_T_TAU1 + k] = (float)sc_uniform(s, 0.05, 0.2);
+			row[KFCCO_T_B1 + k] = (float)sc_uniform(s, 0.0, 4.0);
+			row[KFCCO_T_M1 + k] = (float)sc_uniform(s, -0.1, 0.1);
+			row[KFCCO_T_V1 + k] = (float)sc_uniform(s, 0.0, 0.01);
 		}
 	}
 	sc_set(s, table, t);
@@ -94,9 +89,10 @@ static void fcco_packs(Sc *s, ScPair *pack_all, int pw)
 	float pa[FN * 12];
 	for (int r = 0; r < FN; r++)
 		for (int k = 0; k < pw; k++)
-			pa[r * pw + k] = (float)(k == KFCCO_P_TAU1_OLD || k == KFCCO_P_TAU2_OLD ? uniform(s, 0.05, 0.2)
-						 : k < 2                                        ? uniform(s, 0.3, 2.0)
-												: uniform(s, 0.0, 3.0));
+			pa[r * pw + k] =
+				(float)(k == KFCCO_P_TAU1_OLD || k == KFCCO_P_TAU2_OLD ? sc_uniform(s, 0.05, 0.2)
+					: k < 2                                        ? sc_uniform(s, 0.3, 2.0)
+										       : sc_uniform(s, 0.0, 3.0));
 	sc_set(s, pack_all, pa);
 }
 

@@ -2,7 +2,7 @@
 // state, and what each op check uses to fill inputs, run an op on both and hold its outputs.
 #ifndef TRAINER_SELFCHECK_SC_H
 #define TRAINER_SELFCHECK_SC_H
-// defines: ScPair, Sc, SH, NSH, sc_verdict, sc_setup_failed, sc_alloc, sc_pfree, sc_free_all, sc_set, sc_fill,
+// defines: ScPair, Sc, SH, NSH, sc_verdict, sc_setup_failed, sc_alloc, sc_pfree, sc_free_all, sc_set, sc_uniform, sc_fill,
 //          sc_poison, sc_rel, sc_plant, sc_compare, sc_same_bits, sc_both, sc_reserve, sc_cpu_to_dev, sc_attn_short,
 //          sc_check_linear, sc_check_layernorm, sc_check_attention, sc_check_augment, sc_check_loss,
 //          sc_check_fcco, sc_check_metrics, sc_check_temp, sc_check_optimizer, sc_check_model_step
@@ -42,6 +42,8 @@ void sc_pfree(Sc *s, ScPair *p);
 void sc_free_all(Sc *s, ScPair **ps, size_t n);
 // the same host bytes onto both
 void sc_set(Sc *s, ScPair *p, const void *host);
+// one draw uniform in [lo, hi) from the check's generator
+double sc_uniform(Sc *s, double lo, double hi);
 // uniform values in [lo, hi) on both (F32 or BF16); unit: rows of the last dim normalized
 void sc_fill(Sc *s, ScPair *p, double lo, double hi, int unit);
 // NaN bytes on both (an element an op does not write stays NaN and fails its comparison)

@@ -1,6 +1,7 @@
 // CLIP-style byte-level BPE: vocabulary and merge ranks from a merges file, and the merge
 // loop of OpenAI's simple_tokenizer (lowest-ranked adjacent pair first, all its occurrences).
 #include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize, bpe_decode, ...
+#include "hash_fnv.h"      // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
 #include "fs_dir.h"        // defines: fs_open_regular
 #include "bpe_text.h"      // defines: bpe_normalize, bpe_pretokenize, bpe_byte_unicode, ...
 
@@ -29,19 +30,9 @@ struct BpeTokenizer {
 	size_t pair_cap;
 };
 
-#define FNV_OFFSET 1469598103934665603ull
-
-// FNV-1a of s[0..n) continued from h
-static uint64_t hash_more(uint64_t h, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
-}
-
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	return hash_more(FNV_OFFSET, s, n);
+	return fnv1a64_more(FNV1A64_BASIS_VOCAB, s, n);
 }
 
 static uint64_t hash_u64(uint64_t x)
@@ -194,7 +185,7 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 		}
 	}
 	int line_no = 1, rc = 0;
-	uint64_t vh = FNV_OFFSET;
+	uint64_t vh = FNV1A64_BASIS_VOCAB; // what manifests and checkpoints record
 	for (size_t p = body; p < end;) {
 		line_no++;
 		size_t e = p;
@@ -212,8 +203,8 @@ int bpe_load_mem(BpeTokenizer **out, const char *text, size_t len, int *bad_line
 			rc = -EILSEQ;
 			break;
 		}
-		vh = hash_more(vh, text + p, l - p);
-		vh = hash_more(vh, "\n", 1);
+		vh = fnv1a64_more(vh, text + p, l - p);
+		vh = fnv1a64_more(vh, "\n", 1);
 		size_t nl = (size_t)(sp - text) - p, nr = l - (size_t)(sp - text) - 1;
 		t->tok[id] = a;
 		memcpy(a, text + p, nl);

@@ -1,6 +1,7 @@
 // Byte-level BPE training: words counted once, then repeated merges of the most frequent
 // adjacent pair, with pair counts updated only in the words that hold the merged pair.
 #include "bpe_train.h" // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train, ...
+#include "hash_fnv.h"  // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
 #include "bpe_text.h"  // defines: bpe_normalize, bpe_pretokenize, bpe_byte_rank, ...
 
 #include <errno.h>
@@ -25,10 +26,7 @@ struct BpeTrainer {
 
 static uint64_t fnv(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return fnv1a64_more(FNV1A64_BASIS_VOCAB, s, n); // the tokenizer's table hash
 }
 
 int bpe_trainer_new(BpeTrainer **out)

@@ -5,6 +5,7 @@
 #define TESTS_TEST_LOADER_HARNESS_H
 // defines: Th, th_loaderd, th_setup, th_setup_opts, th_log_count, th_fork_stops_blocked, th_wait_log, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
 
+#include "hash_fnv.h"         // defines: fnv1a64
 #include "ld_clip.h"          // defines: ld_sample_load, LdFiles, LdPlan
 #include "ring.h"             // defines: ring_create, ring_consumer_*, ...
 #include "test_loader_util.h" // defines: tl_dataset, tl_rmdir
@@ -164,13 +165,6 @@ static inline void th_kill(pid_t pid)
 	waitpid(pid, &st, 0);
 }
 
-static inline uint64_t th_fnv(const uint8_t *p, size_t n, uint64_t h)
-{
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 // consumes positions until `until` (exclusive), checking each against the in-process decode
 static inline void th_consume(Th *t, uint64_t until)
 {
@@ -207,7 +201,7 @@ static inline void th_consume(Th *t, uint64_t until)
 				CHECK(s.text[i] == tok[i]);
 		}
 		if (s.position < 4096)
-			t->hash[s.position] = want ? (uint64_t)want : th_fnv(s.payload, bytes, 0xcbf29ce484222325ull);
+			t->hash[s.position] = want ? (uint64_t)want : fnv1a64(s.payload, bytes);
 		t->checked++;
 		CHECK(ring_consumer_release(t->c, &s) == 0);
 	}

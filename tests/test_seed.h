@@ -18,7 +18,9 @@ static inline uint64_t test_seed(const char *name)
 		return (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20) ^ ((uint64_t)(uintptr_t)&s << 7);
 	if (s && *s)
 		return strtoull(s, NULL, 0);
-	uint64_t h = 0xcbf29ce484222325ull; // FNV-1a of the name
+	// FNV-1a of the name (common/hash_fnv.h's, written out: the shim tests that include this
+	// header build with kernels/ and tests/ on their include path only)
+	uint64_t h = 0xcbf29ce484222325ull;
 	for (const char *p = name; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
 	return h;

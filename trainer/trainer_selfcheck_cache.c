@@ -2,7 +2,8 @@
 // under $XDG_CACHE_HOME/avclip/, written through a temporary and a rename, read strictly.
 #include "trainer_selfcheck.h" // defines: selfcheck_cache_path, selfcheck_cache_hit, selfcheck_cache_store
 
-#include "fs_dir.h" // defines: fs_create_new, fs_mkdir_p
+#include "fs_dir.h"   // defines: fs_create_new, fs_mkdir_p
+#include "hash_fnv.h" // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
 
 #include <errno.h>    // defines: ENOENT, ENAMETOOLONG, EINVAL, EIO
 #include <fcntl.h>    // defines: open, O_RDONLY, O_NOFOLLOW, O_CLOEXEC, O_NONBLOCK
@@ -14,12 +15,10 @@
 #include <unistd.h>   // defines: read, write, fsync, close, unlink, getpid, geteuid
 
 // FNV-1a: the file name of a key (the key itself is inside, compared in full)
+// (the tokenizer's basis, so the cache's file names stay those of earlier runs)
 static uint64_t fnv1a(const char *k)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *k; k++)
-		h = (h ^ (unsigned char)*k) * 1099511628211ull;
-	return h;
+	return fnv1a64_more(FNV1A64_BASIS_VOCAB, k, strlen(k));
 }
 
 #define CACHE_MAGIC "avclip-selfcheck 1\n"

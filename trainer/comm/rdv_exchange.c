@@ -3,6 +3,7 @@
 #include "rdv_internal.h" // defines: RdvHeader, rdv_backoff
 #include "proc_time.h"    // defines: time_mono_ms
 #include "comm.h"         // defines: RdvInfo, rdv_exchange
+#include "hash_fnv.h"     // defines: fnv1a64
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,14 +85,6 @@ const char *rdv_reason_text(RdvReason r)
 
 // ---- a file on a shared filesystem ----
 
-static uint64_t fnv64(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	while (n--)
-		h = (h ^ *p++) * 0x100000001b3ull;
-	return h;
-}
-
 // header, blob, FNV-1a of both: the bytes of the file
 static size_t file_record(uint8_t *buf, const RdvInfo *i, const void *blob, size_t len)
 {
@@ -99,7 +92,7 @@ static size_t file_record(uint8_t *buf, const RdvInfo *i, const void *blob, size
 		       0,         (uint32_t)len, (uint32_t)getpid()};
 	rdv_header_put(buf, &h);
 	memcpy(buf + RDV_HEADER_BYTES, blob, len);
-	uint64_t sum = fnv64(buf, RDV_HEADER_BYTES + len);
+	uint64_t sum = fnv1a64(buf, RDV_HEADER_BYTES + len);
 	put32(buf + RDV_HEADER_BYTES + len, (uint32_t)sum);
 	put32(buf + RDV_HEADER_BYTES + len + 4, (uint32_t)(sum >> 32));
 	return RDV_HEADER_BYTES + len + 8;
@@ -219,7 +212,7 @@ static int file_try(const RdvInfo *i, void *blob, size_t len, char *why, size_t 
 		rdv_header_get(&h, buf);
 	if (n < RDV_HEADER_BYTES || h.magic != RDV_MAGIC || h.kind != RDV_FILE_RECORD || h.len > RDV_BLOB_MAX ||
 	    n != RDV_HEADER_BYTES + h.len + 8 ||
-	    fnv64(buf, RDV_HEADER_BYTES + h.len) != (get32(buf + n - 8) | (uint64_t)get32(buf + n - 4) << 32)) {
+	    fnv1a64(buf, RDV_HEADER_BYTES + h.len) != (get32(buf + n - 8) | (uint64_t)get32(buf + n - 4) << 32)) {
 		snprintf(why, whylen, "the file there (%zu bytes) is not a rendezvous record, or is torn", n);
 		return -EAGAIN;
 	}

@@ -1,6 +1,7 @@
 // The launcher syntaxes the rendezvous reads without calling Slurm's tools: compressed host
 // lists ("node[01-04,07],gpu5"), tasks per node ("4(x2),3"), and the job token.
-#include "comm.h" // defines: rdv_hostlist_count, rdv_hostlist_nth, rdv_tasks_per_node
+#include "comm.h"     // defines: rdv_hostlist_count, rdv_hostlist_nth, rdv_tasks_per_node
+#include "hash_fnv.h" // defines: fnv1a64_str
 
 #include <ctype.h>
 #include <errno.h>
@@ -241,8 +242,6 @@ int rdv_tasks_per_node(const char *s, int node, int *tasks, int *nodes_total, lo
 
 uint64_t rdv_job_token(const char *job)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const unsigned char *p = (const unsigned char *)job; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
+	uint64_t h = fnv1a64_str(job);
 	return h ? h : 1;
 }

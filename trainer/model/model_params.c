@@ -2,6 +2,7 @@
 // the flat buffers, and the seeded initialisation.
 #include "model.h"      // defines: ParamSpec, ModelWeights
 #include "rng_philox.h" // defines: rng_splitmix64
+#include "hash_fnv.h"   // defines: fnv1a64_str
 
 #include <errno.h>
 #include <math.h>
@@ -225,10 +226,7 @@ static double init_std(const ModelConfig *c, const ParamSpec *s, double *fill)
 // not depend on where it sits in the layout or on which other tensors exist
 static uint64_t name_key(const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * 0x100000001b3ull;
-	return h;
+	return fnv1a64_str(name);
 }
 
 void model_init_host(const ModelConfig *cfg, const ParamSpec *specs, int n, float *host, uint64_t seed)

@@ -70,7 +70,8 @@ static int fill(Pipe *p, int step, int wait_freed)
 	char err[512] = "";
 	const int i = step & 1;
 	produce(p->prod, (uint64_t)step * B, (uint64_t)(step + 1) * B);
-	IngestBatch b = {.clips = &p->clips[i],
+	IngestBatch b = {.batch = B,
+			 .clips = &p->clips[i],
 			 .text = &p->text[i],
 			 .ids = p->ids,
 			 .pos = p->pos,

@@ -71,7 +71,7 @@ static void batch(TrainerIngest *in, Ring *r, KTensor *clips, KTensor *text, uin
 {
 	int64_t ids[B], pos[B];
 	char err[512] = "";
-	IngestBatch b = {.clips = clips, .text = text, .ids = ids, .pos = pos};
+	IngestBatch b = {.batch = B, .clips = clips, .text = text, .ids = ids, .pos = pos};
 	KEvent *ready;
 	kern_event_create(in->ctx, &ready);
 	b.ready = ready;
@@ -131,6 +131,11 @@ static void run(const char *name, int staging)
 	KTensor clips, text;
 	kern_alloc(ctx, &clips, KDT_U8, 5, (const int64_t[]){B, T, HW, HW, 3});
 	kern_alloc(ctx, &text, KDT_I32, 2, (const int64_t[]){B, L});
+	// B is the caller's, checked against the buffers before a slot is taken
+	int64_t ids[B], pos[B];
+	IngestBatch wrong = {.batch = B + 1, .clips = &clips, .text = &text, .ids = ids, .pos = pos};
+	rc = trainer_ingest_batch(&in, &wrong, 0, 5.0, err, sizeof err);
+	EXPECT(rc == -EINVAL && strstr(err, "a batch of"), "a batch larger than its buffers: %d '%s'", rc, err);
 	uint64_t g = 0;
 	for (int k = 0; k < 3; k++) { // 3 batches: 12 good of 18 positions, more than S = 16 in all
 		produce(p, (uint64_t)k * 6, (uint64_t)k * 6 + 6);

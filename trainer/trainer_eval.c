@@ -159,7 +159,7 @@ static int embed_batch(TrainerEval *e, ClipModel *m, int valid, char *err, size_
 	int rc = kern_view(&cv, &e->clips, 0, 5, (const int64_t[]){valid, c->frames, c->image_size, c->image_size, 3});
 	if (!rc)
 		rc = kern_view(&tv, &e->text, 0, 2, (const int64_t[]){valid, c->ctx_len});
-	IngestBatch b = {.clips = &cv, .text = &tv, .ids = e->ids, .pos = e->gpos};
+	IngestBatch b = {.batch = valid, .clips = &cv, .text = &tv, .ids = e->ids, .pos = e->gpos};
 	const uint64_t errors = e->in.errors;
 	char why[512];
 	if (!rc && (rc = trainer_ingest_batch(&e->in, &b, e->n, e->timeout_s, why, sizeof why)) < 0) {

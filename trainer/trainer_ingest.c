@@ -358,7 +358,14 @@ static int finish(TrainerIngest *in, const IngestBatch *b, char *err, size_t err
 int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t dataset_size, double timeout_s, char *err,
 			 size_t errlen)
 {
-	const int B = (int)b->clips->shape[0];
+	if (b->batch < 1 || b->batch > INT32_MAX || b->clips->ndim < 1 || b->clips->shape[0] != b->batch ||
+	    b->text->ndim < 1 || b->text->shape[0] != b->batch) {
+		snprintf(err, errlen, "ring '%s': a batch of %lld samples into buffers of %lld clips and %lld texts",
+			 in->name, (long long)b->batch, (long long)(b->clips->ndim ? b->clips->shape[0] : 0),
+			 (long long)(b->text->ndim ? b->text->shape[0] : 0));
+		return -EINVAL;
+	}
+	const int B = (int)b->batch;
 	int rc = b->free_ev ? kern_stream_wait_event(in->copy, b->free_ev) : 0;
 	if (rc < 0) {
 		snprintf(err, errlen, "ring '%s': ordering the copies after the last step failed: %s", in->name,

@@ -23,6 +23,7 @@
 
 // where a batch goes: device tensors for the clips and tokens, host arrays for the rest
 typedef struct {
+	int64_t batch;  // B: the samples to take
 	KTensor *clips; // (B, T, H, W, 3) u8 on the device
 	KTensor *text;  // (B, text_len) i32 on the device
 	int64_t *ids;   // (B) sample ids

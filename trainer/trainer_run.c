@@ -213,10 +213,11 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 		      l0 = kern_ctx_launches(r->ctx);
 	const uint64_t e0 = r->in->errors;
 	const int i = r->buf;
-	ts->clips = r->clips[i];
-	ts->text = r->text[i];
-	int rc = train_step_stage_begin(ts);
-	IngestBatch b = {.clips = &ts->clips,
+	int rc = train_step_select_buffer(ts, i);
+	if (!rc)
+		rc = train_step_stage_begin(ts);
+	IngestBatch b = {.batch = c->batch_size,
+			 .clips = &ts->clips,
 			 .text = &ts->text,
 			 .ids = ts->stage.ids,
 			 .pos = ts->stage.pos,
@@ -275,11 +276,7 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 static void buffers_open(TrainerRun *r)
 {
 	TrainStep *ts = r->ts;
-	r->clips[0] = ts->clips;
-	r->text[0] = ts->text;
-	int rc = kern_alloc(r->ctx, &r->clips[1], KDT_U8, ts->clips.ndim, ts->clips.shape);
-	if (!rc)
-		rc = kern_alloc(r->ctx, &r->text[1], KDT_I32, ts->text.ndim, ts->text.shape);
+	int rc = train_step_double_buffer(ts);
 	for (int k = 0; k < 2 && !rc; k++)
 		if (!(rc = kern_event_create(r->ctx, &r->ready[k])))
 			rc = kern_event_create(r->ctx, &r->freed[k]);
@@ -291,11 +288,8 @@ static void buffers_open(TrainerRun *r)
 
 static void buffers_close(TrainerRun *r)
 {
-	kern_sync(r->ctx); // nothing may still read or fill a buffer
-	r->ts->clips = r->clips[0];
-	r->ts->text = r->text[0];
-	kern_free(r->ctx, &r->clips[1]);
-	kern_free(r->ctx, &r->text[1]);
+	kern_sync(r->ctx);                  // nothing may still read or fill a buffer
+	train_step_select_buffer(r->ts, 0); // (buffer 1 goes with the step)
 	for (int k = 0; k < 2; k++) {
 		kern_event_destroy(r->ready[k]);
 		kern_event_destroy(r->freed[k]);

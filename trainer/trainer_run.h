@@ -29,12 +29,11 @@ typedef struct {
 	volatile sig_atomic_t *stop; // set by the signal handler
 	int64_t step, last_ckpt;     // the step to run next; the last checkpoint's step (-1: none)
 	uint64_t *positions;         // (ranks) every rank's next stream position
-	// double-buffered batch: step k reads buffer k % 2 while the copies of step k + 1 fill the
-	// other on the ingest's copy stream (set up and torn down by trainer_run)
-	KTensor clips[2], text[2];
+	// double-buffered batch (the buffers are the TrainStep's): step k reads buffer k % 2 while the
+	// copies of step k + 1 fill the other on the ingest's copy stream; these order the two streams
 	KEvent *ready[2], *freed[2]; // copies done (copy stream) / step done reading (compute stream)
-	int buf;
-	double flops_per_step; // model FLOPs of one step over every rank (MFU's numerator)
+	int buf;                     // the buffer the next step fills and reads
+	double flops_per_step;       // model FLOPs of one step over every rank (MFU's numerator)
 	// filled by trainer_run
 	int64_t start; // the first step of this run
 	int stopped, save_failed;

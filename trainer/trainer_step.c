@@ -59,7 +59,8 @@ void train_step_destroy(TrainStep *s)
 	comm_buckets_free(s->buckets);
 	fastclip_exchange_free(s->xchg);
 	optim_destroy(s->opt);
-	KTensor *t[] = {&s->clips, &s->text, &s->ids, &s->pos, &s->temp_mv, &s->metrics};
+	KTensor *t[] = {&s->clips_buf[0], &s->text_buf[0], &s->clips_buf[1], &s->text_buf[1],
+			&s->ids,          &s->pos,         &s->temp_mv,      &s->metrics};
 	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
 		kern_free(s->ctx, t[i]);
 	kern_event_destroy(s->staged);
@@ -84,8 +85,10 @@ static int create_batch(TrainStep *s)
 	const ModelConfig *m = &s->cfg.model;
 	const int64_t B = s->cfg.batch, S = m->image_size;
 	const size_t clip = (size_t)(m->frames * S * S * 3);
-	TRY(kern_alloc(s->ctx, &s->clips, KDT_U8, 5, (const int64_t[]){B, m->frames, S, S, 3}));
-	TRY(kern_alloc(s->ctx, &s->text, KDT_I32, 2, (const int64_t[]){B, m->ctx_len}));
+	TRY(kern_alloc(s->ctx, &s->clips_buf[0], KDT_U8, 5, (const int64_t[]){B, m->frames, S, S, 3}));
+	TRY(kern_alloc(s->ctx, &s->text_buf[0], KDT_I32, 2, (const int64_t[]){B, m->ctx_len}));
+	s->nbuf = 1;
+	TRY(train_step_select_buffer(s, 0));
 	TRY(kern_alloc(s->ctx, &s->ids, KDT_I64, 1, &B));
 	TRY(kern_alloc(s->ctx, &s->pos, KDT_I64, 1, &B));
 	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.clips, clip * (size_t)B));
@@ -93,6 +96,31 @@ static int create_batch(TrainStep *s)
 	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.ids, sizeof(int64_t) * (size_t)B));
 	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.pos, sizeof(int64_t) * (size_t)B));
 	return kern_event_create(s->ctx, &s->staged);
+}
+
+int train_step_double_buffer(TrainStep *s)
+{
+	if (s->nbuf != 1)
+		return s->nbuf > 1 ? -EEXIST : -EINVAL;
+	const KTensor *c = &s->clips_buf[0], *t = &s->text_buf[0];
+	TRY(kern_alloc(s->ctx, &s->clips_buf[1], KDT_U8, c->ndim, c->shape));
+	int rc = kern_alloc(s->ctx, &s->text_buf[1], KDT_I32, t->ndim, t->shape);
+	if (rc < 0) {
+		kern_free(s->ctx, &s->clips_buf[1]);
+		return rc;
+	}
+	s->nbuf = 2;
+	return 0;
+}
+
+int train_step_select_buffer(TrainStep *s, int k)
+{
+	if (k < 0 || k >= s->nbuf)
+		return -EINVAL;
+	s->cur = k;
+	s->clips = s->clips_buf[k];
+	s->text = s->text_buf[k];
+	return 0;
 }
 
 static int create(TrainStep *s)

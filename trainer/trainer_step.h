@@ -93,7 +93,13 @@ typedef struct {
 	Optimizer *opt;
 	FastclipExchange *xchg;
 	CommBuckets *buckets;
-	KTensor clips, text, ids, pos; // the batch on the device: (B, T, H, W, 3) u8, (B, ctx) i32, (B) i64 x2
+	KTensor ids, pos; // the batch's sample ids and stream positions on the device, (B) i64 each
+	// The batch buffers on the device, (B, T, H, W, 3) u8 and (B, ctx) i32: buffer 0 from
+	// train_step_create, buffer 1 from train_step_double_buffer. They are this module's: the
+	// others fill and read the one train_step_select_buffer made current, through clips and text.
+	KTensor clips_buf[2], text_buf[2];
+	int nbuf, cur;
+	KTensor clips, text; // the current buffer's (not owned: copies of clips_buf[cur], text_buf[cur])
 	TrainStage stage;
 	KEvent *staged;     // recorded after the last upload from the stage
 	KTensor temp_mv;    // (2) f32: Adam moments of the global τ (v0, v3)
@@ -120,6 +126,12 @@ int train_step_init_from(TrainStep *s, const char *path, StInitOpts *o, char *er
 // after a checkpoint replaced the master parameters: refreshes the weight copies
 int train_step_after_load(TrainStep *s);
 
+// allocates batch buffer 1 like buffer 0 (a loop that fills one while a step reads the other);
+// freed with the step. 0, -EEXIST when it exists, -ENOMEM.
+int train_step_double_buffer(TrainStep *s);
+// makes batch buffer k current: the uploads fill it and the steps read it. -EINVAL when it is not
+// allocated.
+int train_step_select_buffer(TrainStep *s, int k);
 // the host may write s->stage from now on (waits only if the last upload from it is still running)
 int train_step_stage_begin(TrainStep *s);
 // queues the copy of sample b's clip (T, H, W, 3) u8 and tokens (ctx) i32 into the device batch;

@@ -24,7 +24,7 @@ refused() { # refused WHAT COMMAND...
 }
 refused "prep --annotations" tools/prep --annotations "$d/fifo" --video-root "$d/videos" --out "$d/out"
 refused "trainer --config" trainer/trainer --config "$d/fifo" --model tiny
-refused "trainer --init-from" trainer/trainer --check-start --model tiny --dataset-size 10 --init-from "$d/fifo" --run-dir "$d/r"
-refused "the checkpoint marker" trainer/trainer --resume-position --run-dir "$d/run"
+refused "trainer --init-from" trainer/trainer query check-start --model tiny --dataset-size 10 --init-from "$d/fifo" --run-dir "$d/r"
+refused "the checkpoint marker" trainer/trainer query resume-position --run-dir "$d/run"
 refused "plot's metrics" tools/plot "$d/plotrun"
 echo "ok: $n readers refuse a FIFO at their input path at once"

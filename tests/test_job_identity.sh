@@ -23,7 +23,7 @@ jt_data "$tmp"
 tools/prep --annotations "$tmp/src/heldout.csv" --video-root "$tmp/src/videos" --out "$tmp/other" --short-side 64 \
 	--chunk-sec 10 --bpe "$tmp/data/bpe_merges.txt" >/dev/null 2>&1 || fail "prep of the other dataset"
 A=$tmp/data/manifest B=$tmp/other/manifest
-read -ra geom <<<"$(trainer/trainer "${JT_MODEL[@]}" --print-geometry)"
+read -ra geom <<<"$(trainer/trainer query geometry "${JT_MODEL[@]}")"
 tools/ringctl create --ring "$ring" --manifest "$A" "${geom[@]}" --slots 16 --seed 7 --replace >/dev/null 2>&1 ||
 	fail "ringctl create --manifest"
 info=$(tools/ringctl info --ring "$ring" 2>&1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# launch.sh asks the trainer what it would refuse (trainer --check-start) before it writes a run
+# launch.sh asks the trainer what it would refuse (trainer query check-start) before it writes a run
 # directory or starts anything: a held-out split prepared with its own vocabulary, and --init-from
 # weights that do not load, are refused with the trainer's reason and leave no run directory; a
 # good --init-from says what it loaded on the console before the trainers start.

@@ -13,12 +13,10 @@ run=$tmp/run
 jt_data "$tmp"
 m=$tmp/data/manifest
 
-# the stand-ins: launcher modes go to the real trainer; a training rank writes its environment
+# the stand-ins: queries go to the real trainer; a training rank writes its environment
 cat >"$tmp/trainer" <<EOS
 #!/usr/bin/env bash
-for a in "\$@"; do
-	case \$a in --help|--print-geometry|--print-steps|--resume-position|--comm-create|--comm-unlink) exec $PWD/trainer/trainer "\$@" ;; esac
-done
+case \$1 in --help|query) exec $PWD/trainer/trainer "\$@" ;; esac
 env | grep -E '^(RANK|WORLD_SIZE|LOCAL_RANK|LOCAL_WORLD_SIZE|GROUP_RANK|GROUP_WORLD_SIZE|MASTER_ADDR|MASTER_PORT|AVCLIP_JOB)=' \
 	| sort >"$tmp/trainer-\$LOCAL_RANK.env"
 echo "\$*" >"$tmp/trainer-\$LOCAL_RANK.args"

@@ -18,7 +18,7 @@ cleanup() {
 	[ -n "$jpid" ] && wait "$jpid" 2>/dev/null
 	local ring
 	ring=$(sed -n 's/^.*RING=\([^ ]*\).*/\1/p' "$run/launch.conf" 2>/dev/null)
-	[ -n "$ring" ] && tools/ringctl destroy --ring "$ring" >/dev/null 2>&1 && trainer/trainer --comm-unlink --comm "$ring-comm" >/dev/null 2>&1
+	[ -n "$ring" ] && tools/ringctl destroy --ring "$ring" >/dev/null 2>&1 && trainer/trainer query comm-unlink --comm "$ring-comm" >/dev/null 2>&1
 	jt_cleanup
 }
 trap cleanup EXIT

@@ -17,7 +17,7 @@ ln -s "$tmp/victim" "$tmp/open/metrics.jsonl"
 out=$("$repo/tools/launch.sh" 1 --manifest "$tmp/data/manifest" --run-dir "$tmp/open" -- "${JT_MODEL[@]}" --steps 2 2>&1) &&
 	fail "launch.sh ran a job in a world-writable run directory"
 grep -q "$tmp/open is writable by every user" <<<"$out" || fail "launch.sh's refusal: $out"
-read -ra geom <<<"$(trainer/trainer "${JT_MODEL[@]}" --print-geometry)"
+read -ra geom <<<"$(trainer/trainer query geometry "${JT_MODEL[@]}")"
 tools/ringctl create --ring "$ring" "${geom[@]}" --slots 16 --replace >/dev/null 2>&1 || fail "ringctl create"
 out=$(timeout 60 trainer/trainer --ring "$ring" "${JT_MODEL[@]}" --run-dir "$tmp/open" --steps 2 --dataset-size 26 2>&1) &&
 	fail "the trainer ran in a world-writable run directory"

@@ -34,9 +34,9 @@ for u in avclip.target avclip-ring.service avclip-stop.service avclip-loaderd@0.
 		echo "ok: $u"
 	fi
 done
-# the units name the flags the programs really have
-for f in --comm-create --comm-unlink --resume-position --print-geometry; do
-	trainer/trainer --help | grep -q -- "$f" || { echo "FAIL: trainer has no $f"; rc=1; }
+# the units name the queries and flags the programs really have
+for f in "query comm-create" "query comm-unlink" "query resume-position" "query geometry"; do
+	trainer/trainer --help | grep -q -- "trainer $f " || { echo "FAIL: trainer has no $f"; rc=1; }
 done
 for f in --numa-node --workers --manifest --ring; do
 	loaderd/loaderd --help | grep -q -- "$f" || { echo "FAIL: loaderd has no $f"; rc=1; }

@@ -52,8 +52,8 @@ tt_ring "$TT_TAG-ok" 1
 expect "batch-size 64 needs .* of device memory .*--memory-limit.*: --batch-size [1-9][0-9]* fits" \
 	"${ok[@]}" --batch-size 64 --memory-limit 0.001 --ring "$TT_TAG-ok" --run-dir "$TT_DIR/r"
 fits=$(sed -n 's/.*: --batch-size \([0-9]*\) fits.*/\1/p' "$TT_DIR/err")
-got=$("$TRAINER" --fit-batch "${ok[@]}" --batch-size 64 --memory-limit 0.001 2>&1)
-[ "$got" = "$fits" ] || fail "--fit-batch printed '$got', the refusal named $fits"
+got=$("$TRAINER" query fit-batch "${ok[@]}" --batch-size 64 --memory-limit 0.001 2>&1)
+[ "$got" = "$fits" ] || fail "query fit-batch printed '$got', the refusal named $fits"
 expect "serves 1 ranks but this run has --ranks 2" "${ok[@]}" --ring "$TT_TAG-ok" --ranks 2 --comm x --run-dir "$TT_DIR/r"
 tt_ring "$TT_TAG-two" 2
 expect "comm group '$TT_TAG-nocomm' does not exist" "${ok[@]}" --ring "$TT_TAG-two" --ranks 2 --comm "$TT_TAG-nocomm" \
@@ -63,7 +63,7 @@ tt_feeder "$TT_TAG-ok"
 "$TRAINER" "${ok[@]}" --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done" 2>/dev/null || fail "a good run failed"
 expect "already holds a checkpoint" "${ok[@]}" --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done"
 expect "written for model" "${ok[@]}" --vis-width 64 --ring "$TT_TAG-ok" --run-dir "$TT_DIR/done" --resume
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 TT_COMMS+=("$TT_TAG-comm")
 expect "written by 1 ranks, this run has --ranks 2" "${ok[@]}" --ring "$TT_TAG-two" --ranks 2 --comm "$TT_TAG-comm" \
 	--run-dir "$TT_DIR/done" --resume

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
 tt_ring "$TT_TAG-dead" 2
 tt_feeder "$TT_TAG-dead"
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 TT_COMMS+=("$TT_TAG-comm")
 pids=()
 for r in 0 1; do

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # --epochs E: steps = ceil(E x steps per epoch), an epoch being ceil(dataset-size / (batch x
-# ranks)) steps; the epoch in metrics.jsonl counts the same way; --print-steps reports it;
+# ranks)) steps; the epoch in metrics.jsonl counts the same way; query steps reports it;
 # --steps with --epochs is refused. The log tells the plan, warns when one step takes more
 # samples than the dataset has, and shows the --config file's lines as read.
 set -u
 cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
-out=$("$TRAINER" --print-steps --epochs 1.5 --dataset-size 32 --batch-size 4 --ranks 2) || fail "--print-steps: $out"
-[ "$out" = "steps 6 steps-per-epoch 4" ] || fail "--print-steps with 2 ranks: '$out'"
-out=$("$TRAINER" --print-steps --dataset-size 30 --batch-size 4 --steps 9) || fail "--print-steps"
-[ "$out" = "steps 9 steps-per-epoch 8" ] || fail "--print-steps with --steps: '$out'"
-out=$("$TRAINER" --print-steps --epochs 2 --steps 5 --dataset-size 32 2>&1) && fail "--epochs with --steps accepted"
+out=$("$TRAINER" query steps --epochs 1.5 --dataset-size 32 --batch-size 4 --ranks 2) || fail "query steps: $out"
+[ "$out" = "steps 6 steps-per-epoch 4" ] || fail "query steps with 2 ranks: '$out'"
+out=$("$TRAINER" query steps --dataset-size 30 --batch-size 4 --steps 9) || fail "query steps"
+[ "$out" = "steps 9 steps-per-epoch 8" ] || fail "query steps with --steps: '$out'"
+out=$("$TRAINER" query steps --epochs 2 --steps 5 --dataset-size 32 2>&1) && fail "--epochs with --steps accepted"
 grep -q "give --steps or --epochs, not both" <<<"$out" || fail "unclear refusal: $out"
-out=$("$TRAINER" --print-steps --epochs 2 2>&1) && fail "--epochs without --dataset-size accepted"
+out=$("$TRAINER" query steps --epochs 2 2>&1) && fail "--epochs without --dataset-size accepted"
 grep -q -- "--epochs needs --dataset-size" <<<"$out" || fail "unclear refusal: $out"
 
 tt_ring "$TT_TAG-ep" 1

@@ -9,7 +9,7 @@ tt_ring "$TT_TAG-four" 4
 tt_feeder "$TT_TAG-four" --error-every 13
 for loss in openclip fastclip-v0 fastclip-v1 fastclip-v2 fastclip-v3; do
 	comm=$TT_TAG-$loss
-	"$TRAINER" --comm-create --comm "$comm" --ranks 4 2>/dev/null || fail "--comm-create failed"
+	"$TRAINER" query comm-create --comm "$comm" --ranks 4 2>/dev/null || fail "query comm-create failed"
 	TT_COMMS+=("$comm")
 	pids=()
 	for r in 0 1 2 3; do

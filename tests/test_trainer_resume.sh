@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Resume is bit-identical: N steps straight and N/2 steps + --resume + N/2 steps (each run on a
 # freshly created ring fed by the deterministic feeder, with error slots; the resumed run's ring
-# starts at trainer --resume-position) end in byte-equal checkpoints: weights, optimizer, τ
+# starts at trainer query resume-position) end in byte-equal checkpoints: weights, optimizer, τ
 # state, u tables and stream positions. So does the straight run with 3 kernel threads instead of 1.
 set -u
 cd "$(dirname "$0")/.."
@@ -18,8 +18,8 @@ run() { # run NAME RUNDIR FIRST_POSITION [flags...]: one trainer on a fresh ring
 run a "$TT_DIR/straight" 0
 run b "$TT_DIR/split" 0 --stop-after-steps 6
 [ -f "$TT_DIR/split/ckpt/ckpt-00000006.safetensors" ] || fail "no checkpoint at step 6"
-first=$("$TRAINER" --resume-position --run-dir "$TT_DIR/split") || fail "--resume-position failed"
-[ "$first" -gt 0 ] || fail "--resume-position printed '$first'"
+first=$("$TRAINER" query resume-position --run-dir "$TT_DIR/split") || fail "query resume-position failed"
+[ "$first" -gt 0 ] || fail "query resume-position printed '$first'"
 run c "$TT_DIR/split" "$first" --resume
 grep -q "resumed from .* at step 6" "$TT_DIR/trainer.log" || fail "the third run did not resume at step 6"
 a=$TT_DIR/straight/ckpt/ckpt-00000012.safetensors

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 run() { # run NAME [flags...]
 	local ring=$TT_TAG-$1 first
 	shift
-	first=$("$TRAINER" --resume-position --run-dir "$TT_DIR/run") || fail "--resume-position"
+	first=$("$TRAINER" query resume-position --run-dir "$TT_DIR/run") || fail "query resume-position"
 	tt_ring "$ring" 1 11 "$first"
 	tt_feeder "$ring"
 	"$TRAINER" --ring "$ring" "${TT_MODEL[@]}" "${TT_DATA[@]}" --loss fastclip-v3 --batch-size 4 --lr 1e-3 \

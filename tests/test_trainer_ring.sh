@@ -45,7 +45,7 @@ grep -q 'device memory of batch 8 (--grad-checkpoint): parameters' "$TT_DIR/one.
 echo "2 ranks:"
 tt_ring "$TT_TAG-two" 2
 tt_feeder "$TT_TAG-two" --error-every 9
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 TT_COMMS+=("$TT_TAG-comm")
 pids=()
 for r in 0 1; do

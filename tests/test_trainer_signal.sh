@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 . tests/trainer_testlib.sh
 tt_ring "$TT_TAG-sig" 2
 tt_feeder "$TT_TAG-sig" --error-every 5
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 TT_COMMS+=("$TT_TAG-comm")
 common=("${TT_MODEL[@]}" "${TT_DATA[@]}" --loss fastclip-v2 --batch-size 4 --lr 1e-3 --log-every 1000
 	--ring "$TT_TAG-sig" --ranks 2 --comm "$TT_TAG-comm" --run-dir "$TT_DIR/run")
@@ -36,7 +36,7 @@ latest=$(cat "$TT_DIR/run/ckpt/LATEST")
 [ "$(wc -l <"$TT_DIR/run/metrics.jsonl")" = "$s0" ] || fail "metrics lines differ from the stop step $s0"
 want=$((s0 + 3))
 # a comm group keeps the previous run's "left" marks: a new run needs a fresh one (launch.sh too)
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 start --steps $want --resume
 for r in 0 1; do
 	wait "${pids[$r]}" || fail "resumed rank $r exited $?: $(tail -n 3 "$TT_DIR/r$r.log")"

@@ -10,7 +10,7 @@ ring=$TT_TAG-nodata
 tt_ring "$ring" 2
 # 4 batches of 2 ranks x 4 clips, then nothing: the ranks stop in the middle of step 5's wait
 tt_feeder "$ring" --stop-after 36
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 TT_COMMS+=("$TT_TAG-comm")
 common=("${TT_MODEL[@]}" "${TT_DATA[@]}" --loss fastclip-v1 --batch-size 4 --log-every 1000 --ckpt-every 0
 	--ring "$ring" --ranks 2 --comm "$TT_TAG-comm" --run-dir "$TT_DIR/run" --data-timeout 60)
@@ -35,13 +35,13 @@ secs=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN{print e-s}')
 awk -v t="$secs" 'BEGIN{exit !(t < 5)}' || fail "the stop took $secs s (a wait for data should end within a second)"
 grep -q "batch is abandoned" "$TT_DIR/r0.log" || fail "rank 0 did not say it abandoned the batch"
 [ "$(cat "$TT_DIR/run/ckpt/LATEST")" = ckpt-00000004.safetensors ] || fail "LATEST is $(cat "$TT_DIR/run/ckpt/LATEST"), want step 4"
-first=$("$TRAINER" --resume-position --run-dir "$TT_DIR/run") || fail "--resume-position"
+first=$("$TRAINER" query resume-position --run-dir "$TT_DIR/run") || fail "query resume-position"
 [ "$first" = 32 ] || fail "the checkpoint's stream position is $first, want 32 (the abandoned batch is read again)"
 
 # resume on a ring recreated at that position: the run continues from step 4
 tt_ring "$ring" 2 7 "$first"
 tt_feeder "$ring"
-"$TRAINER" --comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "--comm-create failed"
+"$TRAINER" query comm-create --comm "$TT_TAG-comm" --ranks 2 2>/dev/null || fail "query comm-create failed"
 pids=()
 for r in 0 1; do
 	"$TRAINER" --rank $r "${common[@]}" --steps 7 --resume 2>>"$TT_DIR/r$r.log" &

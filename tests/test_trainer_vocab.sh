@@ -3,7 +3,7 @@
 # fixes it and before it makes a run directory: --eval-manifest prepared with its own vocabulary
 # (not the --manifest's), and --init-from weights that record another vocabulary than --manifest's
 # (an export of a run on other captions), and a resume on a manifest of another vocabulary than the
-# checkpoint's. --check-start refuses the same and makes nothing; the matching vocabulary passes,
+# checkpoint's. query check-start refuses the same and makes nothing; the matching vocabulary passes,
 # and the checkpoint records it (avclip.vocab).
 set -u
 cd "$(dirname "$0")/.."
@@ -16,14 +16,14 @@ tools/prep --shards "$d/src/shards" --out "$d/b" --train-bpe 520 >"$d/prep-b.log
 tools/prep --shards "$d/src/shards" --out "$d/a2" --bpe "$d/a/bpe_merges.txt" >"$d/prep-a2.log" 2>&1 || fail "prep a2"
 MODEL=("${TT_MODEL[@]}" --vocab 1024)
 
-# --check-start: refused with the fix, nothing made
-out=$("$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/a/manifest" --eval-manifest "$d/b/manifest" \
-	--run-dir "$d/run-check" 2>&1) && fail "--check-start passed another vocabulary: $out"
+# query check-start: refused with the fix, nothing made
+out=$("$TRAINER" query check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/a/manifest" --eval-manifest "$d/b/manifest" \
+	--run-dir "$d/run-check" 2>&1) && fail "query check-start passed another vocabulary: $out"
 grep -q -- "--eval-manifest $d/b/manifest: its captions were tokenized with another vocabulary" <<<"$out" || fail "unclear: $out"
 grep -q -- "--bpe $d/a/bpe_merges.txt" <<<"$out" || fail "the fix (--bpe TRAIN/bpe_merges.txt) is not named: $out"
-[ ! -e "$d/run-check" ] || fail "--check-start made a run directory"
-"$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/a/manifest" --eval-manifest "$d/a2/manifest" \
-	--run-dir "$d/run-check" >"$d/check-ok.log" 2>&1 || fail "--check-start refused the same vocabulary: $(tail -n 2 "$d/check-ok.log")"
+[ ! -e "$d/run-check" ] || fail "query check-start made a run directory"
+"$TRAINER" query check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/a/manifest" --eval-manifest "$d/a2/manifest" \
+	--run-dir "$d/run-check" >"$d/check-ok.log" 2>&1 || fail "query check-start refused the same vocabulary: $(tail -n 2 "$d/check-ok.log")"
 grep -q "check-start: the run can start" "$d/check-ok.log" || fail "no verdict: $(cat "$d/check-ok.log")"
 
 # a real start: refused before the ring is opened and the run directory made
@@ -41,26 +41,26 @@ hash_a=$(tools/prep --info "$d/a/manifest" | sed -n 's/^merges *bpe \([0-9a-f]*\
 grep -a -q "\"avclip.vocab\":\"$hash_a\"" "$d/run-a/ckpt/$(cat "$d/run-a/ckpt/LATEST")" || fail "the checkpoint does not record vocabulary $hash_a"
 tools/export "$d/run-a" --out "$d/a.safetensors" >"$d/export.log" 2>&1 || fail "export: $(cat "$d/export.log")"
 # resuming it on a manifest of another vocabulary: refused, naming the run's merges
-out=$("$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --batch-size 4 --steps 4 --resume \
+out=$("$TRAINER" query check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --batch-size 4 --steps 4 --resume \
 	--run-dir "$d/run-a" 2>&1) && fail "a resume on another vocabulary passed: $out"
 grep -q -- "cannot resume on --manifest $d/b/manifest: the checkpoint of step 2 .* vocabulary bpe $hash_a" <<<"$out" ||
 	fail "unclear resume refusal: $out"
 grep -q -- "--bpe $d/a/bpe_merges.txt" <<<"$out" || fail "the resume refusal does not name the run's merges: $out"
 
 # --init-from weights of vocabulary a into a run on manifest b: refused, nothing made
-out=$("$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --init-from "$d/a.safetensors" \
-	--run-dir "$d/run-init" 2>&1) && fail "--check-start passed --init-from of another vocabulary: $out"
+out=$("$TRAINER" query check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --init-from "$d/a.safetensors" \
+	--run-dir "$d/run-init" 2>&1) && fail "query check-start passed --init-from of another vocabulary: $out"
 grep -q -- "--init-from $d/a.safetensors: the weights read captions of vocabulary bpe $hash_a" <<<"$out" || fail "unclear: $out"
 grep -q -- "--bpe FILE" <<<"$out" || fail "the fix is not named: $out"
 grep -q "weights from $d/a.safetensors (--init-from): loaded [0-9]* of the model's [0-9]* tensors" <<<"$out" ||
-	fail "--check-start does not say what --init-from loads: $out"
+	fail "query check-start does not say what --init-from loads: $out"
 tt_ring "$TT_TAG-b" 1 5
 out=$("$TRAINER" --ring "$TT_TAG-b" "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/b/manifest" --init-from "$d/a.safetensors" \
 	--batch-size 4 --steps 2 --run-dir "$d/run-init" 2>&1) && fail "the trainer started from weights of another vocabulary"
 grep -q "the weights read captions of vocabulary" <<<"$out" || fail "unclear: $out"
 [ ! -e "$d/run-init" ] || fail "the refused --init-from left $d/run-init behind"
 # the same vocabulary: loads, and says so
-"$TRAINER" --check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/a2/manifest" --init-from "$d/a.safetensors" \
+"$TRAINER" query check-start "${MODEL[@]}" "${TT_DATA[@]}" --manifest "$d/a2/manifest" --init-from "$d/a.safetensors" \
 	--run-dir "$d/run-init" >"$d/init-ok.log" 2>&1 || fail "--init-from of the same vocabulary refused: $(tail -n 2 "$d/init-ok.log")"
 grep -q "the weights' vocabulary (bpe $hash_a) is the training manifest's" "$d/init-ok.log" || fail "no vocabulary line: $(cat "$d/init-ok.log")"
 grep -q "τ reset to" "$d/init-ok.log" || fail "no τ line"

@@ -20,7 +20,7 @@ run() {
 	tt_feeder "$TT_TAG-$name"
 	local comm=() pids=()
 	if [ "$ranks" -gt 1 ]; then
-		"$TRAINER" --comm-create --comm "$TT_TAG-$name-c" --ranks "$ranks" 2>/dev/null || fail "--comm-create failed"
+		"$TRAINER" query comm-create --comm "$TT_TAG-$name-c" --ranks "$ranks" 2>/dev/null || fail "query comm-create failed"
 		TT_COMMS+=("$TT_TAG-$name-c")
 		comm=(--comm "$TT_TAG-$name-c")
 	fi

@@ -22,7 +22,7 @@ tt_cleanup() {
 	for p in "${TT_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${TT_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	for r in "${TT_RINGS[@]}"; do "$RINGCTL" destroy --ring "$r" >/dev/null 2>&1; done
-	for c in "${TT_COMMS[@]}"; do "$TRAINER" --comm-unlink --comm "$c" >/dev/null 2>&1; done
+	for c in "${TT_COMMS[@]}"; do "$TRAINER" query comm-unlink --comm "$c" >/dev/null 2>&1; done
 	[ -n "${TT_KEEP:-}" ] && echo "kept $TT_DIR" || rm -rf "$TT_DIR"
 }
 trap tt_cleanup EXIT

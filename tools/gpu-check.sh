@@ -197,7 +197,7 @@ stage_bench_kernels() { # the roofline table, own attention against cuDNN's, the
 }
 
 # the trainer at vit-b16, T = 4, 224 px (the preset), bf16, FastCLIP-v3, on a ring that synthetic
-# producers keep full: compute alone, no decoder. At most this batch (trainer --fit-batch says less
+# producers keep full: compute alone, no decoder. At most this batch (trainer query fit-batch says less
 # when it does not fit); the PyTorch stage reuses it.
 TRAIN_STEPS=20 TRAIN_MAX_BATCH=128
 stage_trainer() { # the matmul peak (for MFU), then --attention auto and own
@@ -206,9 +206,9 @@ stage_trainer() { # the matmul peak (for MFU), then --attention auto and own
 	peak=$(timeout 10 "$peak_bin" 2>&1 | tail -n 1)
 	echo "matmul peak: $peak"
 	peak=$(sed -n 's/.*"tflops": *\([0-9.]*\).*/\1/p' <<<"$peak")
-	B=$(timeout 10 "$trainer" --fit-batch "${model[@]}" --batch-size $TRAIN_MAX_BATCH 2>"$logdir/trainer-fit.log")
-	[ "${B:-x}" -gt 0 ] 2>/dev/null || { echo "trainer --fit-batch: ${B:-no batch}: $(tail -n 2 "$logdir/trainer-fit.log")"; return 1; }
-	geom=$("$trainer" --print-geometry "${model[@]}") || return 1
+	B=$(timeout 10 "$trainer" query fit-batch "${model[@]}" --batch-size $TRAIN_MAX_BATCH 2>"$logdir/trainer-fit.log")
+	[ "${B:-x}" -gt 0 ] 2>/dev/null || { echo "trainer query fit-batch: ${B:-no batch}: $(tail -n 2 "$logdir/trainer-fit.log")"; return 1; }
+	geom=$("$trainer" query geometry "${model[@]}") || return 1
 	echo "batch $B (at most $TRAIN_MAX_BATCH), $TRAIN_STEPS steps; ring geometry $geom"
 	# the producers, the ring and the run folders (a checkpoint at the end) go when the stage ends,
 	# cut at its cap too

@@ -224,7 +224,7 @@ for b in "$TRAINER" "$LOADERD" "$RINGCTL" "$RINGSTAT" "$PREP"; do
 done
 
 # ---- trainer flags: values of, removing, path flags made absolute --------------------------------
-BOOL_FLAGS=" --resume --resume-on-new-data --help --comm-create --comm-unlink --resume-position --print-geometry --print-steps "
+BOOL_FLAGS=" --resume --resume-on-new-data --help "
 flag_value() { # flag_value NAME [DEFAULT]: the last value TRAINER_ARGS gives --NAME
 	local i v=${2:-} a
 	for ((i = 0; i < ${#TRAINER_ARGS[@]}; i++)); do
@@ -325,8 +325,8 @@ elif has_flag resume-on-new-data; then
 	has_flag dataset-size EXTRA || { drop_flag dataset-size; TRAINER_ARGS+=(--dataset-size "$DATASET_SIZE"); }
 	has_flag vocab EXTRA || [ -z "$VOCAB" ] || { drop_flag vocab; TRAINER_ARGS+=(--vocab "$VOCAB"); }
 fi
-geom=$("$TRAINER" --print-geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
-plan=$("$TRAINER" --print-steps --ranks $((N * NODES_N)) "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
+geom=$("$TRAINER" query geometry "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${geom##*fatal: }"
+plan=$("$TRAINER" query steps --ranks $((N * NODES_N)) "${TRAINER_ARGS[@]}" 2>&1) || usage_error "the trainer flags are not valid: ${plan##*fatal: }"
 read -r -a GEOM <<<"$geom"
 EVAL_MANIFEST=$(flag_value eval-manifest "")
 read -r _ FRAMES _ SIZE _ _ _ CTX <<<"$geom"
@@ -343,14 +343,14 @@ if [ $RESUMING = 1 ]; then
 		echo "        To train longer: $(q "$ME") --resume $(q "$RUN_DIR") -- --steps $((TOTAL * 2))" >&2
 		exit 0
 	else
-		FIRST=$("$TRAINER" --resume-position --run-dir "$RUN_DIR") || { echo "launch: cannot read the checkpoint in $RUN_DIR" >&2; exit 1; }
+		FIRST=$("$TRAINER" query resume-position --run-dir "$RUN_DIR") || { echo "launch: cannot read the checkpoint in $RUN_DIR" >&2; exit 1; }
 	fi
 fi
 
 # what the trainers would refuse at start (the vocabularies of --manifest, --eval-manifest and
 # --init-from; --init-from's weights, loaded on the CPU; a resume's batch size), before anything is
 # written or started; what --init-from loads and a resume's LR rule are worth seeing now
-CHECK_ARGS=(--check-start --ranks $((N * NODES_N)) --run-dir "$RUN_DIR" --manifest "$MANIFEST")
+CHECK_ARGS=(query check-start --ranks $((N * NODES_N)) --run-dir "$RUN_DIR" --manifest "$MANIFEST")
 [ $((N * NODES_N)) -gt 1 ] && CHECK_ARGS+=(--comm "$COMM") # CPU ranks need one; the check only names it
 [ $RESUMING = 1 ] && CHECK_ARGS+=(--resume)
 check=$("$TRAINER" "${CHECK_ARGS[@]}" "${TRAINER_ARGS[@]}" 2>&1) ||
@@ -542,7 +542,7 @@ cleanup() {
 		"$RINGCTL" destroy --ring "$RING-eval" >/dev/null 2>&1
 	fi
 	"$RINGCTL" destroy --ring "$RING" >/dev/null 2>&1
-	[ "$N" -gt 1 ] && "$TRAINER" --comm-unlink --comm "$COMM" >/dev/null 2>&1
+	[ "$N" -gt 1 ] && "$TRAINER" query comm-unlink --comm "$COMM" >/dev/null 2>&1
 	rm -f "$RUN_DIR/launch.pid"
 }
 
@@ -603,7 +603,7 @@ say "steps: $TOTAL$([ "${PER_EPOCH:-0}" -gt 0 ] && printf ' (%s per epoch of %s 
 	--ranks "$N" --seed "$SEED" --first-position "$FIRST" --replace >>"$RUN_DIR/logs/launch.log" 2>&1 ||
 	die "cannot create the ring: $(tail -n 1 "$RUN_DIR/logs/launch.log")"
 if [ "$N" -gt 1 ] && [ "$NODES_N" = 1 ]; then
-	"$TRAINER" --comm-create --comm "$COMM" --ranks "$N" >>"$RUN_DIR/logs/launch.log" 2>&1 || die "cannot create the rank group"
+	"$TRAINER" query comm-create --comm "$COMM" --ranks "$N" >>"$RUN_DIR/logs/launch.log" 2>&1 || die "cannot create the rank group"
 fi
 if [ -n "$EVAL_MANIFEST" ]; then
 	"$RINGCTL" create --ring "$RING-eval" --manifest "$EVAL_MANIFEST" "${GEOM[@]}" --slots $((2 * BATCH < 16 ? 16 : 2 * BATCH)) --ranks 1 \

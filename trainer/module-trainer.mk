@@ -6,7 +6,7 @@
 INC_DIRS += trainer
 USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout common
 LIBS += avtrain
-avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 avtrain_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
                 trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c
@@ -47,7 +47,7 @@ SCRIPT_TESTS += tests/test_trainer_selfcheck.sh
 SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/test_trainer_signal.sh \
                 tests/test_trainer_badinput.sh tests/test_trainer_deadrank.sh tests/test_trainer_config.sh \
                 tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh \
-                tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh \
+                tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh tests/test_trainer_query.sh \
                 tests/test_trainer_waits.sh tests/test_trainer_ckpt_fail.sh tests/test_trainer_keep_best.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);

@@ -56,16 +56,17 @@ static int open_shm(const TrainerConfig *c, Comm **out, char *err, size_t errlen
 	}
 	if (!c->comm[0]) {
 		snprintf(err, errlen,
-			 "rank %d: CPU ranks need --comm NAME, the shared-memory group (trainer --comm-create "
+			 "rank %d: CPU ranks need --comm NAME, the shared-memory group (trainer query comm-create "
 			 "--comm NAME --ranks %d before the ranks start)",
 			 c->rank, c->ranks);
 		return -EINVAL;
 	}
 	int rc = comm_shm_attach(c->comm, c->rank, c->comm_timeout, out);
 	if (rc == -ENOENT)
-		snprintf(err, errlen,
-			 "comm group '%s' does not exist (create it with: trainer --comm-create --comm %s --ranks %d)",
-			 c->comm, c->comm, c->ranks);
+		snprintf(
+			err, errlen,
+			"comm group '%s' does not exist (create it with: trainer query comm-create --comm %s --ranks %d)",
+			c->comm, c->comm, c->ranks);
 	else if (rc < 0)
 		snprintf(err, errlen, "cannot join comm group '%s' as rank %d: %s", c->comm, c->rank,
 			 rc == -EBUSY    ? "a live process holds that rank"

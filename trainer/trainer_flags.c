@@ -8,10 +8,11 @@
 #include <stdlib.h> // defines: free
 #include <string.h> // defines: strcmp, strncmp, memset
 
-#include "fastclip.h"     // defines: fastclip_flag_table, fastclip_config_describe, fastclip_kind_parse
-#include "flags.h"        // defines: FlagSpec, flags_parse, flags_split, flags_help, flags_describe, ...
-#include "trainer_best.h" // defines: TRAINER_BEST_METRICS
-#include "trainer_dist.h" // defines: trainer_dist_resolve
+#include "fastclip.h"      // defines: fastclip_flag_table, fastclip_config_describe, fastclip_kind_parse
+#include "flags.h"         // defines: FlagSpec, flags_parse, flags_split, flags_help, flags_describe, ...
+#include "trainer_best.h"  // defines: TRAINER_BEST_METRICS
+#include "trainer_dist.h"  // defines: trainer_dist_resolve
+#include "trainer_query.h" // defines: trainer_query_take, trainer_query_set, trainer_query_help
 
 static const FlagSpec flags[] = {
 	{"ring", FLAG_STRING, FLAG_AT(TrainerConfig, ring), 0, 0, "avclip",
@@ -40,27 +41,8 @@ static const FlagSpec flags[] = {
 	 .help = "the device's peak TFLOP/s for the MFU column (0: no MFU; make bench-gpu measures the bf16 matmul peak)"},
 	{"comm", FLAG_STRING, FLAG_AT(TrainerConfig, comm), 0, 0, "",
 	 .help = "comm shm group name (required when --ranks > 1)"},
-	{"comm-create", FLAG_SWITCH, FLAG_AT(TrainerConfig, comm_create), 0, 0, "0",
-	 .help = "launcher mode: (re)create the --comm group for --ranks before every start of the ranks, exit",
-	 .attr = FLAG_NO_LOG},
-	{"comm-unlink", FLAG_SWITCH, FLAG_AT(TrainerConfig, comm_unlink), 0, 0, "0",
-	 .help = "launcher mode: remove the --comm group, exit", .attr = FLAG_NO_LOG},
-	{"resume-position", FLAG_SWITCH, FLAG_AT(TrainerConfig, resume_position), 0, 0, "0",
-	 .help = "launcher mode: print the ring --first-position resuming --run-dir needs (0: fresh), exit",
-	 .attr = FLAG_NO_LOG},
 	{"self-check", FLAG_SWITCH, FLAG_AT(TrainerConfig, self_check), 0, 0, "0",
 	 .help = "check the configured backend against the CPU backend (every op class of the model on small shapes and one tiny training step, the twin tests' tolerances), print each check, exit 0 when it passes and 1 naming the op when not; runs by itself before the first step on a device and build not yet checked (cached under $XDG_CACHE_HOME/avclip/)",
-	 .attr = FLAG_NO_LOG},
-	{"print-geometry", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_geometry), 0, 0, "0",
-	 .help = "launcher mode: print the ring geometry the model flags need as ringctl flags (--frames T --height H --width W --text-len L), exit",
-	 .attr = FLAG_NO_LOG},
-	{"fit-batch", FLAG_SWITCH, FLAG_AT(TrainerConfig, fit_batch), 0, 0, "0",
-	 .help = "open the device, print the largest --batch-size (at most the one given) whose step fits its free memory (or --memory-limit), exit"},
-	{"print-params", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_params), 0, 0, "0",
-	 .help = "print the parameter counts of the model the flags describe as one JSON line (total, visual, text), exit",
-	 .attr = FLAG_NO_LOG},
-	{"print-steps", FLAG_SWITCH, FLAG_AT(TrainerConfig, print_steps), 0, 0, "0",
-	 .help = "launcher mode: print 'steps S steps-per-epoch E' of this run (--steps or --epochs, --dataset-size, --batch-size, --ranks), exit",
 	 .attr = FLAG_NO_LOG},
 	{"comm-timeout", FLAG_DOUBLE, FLAG_AT(TrainerConfig, comm_timeout), 1, 86400, "600",
 	 .help = "seconds a collective waits for a silent peer"},
@@ -116,9 +98,6 @@ static const FlagSpec flags[] = {
 	 .help = "checkpoint every K steps (0: only at the end and on SIGTERM)"},
 	{"manifest", FLAG_STRING, FLAG_AT(TrainerConfig, manifest), 0, 0, "",
 	 .help = "the training manifest the ring's loaders read (tools/launch.sh passes it): the ring must serve its dataset; its vocabulary is checked against --eval-manifest and --init-from; checkpoints record both"},
-	{"check-start", FLAG_SWITCH, FLAG_AT(TrainerConfig, check_start), 0, 0, "0",
-	 .help = "launcher mode: check what a start of this run would refuse (vocabularies, --init-from weights, a resume's batch size) before anything starts, log what --init-from loads, exit",
-	 .attr = FLAG_NO_LOG},
 	{"eval-manifest", FLAG_STRING, FLAG_AT(TrainerConfig, eval_manifest), 0, 0, "",
 	 .help = "held-out manifest: rank 0 evaluates retrieval into RUN_DIR/eval.jsonl"},
 	{"eval-ring", FLAG_STRING, FLAG_AT(TrainerConfig, eval_ring), 0, 0, "",
@@ -243,7 +222,7 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	if ((cpu_ranks || cfg->comm_create || cfg->comm_unlink) && !cfg->comm[0]) {
 		snprintf(
 			err, errlen,
-			"--comm NAME is required with --ranks %d (create it with --comm-create before starting the ranks)",
+			"--comm NAME is required with --ranks %d (create it with trainer query comm-create before starting the ranks)",
 			cfg->ranks);
 		return -EINVAL;
 	}
@@ -274,9 +253,9 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	return 0;
 }
 
+// cfg: zero but for a query's switch
 static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen)
 {
-	memset(cfg, 0, sizeof(*cfg));
 	// pass 1: the table's own flags; the others wait for pass 2
 	FlagRest rest = {.keep_unknown = 1};
 	if (flags_parse(flags, NFLAGS, cfg, argc, argv, &rest, err, errlen) < 0)
@@ -305,13 +284,24 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 
 int trainer_flags_parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen)
 {
-	char **av, *mem;
-	int ac = argc;
-	if (flags_config_argv("config", argc, argv, &ac, &av, &mem, err, errlen) < 0)
+	char **own = malloc(sizeof(char *) * (size_t)(argc + 1)), **av, *mem;
+	if (!own) {
+		snprintf(err, errlen, "out of memory for the command line");
+		return -ENOMEM;
+	}
+	memcpy(own, argv, sizeof(char *) * (size_t)argc);
+	own[argc] = NULL;
+	int ac = argc, q = trainer_query_take(&argc, own, err, errlen); // argc: without "query NAME"
+	if (q < -1 || flags_config_argv("config", argc, own, &ac, &av, &mem, err, errlen) < 0) {
+		free(own);
 		return -EINVAL;
-	int rc = parse(cfg, av ? ac : argc, av ? av : argv, err, errlen);
+	}
+	memset(cfg, 0, sizeof(*cfg));
+	trainer_query_set(cfg, q); // before the checks, which ask less of a query
+	int rc = parse(cfg, av ? ac : argc, av ? av : own, err, errlen);
 	free(av);
 	free(mem);
+	free(own);
 	return rc;
 }
 
@@ -321,12 +311,12 @@ int trainer_flags_help(char *buf, size_t len)
 		buf, len,
 		"usage: trainer --ring NAME --rank R --ranks N [--comm NAME] --model tiny --loss fastclip-v3\n"
 		"               --batch-size B --steps S --dataset-size D --run-dir DIR [--resume] [flags]\n"
-		"       trainer --comm-create --comm NAME --ranks N    (launcher: make the rank group)\n"
-		"       trainer --comm-unlink --comm NAME              (launcher: remove it)\n"
-		"       trainer --resume-position --run-dir DIR        (launcher: ring --first-position to resume)\n"
-		"       trainer --print-geometry [model flags]         (launcher: ringctl --frames --height --width --text-len)\n"
-		"       trainer --print-params [model flags]           (parameter counts, one JSON line)\n"
-		"       trainer --print-steps [run flags]              (launcher: total steps, steps per epoch)\n\n");
+		"       trainer --self-check [run flags]\n"
+		"queries (one answer, then exit; launchers and benchmarks ask them):\n");
+	if (n < len)
+		n += (size_t)trainer_query_help(buf + n, len - n);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "\n");
 	if (n < len)
 		n += (size_t)flags_help(flags, NFLAGS, buf + n, len - n);
 	int nm, nf, no;

@@ -291,7 +291,7 @@ static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_
 				 .grad_checkpoint = c->grad_checkpoint};
 }
 
-// --fit-batch: the largest batch whose step fits this rank's device (benchmarks and launchers)
+// query fit-batch: the largest batch whose step fits this rank's device (benchmarks and launchers)
 static int fit_batch(const TrainerConfig *c)
 {
 	char why[96], err[512], prec[64], th[96];

@@ -1,5 +1,5 @@
 // The trainer's checks at start (trainer_start.h): vocabularies, --init-from, a resume's batch and
-// LR schedule, alone in --check-start. The vocabulary rule: the captions' token ids mean words
+// LR schedule, alone in trainer query check-start. The vocabulary rule: the captions' token ids mean words
 // only under the merges that made them, so the training manifest, the held-out one and the
 // weights a run starts from must share one vocabulary; where the weights record none (open_clip's
 // files) a 49408-token embedding is OpenAI CLIP's (bpe_simple_vocab_16e6.txt.gz).

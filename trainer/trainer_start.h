@@ -1,6 +1,6 @@
 // What a start of the trainer would refuse, checked before anything is created: the vocabulary of
 // --manifest against --eval-manifest's and --init-from's, and a resume against its checkpoint
-// (batch size; the LR rule when --steps changed). trainer --check-start runs them alone, with the
+// (batch size; the LR rule when --steps changed). trainer query check-start runs them alone, with the
 // full --init-from load on the CPU, so tools/launch.sh refuses a bad start before loaders and
 // trainers start and before it writes a run directory.
 #ifndef TRAINER_START_H
@@ -42,7 +42,7 @@ int trainer_start_init_report(const TrainerConfig *c, const TrainerVocab *v, con
 // start) or -EINVAL with err; *step: the checkpoint's step (-1 without one).
 int trainer_start_resume(const TrainerConfig *c, TrainerVocab *v, OptConfig *opt, int64_t *step, char *note,
 			 size_t notelen, char *err, size_t errlen);
-// --check-start: all of the above, --init-from loaded into this model on the CPU; logs what a
+// query check-start: all of the above, --init-from loaded into this model on the CPU; logs what a
 // start would and returns the exit status (0: the start would pass them)
 int trainer_check_start(const TrainerConfig *c);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-gpu (issue 13 item 5): the trainer on one GPU, vit-b16 at T=4, 224 px, text 77, embed
-# 256, bf16, the largest batch that fits (trainer --fit-batch, at most 256), fed (a) from a ring
+# 256, bf16, the largest batch that fits (trainer query fit-batch, at most 256), fed (a) from a ring
 # that 4 synthetic producers keep full (compute alone) and (b) from a ring that loaderd fills from
 # synthetic chunks (tools/synth + tools/prep); clips/s, step ms, MFU against the bf16 matmul peak
 # measured first (tests/bench_gpu_peak: the contract's linear op), peak device memory and the data
@@ -46,11 +46,11 @@ model=(--model vit-b16 --frames 4 --image-size 224 --ctx-len 77 --embed-dim 256 
 free_mib=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits -i 0 2>/dev/null | head -n 1)
 limit=()
 [ -n "$free_mib" ] && limit=(--memory-limit "$(awk -v m="$free_mib" 'BEGIN { printf "%.2f", m * 0.95 / 1024 }')")
-B=$(trainer/trainer --fit-batch "${model[@]}" "${limit[@]}" --batch-size "$max_batch" 2>&1) ||
-	{ echo "bench-gpu: --fit-batch: $B"; exit 1; }
-Bck=$(trainer/trainer --fit-batch "${model[@]}" "${limit[@]}" --batch-size 4096 --grad-checkpoint 2>/dev/null)
+B=$(trainer/trainer query fit-batch "${model[@]}" "${limit[@]}" --batch-size "$max_batch" 2>&1) ||
+	{ echo "bench-gpu: trainer query fit-batch: $B"; exit 1; }
+Bck=$(trainer/trainer query fit-batch "${model[@]}" "${limit[@]}" --batch-size 4096 --grad-checkpoint 2>/dev/null)
 echo "largest batch that fits: $B (capped at $max_batch); with --grad-checkpoint: ${Bck:-?}"
-geom=$(trainer/trainer --print-geometry "${model[@]}")
+geom=$(trainer/trainer query geometry "${model[@]}")
 
 # median over the steps after the first 10 of a metrics.jsonl field
 med() {

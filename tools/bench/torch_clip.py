@@ -7,7 +7,7 @@ model_block.c (video ViT with the patch embedding as a linear layer over (c, i, 
 patches, class token, spatial + zero-initialised temporal position, joint space-time pre-LN
 blocks, exact GELU; CLIP text transformer, causal, end-token pooling; both projected to the
 shared embedding and L2-normalised), and the parameter counts are checked against
-`trainer/trainer --print-params` before anything is timed. The step is what a PyTorch user would
+`trainer/trainer query params` before anything is timed. The step is what a PyTorch user would
 write: uint8 clips copied from pinned memory, CLIP normalisation and flips on the device,
 bf16 autocast, F.scaled_dot_product_attention (flash kernels only on CUDA), fused AdamW (decay
 as open_clip and the trainer's default --wd-groups: >= 2-D, no bn/ln/bias/logit_scale), and the loss: open_clip's symmetric InfoNCE or
@@ -290,7 +290,7 @@ class FastClipV3:
 # ---- the benchmark ---------------------------------------------------------------------------
 
 def trainer_counts(trainer, args):
-    cmd = [trainer, "--print-params", "--model", args.preset, "--frames", str(args.frames), "--image-size",
+    cmd = [trainer, "query", "params", "--model", args.preset, "--frames", str(args.frames), "--image-size",
            str(args.image_size)]
     try:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-learn's script in its smoke mode (tools/bench/learn.sh --smoke): a dataset of
-# seconds, 5 steps, openclip and fastclip-v3 on 2 seeds, through launch.sh, eval and the report,
+# seconds of the hard world, 5 steps, openclip and fastclip-v3 on 2 seeds at batch 32, through launch.sh, eval and the report,
 # so the benchmark cannot rot between its (long) runs. Its figures mean nothing; the report must
 # have every row and the paired differences. About 20 s on 2 cores.
 set -u
@@ -15,10 +15,15 @@ fail() { echo "FAIL: $*"; exit 1; }
 BENCH_LEARN_DIR=$d/out DEMO_DATA=$d/data bash tools/bench/learn.sh --smoke >"$d/report" 2>"$d/err" ||
 	{ tail -n 20 "$d/err"; cat "$d/report"; fail "learn.sh --smoke exited non-zero"; }
 cat "$d/report"
-n=$(wc -l <"$d/out/results.jsonl")
-[ "$n" = 8 ] || fail "results.jsonl has $n rows, want 8 (2 losses x 2 seeds x 2 hit rules)"
+n=$(wc -l <"$d/out/results-b32.jsonl")
+[ "$n" = 8 ] || fail "results-b32.jsonl has $n rows, want 8 (2 losses x 2 seeds x 2 hit rules)"
 grep -q '^fastclip-v3 .*(2) .*(2) .*(2)$' "$d/report" || fail "no paired differences over 2 seeds for fastclip-v3"
 grep -q '^bench-learn: t2v R@1 (caption hits) openclip' "$d/report" || fail "no summary line"
+grep -q 'batch 32, tiny model, hard world' "$d/report" || fail "the report does not say the batch and world"
+if BATCHES=3x bash tools/bench/learn.sh --smoke >/dev/null 2>"$d/err"; then fail "BATCHES=3x accepted"; fi
+grep -q "not a batch size" "$d/err" || fail "BATCHES=3x: $(cat "$d/err")"
+if bash tools/bench/learn.sh --world easy >/dev/null 2>"$d/err"; then fail "--world easy accepted"; fi
+grep -q "basic or hard" "$d/err" || fail "--world easy: $(cat "$d/err")"
 if bash tools/bench/learn.sh --no-such-flag >/dev/null 2>"$d/err"; then fail "an unknown argument was accepted"; fi
 grep -q "unknown argument '--no-such-flag'" "$d/err" || fail "unknown argument: $(cat "$d/err")"
 if bash tools/bench/learn.sh --heldout-videos 0 >/dev/null 2>"$d/err"; then fail "--heldout-videos 0 accepted"; fi

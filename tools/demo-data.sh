@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# tools/demo-data.sh DIR [--heldout-videos N] [--smoke]: the synthetic dataset of the demo and of
-# bench-learn, made once: 40 training + 8 (N) held-out videos of 2 minutes (held-out captions pair
-# colours and actions never seen in training), chunked and indexed into DIR/train/manifest and
-# DIR/heldout/manifest; --smoke: 4 + 2 videos of 15 s, made in about a second.
+# tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard] [--smoke]: the synthetic dataset
+# of the demo and of bench-learn, made once: 40 training + 8 (N) held-out videos of 2 minutes
+# (held-out captions pair colours and actions never seen in training; --world hard: tools/synth's
+# harder world, held-out colour x shape x action triples), chunked and indexed into
+# DIR/train/manifest and DIR/heldout/manifest; --smoke: 4 + 2 videos of 15 s, made in seconds.
 # 40 videos (about 2000 clips) so that the demo's 1200 steps of 32 are ~19 epochs, not the ~93
 # of 8 videos, over which held-out R@1 peaked early and fell; frames of 160x96 at 10 fps with
 # chunks of short side 96, since the tiny model sees 32x32 crops of 2 frames: larger frames
 # cost synth, prep and the loaders time and teach it nothing more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: tools/demo-data.sh DIR [--heldout-videos N] [--smoke]"
+usage="usage: tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard] [--smoke]"
 data=${1:?$usage}
 shift
-videos=40 heldout=8 minutes=2
+videos=40 heldout=8 minutes=2 world=basic
 while [ $# -gt 0 ]; do
 	case $1 in
 	--heldout-videos)
@@ -20,11 +21,17 @@ while [ $# -gt 0 ]; do
 		heldout=$2
 		shift 2
 		;;
+	--world)
+		[[ ${2:-} =~ ^(basic|hard)$ ]] || { echo "demo-data: --world is basic or hard, not '${2:-}'" >&2; exit 2; }
+		world=$2
+		shift 2
+		;;
 	--smoke) videos=4 heldout=2 minutes=0.25; shift ;; # seconds to make, for make test's bench-learn smoke
 	*) echo "demo-data: unknown argument '$1' ($usage)" >&2; exit 2 ;;
 	esac
 done
 synth=(--videos "$videos" --heldout "$heldout" --minutes "$minutes" --size 160x96 --fps 10 --scene-seed 1)
+[ "$world" = basic ] || synth+=(--world "$world") # (the basic world's params line stays what it was)
 prep=(--short-side 96)
 # DIR/params says what made it: a dataset of other parameters (an older demo's, make demo-data's)
 # is made again rather than trained on

@@ -2,7 +2,7 @@
 // renderer into YUV 4:2:0 frames, PNG encoding and the tar shard writer.
 #ifndef TOOLS_SYNTH_H
 #define TOOLS_SYNTH_H
-// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_png_encode
+// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, SynthWorld, synth_world_basic, synth_world_hard, synth_world_find, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_png_encode
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,14 +16,42 @@ uint64_t synth_rng_next(SynthRng *r);
 // uniform integer in [lo, hi]
 int synth_rng_range(SynthRng *r, int lo, int hi);
 
-enum { SYNTH_N_COLOURS = 6, SYNTH_N_SHAPES = 3, SYNTH_N_ACTIONS = 7 };
-enum { SYNTH_MOVE_LEFT, SYNTH_MOVE_RIGHT, SYNTH_MOVE_UP, SYNTH_MOVE_DOWN, SYNTH_GROW, SYNTH_SHRINK, SYNTH_ROTATE };
-enum { SYNTH_SQUARE, SYNTH_CIRCLE, SYNTH_TRIANGLE };
+// the largest world's counts; the basic world uses the first 6 colours, 3 shapes and 7 actions
+enum { SYNTH_N_COLOURS = 10, SYNTH_N_SHAPES = 6, SYNTH_N_ACTIONS = 10 };
+enum {
+	SYNTH_MOVE_LEFT,
+	SYNTH_MOVE_RIGHT,
+	SYNTH_MOVE_UP,
+	SYNTH_MOVE_DOWN,
+	SYNTH_GROW,
+	SYNTH_SHRINK,
+	SYNTH_ROTATE,
+	SYNTH_MOVE_UP_LEFT,
+	SYNTH_MOVE_DOWN_RIGHT,
+	SYNTH_FADE
+};
+enum { SYNTH_SQUARE, SYNTH_CIRCLE, SYNTH_TRIANGLE, SYNTH_DIAMOND, SYNTH_CROSS, SYNTH_RING };
 extern const char *const synth_colour_names[SYNTH_N_COLOURS];
 extern const char *const synth_shape_names[SYNTH_N_SHAPES];
 extern const char *const synth_action_names[SYNTH_N_ACTIONS];
-// colour x action combinations reserved for the held-out split (never in training)
-int synth_heldout_combo(int colour, int action);
+
+// What a world holds. basic: the demo's (6 colours, 3 shapes, 7 actions, one shape on a plain
+// gradient; colour x action pairs held out). hard: 10 colours, 6 shapes, 10 actions, an
+// uncaptioned distractor shape drifting beside the actor, a textured background tinted per video;
+// colour x shape x action triples held out (every pair of them is still seen in training), so
+// that retrieval must compose three words and ignore a second object.
+typedef struct {
+	const char *name;
+	int colours, shapes, actions;
+	int distractor; // a second, uncaptioned shape during every actor event
+	int texture;    // noise and a per-video tint on the background
+	int triples;    // the held-out rule is over (colour, shape, action), else (colour, action)
+} SynthWorld;
+extern const SynthWorld synth_world_basic, synth_world_hard;
+// the world named "basic" or "hard"; NULL for another name
+const SynthWorld *synth_world_find(const char *name);
+// whether the combination is reserved for the held-out split (never captioned in training)
+int synth_heldout_combo(const SynthWorld *wd, int colour, int shape, int action);
 
 // a shape's state at an instant; x, y: centre in pixels; size: side or diameter in pixels
 typedef struct {
@@ -38,18 +66,24 @@ typedef struct {
 	int kind;      // -1 appears, -2 disappears, else a SYNTH_* action
 	int captioned; // whether this event gets a caption line
 	char caption[64];
+	SynthShape dfrom, dto; // the distractor over the same span (alpha 0: none)
 } SynthEvent;
 
 typedef struct {
 	SynthEvent *ev;
 	int n;
 	double duration; // seconds
+	int texture;     // the world's background texture, with this video's key and tint
+	uint64_t texture_key;
+	int tint[3];
 } SynthTimeline;
 
-// Builds the scene of one video deterministically from (seed, heldout, index): a sequence
-// of shapes, each appearing, doing 2-4 actions and disappearing. Training videos use only
-// combinations that are not held out; held-out videos caption only held-out combinations.
-int synth_timeline_make(SynthTimeline *tl, uint64_t seed, int heldout, int index, double seconds, int w, int h);
+// Builds the scene of one video of world wd deterministically from (seed, heldout, index): a
+// sequence of shapes, each appearing, doing 2-4 actions and disappearing. Training videos use
+// only combinations that are not held out; held-out videos caption only held-out combinations.
+// The basic world's timelines are those this function has always made.
+int synth_timeline_make(SynthTimeline *tl, const SynthWorld *wd, uint64_t seed, int heldout, int index, double seconds,
+			int w, int h);
 void synth_timeline_free(SynthTimeline *tl);
 
 // YUV 4:2:0 8-bit planes, BT.601 limited range
@@ -58,7 +92,7 @@ typedef struct {
 	uint8_t *y, *u, *v; // (h, w), (h/2, w/2), (h/2, w/2)
 } SynthFrame;
 void synth_render_frame(const SynthTimeline *tl, double t, SynthFrame *f);
-// one shape on the background, as packed RGB24 (h, w, 3)
+// one shape on the plain background, as packed RGB24 (h, w, 3)
 void synth_render_image(const SynthShape *s, int w, int h, uint8_t *rgb);
 
 // PNG of packed RGB24 (h, w, 3); *out malloc'ed

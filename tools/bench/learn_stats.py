@@ -44,9 +44,9 @@ def main():
         return statistics.mean(v), (max(v) - min(v)) / 2, len(v)
 
     losses = list(dict.fromkeys(r["loss"] for r in rows))
-    n_heldout = rows[0]["n"]
-    print(f"held-out retrieval after {steps} steps, batch 32, tiny model, {n_heldout} held-out clips "
-          f"(mean ± half-range over seeds)")
+    n_heldout, batch, world = rows[0]["n"], rows[0].get("batch", 32), rows[0].get("world", "basic")
+    print(f"held-out retrieval after {steps} steps, batch {batch}, tiny model, {world} world, {n_heldout} held-out "
+          f"clips (mean ± half-range over seeds)")
     for match in ("caption", "instance"):
         chance = next(r for r in rows if r["match"] == match)
         print(f"\nhit = {'any clip with the caption' if match == 'caption' else 'the clip itself'}"

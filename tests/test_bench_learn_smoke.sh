@@ -2,7 +2,7 @@
 # make bench-learn's script in its smoke mode (tools/bench/learn.sh --smoke): a dataset of
 # seconds of the hard world, 5 steps, openclip and fastclip-v3 on 2 seeds at batch 32, through launch.sh, eval and the report,
 # so the benchmark cannot rot between its (long) runs. Its figures mean nothing; the report must
-# have every row and the paired differences. About 20 s on 2 cores.
+# have every row and the paired differences; the image-text variant once. About 40 s on 2 cores.
 set -u
 cd "$(dirname "$0")/.."
 for p in tools/launch.sh tools/synth tools/prep tools/eval trainer/trainer loaderd/loaderd; do
@@ -20,6 +20,13 @@ n=$(wc -l <"$d/out/results-b32.jsonl")
 grep -q '^fastclip-v3 .*(2) .*(2) .*(2)$' "$d/report" || fail "no paired differences over 2 seeds for fastclip-v3"
 grep -q '^bench-learn: t2v R@1 (caption hits) openclip' "$d/report" || fail "no summary line"
 grep -q 'batch 32, tiny model, hard world' "$d/report" || fail "the report does not say the batch and world"
+# the image-text variant: synth's images of the hard world, a model of one frame
+SEEDS=1 LOSSES=fastclip-v3 BENCH_LEARN_DIR=$d/img DEMO_DATA=$d/imgdata bash tools/bench/learn.sh --smoke --images 64 \
+	>"$d/img-report" 2>"$d/err" || { tail -n 20 "$d/err"; fail "learn.sh --smoke --images exited non-zero"; }
+[ "$(wc -l <"$d/img/results-b32.jsonl")" = 2 ] || fail "the image variant's results: $(cat "$d/img/results-b32.jsonl")"
+grep -q 'hard-images world, 16 held-out' "$d/img-report" || fail "the image report: $(head -n 2 "$d/img-report")"
+grep -q -- '--frames 1' "$d/img/fastclip-v3-b32-seed1/launch.conf" 2>/dev/null ||
+	grep -rq -- '--frames 1' "$d/img/fastclip-v3-b32-seed1/logs" || fail "the image runs are not of one frame"
 if BATCHES=3x bash tools/bench/learn.sh --smoke >/dev/null 2>"$d/err"; then fail "BATCHES=3x accepted"; fi
 grep -q "not a batch size" "$d/err" || fail "BATCHES=3x: $(cat "$d/err")"
 if bash tools/bench/learn.sh --world easy >/dev/null 2>"$d/err"; then fail "--world easy accepted"; fi

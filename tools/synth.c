@@ -141,7 +141,53 @@ static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv)
 	log_info("%s: %lld frames, %.0f s", path, (long long)n, o->minutes * 60);
 }
 
-// image-text pairs: one shape per image; held-out images use held-out colour x shape pairs
+// the basic world's image: one shape; colour x shape pairs with (colour + 2 shape) % 5 == 0 are
+// held out, as for videos; the caption says where it is when it is not in the middle third
+static int basic_image(const SynthWorld *wd, SynthRng *r, int heldout, int w, int h, uint8_t *rgb, char *cap, size_t cn)
+{
+	SynthShape s = {.alpha = 1};
+	do {
+		s.colour = synth_rng_range(r, 0, wd->colours - 1);
+		s.shape = synth_rng_range(r, 0, wd->shapes - 1);
+	} while (((s.colour + 2 * s.shape) % 5 == 0) != heldout);
+	s.size = synth_rng_range(r, h / 4, h / 2);
+	s.x = synth_rng_range(r, (int)(s.size * 0.75) + 1, w - (int)(s.size * 0.75) - 1);
+	s.y = synth_rng_range(r, (int)(s.size * 0.75) + 1, h - (int)(s.size * 0.75) - 1);
+	s.angle = synth_rng_range(r, 0, 89);
+	synth_render_image(&s, w, h, rgb);
+	const char *where = s.x < w / 3 ? " on the left" : s.x > 2 * w / 3 ? " on the right" : "";
+	return snprintf(cap, cn, "a %s %s%s", synth_colour_names[s.colour], synth_shape_names[s.shape], where);
+}
+
+// the hard world's image: a shape beside an uncaptioned distractor on a textured background; the
+// caption names colour, shape and third of the frame, and (colour + 2 shape + 3 third) % 7 == 0
+// triples are held out (each of their pairs is seen in training)
+static int hard_image(const SynthWorld *wd, SynthRng *r, int heldout, int w, int h, uint8_t *rgb, char *cap, size_t cn)
+{
+	static const char *const where[3] = {"on the left", "in the middle", "on the right"};
+	SynthShape s = {.alpha = 1};
+	int third;
+	do {
+		s.colour = synth_rng_range(r, 0, wd->colours - 1);
+		s.shape = synth_rng_range(r, 0, wd->shapes - 1);
+		s.size = synth_rng_range(r, h / 4, h / 2);
+		s.x = synth_rng_range(r, (int)(s.size * 0.75) + 1, w - (int)(s.size * 0.75) - 1);
+		third = s.x < w / 3 ? 0 : s.x > 2 * w / 3 ? 2 : 1;
+	} while (((s.colour + 2 * s.shape + 3 * third) % 7 == 0) != heldout);
+	s.y = synth_rng_range(r, (int)(s.size * 0.75) + 1, h - (int)(s.size * 0.75) - 1);
+	s.angle = synth_rng_range(r, 0, 89);
+	SynthShape d = synth_distractor(&s, wd, w, h, r);
+	d.alpha = 1;
+	SynthTimeline bg = {.texture = 1, .texture_key = synth_rng_next(r)};
+	for (int k = 0; k < 3; k++)
+		bg.tint[k] = synth_rng_range(r, -25, 25);
+	synth_render_textured(&bg, w, h, rgb);
+	synth_paint(&d, w, h, rgb);
+	synth_paint(&s, w, h, rgb);
+	return snprintf(cap, cn, "a %s %s %s", synth_colour_names[s.colour], synth_shape_names[s.shape], where[third]);
+}
+
+// image-text pairs: one captioned shape per image; held-out images use held-out combinations
 static void make_images(const SynthOpts *o, int heldout, int count)
 {
 	SynthRng r;
@@ -162,25 +208,13 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 			if (tar_open(&tar, path))
 				log_fatal("%s", path);
 		}
-		SynthShape s = {.alpha = 1};
-		// colour x shape pairs with (colour + 2 shape) % 5 == 0 are held out, as for videos
-		do {
-			s.colour = synth_rng_range(&r, 0, o->world->colours - 1);
-			s.shape = synth_rng_range(&r, 0, o->world->shapes - 1);
-		} while (((s.colour + 2 * s.shape) % 5 == 0) != heldout);
-		s.size = synth_rng_range(&r, h / 4, h / 2);
-		s.x = synth_rng_range(&r, (int)(s.size * 0.75) + 1, w - (int)(s.size * 0.75) - 1);
-		s.y = synth_rng_range(&r, (int)(s.size * 0.75) + 1, h - (int)(s.size * 0.75) - 1);
-		s.angle = synth_rng_range(&r, 0, 89);
-		synth_render_image(&s, w, h, rgb);
+		char name[64], cap[128];
+		int n = o->world->triples ? hard_image(o->world, &r, heldout, w, h, rgb, cap, sizeof cap)
+					  : basic_image(o->world, &r, heldout, w, h, rgb, cap, sizeof cap);
 		uint8_t *png;
 		size_t len;
 		if (synth_png_encode(rgb, w, h, &png, &len) < 0)
 			log_fatalx("PNG encoder failed");
-		char name[64], cap[128];
-		const char *where = s.x < w / 3 ? " on the left" : s.x > 2 * w / 3 ? " on the right" : "";
-		int n = snprintf(cap, sizeof(cap), "a %s %s%s", synth_colour_names[s.colour],
-				 synth_shape_names[s.shape], where);
 		snprintf(name, sizeof(name), "%08d.png", i);
 		if (tar_add(&tar, name, png, len, NULL))
 			log_fatalx("writing shard");

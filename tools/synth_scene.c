@@ -140,8 +140,7 @@ static int plan_action(const SynthShape *s, int a, int w, int h, SynthRng *r, Sy
 	}
 }
 
-// the hard world's second shape: another (colour, shape) than the actor's, anywhere in the frame
-static SynthShape distractor_place(const SynthShape *actor, const SynthWorld *wd, int w, int h, SynthRng *r)
+SynthShape synth_distractor(const SynthShape *actor, const SynthWorld *wd, int w, int h, SynthRng *r)
 {
 	SynthShape d = {.alpha = 0};
 	do {
@@ -208,7 +207,7 @@ int synth_timeline_make(SynthTimeline *tl, const SynthWorld *wd, uint64_t seed, 
 		s.size = synth_rng_range(&r, h / 6, h / 4);
 		s.x = synth_rng_range(&r, (int)reach(s.size) + 1, w - (int)reach(s.size) - 1);
 		s.y = synth_rng_range(&r, (int)reach(s.size) + 1, h - (int)reach(s.size) - 1);
-		SynthShape d = wd->distractor ? distractor_place(&s, wd, w, h, &r) : (SynthShape){.alpha = 0};
+		SynthShape d = wd->distractor ? synth_distractor(&s, wd, w, h, &r) : (SynthShape){.alpha = 0};
 		SynthEvent e = {.start = t, .end = t + 1.0, .from = s, .to = s, .kind = -1, .captioned = !heldout};
 		e.to.alpha = 1;
 		distractor_step(wd, &e, &d, 1, w, h, &r);
@@ -282,7 +281,7 @@ static int inside(const SynthShape *s, double px, double py)
 	       0.8660254037844386 * qx - 0.5 * qy <= half / 2;
 }
 
-static void paint(const SynthShape *s, int w, int h, uint8_t *rgb)
+void synth_paint(const SynthShape *s, int w, int h, uint8_t *rgb)
 {
 	if (s->alpha <= 0)
 		return;
@@ -305,7 +304,7 @@ void synth_render_image(const SynthShape *s, int w, int h, uint8_t *rgb)
 	for (int y = 0; y < h; y++)
 		for (int x = 0; x < w; x++)
 			background(x, y, w, h, rgb + 3 * ((size_t)y * w + x));
-	paint(s, w, h, rgb);
+	synth_paint(s, w, h, rgb);
 }
 
 static uint8_t clamp8(int v)
@@ -313,8 +312,7 @@ static uint8_t clamp8(int v)
 	return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
 }
 
-// the hard world's background: the gradient tinted per video, with fixed noise in 2x2 blocks
-static void textured(const SynthTimeline *tl, int w, int h, uint8_t *rgb)
+void synth_render_textured(const SynthTimeline *tl, int w, int h, uint8_t *rgb)
 {
 	for (int y = 0; y < h; y++)
 		for (int x = 0; x < w; x++) {
@@ -356,9 +354,9 @@ void synth_render_frame(const SynthTimeline *tl, double t, SynthFrame *f)
 		}
 	}
 	if (tl->texture) {
-		textured(tl, w, h, rgb);
-		paint(&dis, w, h, rgb);
-		paint(&cur, w, h, rgb);
+		synth_render_textured(tl, w, h, rgb);
+		synth_paint(&dis, w, h, rgb);
+		synth_paint(&cur, w, h, rgb);
 	} else {
 		synth_render_image(&cur, w, h, rgb);
 	}

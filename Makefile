@@ -146,6 +146,8 @@ $(foreach h,$(TEST_HEADERS),$(eval $(call TEST_HEADER_template,$(h))))
 # the links are made by pattern rules but are no intermediate files: make must not delete them
 .SECONDARY: $(PUB_LINKS)
 SCRIPT_TESTS += tests/test_include_layers.sh
+# the README links every page of docs/ and every link resolves
+SCRIPT_TESTS += tests/test_docs_links.sh
 
 # external libraries every program may link (static archives pull only what is used)
 EXT_LDLIBS := $(if $(filter 1,$(HAVE_NUMA)),$(NUMA_LIBS)) $(if $(filter 1,$(HAVE_URING)),$(URING_LIBS)) \

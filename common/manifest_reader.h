@@ -56,7 +56,7 @@ int manifest_clip_locate(const Manifest *m, const ManifestSample *s, uint64_t k,
 // full check of the data: data checksum, every token id < vocab_size, zero padding after each caption
 int manifest_check_data(const Manifest *m, char *err, size_t errlen);
 // manifest_open and manifest_check_data: what a program that reads samples uses, so that a
-// damaged data section is refused at open (about 0.1 s per million samples, see the README)
+// damaged data section is refused at open (about 0.1 s per million samples, see docs/data.md)
 int manifest_open_verified(Manifest **out, const char *path, char *err, size_t errlen);
 // path of a string-table file name resolved against the manifest's folder into buf
 int manifest_resolve(const Manifest *m, const char *name, char *buf, size_t cap);

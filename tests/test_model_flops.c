@@ -1,7 +1,7 @@
 // The MFU numerator: model_flops_per_sample against a count from the parameter table (2 FLOPs per
 // weight per token of every linear layer of the blocks, the patch embedding per patch, the
 // projections once) plus the attention products, for every preset; and vit-b16 at T=4 against the
-// figure worked out by hand in the README (162.9 GFLOPs forward per clip).
+// figure worked out by hand (162.9 GFLOPs forward per clip).
 #include <math.h>   // defines: fabs
 #include <stdio.h>  // defines: printf
 #include <stdlib.h> // defines: calloc

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How far QuickGELU weights move when run as exact GELU (README, --act): the same weights in an
+"""How far QuickGELU weights move when run as exact GELU (docs/model.md, --act): the same weights in an
 open_clip model of each activation, max |diff| and 1 - cos of the L2-normalized image and text
 features on 4 random images and 4 captions (seed 0).
 Usage: quickgelu_gap.py [MODEL (ViT-B-16)] [--pretrained TAG]: without TAG open_clip's own random

@@ -39,3 +39,5 @@ BENCH_READER_SRCS := tools/eval_bench_util.c tools/eval_bench_ek100.c tools/eval
 aveval_SRCS += $(BENCH_READER_SRCS)
 TESTS += test_eval_bench_read
 test_eval_bench_read_LIBS := aveval evalscore common
+# tools/ek100_relevancy.py: the official relevancy pickle to the relevance text (skips without numpy)
+SCRIPT_TESTS += tests/test_ek100_relevancy.sh

@@ -22,7 +22,9 @@ typedef struct {
 } PrepAnnotList;
 
 // format: "csv", "tsv", "epic", "ego4d" or "auto" (.json: ego4d; a header with narration_id:
-// epic; .tsv: tsv; else csv). ego4d_window: seconds either side of a narration timestamp.
+// epic; .tsv: tsv; else csv), or a benchmark's test list, "ek100-mir", "charades-ego", "egtea",
+// "egomcq" (eval_bench.h: all its clips in file order, any bad record an error, -EBADMSG; a
+// whole-video clip ends at +inf). ego4d_window: seconds either side of a narration timestamp.
 // Records that cannot be used are left out and described in problems. Returns 0, -errno
 // for an unreadable file, -EINVAL for an unknown format or a file with no usable layout.
 int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, double ego4d_window);
@@ -32,7 +34,8 @@ int prep_annot_parse(PrepAnnotList *l, const char *text, size_t n, const char *p
 		     double ego4d_window);
 void prep_annot_free(PrepAnnotList *l);
 void prep_annot_problem(PrepAnnotList *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-// adds a clip (copies strings); checks UTF-8 and times, recording a problem instead
+// adds a clip (copies strings); checks UTF-8 and times, recording a problem instead; end may be
+// INFINITY: the clip runs to the end of its video
 int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end, const char *caption, int line);
 // "12.5", "00:01:02.50" or "1:02" -> seconds; -1 when malformed
 double prep_parse_time(const char *s);

@@ -1,5 +1,6 @@
 // tools/eval: zero-shot text<->video retrieval (R@1/5/10, median rank, chance; EPIC-style mAP and
-// nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest.
+// nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest,
+// and the egocentric benchmarks from their own files (--task ek100-mir|charades-ego|egtea|egomcq).
 #include "eval_model.h"     // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
 #include "proc_time.h"      // defines: time_mono_s
 #include "eval_run.h"       // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
@@ -113,7 +114,8 @@ static void usage(void)
 	flags_help(mt, nm, sizes, sizeof sizes);
 	printf("usage: eval --manifest HELDOUT (--ckpt RUN_DIR|CKPT_DIR|FILE | --weights FILE | --init-seed SEED) [flags]\n"
 	       "Embeds every sample of the manifest (clip: video tower, caption: text tower) and reports\n"
-	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance.\n\n%s"
+	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance; --task names a\n"
+	       "benchmark instead (--bench-file, README: Egocentric zero-shot benchmarks).\n\n%s"
 	       "\nmodel sizes over the --model preset's (--init-seed, weights without sizes; a --ckpt or exported\n"
 	       "weights record theirs, which these must match):\n%s",
 	       flags, sizes);

@@ -682,7 +682,9 @@ static void prep_videos(PrepRun *run)
 	if (!prep_encoder_available())
 		log_fatalx("this libavcodec has no H.264 encoder (libx264)");
 	PrepAnnotList al;
-	if ((rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window)) < 0)
+	if ((rc = prep_bench_load(&al, o->annotations, o->format)) == 1)
+		rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window);
+	if (rc < 0)
 		log_fatalx("%s: %s", o->annotations,
 			   rc == -EBADMSG && al.n_problems ? al.problems[al.n_problems - 1]
 			   : rc == -EINVAL                 ? "unknown format or layout (see --format)"

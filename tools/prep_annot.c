@@ -4,7 +4,6 @@
 #include "prep_annot.h" // defines: prep_annot_load, prep_annot_add, prep_parse_time, ...
 #include "fs_dir.h"     // defines: fs_fopen_read
 #include "bpe_text.h"   // defines: bpe_utf8_valid
-#include "eval_bench.h" // defines: BenchSet, bench_kind_parse, bench_read, bench_free
 
 #include <errno.h>
 #include <math.h>
@@ -265,38 +264,9 @@ static int load_table(PrepAnnotList *l, const char *t, size_t n, char sep, int e
 	return rc;
 }
 
-// a benchmark's test list (eval_bench.h): every clip or none, a bad record stops the import, so
-// that the manifest holds the benchmark's clips in its order (tools/eval checks sample i against
-// clip i)
-static int load_bench(PrepAnnotList *l, const char *path, BenchKind kind)
-{
-	BenchSet b;
-	char err[512] = "";
-	if (bench_read(&b, kind, path, NULL, err, sizeof err) < 0) {
-		l->bad_record++;
-		prep_annot_problem(l, "%s", err);
-		return -EBADMSG;
-	}
-	int rc = 0;
-	for (int64_t i = 0; !rc && i < b.n; i++)
-		rc = prep_annot_add(l, b.clip[i].video, b.clip[i].start, b.clip[i].end, b.clip[i].caption,
-				    b.clip[i].line);
-	if (!rc && l->n != (size_t)b.n) { // prep_annot_add refused one: name it, as bench_read would
-		l->bad_record++;
-		prep_annot_problem(l, "%s: %s", path,
-				   l->n_problems ? l->problems[l->n_problems - 1] : "a clip is refused");
-		rc = -EBADMSG;
-	}
-	bench_free(&b);
-	return rc;
-}
-
 int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, double ego4d_window)
 {
 	memset(l, 0, sizeof(*l));
-	BenchKind kind;
-	if (format && bench_kind_parse(format, &kind) == 0)
-		return load_bench(l, path, kind);
 	FILE *fp = fs_fopen_read(path, "rb");
 	if (!fp)
 		return -errno;

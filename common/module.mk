@@ -5,7 +5,7 @@ common_SRCS := common/log.c common/run_conf.c common/proc_ident.c common/proc_ti
 
 # every header of common/ is public but the tokenizer's Unicode tables; common uses no folder
 PUBLIC_HEADERS += common/hash_fnv.h common/flags.h common/log.h common/run_conf.h common/bpe_clean.h common/bpe_text.h common/bpe_tokenizer.h common/bpe_train.h \
-                  common/eval_metrics.h common/errbuf.h common/fs_dir.h common/eval_report.h common/json_lex.h common/manifest_format.h common/manifest_reader.h \
+                  common/eval_metrics.h common/eval_metrics_bench.h common/errbuf.h common/fs_dir.h common/eval_report.h common/json_lex.h common/manifest_format.h common/manifest_reader.h \
                   common/manifest_writer.h common/proc_ident.h common/proc_mem.h common/proc_time.h common/rng_philox.h common/shell_quote.h common/stream_perm.h common/tar.h
 USES_common :=
 

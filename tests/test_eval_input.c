@@ -64,7 +64,7 @@ int main(void)
 	rel_bad("0 0 1\n", ":1: expected the header");
 	rel_bad("avclip-relevance 2 3 3\n", "version 2");
 	rel_bad("avclip-relevance 1 4 3\n", "4 x 3, the manifest has 3 samples");
-	rel_bad("avclip-relevance 1 3 3\n0 3 1\n", ":2: sample index out of range");
+	rel_bad("avclip-relevance 1 3 3\n0 3 1\n", ":2: index (0, 3) out of the 3 x 3 matrix");
 	rel_bad("avclip-relevance 1 3 3\n0 1 1.5\n", ":2: relevance 1.5 is not in (0, 1]");
 	rel_bad("avclip-relevance 1 3 3\n0 1 0\n", "relevance 0 is not in (0, 1]");
 	rel_bad("avclip-relevance 1 3 3\n0 1\n", ":2: expected 'VIDEO CAPTION RELEVANCE'");

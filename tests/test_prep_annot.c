@@ -53,6 +53,18 @@ int main(void)
 	}
 	prep_annot_free(&l);
 
+	CHECK(prep_bench_load(&l, "tests/fixtures/prep_epic_train.csv", "epic") == 1); // not a benchmark
+	// a benchmark's test list: every clip in order (an EGTEA clip is its whole file, end +inf)
+	CHECK(prep_bench_load(&l, "tests/fixtures/bench/egtea_test_split1.txt", "egtea") == 0);
+	CHECK(l.n == 3 && l.n_problems == 0);
+	if (l.n == 3)
+		CHECK(!strcmp(l.a[2].video, "OP02-R02-TurkeySandwich-86230-88710-F002069-F002128") &&
+		      l.a[2].start == 0 && isinf(l.a[2].end) && l.a[2].line == 3);
+	prep_annot_free(&l);
+	CHECK(prep_bench_load(&l, "tests/fixtures/bench/CharadesEgo_v1_test_only1st.csv", "charades-ego") == 0);
+	CHECK(l.n == 3 && l.a[0].end == 10.5 && !strcmp(l.a[0].caption, "c000; c002"));
+	prep_annot_free(&l);
+
 	CHECK(prep_annot_load(&l, "tests/fixtures/prep_ego4d_narration.json", "auto", 1.0) == 0);
 	CHECK(l.n == 3 && l.bad_record == 1 && l.n_problems == 1);
 	if (l.n == 3) {
@@ -66,6 +78,12 @@ int main(void)
 	char dir[] = "/tmp/test_prep_annot_XXXXXX", p[256];
 	if (!mkdtemp(dir))
 		return 1;
+	// one bad record stops the import: the manifest must hold all the benchmark's clips
+	snprintf(p, sizeof(p), "%s/split.txt", dir);
+	write_file(p, "OP01-R01-PastaSalad-1002316-1004005-F024051-F024101 3 2 1\nP20-R03 x 1 1\n");
+	CHECK(prep_bench_load(&l, p, "egtea") == -EBADMSG);
+	CHECK(l.n_problems == 1 && strstr(l.problems[0], ":2: expected '<clip> <action> <verb> <noun>'"));
+	prep_annot_free(&l);
 	// header in another order, BOM, quoted comma and newline, CRLF
 	snprintf(p, sizeof(p), "%s/a.csv", dir);
 	write_file(p, "\xef\xbb\xbf"

@@ -1,12 +1,14 @@
 // tools/eval: zero-shot text<->video retrieval (R@1/5/10, median rank, chance; EPIC-style mAP and
-// nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest.
-#include "eval_model.h" // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
-#include "proc_time.h"  // defines: time_mono_s
-#include "eval_run.h"   // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
-#include "flags.h"      // defines: FlagSpec, FlagTable, FLAG_AT, FlagRest, flags_parse, flags_check_known, ...
-#include "kern_ops.h"   // defines: kern_ctx_create_cpu, kern_ctx_destroy
-#include "avlog.h"      // defines: avlog_install, avlog_summary
-#include "log.h"        // defines: log_init, log_info, log_warnx, log_fatalx
+// nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest,
+// and the egocentric benchmarks from their own files (--task ek100-mir|charades-ego|egtea|egomcq).
+#include "eval_model.h"     // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
+#include "proc_time.h"      // defines: time_mono_s
+#include "eval_run.h"       // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
+#include "eval_bench_run.h" // defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_*
+#include "flags.h"          // defines: FlagSpec, FlagTable, FLAG_AT, FlagRest, flags_parse, flags_check_known, ...
+#include "kern_ops.h"       // defines: kern_ctx_create_cpu, kern_ctx_destroy
+#include "avlog.h"          // defines: avlog_install, avlog_summary
+#include "log.h"            // defines: log_init, log_info, log_warnx, log_fatalx
 
 #include <stdio.h>    // defines: printf, fopen
 #include <stdlib.h>   // defines: strtol, strtoull
@@ -20,13 +22,34 @@ typedef struct {
 	const char *manifest, *ckpt, *weights, *append, *model;
 	uint64_t init_seed;
 	int init_given, json, batch, threads, quiet, libav_verbose, help;
-	char match[16];
+	char match[16], task[16], frame_protocol[16];
+	const char *bench_file, *bench_aux, *bench_relevance, *templates, *views;
 	EvalOpts o;
 } EvalFlags;
 
 #define E(f) FLAG_AT(EvalFlags, f)
 static const FlagSpec flag_table[] = {
 	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest to read (required)"},
+	{"task", FLAG_CHOICE, E(task), 0, 0, "retrieval",
+	 .help = "retrieval (R@K both ways; --relevance/--classes add mAP/nDCG and classification), classify (the same, "
+		 "classes required), or a benchmark on the manifest tools/prep --format TASK made from its test list: "
+		 "ek100-mir, charades-ego, egtea, egomcq (docs/eval.md: Egocentric zero-shot benchmarks); ek100-cls is not implemented",
+	 .choices = "retrieval|classify|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
+	{"bench-file", FLAG_STRPTR, E(bench_file), 0, 0, NULL,
+	 .help = "the benchmark's test list: EPIC_100_retrieval_test.csv, CharadesEgo_v1_test_only1st.csv, an EGTEA "
+		 "split file, egomcq.json (the file the manifest was prepared from)"},
+	{"bench-aux", FLAG_STRPTR, E(bench_aux), 0, 0, NULL,
+	 .help = "its second file: EPIC_100_retrieval_test_sentence.csv, Charades_v1_classes.txt, EGTEA's "
+		 "action_idx.txt (EgoMCQ has none)"},
+	{"templates", FLAG_STRPTR, E(templates), 0, 0, "lavila",
+	 .help = "class prompts of charades-ego and egtea: lavila (\"#C C {}|#C {}\", their embeddings averaged, as "
+		 "LaViLa), none (\"{}\"), or your own, '|'-separated"},
+	{"frame-protocol", FLAG_CHOICE, E(frame_protocol), 0, 0, "benchmark",
+	 .help = "benchmark: the benchmark's frames per clip or an error where the model or the embed path cannot take "
+		 "them; midpoints: the model's frames at segment midpoints, centre crop, marked as not the benchmark's",
+	 .choices = "benchmark|midpoints"},
+	{"views", FLAG_STRPTR, E(views), 0, 0, "1x1",
+	 .help = "egtea: C temporal clips x S spatial crops (EGTEA's protocol is 10x3; only 1x1 is implemented)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST; RUN_DIR/ckpt/best holds the trainer's "
 		 "--keep-best one) or a ckpt-*.safetensors file; the "
@@ -50,7 +73,8 @@ static const FlagSpec flag_table[] = {
 	{"decoders", FLAG_INT, E(o.embed.decoders), 0, 1024, "0",
 	 .help = "clips decoded at once (0: as many as threads)"},
 	{"relevance", FLAG_STRPTR, E(o.relevance), 0, 0, NULL,
-	 .help = "EPIC-style mAP and nDCG against a relevance matrix (format in the README)"},
+	 .help = "EPIC-style mAP and nDCG against a relevance matrix (format in docs/eval.md); --task ek100-mir: clips x "
+		 "sentences, from tools/ek100_relevancy.py"},
 	{"relevance-from-captions", FLAG_SWITCH, E(o.relevance_from_captions), 0, 0, "0",
 	 .help = "the same with relevance from synth captions 'a <colour> <shape> <action>': 1/2 same object + 1/2 same "
 		 "action"},
@@ -90,7 +114,8 @@ static void usage(void)
 	flags_help(mt, nm, sizes, sizeof sizes);
 	printf("usage: eval --manifest HELDOUT (--ckpt RUN_DIR|CKPT_DIR|FILE | --weights FILE | --init-seed SEED) [flags]\n"
 	       "Embeds every sample of the manifest (clip: video tower, caption: text tower) and reports\n"
-	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance.\n\n%s"
+	       "text->video and video->text R@1/R@5/R@10, median and mean rank next to chance; --task names a\n"
+	       "benchmark instead (--bench-file, docs/eval.md: Egocentric zero-shot benchmarks).\n\n%s"
 	       "\nmodel sizes over the --model preset's (--init-seed, weights without sizes; a --ckpt or exported\n"
 	       "weights record theirs, which these must match):\n%s",
 	       flags, sizes);
@@ -183,6 +208,70 @@ static void check_vocab(const Manifest *man, const char *path, const EvalModel *
 		log_fatalx("%s", err);
 }
 
+// the flags a --task needs and the ones it cannot take, before any work
+static void check_task(const EvalFlags *fl)
+{
+	const char *t = fl->task;
+	const int bench = strcmp(t, "retrieval") && strcmp(t, "classify");
+	if (!strcmp(t, "ek100-cls"))
+		log_fatalx(
+			"--task ek100-cls (EPIC-KITCHENS-100 zero-shot action classification) is not implemented yet");
+	if (!strcmp(t, "classify") && !fl->o.classes && !fl->o.classes_from)
+		log_fatalx("--task classify needs --classes and --labels, or --classes-from");
+	if (bench && !fl->bench_file)
+		log_fatalx("--task %s needs --bench-file (the benchmark's test list the manifest was prepared from)",
+			   t);
+	if (!bench && (fl->bench_file || fl->bench_aux))
+		log_fatalx("--bench-file and --bench-aux belong to the benchmark tasks (--task ek100-mir, ...)");
+	if (bench && (fl->o.classes || fl->o.labels || fl->o.classes_from || fl->o.relevance_from_captions))
+		log_fatalx("--task %s reads its classes and labels from its own files: no --classes, --labels, "
+			   "--classes-from, --relevance-from-captions",
+			   t);
+	if (bench && strcmp(t, "ek100-mir") && fl->o.relevance)
+		log_fatalx("--relevance belongs to --task ek100-mir");
+}
+
+// "CxS" -> C, S (1..64 each)
+static void parse_views(const char *v, int *c, int *s)
+{
+	char x;
+	int used = 0;
+	if (sscanf(v, "%d%c%d%n", c, &x, s, &used) != 3 || (x != 'x' && x != 'X') || v[used] || *c < 1 || *s < 1 ||
+	    *c > 64 || *s > 64)
+		log_fatalx("--views '%s': expected CxS, C temporal clips x S spatial crops (1-64 each)", v);
+}
+
+static void run_bench(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em, const Manifest *man, int json,
+		      const char *append)
+{
+	EvalBenchOpts b = {.file = fl->bench_file,
+			   .aux = fl->bench_aux,
+			   .relevance = o->relevance,
+			   .templates = fl->templates,
+			   .midpoints = !strcmp(fl->frame_protocol, "midpoints")};
+	if (bench_kind_parse(fl->task, &b.kind))
+		log_fatalx("--task %s: not a benchmark", fl->task);
+	parse_views(fl->views, &b.views_clips, &b.views_crops);
+	EvalBenchReport r;
+	char err[2048];
+	if (eval_bench_run(em->model, man, o, &b, &r, err, sizeof err))
+		log_fatalx("%s", err);
+	if (!r.benchmark_frames)
+		log_warnx("%s: %s", fl->task, r.protocol);
+	if (json)
+		eval_bench_report_json(stdout, &r, em->step, em->source);
+	else
+		eval_bench_report_table(stdout, &r);
+	if (append) {
+		FILE *f = fopen(append, "a");
+		if (!f)
+			log_fatal("cannot append to %s", append);
+		eval_bench_report_json(f, &r, em->step, em->source);
+		if (fclose(f))
+			log_fatal("writing %s", append);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	log_init("eval", LOG_INFO);
@@ -213,6 +302,7 @@ int main(int argc, char **argv)
 		log_fatalx("--manifest HELDOUT is required (see --help)");
 	if (!!ckpt + !!weights + fl.init_given != 1)
 		log_fatalx("give exactly one of --ckpt, --weights, --init-seed (see --help)");
+	check_task(&fl);
 	ModelConfig want;
 	int sized = requested_config(&want, ckpt ? ckpt : weights, model, argc, argv);
 
@@ -252,6 +342,13 @@ int main(int argc, char **argv)
 	o.embed.round = batch;
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;
+	if (strcmp(fl.task, "retrieval") && strcmp(fl.task, "classify")) {
+		run_bench(&fl, &o, &em, man, json, append);
+		eval_model_free(&em);
+		kern_ctx_destroy(ctx);
+		manifest_close(man);
+		return 0;
+	}
 	EvalReport r;
 	if ((rc = eval_run(em.model, man, &o, &r, err, sizeof err)))
 		log_fatalx("%s%s", err, o.strict ? " (--strict: without it damaged samples are skipped)" : "");

@@ -59,6 +59,11 @@ static int blank(const char *s)
 
 int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t errlen)
 {
+	return eval_rel_read_shape(path, n, n, rel, err, errlen);
+}
+
+int eval_rel_read_shape(const char *path, int64_t rows, int64_t cols, EvalRel *rel, char *err, size_t errlen)
+{
 	FILE *f = fs_fopen_read(path, "r");
 	if (!f) {
 		int e = errno;
@@ -86,10 +91,14 @@ int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t e
 				snprintf(err, errlen, "%s:%ld: relevance format version %d, this build reads 1", path,
 					 lineno, ver);
 				rc = -EINVAL;
-			} else if (r != n || c != n) {
+			} else if ((r != rows || c != cols) && rows == cols) {
 				snprintf(err, errlen,
 					 "%s:%ld: the matrix is %lld x %lld, the manifest has %lld samples", path,
-					 lineno, r, c, (long long)n);
+					 lineno, r, c, (long long)rows);
+				rc = -EINVAL;
+			} else if (r != rows || c != cols) {
+				snprintf(err, errlen, "%s:%ld: the matrix is %lld x %lld, want %lld x %lld", path,
+					 lineno, r, c, (long long)rows, (long long)cols);
 				rc = -EINVAL;
 			}
 			header = 1;
@@ -101,9 +110,9 @@ int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t e
 		if (sscanf(line, "%lld %lld %lf %n", &v, &c, &r, &used) != 3 || line[used]) {
 			snprintf(err, errlen, "%s:%ld: expected 'VIDEO CAPTION RELEVANCE'", path, lineno);
 			rc = -EINVAL;
-		} else if (v < 0 || v >= n || c < 0 || c >= n) {
-			snprintf(err, errlen, "%s:%ld: sample index out of range [0, %lld)", path, lineno,
-				 (long long)n);
+		} else if (v < 0 || v >= rows || c < 0 || c >= cols) {
+			snprintf(err, errlen, "%s:%ld: index (%lld, %lld) out of the %lld x %lld matrix", path, lineno,
+				 v, c, (long long)rows, (long long)cols);
 			rc = -EINVAL;
 		} else if (!(r > 0 && r <= 1)) {
 			snprintf(err, errlen, "%s:%ld: relevance %g is not in (0, 1]", path, lineno, r);
@@ -132,7 +141,7 @@ int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t e
 	}
 	if (!rc) {
 		int64_t dup = 0;
-		rc = to_csr(t, nt, n, n, rel, &dup);
+		rc = to_csr(t, nt, rows, cols, rel, &dup);
 		if (rc == -EINVAL)
 			snprintf(err, errlen, "%s: the pair (%lld, %lld) is listed twice", path, (long long)t[dup].r,
 				 (long long)t[dup].c);

@@ -2,7 +2,7 @@
 // with per-sample labels (zero-shot classification), or both derived from synth-style captions.
 #ifndef TOOLS_EVAL_INPUT_H
 #define TOOLS_EVAL_INPUT_H
-// defines: EvalClasses, eval_rel_read, eval_rel_from_captions, eval_classes_read, eval_classes_from_captions,
+// defines: EvalClasses, eval_rel_read, eval_rel_read_shape, eval_rel_from_captions, eval_classes_read, eval_classes_from_captions,
 //          eval_classes_free, eval_prompt, eval_caption_split
 
 #include <stddef.h> // defines: size_t
@@ -25,6 +25,8 @@ typedef struct {
 // Pairs not listed have relevance 0. mAP counts R = 1 as relevant; nDCG uses R as the gain.
 // 0, or -EINVAL/-errno with the file, line and reason in err.
 int eval_rel_read(const char *path, int64_t n, EvalRel *rel, char *err, size_t errlen);
+// the same for a ROWS x COLS matrix (EK-100 MIR: clips x sentences, V a clip, T a sentence)
+int eval_rel_read_shape(const char *path, int64_t rows, int64_t cols, EvalRel *rel, char *err, size_t errlen);
 // EPIC-style relevance of synth captions "a <colour> <shape> <action...>": 1/2 for the same
 // object (colour + shape) plus 1/2 for the same action. -EINVAL when a caption has another form.
 int eval_rel_from_captions(const char *const *captions, int64_t n, EvalRel *rel, char *err, size_t errlen);

@@ -5,7 +5,7 @@ PROGS += tools/synth
 tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/prep_encode.c
 
 PROGS += tools/prep
-tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
+tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_bench.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
                    tools/prep_upgrade.c \
                    tools/prep_tar.c tools/prep_info.c tools/prep_damage.c tools/avlog.c
 # libav's messages through the logger, one line per kind and a count (tools/avlog.c)
@@ -36,7 +36,7 @@ test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c
 TESTS += test_prep_any_input
 test_prep_any_input_SRCS := tests/test_prep_any_input.c tools/prep_chunk.c tools/prep_encode.c tools/prep_damage.c
 TESTS += test_prep_annot
-test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_json.c
+test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_bench.c tools/prep_json.c
 TESTS += test_prep_tar
 test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh

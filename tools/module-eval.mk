@@ -15,7 +15,7 @@ test_export_roundtrip_LIBS := aveval avmodel kernels stream common
 SCRIPT_TESTS += tests/test_export_openclip.sh
 
 ifeq ($(HAVE_LIBAV),1)
-aveval_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c
+aveval_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c tools/eval_bench_run.c tools/eval_bench_report.c
 PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c tools/avlog.c
 tools/eval_LIBS := aveval evalscore avmodel kernels loader stream data common
@@ -31,4 +31,17 @@ SCRIPT_TESTS += tests/test_eval_bpe_line.sh
 SCRIPT_TESTS += tests/test_eval_damaged.sh
 # a chunk replaced by a FIFO blocks none of prep --verify, eval, clipdump --manifest
 SCRIPT_TESTS += tests/test_tools_fifo_chunk.sh
+endif
+
+# the egocentric zero-shot benchmarks' files (issue 28): readers shared by eval and prep's importers
+BENCH_READER_SRCS := tools/eval_bench_util.c tools/eval_bench_ek100.c tools/eval_bench_charades.c \
+                     tools/eval_bench_egtea.c tools/eval_bench_egomcq.c
+aveval_SRCS += $(BENCH_READER_SRCS)
+TESTS += test_eval_bench_read
+test_eval_bench_read_LIBS := aveval evalscore common
+# tools/ek100_relevancy.py: the official relevancy pickle to the relevance text (skips without numpy)
+SCRIPT_TESTS += tests/test_ek100_relevancy.sh
+# tools/eval --task ek100-mir|charades-ego|egtea|egomcq on synth: oracles, chance bounds, bad files
+ifeq ($(HAVE_LIBAV),1)
+SCRIPT_TESTS += tests/test_eval_bench.sh
 endif

@@ -645,10 +645,11 @@ static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const ui
 		}
 		const PrepVideoResult *r = &p->res[v];
 		uint32_t c0, f0, c1, f1;
-		if (prep_clip_frames(r, a->start, a->end, &c0, &f0, &c1, &f1) < 0) {
+		const double end = isinf(a->end) ? r->duration : a->end; // a whole-video clip
+		if (prep_clip_frames(r, a->start, end, &c0, &f0, &c1, &f1) < 0) {
 			run->dropped_range++;
 			prep_annot_problem(rep, "line %d: video %s: %.2f-%.2f s is outside the video (0-%.2f s)",
-					   a->line, a->video, a->start, a->end, r->duration);
+					   a->line, a->video, a->start, end, r->duration);
 			continue;
 		}
 		uint64_t per = r->chunks[0].ix.n_frames, fb = c0 * per + f0, fe = c1 * per + f1;
@@ -658,7 +659,7 @@ static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const ui
 			run->dropped_damage++;
 			prep_annot_problem(
 				rep, "line %d: video %s: %.2f-%.2f s overlaps frames %llu-%llu that decode with errors",
-				a->line, a->video, a->start, a->end, (unsigned long long)d->first,
+				a->line, a->video, a->start, end, (unsigned long long)d->first,
 				(unsigned long long)d->last);
 			continue;
 		}
@@ -681,7 +682,9 @@ static void prep_videos(PrepRun *run)
 	if (!prep_encoder_available())
 		log_fatalx("this libavcodec has no H.264 encoder (libx264)");
 	PrepAnnotList al;
-	if ((rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window)) < 0)
+	if ((rc = prep_bench_load(&al, o->annotations, o->format)) == 1)
+		rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window);
+	if (rc < 0)
 		log_fatalx("%s: %s", o->annotations,
 			   rc == -EBADMSG && al.n_problems ? al.problems[al.n_problems - 1]
 			   : rc == -EINVAL                 ? "unknown format or layout (see --format)"

@@ -109,7 +109,7 @@ int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end
 		prep_annot_problem(l, "line %d: unusable video id '%s'", line, video);
 		return 0;
 	}
-	if (!isfinite(start) || !isfinite(end) || start < 0 || end <= start) {
+	if (!isfinite(start) || isnan(end) || end == -INFINITY || start < 0 || end <= start) { // +inf: to the end
 		l->bad_time++;
 		prep_annot_problem(l, "line %d: video %s: bad time range %.3f-%.3f s", line, video, start, end);
 		return 0;

@@ -2,7 +2,7 @@
 // train CSV and Ego4D narrations (narration.json as LaViLa reads it) into one list of clips.
 #ifndef TOOLS_PREP_ANNOT_H
 #define TOOLS_PREP_ANNOT_H
-// defines: PrepAnnot, PrepAnnotList, prep_annot_load, prep_annot_parse, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
+// defines: PrepAnnot, PrepAnnotList, prep_annot_load, prep_bench_load, prep_annot_parse, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
 
 #include <stddef.h>
 
@@ -22,7 +22,7 @@ typedef struct {
 } PrepAnnotList;
 
 // format: "csv", "tsv", "epic", "ego4d" or "auto" (.json: ego4d; a header with narration_id:
-// epic; .tsv: tsv; else csv). ego4d_window: seconds either side of a narration timestamp.
+// epic; .tsv: tsv; else csv). A benchmark's test list is prep_bench_load's. ego4d_window: seconds either side of a narration timestamp.
 // Records that cannot be used are left out and described in problems. Returns 0, -errno
 // for an unreadable file, -EINVAL for an unknown format or a file with no usable layout.
 int prep_annot_load(PrepAnnotList *l, const char *path, const char *format, double ego4d_window);
@@ -32,8 +32,14 @@ int prep_annot_parse(PrepAnnotList *l, const char *text, size_t n, const char *p
 		     double ego4d_window);
 void prep_annot_free(PrepAnnotList *l);
 void prep_annot_problem(PrepAnnotList *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-// adds a clip (copies strings); checks UTF-8 and times, recording a problem instead
+// adds a clip (copies strings); checks UTF-8 and times, recording a problem instead; end may be
+// INFINITY: the clip runs to the end of its video
 int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end, const char *caption, int line);
+// A zero-shot benchmark's test list, format "ek100-mir", "charades-ego", "egtea" or "egomcq"
+// (tools/eval_bench.h; in prep_bench.c): all its clips in file order, any bad record an error
+// (-EBADMSG, the reason in problems); a whole-video clip ends at INFINITY. 1 (l untouched) when
+// format names no benchmark.
+int prep_bench_load(PrepAnnotList *l, const char *path, const char *format);
 // "12.5", "00:01:02.50" or "1:02" -> seconds; -1 when malformed
 double prep_parse_time(const char *s);
 // Ego4D narration.json: {uid: {"narration_pass_N": {"narrations": [{"timestamp_sec": t,

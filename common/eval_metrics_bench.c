@@ -1,0 +1,165 @@
+// The egocentric benchmarks' metrics (eval_metrics_bench.h): mean-class accuracy, Charades-Ego's
+// multi-label mAP, EgoMCQ accuracy and EK-100 MIR's similarity rescale. Rankings are stable
+// descending sorts of the scores (ties to the lower index), as in eval_metrics.c.
+#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq, eval_*
+
+#include <errno.h>  // defines: EINVAL, ENOMEM
+#include <math.h>   // defines: NAN, isnan
+#include <stdlib.h> // defines: calloc, free
+#include <string.h> // defines: memset
+
+// the first index of a row's highest score
+static int row_argmax(const float *row, int m)
+{
+	int best = 0;
+	for (int c = 1; c < m; c++)
+		if (row[c] > row[best])
+			best = c;
+	return best;
+}
+
+static int any_nan(const float *x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		if (isnan(x[i]))
+			return 1;
+	return 0;
+}
+
+int eval_class_accuracy(const float *scores, int64_t n, int classes, const int *label, EvalClassAcc *out)
+{
+	if (n < 0 || classes < 1 || any_nan(scores, n * classes))
+		return -EINVAL;
+	int64_t *count = calloc((size_t)classes, sizeof *count), *right = calloc((size_t)classes, sizeof *right);
+	uint8_t *predicted = calloc((size_t)classes, 1);
+	if (!count || !right || !predicted) {
+		free(count);
+		free(right);
+		free(predicted);
+		return -ENOMEM;
+	}
+	memset(out, 0, sizeof *out);
+	int rc = 0;
+	for (int64_t i = 0; i < n && !rc; i++) {
+		if (label[i] < 0)
+			continue;
+		if (label[i] >= classes) {
+			rc = -EINVAL;
+			break;
+		}
+		const int p = row_argmax(scores + i * classes, classes);
+		count[label[i]]++;
+		right[label[i]] += p == label[i];
+		predicted[p] = 1;
+		out->n++;
+	}
+	if (!rc && !out->n)
+		rc = -EINVAL;
+	if (!rc) {
+		double recall = 0;
+		int64_t hits = 0;
+		for (int c = 0; c < classes; c++) {
+			hits += right[c];
+			if (count[c]) {
+				recall += (double)right[c] / (double)count[c];
+				out->present++;
+			}
+			out->present_union += count[c] || predicted[c];
+		}
+		out->top1 = (double)hits / (double)out->n;
+		out->mean_class = recall / out->present;
+		out->mean_class_union = recall / out->present_union;
+	}
+	free(count);
+	free(right);
+	free(predicted);
+	return rc;
+}
+
+// AP of class c over the videos keep[0..nk): positives at their places in the stable ranking
+static double class_ap(const float *scores, int classes, const uint8_t *gt, const int64_t *keep, int64_t nk, int c)
+{
+	double sum = 0;
+	int64_t pos = 0;
+	for (int64_t a = 0; a < nk; a++) {
+		const int64_t i = keep[a];
+		if (!gt[i * classes + c])
+			continue;
+		pos++;
+		const float s = scores[i * classes + c];
+		int64_t place = 1, hits = 1; // i itself
+		for (int64_t b = 0; b < nk; b++) {
+			const int64_t j = keep[b];
+			const float x = scores[j * classes + c];
+			if (x > s || (x == s && j < i)) {
+				place++;
+				hits += gt[j * classes + c];
+			}
+		}
+		sum += (double)hits / (double)place;
+	}
+	return pos ? sum / (double)pos : NAN;
+}
+
+int eval_multilabel_map(const float *scores, int64_t n, int classes, const uint8_t *gt, double *map, double *ap,
+			int *used)
+{
+	if (n < 0 || classes < 1 || any_nan(scores, n * classes))
+		return -EINVAL;
+	for (int64_t k = 0; k < n * classes; k++)
+		if (gt[k] > 1)
+			return -EINVAL;
+	int64_t *keep = malloc(sizeof *keep * (size_t)(n ? n : 1)), nk = 0;
+	if (!keep)
+		return -ENOMEM;
+	for (int64_t i = 0; i < n; i++) {
+		int any = 0;
+		for (int c = 0; c < classes; c++)
+			any |= gt[i * classes + c];
+		if (any)
+			keep[nk++] = i;
+	}
+	double sum = 0;
+	int m = 0;
+	for (int c = 0; c < classes; c++) {
+		const double v = class_ap(scores, classes, gt, keep, nk, c);
+		if (ap)
+			ap[c] = v;
+		if (!isnan(v)) {
+			sum += v;
+			m++;
+		}
+	}
+	free(keep);
+	if (used)
+		*used = m;
+	if (!m)
+		return -EINVAL;
+	*map = sum / m;
+	return 0;
+}
+
+int eval_mcq_accuracy(const float *scores, int64_t n, int choices, const int *answer, const int *type, EvalMcq *out)
+{
+	if (n < 1 || choices < 1 || any_nan(scores, n * choices))
+		return -EINVAL;
+	int64_t right[2] = {0, 0}, count[2] = {0, 0}; // [0] inter (type 1), [1] intra (type 2)
+	for (int64_t i = 0; i < n; i++) {
+		if (answer[i] < 0 || answer[i] >= choices || (type[i] != 1 && type[i] != 2))
+			return -EINVAL;
+		const int t = type[i] - 1;
+		count[t]++;
+		right[t] += row_argmax(scores + i * choices, choices) == answer[i];
+	}
+	out->n_inter = count[0];
+	out->n_intra = count[1];
+	out->inter = count[0] ? (double)right[0] / (double)count[0] : NAN;
+	out->intra = count[1] ? (double)right[1] / (double)count[1] : NAN;
+	return 0;
+}
+
+void eval_mir_rescale(float *sim, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		sim[i] = (sim[i] + 1.0f) / 2.0f;
+}

@@ -17,14 +17,14 @@ int bench_clips_write(FILE *f, const Manifest *m, const LdParams *p, uint64_t g0
 			return -1;
 		}
 		if (plan.kind != MANIFEST_KIND_CLIP) {
-			snprintf(err, errlen, "position %llu is sample %llu, an image: the clip list is for video readers",
+			snprintf(err, errlen,
+				 "position %llu is sample %llu, an image: the clip list is for video readers",
 				 (unsigned long long)g, (unsigned long long)plan.sample);
 			return -1;
 		}
 		const LdCrop *c = &plan.crop;
 		fprintf(f, "clip\t%d\t%d\t%d\t%llu\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d", plan.frames, p->out_h, p->out_w,
-			(unsigned long long)g,
-			plan.src_w, plan.src_h, c->x, c->y, c->w, c->h, c->flip, plan.n_sources);
+			(unsigned long long)g, plan.src_w, plan.src_h, c->x, c->y, c->w, c->h, c->flip, plan.n_sources);
 		for (int k = 0; k < plan.n_sources; k++) {
 			if (strpbrk(plan.src[k].path, "\t\n\r")) {
 				snprintf(err, errlen, "position %llu: chunk path '%s' has a tab or line break",

@@ -55,7 +55,8 @@ bench=${BUILD:-build}/tests/bench_loader
 list=$(mktemp /tmp/peers-clips.XXXXXX)
 trap 'rm -f "$list"' EXIT
 echo "== loaderd (bench_loader ${kind[*]:-} --rates-only ${count[*]} ${data[*]}) =="
-out=$("$bench" "${kind[@]}" --rates-only "${count[@]}" --clip-list "$list" "${data[@]}" | tee /dev/stderr)
+out=$("$bench" "${kind[@]}" --rates-only "${count[@]}" --clip-list "$list" "${data[@]}")
+echo "$out"
 rate() { echo "$out" | grep "^$1 " | sed -n "s/.*T=$2 \([0-9.]*\).*/\1/p"; }
 ld4=$(rate loaderd 4) ld16=$(rate loaderd 16) dm4=$(rate loaderd-demux 4) dm16=$(rate loaderd-demux 16)
 [ -n "$ld4" ] && [ -n "$ld16" ] || { echo "peers.sh: bench_loader printed no rates" >&2; exit 1; }

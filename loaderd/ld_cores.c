@@ -30,7 +30,8 @@ int ld_for_parse(const char *spec, int T, int h, int w, LdFor *f, char *err, siz
 	}
 	ModelConfig c;
 	if (model_config_preset(&c, f->model) != 0) {
-		snprintf(err, errlen, "--for: no model preset '%s' (tiny | vit-s16 | vit-b16 | vit-l14, as the trainer's --model)",
+		snprintf(err, errlen,
+			 "--for: no model preset '%s' (tiny | vit-s16 | vit-b16 | vit-l14, as the trainer's --model)",
 			 f->model);
 		return -1;
 	}

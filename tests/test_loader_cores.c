@@ -12,8 +12,8 @@
 
 static int parse(const char *clip, const char *spec, int bench, LdConfig *c, char *err, size_t n)
 {
-	char *argv[] = {"loaderd", "--manifest", "m", "--bench", bench ? "5" : "0", "--bench-clip", (char *)clip,
-			"--for", (char *)spec, NULL};
+	char *argv[] = {"loaderd",      "--manifest", "m",     "--bench",    bench ? "5" : "0",
+			"--bench-clip", (char *)clip, "--for", (char *)spec, NULL};
 	return ld_config_parse(c, 9, argv, err, n);
 }
 
@@ -73,7 +73,8 @@ int main(void)
 	refused("4x224x224", "vit-b16@", 1, "MFU '' is not a fraction");
 	refused("4x224x224", "vit-b16@nan", 1, "MFU 'nan' is not a fraction");
 	refused("4x224x160", "vit-b16@0.4", 1, "square frames; --bench-clip is 4x224x160");
-	refused("4x200x200", "vit-b16@0.4", 1, "vit-b16 does not take 4x200x200 clips: --image-size 200 is not a multiple of --patch 16");
+	refused("4x200x200", "vit-b16@0.4", 1,
+		"vit-b16 does not take 4x200x200 clips: --image-size 200 is not a multiple of --patch 16");
 	printf("--for: cores per GPU from a given per-core rate, rounded up; bad specs refused with a reason\n");
 	return 0;
 }

@@ -117,6 +117,7 @@ static void loop_filter_section(const Manifest *m, LdDecoder *d, LdReader *rd, L
 
 typedef struct {
 	int texture, rates_only, gop, bframes, cavlc, shift;
+	const char *shaped; // an option that shapes the synthetic chunks (--manifest takes a dataset as it is)
 	LdLoopFilter filter;
 	const char *manifest, *clip_list;
 } Opts;
@@ -143,7 +144,7 @@ static int parse_args(int argc, char **argv, Opts *op)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--texture"))
-			op->texture = 1;
+			op->texture = 1, op->shaped = a;
 		else if (!strcmp(a, "--rates-only"))
 			op->rates_only = 1;
 		else if (v && !strcmp(a, "--manifest"))
@@ -155,11 +156,11 @@ static int parse_args(int argc, char **argv, Opts *op)
 		else if (v && !strcmp(a, "--rounds"))
 			ROUNDS = count_arg(a, v, 100), i++;
 		else if (v && !strcmp(a, "--gop"))
-			op->gop = atoi(v), i++;
+			op->gop = atoi(v), op->shaped = a, i++;
 		else if (v && !strcmp(a, "--bframes"))
-			op->bframes = atoi(v), i++;
+			op->bframes = atoi(v), op->shaped = a, i++;
 		else if (v && !strcmp(a, "--entropy"))
-			op->cavlc = !strcmp(v, "cavlc"), i++;
+			op->cavlc = !strcmp(v, "cavlc"), op->shaped = a, i++;
 		else if (v && !strcmp(a, "--loop-filter"))
 			op->filter = !strcmp(v, "all")    ? LD_LOOP_FILTER_ALL
 				     : !strcmp(v, "none") ? LD_LOOP_FILTER_NONE
@@ -172,6 +173,8 @@ static int parse_args(int argc, char **argv, Opts *op)
 	}
 	if (op->gop < 1 || op->bframes < 0 || op->bframes > 16)
 		die("--gop/--bframes", "out of range");
+	if (op->manifest && op->shaped)
+		die(op->shaped, "shapes the synthetic chunks; --manifest takes a dataset as it is");
 	op->shift = i - 1;
 	return argc - op->shift;
 }

@@ -120,7 +120,7 @@ include $(sort $(wildcard */module*.mk */*/module*.mk))
 # A folder sees its own headers and the public headers of the folders it uses; nothing sees a
 # folder's private headers but the folder itself (and its white-box tests). Fragments list their
 # public headers (PUBLIC_HEADERS += dir/x.h, linked into $(BUILD)/include/dir/) and what a folder
-# uses (USES_dir := ...); arrows point down: tools -> trainer, loaderd -> kernels, shm-layout,
+# uses (USES_dir := ...); arrows point down: tools -> trainer, loaderd -> model, kernels, shm-layout,
 # common (tests/test_include_layers.sh checks the sources). Tests see every public header, the
 # test helpers (TEST_HEADERS, $(BUILD)/include-test/), tests/ and tests/ref, plus the private
 # headers of the folders named in their NAME_WHITEBOX (a test of a folder's internals).

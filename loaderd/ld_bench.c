@@ -5,6 +5,7 @@
 // microseconds per clip included) over the run after a warm-up; the cost per clip comes from
 // the threads' decoder accounts.
 #include "ld_bench.h"  // defines: ld_bench_run
+#include "ld_cores.h"  // defines: ld_cores_print
 #include "proc_time.h" // defines: time_mono_ns
 
 #include "ld_plan.h" // defines: LdParams
@@ -50,7 +51,7 @@ static double wall_s(void)
 	return time_mono_ns() * 1e-9;
 }
 
-static void report(const LdShared *sh, uint64_t clips, double wall, double cpu)
+static void report(const LdShared *sh, const LdConfig *c, uint64_t clips, double wall, double cpu)
 {
 	const LdCost *k = &sh->cost;
 	double per_core = cpu > 0 ? clips / cpu : 0;
@@ -70,6 +71,8 @@ static void report(const LdShared *sh, uint64_t clips, double wall, double cpu)
 	       all ? k->packets / all : 0, all ? k->bytes / all / 1e3 : 0);
 	printf("loader cores a GPU needs = its clips/s / %.1f (e.g. %.1f cores per 100 clips/s)\n", per_core,
 	       per_core > 0 ? 100 / per_core : 0);
+	if (c->bench_for[0])
+		ld_cores_print(stdout, &c->bench_model, per_core);
 }
 
 int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
@@ -142,6 +145,6 @@ int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
 		log_warnx("--bench: no clips made after the warm-up (see the errors above, or give more seconds)");
 		return 1;
 	}
-	report(sh, clips2 - clips1, t2 - t1, cpu2 - cpu1);
+	report(sh, c, clips2 - clips1, t2 - t1, cpu2 - cpu1);
 	return 0;
 }

@@ -1,5 +1,5 @@
 // The config table (common/flags.h's engine) and what the table cannot check: the combinations
-// and the --bench-clip geometry. Adding an option is one table row and one LdConfig field.
+// and the --bench-clip geometry (with --for, the model it feeds). Adding an option is one table row and one LdConfig field.
 #include "ld_config.h" // defines: ld_config_parse, ld_config_help, ld_config_format
 
 #include <stdint.h> // defines: INT64_MAX
@@ -40,6 +40,8 @@ static const FlagSpec table[] = {
 	{"bench", FLAG_INT, F(bench), 0, 3600, "0",
 	 .help = "no ring: make clips for N seconds and print clips/s per core and the cost per clip"},
 	{"bench-clip", FLAG_STRING, F(bench_clip), 0, 0, "4x224x224", .help = "TxHxW of the clips --bench makes"},
+	{"for", FLAG_STRING, F(bench_for), 0, 0, "",
+	 .help = "with --bench: MODEL@MFU (e.g. vit-b16@0.4): also print the loader cores an H200, H100 and A100 need to train that trainer --model preset at that MFU on --bench-clip clips"},
 	{"log-level", FLAG_CHOICE, F(log_level), 0, 0, "info", .help = "the least severe log lines printed",
 	 .choices = "debug|info|warn|error"},
 	{"help", FLAG_SWITCH, F(help), 0, 0, "0", .help = "this text", .alias = 'h', .attr = FLAG_NO_LOG},
@@ -62,6 +64,16 @@ int ld_config_parse(LdConfig *c, int argc, char **argv, char *err, size_t errlen
 		snprintf(err, errlen, "--bench-clip: '%s' is not TxHxW with T in 1..64 and sides in 2..4096",
 			 c->bench_clip);
 		return -1;
+	}
+	if (c->bench_for[0]) {
+		if (!c->bench) {
+			snprintf(err, errlen,
+				 "--for %s needs --bench SECONDS (the cores come from the rate it measures)",
+				 c->bench_for);
+			return -1;
+		}
+		if (ld_for_parse(c->bench_for, c->bench_t, c->bench_h, c->bench_w, &c->bench_model, err, errlen) != 0)
+			return -1;
 	}
 	if (!c->manifest[0]) {
 		snprintf(err, errlen, "--manifest FILE is required");

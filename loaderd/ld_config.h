@@ -4,6 +4,8 @@
 #define LOADERD_LD_CONFIG_H
 // defines: LdConfig, ld_config_parse, ld_config_help, ld_config_format
 
+#include "ld_cores.h" // defines: LdFor
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -25,8 +27,10 @@ typedef struct {
 	char log_level[16];
 	int bench;           // seconds of --bench (0: serve a ring)
 	char bench_clip[32]; // TxHxW of the clips --bench makes
+	char bench_for[64];  // --for MODEL@MFU: also print the cores per GPU ("": not asked)
 	int help;
 	int bench_t, bench_h, bench_w; // parsed from bench_clip
+	LdFor bench_model;             // parsed from bench_for with the bench_clip geometry
 	char renamed_note[160];        // a flag given by its old name: the warning to log, else ""
 } LdConfig;
 

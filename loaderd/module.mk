@@ -9,7 +9,9 @@
 PUBLIC_HEADERS += loaderd/ld_clip.h loaderd/ld_plan.h loaderd/ld_decode.h loaderd/ld_error.h \
                   loaderd/ld_index.h loaderd/ld_io.h
 TEST_HEADERS += loaderd/ld_fixture.h
-USES_loaderd := common shm-layout
+# trainer/model for --bench --for (the model presets' FLOPs per clip: one count for the loader and
+# the trainer's MFU); its header brings kern_ops.h, so kernels too (DESIGN §2: loaderd -> model, kernels)
+USES_loaderd := trainer/model kernels common shm-layout
 ifeq ($(HAVE_LIBAV),1)
 LIBS += loader
 loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \
@@ -17,8 +19,8 @@ loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/
                loaderd/ld_stall.c
 
 PROGS += loaderd/loaderd
-loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c loaderd/ld_bench.c
-loaderd/loaderd_LIBS := loader stream data ring common
+loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c loaderd/ld_bench.c loaderd/ld_cores.c
+loaderd/loaderd_LIBS := loader stream data ring avmodel common
 
 # test/benchmark data (synthetic chunks, image shards, manifests); linked only by tests
 LIBS += loaderfix
@@ -29,6 +31,10 @@ TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loade
          test_loader_bench test_tools_damaged_inputs test_loader_damaged test_loader_daemon_stop
 # a chunk path that is a FIFO: error slots, no reader blocks
 TESTS += test_loader_fifo_chunk
+# loaderd --bench --for MODEL@MFU: the cores-per-GPU arithmetic and the flag's errors
+TESTS += test_loader_cores
+test_loader_cores_SRCS := tests/test_loader_cores.c loaderd/ld_cores.c loaderd/ld_config.c
+test_loader_cores_WHITEBOX := loaderd # the daemon's config and --for are not the library's API
 # prep --verify --deep checks a chunk's width, height and frame rate against its file
 TESTS += test_prep_verify_geometry
 # overlapping sections with valid checksums: loaderd, eval, clipdump and prep --verify refuse them

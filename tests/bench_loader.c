@@ -5,10 +5,13 @@
 // bound) and naive (decode everything, full-frame RGB, crop); the loop-filter cheap paths with
 // their PSNR; then io_uring vs pread on cold files.
 // Usage: bench_loader [--texture | --gop G --bframes B --entropy cavlc|cabac] [--loop-filter all|ref|none]
-//                     [--rates-only] [DIR]
+//                     [--rates-only] [--clips N] [--rounds R] [--clip-list FILE] [DIR | --manifest M]
 //   DIR keeps the dataset between runs, reused as it is (default a temp folder); --gop/--bframes/--entropy: camera
 //   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
-//   and the demux path only, for tools/bench/peers.sh)
+//   and the demux path only, for tools/bench/peers.sh; --manifest M: any prepared dataset instead of
+//   the synthetic one; --clips/--rounds: positions 0..N-1 per round (48), best of R rounds (3);
+//   --clip-list FILE: first write those positions' plans at T=4 and T=16 (bench_clips.h) for peers.sh)
+#include "../tools/bench_clips.h"   // defines: bench_clips_write
 #include "../tools/bench_data.h"    // defines: bench_data_make, BenchDataOpts
 #include "proc_time.h"              // defines: time_mono_ns
 #include "../tools/bench_run.h"     // defines: bench_run_clips, bench_run_rate, bench_run_print_budget
@@ -24,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum { N_CLIPS = 48, ROUNDS = 3 };
+static int N_CLIPS = 48, ROUNDS = 3; // --clips, --rounds
 
 static double wall_s(void)
 {
@@ -70,7 +73,7 @@ static void loop_filter_psnr(const Manifest *m, LdDecoder *d, LdParams p, double
 	for (int lf = 1; lf <= 2; lf++) {
 		double w = 99, sum = 0;
 		int n = 0;
-		for (uint64_t g = 0; g < N_CLIPS; g++) {
+		for (uint64_t g = 0; g < (uint64_t)N_CLIPS; g++) {
 			LdPlan plan;
 			p.loop_filter = LD_LOOP_FILTER_ALL;
 			if (ld_sample_load(d, &f, m, g, &p, &plan, a, err, sizeof(err)))
@@ -114,8 +117,21 @@ static void loop_filter_section(const Manifest *m, LdDecoder *d, LdReader *rd, L
 
 typedef struct {
 	int texture, rates_only, gop, bframes, cavlc, shift;
+	const char *shaped; // an option that shapes the synthetic chunks (--manifest takes a dataset as it is)
 	LdLoopFilter filter;
+	const char *manifest, *clip_list;
 } Opts;
+
+static int count_arg(const char *flag, const char *v, int max)
+{
+	char *end;
+	long n = strtol(v, &end, 10);
+	if (*end || end == v || n < 1 || n > max) {
+		fprintf(stderr, "%s: '%s' is not a count in 1..%d\n", flag, v, max);
+		exit(1);
+	}
+	return (int)n;
+}
 
 // options before DIR; returns argc less the options (op->shift of them)
 static int parse_args(int argc, char **argv, Opts *op)
@@ -128,15 +144,23 @@ static int parse_args(int argc, char **argv, Opts *op)
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (!strcmp(a, "--texture"))
-			op->texture = 1;
+			op->texture = 1, op->shaped = a;
 		else if (!strcmp(a, "--rates-only"))
 			op->rates_only = 1;
+		else if (v && !strcmp(a, "--manifest"))
+			op->manifest = v, i++;
+		else if (v && !strcmp(a, "--clip-list"))
+			op->clip_list = v, i++;
+		else if (v && !strcmp(a, "--clips"))
+			N_CLIPS = count_arg(a, v, 100000), i++;
+		else if (v && !strcmp(a, "--rounds"))
+			ROUNDS = count_arg(a, v, 100), i++;
 		else if (v && !strcmp(a, "--gop"))
-			op->gop = atoi(v), i++;
+			op->gop = atoi(v), op->shaped = a, i++;
 		else if (v && !strcmp(a, "--bframes"))
-			op->bframes = atoi(v), i++;
+			op->bframes = atoi(v), op->shaped = a, i++;
 		else if (v && !strcmp(a, "--entropy"))
-			op->cavlc = !strcmp(v, "cavlc"), i++;
+			op->cavlc = !strcmp(v, "cavlc"), op->shaped = a, i++;
 		else if (v && !strcmp(a, "--loop-filter"))
 			op->filter = !strcmp(v, "all")    ? LD_LOOP_FILTER_ALL
 				     : !strcmp(v, "none") ? LD_LOOP_FILTER_NONE
@@ -144,10 +168,13 @@ static int parse_args(int argc, char **argv, Opts *op)
 			i++;
 		else
 			die(a,
-			    "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only)");
+			    "unknown option (--texture, --gop N, --bframes N, --entropy E, --loop-filter L, --rates-only, "
+			    "--clips N, --rounds R, --clip-list FILE, --manifest M)");
 	}
 	if (op->gop < 1 || op->bframes < 0 || op->bframes > 16)
 		die("--gop/--bframes", "out of range");
+	if (op->manifest && op->shaped)
+		die(op->shaped, "shapes the synthetic chunks; --manifest takes a dataset as it is");
 	op->shift = i - 1;
 	return argc - op->shift;
 }
@@ -215,6 +242,17 @@ static double read_all(char paths[IO_FILES][600], int force_pread, unsigned dept
 	return mb / t;
 }
 
+// cold whole-file reads, io_uring against pread: the ratio
+static double io_section(const char *dir)
+{
+	printf("\nwhole-file reads, %d files x %d MB, cold (pages dropped with POSIX_FADV_DONTNEED first)\n", IO_FILES,
+	       IO_FILE_MB);
+	char paths[IO_FILES][600];
+	io_files(dir, paths);
+	double ur = read_all(paths, 0, 8), pr = read_all(paths, 1, 1);
+	return ur / pr;
+}
+
 static void make_dataset(const char *dir, int texture, int gop, int bframes, int cavlc)
 {
 	char err[512] = "";
@@ -256,30 +294,53 @@ static void make_dataset(const char *dir, int texture, int gop, int bframes, int
 		die("dataset", err);
 }
 
+// the plans of positions [0, N_CLIPS) at T=4 and T=16, as the rounds below load them
+static void write_clip_list(const char *path, const Manifest *m, LdParams p)
+{
+	char err[600];
+	FILE *f = fopen(path, "w");
+	if (!f)
+		die(path, "cannot create the clip list");
+	for (int k = 0; k < 2; k++) {
+		p.frames = k ? 16 : 4;
+		if (bench_clips_write(f, m, &p, 0, N_CLIPS, err, sizeof(err)) != 0)
+			die(path, err);
+	}
+	if (fclose(f) != 0)
+		die(path, "cannot write the clip list");
+}
+
 int main(int argc, char **argv)
 {
 	ld_libav_quiet();
 	Opts op;
 	argc = parse_args(argc, argv, &op);
 	argv += op.shift;
-	if (!avcodec_find_encoder_by_name("libx264")) {
-		printf("skip: no libx264 encoder to make benchmark chunks\n");
-		return 77;
-	}
-	char dir[512], mpath[600], err[512] = "";
+	char dir[512] = "", mpath[600], err[512] = "";
 	int keep = argc > 1;
-	if (keep) {
-		snprintf(dir, sizeof(dir), "%s", argv[1]);
-		mkdir(dir, 0755);
-	} else if (ld_fixture_tmpdir(dir, sizeof(dir)) != 0) {
-		return 1;
-	}
-	snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
+	if (op.manifest && keep)
+		die(argv[1], "give DIR or --manifest, not both");
 	Manifest *m = NULL;
-	if (manifest_open(&m, mpath, err, sizeof(err)) != 0) {
-		make_dataset(dir, op.texture, op.gop, op.bframes, op.cavlc);
-		if (manifest_open(&m, mpath, err, sizeof(err)) != 0)
-			die(mpath, err);
+	if (op.manifest) {
+		if (manifest_open(&m, op.manifest, err, sizeof(err)) != 0)
+			die(op.manifest, err);
+	} else {
+		if (keep) {
+			snprintf(dir, sizeof(dir), "%s", argv[1]);
+			mkdir(dir, 0755);
+		} else if (ld_fixture_tmpdir(dir, sizeof(dir)) != 0) {
+			return 1;
+		}
+		snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
+		if (manifest_open(&m, mpath, err, sizeof(err)) != 0) {
+			if (!avcodec_find_encoder_by_name("libx264")) {
+				printf("skip: no libx264 encoder to make benchmark chunks\n");
+				return 77;
+			}
+			make_dataset(dir, op.texture, op.gop, op.bframes, op.cavlc);
+			if (manifest_open(&m, mpath, err, sizeof(err)) != 0)
+				die(mpath, err);
+		}
 	}
 	LdDecoder *d;
 	LdReader *rd;
@@ -291,6 +352,8 @@ int main(int argc, char **argv)
 	p.seed = 1;
 	p.timeout_ms = 0;
 	p.loop_filter = op.filter;
+	if (op.clip_list)
+		write_clip_list(op.clip_list, m, p);
 	uint8_t *dst = malloc((size_t)16 * 224 * 224 * 3);
 	Config cf[2][4];
 	for (int k = 0; k < 2; k++) {
@@ -327,22 +390,19 @@ int main(int argc, char **argv)
 	}
 	p.frames = 4;
 	loop_filter_section(m, d, rd, p, dst);
-	printf("\nwhole-file reads, %d files x %d MB, cold (pages dropped with POSIX_FADV_DONTNEED first)\n", IO_FILES,
-	       IO_FILE_MB);
-	char paths[IO_FILES][600];
-	io_files(dir, paths);
-	double ur = read_all(paths, 0, 8), pr = read_all(paths, 1, 1);
+	double io_ratio = op.manifest ? 0 : io_section(dir); // --manifest: no scratch folder of ours to write in
 	printf("\nratios\n");
 	for (int k = 0; k < 2; k++)
 		printf("  T=%-2d indexed/demux %.2fx   indexed/decode-only %.2f   indexed/naive %.2fx\n", k ? 16 : 4,
 		       cf[k][1].rate / cf[k][0].rate, cf[k][1].rate / cf[k][2].rate, cf[k][1].rate / cf[k][3].rate);
-	printf("  cold reads io_uring (8 in flight) / pread %.2fx\n", ur / pr);
+	if (io_ratio > 0)
+		printf("  cold reads io_uring (8 in flight) / pread %.2fx\n", io_ratio);
 out:
 	free(dst);
 	ld_reader_free(rd);
 	ld_decoder_free(d);
 	manifest_close(m);
-	if (!keep) {
+	if (!keep && !op.manifest) {
 		char cmd[600];
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd) != 0)

@@ -1,8 +1,10 @@
 // loaderd --bench on a manifest: makes clips of the asked geometry on its own threads for the
 // given seconds, then prints clips/s per core and the cost per clip and exits 0; a malformed
-// --bench-clip is refused with a reason.
+// --bench-clip is refused with a reason; --for MODEL@MFU adds the cores per GPU at that rate.
 #include "test_loader_harness.h" // defines: th_loaderd
 #include "test_loader_util.h"    // defines: tl_dataset, tl_rmdir
+
+#include <math.h>
 
 static int run(const char *cmd, char *out, size_t cap)
 {
@@ -39,6 +41,20 @@ int main(void)
 	CHECK(st == 0 && l && sscanf(l, "s of CPU: %lf clips/s per core", &per_core) == 1 && per_core > 0);
 	CHECK(strstr(out, "clips 8x64x48") && strstr(out, "per clip, ms of one core") && strstr(out, "key frames"));
 	CHECK(strstr(out, "(0 errors)"));
+	// --for: the cores per GPU after the measured rate, the same rate in its arithmetic
+	snprintf(cmd, sizeof(cmd),
+		 "%s --manifest %s/manifest.bin --bench 1 --bench-clip 4x64x64 --for tiny@0.5 --log-level warn 2>&1",
+		 th_loaderd(), dir);
+	st = run(cmd, out, sizeof(out));
+	printf("%s", out);
+	double rate = 0, gpu = 0, shown = 0;
+	int cores = 0;
+	l = strstr(out, "s of CPU: ");
+	CHECK(st == 0 && l && sscanf(l, "s of CPU: %lf clips/s per core", &rate) == 1 && rate > 0);
+	CHECK(strstr(out, "cores per GPU for tiny at 50% MFU on 4x64x64 clips"));
+	l = strstr(out, "\nH200: ");
+	CHECK(l && sscanf(l, "\nH200: %d cores at T=4 (%lf clips/s per GPU / %lf", &cores, &gpu, &shown) == 3);
+	CHECK(fabs(shown - rate) < 0.051 && cores == (int)ceil(gpu / rate - 1e-6) && strstr(out, "\nA100: "));
 	snprintf(cmd, sizeof(cmd), "%s --manifest %s/manifest.bin --bench 1 --bench-clip 8x64 2>&1", th_loaderd(), dir);
 	st = run(cmd, out, sizeof(out));
 	CHECK(st != 0 && strstr(out, "--bench-clip: '8x64' is not TxHxW"));

@@ -6,7 +6,7 @@ bin=loaderd/loaderd
 [ -x "$bin" ] || { echo "skip: $bin is not built"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 help=$("$bin" --help) || fail "--help exited non-zero"
-for opt in --ring --manifest --numa-node --workers --queue-depth --seed --train --eval --flip --timeout-ms --io --log-level; do
+for opt in --ring --manifest --numa-node --workers --queue-depth --seed --train --eval --flip --timeout-ms --io --log-level --bench --bench-clip --for; do
 	grep -q -- "$opt" <<<"$help" || fail "--help does not list $opt"
 done
 grep -q "\[1, 256\] (default 1)" <<<"$help" || fail "--help lacks the bounds of --workers"

@@ -2,7 +2,7 @@
 # source, prep's encoder and defaults, packet index): the loader's cost budget and paths, and
 # the prep-time choices (GOP, B-frames, references) against chunk size.
 ifeq ($(HAVE_LIBAV),1)
-BENCH_DATA_SRCS := tools/bench_data.c tools/bench_run.c tools/camsrc.c tools/prep_encode.c
+BENCH_DATA_SRCS := tools/bench_data.c tools/bench_run.c tools/bench_clips.c tools/camsrc.c tools/prep_encode.c
 
 BENCHES += bench_loader
 bench_loader_SRCS := tests/bench_loader.c $(BENCH_DATA_SRCS)

@@ -96,6 +96,51 @@ int eval_ranks_grouped(const float *sim, int64_t nq, int64_t nc, int transposed,
 	return bad ? -EINVAL : 0;
 }
 
+// the query's rank among the groups' best candidates (best_j < 0: a group without one)
+static int64_t rank_of_group(const float *best_s, const int64_t *best_j, int64_t ngroups, int64_t g)
+{
+	int64_t r = 1;
+	for (int64_t h = 0; h < ngroups; h++)
+		r += h != g && best_j[h] >= 0 &&
+		     (best_s[h] > best_s[g] || (best_s[h] == best_s[g] && best_j[h] < best_j[g]));
+	return r;
+}
+
+int eval_ranks_distinct(const float *sim, int64_t nq, int64_t nc, int transposed, const int64_t *qgroup,
+			const int64_t *cgroup, int64_t ngroups, int64_t *rank)
+{
+	if (nq < 0 || nc <= 0 || ngroups <= 0)
+		return -EINVAL;
+	for (int64_t j = 0; j < nc; j++)
+		if (cgroup[j] < 0 || cgroup[j] >= ngroups)
+			return -EINVAL;
+	int bad = 0;
+	EOMP("omp parallel for schedule(static) reduction(| : bad)")
+	for (int64_t i = 0; i < nq; i++) {
+		float *best_s = malloc(sizeof(float) * (size_t)ngroups);
+		int64_t *best_j = malloc(sizeof(int64_t) * (size_t)ngroups), g = qgroup[i];
+		if (!best_s || !best_j || g < 0 || g >= ngroups) {
+			bad |= best_s && best_j ? 1 : 2;
+			free(best_s), free(best_j);
+			continue;
+		}
+		for (int64_t h = 0; h < ngroups; h++)
+			best_j[h] = -1;
+		for (int64_t j = 0; j < nc; j++) {
+			float x = at(sim, nq, nc, transposed, i, j);
+			int64_t h = cgroup[j];
+			if (best_j[h] < 0 || x > best_s[h])
+				best_s[h] = x, best_j[h] = j;
+		}
+		if (best_j[g] < 0)
+			bad |= 1;
+		else
+			rank[i] = rank_of_group(best_s, best_j, ngroups, g);
+		free(best_s), free(best_j);
+	}
+	return bad & 2 ? -ENOMEM : bad ? -EINVAL : 0;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;

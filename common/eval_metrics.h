@@ -2,7 +2,8 @@
 // median rank, EPIC-KITCHENS-100 style mAP and nDCG over a relevance matrix, top-k accuracy.
 #ifndef COMMON_EVAL_METRICS_H
 #define COMMON_EVAL_METRICS_H
-// defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_retrieval, eval_chance,
+// defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_ranks_distinct,
+//          eval_retrieval, eval_chance,
 //          eval_chance_grouped, eval_rel_transpose,
 //          eval_rel_free, eval_map, eval_ndcg, eval_topk_accuracy
 
@@ -36,6 +37,13 @@ int eval_ranks(const float *sim, int64_t nq, int64_t nc, int transposed, const i
 // descending ranking. -EINVAL when a query has no candidate of its group.
 int eval_ranks_grouped(const float *sim, int64_t nq, int64_t nc, int transposed, const int64_t *qgroup,
 		       const int64_t *cgroup, int64_t *rank);
+// The same over the groups rather than their members, for candidates that are copies of one
+// another (a caption that several clips share, embedded once per clip): each of the ngroups groups
+// (ids 0..ngroups-1) places where its best candidate does (highest score, lowest index), and
+// rank[i] = 1 + the groups placed before the query's. With singleton groups it is eval_ranks.
+// -EINVAL for a group id out of range or a query whose group has no candidate; -ENOMEM.
+int eval_ranks_distinct(const float *sim, int64_t nq, int64_t nc, int transposed, const int64_t *qgroup,
+			const int64_t *cgroup, int64_t ngroups, int64_t *rank);
 // R@1/5/10, median and mean rank of n ranks; -EINVAL when n is 0
 int eval_retrieval(const int64_t *rank, int64_t n, EvalRetrieval *out);
 // what a random ranking of n candidates scores in expectation: R@K = min(K, n)/n, ranks (n+1)/2

@@ -90,13 +90,15 @@ int eval_score_retrieval_of(const Manifest *man, const int64_t *idx, const float
 	if (!rc) {
 		if (match_caption) {
 			eval_chance_grouped(n, gsize, n, &r->chance);
-			if ((rc = eval_ranks_grouped(sim, n, n, 0, gid, gid, rank)) ||
+			eval_chance(r->captions, &r->chance_v2t);
+			if ((rc = eval_ranks_distinct(sim, n, n, 0, gid, gid, r->captions, rank)) ||
 			    (rc = eval_retrieval(rank, n, &r->v2t)) ||
 			    (rc = eval_ranks_grouped(sim, n, n, 1, gid, gid, rank)) ||
 			    (rc = eval_retrieval(rank, n, &r->t2v)))
 				snprintf(err, errlen, "ranking: %s", strerror(-rc));
 		} else {
 			eval_chance(n, &r->chance);
+			r->chance_v2t = r->chance;
 			if ((rc = eval_ranks(sim, n, n, 0, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->v2t)) ||
 			    (rc = eval_ranks(sim, n, n, 1, NULL, rank)) || (rc = eval_retrieval(rank, n, &r->t2v)))
 				snprintf(err, errlen, "ranking: %s", strerror(-rc));
@@ -127,12 +129,16 @@ void eval_report_table(FILE *f, const EvalReport *r)
 	row(f, eval_report_dir(r, 1), &r->t2v);
 	row(f, eval_report_dir(r, 0), &r->v2t);
 	row(f, "chance", &r->chance);
+	if (r->match_caption)
+		row(f, "chance v->t", &r->chance_v2t);
 	if (r->skipped)
 		fprintf(f, "  (%lld damaged samples skipped, in no figure; the first: %s; --strict stops at one)\n",
 			(long long)r->skipped, r->skipped_first);
 	if (r->match_caption)
-		fprintf(f, "  (a hit: any of the samples with the query's caption; %lld distinct captions)\n",
-			(long long)r->captions);
+		fprintf(f,
+			"  (a hit: any of the samples with the query's caption; %lld distinct captions, which are\n"
+			"   %s's candidates: copies of a caption count once)\n",
+			(long long)r->captions, eval_report_dir(r, 0));
 	else if (r->captions < r->n)
 		fprintf(f,
 			"  (a hit: the sample itself; only %lld distinct captions, so identical captions tie:\n"
@@ -192,6 +198,7 @@ void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *so
 	json_ret(f, "t2v", &r->t2v);
 	json_ret(f, "v2t", &r->v2t);
 	json_ret(f, "chance", &r->chance);
+	json_ret(f, "chance_v2t", &r->chance_v2t);
 	if (r->has_rel)
 		fprintf(f,
 			",\"map_v2t\":%.6g,\"map_t2v\":%.6g,\"map_avg\":%.6g,\"ndcg_v2t\":%.6g,\"ndcg_t2v\":%.6g,"

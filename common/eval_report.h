@@ -23,7 +23,8 @@ typedef struct {
 	int64_t captions;               // distinct captions among them
 	int match_caption;              // hits: the sample itself (0) or any sample with its caption (1)
 	int image;                      // every sample an image (image–text): rows say image, not video
-	EvalRetrieval t2v, v2t, chance; // chance: a random ranking of n candidates
+	EvalRetrieval t2v, v2t, chance; // chance: a random ranking of n candidates (of t2v's)
+	EvalRetrieval chance_v2t;       // v2t's: the same, or with match_caption of the distinct captions
 	int has_rel;                    // mAP / nDCG computed
 	double map_v2t, map_t2v, ndcg_v2t, ndcg_t2v;
 	int64_t rel_queries_v2t, rel_queries_t2v; // queries with a relevance-1 candidate (mAP)
@@ -39,7 +40,8 @@ typedef struct {
 
 // Retrieval of n samples' videos against their captions from L2-normalized features vfeat,
 // tfeat (n, E) in manifest order: r->n, captions, match_caption, t2v, v2t and chance. With
-// match_caption any sample whose caption (token row) equals the query's is a hit. sim (n, n)
+// match_caption any sample whose caption (token row) equals the query's is a hit, and v2t ranks
+// the distinct captions (copies of one caption are one candidate: eval_ranks_distinct). sim (n, n)
 // receives the (videos x captions) similarities. 0, or -ENOMEM / -EINVAL with a sentence in err.
 // A NaN similarity ranks like a hit (every comparison with it is false), so it would pass as a
 // perfect score: 0 when x (rows, cols) is finite, else -EDOM with err naming the row and element
@@ -54,6 +56,7 @@ int eval_score_retrieval_of(const Manifest *man, const int64_t *idx, const float
 			    int E, int match_caption, float *sim, EvalReport *r, char *err, size_t errlen);
 
 // human table; JSON: one object on one line with flat keys (n, captions, match, t2v_r1 ... v2t_medr, chance_r1 ...,
+// chance_v2t_r1 ...,
 // map_v2t ..., zs_top1 ...), plus step and source when given (step < 0 and NULL leave them out)
 void eval_report_table(FILE *f, const EvalReport *r);
 // a direction's name: "text->video" / "video->text", or text->image / image->text for image–text

@@ -85,6 +85,39 @@ static void test_grouped(void)
 	NEAR(c.median_rank, p.median_rank);
 }
 
+// copies of one caption are one candidate: the groups are ranked by their best member
+static void test_distinct(void)
+{
+	// a query (video) against 6 captions: group 0 = {0, 3, 5} (copies: 0.4 each), group 1 = {1, 4}
+	// (0.9), group 2 = {2} (0.1). By members the first copy of group 0 places 3rd (behind the two of
+	// group 1); by groups, 2nd.
+	const float sim[] = {0.4f, 0.9f, 0.1f, 0.4f, 0.9f, 0.4f,  // query of group 0
+			     0.4f, 0.9f, 0.1f, 0.4f, 0.9f, 0.4f,  // query of group 2
+			     0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f}; // all tied: the lower best index first
+	const int64_t cg[] = {0, 1, 2, 0, 1, 0}, qg[] = {0, 2, 1}, qbad[] = {3};
+	int64_t rank[3], plain[3];
+	CHECK_OK(eval_ranks_grouped(sim, 1, 6, 0, qg, cg, rank));
+	CHECK_EQ_INT(rank[0], 3);
+	CHECK_OK(eval_ranks_distinct(sim, 3, 6, 0, qg, cg, 3, rank));
+	CHECK_EQ_INT(rank[0], 2);
+	CHECK_EQ_INT(rank[1], 3);
+	CHECK_EQ_INT(rank[2], 2); // group 1's best is j=1, behind group 0's j=0 on the tie
+	CHECK_EQ_INT(eval_ranks_distinct(sim, 1, 6, 0, qbad, cg, 3, rank), -EINVAL); // no such group
+	const int64_t cbad[] = {0, 1, 2, 0, 1, 7};
+	CHECK_EQ_INT(eval_ranks_distinct(sim, 1, 6, 0, qg, cbad, 3, rank), -EINVAL);
+	// singleton groups are the plain ranks, transposed too
+	const int64_t id[] = {0, 1, 2, 3, 4, 5};
+	CHECK_OK(eval_ranks_distinct(sim, 3, 6, 0, id, id, 6, rank));
+	CHECK_OK(eval_ranks(sim, 3, 6, 0, NULL, plain));
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_INT(rank[i], plain[i]);
+	const float sq[] = {0.2f, 0.8f, 0.5f, 0.1f, 0.9f, 0.3f, 0.7f, 0.6f, 0.4f};
+	CHECK_OK(eval_ranks_distinct(sq, 3, 3, 1, id, id, 3, rank));
+	CHECK_OK(eval_ranks(sq, 3, 3, 1, NULL, plain));
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_INT(rank[i], plain[i]);
+}
+
 static void test_recall_median(void)
 {
 	int64_t rank[12];
@@ -299,6 +332,7 @@ int main(void)
 	test_similarity();
 	test_ranks();
 	test_grouped();
+	test_distinct();
 	test_recall_median();
 	test_map_ndcg();
 	test_against_reference();

@@ -106,7 +106,9 @@ static void fill_stage(TrainStep *s)
 	}
 	for (int b = 0; b < B; b++) {
 		for (int i = 0; i < L; i++)
-			s->stage.text[b * L + i] = i < 5 ? 1 + (b * 7 + i * 3) % (m->vocab - 2) : i == 5 ? m->vocab - 1 : 0;
+			s->stage.text[b * L + i] = i < 5    ? 1 + (b * 7 + i * 3) % (m->vocab - 2)
+						   : i == 5 ? m->vocab - 1
+							    : 0;
 		s->stage.ids[b] = b;
 		s->stage.pos[b] = b;
 	}

@@ -1,6 +1,6 @@
 // The contract's device side for every backend: opening devices and streams, the error latch,
 // the host-wait counter, events and memory. Arguments are checked here once; backends only act.
-#include "kern_backend.h" // defines: KBackend, KernDev, struct KernCtx, kern_latch
+#include "kern_check.h" // defines: KBackend, KernDev, struct KernCtx, kern_latch, KRUN, kplan
 
 #include <errno.h>
 #include <stdarg.h>
@@ -64,6 +64,15 @@ int64_t kern_ctx_slow_paths(const KernCtx *ctx)
 int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len)
 {
 	return ctx && ctx->dev->be->slow_path_note ? ctx->dev->be->slow_path_note(ctx->dev, buf, len) : 0;
+}
+
+void kern_ctx_set_plan(KernCtx *ctx, KPlanFn fn, void *arg, int dry)
+{
+	if (!ctx)
+		return;
+	ctx->dev->plan_arg = arg;
+	ctx->dev->plan_dry = fn && dry;
+	ctx->dev->plan = fn;
 }
 
 int64_t kern_ctx_launches(const KernCtx *ctx)
@@ -481,7 +490,8 @@ int kern_zero(KernCtx *ctx, KTensor *t)
 		return -EINVAL;
 	if (kern_latched(ctx))
 		return kern_latched(ctx);
-	return ctx->dev->be->memzero(ctx, t->data, kern_nbytes(t));
+	return KRUN(ctx, kplan("zero", 0, kplan_t(t), 0, 0, "%zu B", kern_nbytes(t)),
+		    ctx->dev->be->memzero(ctx, t->data, kern_nbytes(t)));
 }
 
 int kern_copy(KernCtx *ctx, KTensor *dst, const KTensor *src)
@@ -491,7 +501,8 @@ int kern_copy(KernCtx *ctx, KTensor *dst, const KTensor *src)
 		return -EINVAL;
 	if (kern_latched(ctx))
 		return kern_latched(ctx);
-	return ctx->dev->be->memcopy(ctx, dst->data, src->data, kern_nbytes(src));
+	return KRUN(ctx, kplan("copy", 0, 2 * kplan_t(src), 0, 0, "%zu B", kern_nbytes(src)),
+		    ctx->dev->be->memcopy(ctx, dst->data, src->data, kern_nbytes(src)));
 }
 
 static int is_float(KDtype dt)
@@ -506,5 +517,6 @@ int kern_convert(KernCtx *ctx, KTensor *dst, const KTensor *src)
 		return -EINVAL;
 	if (kern_latched(ctx))
 		return kern_latched(ctx);
-	return ctx->dev->be->convert(ctx, dst, src);
+	return KRUN(ctx, kplan("convert", 0, kplan_t(src) + kplan_t(dst), 0, 0, "%lld", (long long)kern_numel(src)),
+		    ctx->dev->be->convert(ctx, dst, src));
 }

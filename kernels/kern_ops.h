@@ -12,6 +12,7 @@
 //          kern_ctx_attention, KMemInfo, kern_ctx_memory, kern_stream_native,
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
 //          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_ctx_slow_paths, kern_ctx_slow_path_note, kern_ctx_launches,
+//          KPlanOp, KPlanFn, kern_ctx_set_plan,
 //          kern_sync, kern_stream_sync, kern_error_message,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
 //          kern_event_query, kern_event_sync, kern_event_create_timed, kern_event_elapsed, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
@@ -187,6 +188,25 @@ int64_t kern_ctx_slow_paths(const KernCtx *ctx);
 // device work items queued so far (CUDA: own kernel launches and cuBLASLt matmuls, this process's;
 // 0 on the CPU): a step's launch count is the difference across it
 int64_t kern_ctx_launches(const KernCtx *ctx);
+
+// The plan of a run (bench-plan): once a recorder is set, every op that queues device work (the
+// model, loss and optimizer ops, kern_copy, kern_zero, kern_convert) reports itself as it returns.
+// Work is counted from the op's tensors, the same on every backend: flops its arithmetic (a matrix
+// product 2·M·N·K), bytes each tensor read and written once (the least traffic the op can have).
+typedef struct {
+	const char *op;   // the contract's name without "kern_": "linear", "attention_bwd", ...
+	char shape[64];   // its sizes, e.g. "100480x768 -> 2304"
+	double flops;     // floating-point operations
+	double bytes;     // bytes read + written
+	int gemm;         // matrix products (tensor cores): 1 the model's (model_flops_per_sample), 2 others
+	double recompute; // of flops: products backward redoes beyond the model's 2x (attention's scores)
+	int64_t launches; // the backend's device work items queued inside the op (kern_ctx_launches; CPU 0)
+} KPlanOp;
+typedef void (*KPlanFn)(void *arg, const KPlanOp *op);
+// Sets the recorder of ctx's device (fn NULL: none). dry 1: ops are recorded and not run (no backend
+// call: outputs keep what they held) and new tensors are not zero-filled, so the op list of a step
+// too large to compute here comes from the real step code; only for planning, results are garbage.
+void kern_ctx_set_plan(KernCtx *ctx, KPlanFn fn, void *arg, int dry);
 int kern_ctx_slow_path_note(KernCtx *ctx, char *buf, size_t len);
 
 // Memory of ctx's device: what the contract's tensors hold (kern_alloc'd, live and the most at any

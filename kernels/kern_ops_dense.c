@@ -50,7 +50,12 @@ int kern_linear(KernCtx *ctx, const KLinear *a)
 	KCK(a->out->data != a->in->data && (!a->pre || a->pre->data != a->out->data));
 	KCK(N <= INT32_MAX && IC <= INT32_MAX && OC <= INT32_MAX);
 	KWS(ctx, BE(ctx)->linear_ws_bytes(ctx));
-	return BE(ctx)->linear(ctx, a, N, (int)IC, (int)OC);
+	return KRUN(ctx,
+		    kplan("linear", 2.0 * N * IC * OC,
+			  kplan_t(a->in) + kplan_t(a->w) + kplan_t(a->out) + kplan_t(a->bias) + kplan_t(a->pre) +
+				  kplan_t(a->residual),
+			  1, 0, "%lldx%lld -> %lld", (long long)N, (long long)IC, (long long)OC),
+		    BE(ctx)->linear(ctx, a, N, (int)IC, (int)OC));
 }
 
 int kern_linear_bwd(KernCtx *ctx, const KLinearBwd *a)
@@ -69,7 +74,15 @@ int kern_linear_bwd(KernCtx *ctx, const KLinearBwd *a)
 		KCK(!a->in_pre && !a->din_bias.t);
 	KCK(N <= INT32_MAX && IC <= INT32_MAX && OC <= INT32_MAX);
 	KWS(ctx, BE(ctx)->linear_ws_bytes(ctx));
-	return BE(ctx)->linear_bwd(ctx, a, N, (int)IC, (int)OC);
+	const double prods = (a->din.t != NULL) + (a->dw.t != NULL);
+	return KRUN(ctx,
+		    kplan("linear_bwd", 2.0 * N * IC * OC * prods,
+			  kplan_t(a->dout) + (a->din.t ? kplan_t(a->w) : 0) + (a->dw.t ? kplan_t(a->in) : 0) +
+				  kplan_g(a->din) + kplan_g(a->dw) + kplan_g(a->dbias) + kplan_g(a->din_bias) +
+				  kplan_t(a->in_pre),
+			  1, 0, "%lldx%lld -> %lld%s%s", (long long)N, (long long)IC, (long long)OC,
+			  a->din.t ? " din" : "", a->dw.t ? " dw" : ""),
+		    BE(ctx)->linear_bwd(ctx, a, N, (int)IC, (int)OC));
 }
 
 int kern_layernorm_fwd(KernCtx *ctx, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in, const KTensor *w,
@@ -81,7 +94,11 @@ int kern_layernorm_fwd(KernCtx *ctx, KTensor *out, KTensor *mean, KTensor *rstd,
 	int64_t C = last_dim(in), N = rows(in, C);
 	KCK(C > 0 && kchk_act(in, cdt, N * C) && kchk_act(out, cdt, N * C) && kchk_stat(mean, cdt, N) &&
 	    kchk_stat(rstd, cdt, N) && kchk_act(w, cdt, C) && kchk_act(b, cdt, C));
-	return BE(ctx)->layernorm_fwd(ctx, out, mean, rstd, in, w, b, N, (int)C);
+	return KRUN(ctx,
+		    kplan("layernorm_fwd", 8.0 * N * C,
+			  kplan_t(in) + kplan_t(out) + kplan_t(mean) + kplan_t(rstd) + kplan_t(w) + kplan_t(b), 0, 0,
+			  "%lldx%lld", (long long)N, (long long)C),
+		    BE(ctx)->layernorm_fwd(ctx, out, mean, rstd, in, w, b, N, (int)C));
 }
 
 int kern_layernorm_bwd(KernCtx *ctx, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
@@ -94,7 +111,12 @@ int kern_layernorm_bwd(KernCtx *ctx, KGrad din, KGrad dw, KGrad db, const KTenso
 	KCK(C > 0 && kchk_act(in, cdt, N * C) && kchk_act(dout, cdt, N * C) && kchk_act(w, cdt, C) &&
 	    kchk_stat(mean, cdt, N) && kchk_stat(rstd, cdt, N));
 	KCK(kchk_grad(din, cdt, N * C) && kchk_grad(dw, cdt, C) && kchk_grad(db, cdt, C));
-	return BE(ctx)->layernorm_bwd(ctx, din, dw, db, dout, in, w, mean, rstd, N, (int)C);
+	return KRUN(ctx,
+		    kplan("layernorm_bwd", 10.0 * N * C,
+			  kplan_t(dout) + kplan_t(in) + kplan_t(w) + kplan_t(mean) + kplan_t(rstd) + kplan_g(din) +
+				  kplan_g(dw) + kplan_g(db),
+			  0, 0, "%lldx%lld", (long long)N, (long long)C),
+		    BE(ctx)->layernorm_bwd(ctx, din, dw, db, dout, in, w, mean, rstd, N, (int)C));
 }
 
 int kern_add(KernCtx *ctx, KTensor *out, const KTensor *a, const KTensor *b)
@@ -104,7 +126,8 @@ int kern_add(KernCtx *ctx, KTensor *out, const KTensor *a, const KTensor *b)
 	KPRE(ctx, cdt);
 	int64_t n = kern_numel(a);
 	KCK(kchk_act(a, cdt, n) && kchk_act(b, cdt, n) && kchk_act(out, cdt, n));
-	return BE(ctx)->add(ctx, out, a, b, n);
+	return KRUN(ctx, kplan("add", (double)n, kplan_t(a) + kplan_t(b) + kplan_t(out), 0, 0, "%lld", (long long)n),
+		    BE(ctx)->add(ctx, out, a, b, n));
 }
 
 // ---- augmentation and embeddings ----
@@ -120,7 +143,10 @@ int kern_augment(KernCtx *ctx, KTensor *out, const KTensor *clips, const KTensor
 	KCK(kchk_typed(pos, KDT_I64, B));
 	int64_t P = (H / patch) * (W / patch), K = 3 * (int64_t)patch * patch;
 	KCK(kchk_act(out, cdt, B * T * P * K) && last_dim(out) == K);
-	return BE(ctx)->augment(ctx, out, clips, pos, seed, flip, patch);
+	return KRUN(ctx,
+		    kplan("augment", 4.0 * kern_numel(out), kplan_t(clips) + kplan_t(out) + kplan_t(pos), 0, 0,
+			  "%lldx%lldx%lldx%lld", (long long)B, (long long)T, (long long)H, (long long)W),
+		    BE(ctx)->augment(ctx, out, clips, pos, seed, flip, patch));
 }
 
 static int patchify_dims(const KTensor *patches, const KTensor *img, int p, KDtype cdt)
@@ -138,7 +164,9 @@ int kern_patchify_fwd(KernCtx *ctx, KTensor *out, const KTensor *img, int patch)
 	KDtype cdt = kchk_cdt(img);
 	KPRE(ctx, cdt);
 	KCK(patchify_dims(out, img, patch, cdt));
-	return BE(ctx)->patchify(ctx, out, KG_NONE, img, patch);
+	return KRUN(ctx,
+		    kplan("patchify_fwd", 0, kplan_t(img) + kplan_t(out), 0, 0, "%lld", (long long)kern_numel(img)),
+		    BE(ctx)->patchify(ctx, out, KG_NONE, img, patch));
 }
 
 int kern_patchify_bwd(KernCtx *ctx, KGrad dimg, const KTensor *dout, int patch)
@@ -147,7 +175,9 @@ int kern_patchify_bwd(KernCtx *ctx, KGrad dimg, const KTensor *dout, int patch)
 	KDtype cdt = kchk_cdt(dimg.t);
 	KPRE(ctx, cdt);
 	KCK(patchify_dims(dout, dimg.t, patch, cdt));
-	return BE(ctx)->patchify(ctx, (KTensor *)dout, dimg, NULL, patch);
+	return KRUN(ctx,
+		    kplan("patchify_bwd", 0, kplan_t(dout) + kplan_g(dimg), 0, 0, "%lld", (long long)kern_numel(dout)),
+		    BE(ctx)->patchify(ctx, (KTensor *)dout, dimg, NULL, patch));
 }
 
 // out (B, 1+T*P, D), tpos (T, D), pos (1+P, D)
@@ -174,7 +204,11 @@ int kern_vis_embed_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, const KTens
 	KCK(kchk_act(out, cdt, kern_numel(out)) && kchk_act(x, cdt, (int64_t)B * T * P * Dm) &&
 	    kchk_act(cls, cdt, Dm) && kchk_act(pos, cdt, (int64_t)(P + 1) * Dm) &&
 	    kchk_act(tpos, cdt, (int64_t)T * Dm));
-	return BE(ctx)->vis_embed_fwd(ctx, out, x, cls, pos, tpos, B, T, P, Dm);
+	return KRUN(ctx,
+		    kplan("vis_embed_fwd", 2.0 * kern_numel(out),
+			  kplan_t(out) + kplan_t(x) + kplan_t(cls) + kplan_t(pos) + kplan_t(tpos), 0, 0, "%dx%dx%dx%d",
+			  B, T, P, Dm),
+		    BE(ctx)->vis_embed_fwd(ctx, out, x, cls, pos, tpos, B, T, P, Dm));
 }
 
 int kern_vis_embed_bwd(KernCtx *ctx, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout)
@@ -187,7 +221,11 @@ int kern_vis_embed_bwd(KernCtx *ctx, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtp
 	KCK(kchk_act(dout, cdt, kern_numel(dout)) && kchk_grad(dx, cdt, (int64_t)B * T * P * Dm) &&
 	    kchk_grad(dcls, cdt, Dm) && kchk_grad(dpos, cdt, (int64_t)(P + 1) * Dm) &&
 	    kchk_grad(dtpos, cdt, (int64_t)T * Dm));
-	return BE(ctx)->vis_embed_bwd(ctx, dx, dcls, dpos, dtpos, dout, B, T, P, Dm);
+	return KRUN(ctx,
+		    kplan("vis_embed_bwd", 2.0 * kern_numel(dout),
+			  kplan_t(dout) + kplan_g(dx) + kplan_g(dcls) + kplan_g(dpos) + kplan_g(dtpos), 0, 0,
+			  "%dx%dx%dx%d", B, T, P, Dm),
+		    BE(ctx)->vis_embed_bwd(ctx, dx, dcls, dpos, dtpos, dout, B, T, P, Dm));
 }
 
 // ids (B, L) i32; table (V, D); pos (>= L, D)
@@ -207,7 +245,10 @@ int kern_tok_embed_fwd(KernCtx *ctx, KTensor *out, const KTensor *ids, const KTe
 	KPRE(ctx, cdt);
 	KCK(tok_dims(ids, wte, pos, cdt));
 	KCK(kchk_act(out, cdt, kern_numel(ids) * wte->shape[1]) && last_dim(out) == wte->shape[1]);
-	return BE(ctx)->tok_embed_fwd(ctx, out, ids, wte, pos);
+	return KRUN(ctx,
+		    kplan("tok_embed_fwd", (double)kern_numel(out), kplan_t(ids) + 2 * kplan_t(out), 0, 0, "%lldx%lld",
+			  (long long)kern_numel(ids), (long long)wte->shape[1]),
+		    BE(ctx)->tok_embed_fwd(ctx, out, ids, wte, pos));
 }
 
 int kern_tok_embed_bwd(KernCtx *ctx, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids)
@@ -217,7 +258,11 @@ int kern_tok_embed_bwd(KernCtx *ctx, KGrad dwte, KGrad dpos, const KTensor *dout
 	KPRE(ctx, cdt);
 	KCK(tok_dims(ids, dwte.t, dpos.t, cdt));
 	KCK(kchk_act(dout, cdt, kern_numel(ids) * dwte.t->shape[1]));
-	return BE(ctx)->tok_embed_bwd(ctx, dwte, dpos, dout, ids);
+	return KRUN(ctx,
+		    kplan("tok_embed_bwd", (double)kern_numel(dout),
+			  kplan_t(dout) + kplan_t(ids) + kplan_g(dwte) + kplan_g(dpos), 0, 0, "%lldx%lld",
+			  (long long)kern_numel(ids), (long long)dwte.t->shape[1]),
+		    BE(ctx)->tok_embed_bwd(ctx, dwte, dpos, dout, ids));
 }
 
 int kern_argmax_rows(KernCtx *ctx, KTensor *pos, const KTensor *ids)
@@ -225,7 +270,10 @@ int kern_argmax_rows(KernCtx *ctx, KTensor *pos, const KTensor *ids)
 	KPRE(ctx, KDT_F32);
 	KCK(ids && ids->ndim == 2 && ids->shape[1] > 0 && kchk_typed(ids, KDT_I32, kern_numel(ids)) &&
 	    kchk_typed(pos, KDT_I32, ids->shape[0]));
-	return BE(ctx)->argmax_rows(ctx, pos, ids);
+	return KRUN(ctx,
+		    kplan("argmax_rows", 0, kplan_t(ids) + kplan_t(pos), 0, 0, "%lldx%lld", (long long)ids->shape[0],
+			  (long long)ids->shape[1]),
+		    BE(ctx)->argmax_rows(ctx, pos, ids));
 }
 
 static int pool_dims(const KTensor *x, const KTensor *o, const KTensor *pos, KDtype cdt)
@@ -240,7 +288,10 @@ int kern_pool_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, const KTensor *p
 	KDtype cdt = kchk_cdt(x);
 	KPRE(ctx, cdt);
 	KCK(pool_dims(x, out, pos, cdt));
-	return BE(ctx)->pool_fwd(ctx, out, x, pos);
+	return KRUN(ctx,
+		    kplan("pool_fwd", 0, 2 * kplan_t(out) + kplan_t(pos), 0, 0, "%lldx%lld", (long long)x->shape[0],
+			  (long long)x->shape[2]),
+		    BE(ctx)->pool_fwd(ctx, out, x, pos));
 }
 
 int kern_pool_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KTensor *pos)
@@ -249,7 +300,10 @@ int kern_pool_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KTensor *po
 	KDtype cdt = kchk_cdt(dx.t);
 	KPRE(ctx, cdt);
 	KCK(pool_dims(dx.t, dout, pos, cdt));
-	return BE(ctx)->pool_bwd(ctx, dx, dout, pos);
+	return KRUN(ctx,
+		    kplan("pool_bwd", 0, kplan_g(dx) + kplan_t(dout) + kplan_t(pos), 0, 0, "%lldx%lld",
+			  (long long)dx.t->shape[0], (long long)dx.t->shape[2]),
+		    BE(ctx)->pool_bwd(ctx, dx, dout, pos));
 }
 
 int kern_l2norm_fwd(KernCtx *ctx, KTensor *out, KTensor *norm, const KTensor *in)
@@ -259,7 +313,10 @@ int kern_l2norm_fwd(KernCtx *ctx, KTensor *out, KTensor *norm, const KTensor *in
 	KPRE(ctx, cdt);
 	int64_t C = last_dim(in), N = rows(in, C);
 	KCK(C > 0 && kchk_act(in, cdt, N * C) && kchk_act(out, cdt, N * C) && kchk_stat(norm, cdt, N));
-	return BE(ctx)->l2norm_fwd(ctx, out, norm, in, N, (int)C);
+	return KRUN(ctx,
+		    kplan("l2norm_fwd", 3.0 * N * C, kplan_t(in) + kplan_t(out) + kplan_t(norm), 0, 0, "%lldx%lld",
+			  (long long)N, (long long)C),
+		    BE(ctx)->l2norm_fwd(ctx, out, norm, in, N, (int)C));
 }
 
 int kern_l2norm_bwd(KernCtx *ctx, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm)
@@ -270,7 +327,10 @@ int kern_l2norm_bwd(KernCtx *ctx, KGrad din, const KTensor *dout, const KTensor 
 	int64_t C = last_dim(out), N = rows(out, C);
 	KCK(C > 0 && kchk_act(out, cdt, N * C) && kchk_act(dout, cdt, N * C) && kchk_stat(norm, cdt, N) &&
 	    kchk_grad(din, cdt, N * C));
-	return BE(ctx)->l2norm_bwd(ctx, din, dout, out, norm, N, (int)C);
+	return KRUN(ctx,
+		    kplan("l2norm_bwd", 4.0 * N * C, kplan_t(dout) + kplan_t(out) + kplan_t(norm) + kplan_g(din), 0, 0,
+			  "%lldx%lld", (long long)N, (long long)C),
+		    BE(ctx)->l2norm_bwd(ctx, din, dout, out, norm, N, (int)C));
 }
 
 // ---- attention ----
@@ -300,7 +360,12 @@ int kern_attention_fwd(KernCtx *ctx, KTensor *out, KTensor *lse, const KTensor *
 	KCK(attn_dims(qkv, heads, &B, &T, &hd) && kchk_act(qkv, cdt, kern_numel(qkv)));
 	KCK(kchk_act(out, cdt, (int64_t)B * T * heads * hd) && kchk_stat(lse, cdt, (int64_t)B * heads * T));
 	KWS(ctx, BE(ctx)->attention_ws_bytes(ctx, qkv->dtype, B, T, heads, hd));
-	return BE(ctx)->attention_fwd(ctx, out, lse, qkv, B, T, heads, hd, causal);
+	// q·kᵀ and p·v: 2 products of 2·T²·hd per head (half of them under a causal mask)
+	const double prod = 2.0 * B * heads * (double)T * T * hd * (causal ? 0.5 : 1);
+	return KRUN(ctx,
+		    kplan("attention_fwd", 2 * prod, kplan_t(qkv) + kplan_t(out) + kplan_t(lse), 1, 0,
+			  "B=%d T=%d H=%d hd=%d%s", B, T, heads, hd, causal ? " causal" : ""),
+		    BE(ctx)->attention_fwd(ctx, out, lse, qkv, B, T, heads, hd, causal));
 }
 
 int kern_attention_bwd(KernCtx *ctx, KGrad dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
@@ -315,5 +380,12 @@ int kern_attention_bwd(KernCtx *ctx, KGrad dqkv, const KTensor *dout, const KTen
 	KCK(kchk_grad(dqkv, cdt, 3 * n) && kchk_act(dout, cdt, n) && kchk_act(out, cdt, n) &&
 	    kchk_stat(lse, cdt, (int64_t)B * heads * T));
 	KWS(ctx, BE(ctx)->attention_ws_bytes(ctx, qkv->dtype, B, T, heads, hd));
-	return BE(ctx)->attention_bwd(ctx, dqkv, dout, qkv, out, lse, B, T, heads, hd, causal);
+	// FlashAttention-2's backward: the scores recomputed (1 product), then dV, dP, dQ, dK (4): the model
+	// counts backward as twice the forward's 2, so one product is the recompute
+	const double prod = 2.0 * B * heads * (double)T * T * hd * (causal ? 0.5 : 1);
+	return KRUN(ctx,
+		    kplan("attention_bwd", 5 * prod,
+			  kplan_t(qkv) + kplan_t(dout) + kplan_t(out) + kplan_t(lse) + kplan_g(dqkv), 1, prod,
+			  "B=%d T=%d H=%d hd=%d%s", B, T, heads, hd, causal ? " causal" : ""),
+		    BE(ctx)->attention_bwd(ctx, dqkv, dout, qkv, out, lse, B, T, heads, hd, causal));
 }

@@ -48,6 +48,12 @@ static int batch_dims(const KContrastBatch *b, int log_s_optional, int *B, int *
 	return 1;
 }
 
+// bytes of a batch's local and gathered features
+static double feats(const KContrastBatch *b)
+{
+	return kplan_t(b->e1) + kplan_t(b->e2) + kplan_t(b->E1) + kplan_t(b->E2);
+}
+
 int kern_infonce(KernCtx *ctx, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s)
 {
 	KCK(b && b->e1);
@@ -57,7 +63,10 @@ int kern_infonce(KernCtx *ctx, const KContrastBatch *b, KTensor *loss, KGrad dE1
 	KCK(batch_dims(b, 0, &B, &N, &d) && kchk_stat(loss, cdt, 1));
 	KCK(kchk_grad(dE1, cdt, (int64_t)N * d) && kchk_grad(dE2, cdt, (int64_t)N * d) && kchk_grad(dlog_s, cdt, 1));
 	KWS(ctx, BE(ctx)->loss_ws_bytes(ctx, B, N, d));
-	return BE(ctx)->infonce(ctx, b, loss, dE1, dE2, dlog_s, B, N, d);
+	return KRUN(ctx,
+		    kplan("infonce", 8.0 * B * N * d, feats(b) + kplan_t(loss) + kplan_g(dE1) + kplan_g(dE2), 2, 0,
+			  "B=%d N=%d d=%d", B, N, d),
+		    BE(ctx)->infonce(ctx, b, loss, dE1, dE2, dlog_s, B, N, d));
 }
 
 static int fcco_params_ok(const KFccoParams *p)
@@ -81,7 +90,10 @@ int kern_fcco_local(KernCtx *ctx, const KContrastBatch *b, const KTensor *ids, c
 	KCK(kchk_typed(ids, KDT_I64, B) && table && table->ndim == 2 && table->shape[1] == tw &&
 	    kchk_stat(table, cdt, kern_numel(table)) && kchk_stat(pack, cdt, (int64_t)B * pw));
 	KWS(ctx, BE(ctx)->loss_ws_bytes(ctx, B, N, d));
-	return BE(ctx)->fcco_local(ctx, b, ids, table, p, pack, B, N, d);
+	return KRUN(ctx,
+		    kplan("fcco_local", 4.0 * B * N * d, feats(b) + kplan_t(ids) + 2 * kplan_t(pack), 2, 0,
+			  "B=%d N=%d d=%d", B, N, d),
+		    BE(ctx)->fcco_local(ctx, b, ids, table, p, pack, B, N, d));
 }
 
 int kern_fcco_scatter(KernCtx *ctx, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, KFccoVersion v)
@@ -93,7 +105,10 @@ int kern_fcco_scatter(KernCtx *ctx, KTensor *table, const KTensor *ids_all, cons
 	KCK(tw && table->ndim == 2 && table->shape[1] == tw && kchk_stat(table, cdt, kern_numel(table)));
 	KCK(ids_all && ids_all->ndim == 1 && kchk_typed(ids_all, KDT_I64, ids_all->shape[0]));
 	KCK(kchk_stat(pack_all, cdt, ids_all->shape[0] * pw));
-	return BE(ctx)->fcco_scatter(ctx, table, ids_all, pack_all, pw);
+	return KRUN(ctx,
+		    kplan("fcco_scatter", 0, kplan_t(ids_all) + 2 * kplan_t(pack_all), 0, 0, "N=%lld w=%d",
+			  (long long)ids_all->shape[0], pw),
+		    BE(ctx)->fcco_scatter(ctx, table, ids_all, pack_all, pw));
 }
 
 int kern_fcco_surrogate(KernCtx *ctx, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
@@ -108,7 +123,11 @@ int kern_fcco_surrogate(KernCtx *ctx, const KContrastBatch *b, const KTensor *pa
 	    kchk_stat(loss, cdt, 1));
 	KCK(kchk_grad(de1, cdt, (int64_t)B * d) && kchk_grad(de2, cdt, (int64_t)B * d) && kchk_grad(dlog_s, cdt, 1));
 	KWS(ctx, BE(ctx)->loss_ws_bytes(ctx, B, N, d));
-	return BE(ctx)->fcco_surrogate(ctx, b, pack, pack_all, p, loss, de1, de2, dlog_s, B, N, d);
+	return KRUN(ctx,
+		    kplan("fcco_surrogate", 12.0 * B * N * d,
+			  feats(b) + kplan_t(pack) + kplan_t(pack_all) + kplan_t(loss) + kplan_g(de1) + kplan_g(de2), 2,
+			  0, "B=%d N=%d d=%d", B, N, d),
+		    BE(ctx)->fcco_surrogate(ctx, b, pack, pack_all, p, loss, de1, de2, dlog_s, B, N, d));
 }
 
 int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s)
@@ -121,7 +140,10 @@ int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const K
 	KCK(kchk_act(e1, cdt, B * d) && kchk_act(e2, cdt, B * d) && kchk_stat(log_s, cdt, 1) &&
 	    kchk_stat(metrics, cdt, 2));
 	KWS(ctx, BE(ctx)->loss_ws_bytes(ctx, (int)B, (int)B, (int)d));
-	return BE(ctx)->clip_metrics(ctx, metrics, e1, e2, log_s, (int)B, (int)d);
+	return KRUN(ctx,
+		    kplan("clip_metrics", 4.0 * B * B * d, kplan_t(e1) + kplan_t(e2) + kplan_t(metrics), 2, 0,
+			  "B=%lld d=%lld", (long long)B, (long long)d),
+		    BE(ctx)->clip_metrics(ctx, metrics, e1, e2, log_s, (int)B, (int)d));
 }
 
 int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
@@ -134,7 +156,11 @@ int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *gra
 	    h->beta2 < 1 && h->eps > 0 && h->lo <= h->hi);
 	KCK(kchk_stat(log_s, cdt, 1) && kchk_stat(mv, cdt, 2) && kchk_act(grad, cdt, 1) &&
 	    (!copy || kchk_act(copy, cdt, 1)) && (!norm_clip || kchk_stat(norm_clip, cdt, 2)));
-	return BE(ctx)->temp_step(ctx, log_s, mv, grad, norm_clip, copy, h);
+	return KRUN(ctx,
+		    kplan("temp_step", 20,
+			  2 * kplan_t(log_s) + 2 * kplan_t(mv) + kplan_t(grad) + kplan_t(norm_clip) + kplan_t(copy), 0,
+			  0, "1"),
+		    BE(ctx)->temp_step(ctx, log_s, mv, grad, norm_clip, copy, h));
 }
 
 // ---- optimizer ----
@@ -200,7 +226,10 @@ int kern_grad_norm(KernCtx *ctx, const KOptPlan *plan, KTensor *norm_clip, const
 	KPRE(ctx, KDT_F32);
 	KCK(plan && plan->dev == ctx->dev && clip_norm >= 0);
 	KCK(kchk_act(grads, KDT_F32, plan->n_params) && kchk_stat(norm_clip, KDT_F32, 2));
-	return BE(ctx)->grad_norm(ctx, plan, norm_clip, grads, clip_norm);
+	return KRUN(ctx,
+		    kplan("grad_norm", 2.0 * plan->n_params, kplan_t(grads) + kplan_t(norm_clip), 0, 0, "%lld",
+			  (long long)plan->n_params),
+		    BE(ctx)->grad_norm(ctx, plan, norm_clip, grads, clip_norm));
 }
 
 static int hyper_ok(const KOptHyper *h)
@@ -218,5 +247,11 @@ int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTens
 	KCK(kchk_stat(master, KDT_F32, n) && kchk_act(grads, KDT_F32, n) && kchk_stat(m, KDT_F32, n) &&
 	    kchk_stat(v, KDT_F32, n) && (!copy || kchk_act(copy, KDT_F32, n)) &&
 	    (!norm_clip || kchk_stat(norm_clip, KDT_F32, 2)));
-	return BE(ctx)->optimizer(ctx, plan, h, master, copy, grads, m, v, norm_clip);
+	// master, m and v read and written, the gradient read, the storage copy written
+	return KRUN(ctx,
+		    kplan("optimizer", 12.0 * n,
+			  2 * (kplan_t(master) + kplan_t(m) + kplan_t(v)) + kplan_t(grads) + kplan_t(copy) +
+				  kplan_t(norm_clip),
+			  0, 0, "%lld", (long long)n),
+		    BE(ctx)->optimizer(ctx, plan, h, master, copy, grads, m, v, norm_clip));
 }

@@ -14,8 +14,14 @@
 // time (a kernel holds its device from its start until all ranks have run it), so kernels of two
 // communicators issued in different orders on two devices deadlock, as NCCL warns they may. Abort
 // makes the communicator's queued work a no-op; a peer's abort or destroy makes the group's waiting
-// work end with ncclRemoteError from ncclCommGetAsyncError (so nothing waits forever). Everything
-// is guarded by one mutex: it is a model.
+// work end with ncclRemoteError from ncclCommGetAsyncError (so nothing waits forever). Groups are
+// NCCL's: ncclGroupStart/End nest per thread, a collective issued inside one is only recorded and the
+// outermost ncclGroupEnd puts the group on its streams (non-blocking: after the polls, returning
+// ncclInProgress). Checked, as violations: every rank's n-th collective of a communicator is the
+// same call (kind, count, dtype, op, root, and its place in a group of the same size) — a mismatch
+// (ranks ordering a group's members differently) also fails the communicators with ncclInvalidUsage
+// instead of mixing buffers; and no host wait (a synchronize, a blocking copy) on a thread whose open
+// group holds collectives. Everything is guarded by one mutex: it is a model.
 #include "fake_nccl.h" // defines: fake_nccl_config, fake_cuda_delay, fake_nccl_violations
 
 #include <pthread.h> // defines: pthread_mutex_t, pthread_cond_t
@@ -95,12 +101,16 @@ typedef struct Coll {
 	ncclRedOp_t op;
 	int root;
 	cudaStream_t stream;
+	int gsize, gpos;   // its group's size and its place in it (0, 0: not in a group)
+	int rank;          // the issuing rank (for the reports)
+	struct Coll *next; // the next of a group (the thread's open group, a communicator's pending ones)
 } Coll;
 
 typedef struct {
 	uint64_t seq;
 	int arrived, left;
 	void *stage[MAXR];
+	Coll first; // what the first rank to arrive issued: every other rank must have issued the same
 } Slot;
 
 typedef struct Clique {
@@ -108,6 +118,7 @@ typedef struct Clique {
 	int world, joined;
 	struct ncclComm *members[MAXR];
 	Slot slot[NSLOT];
+	int mismatch; // ranks issued different collectives at one position: all of them fail
 	struct {
 		int arrived, color[MAXR], key[MAXR];
 		struct ncclComm *child[MAXR];
@@ -120,7 +131,7 @@ struct ncclComm {
 	int rank, world, dev, blocking;
 	int init_pending, finalizing, finalized, aborted, destroyed, nsplit;
 	int polls;
-	Coll *pending; // issued, not yet on its stream
+	Coll *pending; // issued (a chain: one call, or a group), not yet on its stream
 	uint64_t issued, done;
 	ncclResult_t async_err;
 	unsigned rng;
@@ -224,7 +235,25 @@ static int broken(struct ncclComm *c)
 {
 	if (!c->aborted && peer_gone(c) && c->async_err == ncclSuccess)
 		c->async_err = ncclRemoteError;
-	return c->aborted || c->async_err == ncclRemoteError;
+	if (!c->aborted && c->q->mismatch && c->async_err == ncclSuccess)
+		c->async_err = ncclInvalidUsage;
+	return c->aborted || c->async_err == ncclRemoteError || c->async_err == ncclInvalidUsage;
+}
+
+static const char *const kind_names[] = {"all-gather", "all-reduce", "reduce-scatter", "broadcast"};
+
+static int same_call(const Coll *a, const Coll *b)
+{
+	return a->kind == b->kind && a->count == b->count && a->dt == b->dt && a->op == b->op && a->root == b->root &&
+	       a->gsize == b->gsize && a->gpos == b->gpos;
+}
+
+static const char *describe(const Coll *k, char *buf, size_t n)
+{
+	int w = snprintf(buf, n, "%s of %zu x dtype %d", kind_names[k->kind], k->count, (int)k->dt);
+	if (k->gsize && w > 0 && (size_t)w < n)
+		snprintf(buf + w, n - (size_t)w, " as member %d of a group of %d", k->gpos + 1, k->gsize);
+	return buf;
 }
 
 // with mu held, on the stream's thread
@@ -248,6 +277,18 @@ static void run_coll(Coll *k)
 		wait_cv();
 	if (broken(c))
 		goto out;
+	if (!s->arrived) {
+		s->first = *k;
+	} else if (!same_call(&s->first, k)) {
+		char a[96], b[96];
+		violation("collective #%llu: rank %d issued %s, rank %d issued %s (ranks issued their (grouped) "
+			  "collectives in different orders)",
+			  (unsigned long long)k->seq, s->first.rank, describe(&s->first, a, sizeof a), k->rank,
+			  describe(k, b, sizeof b));
+		q->mismatch = 1;
+		broken(c);
+		goto out;
+	}
 	s->seq = k->seq;
 	size_t eb = dt_bytes(k->dt), in = k->kind == C_REDUCE_SCATTER ? k->count * (size_t)c->world : k->count;
 	s->stage[c->rank] = malloc(in * eb);
@@ -342,6 +383,43 @@ static uint64_t push(cudaStream_t s, Op o)
 static void enqueue(Coll *k)
 {
 	push(k->stream, (Op){.kind = OP_COLL, .coll = k});
+}
+
+// with mu held: a chain of collectives (a group) onto their streams, in order
+static void enqueue_chain(Coll *k)
+{
+	while (k) {
+		Coll *next = k->next;
+		k->next = NULL;
+		enqueue(k);
+		k = next;
+	}
+}
+
+static void free_chain(Coll *k)
+{
+	while (k) {
+		Coll *next = k->next;
+		free(k);
+		k = next;
+	}
+}
+
+// ---- groups (ncclGroupStart/End): per thread, as NCCL keeps them ----
+// A collective issued inside a group is only recorded; the outermost ncclGroupEnd puts every
+// recorded one on its stream (a non-blocking communicator: after its polls, as one call).
+static __thread int t_group_depth;
+static __thread Coll *t_group_head, *t_group_tail;
+static __thread int t_group_n;
+
+// with mu held: a host wait while this thread's open group holds collectives that are not on their
+// streams yet (NCCL: only after ncclGroupEnd returns may the host wait for a group's streams)
+static void host_wait(const char *call)
+{
+	if (t_group_depth && t_group_n)
+		violation("%s inside an open NCCL group that holds %d collective(s): they are not on their "
+			  "streams until ncclGroupEnd, so the wait cannot see them",
+			  call, t_group_n);
 }
 
 // ---- the CUDA runtime ----
@@ -453,6 +531,7 @@ cudaError_t cudaStreamQuery(cudaStream_t s)
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
 {
 	pthread_mutex_lock(&mu);
+	host_wait("cudaStreamSynchronize");
 	while (s->head || s->busy)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
@@ -467,6 +546,8 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t n, enum cudaMemcp
 	uint64_t t = push(s, (Op){.kind = OP_COPY, .dst = dst, .src = src, .n = n});
 	int blocks = (kind == cudaMemcpyHostToDevice && !pinned(src, n)) ||
 		     (kind == cudaMemcpyDeviceToHost && !pinned(dst, n));
+	if (blocks)
+		host_wait("a blocking cudaMemcpyAsync");
 	while (blocks && s->retired < t)
 		pthread_cond_wait(&cv, &mu);
 	pthread_mutex_unlock(&mu);
@@ -519,6 +600,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e)
 cudaError_t cudaEventSynchronize(cudaEvent_t e)
 {
 	pthread_mutex_lock(&mu);
+	host_wait("cudaEventSynchronize");
 	uint64_t g = e->recorded;
 	while (e->done < g)
 		pthread_cond_wait(&cv, &mu);
@@ -581,7 +663,7 @@ static ncclResult_t poll_state(struct ncclComm *c)
 	if (c->pending) {
 		if (--c->polls > 0)
 			return ncclInProgress;
-		enqueue(c->pending);
+		enqueue_chain(c->pending);
 		c->pending = NULL;
 	}
 	if (c->finalizing && !c->finalized) {
@@ -714,9 +796,18 @@ static ncclResult_t issue(ncclComm_t comm, Coll k, const char *call)
 	Coll *p = malloc(sizeof *p);
 	*p = k;
 	p->comm = comm;
+	p->rank = comm->rank;
 	p->seq = comm->issued++;
+	p->next = NULL;
 	ncclResult_t r = ncclSuccess;
-	if (comm->blocking || draw(comm, 5) == 0) {
+	if (t_group_depth) { // recorded; its place in the group is known at the end
+		p->gpos = t_group_n++;
+		if (t_group_tail)
+			t_group_tail->next = p;
+		else
+			t_group_head = p;
+		t_group_tail = p;
+	} else if (comm->blocking || draw(comm, 5) == 0) {
 		enqueue(p);
 	} else {
 		comm->pending = p;
@@ -781,6 +872,57 @@ ncclResult_t ncclBroadcast(const void *send, void *recv, size_t count, ncclDataT
 		     "ncclBroadcast");
 }
 
+ncclResult_t ncclGroupStart(void)
+{
+	t_group_depth++;
+	return ncclSuccess;
+}
+
+// The outermost end: each communicator's recorded collectives go on their streams in issue order,
+// at once (blocking) or after its polls (non-blocking, ncclInProgress). One communicator per group
+// is what comm_nccl.c issues; several work, each keeping its own order.
+ncclResult_t ncclGroupEnd(void)
+{
+	if (t_group_depth == 0)
+		return ncclInvalidUsage;
+	if (--t_group_depth)
+		return ncclSuccess;
+	pthread_mutex_lock(&mu);
+	Coll *k = t_group_head;
+	const int n = t_group_n;
+	t_group_head = t_group_tail = NULL;
+	t_group_n = 0;
+	ncclResult_t r = ncclSuccess;
+	while (k) {
+		struct ncclComm *c = k->comm;
+		Coll *head = NULL, **tail = &head, *rest = NULL, **rtail = &rest;
+		for (Coll *x = k, *next; x; x = next) { // this communicator's collectives, in order
+			next = x->next;
+			x->next = NULL;
+			x->gsize = n;
+			if (x->comm == c) {
+				*tail = x;
+				tail = &x->next;
+			} else {
+				*rtail = x;
+				rtail = &x->next;
+			}
+		}
+		k = rest;
+		if (c->aborted || c->destroyed) {
+			free_chain(head);
+		} else if (c->blocking || draw(c, 5) == 0) {
+			enqueue_chain(head);
+		} else {
+			c->pending = head;
+			c->polls = polls_for(c);
+			r = ncclInProgress;
+		}
+	}
+	pthread_mutex_unlock(&mu);
+	return r;
+}
+
 ncclResult_t ncclCommFinalize(ncclComm_t comm)
 {
 	pthread_mutex_lock(&mu);
@@ -817,7 +959,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm)
 		violation("ncclCommAbort on a communicator that was destroyed or aborted");
 	} else {
 		comm->aborted = 1;
-		free(comm->pending);
+		free_chain(comm->pending);
 		comm->pending = NULL;
 		r = ncclSuccess;
 	}
@@ -841,7 +983,7 @@ void fake_nccl_free(void)
 	while (g_comms) {
 		struct ncclComm *c = g_comms;
 		g_comms = c->next;
-		free(c->pending);
+		free_chain(c->pending);
 		free(c);
 	}
 	while (g_cliques) {

@@ -16,8 +16,9 @@ void fake_nccl_config(unsigned seed, int max_polls, int exclusive);
 // a kernel of us microseconds queued on s (a slow compute stream)
 void fake_cuda_delay(cudaStream_t s, long us);
 // how many misuses the fake saw (an NCCL call on a communicator still in progress, a use after
-// abort or destroy, a stream touched before its collective was on it is not one: that shows in
-// the results); the first one's description in first
+// abort or destroy, ranks whose n-th collectives differ — a group's members in another order —, a
+// host wait inside an open group; a stream touched before its collective was on it is not one: that
+// shows in the results); the first one's description in first
 int fake_nccl_violations(char *first, size_t n);
 // every communicator on device dev reports r from ncclCommGetAsyncError from now on
 void fake_nccl_set_async_error(int dev, ncclResult_t r);

@@ -6,7 +6,9 @@
 // a stale buffer; the fake saw no NCCL call on a communicator still in progress; a control call
 // between data-plane collectives queued behind slow compute does not deadlock; a group that never
 // forms, a peer that stops calling and an asynchronous error end in errors naming the rank within
-// the timeout. KT_SEED=n repeats one seed (default 1; "random": from the clock).
+// the timeout; grouped collectives (comm_group_start/end, nested) give this step's results and refuse
+// a control call inside them; the planted bugs — ranks ordering a group's members differently, a host
+// wait inside an open NCCL group — are reported by the fake. KT_SEED=n repeats one seed (default 1; "random": from the clock).
 #include <errno.h>     // defines: ETIMEDOUT
 #include <pthread.h>   // defines: pthread_create, pthread_join
 #include <stdatomic.h> // defines: atomic_int
@@ -174,7 +176,7 @@ typedef struct {
 	pthread_barrier_t *closing; // every rank is done calling (a peer that stops calling stays)
 } Rank;
 
-enum { S_COLLECTIVES, S_ALONE, S_PEER_STOPS, S_ASYNC_ERROR };
+enum { S_COLLECTIVES, S_ALONE, S_PEER_STOPS, S_ASYNC_ERROR, S_GROUP_MISORDER };
 
 static int draw(Rank *r, int n)
 {
@@ -238,12 +240,37 @@ static void check_buf(Rank *r, KernCtx *ctx, const KTensor *t, const float *want
 		 it, what, bad < n ? got[bad] : 0.0, bad, bad < n ? want[bad] : 0.0, rc);
 }
 
+// the exchange's pattern: two all-gathers of different sizes in one group (a nested group inside),
+// after slow compute; both results are this step's, and a control call inside the group is refused
+static void grouped(Rank *r, Comm *c, KernCtx *ctx, const KTensor *a, KTensor *b, const KTensor *s3, KTensor *b3,
+		    const float *want_b, int it)
+{
+	maybe_slow(r, ctx);
+	int rc = comm_group_start(c);
+	rc |= comm_allgather(c, a, b, ctx);
+	rc |= comm_group_start(c);
+	rc |= comm_allgather(c, s3, b3, ctx);
+	rc |= comm_group_end(c);
+	int rv = comm_ctl_barrier(c);
+	EXPECT_T(rv == -EINVAL && strstr(comm_error(c), "inside a group"),
+		 "rank %d step %d: a control call inside a group: %d '%s'", r->rank, it, rv, comm_error(c));
+	rc |= comm_group_end(c);
+	EXPECT_T(rc == 0, "rank %d step %d: the grouped all-gathers: %d %s", r->rank, it, rc, comm_error(c));
+	check_buf(r, ctx, b, want_b, WORLD * N, "grouped all-gather", it);
+	float want3[WORLD * 3];
+	for (int k = 0; k < WORLD; k++)
+		for (int i = 0; i < 3; i++)
+			want3[k * 3 + i] = (float)(it - 7 * k - i);
+	check_buf(r, ctx, b3, want3, WORLD * 3, "grouped small all-gather", it);
+}
+
 static void collectives(Rank *r, Comm *c, KernCtx *ctx)
 {
-	KTensor a, b, e, g;
-	int64_t n = N, wn = WORLD * N;
+	KTensor a, b, e, g, s3, b3;
+	int64_t n = N, wn = WORLD * N, n3 = 3, wn3 = WORLD * 3;
 	int rc = kern_alloc(ctx, &a, KDT_F32, 1, &n) | kern_alloc(ctx, &b, KDT_F32, 1, &wn) |
-		 kern_alloc(ctx, &e, KDT_F32, 1, &n) | kern_alloc(ctx, &g, KDT_F32, 1, &n);
+		 kern_alloc(ctx, &e, KDT_F32, 1, &n) | kern_alloc(ctx, &g, KDT_F32, 1, &n) |
+		 kern_alloc(ctx, &s3, KDT_F32, 1, &n3) | kern_alloc(ctx, &b3, KDT_F32, 1, &wn3);
 	KEvent *ready = NULL;
 	rc |= kern_event_create(ctx, &ready);
 	EXPECT_T(rc == 0, "rank %d: buffers: %d", r->rank, rc);
@@ -260,6 +287,14 @@ static void collectives(Rank *r, Comm *c, KernCtx *ctx)
 		}
 		control_checks(r, c, it);
 		rc |= kern_upload(ctx, &a, host, sizeof host);
+		float small[3] = {(float)(it - 7 * r->rank), (float)(it - 7 * r->rank - 1),
+				  (float)(it - 7 * r->rank - 2)};
+		rc |= kern_upload(ctx, &s3, small, sizeof small);
+		for (int i = 0; i < WORLD * N; i++)
+			want_b[i] *= 0.5f; // the plain all-gather's result, before the all-reduce doubles it
+		grouped(r, c, ctx, &a, &b, &s3, &b3, want_b, it);
+		for (int i = 0; i < WORLD * N; i++)
+			want_b[i] *= 2.0f;
 		maybe_slow(r, ctx);
 		rc |= comm_allgather(c, &a, &b, ctx);
 		// a control call while the all-gather may still wait for compute: behind it on every device
@@ -291,6 +326,35 @@ static void collectives(Rank *r, Comm *c, KernCtx *ctx)
 	kern_free(ctx, &b);
 	kern_free(ctx, &e);
 	kern_free(ctx, &g);
+	kern_free(ctx, &s3);
+	kern_free(ctx, &b3);
+}
+
+// the planted bug: rank 1 orders the group's two all-gathers the other way round. The fake reports
+// it (its check of every rank's n-th collective) and fails the communicator, so nothing mixes
+// buffers or hangs: the next control call fails on every rank.
+static void group_misorder(Rank *r, Comm *c, KernCtx *ctx)
+{
+	KTensor x, y, X, Y;
+	int64_t nx = N, ny = 3, wx = WORLD * N, wy = WORLD * 3;
+	int rc = kern_alloc(ctx, &x, KDT_F32, 1, &nx) | kern_alloc(ctx, &y, KDT_F32, 1, &ny) |
+		 kern_alloc(ctx, &X, KDT_F32, 1, &wx) | kern_alloc(ctx, &Y, KDT_F32, 1, &wy);
+	EXPECT_T(rc == 0, "rank %d: buffers: %d", r->rank, rc);
+	rc = comm_group_start(c);
+	if (r->rank == 0)
+		rc |= comm_allgather(c, &x, &X, ctx) | comm_allgather(c, &y, &Y, ctx);
+	else
+		rc |= comm_allgather(c, &y, &Y, ctx) | comm_allgather(c, &x, &X, ctx);
+	rc |= comm_group_end(c);
+	kern_stream_sync(ctx);
+	// the data communicator's error reaches this rank through a call's poll or the watchdog's
+	for (double t0 = time_mono_s(); rc == 0 && time_mono_s() - t0 < 3 * r->timeout_s;)
+		rc = comm_ctl_barrier(c);
+	EXPECT_T(rc < 0, "rank %d: misordered group members went unnoticed (rc %d)", r->rank, rc);
+	kern_free(ctx, &x);
+	kern_free(ctx, &y);
+	kern_free(ctx, &X);
+	kern_free(ctx, &Y);
 }
 
 static void *rank_main(void *arg)
@@ -337,6 +401,8 @@ static void *rank_main(void *arg)
 			EXPECT_T(comm_ctl_barrier(c) == -EPIPE && strstr(comm_error(c), "rank 0"),
 				 "a call after the abort fails at once naming the rank: '%s'", comm_error(c));
 		}
+	} else if (r->scenario == S_GROUP_MISORDER) {
+		group_misorder(r, c, ctx);
 	} else if (r->scenario == S_ASYNC_ERROR) {
 		EXPECT_T(comm_ctl_allgather(c, &x, all, sizeof x) == 0, "rank %d: first call: %s", r->rank,
 			 comm_error(c));
@@ -357,6 +423,38 @@ static void *rank_main(void *arg)
 	comm_close(c);
 	kern_ctx_destroy(ctx);
 	return NULL;
+}
+
+// the planted host wait, on the fake's NCCL directly (comm refuses it: a control call inside a
+// group): one rank, ncclGroupStart, an all-gather, a stream synchronize before ncclGroupEnd. The
+// fake reports the wait, and the collective reaches the stream only at ncclGroupEnd (NCCL's rule).
+static void planted_host_wait(void)
+{
+	ncclUniqueId id;
+	ncclComm_t comm;
+	cudaStream_t s;
+	float *send, *recv;
+	cudaSetDevice(0);
+	if (ncclGetUniqueId(&id) != ncclSuccess || ncclCommInitRankConfig(&comm, 1, id, 0, NULL) != ncclSuccess ||
+	    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess ||
+	    cudaMalloc((void **)&send, 16) != cudaSuccess || cudaMalloc((void **)&recv, 16) != cudaSuccess) {
+		EXPECT_T(0, "the planted host wait: setup failed");
+		return;
+	}
+	for (int i = 0; i < 4; i++)
+		send[i] = (float)i + 1;
+	ncclGroupStart();
+	ncclAllGather(send, recv, 4, ncclFloat32, comm, s);
+	cudaStreamSynchronize(s);
+	EXPECT_T(recv[0] != 1.0f, "a collective inside a group ran before ncclGroupEnd");
+	ncclGroupEnd();
+	cudaStreamSynchronize(s);
+	EXPECT_T(recv[0] == 1.0f && recv[3] == 4.0f, "the group's all-gather after ncclGroupEnd read %g %g", recv[0],
+		 recv[3]);
+	ncclCommDestroy(comm);
+	cudaStreamDestroy(s);
+	cudaFree(send);
+	cudaFree(recv);
 }
 
 static void run(int scenario, int ranks, double timeout_s, unsigned seed, atomic_int *fatal_calls)
@@ -411,6 +509,14 @@ int main(void)
 	run(S_ASYNC_ERROR, WORLD, 1.5, seed, &fatal_calls);
 	v = fake_nccl_violations(first, sizeof first);
 	EXPECT_T(v == 0, "%d NCCL call(s) on a communicator still in progress or gone; the first: %s", v, first);
+	// the planted bugs, last: the fake's count of violations only grows
+	planted_host_wait();
+	v = fake_nccl_violations(first, sizeof first);
+	EXPECT_T(v > 0 && strstr(first, "inside an open NCCL group"), "a host wait inside a group: %d '%s'", v, first);
+	const int before = v;
+	run(S_GROUP_MISORDER, WORLD, 1.5, seed, &fatal_calls);
+	v = fake_nccl_violations(NULL, 0);
+	EXPECT_T(v > before, "misordered group members: the fake saw no violation (%d)", v);
 	fake_nccl_free();
 	int f = atomic_load(&failures);
 	printf("%s\n", f ? "FAIL" : "ok");

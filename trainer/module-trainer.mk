@@ -72,6 +72,26 @@ bench-cpu: $(BUILD)/tests/bench_trainer_cpu
 	$(BUILD)/tests/bench_trainer_cpu
 endif
 
+# make bench-plan: the kernels of one training step at vit-b16 (T=4 B=128, T=16 B=32) with FLOPs, bytes
+# and their floor on an H200's datasheet figures, from the trainer's step run dry on the CPU backend
+# with the op layer's plan recorder; no GPU. Its smoke mode (the tiny model computed and dry, on the
+# CPU backend and the CUDA backend through the shim) runs in make test.
+BENCHES += bench_plan
+bench_plan_LIBS := avtrain fastclip comm avmodel kernels ring stream data common
+bench_plan_WHITEBOX := trainer
+SCRIPT_TESTS += tests/test_bench_plan.sh
+ifneq ($(filter kcuemu,$(TEST_LIBS)),)
+BENCHES += bench_plan_emu
+bench_plan_emu_SRCS := tests/bench_plan.c
+bench_plan_emu_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+bench_plan_emu_LDLIBS := -lstdc++
+bench_plan_emu_WHITEBOX := trainer
+$(BUILD)/tests/bench_plan_emu: LDFLAGS += $(KCUDA_LDFLAGS)
+endif
+.PHONY: bench-plan
+bench-plan: $(BUILD)/tests/bench_plan
+	$(BUILD)/tests/bench_plan
+
 # make bench-gpu (tools/bench/bench_gpu.sh): the trainer on one GPU against PyTorch; exit 77 without
 # a GPU. bench_gpu_peak measures the bf16 matmul peak its MFU is against (the contract's linear op).
 BENCHES += bench_gpu_peak

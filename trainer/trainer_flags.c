@@ -73,7 +73,7 @@ static const FlagSpec flags[] = {
 	{"init-skip-mismatched", FLAG_SWITCH, FLAG_AT(TrainerConfig, init_skip_mismatched), 0, 0, "0",
 	 .help = "with --init-from: keep projections whose widths differ from the file's at their initial values"},
 	{"attention", FLAG_CHOICE, FLAG_AT(TrainerConfig, attention), 0, 0, "auto",
-	 .help = "the CUDA backend's attention (the own FlashAttention-2-style kernel, cuDNN's fused attention, or cuDNN where it accepts the shape); the CPU backend runs its reference and refuses cudnn",
+	 .help = "the CUDA backend's attention: own (the own FlashAttention-2-style kernels, bit-reproducible), cudnn (cuDNN's fused attention, its fastest backward: dQ by atomics, not bit-reproducible), auto (cuDNN where it accepts the shape, own elsewhere; its backward is cuDNN's deterministic graph on sm_90 and the own kernel on other GPUs, so runs stay bit-reproducible; it gives up cuDNN's faster atomic backward and spends B*H*T^2*2 bytes of workspace on the deterministic one); the CPU backend runs its reference and refuses cudnn",
 	 .choices = "own|cudnn|auto"},
 	{"precision", FLAG_CHOICE, FLAG_AT(TrainerConfig, precision), 0, 0, "auto",
 	 .help = "activations and weight copies (master weights, moments and statistics stay f32); auto: bf16 on a GPU, fp32 on the CPU",

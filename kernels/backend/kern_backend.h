@@ -27,7 +27,10 @@ typedef struct KernDev {
 	char errmsg[256];                 // "op: what"
 	atomic_llong waits;               // host waits (sync points)
 	atomic_llong mem_bytes, mem_peak; // bytes of the live kern_alloc tensors, and their most
-	void *priv;                       // backend device state
+	KPlanFn plan;                     // kern_ctx_set_plan: the recorder every op reports to (NULL: none)
+	void *plan_arg;
+	int plan_dry; // ops recorded, not run; allocations not zero-filled
+	void *priv;   // backend device state
 } KernDev;
 
 struct KernCtx {

@@ -47,7 +47,9 @@ static int cpu_alloc(KernDev *d, void **p, size_t bytes)
 	Block *b = aligned_alloc(KCPU_ALIGN, n);
 	if (!b)
 		return -ENOMEM;
-	memset(b, 0, n);
+	// a dry plan run (kern_ctx_set_plan) never reads its tensors: untouched pages cost no memory, so a
+	// model larger than this machine's memory gives its op list
+	memset(b, 0, d->plan_dry ? KCPU_ALIGN : n);
 	pthread_mutex_lock(&pv->lock);
 	b->next = pv->head.next;
 	b->prev = &pv->head;

@@ -220,8 +220,9 @@ bench_kernels_LIBS := kexgpu $(KCUDA_LIBS) kernels stream common
 bench_kernels_LDLIBS := $(KCUDA_LDLIBS)
 $(BUILD)/tests/bench_kernels: LDFLAGS += $(KCUDA_LDFLAGS)
 .PHONY: bench-kernels
-bench-kernels: $(BUILD)/tests/bench_kernels
-	@$(BUILD)/tests/bench_kernels || { rc=$$?; [ $$rc = 77 ] && echo "bench-kernels: skipped (no GPU)"; [ $$rc = 77 ]; }
+bench-kernels: $(BUILD)/tests/bench_kernels $(BUILD)/tests/bench_plan
+	@$(BUILD)/tests/bench_kernels || { rc=$$?; [ $$rc = 77 ] || exit $$rc; \
+		echo "bench-kernels: no GPU, so the plan of the step's kernels instead (make bench-plan)"; $(BUILD)/tests/bench_plan; }
 endif
 
 # tools/gpu-check.sh's first stage: the device, and each CUDA library's version and the file it

@@ -4,7 +4,8 @@
 #ifndef TRAINER_COMM_H
 #define TRAINER_COMM_H
 // defines: Comm, CommOp, CommReduce, CommStats, comm_rank, comm_world, comm_stats, comm_allgather,
-//          comm_allreduce, comm_reduce_scatter, comm_allreduce_start, comm_drain, comm_ctl_allgather,
+//          comm_allreduce, comm_reduce_scatter, comm_allreduce_start, comm_drain, comm_group_start,
+//          comm_group_end, COMM_GROUP_MAX, comm_ctl_allgather,
 //          comm_ctl_allreduce, comm_ctl_broadcast, comm_ctl_barrier, comm_error, comm_close, comm_stats_reset,
 //          comm_stats_format, comm_model_bytes, comm_local_open, comm_shm_create,
 //          comm_shm_attach, comm_shm_unlink, COMM_SHM_MAX_WORLD, CommFatalFn, CommNcclOptions, comm_nccl_open,
@@ -31,6 +32,15 @@
 // after every started collective (NCCL: an event on the comm stream the stream waits for; shm: the
 // host waits for the comm thread, which is not a device wait). Every other call drains first, so
 // collectives run in the order they were called, which must be the same on every rank.
+//
+// GROUPS: the data-plane collectives (all-gather, all-reduce, reduce-scatter) called between
+// comm_group_start and comm_group_end are issued together at the outermost end (nested groups count
+// depth), in the order they were called: on NCCL inside ncclGroupStart/ncclGroupEnd, so NCCL launches
+// them as one; elsewhere one after another. Until that end they are only recorded (tensors copied,
+// buffers not): none has run or is queued on its stream, so work queued inside the group must not
+// read their results nor write their buffers, and a control call, a started all-reduce or a drain
+// inside a group is refused (-EINVAL: on NCCL a host wait inside a group waits for collectives that
+// are not on their streams yet). Every rank groups the same collectives in the same order.
 //
 // CONTROL CHANNEL: small host buffers for the agreement on stop and stream positions and for the
 // logged metrics (comm_ctl_*); it never touches the device.
@@ -75,6 +85,12 @@ int comm_allreduce_start(Comm *c, KTensor *buf, CommReduce op, KEvent *ready);
 // work queued on stream from now on sees every collective started so far; returns the first error
 // any of them had
 int comm_drain(Comm *c, KernCtx *stream);
+// see GROUPS; at most COMM_GROUP_MAX collectives in one group (-E2BIG). A call that fails inside a
+// group (bad arguments, too many) drops the whole group: comm_group_end issues nothing and returns
+// that error; otherwise it returns the first error of the issue. -EINVAL without an open group.
+#define COMM_GROUP_MAX 16
+int comm_group_start(Comm *c);
+int comm_group_end(Comm *c);
 
 // control channel: host memory only
 int comm_ctl_allgather(Comm *c, const void *send, void *recv, size_t bytes);

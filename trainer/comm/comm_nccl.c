@@ -30,6 +30,9 @@
 //    collectives on two caller streams with no order between them (the trainer uses one).
 // 4. The first fault wins. Any thread latches it in Nccl.fault (under Nccl.lock); c->err is written
 //    only by the calling thread, from the latch, when a call fails (nccl_done).
+// 5. A group (comm_group_start/end) is issued by comm.c in one go: `nccl` held from ncclGroupStart
+//    to ncclGroupEnd, ncclGroupEnd settled like one collective before any of the group's streams is
+//    touched (NCCL enqueues a group's collectives only at ncclGroupEnd), so rules 1-3 hold for it.
 #include "comm_nccl_impl.h" // defines: Nccl, nccl_wait, nccl_dtype, nccl_fail
 #include "proc_time.h"      // defines: time_mono_s
 
@@ -76,12 +79,21 @@ static int track(Comm *c, KernCtx *stream)
 	return rc;
 }
 
-// with `nccl` held: r is what the collective on `data` returned
+// with `nccl` held: r is what the collective on `data` returned. Inside a group (comm_group_end's
+// issue) the collective is only recorded by NCCL: it is settled and tracked by nccl_group_end.
 static int queued(Comm *c, KernCtx *stream, const char *op, ncclResult_t r)
 {
 	Nccl *n = impl(c);
 	n->op = op;
-	int rc = r != ncclSuccess && r != ncclInProgress ? nccl_fail(c, r, op) : nccl_settle(c, n->data, r, op);
+	if (n->grouped) { // a failure is turned into the fault and the abort once the group is closed
+		if (r != ncclSuccess && r != ncclInProgress && n->group_r == ncclSuccess)
+			n->group_r = r;
+		n->gstream[n->n_gstream++] = stream;
+		return n->group_r == ncclSuccess ? 0 : -EIO;
+	}
+	if (r != ncclSuccess && r != ncclInProgress)
+		return nccl_fail(c, r, op);
+	int rc = nccl_settle(c, n->data, r, op);
 	return rc ? rc : track(c, stream);
 }
 
@@ -94,38 +106,86 @@ static cudaStream_t on(Comm *c, KernCtx *stream)
 	return s;
 }
 
+// `nccl` for one collective: taken here, or held by the open group (nccl_group_start)
+static Nccl *coll_enter(Comm *c, cudaStream_t s, const char *op)
+{
+	Nccl *n = impl(c);
+	return !s ? NULL : n->grouped ? n : enter(c, op);
+}
+
+static int coll_leave(Comm *c, int rc)
+{
+	return impl(c)->grouped ? rc : leave(c, rc);
+}
+
 static int nccl_allgather(Comm *c, const KTensor *send, KTensor *recv, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
-	Nccl *n = s ? enter(c, "allgather") : NULL;
+	Nccl *n = coll_enter(c, s, "allgather");
 	if (!n)
 		return s ? nccl_done(c, -EPIPE) : -EINVAL;
-	return leave(c, queued(c, stream, "allgather",
-			       ncclAllGather(send->data, recv->data, (size_t)kern_numel(send), nccl_dtype(send->dtype),
-					     n->data, s)));
+	return coll_leave(c, queued(c, stream, "allgather",
+				    ncclAllGather(send->data, recv->data, (size_t)kern_numel(send),
+						  nccl_dtype(send->dtype), n->data, s)));
 }
 
 static int nccl_allreduce(Comm *c, KTensor *buf, CommReduce op, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
-	Nccl *n = s ? enter(c, "allreduce") : NULL;
+	Nccl *n = coll_enter(c, s, "allreduce");
 	if (!n)
 		return s ? nccl_done(c, -EPIPE) : -EINVAL;
-	return leave(c, queued(c, stream, "allreduce",
-			       ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf), nccl_dtype(buf->dtype),
-					     op == COMM_AVG ? ncclAvg : ncclSum, n->data, s)));
+	return coll_leave(c, queued(c, stream, "allreduce",
+				    ncclAllReduce(buf->data, buf->data, (size_t)kern_numel(buf), nccl_dtype(buf->dtype),
+						  op == COMM_AVG ? ncclAvg : ncclSum, n->data, s)));
 }
 
 static int nccl_reduce_scatter(Comm *c, const KTensor *send, KTensor *recv, CommReduce op, KernCtx *stream)
 {
 	cudaStream_t s = on(c, stream);
-	Nccl *n = s ? enter(c, "reduce_scatter") : NULL;
+	Nccl *n = coll_enter(c, s, "reduce_scatter");
 	if (!n)
 		return s ? nccl_done(c, -EPIPE) : -EINVAL;
-	return leave(c,
-		     queued(c, stream, "reduce_scatter",
-			    ncclReduceScatter(send->data, recv->data, (size_t)kern_numel(recv), nccl_dtype(recv->dtype),
-					      op == COMM_AVG ? ncclAvg : ncclSum, n->data, s)));
+	return coll_leave(
+		c, queued(c, stream, "reduce_scatter",
+			  ncclReduceScatter(send->data, recv->data, (size_t)kern_numel(recv), nccl_dtype(recv->dtype),
+					    op == COMM_AVG ? ncclAvg : ncclSum, n->data, s)));
+}
+
+// A group's issue (comm.c calls it with every collective of the group between these two, on one
+// thread): `nccl` is held from ncclGroupStart to ncclGroupEnd, so no other NCCL call (the
+// watchdog's polls included) falls inside it; ncclGroupEnd (non-blocking: maybe ncclInProgress) is
+// settled before any stream of the group is touched, then each stream is tracked as after one
+// collective (rule 1 and 3 for the group as a whole).
+static int nccl_group_start(Comm *c)
+{
+	Nccl *n = enter(c, "group");
+	if (!n)
+		return nccl_done(c, -EPIPE);
+	ncclResult_t r = ncclGroupStart();
+	if (r != ncclSuccess)
+		return leave(c, nccl_fail(c, r, "group start"));
+	n->grouped = 1;
+	n->n_gstream = 0;
+	n->group_r = ncclSuccess;
+	return 0;
+}
+
+static int nccl_group_end(Comm *c, int rc)
+{
+	Nccl *n = impl(c);
+	if (!n->grouped) // the start failed: nothing is held
+		return rc;
+	n->grouped = 0;
+	ncclResult_t r = ncclGroupEnd(); // always: it closes this thread's group
+	n->op = "group of collectives";
+	int rs = n->group_r != ncclSuccess                 ? nccl_fail(c, n->group_r, "collective in a group")
+		 : r != ncclSuccess && r != ncclInProgress ? nccl_fail(c, r, "group end")
+							   : nccl_settle(c, n->data, r, "group end");
+	for (int i = 0; i < n->n_gstream && !rs; i++)
+		rs = track(c, n->gstream[i]);
+	rc = rc ? rc : rs;
+	return leave(c, rc);
 }
 
 // on the comm stream, after `ready`: the bucket's all-reduce overlaps the backward that follows
@@ -283,6 +343,8 @@ static const CommOps nccl_ops = {
 	.ctl_allreduce = nccl_ctl_allreduce,
 	.ctl_broadcast = nccl_ctl_broadcast,
 	.ctl_barrier = nccl_ctl_barrier,
+	.group_start = nccl_group_start,
+	.group_end = nccl_group_end,
 	.close = nccl_close,
 };
 

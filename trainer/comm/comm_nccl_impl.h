@@ -29,6 +29,10 @@ typedef struct {
 	int ctl_root;
 	ncclRedOp_t ctl_op;
 	const char *op; // the data-plane collective being queued
+	int grouped;    // inside a group's issue (nccl_group_start): `nccl` held, collectives recorded
+	int n_gstream;
+	ncclResult_t group_r;             // the first failing collective's result inside the open group
+	KernCtx *gstream[COMM_GROUP_MAX]; // the group's collectives' streams, tracked at its end
 	// every NCCL call on either communicator, by any thread (the rule: comm_nccl.c's top)
 	pthread_mutex_t nccl;
 	// the watchdog's view of the newest data-plane collective, and the first fault

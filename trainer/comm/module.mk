@@ -20,7 +20,7 @@ COMM_LDLIBS :=
 endif
 
 TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets \
-         test_comm_badinput test_comm_pid_reuse
+         test_comm_badinput test_comm_pid_reuse test_comm_group
 test_comm_pid_reuse_WHITEBOX := trainer/comm # writes a rank's start time into the header (comm_shm_layout.h)
 SAN_TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism test_comm_buckets
 

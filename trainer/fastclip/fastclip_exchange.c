@@ -1,5 +1,5 @@
 // The loss of one data-parallel step on device buffers: the FastCLIP exchange (features and ids
-// all-gathered without gradient, local phase, packs all-gathered into every replica, surrogate)
+// all-gathered without gradient in one group of collectives, local phase, packs all-gathered into every replica, surrogate)
 // and OpenCLIP's gather-with-gradient, as queued loss ops and data-plane collectives only.
 #include "fastclip.h" // defines: FastclipExchange, ...
 #include "errbuf.h"   // defines: TRY
@@ -94,12 +94,23 @@ int fastclip_exchange_create(FastclipExchange **out, const FastclipConfig *cfg, 
 	return 0;
 }
 
+// the collectives from comm_group_start to here, issued as one group (comm.h GROUPS); rc: the
+// first failure of a call inside it (the group is closed anyway, so comm stays usable)
+static int group_end(FastclipExchange *x, int rc)
+{
+	int re = comm_group_end(x->comm);
+	return rc ? rc : re;
+}
+
 static int openclip(FastclipExchange *x, KernCtx *s, const KContrastBatch *b, KTensor *loss, KTensor *dlog_s)
 {
 	TRY(kern_infonce(s, b, loss, KG_SET(&x->dE1), KG_SET(&x->dE2), KG_SET(dlog_s)));
 	// rank q's rows of every rank's dE sum into rank q's dL/de
-	TRY(comm_reduce_scatter(x->comm, &x->dE1, &x->de1, COMM_SUM, s));
-	return comm_reduce_scatter(x->comm, &x->dE2, &x->de2, COMM_SUM, s);
+	TRY(comm_group_start(x->comm));
+	int rc = comm_reduce_scatter(x->comm, &x->dE1, &x->de1, COMM_SUM, s);
+	if (!rc)
+		rc = comm_reduce_scatter(x->comm, &x->dE2, &x->de2, COMM_SUM, s);
+	return group_end(x, rc);
 }
 
 int fastclip_exchange_run(FastclipExchange *x, KernCtx *stream, const KTensor *e1, const KTensor *e2,
@@ -108,14 +119,21 @@ int fastclip_exchange_run(FastclipExchange *x, KernCtx *stream, const KTensor *e
 	if (!x || !stream || !e1 || !e2 || !log_s || !loss || !dlog_s || epoch < 0 ||
 	    (x->cfg.kind != FASTCLIP_OPENCLIP && !ids))
 		return -EINVAL;
-	TRY(comm_allgather(x->comm, e1, &x->E1, stream));
-	TRY(comm_allgather(x->comm, e2, &x->E2, stream));
+	// features and ids in one group: NCCL launches them as one. The u pack cannot join it: the local
+	// phase that computes it reads the gathered features.
+	const int fcco = x->cfg.kind != FASTCLIP_OPENCLIP;
+	TRY(comm_group_start(x->comm));
+	int rc = comm_allgather(x->comm, e1, &x->E1, stream);
+	if (!rc)
+		rc = comm_allgather(x->comm, e2, &x->E2, stream);
+	if (!rc && fcco)
+		rc = comm_allgather(x->comm, ids, &x->ids_all, stream);
+	TRY(group_end(x, rc));
 	KContrastBatch b = {
 		.e1 = e1, .e2 = e2, .E1 = &x->E1, .E2 = &x->E2, .offset = comm_rank(x->comm) * x->B, .log_s = log_s};
-	if (x->cfg.kind == FASTCLIP_OPENCLIP)
+	if (!fcco)
 		return openclip(x, stream, &b, loss, dlog_s);
 	const KFccoParams p = fastclip_fcco_params(&x->cfg, epoch);
-	TRY(comm_allgather(x->comm, ids, &x->ids_all, stream));
 	TRY(kern_fcco_local(stream, &b, ids, &x->table, &p, &x->pack));
 	TRY(comm_allgather(x->comm, &x->pack, &x->pack_all, stream));
 	TRY(kern_fcco_scatter(stream, &x->table, &x->ids_all, &x->pack_all, p.version));

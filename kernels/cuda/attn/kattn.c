@@ -12,6 +12,7 @@
 
 struct KAttn {
 	KAttnImpl impl, last;
+	int bwd_graph; // cuDNN's backward: KC_BWD (cudnn), KC_BWD_DET (auto on Hopper), 0 none (auto elsewhere)
 #if HAVE_CUDNN
 	KcAttn *cudnn; // NULL: the own kernel only
 #endif
@@ -58,6 +59,13 @@ int kattn_create(KAttn **out, KAttnImpl impl, int device, KErr *e)
 #endif
 #if HAVE_CUDNN
 	if (a->cudnn) {
+		// auto stays bit-reproducible: cuDNN's backward only in the deterministic graph, and only on
+		// compute capability 9.0, where cudnn-frontend documents that graph as its deterministic
+		// algorithm (Blackwell's needs engine knobs, Ampere's and Ada's is not documented)
+		int major = 0, minor = 0;
+		cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+		cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+		a->bwd_graph = impl == KATTN_CUDNN ? KC_BWD : major == 9 && minor == 0 ? KC_BWD_DET : 0;
 		*out = a;
 		return 0;
 	}
@@ -95,8 +103,11 @@ const char *kattn_describe(const KAttn *a)
 		kc_attn_decisions(a->cudnn, shapes, sizeof shapes);
 		snprintf(m->desc, sizeof m->desc, "%s: cuDNN %s fused attention%s%s%s%s",
 			 a->impl == KATTN_AUTO ? "auto" : "cudnn", kc_attn_version(),
-			 a->impl == KATTN_AUTO ? " forward where it accepts the shape, else (and for every backward) "
-					       : "",
+			 a->impl != KATTN_AUTO ? ""
+			 : a->bwd_graph
+				 ? " (backward: its deterministic graph) where it accepts the shape, else "
+				 : " forward where it accepts the shape (not sm_90: no deterministic backward), else "
+				   "(and for every backward) ",
 			 a->impl == KATTN_AUTO ? own : "", shapes[0] ? "; planned: " : "", shapes);
 		return a->desc;
 	}
@@ -117,11 +128,12 @@ size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
 	size_t ws = a->impl == KATTN_CUDNN ? 0 : kattn_own_ws_bytes(B, T, H, hd);
 #if HAVE_CUDNN
 	if (a->cudnn)
-		for (int bwd = 0; bwd < (a->impl == KATTN_AUTO ? 1 : 2); bwd++) // auto: the own backward
+		for (int k = 0; k < (a->bwd_graph ? 2 : 1); k++) // the forward, cuDNN's backward if it runs one
 			for (int causal = 0; causal < 2; causal++) {
 				size_t w = 0;
 				KErr ignored = {0, ""}; // a failure shows again, with its message, when the op runs
-				if (kc_attn_plan(a->cudnn, bwd, B, T, H, hd, causal, &w, NULL, &ignored) == 0)
+				const int graph = k ? a->bwd_graph : KC_FWD;
+				if (kc_attn_plan(a->cudnn, graph, B, T, H, hd, causal, &w, NULL, &ignored) == 0)
 					ws = max_sz(ws, w);
 			}
 #endif
@@ -138,18 +150,18 @@ static int use_cudnn(KAttn *a, int bwd, int acc, int B, int T, int H, int hd, in
 {
 	if (a->impl == KATTN_OWN)
 		return 0;
-	// auto keeps a run bit-reproducible: cuDNN's backward accumulates dQ with atomics in its
-	// default engines, the own backward has one writer per element
-	if (bwd && a->impl == KATTN_AUTO)
-		return 0;
 #if HAVE_CUDNN
+	// auto keeps a run bit-reproducible: cuDNN's default backward accumulates dQ with atomics, so auto
+	// runs its deterministic graph (sm_90) or the own backward, which has one writer per element
+	if (bwd && !a->bwd_graph)
+		return 0;
 	if (a->cudnn) {
 		if (acc) // cuDNN writes its bf16 result; adding it would round twice
 			return a->impl == KATTN_CUDNN
 				       ? kerr_set(e, -ENOTSUP, "--attention cudnn: cuDNN cannot add into dqkv (KG_ADD)")
 				       : 0;
 		const char *why = "";
-		int rc = kc_attn_plan(a->cudnn, bwd, B, T, H, hd, causal, NULL, &why, e);
+		int rc = kc_attn_plan(a->cudnn, bwd ? a->bwd_graph : KC_FWD, B, T, H, hd, causal, NULL, &why, e);
 		if (rc == 0)
 			return 1;
 		if (rc != -ENOTSUP || a->impl == KATTN_CUDNN)
@@ -193,7 +205,8 @@ int kattn_bwd(KAttn *a, cudaStream_t s, void *dqkv, int acc, const void *dout, c
 	a->last = c ? KATTN_CUDNN : KATTN_OWN;
 #if HAVE_CUDNN
 	if (c)
-		return kc_attn_bwd(a->cudnn, s, dqkv, dout, qkv, out, lse, B, T, H, hd, causal, ws, ws_bytes, e);
+		return kc_attn_bwd(a->cudnn, a->bwd_graph, s, dqkv, dout, qkv, out, lse, B, T, H, hd, causal, ws,
+				   ws_bytes, e);
 #endif
 	return kattn_own_bwd(e, dqkv, acc, dout, qkv, out, lse, B, T, H, hd, causal, ws, ws_bytes, s);
 }

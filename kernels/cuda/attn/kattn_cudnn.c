@@ -117,7 +117,7 @@ static int build(KcAttn *c, KcPlan *p, KErr *e)
 		return cudnn_try(e, s);
 	p->plan_ws = (size_t)ws;
 	const size_t rows = (size_t)p->B * p->H * p->T;
-	p->fe_ws = p->bwd ? up256(rows * 4) + up256(rows * p->hd * 4) : 0;
+	p->fe_ws = p->bwd ? up256(rows * 4) + (p->bwd == KC_BWD ? up256(rows * p->hd * 4) : 0) : 0;
 	if (p->pad) { // every sequence is whole: T queries and T keys
 		int32_t *host = malloc(2 * (size_t)p->B * sizeof *host);
 		if (!host)
@@ -211,18 +211,20 @@ int kc_attn_fwd(KcAttn *c, cudaStream_t s, void *out, float *lse, const void *qk
 	return execute(c, s, p, uids, ptrs, causal ? 7 : 6, ws, ws_bytes, e);
 }
 
-int kc_attn_bwd(KcAttn *c, cudaStream_t s, void *dqkv, const void *dout, const void *qkv, const void *out,
+int kc_attn_bwd(KcAttn *c, int bwd, cudaStream_t s, void *dqkv, const void *dout, const void *qkv, const void *out,
 		const float *lse, int B, int T, int H, int hd, int causal, void *ws, size_t ws_bytes, KErr *e)
 {
 	KcPlan *p;
-	int rc = planned(c, 1, B, T, H, hd, causal, &p, e);
+	if (bwd != KC_BWD && bwd != KC_BWD_DET)
+		return kerr_set(e, -EINVAL, "kc_attn_bwd: graph %d is not a backward", bwd);
+	int rc = planned(c, bwd, B, T, H, hd, causal, &p, e);
 	if (rc < 0)
 		return rc;
 	const size_t D = (size_t)H * hd, dsum_bytes = up256((size_t)B * H * T * 4);
 	float scale = 1.0f / sqrtf((float)hd), neginf = c->ver < 91000 ? -3.402823466e38f : -INFINITY, one = 1.0f;
 	char *fe = ws;
 	// cuDNN before 9.6 expects the f32 dQ accumulator zeroed (the frontend's memset); later ones zero it
-	if (c->ver < 90600 && fe &&
+	if (bwd == KC_BWD && c->ver < 90600 && fe &&
 	    (rc = cuda_try(e, cudaMemsetAsync(fe + dsum_bytes, 0, (size_t)B * H * T * hd * 4, s))))
 		return rc;
 	int64_t uids[16] = {U_Q, U_K, U_V, U_O, U_DO, U_STATS, U_DQ, U_DK, U_DV, U_DSUM, U_DQACC, U_SCALE, U_ONE};
@@ -231,6 +233,11 @@ int kc_attn_bwd(KcAttn *c, cudaStream_t s, void *dqkv, const void *dout, const v
 		dqkv,        (char *)dqkv + 2 * D, (char *)dqkv + 4 * D, fe,          fe + dsum_bytes, &scale,
 		&one};
 	int n = 13;
+	if (bwd == KC_BWD_DET) { // no accumulator: U_DQACC's slot (10) goes
+		memmove(uids + 10, uids + 11, 2 * sizeof uids[0]);
+		memmove(ptrs + 10, ptrs + 11, 2 * sizeof ptrs[0]);
+		n = 12;
+	}
 	if (causal || p->pad)
 		uids[n] = U_NEGINF, ptrs[n++] = &neginf;
 	if (p->pad) {
@@ -249,7 +256,10 @@ void kc_attn_decisions(const KcAttn *c, char *buf, size_t len)
 		if (!p->used)
 			continue;
 		int w = snprintf(buf + n, len - n, "%sT %d H %d hd %d %s %s: %s", n ? "; " : "", p->T, p->H, p->hd,
-				 p->causal ? "causal" : "full", p->bwd ? "bwd" : "fwd",
+				 p->causal ? "causal" : "full",
+				 p->bwd == KC_BWD_DET ? "bwd deterministic"
+				 : p->bwd             ? "bwd"
+						      : "fwd",
 				 p->status ? "cuDNN refuses it" : "cuDNN");
 		n += w > 0 ? (size_t)w : 0;
 	}

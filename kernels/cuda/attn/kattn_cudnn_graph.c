@@ -14,6 +14,10 @@
 //            E = exp(S − M); L = Σ_row E; Stats = M + log L; P = E / L (bf16); O = P·V
 //   backward Dsum = Σ_row dO∘O; S as above (with −Stats before the mask); P = exp(S);
 //            dV = Pᵀ·dO; dP = dO·Vᵀ; dS = P∘(dP − Dsum)·scale; dK = dSᵀ·Q; dQacc (f32) = dS·K; dQ = dQacc
+//   deterministic backward (KC_BWD_DET): dQ = dS·K with no f32 accumulator — the graph the frontend
+//            builds for SDPA_backward_attributes.set_deterministic_algorithm(true) on Hopper (its
+//            "dP workspace" implementation: dS kept in cuDNN's workspace, dQ from it in a pass of its
+//            own, no atomics), and for a dBias
 // Layouts: Q, K, V are (B, H, T, hd) views of qkv (B, T, 3·D) with strides (T·3D, hd, 3D, 1) at
 // offsets 0, D, 2D (Kᵀ and Vᵀ swap the last two); O, dO (T·D, hd, D, 1); Stats (B, H, T, 1)
 // f32 with strides (H·T, T, 1, 1) is the contract's lse exactly (no conversion); dQ, dK, dV are
@@ -280,7 +284,7 @@ static void graph_fwd(Graph *g, const Dims *d, int causal, int ver)
 	g_matmul(g, p, v, o, NULL, NULL, NULL);
 }
 
-static void graph_bwd(Graph *g, const Dims *d, int causal, int ver, int pad)
+static void graph_bwd(Graph *g, const Dims *d, int causal, int ver, int pad, int det)
 {
 	const int64_t dt4[4] = {d->B, d->H, d->T, d->hd}, st4[4] = {d->H * d->T * d->hd, d->T * d->hd, d->H * d->hd, 1};
 	const int64_t sacc[4] = {d->H * d->T * d->hd, d->T * d->hd, d->hd, 1};
@@ -293,7 +297,7 @@ static void graph_bwd(Graph *g, const Dims *d, int causal, int ver, int pad)
 	cudnnBackendDescriptor_t dq = g_tensor(g, U_DQ, BF16, d->dq, d->sq), dk = g_tensor(g, U_DK, BF16, d->dq, d->sq);
 	cudnnBackendDescriptor_t dv = g_tensor(g, U_DV, BF16, d->dq, d->sq);
 	cudnnBackendDescriptor_t dsum = g_tensor(g, U_DSUM, F32, d->dst, d->sst);
-	cudnnBackendDescriptor_t dqacc = g_tensor(g, U_DQACC, F32, d->dq, sacc);
+	cudnnBackendDescriptor_t dqacc = det ? NULL : g_tensor(g, U_DQACC, F32, d->dq, sacc);
 	cudnnBackendDescriptor_t scale = g_scalar(g, U_SCALE, F32), one = g_scalar(g, U_ONE, F32);
 	cudnnBackendDescriptor_t neginf = causal || pad ? g_scalar(g, U_NEGINF, F32) : NULL;
 	cudnnBackendDescriptor_t seqq = pad ? g_tensor(g, U_SEQQ, CUDNN_DATA_INT32, dseq, sseq) : NULL;
@@ -330,9 +334,14 @@ static void graph_bwd(Graph *g, const Dims *d, int causal, int ver, int pad)
 	cudnnBackendDescriptor_t dst_ = VT(BF16, dtr, str);
 	g_reshape(g, ds, dst_);
 	g_matmul(g, dst_, q, dk, seqkv, NULL, seqq);
-	// dQ = dS·K through the f32 accumulator (K: Kᵀ reshaped back; a virtual f32 as the frontend's)
+	// dQ = dS·K (K: Kᵀ reshaped back; a virtual f32 as the frontend's), through the f32 accumulator
+	// unless deterministic
 	cudnnBackendDescriptor_t k = VT(F32, d->dq, d->sq);
 	g_reshape(g, kt, k);
+	if (det) {
+		g_matmul(g, ds, k, dq, seqq, NULL, seqkv);
+		return;
+	}
 	g_matmul(g, ds, k, dqacc, seqq, NULL, seqkv);
 	g_pw(g, CUDNN_POINTWISE_IDENTITY, F32, dqacc, NULL, NULL, dq, -1);
 }
@@ -343,7 +352,7 @@ int kcg_sdpa(Graph *g, int bwd, int B, int T, int H, int hd, int causal, int pad
 	g->uid = U_VIRTUAL;
 	Dims d = dims_of(B, T, H, hd);
 	if (bwd)
-		graph_bwd(g, &d, causal, ver, pad);
+		graph_bwd(g, &d, causal, ver, pad, bwd == KC_BWD_DET);
 	else
 		graph_fwd(g, &d, causal, ver);
 	return g->rc;

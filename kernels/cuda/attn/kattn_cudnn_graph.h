@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kattn_cudnn.h" // defines: KC_FWD, KC_BWD, KC_BWD_DET
+
 enum { // tensor ids in the variant pack
 	U_Q = 1,
 	U_K,
@@ -39,7 +41,7 @@ typedef struct {
 	char why[256];
 } Graph;
 
-// the operations of one SDPA graph (bwd 0/1) into g; pad: the padding-mask workaround of cuDNN
+// the operations of one SDPA graph (bwd: KC_FWD, KC_BWD, KC_BWD_DET of kattn_cudnn.h) into g; pad: the padding-mask workaround of cuDNN
 // <= 9.15 backward; ver: the cuDNN version it is for. Returns g->rc (0, -ENOTSUP, -ENOMEM, -EIO).
 int kcg_sdpa(Graph *g, int bwd, int B, int T, int H, int hd, int causal, int pad, int ver);
 // the operation graph, heuristics (mode A) and the first engine configuration that finalizes; NULL

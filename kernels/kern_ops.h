@@ -104,7 +104,7 @@ typedef enum { KDT_F32 = 0, KDT_BF16 = 1, KDT_F64 = 2, KDT_I32 = 3, KDT_U8 = 4, 
 typedef struct {
 	// device memory (host memory on the CPU backend). The model passes it to ops and never
 	// dereferences it; the backends, the CPU comm group (its ranks' tensors are host memory)
-	// and trainer_bench's BLAS comparison (CPU backend only) do.
+	// and bench_trainer_cpu's BLAS comparison (CPU backend only) do.
 	void *data;
 	KDtype dtype;
 	int ndim;

@@ -8,7 +8,6 @@
 # are private
 PUBLIC_HEADERS += loaderd/ld_clip.h loaderd/ld_plan.h loaderd/ld_decode.h loaderd/ld_error.h \
                   loaderd/ld_index.h loaderd/ld_io.h
-TEST_HEADERS += loaderd/ld_fixture.h
 # trainer/model for --bench --for (the model presets' FLOPs per clip: one count for the loader and
 # the trainer's MFU); its header brings kern_ops.h, so kernels too (DESIGN §2: loaderd -> model, kernels)
 USES_loaderd := trainer/model kernels common shm-layout
@@ -22,9 +21,7 @@ PROGS += loaderd/loaderd
 loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c loaderd/ld_bench.c loaderd/ld_cores.c
 loaderd/loaderd_LIBS := loader stream data ring avmodel common
 
-# test/benchmark data (synthetic chunks, image shards, manifests); linked only by tests
-LIBS += loaderfix
-loaderfix_SRCS := loaderd/ld_fixture.c
+# (the test/benchmark data the loader's tests use, libloaderfix, is tests/ld_fixture.c: tests/module.mk)
 
 TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loader_determinism test_loader_io \
          test_loader_daemon_kill test_loader_daemon_reattach test_loader_daemon_pread test_loader_clipdump \

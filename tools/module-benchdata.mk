@@ -8,9 +8,10 @@ BENCHES += bench_loader
 bench_loader_SRCS := tests/bench_loader.c $(BENCH_DATA_SRCS)
 
 BENCHES += bench_prep_gop
-bench_prep_gop_SRCS := tools/prep_bench_gop.c $(BENCH_DATA_SRCS)
-# a benchmark, not a tool: it makes its scratch directory with the test fixtures' helper
-$(BUILD)/obj/tools/prep_bench_gop.o: INC = $(call inc_of,tools) -I$(BUILD)/include-test
+bench_prep_gop_SRCS := tests/bench_prep_gop.c $(BENCH_DATA_SRCS)
+bench_prep_gop_WHITEBOX := tools # the bench data makers and prep's defaults are tools' own headers
+# its smoke mode (two settings) in make test
+SCRIPT_TESTS += tests/test_bench_prep_gop_smoke.sh
 endif
 
 # make bench-loader [BENCH_LOADER_DIR=dir to keep the synthetic chunks between runs]

@@ -64,9 +64,10 @@ all: $(TRAINER_FEEDER)
 # linear layers' GFLOP/s as a ratio to cblas_sgemm (last line)
 ifeq ($(HAVE_BLAS),1)
 BENCHES += bench_trainer_cpu
-bench_trainer_cpu_SRCS := trainer/trainer_bench.c
 bench_trainer_cpu_LIBS := avtrain fastclip comm avmodel kernels ring stream data common
 bench_trainer_cpu_WHITEBOX := trainer
+# its smoke mode (the tiny model in every slot, one step) in make test
+SCRIPT_TESTS += tests/test_bench_cpu_smoke.sh
 .PHONY: bench-cpu
 bench-cpu: $(BUILD)/tests/bench_trainer_cpu
 	$(BUILD)/tests/bench_trainer_cpu

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 
 enum { W = 512, H = 288, FPS = 30, N = 450, CLIP = 120, ROUNDS = 2 };
+// frames per chunk, clips and rounds of clip_cost: N, 64 and ROUNDS, or 150, 8 and 1 in the smoke mode
+static int g_frames = N, g_clips = 64, g_rounds = ROUNDS;
 
 typedef struct {
 	int gop, bframes, b_pyramid, refs, cavlc;
@@ -69,7 +71,7 @@ static int full_decode(const char *path, const CamSource *cs, double *psnr, doub
 	av_frame_free(&f), av_frame_free(&ref), av_packet_free(&p);
 	avcodec_free_context(&c);
 	avformat_close_input(&ic);
-	return frames == N ? 0 : -1;
+	return frames == g_frames ? 0 : -1;
 }
 
 // ms of one core and frames decoded per clip for T frames over the manifest's 4-s clips (best of ROUNDS)
@@ -81,9 +83,9 @@ static void clip_cost(const Manifest *m, LdDecoder *d, LdReader *rd, int T, doub
 	uint8_t *dst = malloc((size_t)T * 224 * 224 * 3);
 	char err[512];
 	*ms = 1e9;
-	for (int r = 0; r < ROUNDS; r++) {
+	for (int r = 0; r < g_rounds; r++) {
 		BenchRun run = {0};
-		if (bench_run_clips(m, d, rd, &p, 0, 64, dst, &run, err, sizeof(err)) != 0) {
+		if (bench_run_clips(m, d, rd, &p, 0, g_clips, dst, &run, err, sizeof(err)) != 0) {
 			fprintf(stderr, "clips: %s\n", err);
 			exit(1);
 		}
@@ -93,8 +95,27 @@ static void clip_cost(const Manifest *m, LdDecoder *d, LdReader *rd, int T, doub
 	free(dst);
 }
 
-int main(void)
+static const char usage[] =
+	"usage: bench_prep_gop [--smoke]\n"
+	"Encodes one chunk of the camera-like source per GOP / B-frame / reference / entropy setting as\n"
+	"tools/prep does and prints size, PSNR, a full decode and the loader's cost per 4- and 16-frame clip.\n"
+	"  --smoke  two settings (prep's defaults and GOP 8 without B-frames), 8 clips, one round, for\n"
+	"           make test: its figures mean nothing\n";
+
+int main(int argc, char **argv)
 {
+	int smoke = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--smoke")) {
+			smoke = 1, g_frames = 150, g_clips = 8, g_rounds = 1;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "bench_prep_gop: unknown argument '%s'\n%s", argv[i], usage);
+			return 2;
+		}
+	}
 	av_log_set_level(AV_LOG_ERROR);
 	if (!avcodec_find_encoder_by_name("libx264")) {
 		printf("skip: no libx264 encoder\n");
@@ -115,12 +136,16 @@ int main(void)
 	if (cam_new(&cs, W, H, FPS, 1) || ld_decoder_new(&d) || ld_reader_new(&rd, LD_MAX_RANGES, 0, why, sizeof(why)))
 		return 1;
 	printf("# one %d-frame %dx%d %d-fps chunk of the camera-like source per setting, x264 %s crf %d, closed GOP;\n"
-	       "# loader: packet index, default loop filter, 224x224 train crops, 64 random 4-s clips, thread CPU time;\n"
+	       "# loader: packet index, default loop filter, 224x224 train crops, %d random 4-s clips, thread CPU time;\n"
 	       "# prep defaults: --gop %d --bframes %d (B-frames never references) --entropy %s\n",
-	       N, W, H, FPS, PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF, PREP_DEFAULT_GOP, PREP_DEFAULT_BFRAMES,
-	       PREP_DEFAULT_CAVLC ? "cavlc" : "cabac");
+	       g_frames, W, H, FPS, PREP_DEFAULT_PRESET, PREP_DEFAULT_CRF, g_clips, PREP_DEFAULT_GOP,
+	       PREP_DEFAULT_BFRAMES, PREP_DEFAULT_CAVLC ? "cavlc" : "cabac");
 	printf("# gop  bframes  pyramid  refs  entropy   size_kB  psnr_dB  full_decode_ms   T=4 ms  frames   T=16 ms  frames\n");
-	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+	// the smoke: the first setting and prep's defaults (GOP 32, 7 B-frames never references, cavlc)
+	static const size_t smoke_set[] = {0, 12};
+	const size_t n_set = smoke ? 2 : sizeof(set) / sizeof(set[0]);
+	for (size_t k = 0; k < n_set; k++) {
+		const size_t i = smoke ? smoke_set[k] : k;
 		const Setting *s = &set[i];
 		char dir[400], chunk[500], mpath[500];
 		snprintf(dir, sizeof(dir), "%s/s%zu", root, i);
@@ -129,7 +154,7 @@ int main(void)
 				   .width = W,
 				   .height = H,
 				   .fps = FPS,
-				   .frames_per_chunk = N,
+				   .frames_per_chunk = g_frames,
 				   .seed = 1,
 				   .clip_frames = CLIP,
 				   .enc = {.gop = s->gop,

@@ -162,16 +162,20 @@ static int bench_matmul(KernCtx *c, int N, int reps, double *ours, double *blas)
 }
 
 typedef struct {
-	int threads, vits_batch, vits_frames, steps, help;
+	int threads, vits_batch, vits_frames, steps, smoke, help;
 } BenchFlags;
 
 static const FlagSpec flag_table[] = {
 	{"threads", FLAG_INT, FLAG_AT(BenchFlags, threads), 0, 1024, "0",
 	 .help = "CPU threads of the kernels, 0 = all cores"},
-	{"vits-batch", FLAG_INT, FLAG_AT(BenchFlags, vits_batch), 1, 4096, "2", .help = "batch of the ViT-S/16 step"},
+	{"vits-batch", FLAG_INT, FLAG_AT(BenchFlags, vits_batch), 2, 4096, "2",
+	 .help = "batch of the ViT-S/16 step (a contrastive step needs two samples)"},
 	{"vits-frames", FLAG_INT, FLAG_AT(BenchFlags, vits_frames), 1, 64, "1",
 	 .help = "frames per clip of the ViT-S/16 step"},
 	{"steps", FLAG_INT, FLAG_AT(BenchFlags, steps), 1, MAX_STEPS, "5", .help = "timed steps"},
+	{"smoke", FLAG_SWITCH, FLAG_AT(BenchFlags, smoke), 0, 0, "0",
+	 .help = "the whole bench in seconds for make test: one step, the tiny model in place of ViT-S/16, one "
+		 "matmul round (its figures mean nothing)"},
 	{"help", FLAG_SWITCH, FLAG_AT(BenchFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
@@ -194,20 +198,23 @@ int main(int argc, char **argv)
 	printf("bench-cpu: the trainer's step (FastCLIP-v3, one rank), backend %s, %d threads\n",
 	       kern_ctx_backend_name(c), kern_ctx_threads(c));
 	double tiny32, tiny16, vits32, vits16;
+	const char *big = fl.smoke ? "tiny" : "vit-s16";
+	if (fl.smoke)
+		steps = 1, vb = 2, vt = 1;
 	if (bench_step(c, comm, "tiny", 8, 2, KDT_F32, steps, &tiny32) ||
 	    bench_step(c, comm, "tiny", 8, 2, KDT_BF16, steps, &tiny16) ||
-	    bench_step(c, comm, "vit-s16", vb, vt, KDT_F32, steps, &vits32) ||
-	    bench_step(c, comm, "vit-s16", vb, vt, KDT_BF16, steps, &vits16))
+	    bench_step(c, comm, big, vb, vt, KDT_F32, steps, &vits32) ||
+	    bench_step(c, comm, big, vb, vt, KDT_BF16, steps, &vits16))
 		return 1;
 	double ours, blas;
-	const int N = vb * (1 + vt * 196);
-	if (bench_matmul(c, N, 10, &ours, &blas))
+	const int N = vb * (1 + vt * 196), rounds = fl.smoke ? 1 : 10;
+	if (bench_matmul(c, N, rounds, &ours, &blas))
 		return 1;
-	printf("matmul vit-s16 block linears fwd+bwd (+bias), %d tokens, best of 10: op interface %.1f GFLOP/s, "
+	printf("matmul vit-s16 block linears fwd+bwd (+bias), %d tokens, best of %d: op interface %.1f GFLOP/s, "
 	       "cblas_sgemm %.1f GFLOP/s\n",
-	       N, ours, blas);
-	printf("bf16/fp32 step time: tiny %.2f, vit-s16 %.2f (the CPU backend stores bf16 by rounding: slower here)\n",
-	       tiny16 / tiny32, vits16 / vits32);
+	       N, rounds, ours, blas);
+	printf("bf16/fp32 step time: tiny %.2f, %s %.2f (the CPU backend stores bf16 by rounding: slower here)\n",
+	       tiny16 / tiny32, big, vits16 / vits32);
 	printf("ratio linear/sgemm: %.3f\n", ours / blas);
 	comm_close(comm);
 	kern_ctx_destroy(c);

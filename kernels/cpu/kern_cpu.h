@@ -3,9 +3,8 @@
 #ifndef KERN_CPU_H
 #define KERN_CPU_H
 // defines: KOMP, KCPU_ATT_TILE, KCOLS, kcpu_threads, kcpu_thread_id, kcpu_thread_count,
-//          kcpu_gemm_f32, kcpu_gemm_f64, KcStage, kst_begin, kst_in,
-//          kst_out, kst_end, kcpu_arena_alloc, kcpu_ld, kcpu_st, kcpu_store_grad, kcpu_load_f64,
-//          kcpu_arena_reset, kcpu_*
+//          kcpu_gemm_f32, kcpu_gemm_f64, KcStage, kst_begin, kst_in, kst_out, kst_end, kcpu_arena_alloc,
+//          kcpu_ld, kcpu_st, kcpu_store_grad, kcpu_load_f64, kcpu_arena_reset, kcpu_* (one per op)
 
 #include "kern_backend.h" // defines: KBackend, struct KernCtx, kern_latch
 

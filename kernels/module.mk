@@ -5,8 +5,8 @@
 LIBS += kernels
 kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_ops_dense.c kernels/kern_ops_loss.c \
                 kernels/kern_gradcheck.c kernels/cpu/kern_cpu.c kernels/cpu/kern_cpu_stage.c \
-                kernels/cpu/kern_cpu_ops.c kernels/cpu/kern_cpu_f32.c kernels/cpu/kern_cpu_f64.c \
-                kernels/cpu/kern_cpu_augment.c kernels/cpu/kern_cpu_loss.c kernels/cpu/kern_cpu_optim.c
+                kernels/cpu/kern_cpu_ops.c kernels/cpu/kern_cpu_augment.c kernels/cpu/kern_cpu_loss.c \
+                kernels/cpu/kern_cpu_optim.c
 # private headers of kernels/ (the backend table, the argument checks) are on its own path only;
 # other folders see kern_ops.h, tests also the gradient-check helpers
 PUBLIC_HEADERS += kernels/kern_ops.h

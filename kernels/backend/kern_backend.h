@@ -86,7 +86,6 @@ struct KBackend {
 	int (*download)(KernCtx *c, void *host, const void *src, size_t n, int async);
 	int (*memzero)(KernCtx *c, void *p, size_t n);
 	int (*memcopy)(KernCtx *c, void *dst, const void *src, size_t n);
-	int (*convert)(KernCtx *c, KTensor *dst, const KTensor *src);
 	// events
 	int (*event_create)(KEvent *e);
 	void (*event_destroy)(KEvent *e);
@@ -95,56 +94,10 @@ struct KBackend {
 	int (*event_query)(KEvent *e); // 1 complete, 0 pending
 	int (*event_sync)(KEvent *e);
 	int (*event_elapsed)(KEvent *a, KEvent *b, double *ms); // both timed and recorded; -EAGAIN pending
-	// ops: arguments checked, sizes derived by the front end
-	size_t (*linear_ws_bytes)(KernCtx *c);
-	int (*linear)(KernCtx *c, const KLinear *a, int64_t N, int IC, int OC);
-	int (*linear_bwd)(KernCtx *c, const KLinearBwd *a, int64_t N, int IC, int OC);
-	int (*layernorm_fwd)(KernCtx *c, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in,
-			     const KTensor *w, const KTensor *b, int64_t N, int C);
-	int (*layernorm_bwd)(KernCtx *c, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
-			     const KTensor *w, const KTensor *mean, const KTensor *rstd, int64_t N, int C);
-	int (*add)(KernCtx *c, KTensor *out, const KTensor *a, const KTensor *b, int64_t n);
-	int (*augment)(KernCtx *c, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
-		       int patch);
-	int (*patchify)(KernCtx *c, KTensor *patches, KGrad dimg, const KTensor *img, int patch); // one of both
-	int (*vis_embed_fwd)(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
-			     const KTensor *tpos, int B, int T, int P, int D);
-	int (*vis_embed_bwd)(KernCtx *c, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout, int B,
-			     int T, int P, int D);
-	int (*tok_embed_fwd)(KernCtx *c, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos);
-	int (*tok_embed_bwd)(KernCtx *c, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids);
-	int (*argmax_rows)(KernCtx *c, KTensor *pos, const KTensor *ids);
-	int (*pool_fwd)(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *pos);
-	int (*pool_bwd)(KernCtx *c, KGrad dx, const KTensor *dout, const KTensor *pos);
-	int (*l2norm_fwd)(KernCtx *c, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C);
-	int (*l2norm_bwd)(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm,
-			  int64_t N, int C);
-	const char *(*attention_name)(const KernCtx *c); // kern_ctx_attention
-	size_t (*attention_ws_bytes)(KernCtx *c, KDtype dt, int B, int T, int H, int hd);
-	int (*attention_fwd)(KernCtx *c, KTensor *out, KTensor *lse, const KTensor *qkv, int B, int T, int H, int hd,
-			     int causal);
-	int (*attention_bwd)(KernCtx *c, KGrad dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
-			     const KTensor *lse, int B, int T, int H, int hd, int causal);
-	// losses (B local rows, N gathered, width d)
-	size_t (*loss_ws_bytes)(KernCtx *c, int B, int N, int d);
-	int (*infonce)(KernCtx *c, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s, int B,
-		       int N, int d);
-	int (*fcco_local)(KernCtx *c, const KContrastBatch *b, const KTensor *ids, const KTensor *table,
-			  const KFccoParams *p, KTensor *pack, int B, int N, int d);
-	int (*fcco_scatter)(KernCtx *c, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int w);
-	int (*fcco_surrogate)(KernCtx *c, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
-			      const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N,
-			      int d);
-	int (*clip_metrics)(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
-			    int B, int d);
-	int (*temp_step)(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
-			 KTensor *copy, const KTempStep *h);
-	// optimizer
-	int (*opt_plan_open)(KOptPlan *p); // device copies of the tables and the partial sums
-	void (*opt_plan_close)(KOptPlan *p);
-	int (*grad_norm)(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
-	int (*optimizer)(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
-			 const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+	// ops (kern_ops.def): arguments checked, sizes derived by the front end
+#define KOP(name, label, params, args) int (*name)(KernCtx * c, KOP_LIST params);
+#define KOP_OWN(ret, name, params) ret(*name) params;
+#include "kern_ops.def" // defines: one slot per op
 	// optional (NULL: not provided). The native stream handle (cudaStream_t) a library such as NCCL
 	// queues on; the device's free and total memory in bytes
 	void *(*stream_native)(KernCtx *c);

@@ -1,6 +1,6 @@
 // The CPU backend's device side: host memory standing in for device memory, pinned and
 // registered ranges (checked like a GPU would need them), streams that run at once, the table.
-#include "kern_cpu.h"  // defines: kcpu_*, KRawOps
+#include "kern_cpu.h"  // defines: kcpu_*
 #include "proc_mem.h"  // defines: proc_mem_available
 #include "proc_time.h" // defines: time_mono_s
 
@@ -137,7 +137,7 @@ static int cpu_memzero(KernCtx *c, void *p, size_t n)
 	return 0;
 }
 
-static int cpu_convert(KernCtx *c, KTensor *dst, const KTensor *src)
+int kcpu_convert(KernCtx *c, KTensor *dst, const KTensor *src)
 {
 	if (dst->dtype == src->dtype)
 		return cpu_memcopy(c, dst->data, src->data, kern_nbytes(src));
@@ -187,7 +187,7 @@ static int cpu_dev_open(KernDev *d, const KCtxOptions *o)
 	return 0;
 }
 
-static const char *cpu_attention_name(const KernCtx *c)
+const char *kcpu_attention_name(const KernCtx *c)
 {
 	(void)c;
 	return "the CPU reference (FlashAttention-style tiles, online softmax, f32)";
@@ -393,7 +393,6 @@ const KBackend kcpu_backend = {
 	.download = cpu_download,
 	.memzero = cpu_memzero,
 	.memcopy = cpu_memcopy,
-	.convert = cpu_convert,
 	.event_create = cpu_event_create,
 	.event_destroy = cpu_event_destroy,
 	.event_record = cpu_event_record,
@@ -401,36 +400,7 @@ const KBackend kcpu_backend = {
 	.event_query = cpu_event_done,
 	.event_sync = cpu_event_sync,
 	.event_elapsed = cpu_event_elapsed,
-	.linear_ws_bytes = kcpu_linear_ws_bytes,
-	.linear = kcpu_linear,
-	.linear_bwd = kcpu_linear_bwd,
-	.layernorm_fwd = kcpu_layernorm_fwd,
-	.layernorm_bwd = kcpu_layernorm_bwd,
-	.add = kcpu_add,
-	.augment = kcpu_augment,
-	.patchify = kcpu_patchify,
-	.vis_embed_fwd = kcpu_vis_embed_fwd,
-	.vis_embed_bwd = kcpu_vis_embed_bwd,
-	.tok_embed_fwd = kcpu_tok_embed_fwd,
-	.tok_embed_bwd = kcpu_tok_embed_bwd,
-	.argmax_rows = kcpu_argmax_rows,
-	.pool_fwd = kcpu_pool_fwd,
-	.pool_bwd = kcpu_pool_bwd,
-	.l2norm_fwd = kcpu_l2norm_fwd,
-	.l2norm_bwd = kcpu_l2norm_bwd,
-	.attention_name = cpu_attention_name,
-	.attention_ws_bytes = kcpu_attention_ws_bytes,
-	.attention_fwd = kcpu_attention_fwd,
-	.attention_bwd = kcpu_attention_bwd,
-	.loss_ws_bytes = kcpu_loss_ws_bytes,
-	.infonce = kcpu_infonce,
-	.fcco_local = kcpu_fcco_local,
-	.fcco_scatter = kcpu_fcco_scatter,
-	.fcco_surrogate = kcpu_fcco_surrogate,
-	.clip_metrics = kcpu_clip_metrics,
-	.temp_step = kcpu_temp_step,
-	.opt_plan_open = kcpu_opt_plan_open,
-	.opt_plan_close = kcpu_opt_plan_close,
-	.grad_norm = kcpu_grad_norm,
-	.optimizer = kcpu_optimizer,
+#define KOP(name, label, params, args) .name = kcpu_##name,
+#define KOP_OWN(ret, name, params) .name = kcpu_##name,
+#include "kern_ops.def" // defines: the op entries, kcpu_* each
 };

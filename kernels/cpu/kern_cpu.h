@@ -1,11 +1,10 @@
 // Internals of the CPU backend (private to kernels/cpu/): the OpenMP helper, BLAS gemm wrappers,
-// the bf16 staging of op arguments, and the two instantiations (f32, f64) of the op bodies.
+// the bf16 staging of op arguments, and the prototypes of the backend's op entries.
 #ifndef KERN_CPU_H
 #define KERN_CPU_H
 // defines: KOMP, KCPU_ATT_TILE, KCOLS, kcpu_threads, kcpu_thread_id, kcpu_thread_count,
-//          kcpu_gemm_f32, kcpu_gemm_f64, KRawOps, kcpu_ops_f32, kcpu_ops_f64, KcStage, kst_begin, kst_in,
-//          kst_out, kst_end, kcpu_arena_alloc, kcpu_ld, kcpu_st, kcpu_store_grad, kcpu_load_f64,
-//          kcpu_arena_reset, kcpu_*
+//          kcpu_gemm_f32, kcpu_gemm_f64, KcStage, kst_begin, kst_in, kst_out, kst_end, kcpu_arena_alloc,
+//          kcpu_ld, kcpu_st, kcpu_store_grad, kcpu_load_f64, kcpu_arena_reset, kcpu_* (one per op)
 
 #include "kern_backend.h" // defines: KBackend, struct KernCtx, kern_latch
 
@@ -105,89 +104,9 @@ int kst_end(KcStage *s);
 void *kcpu_arena_alloc(KernCtx *c, size_t bytes);
 void kcpu_arena_reset(KernCtx *c);
 
-// ---- the op bodies, instantiated for float and double (kern_cpu_*.inc) ----
-typedef struct KRawOps {
-	void (*linear_fwd)(KernCtx *c, void *out, void *pre, const void *in, const void *w, int trans_w, const void *b,
-			   const void *res, KAct act, int64_t N, int IC, int OC);
-	void (*linear_bwd)(KernCtx *c, void *din, int din_acc, void *dw, int dw_acc, void *db, int db_acc, void *dinb,
-			   int dinb_acc, const void *dout, const void *in, const void *w, int trans_w,
-			   const void *in_pre, KAct in_act, int64_t N, int IC, int OC);
-	void (*layernorm_fwd)(KernCtx *c, void *out, void *mean, void *rstd, const void *in, const void *w,
-			      const void *b, int64_t N, int C);
-	void (*layernorm_bwd)(KernCtx *c, void *din, int din_acc, void *dw, int dw_acc, void *db, int db_acc,
-			      const void *dout, const void *in, const void *w, const void *mean, const void *rstd,
-			      int64_t N, int C);
-	void (*add)(KernCtx *c, void *out, const void *a, const void *b, int64_t n);
-	void (*patchify)(KernCtx *c, void *patches, void *img, int acc, int B, int T, int H, int W, int C, int p,
-			 int backward);
-	void (*vis_embed_fwd)(KernCtx *c, void *out, const void *x, const void *cls, const void *pos, const void *tpos,
-			      int B, int T, int P, int D);
-	void (*vis_embed_bwd)(KernCtx *c, void *dx, int dx_acc, void *dcls, int dcls_acc, void *dpos, int dpos_acc,
-			      void *dtpos, int dtpos_acc, const void *dout, int B, int T, int P, int D);
-	void (*tok_embed_fwd)(KernCtx *c, void *out, const int32_t *ids, const void *wte, const void *pos, int B, int L,
-			      int D);
-	void (*tok_embed_bwd)(KernCtx *c, void *dwte, int dwte_acc, void *dpos, int dpos_acc, const void *dout,
-			      const int32_t *ids, int B, int L, int D, int64_t V, int64_t Lmax);
-	void (*pool_fwd)(KernCtx *c, void *out, const void *x, const int32_t *pos, int B, int L, int D);
-	void (*pool_bwd)(KernCtx *c, void *dx, int acc, const void *dout, const int32_t *pos, int B, int L, int D);
-	void (*l2norm_fwd)(KernCtx *c, void *out, void *norm, const void *in, int64_t N, int C);
-	void (*l2norm_bwd)(KernCtx *c, void *din, int acc, const void *dout, const void *out, const void *norm,
-			   int64_t N, int C);
-	size_t (*attention_ws_bytes)(KernCtx *c, int B, int T, int H, int hd);
-	void (*attention_fwd)(KernCtx *c, void *out, void *lse, const void *qkv, int B, int T, int H, int hd,
-			      int causal, void *ws);
-	void (*attention_bwd)(KernCtx *c, void *dqkv, int acc, const void *dout, const void *qkv, const void *out,
-			      const void *lse, int B, int T, int H, int hd, int causal, void *ws);
-} KRawOps;
-
-extern const KRawOps kcpu_ops_f32;
-extern const KRawOps kcpu_ops_f64;
-
-// ---- backend entries implemented outside kern_cpu.c ----
-size_t kcpu_linear_ws_bytes(KernCtx *c);
-int kcpu_linear(KernCtx *c, const KLinear *a, int64_t N, int IC, int OC);
-int kcpu_linear_bwd(KernCtx *c, const KLinearBwd *a, int64_t N, int IC, int OC);
-int kcpu_layernorm_fwd(KernCtx *c, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in, const KTensor *w,
-		       const KTensor *b, int64_t N, int C);
-int kcpu_layernorm_bwd(KernCtx *c, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
-		       const KTensor *w, const KTensor *mean, const KTensor *rstd, int64_t N, int C);
-int kcpu_add(KernCtx *c, KTensor *out, const KTensor *a, const KTensor *b, int64_t n);
-int kcpu_augment(KernCtx *c, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
-		 int patch);
-int kcpu_patchify(KernCtx *c, KTensor *patches, KGrad dimg, const KTensor *img, int patch);
-int kcpu_vis_embed_fwd(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
-		       const KTensor *tpos, int B, int T, int P, int D);
-int kcpu_vis_embed_bwd(KernCtx *c, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout, int B, int T,
-		       int P, int D);
-int kcpu_tok_embed_fwd(KernCtx *c, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos);
-int kcpu_tok_embed_bwd(KernCtx *c, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids);
-int kcpu_argmax_rows(KernCtx *c, KTensor *pos, const KTensor *ids);
-int kcpu_pool_fwd(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *pos);
-int kcpu_pool_bwd(KernCtx *c, KGrad dx, const KTensor *dout, const KTensor *pos);
-int kcpu_l2norm_fwd(KernCtx *c, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C);
-int kcpu_l2norm_bwd(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm, int64_t N,
-		    int C);
-size_t kcpu_attention_ws_bytes(KernCtx *c, KDtype dt, int B, int T, int H, int hd);
-int kcpu_attention_fwd(KernCtx *c, KTensor *out, KTensor *lse, const KTensor *qkv, int B, int T, int H, int hd,
-		       int causal);
-int kcpu_attention_bwd(KernCtx *c, KGrad dqkv, const KTensor *dout, const KTensor *qkv, const KTensor *out,
-		       const KTensor *lse, int B, int T, int H, int hd, int causal);
-size_t kcpu_loss_ws_bytes(KernCtx *c, int B, int N, int d);
-int kcpu_infonce(KernCtx *c, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s, int B, int N,
-		 int d);
-int kcpu_fcco_local(KernCtx *c, const KContrastBatch *b, const KTensor *ids, const KTensor *table, const KFccoParams *p,
-		    KTensor *pack, int B, int N, int d);
-int kcpu_fcco_scatter(KernCtx *c, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int w);
-int kcpu_fcco_surrogate(KernCtx *c, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
-			const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d);
-int kcpu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s, int B,
-		      int d);
-int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
-		   KTensor *copy, const KTempStep *h);
-int kcpu_opt_plan_open(KOptPlan *p);
-void kcpu_opt_plan_close(KOptPlan *p);
-int kcpu_grad_norm(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);
-int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *h, KTensor *master, KTensor *copy,
-		   const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+// ---- the backend's entries, one per op of kern_ops.def (the model ops in kern_cpu_ops.c) ----
+#define KOP(name, label, params, args) int kcpu_##name(KernCtx *c, KOP_LIST params);
+#define KOP_OWN(ret, name, params) ret kcpu_##name params;
+#include "kern_ops.def" // defines: kcpu_* (prototypes)
 
 #endif

@@ -3,7 +3,7 @@
 #ifndef KCU_H
 #define KCU_H
 // defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_SCRATCH_BYTES, KCU_PART_FLOATS,
-//          kcu_err_key, kcu_loss_ws_bytes, kcu_* (one entry per op of kern_ops.h but attention)
+//          kcu_err_key, kcu_loss_ws_bytes, kcu_* (one entry per KOP of kern_ops.def, and the optimizer's)
 
 #include "kcheck.h" // defines: KErr
 #include "kgemm.h"  // defines: KGemm
@@ -55,46 +55,13 @@ typedef struct {
 	struct KcuSlow *slow;           // host: the device's slow-path record (kcu_slow.h)
 } KcuStream;
 
-// ---- dense ----
-int kcu_convert(KcuStream *s, KTensor *dst, const KTensor *src);
-int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC);
-int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC);
-int kcu_add(KcuStream *s, KTensor *out, const KTensor *a, const KTensor *b, int64_t n);
-int kcu_layernorm_fwd(KcuStream *s, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in, const KTensor *w,
-		      const KTensor *b, int64_t N, int C);
-int kcu_layernorm_bwd(KcuStream *s, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
-		      const KTensor *w, const KTensor *mean, const KTensor *rstd, int64_t N, int C);
-int kcu_l2norm_fwd(KcuStream *s, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C);
-int kcu_l2norm_bwd(KcuStream *s, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm, int64_t N,
-		   int C);
-
-// ---- augmentation, embeddings, pooling ----
-int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
-		int patch);
-int kcu_patchify(KcuStream *s, KTensor *patches, KGrad dimg, const KTensor *img, int patch);
-int kcu_vis_embed_fwd(KcuStream *s, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
-		      const KTensor *tpos, int B, int T, int P, int D);
-int kcu_vis_embed_bwd(KcuStream *s, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout, int B, int T,
-		      int P, int D);
-int kcu_tok_embed_fwd(KcuStream *s, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos);
-int kcu_tok_embed_bwd(KcuStream *s, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids);
-int kcu_argmax_rows(KcuStream *s, KTensor *pos, const KTensor *ids);
-int kcu_pool_fwd(KcuStream *s, KTensor *out, const KTensor *x, const KTensor *pos);
-int kcu_pool_bwd(KcuStream *s, KGrad dx, const KTensor *dout, const KTensor *pos);
+// ---- the kernel side of each KOP of kern_ops.def: int kcu_name(KcuStream *s, params) ----
+#define KOP(name, label, params, args) int kcu_##name(KcuStream *s, KOP_LIST params);
+#define KOP_OWN(ret, name, params)
+#include "../backend/kern_ops.def" // defines: kcu_convert, kcu_linear, .. kcu_temp_step (prototypes)
 
 // ---- losses (computed in double, as the CPU twins) ----
 size_t kcu_loss_ws_bytes(int B, int N, int d);
-int kcu_infonce(KcuStream *s, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s, int B, int N,
-		int d);
-int kcu_fcco_local(KcuStream *s, const KContrastBatch *b, const KTensor *ids, const KTensor *table,
-		   const KFccoParams *p, KTensor *pack, int B, int N, int d);
-int kcu_fcco_scatter(KcuStream *s, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int pw);
-int kcu_fcco_surrogate(KcuStream *s, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
-		       const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N, int d);
-int kcu_clip_metrics(KcuStream *s, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s, int B,
-		     int d);
-int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
-		  KTensor *copy, const KTempStep *h);
 
 // ---- the fused optimizer: the plan's tables on the device ----
 typedef struct {

@@ -10,10 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cu_convert(KernCtx *c, KTensor *dst, const KTensor *src)
-{
-	return KCU_OP(c, "convert", kcu_convert(KS(c), dst, src));
-}
+// ---- the KOPs of kern_ops.def: the kernel call (kcu_*) on the handle's stream, latched under the label ----
+#define KOP(name, label, params, args)                                                                                 \
+	static int cu_##name(KernCtx *c, KOP_LIST params)                                                              \
+	{                                                                                                              \
+		return KCU_OP(c, label, kcu_##name(KS(c), KOP_LIST args));                                             \
+	}
+#define KOP_OWN(ret, name, params)
+#include "kern_ops.def" // defines: cu_convert, cu_linear, .. cu_temp_step
 
 // ---- dense ----
 // none: cuBLASLt's own workspace belongs to the stream's kgemm handle (32 MiB, made with the
@@ -22,93 +26,6 @@ static size_t cu_linear_ws_bytes(KernCtx *c)
 {
 	(void)c;
 	return 0;
-}
-
-static int cu_linear(KernCtx *c, const KLinear *a, int64_t N, int IC, int OC)
-{
-	return KCU_OP(c, "linear", kcu_linear(KS(c), a, N, IC, OC));
-}
-
-static int cu_linear_bwd(KernCtx *c, const KLinearBwd *a, int64_t N, int IC, int OC)
-{
-	return KCU_OP(c, "linear_bwd", kcu_linear_bwd(KS(c), a, N, IC, OC));
-}
-
-static int cu_layernorm_fwd(KernCtx *c, KTensor *out, KTensor *mean, KTensor *rstd, const KTensor *in, const KTensor *w,
-			    const KTensor *b, int64_t N, int C)
-{
-	return KCU_OP(c, "layernorm", kcu_layernorm_fwd(KS(c), out, mean, rstd, in, w, b, N, C));
-}
-
-static int cu_layernorm_bwd(KernCtx *c, KGrad din, KGrad dw, KGrad db, const KTensor *dout, const KTensor *in,
-			    const KTensor *w, const KTensor *mean, const KTensor *rstd, int64_t N, int C)
-{
-	return KCU_OP(c, "layernorm_bwd", kcu_layernorm_bwd(KS(c), din, dw, db, dout, in, w, mean, rstd, N, C));
-}
-
-static int cu_add(KernCtx *c, KTensor *out, const KTensor *a, const KTensor *b, int64_t n)
-{
-	return KCU_OP(c, "add", kcu_add(KS(c), out, a, b, n));
-}
-
-// ---- augmentation, embeddings, pooling ----
-static int cu_augment(KernCtx *c, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
-		      int patch)
-{
-	return KCU_OP(c, "augment", kcu_augment(KS(c), out, clips, pos, seed, flip, patch));
-}
-
-static int cu_patchify(KernCtx *c, KTensor *patches, KGrad dimg, const KTensor *img, int patch)
-{
-	return KCU_OP(c, img ? "patchify" : "patchify_bwd", kcu_patchify(KS(c), patches, dimg, img, patch));
-}
-
-static int cu_vis_embed_fwd(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *cls, const KTensor *pos,
-			    const KTensor *tpos, int B, int T, int P, int D)
-{
-	return KCU_OP(c, "vis_embed", kcu_vis_embed_fwd(KS(c), out, x, cls, pos, tpos, B, T, P, D));
-}
-
-static int cu_vis_embed_bwd(KernCtx *c, KGrad dx, KGrad dcls, KGrad dpos, KGrad dtpos, const KTensor *dout, int B,
-			    int T, int P, int D)
-{
-	return KCU_OP(c, "vis_embed_bwd", kcu_vis_embed_bwd(KS(c), dx, dcls, dpos, dtpos, dout, B, T, P, D));
-}
-
-static int cu_tok_embed_fwd(KernCtx *c, KTensor *out, const KTensor *ids, const KTensor *wte, const KTensor *pos)
-{
-	return KCU_OP(c, "tok_embed", kcu_tok_embed_fwd(KS(c), out, ids, wte, pos));
-}
-
-static int cu_tok_embed_bwd(KernCtx *c, KGrad dwte, KGrad dpos, const KTensor *dout, const KTensor *ids)
-{
-	return KCU_OP(c, "tok_embed_bwd", kcu_tok_embed_bwd(KS(c), dwte, dpos, dout, ids));
-}
-
-static int cu_argmax_rows(KernCtx *c, KTensor *pos, const KTensor *ids)
-{
-	return KCU_OP(c, "argmax_rows", kcu_argmax_rows(KS(c), pos, ids));
-}
-
-static int cu_pool_fwd(KernCtx *c, KTensor *out, const KTensor *x, const KTensor *pos)
-{
-	return KCU_OP(c, "pool", kcu_pool_fwd(KS(c), out, x, pos));
-}
-
-static int cu_pool_bwd(KernCtx *c, KGrad dx, const KTensor *dout, const KTensor *pos)
-{
-	return KCU_OP(c, "pool_bwd", kcu_pool_bwd(KS(c), dx, dout, pos));
-}
-
-static int cu_l2norm_fwd(KernCtx *c, KTensor *out, KTensor *norm, const KTensor *in, int64_t N, int C)
-{
-	return KCU_OP(c, "l2norm", kcu_l2norm_fwd(KS(c), out, norm, in, N, C));
-}
-
-static int cu_l2norm_bwd(KernCtx *c, KGrad din, const KTensor *dout, const KTensor *out, const KTensor *norm, int64_t N,
-			 int C)
-{
-	return KCU_OP(c, "l2norm_bwd", kcu_l2norm_bwd(KS(c), din, dout, out, norm, N, C));
 }
 
 // ---- attention: kernels/cuda/attn/ (kattn.h), one selection per stream handle ----
@@ -164,43 +81,6 @@ static int cu_attention_bwd(KernCtx *c, KGrad dqkv, const KTensor *dout, const K
 static size_t cu_loss_ws_bytes(KernCtx *c, int B, int N, int d)
 {
 	return kcu_loss_ws_bytes(B, N, d);
-}
-
-static int cu_infonce(KernCtx *c, const KContrastBatch *b, KTensor *loss, KGrad dE1, KGrad dE2, KGrad dlog_s, int B,
-		      int N, int d)
-{
-	return KCU_OP(c, "infonce", kcu_infonce(KS(c), b, loss, dE1, dE2, dlog_s, B, N, d));
-}
-
-static int cu_fcco_local(KernCtx *c, const KContrastBatch *b, const KTensor *ids, const KTensor *table,
-			 const KFccoParams *p, KTensor *pack, int B, int N, int d)
-{
-	return KCU_OP(c, "fcco_local", kcu_fcco_local(KS(c), b, ids, table, p, pack, B, N, d));
-}
-
-static int cu_fcco_scatter(KernCtx *c, KTensor *table, const KTensor *ids_all, const KTensor *pack_all, int pw)
-{
-	return KCU_OP(c, "fcco_scatter", kcu_fcco_scatter(KS(c), table, ids_all, pack_all, pw));
-}
-
-static int cu_fcco_surrogate(KernCtx *c, const KContrastBatch *b, const KTensor *pack, const KTensor *pack_all,
-			     const KFccoParams *p, KTensor *loss, KGrad de1, KGrad de2, KGrad dlog_s, int B, int N,
-			     int d)
-{
-	return KCU_OP(c, "fcco_surrogate",
-		      kcu_fcco_surrogate(KS(c), b, pack, pack_all, p, loss, de1, de2, dlog_s, B, N, d));
-}
-
-static int cu_clip_metrics(KernCtx *c, KTensor *metrics, const KTensor *e1, const KTensor *e2, const KTensor *log_s,
-			   int B, int d)
-{
-	return KCU_OP(c, "clip_metrics", kcu_clip_metrics(KS(c), metrics, e1, e2, log_s, B, d));
-}
-
-static int cu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
-			KTensor *copy, const KTempStep *h)
-{
-	return KCU_OP(c, "temp_step", kcu_temp_step(KS(c), log_s, mv, grad, norm_clip, copy, h));
 }
 
 // ---- the optimizer: the plan's chunk and segment tables copied to the device once ----
@@ -310,7 +190,6 @@ const KBackend kcuda_backend = {
 	.download = cu_download,
 	.memzero = cu_memzero,
 	.memcopy = cu_memcopy,
-	.convert = cu_convert,
 	.event_create = cu_event_create,
 	.event_destroy = cu_event_destroy,
 	.event_record = cu_event_record,
@@ -323,36 +202,7 @@ const KBackend kcuda_backend = {
 	.slow_paths = cu_slow_paths,
 	.slow_path_note = cu_slow_path_note,
 	.launches = cu_launches,
-	.linear_ws_bytes = cu_linear_ws_bytes,
-	.linear = cu_linear,
-	.linear_bwd = cu_linear_bwd,
-	.layernorm_fwd = cu_layernorm_fwd,
-	.layernorm_bwd = cu_layernorm_bwd,
-	.add = cu_add,
-	.augment = cu_augment,
-	.patchify = cu_patchify,
-	.vis_embed_fwd = cu_vis_embed_fwd,
-	.vis_embed_bwd = cu_vis_embed_bwd,
-	.tok_embed_fwd = cu_tok_embed_fwd,
-	.tok_embed_bwd = cu_tok_embed_bwd,
-	.argmax_rows = cu_argmax_rows,
-	.pool_fwd = cu_pool_fwd,
-	.pool_bwd = cu_pool_bwd,
-	.l2norm_fwd = cu_l2norm_fwd,
-	.l2norm_bwd = cu_l2norm_bwd,
-	.attention_name = cu_attention_name,
-	.attention_ws_bytes = cu_attention_ws_bytes,
-	.attention_fwd = cu_attention_fwd,
-	.attention_bwd = cu_attention_bwd,
-	.loss_ws_bytes = cu_loss_ws_bytes,
-	.infonce = cu_infonce,
-	.fcco_local = cu_fcco_local,
-	.fcco_scatter = cu_fcco_scatter,
-	.fcco_surrogate = cu_fcco_surrogate,
-	.clip_metrics = cu_clip_metrics,
-	.temp_step = cu_temp_step,
-	.opt_plan_open = cu_opt_plan_open,
-	.opt_plan_close = cu_opt_plan_close,
-	.grad_norm = cu_grad_norm,
-	.optimizer = cu_optimizer,
+#define KOP(name, label, params, args) .name = cu_##name,
+#define KOP_OWN(ret, name, params) .name = cu_##name,
+#include "kern_ops.def" // defines: the op entries, cu_* each
 };

@@ -1,11 +1,12 @@
-// The egocentric benchmarks' metrics (eval_metrics_bench.h): mean-class accuracy, Charades-Ego's
-// multi-label mAP, EgoMCQ accuracy and EK-100 MIR's similarity rescale. Rankings are stable
+// The egocentric benchmarks' metrics (eval_metrics_bench.h): mean-class and top-k accuracy, EK-100
+// action recognition, Charades-Ego's multi-label mAP, EgoMCQ accuracy and EK-100 MIR's rescale. Rankings are stable
 // descending sorts of the scores (ties to the lower index), as in eval_metrics.c.
-#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq, eval_*
+#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq, EvalEk100Cls, eval_*
+#include "eval_metrics.h"       // defines: eval_topk_accuracy
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
-#include <math.h>   // defines: NAN, isnan
-#include <stdlib.h> // defines: calloc, free
+#include <math.h>   // defines: NAN, isnan, exp
+#include <stdlib.h> // defines: calloc, malloc, free
 #include <string.h> // defines: memset
 
 // the first index of a row's highest score
@@ -73,6 +74,86 @@ int eval_class_accuracy(const float *scores, int64_t n, int classes, const int *
 	free(count);
 	free(right);
 	free(predicted);
+	return rc;
+}
+
+// out (n, m): the softmax of each row of scores (n, actions) summed over the actions whose of[a] is
+// the column; a column no action has gets action 0's probability (get_marginal_indexes)
+static int marginalize(const float *scores, int64_t n, int actions, const int *of, int m, float *out)
+{
+	double *p = malloc(sizeof *p * (size_t)actions), *sum = malloc(sizeof *sum * (size_t)m);
+	uint8_t *has = calloc((size_t)m, 1);
+	if (!p || !sum || !has) {
+		free(p);
+		free(sum);
+		free(has);
+		return -ENOMEM;
+	}
+	for (int a = 0; a < actions; a++)
+		has[of[a]] = 1;
+	for (int64_t i = 0; i < n; i++) {
+		const float *row = scores + i * actions;
+		float mx = row[0];
+		for (int a = 1; a < actions; a++)
+			mx = row[a] > mx ? row[a] : mx;
+		double z = 0;
+		for (int a = 0; a < actions; a++)
+			z += p[a] = exp((double)row[a] - mx);
+		memset(sum, 0, sizeof *sum * (size_t)m);
+		for (int a = 0; a < actions; a++)
+			sum[of[a]] += p[a] / z;
+		for (int c = 0; c < m; c++)
+			out[i * m + c] = (float)(has[c] ? sum[c] : p[0] / z);
+	}
+	free(p);
+	free(sum);
+	free(has);
+	return 0;
+}
+
+// the verb (or noun) part of eval_ek100_cls
+static int marginal_accuracy(const float *scores, int64_t n, int actions, const int *of, const int *label,
+			     EvalClassAcc *acc, double *top5, int *m)
+{
+	*m = 0;
+	for (int a = 0; a < actions; a++) {
+		if (of[a] < 0)
+			return -EINVAL;
+		*m = of[a] + 1 > *m ? of[a] + 1 : *m;
+	}
+	float *ms = malloc(sizeof *ms * (size_t)(n * *m));
+	int *ml = malloc(sizeof *ml * (size_t)n);
+	int rc = ms && ml ? 0 : -ENOMEM;
+	if (!rc)
+		rc = marginalize(scores, n, actions, of, *m, ms);
+	if (!rc) {
+		for (int64_t i = 0; i < n; i++)
+			ml[i] = of[label[i]];
+		rc = eval_class_accuracy(ms, n, *m, ml, acc);
+	}
+	if (!rc)
+		rc = eval_topk_accuracy(ms, n, *m, ml, 5, top5, NULL);
+	free(ms);
+	free(ml);
+	return rc;
+}
+
+int eval_ek100_cls(const float *scores, int64_t n, int actions, const int *act_verb, const int *act_noun,
+		   const int *label, EvalEk100Cls *out)
+{
+	memset(out, 0, sizeof *out);
+	if (n < 1 || actions < 1 || any_nan(scores, n * actions))
+		return -EINVAL;
+	for (int64_t i = 0; i < n; i++)
+		if (label[i] < 0 || label[i] >= actions)
+			return -EINVAL;
+	int rc = eval_class_accuracy(scores, n, actions, label, &out->action);
+	if (!rc)
+		rc = eval_topk_accuracy(scores, n, actions, label, 5, &out->action_top5, NULL);
+	if (!rc)
+		rc = marginal_accuracy(scores, n, actions, act_verb, label, &out->verb, &out->verb_top5, &out->verbs);
+	if (!rc)
+		rc = marginal_accuracy(scores, n, actions, act_noun, label, &out->noun, &out->noun_top5, &out->nouns);
 	return rc;
 }
 

@@ -2,7 +2,8 @@
 // evaluation_charades.py, evaluation.py get_mean_accuracy, evaluation_egomcq.py, eval_zeroshot.py).
 #ifndef COMMON_EVAL_METRICS_BENCH_H
 #define COMMON_EVAL_METRICS_BENCH_H
-// defines: EvalClassAcc, EvalMcq, eval_class_accuracy, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale
+// defines: EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy, eval_ek100_cls,
+//          eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale
 
 #include <stdint.h> // defines: int64_t, uint8_t
 
@@ -23,6 +24,25 @@ typedef struct {
 // where every class has a label (EGTEA's splits) both means agree. -EINVAL for a label out of
 // range, a NaN score, no labelled row.
 int eval_class_accuracy(const float *scores, int64_t n, int classes, const int *label, EvalClassAcc *out);
+
+// EK-100 zero-shot action recognition; top-5 is eval_topk_accuracy's (eval_metrics.h: ties to the
+// lower class index, which torch.topk leaves unspecified). The action classes are (verb, noun) pairs (LaViLa's label
+// space); verb and noun scores are AVION's and LaViLa's marginalisation (rulstm's
+// get_marginal_indexes/marginalize): the softmax of a row's action scores summed over the actions
+// with that verb (noun), for every verb 0..max verb of the pairs; a verb no pair has gets the
+// probability of action 0, as get_marginal_indexes does. The softmax and sums are in double,
+// stored as float for the ranking.
+typedef struct {
+	EvalClassAcc action, verb, noun; // top-1 and mean-class accuracy (mean_class_union: get_mean_accuracy's)
+	double action_top5, verb_top5, noun_top5;
+	int verbs, nouns; // marginal classes: the largest id + 1
+} EvalEk100Cls;
+
+// scores (n, actions); act_verb/act_noun (actions): each action's pair; label (n): the action of
+// each row, in [0, actions) (every row is labelled). -EINVAL for a NaN score, a label or a pair
+// out of range, n < 1; -ENOMEM.
+int eval_ek100_cls(const float *scores, int64_t n, int actions, const int *act_verb, const int *act_noun,
+		   const int *label, EvalEk100Cls *out);
 
 // Multi-label mAP over classes (Charades-Ego, charades_map): scores (n, classes), gt (n, classes)
 // 0/1. Videos without any positive are left out (upstream scores them -inf, which puts them after

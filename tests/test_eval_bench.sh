@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/eval --task ek100-mir|charades-ego|egtea|egomcq end to end on tiny synth videos: each
+# tools/eval --task ek100-mir|ek100-cls|charades-ego|egtea|egomcq end to end on tiny synth videos: each
 # benchmark's files written in its own format from synth's held-out clips, prep --format TASK,
 # eval with an untrained model. Checks: the figures are there and in range, oracle cases (every
 # pair relevant, every video of every class, one class, one choice) score exactly 1, chance-level figures stay below loose bounds, and a
@@ -170,6 +170,48 @@ sed 's/"types": 1/"types": 3/' "$d/mcq.json" >"$d/mcq_bad.json"
 fails "mcq_bad.json:1: question 0: types is not 1 (inter-video) or 2" tools/eval "${EV[@]}" --task egomcq \
 	--manifest "$d/mcq/manifest" --bench-file "$d/mcq_bad.json"
 fails "the manifest has 2 samples, $d/mcq.json has 10 clips" tools/eval "${EV[@]}" --task egomcq --manifest "$d/ch/manifest" --bench-file "$d/mcq.json"
-fails "--task ek100-cls (EPIC-KITCHENS-100 zero-shot action classification) is not implemented" \
-	tools/eval "${EV[@]}" --task ek100-cls --manifest "$d/mcq/manifest" --bench-file "$d/mcq.json"
-echo "eval benchmarks: ek100-mir, charades-ego, egtea, egomcq run on synth; oracles exact, bad files refused"
+
+# ---- EK-100 CLS: EPIC_100_validation.csv of synth's clips (noun: the shape, verb: the action) ----
+cls_csv() { # cls_csv ONE: synth's held-out clips as EPIC_100_validation.csv (ONE=1: every clip pair 0:0)
+	echo "narration_id,participant_id,video_id,narration_timestamp,start_timestamp,stop_timestamp,start_frame,stop_frame,narration,verb,verb_class,noun,noun_class,all_nouns,all_noun_classes"
+	tail -n +2 "$d/src/heldout.csv" | awk -F, -v one="$1" '{
+		split($4, w, " "); verb = w[4] (w[5] ? " " w[5] : ""); noun = w[3]
+		if (!(verb in V)) V[verb] = nv++
+		if (!(noun in N)) N[noun] = nn++
+		printf "v%d,P01,%s,%s,%s,%s,0,0,%s,%s,%d,%s,%d,[],[]\n", NR, $1, $2, $2, $3, $4, verb, one ? 0 : V[verb], noun, one ? 0 : N[noun]
+	}'
+}
+cls_csv 0 >"$d/cls.csv"
+{ # the train file adds pairs the validation clips do not have
+	head -1 "$d/cls.csv"
+	echo "t1,P02,P02_01,00:00:01.00,00:00:01.00,00:00:02.00,0,0,a blue star spins,spins,7,star,9,[],[]"
+	echo "t2,P02,P02_01,00:00:03.00,00:00:03.00,00:00:04.00,0,0,a red star spins,spins,7,star,10,[],[]"
+} >"$d/cls_train.csv"
+prep cls ek100-cls "$d/cls.csv"
+nv=$(($(wc -l <"$d/cls.csv") - 1))
+CL=(--task ek100-cls --manifest "$d/cls/manifest" --bench-file "$d/cls.csv" --bench-aux "$d/cls_train.csv")
+fails "ek100-cls needs --bench-aux EPIC_100_train.csv" tools/eval "${EV[@]}" "${CL[@]:0:6}" --frame-protocol midpoints
+fails "ek100-cls: the benchmark's protocol takes 16 frames per clip, the model has 4" tools/eval "${EV[@]}" "${CL[@]}"
+tools/eval "${EV[@]}" "${CL[@]}" --frame-protocol midpoints 2>/dev/null >"$d/cls.json"
+cat "$d/cls.json"
+pairs=$(tail -n +2 "$d/cls.csv" | cut -d, -f11,13 | sort -u | wc -l)
+grep -q "\"task\":\"ek100-cls\",\"n\":$nv," "$d/cls.json"
+grep -q "\"classes\":$((pairs + 2)),\"verbs\":8,\"nouns\":11,\"templates\":2" "$d/cls.json"
+for k in action verb noun; do
+	for m in top1 top5 mean_class_acc; do check "$(field ${k}_$m "$d/cls.json") >= 0 && $(field ${k}_$m "$d/cls.json") <= 1"; done
+	check "$(field ${k}_top5 "$d/cls.json") >= $(field ${k}_top1 "$d/cls.json")"
+done
+tools/eval --init-seed 1 --frames 4 --quiet "${CL[@]}" --frame-protocol midpoints 2>/dev/null | grep -q 'verb   top-1'
+# oracle: one pair in both files, so every clip's action, verb and noun are right
+cls_csv 1 >"$d/cls_one.csv"
+head -2 "$d/cls_one.csv" >"$d/cls_one_train.csv"
+tools/eval "${EV[@]}" "${CL[@]/$d\/cls.csv/$d/cls_one.csv}" --bench-aux "$d/cls_one_train.csv" --frame-protocol midpoints \
+	2>/dev/null >"$d/cls_one.json"
+grep -q '"classes":1,"verbs":1,"nouns":1' "$d/cls_one.json"
+for k in action_top1 verb_top1 noun_top1 action_mean_class_acc; do check "$(field $k "$d/cls_one.json") == 1"; done
+sed '3s/,0,0,\([^,]*\),\([^,]*\),[0-9]*,/,0,0,\1,\2,x,/' "$d/cls.csv" >"$d/cls_bad.csv"
+fails "cls_bad.csv:3: verb_class 'x'" tools/eval "${EV[@]}" "${CL[@]/$d\/cls.csv/$d/cls_bad.csv}" --frame-protocol midpoints
+sed '1s/noun_class/noun_id/' "$d/cls_train.csv" >"$d/cls_train_bad.csv"
+fails "cls_train_bad.csv:1: no column 'noun_class'" tools/eval "${EV[@]}" "${CL[@]/$d\/cls_train.csv/$d/cls_train_bad.csv}" \
+	--frame-protocol midpoints
+echo "eval benchmarks: ek100-mir, ek100-cls, charades-ego, egtea, egomcq run on synth; oracles exact, bad files refused"

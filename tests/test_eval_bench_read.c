@@ -1,5 +1,5 @@
 // The benchmark readers (tools/eval_bench.h) on small hand-written copies of each benchmark's files
-// (tests/fixtures/bench) and on damaged variants of them: a missing column, an unknown class id, a
+// (tests/fixtures/bench) and on damaged variants of them: a missing column, a bad class id, a
 // time outside the video, a repeated id, malformed JSON. Each refusal names the file and line.
 #include "../tools/eval_bench.h" // defines: BenchSet, bench_read, bench_free, bench_match_sample, ...
 #include "../tools/eval_input.h" // defines: eval_rel_read_shape
@@ -99,6 +99,52 @@ static void test_ek100(void)
 	bad(BENCH_EK100_MIR, FIX "EPIC_100_retrieval_test.csv", damaged(s, "narration_id,", "id,"),
 	    ":1: no column 'narration_id'");
 	bad(BENCH_EK100_MIR, FIX "nonexistent.csv", NULL, "nonexistent.csv");
+}
+
+// LaViLa's label space: the pairs of validation and train in "verb:noun" string order ("0:10"
+// before "0:2"), each with its distinct narrations
+static void test_ek100_cls(void)
+{
+	BenchSet b;
+	char err[512] = "";
+	const char *val = FIX "EPIC_100_validation.csv", *train = FIX "EPIC_100_train.csv";
+	CHECK_OK(bench_read(&b, BENCH_EK100_CLS, val, train, err, sizeof err));
+	CHECK_EQ_INT(b.n, 3);
+	CHECK(!strcmp(b.clip[1].video, "P01_11") && !strcmp(b.clip[1].caption, "open fridge, quickly"));
+	NEAR(b.clip[2].start, 61.5);
+	CHECK_EQ_INT(b.classes, 4);
+	const char *key[] = {"0:10", "0:2", "3:12", "3:4"};
+	const int verb[] = {0, 0, 3, 3}, noun[] = {10, 2, 12, 4}, off[] = {0, 1, 3, 4, 5};
+	for (int c = 0; c < 4; c++) {
+		CHECK(!strcmp(b.class_name[c], key[c]));
+		CHECK_EQ_INT(b.act_verb[c], verb[c]);
+		CHECK_EQ_INT(b.act_noun[c], noun[c]);
+	}
+	for (int c = 0; c <= 4; c++)
+		CHECK_EQ_INT(b.class_text_off[c], off[c]);
+	CHECK_EQ_INT(b.n_class_text, 5); // "take plate" of both files once
+	CHECK(!strcmp(b.class_text[1], "pick up plate") && !strcmp(b.class_text[2], "take plate"));
+	CHECK(!strcmp(b.class_text[3], "open fridge, quickly") && !strcmp(b.class_text[4], "open door"));
+	CHECK_EQ_INT(b.label[0], 1);
+	CHECK_EQ_INT(b.label[1], 2);
+	CHECK_EQ_INT(b.label[2], 1);
+	bench_free(&b);
+	// the clips alone (what prep imports): no label space
+	CHECK_OK(bench_read(&b, BENCH_EK100_CLS, val, NULL, err, sizeof err));
+	CHECK_EQ_INT(b.n, 3);
+	CHECK_EQ_INT(b.classes, 0);
+	bench_free(&b);
+
+	const char *v = "EPIC_100_validation.csv", *t = "EPIC_100_train.csv";
+	bad(BENCH_EK100_CLS, damaged(v, ",verb_class,", ",verb_cls,"), train, ":1: no column 'verb_class'");
+	bad(BENCH_EK100_CLS, damaged(v, "open,3,fridge", "open,x3,fridge"), train,
+	    ":3: verb_class 'x3', noun_class '12': not class ids");
+	bad(BENCH_EK100_CLS, damaged(v, "fridge,12,", "fridge,-12,"), NULL, ":3: verb_class '3', noun_class '-12'");
+	bad(BENCH_EK100_CLS, damaged(v, "P02_01_0,", "P01_11_0,"), train, ":4: narration_id 'P01_11_0' repeats line 2");
+	bad(BENCH_EK100_CLS, damaged(v, "00:00:05.50", "00:00:03.50"), train, ":3: the clip ends (3.500 s) before");
+	bad(BENCH_EK100_CLS, val, damaged(t, ",noun_class,", ",noun,"), ":1: no column 'noun_class'");
+	bad(BENCH_EK100_CLS, val, damaged(t, "door,4,", "door,four,"), ":4: verb_class '3', noun_class 'four'");
+	bad(BENCH_EK100_CLS, val, damaged(t, ",10,['knife'],[10]\n", "\n"), ":5: 12 fields, the header names 13");
 }
 
 static void test_charades(void)
@@ -238,6 +284,7 @@ int main(void)
 	snprintf(dir, sizeof dir, "/tmp/test_eval_bench_read.XXXXXX");
 	CHECK(mkdtemp(dir));
 	test_ek100();
+	test_ek100_cls();
 	test_charades();
 	test_egtea();
 	test_egomcq();
@@ -245,6 +292,6 @@ int main(void)
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	CHECK(system(cmd) == 0);
-	printf("benchmark readers: EK-100 MIR, Charades-Ego, EGTEA, EgoMCQ files read, damaged ones refused\n");
+	printf("benchmark readers: EK-100 MIR and CLS, Charades-Ego, EGTEA, EgoMCQ files read, damaged ones refused\n");
 	return 0;
 }

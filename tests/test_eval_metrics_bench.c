@@ -1,5 +1,5 @@
 // The egocentric benchmarks' metrics (eval_metrics_bench.h) on small hand-computed cases: mean-class
-// accuracy with argmax ties, Charades-Ego mAP with an empty class and a video without labels,
+// accuracy with argmax ties, EK-100's marginalised verb and noun accuracy, Charades-Ego mAP with an empty class and a video without labels,
 // EgoMCQ by type, and the MIR rescale's ties. With --dump FILE it prints the metrics of the cases
 // in FILE for tests/test_eval_metrics_ref.sh, which checks them against tests/ref/eval_metrics_ref.py.
 #include "eval_metrics.h"       // defines: EvalRel, eval_map, eval_ndcg, eval_rel_transpose, eval_rel_free
@@ -37,6 +37,30 @@ static void test_class_accuracy(void)
 	memcpy(nan_s, s, sizeof s);
 	nan_s[4] = NAN;
 	CHECK_EQ_INT(eval_class_accuracy(nan_s, 5, 3, label, &a), -EINVAL);
+}
+
+// EK-100: actions a0 (v0, n1), a1 (v0, n0), a2 (v2, n0); verb 1 is in no pair
+static void test_ek100_cls(void)
+{
+	const float s[] = {0, 0, 0,  // label a2: a0 predicted (first of the tie), verb v0 (2/3), noun n0 (2/3)
+			   0, 0, 5}; // label a2: right, v2, n0
+	const int verb[] = {0, 0, 2}, noun[] = {1, 0, 0}, label[] = {2, 2};
+	EvalEk100Cls r;
+	CHECK_OK(eval_ek100_cls(s, 2, 3, verb, noun, label, &r));
+	NEAR(r.action.top1, 0.5);
+	NEAR(r.action_top5, 1);
+	NEAR(r.action.mean_class_union, 0.25); // labels {a2}, predicted {a0, a2}: (1/2 + 0) / 2
+	CHECK_EQ_INT(r.verbs, 3);
+	CHECK_EQ_INT(r.nouns, 2);
+	NEAR(r.verb.top1, 0.5);
+	NEAR(r.verb_top5, 1);
+	NEAR(r.verb.mean_class_union, 0.25);
+	NEAR(r.noun.top1, 1);
+	NEAR(r.noun.mean_class_union, 1);
+	const int out[] = {2, 3};
+	CHECK_EQ_INT(eval_ek100_cls(s, 2, 3, verb, noun, out, &r), -EINVAL);
+	const int neg[] = {0, -1, 2};
+	CHECK_EQ_INT(eval_ek100_cls(s, 2, 3, neg, noun, label, &r), -EINVAL);
 }
 
 static void test_multilabel_map(void)
@@ -237,6 +261,32 @@ static void dump_mcq(FILE *f, int64_t n, int c)
 	free(type);
 }
 
+static void dump_ekcls(FILE *f, int64_t n, int a)
+{
+	float *s = read_floats(f, n * a);
+	int *verb = read_ints(f, a), *noun = read_ints(f, a), *label = read_ints(f, n);
+	EvalEk100Cls r = {0};
+	int rc = eval_ek100_cls(s, n, a, verb, noun, label, &r);
+	printf("ekcls");
+	const EvalClassAcc *acc[] = {&r.action, &r.verb, &r.noun};
+	const double top5[] = {r.action_top5, r.verb_top5, r.noun_top5};
+	const char *name[] = {"action", "verb", "noun"};
+	for (int k = 0; k < 3; k++) {
+		char key[32];
+		snprintf(key, sizeof key, "%s_top1", name[k]);
+		print_value(key, rc, acc[k]->top1);
+		snprintf(key, sizeof key, "%s_top5", name[k]);
+		print_value(key, rc, top5[k]);
+		snprintf(key, sizeof key, "%s_mean_class", name[k]);
+		print_value(key, rc, acc[k]->mean_class_union);
+	}
+	printf(" verbs=%d nouns=%d\n", r.verbs, r.nouns);
+	free(s);
+	free(verb);
+	free(noun);
+	free(label);
+}
+
 static int dump(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -252,6 +302,8 @@ static int dump(const char *path)
 			dump_cls(f, a, (int)b);
 		else if (!strcmp(kind, "mcq"))
 			dump_mcq(f, a, (int)b);
+		else if (!strcmp(kind, "ekcls"))
+			dump_ekcls(f, a, (int)b);
 		else
 			CHECK(!"unknown case kind");
 	}
@@ -265,9 +317,10 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--dump"))
 		return dump(argv[2]);
 	test_class_accuracy();
+	test_ek100_cls();
 	test_multilabel_map();
 	test_mcq();
 	test_mir_rescale();
-	printf("benchmark metrics: mean-class accuracy, multi-label mAP, EgoMCQ, MIR rescale as computed by hand\n");
+	printf("benchmark metrics: mean-class accuracy, EK-100 verb/noun/action, multi-label mAP, EgoMCQ, MIR rescale as computed by hand\n");
 	return 0;
 }

@@ -1,6 +1,6 @@
 // tools/eval: zero-shot text<->video retrieval (R@1/5/10, median rank, chance; EPIC-style mAP and
 // nDCG with a relevance matrix) and zero-shot classification of a checkpoint on a held-out manifest,
-// and the egocentric benchmarks from their own files (--task ek100-mir|charades-ego|egtea|egomcq).
+// and the egocentric benchmarks from their own files (--task ek100-mir|ek100-cls|...).
 #include "eval_model.h"     // defines: EvalModel, eval_model_load, eval_model_init, eval_model_free
 #include "proc_time.h"      // defines: time_mono_s
 #include "eval_run.h"       // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
@@ -33,16 +33,16 @@ static const FlagSpec flag_table[] = {
 	{"task", FLAG_CHOICE, E(task), 0, 0, "retrieval",
 	 .help = "retrieval (R@K both ways; --relevance/--classes add mAP/nDCG and classification), classify (the same, "
 		 "classes required), or a benchmark on the manifest tools/prep --format TASK made from its test list: "
-		 "ek100-mir, charades-ego, egtea, egomcq (docs/eval.md: Egocentric zero-shot benchmarks); ek100-cls is not implemented",
+		 "ek100-mir, ek100-cls, charades-ego, egtea, egomcq (docs/eval.md: Egocentric zero-shot benchmarks)",
 	 .choices = "retrieval|classify|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
 	{"bench-file", FLAG_STRPTR, E(bench_file), 0, 0, NULL,
-	 .help = "the benchmark's test list: EPIC_100_retrieval_test.csv, CharadesEgo_v1_test_only1st.csv, an EGTEA "
-		 "split file, egomcq.json (the file the manifest was prepared from)"},
+	 .help = "the benchmark's test list: EPIC_100_retrieval_test.csv, EPIC_100_validation.csv, "
+		 "CharadesEgo_v1_test_only1st.csv, an EGTEA split file, egomcq.json (the file the manifest was prepared from)"},
 	{"bench-aux", FLAG_STRPTR, E(bench_aux), 0, 0, NULL,
-	 .help = "its second file: EPIC_100_retrieval_test_sentence.csv, Charades_v1_classes.txt, EGTEA's "
-		 "action_idx.txt (EgoMCQ has none)"},
+	 .help = "its second file: EPIC_100_retrieval_test_sentence.csv, EPIC_100_train.csv (ek100-cls: the pairs of "
+		 "the label space), Charades_v1_classes.txt, EGTEA's action_idx.txt (EgoMCQ has none)"},
 	{"templates", FLAG_STRPTR, E(templates), 0, 0, "lavila",
-	 .help = "class prompts of charades-ego and egtea: lavila (\"#C C {}|#C {}\", their embeddings averaged, as "
+	 .help = "class prompts of ek100-cls, charades-ego and egtea: lavila (\"#C C {}|#C {}\", their embeddings averaged, as "
 		 "LaViLa), none (\"{}\"), or your own, '|'-separated"},
 	{"frame-protocol", FLAG_CHOICE, E(frame_protocol), 0, 0, "benchmark",
 	 .help = "benchmark: the benchmark's frames per clip or an error where the model or the embed path cannot take "
@@ -213,9 +213,6 @@ static void check_task(const EvalFlags *fl)
 {
 	const char *t = fl->task;
 	const int bench = strcmp(t, "retrieval") && strcmp(t, "classify");
-	if (!strcmp(t, "ek100-cls"))
-		log_fatalx(
-			"--task ek100-cls (EPIC-KITCHENS-100 zero-shot action classification) is not implemented yet");
 	if (!strcmp(t, "classify") && !fl->o.classes && !fl->o.classes_from)
 		log_fatalx("--task classify needs --classes and --labels, or --classes-from");
 	if (bench && !fl->bench_file)

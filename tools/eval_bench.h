@@ -10,7 +10,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint8_t
 
-typedef enum { BENCH_EK100_MIR, BENCH_CHARADES_EGO, BENCH_EGTEA, BENCH_EGOMCQ } BenchKind;
+typedef enum { BENCH_EK100_MIR, BENCH_CHARADES_EGO, BENCH_EGTEA, BENCH_EGOMCQ, BENCH_EK100_CLS } BenchKind;
 
 typedef struct {
 	char *video;       // video id (the file prep looks for under --video-root)
@@ -33,7 +33,15 @@ typedef struct {
 	char **class_name; // (classes)
 	int classes;
 	uint8_t *multi; // Charades-Ego (n, classes) 0/1: the video's actions
-	int *label;     // EGTEA (n): the clip's action
+	int *label;     // EGTEA, EK-100 CLS (n): the clip's action
+	// EK-100 CLS (LaViLa's label space): class c is the (verb, noun) pair act_verb[c], act_noun[c]
+	// of the pairs in the validation and train files, in the order of their "verb:noun" strings
+	// (class_name); its prompts are the pair's distinct narrations, class_text[class_text_off[c] ..
+	// class_text_off[c + 1])
+	int *act_verb, *act_noun; // (classes)
+	char **class_text;        // (n_class_text)
+	int64_t *class_text_off;  // (classes + 1)
+	int64_t n_class_text;
 	// EgoMCQ: question q has the text query[q] and the clips q * choices .. + choices - 1
 	char **query; // (n_questions)
 	int *answer;  // (n_questions) 0-based choice
@@ -42,14 +50,15 @@ typedef struct {
 	int choices;
 } BenchSet;
 
-// "ek100-mir", "charades-ego", "egtea", "egomcq"; -EINVAL for another name
+// "ek100-mir", "charades-ego", "egtea", "egomcq", "ek100-cls"; -EINVAL for another name
 int bench_kind_parse(const char *name, BenchKind *kind);
 const char *bench_kind_name(BenchKind kind);
 
 // main: EPIC_100_retrieval_test.csv, CharadesEgo_v1_test_only1st.csv, an EGTEA split file
-// (test_split1.txt) or egomcq.json. aux: the second file of the benchmark, or NULL for the clips
-// alone (what prep needs): EPIC_100_retrieval_test_sentence.csv, Charades_v1_classes.txt, EGTEA's
-// action_idx.txt; EgoMCQ has none (aux must be NULL). 0, or -errno with file:line: reason in err.
+// (test_split1.txt), egomcq.json or EPIC_100_validation.csv. aux: the second file of the benchmark,
+// or NULL for the clips alone (what prep needs): EPIC_100_retrieval_test_sentence.csv,
+// Charades_v1_classes.txt, EGTEA's action_idx.txt, EPIC_100_train.csv (EK-100 CLS: the pairs it
+// adds to the label space); EgoMCQ has none (aux must be NULL). 0, or -errno with file:line: reason in err.
 int bench_read(BenchSet *b, BenchKind kind, const char *main, const char *aux, char *err, size_t errlen);
 void bench_free(BenchSet *b);
 

@@ -28,6 +28,17 @@ void eval_bench_report_table(FILE *f, const EvalBenchReport *r)
 			"  mean class accuracy %.2f (LaViLa's, over labelled or predicted classes: %.2f)  top-1 %.2f\n",
 			100 * r->acc.mean_class, 100 * r->acc.mean_class_union, 100 * r->acc.top1);
 		break;
+	case BENCH_EK100_CLS:
+		fprintf(f,
+			"  %d actions (the verb, noun pairs of train and validation: %d verbs, %d nouns), %d prompt templates\n",
+			r->classes, r->cls.verbs, r->cls.nouns, r->templates);
+		fprintf(f, "  action top-1 %.2f  top-5 %.2f  mean class %.2f\n", 100 * r->cls.action.top1,
+			100 * r->cls.action_top5, 100 * r->cls.action.mean_class_union);
+		fprintf(f, "  verb   top-1 %.2f  top-5 %.2f  mean class %.2f  (marginalised from the actions)\n",
+			100 * r->cls.verb.top1, 100 * r->cls.verb_top5, 100 * r->cls.verb.mean_class_union);
+		fprintf(f, "  noun   top-1 %.2f  top-5 %.2f  mean class %.2f\n", 100 * r->cls.noun.top1,
+			100 * r->cls.noun_top5, 100 * r->cls.noun.mean_class_union);
+		break;
 	case BENCH_EGOMCQ:
 		fprintf(f, "  %lld questions of %d choices\n", (long long)r->questions, r->choices);
 		fprintf(f, "  inter-video %.2f (%lld)  intra-video %.2f (%lld)\n", 100 * r->mcq.inter,
@@ -89,6 +100,19 @@ void eval_bench_report_json(FILE *f, const EvalBenchReport *r, int64_t step, con
 		num(f, "mean_class_acc", r->acc.mean_class);
 		num(f, "mean_class_acc_lavila", r->acc.mean_class_union);
 		num(f, "top1", r->acc.top1);
+		break;
+	case BENCH_EK100_CLS:
+		fprintf(f, ",\"classes\":%d,\"verbs\":%d,\"nouns\":%d,\"templates\":%d", r->classes, r->cls.verbs,
+			r->cls.nouns, r->templates);
+		num(f, "action_top1", r->cls.action.top1);
+		num(f, "action_top5", r->cls.action_top5);
+		num(f, "action_mean_class_acc", r->cls.action.mean_class_union);
+		num(f, "verb_top1", r->cls.verb.top1);
+		num(f, "verb_top5", r->cls.verb_top5);
+		num(f, "verb_mean_class_acc", r->cls.verb.mean_class_union);
+		num(f, "noun_top1", r->cls.noun.top1);
+		num(f, "noun_top5", r->cls.noun_top5);
+		num(f, "noun_mean_class_acc", r->cls.noun.mean_class_union);
 		break;
 	case BENCH_EGOMCQ:
 		fprintf(f, ",\"questions\":%lld,\"choices\":%d,\"n_inter\":%lld,\"n_intra\":%lld",

@@ -19,7 +19,9 @@
 // the frames each benchmark's reference protocol takes per clip (LaViLa's eval_zeroshot.py)
 static int protocol_frames(BenchKind k)
 {
-	return k == BENCH_EK100_MIR || k == BENCH_EGOMCQ ? 4 : 16;
+	return k == BENCH_EK100_MIR || k == BENCH_EGOMCQ
+		       ? 4
+		       : 16; // EK-100 CLS: LaViLa's zero-shot command's --clip-length 16
 }
 
 // what the embed path samples (segment midpoints, one centre crop) against the benchmark's protocol
@@ -133,16 +135,20 @@ static void normalize(float *x, int E)
 		x[k] = (float)(x[k] * inv);
 }
 
-// feat (n, E): text i is the normalised mean of the normalised features of texts[i] put into each
-// template (LaViLa's class embeddings; one template "{}" is the text itself)
-static int text_features(ClipModel *m, const EvalOpts *o, char *const *texts, int64_t n, const char *templates,
-			 float *feat, int *n_templates, char *err, size_t errlen)
+// feat (n, E): class i is the normalised mean of the normalised features of its texts (off NULL:
+// texts[i] alone; else texts[off[i] .. off[i + 1])) put into each template (LaViLa's class
+// embeddings; one template "{}" is the text itself)
+static int text_features(ClipModel *m, const EvalOpts *o, char *const *all, const int64_t *off, int64_t n,
+			 const char *templates, float *feat, int *n_templates, char *err, size_t errlen)
 {
 	static char tmpl[16][256];
 	const int T = split_templates(templates, tmpl, 16, err, errlen), ctx = m->cfg.ctx_len, E = m->cfg.embed_dim;
 	if (T < 0)
 		return T;
 	*n_templates = T;
+	char *const *texts = all;
+	const int64_t n_classes = n;
+	n = off ? off[n] : n; // the texts
 	BpeTokenizer *t;
 	TRY(load_bpe(o, &t, err, errlen));
 	int32_t *ids = calloc((size_t)(n * T) * ctx, sizeof *ids);
@@ -160,19 +166,20 @@ static int text_features(ClipModel *m, const EvalOpts *o, char *const *texts, in
 		}
 	if (!rc)
 		rc = eval_embed_texts(m, ids, n * T, f, err, errlen);
-	for (int64_t i = 0; i < n && !rc; i++) {
+	for (int64_t i = 0; i < n_classes && !rc; i++) {
 		float *out = feat + i * E;
+		const int64_t a = off ? off[i] : i, b = off ? off[i + 1] : i + 1, cnt = (b - a) * T;
 		memset(out, 0, sizeof *out * (size_t)E);
-		for (int k = 0; k < T; k++) {
-			float *x = f + (size_t)(i * T + k) * E;
+		for (int64_t k = a * T; k < b * T; k++) {
+			float *x = f + (size_t)k * E;
 			normalize(x, E);
 			for (int e = 0; e < E; e++)
-				out[e] += x[e] / (float)T;
+				out[e] += x[e] / (float)cnt;
 		}
 		normalize(out, E);
 	}
 	if (!rc)
-		rc = eval_check_finite(feat, n, E, "text feature", err, errlen);
+		rc = eval_check_finite(feat, n_classes, E, "text feature", err, errlen);
 	free(ids);
 	free(f);
 	bpe_free(t);
@@ -210,7 +217,7 @@ static int run_mir(const BenchSet *s, const EvalRel *rel, const float *vfeat, co
 	return rc;
 }
 
-// Charades-Ego and EGTEA: every clip against every class prompt (cosine similarity, as LaViLa's
+// Charades-Ego, EGTEA and EK-100 CLS: every clip against every class prompt (cosine similarity, as LaViLa's
 // single-view zero-shot)
 static int run_classes(ClipModel *m, const EvalOpts *o, const EvalBenchOpts *b, const BenchSet *s, const float *vfeat,
 		       EvalBenchReport *r, char *err, size_t errlen)
@@ -222,7 +229,9 @@ static int run_classes(ClipModel *m, const EvalOpts *o, const EvalBenchOpts *b, 
 	float *cf = malloc(sizeof *cf * (size_t)C * E), *scores = malloc(sizeof *scores * (size_t)(s->n * C));
 	int rc = cf && scores ? 0 : err_fmt(err, errlen, -ENOMEM, "out of memory for %d classes", C);
 	if (!rc)
-		rc = text_features(m, o, s->class_name, C, b->templates, cf, &r->templates, err, errlen);
+		rc = text_features(m, o, b->kind == BENCH_EK100_CLS ? s->class_text : s->class_name,
+				   b->kind == BENCH_EK100_CLS ? s->class_text_off : NULL, C, b->templates, cf,
+				   &r->templates, err, errlen);
 	if (!rc)
 		rc = eval_similarity(vfeat, s->n, cf, C, E, scores);
 	if (!rc)
@@ -231,6 +240,9 @@ static int run_classes(ClipModel *m, const EvalOpts *o, const EvalBenchOpts *b, 
 	if (!rc && b->kind == BENCH_CHARADES_EGO) {
 		if ((rc = eval_multilabel_map(scores, s->n, C, s->multi, &r->map, NULL, &r->classes_used)))
 			err_fmt(err, errlen, rc, "mAP: no class has a positive video");
+	} else if (!rc && b->kind == BENCH_EK100_CLS) {
+		if ((rc = eval_ek100_cls(scores, s->n, C, s->act_verb, s->act_noun, s->label, &r->cls)))
+			err_fmt(err, errlen, rc, "EK-100 accuracy: %s", rc == -ENOMEM ? "out of memory" : "bad labels");
 	} else if (!rc && (rc = eval_class_accuracy(scores, s->n, C, s->label, &r->acc))) {
 		err_fmt(err, errlen, rc, "accuracy: no labelled clip");
 	}
@@ -248,7 +260,7 @@ static int run_mcq(ClipModel *m, const EvalOpts *o, const BenchSet *s, const flo
 	float *qf = malloc(sizeof *qf * (size_t)(nq * E)), *scores = malloc(sizeof *scores * (size_t)(nq * K));
 	int t, rc = qf && scores ? 0 : err_fmt(err, errlen, -ENOMEM, "out of memory for %lld queries", (long long)nq);
 	if (!rc)
-		rc = text_features(m, o, s->query, nq, "none", qf, &t, err, errlen);
+		rc = text_features(m, o, s->query, NULL, nq, "none", qf, &t, err, errlen);
 	for (int64_t q = 0; !rc && q < nq; q++)
 		rc = eval_similarity(qf + q * E, 1, vfeat + q * K * E, K, E, scores + q * K);
 	if (!rc)
@@ -275,6 +287,11 @@ int eval_bench_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const E
 		return err_fmt(err, errlen, -EINVAL,
 			       "ek100-mir needs --bench-aux EPIC_100_retrieval_test_sentence.csv and --relevance (the "
 			       "relevancy pickle converted by tools/ek100_relevancy.py)");
+	if (b->kind == BENCH_EK100_CLS && !b->aux)
+		return err_fmt(
+			err, errlen, -EINVAL,
+			"ek100-cls needs --bench-aux EPIC_100_train.csv: LaViLa's label space is the (verb, noun) "
+			"pairs of the train and validation files");
 	BenchSet s;
 	TRY(bench_read(&s, b->kind, b->file, b->aux, err, errlen));
 	EvalRel rel = {0}; // side inputs before minutes of embedding

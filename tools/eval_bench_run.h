@@ -1,4 +1,4 @@
-// tools/eval --task ek100-mir|charades-ego|egtea|egomcq: a benchmark's own files against the
+// tools/eval --task ek100-mir|ek100-cls|charades-ego|egtea|egomcq: a benchmark's own files against the
 // manifest prep made from them (sample i = clip i), features through both towers, the
 // benchmark's metric as its reference code computes it (common/eval_metrics_bench.h).
 #ifndef TOOLS_EVAL_BENCH_RUN_H
@@ -10,7 +10,7 @@
 #include <stdio.h>  // defines: FILE
 
 #include "eval_bench.h"         // defines: BenchKind
-#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq
+#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq, EvalEk100Cls
 #include "eval_run.h"           // defines: EvalOpts
 #include "manifest_reader.h"    // defines: Manifest
 #include "model.h"              // defines: ClipModel
@@ -18,7 +18,7 @@
 typedef struct {
 	BenchKind kind;
 	const char *file;      // the benchmark's test list (eval_bench.h)
-	const char *aux;       // its second file: sentences, classes, actions (EgoMCQ: none)
+	const char *aux;       // its second file: sentences, classes, actions, EK-100's train CSV (EgoMCQ: none)
 	const char *relevance; // EK-100 MIR: the relevance text tools/ek100_relevancy.py writes (clips x sentences)
 	const char *templates; // class prompts: "lavila" (BENCH_TEMPLATES), "none" ("{}") or "T1|T2|..."
 	int midpoints;         // --frame-protocol midpoints: the model's frames at segment midpoints, centre crop,
@@ -38,6 +38,7 @@ typedef struct {
 	int classes, classes_used, templates; // Charades-Ego, EGTEA
 	double map;                           // Charades-Ego
 	EvalClassAcc acc;                     // EGTEA
+	EvalEk100Cls cls;                     // EK-100 CLS (classes: the (verb, noun) pairs)
 	EvalMcq mcq;                          // EgoMCQ
 	int64_t questions;
 	int choices;

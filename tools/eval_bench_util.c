@@ -230,11 +230,12 @@ int bench_add_clip(BenchSet *b, const char *video, double start, double end, con
 	return 0;
 }
 
-static const char *const kind_names[] = {"ek100-mir", "charades-ego", "egtea", "egomcq"};
+static const char *const kind_names[] = {"ek100-mir", "charades-ego", "egtea", "egomcq", "ek100-cls"};
+enum { N_KINDS = sizeof kind_names / sizeof kind_names[0] };
 
 int bench_kind_parse(const char *name, BenchKind *kind)
 {
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < N_KINDS; k++)
 		if (!strcmp(name, kind_names[k])) {
 			*kind = (BenchKind)k;
 			return 0;
@@ -244,7 +245,7 @@ int bench_kind_parse(const char *name, BenchKind *kind)
 
 const char *bench_kind_name(BenchKind kind)
 {
-	return (unsigned)kind < 4 ? kind_names[kind] : "?";
+	return (unsigned)kind < N_KINDS ? kind_names[kind] : "?";
 }
 
 int bench_read(BenchSet *b, BenchKind kind, const char *main, const char *aux, char *err, size_t errlen)
@@ -257,6 +258,7 @@ int bench_read(BenchSet *b, BenchKind kind, const char *main, const char *aux, c
 	int rc;
 	switch (kind) {
 	case BENCH_EK100_MIR: rc = bench_read_ek100(b, main, aux, err, errlen); break;
+	case BENCH_EK100_CLS: rc = bench_read_ek100_cls(b, main, aux, err, errlen); break;
 	case BENCH_CHARADES_EGO: rc = bench_read_charades(b, main, aux, err, errlen); break;
 	case BENCH_EGTEA: rc = bench_read_egtea(b, main, aux, err, errlen); break;
 	case BENCH_EGOMCQ:
@@ -292,6 +294,10 @@ void bench_free(BenchSet *b)
 	free_strings(b->class_name, b->classes);
 	free(b->multi);
 	free(b->label);
+	free(b->act_verb);
+	free(b->act_noun);
+	free_strings(b->class_text, b->n_class_text);
+	free(b->class_text_off);
 	free_strings(b->query, b->n_questions);
 	free(b->answer);
 	free(b->type);

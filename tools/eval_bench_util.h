@@ -3,8 +3,8 @@
 #ifndef TOOLS_EVAL_BENCH_UTIL_H
 #define TOOLS_EVAL_BENCH_UTIL_H
 // defines: BenchText, BenchCsv, bench_text_load, bench_text_free, bench_csv_init, bench_csv_next, bench_csv_col,
-//          bench_decimal, bench_clock_time, bench_first_repeat, bench_add_clip, bench_read_ek100, bench_read_charades,
-//          bench_read_egtea, bench_read_egomcq
+//          bench_decimal, bench_clock_time, bench_first_repeat, bench_add_clip, bench_read_ek100,
+//          bench_read_ek100_cls, bench_read_charades, bench_read_egtea, bench_read_egomcq
 
 #include <stddef.h> // defines: size_t
 
@@ -46,6 +46,7 @@ int64_t bench_first_repeat(char *const *s, int64_t n, int64_t *earlier);
 int bench_add_clip(BenchSet *b, const char *video, double start, double end, const char *caption, int line);
 
 int bench_read_ek100(BenchSet *b, const char *main, const char *aux, char *err, size_t errlen);
+int bench_read_ek100_cls(BenchSet *b, const char *main, const char *aux, char *err, size_t errlen);
 int bench_read_charades(BenchSet *b, const char *main, const char *aux, char *err, size_t errlen);
 int bench_read_egtea(BenchSet *b, const char *main, const char *aux, char *err, size_t errlen);
 int bench_read_egomcq(BenchSet *b, const char *main, char *err, size_t errlen);

@@ -35,7 +35,7 @@ endif
 
 # the egocentric zero-shot benchmarks' files (issue 28): readers shared by eval and prep's importers
 BENCH_READER_SRCS := tools/eval_bench_util.c tools/eval_bench_ek100.c tools/eval_bench_charades.c \
-                     tools/eval_bench_egtea.c tools/eval_bench_egomcq.c
+                     tools/eval_bench_egtea.c tools/eval_bench_egomcq.c tools/eval_bench_ek100cls.c
 aveval_SRCS += $(BENCH_READER_SRCS)
 TESTS += test_eval_bench_read
 test_eval_bench_read_LIBS := aveval evalscore common

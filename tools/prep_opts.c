@@ -17,10 +17,11 @@ static const FlagSpec flag_table[] = {
 	{"annotations", FLAG_STRPTR, O(annotations), 0, 0, NULL,
 	 .help = "annotation file: clips as video, start, end, caption"},
 	{"format", FLAG_CHOICE, O(format), 0, 0, "auto",
-	 .help = "the annotation file's format; ek100-mir, charades-ego, egtea, egomcq: a benchmark's test list "
-		 "(EPIC_100_retrieval_test.csv, CharadesEgo_v1_test_only1st.csv, an EGTEA split file, egomcq.json), "
+	 .help = "the annotation file's format; ek100-mir, ek100-cls, charades-ego, egtea, egomcq: a benchmark's "
+		 "test list (EPIC_100_retrieval_test.csv, EPIC_100_validation.csv, CharadesEgo_v1_test_only1st.csv, an "
+		 "EGTEA split file, egomcq.json), "
 		 "every clip in file order for tools/eval --task",
-	 .choices = "auto|csv|tsv|epic|ego4d|ek100-mir|charades-ego|egtea|egomcq"},
+	 .choices = "auto|csv|tsv|epic|ego4d|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
 	{"video-root", FLAG_STRPTR, O(video_root), 0, 0, NULL, .help = "directory of the source videos"},
 	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL,
 	 .help = "directory of webdataset tar shards (instead of videos)"},

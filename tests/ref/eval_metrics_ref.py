@@ -2,7 +2,11 @@
 definitions (not from the C): EK-100 MIR mAP and nDCG (LaViLa's calculate_mAP / calculate_nDCG:
 relevance == 1 counts for mAP, graded relevance and k = the number of non-zero relevances for
 nDCG), the (S+1)/2 rescale in float32, Charades-Ego multi-label mAP (charades_map), mean-class
-accuracy (get_mean_accuracy on sklearn's confusion matrix) and EgoMCQ accuracy by type.
+accuracy (get_mean_accuracy on sklearn's confusion matrix), EgoMCQ accuracy by type and EK-100
+action recognition (top-1/top-5 and mean-class accuracy of the action scores and of the verb and
+noun scores marginalised from their softmax, AVION's evaluation_ek100cls.py: get_marginal_indexes
+gives a verb no action has the probability of action 0; softmax and sums in float64, ranked as
+float32).
 
 Ties: every ranking is a stable descending order (the lower index first), the order the C code
 defines; upstream's argsort leaves it unspecified. A query or class without a relevant item has
@@ -74,6 +78,55 @@ def mcq(scores, answer, types):
         out[name] = float(np.mean(right[sel])) if sel.any() else float("nan")
         out["n_" + name] = int(sel.sum())
     return out
+
+
+def topk(scores, label, k):
+    return float(np.mean([label[i] in ranked(scores[i])[:k] for i in range(len(label))]))
+
+
+def mean_class_union(y, p):
+    # get_mean_accuracy(confusion_matrix(y, p)): a row per class in y or p, recall 0 without labels
+    classes = np.union1d(y, p)
+    return float(np.mean([np.mean(p[y == c] == c) if (y == c).any() else 0.0 for c in classes]))
+
+
+def marginal_indexes(of):
+    return [np.nonzero(of == v)[0] if (of == v).any() else np.array([0]) for v in range(of.max() + 1)]
+
+
+def ek100_cls(scores, verb, noun, label):
+    x = scores.astype(np.float64)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    probs = e / e.sum(axis=1, keepdims=True)
+    out = {}
+    for name, s, y in (("action", scores, label),
+                       ("verb", None, verb[label]), ("noun", None, noun[label])):
+        if s is None:
+            idx = marginal_indexes(verb if name == "verb" else noun)
+            s = np.stack([probs[:, il].sum(1) for il in idx], axis=1).astype(np.float32)
+        p = np.argmax(s, axis=1)
+        out[name + "_top1"] = float(np.mean(p == y))
+        out[name + "_top5"] = topk(s, y, 5)
+        out[name + "_mean_class"] = mean_class_union(y, p)
+    return out, int(verb.max()) + 1, int(noun.max()) + 1
+
+
+def ekcls_case(rng, f, ref):
+    n, a = int(rng.integers(1, 12)), int(rng.integers(1, 9))
+    scores = (rng.integers(-4, 5, size=(n, a)) / 4).astype(np.float32)  # ties
+    verb = rng.integers(0, 6, size=a)  # gaps: verbs in no action
+    noun = rng.integers(0, 4, size=a)
+    label = rng.integers(0, a, size=n)
+    f.write(f"ekcls {n} {a}\n")
+    write_matrix(f, scores)
+    write_matrix(f, verb, integer=True)
+    write_matrix(f, noun, integer=True)
+    write_matrix(f, label, integer=True)
+    r, nv, nn = ek100_cls(scores, verb, noun, label)
+    parts = ["ekcls"]
+    for name in ("action", "verb", "noun"):
+        parts += [f"{name}_{k}={fmt(r[name + '_' + k])}" for k in ("top1", "top5", "mean_class")]
+    ref.write(" ".join(parts) + f" verbs={nv} nouns={nn}\n")
 
 
 def fmt(v):
@@ -159,6 +212,7 @@ def gen(seed, cases, refpath):
             mlmap_case(rng, f, ref)
             cls_case(rng, f, ref)
             mcq_case(rng, f, ref)
+            ekcls_case(rng, f, ref)
 
 
 def fields(line):

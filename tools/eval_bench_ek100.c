@@ -40,15 +40,7 @@ static int read_clips(BenchSet *b, BenchCsv *c, char ***ids, char *err, size_t e
 	while ((rc = bench_csv_next(c, err, errlen)) > 0) {
 		TRY(field_count(c, col, 5, err, errlen));
 		double s, e;
-		if (bench_clock_time(c->f[col[2]], &s) || bench_clock_time(c->f[col[3]], &e))
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: times '%.40s', '%.40s' are not HH:MM:SS.ss",
-				       c->path, c->line, c->f[col[2]], c->f[col[3]]);
-		if (e <= s)
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: the clip ends (%.3f s) before it starts (%.3f s)",
-				       c->path, c->line, e, s);
-		if (!c->f[col[0]][0] || !c->f[col[1]][0])
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: an empty narration_id or video_id", c->path,
-				       c->line);
+		TRY(bench_ek100_clip(c, col, &s, &e, err, errlen));
 		if (b->n == cap) {
 			cap = cap ? 2 * cap : 1024;
 			char **x = realloc(*ids, sizeof *x * (size_t)cap);

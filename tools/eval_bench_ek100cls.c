@@ -82,15 +82,7 @@ static int read_clips(BenchSet *b, BenchCsv *c, Pairs *ps, char ***ids, char *er
 			return err_fmt(err, errlen, -EINVAL, "%s:%d: %d fields, the header names %d", c->path, c->line,
 				       c->nf, need);
 		double s, e;
-		if (bench_clock_time(c->f[col[2]], &s) || bench_clock_time(c->f[col[3]], &e))
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: times '%.40s', '%.40s' are not HH:MM:SS.ss",
-				       c->path, c->line, c->f[col[2]], c->f[col[3]]);
-		if (e <= s)
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: the clip ends (%.3f s) before it starts (%.3f s)",
-				       c->path, c->line, e, s);
-		if (!c->f[col[0]][0] || !c->f[col[1]][0])
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: an empty narration_id or video_id", c->path,
-				       c->line);
+		TRY(bench_ek100_clip(c, col, &s, &e, err, errlen));
 		TRY(add_pair(ps, c, c->f[col[5]], c->f[col[6]], c->f[col[4]], err, errlen));
 		char **x = realloc(*ids, sizeof *x * (size_t)(b->n + 1));
 		if (!x)

@@ -181,6 +181,19 @@ int bench_clock_time(const char *s, double *v)
 	return n > 1 && part[n - 1] >= 60 ? -1 : 0;
 }
 
+int bench_ek100_clip(const BenchCsv *c, const int col[4], double *start, double *end, char *err, size_t errlen)
+{
+	if (bench_clock_time(c->f[col[2]], start) || bench_clock_time(c->f[col[3]], end))
+		return err_fmt(err, errlen, -EINVAL, "%s:%d: times '%.40s', '%.40s' are not HH:MM:SS.ss", c->path,
+			       c->line, c->f[col[2]], c->f[col[3]]);
+	if (*end <= *start)
+		return err_fmt(err, errlen, -EINVAL, "%s:%d: the clip ends (%.3f s) before it starts (%.3f s)", c->path,
+			       c->line, *end, *start);
+	if (!c->f[col[0]][0] || !c->f[col[1]][0])
+		return err_fmt(err, errlen, -EINVAL, "%s:%d: an empty narration_id or video_id", c->path, c->line);
+	return 0;
+}
+
 typedef struct {
 	const char *s;
 	int64_t i;

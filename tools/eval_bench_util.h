@@ -3,7 +3,7 @@
 #ifndef TOOLS_EVAL_BENCH_UTIL_H
 #define TOOLS_EVAL_BENCH_UTIL_H
 // defines: BenchText, BenchCsv, bench_text_load, bench_text_free, bench_csv_init, bench_csv_next, bench_csv_col,
-//          bench_decimal, bench_clock_time, bench_first_repeat, bench_add_clip, bench_read_ek100,
+//          bench_decimal, bench_clock_time, bench_ek100_clip, bench_first_repeat, bench_add_clip, bench_read_ek100,
 //          bench_read_ek100_cls, bench_read_charades, bench_read_egtea, bench_read_egomcq
 
 #include <stddef.h> // defines: size_t
@@ -40,6 +40,9 @@ int bench_csv_col(const BenchCsv *c, const char *name, char *err, size_t errlen)
 int bench_decimal(const char *s, double *v);
 // EPIC's "HH:MM:SS.ss" (or a plain decimal): 0 or -1
 int bench_clock_time(const char *s, double *v);
+// an EK-100 clip row's narration_id, video_id, start_timestamp and stop_timestamp (fields col[0..3]):
+// both ids non-empty, both times EPIC's clock, the end after the start; 0 or -EINVAL naming file:line
+int bench_ek100_clip(const BenchCsv *c, const int col[4], double *start, double *end, char *err, size_t errlen);
 // the index of the first string equal to an earlier one, -1 when all differ (n strings)
 int64_t bench_first_repeat(char *const *s, int64_t n, int64_t *earlier);
 // appends a clip (copies the strings); -ENOMEM

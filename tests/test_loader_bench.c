@@ -47,14 +47,19 @@ int main(void)
 		 th_loaderd(), dir);
 	st = run(cmd, out, sizeof(out));
 	printf("%s", out);
-	double rate = 0, gpu = 0, shown = 0;
+	double rate = 0, gpu = 0, shown = 0, quotient = 0;
 	int cores = 0;
 	l = strstr(out, "s of CPU: ");
 	CHECK(st == 0 && l && sscanf(l, "s of CPU: %lf clips/s per core", &rate) == 1 && rate > 0);
 	CHECK(strstr(out, "cores per GPU for tiny at 50% MFU on 4x64x64 clips"));
 	l = strstr(out, "\nH200: ");
-	CHECK(l && sscanf(l, "\nH200: %d cores at T=4 (%lf clips/s per GPU / %lf", &cores, &gpu, &shown) == 3);
-	CHECK(fabs(shown - rate) < 0.051 && cores == (int)ceil(gpu / rate - 1e-6) && strstr(out, "\nA100: "));
+	CHECK(l && sscanf(l, "\nH200: %d cores at T=4 (%lf clips/s per GPU / %lf clips/s per core = %lf", &cores, &gpu,
+			  &shown, &quotient) == 4);
+	// the rates are printed to 0.1 and the quotient to 0.01: the cores are the quotient rounded up, and
+	// the quotient is the GPU's clips/s over the measured rate within what that printing rounds away
+	CHECK(fabs(shown - rate) < 0.051 && cores == (int)ceil(quotient - 1e-9) &&
+	      fabs(gpu / shown - quotient) <= 0.006 + 0.051 * gpu / (shown * (shown - 0.051)) &&
+	      strstr(out, "\nA100: "));
 	snprintf(cmd, sizeof(cmd), "%s --manifest %s/manifest.bin --bench 1 --bench-clip 8x64 2>&1", th_loaderd(), dir);
 	st = run(cmd, out, sizeof(out));
 	CHECK(st != 0 && strstr(out, "--bench-clip: '8x64' is not TxHxW"));

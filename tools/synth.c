@@ -178,9 +178,8 @@ static int hard_image(const SynthWorld *wd, SynthRng *r, int heldout, int w, int
 	s.angle = synth_rng_range(r, 0, 89);
 	SynthShape d = synth_distractor(&s, wd, w, h, r);
 	d.alpha = 1;
-	SynthTimeline bg = {.texture = 1, .texture_key = synth_rng_next(r)};
-	for (int k = 0; k < 3; k++)
-		bg.tint[k] = synth_rng_range(r, -25, 25);
+	SynthTimeline bg = {0};
+	synth_texture_draw(&bg, r);
 	synth_render_textured(&bg, w, h, rgb);
 	synth_paint(&d, w, h, rgb);
 	synth_paint(&s, w, h, rgb);

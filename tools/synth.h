@@ -2,7 +2,7 @@
 // renderer into YUV 4:2:0 frames, PNG encoding and the tar shard writer.
 #ifndef TOOLS_SYNTH_H
 #define TOOLS_SYNTH_H
-// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, SynthWorld, synth_world_basic, synth_world_hard, synth_world_find, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_render_textured, synth_paint, synth_distractor, synth_png_encode
+// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, SynthWorld, synth_world_basic, synth_world_hard, synth_world_find, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_texture_draw, synth_render_textured, synth_paint, synth_distractor, synth_png_encode
 
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +94,8 @@ typedef struct {
 void synth_render_frame(const SynthTimeline *tl, double t, SynthFrame *f);
 // one shape on the plain background, as packed RGB24 (h, w, 3)
 void synth_render_image(const SynthShape *s, int w, int h, uint8_t *rgb);
+// draws a textured background's key and tint from r into tl (a video's, or one image's)
+void synth_texture_draw(SynthTimeline *tl, SynthRng *r);
 // the hard world's background of tl (its texture key and tint) into rgb; synth_paint draws a
 // shape over what rgb holds
 void synth_render_textured(const SynthTimeline *tl, int w, int h, uint8_t *rgb);

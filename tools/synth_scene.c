@@ -140,6 +140,14 @@ static int plan_action(const SynthShape *s, int a, int w, int h, SynthRng *r, Sy
 	}
 }
 
+void synth_texture_draw(SynthTimeline *tl, SynthRng *r)
+{
+	tl->texture = 1;
+	tl->texture_key = synth_rng_next(r);
+	for (int k = 0; k < 3; k++)
+		tl->tint[k] = synth_rng_range(r, -25, 25);
+}
+
 SynthShape synth_distractor(const SynthShape *actor, const SynthWorld *wd, int w, int h, SynthRng *r)
 {
 	SynthShape d = {.alpha = 0};
@@ -192,12 +200,8 @@ int synth_timeline_make(SynthTimeline *tl, const SynthWorld *wd, uint64_t seed, 
 	tl->duration = seconds;
 	SynthRng r;
 	synth_rng_seed(&r, seed, (uint64_t)heldout << 32 | (uint32_t)index);
-	if (wd->texture) {
-		tl->texture = 1;
-		tl->texture_key = synth_rng_next(&r);
-		for (int k = 0; k < 3; k++)
-			tl->tint[k] = synth_rng_range(&r, -25, 25);
-	}
+	if (wd->texture)
+		synth_texture_draw(tl, &r);
 	int cap = 0;
 	double t = 0.5;
 	while (t + 6.0 <= seconds) {

@@ -115,28 +115,36 @@ int eval_ranks_distinct(const float *sim, int64_t nq, int64_t nc, int transposed
 		if (cgroup[j] < 0 || cgroup[j] >= ngroups)
 			return -EINVAL;
 	int bad = 0;
-	EOMP("omp parallel for schedule(static) reduction(| : bad)")
-	for (int64_t i = 0; i < nq; i++) {
+	// each thread's table of the groups' best candidates, as rel_metric keeps its buffers
+	EOMP("omp parallel reduction(| : bad)")
+	{
 		float *best_s = malloc(sizeof(float) * (size_t)ngroups);
-		int64_t *best_j = malloc(sizeof(int64_t) * (size_t)ngroups), g = qgroup[i];
-		if (!best_s || !best_j || g < 0 || g >= ngroups) {
-			bad |= best_s && best_j ? 1 : 2;
-			free(best_s), free(best_j);
-			continue;
+		int64_t *best_j = malloc(sizeof(int64_t) * (size_t)ngroups);
+		if (!best_s || !best_j)
+			bad |= 2;
+		// every thread reaches the worksharing loop, even one without buffers
+		EOMP("omp for schedule(static)")
+		for (int64_t i = 0; i < nq; i++) {
+			const int64_t g = qgroup[i];
+			if (!best_s || !best_j || g < 0 || g >= ngroups) {
+				bad |= best_s && best_j ? 1 : 2;
+				continue;
+			}
+			for (int64_t h = 0; h < ngroups; h++)
+				best_j[h] = -1;
+			for (int64_t j = 0; j < nc; j++) {
+				float x = at(sim, nq, nc, transposed, i, j);
+				int64_t h = cgroup[j];
+				if (best_j[h] < 0 || x > best_s[h])
+					best_s[h] = x, best_j[h] = j;
+			}
+			if (best_j[g] < 0)
+				bad |= 1;
+			else
+				rank[i] = rank_of_group(best_s, best_j, ngroups, g);
 		}
-		for (int64_t h = 0; h < ngroups; h++)
-			best_j[h] = -1;
-		for (int64_t j = 0; j < nc; j++) {
-			float x = at(sim, nq, nc, transposed, i, j);
-			int64_t h = cgroup[j];
-			if (best_j[h] < 0 || x > best_s[h])
-				best_s[h] = x, best_j[h] = j;
-		}
-		if (best_j[g] < 0)
-			bad |= 1;
-		else
-			rank[i] = rank_of_group(best_s, best_j, ngroups, g);
-		free(best_s), free(best_j);
+		free(best_s);
+		free(best_j);
 	}
 	return bad & 2 ? -ENOMEM : bad ? -EINVAL : 0;
 }

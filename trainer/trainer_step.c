@@ -117,7 +117,6 @@ int train_step_select_buffer(TrainStep *s, int k)
 {
 	if (k < 0 || k >= s->nbuf)
 		return -EINVAL;
-	s->cur = k;
 	s->clips = s->clips_buf[k];
 	s->text = s->text_buf[k];
 	return 0;

@@ -98,8 +98,8 @@ typedef struct {
 	// train_step_create, buffer 1 from train_step_double_buffer. They are this module's: the
 	// others fill and read the one train_step_select_buffer made current, through clips and text.
 	KTensor clips_buf[2], text_buf[2];
-	int nbuf, cur;
-	KTensor clips, text; // the current buffer's (not owned: copies of clips_buf[cur], text_buf[cur])
+	int nbuf;
+	KTensor clips, text; // the current buffer's (not owned: copies of clips_buf[k], text_buf[k])
 	TrainStage stage;
 	KEvent *staged;     // recorded after the last upload from the stage
 	KTensor temp_mv;    // (2) f32: Adam moments of the global τ (v0, v3)

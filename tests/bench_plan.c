@@ -11,8 +11,9 @@
 // model_flops_per_sample x B; on a build whose CUDA backend runs (the shim, or a GPU) every device
 // launch of the step must fall inside a recorded op.
 // Usage: bench_plan [--smoke] [--model NAME --frames T --batch-size B] [--all]
-#include "flags.h"        // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
-#include "trainer_step.h" // defines: TrainStep, train_step_*, comm_local_open, model_flops_per_sample
+#include "flags.h"             // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "test_trainer_util.h" // defines: tt_upload
+#include "trainer_step.h"      // defines: TrainStep, train_step_*, comm_local_open, model_flops_per_sample
 
 #include <errno.h>  // defines: ENODEV, ENOTSUP
 #include <math.h>   // defines: fabs, fmax
@@ -93,27 +94,6 @@ static void record(void *arg, const KPlanOp *o)
 	r->launches += o->launches;
 }
 
-// a synthetic batch: random u8 clips, captions ending in the end token, ids and positions
-static void fill_stage(TrainStep *s)
-{
-	const ModelConfig *m = &s->cfg.model;
-	const int B = s->cfg.batch, L = m->ctx_len;
-	const size_t clip = (size_t)m->frames * m->image_size * m->image_size * 3;
-	uint64_t x = 0x9e3779b97f4a7c15ull;
-	for (size_t i = 0; i < clip * (size_t)B; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		s->stage.clips[i] = (uint8_t)x;
-	}
-	for (int b = 0; b < B; b++) {
-		for (int i = 0; i < L; i++)
-			s->stage.text[b * L + i] = i < 5    ? 1 + (b * 7 + i * 3) % (m->vocab - 2)
-						   : i == 5 ? m->vocab - 1
-							    : 0;
-		s->stage.ids[b] = b;
-		s->stage.pos[b] = b;
-	}
-}
-
 typedef struct {
 	const char *model;
 	int frames, batch;
@@ -155,10 +135,8 @@ static int plan_step(const StepSpec *sp, Plan *p, int64_t *step_launches, ModelC
 	kern_ctx_set_plan(c, NULL, NULL, 0);
 	if (!rc && !sp->dry)
 		rc = train_step_init(s, 1);
-	if (!rc) {
-		fill_stage(s);
-		rc = train_step_upload_staged(s);
-	}
+	if (!rc) // a synthetic batch as the trainer tests stage one (the plan depends on its shapes only)
+		rc = tt_upload(s, 1, 0, 0);
 	if (!rc)
 		rc = kern_sync(c);
 	TrainStepTimes tt;

@@ -3,9 +3,10 @@
 // vit-s16 models on the CPU backend, in fp32 and bf16, split by phase; and the GFLOP/s of the
 // model's linear layers as a ratio to raw cblas_sgemm on the same shapes (the last line).
 // Usage: bench_trainer_cpu [--threads N] [--vits-batch B] [--vits-frames T] [--steps N]
-#include "flags.h"        // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
-#include "trainer_step.h" // defines: TrainStep, train_step_*, comm_local_open
-#include "proc_time.h"    // defines: time_mono_s
+#include "flags.h"             // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
+#include "test_trainer_util.h" // defines: tt_batch
+#include "trainer_step.h"      // defines: TrainStep, train_step_*, comm_local_open
+#include "proc_time.h"         // defines: time_mono_s
 
 #include <cblas.h>
 #include <stdio.h>
@@ -27,27 +28,6 @@ static double median(double *x, int n)
 {
 	qsort(x, (size_t)n, sizeof x[0], cmp_d);
 	return x[n / 2];
-}
-
-// a synthetic batch in the stage: random u8 clips, captions ending in the end token, ids, positions
-static void fill_stage(TrainStep *s, int step)
-{
-	const ModelConfig *m = &s->cfg.model;
-	const int B = s->cfg.batch, L = m->ctx_len;
-	const size_t clip = (size_t)m->frames * m->image_size * m->image_size * 3;
-	uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(step + 1);
-	for (size_t i = 0; i < clip * (size_t)B; i++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-		s->stage.clips[i] = (uint8_t)x;
-	}
-	for (int b = 0; b < B; b++) {
-		for (int i = 0; i < L; i++)
-			s->stage.text[b * L + i] = i < 5    ? 1 + (b * 7 + i * 3) % (m->vocab - 2)
-						   : i == 5 ? m->vocab - 1
-							    : 0;
-		s->stage.ids[b] = (step * B + b) % s->cfg.dataset_size;
-		s->stage.pos[b] = (int64_t)step * B + b;
-	}
 }
 
 // median seconds per step and per phase of `steps` steps after one warm-up
@@ -80,7 +60,9 @@ static int bench_step(KernCtx *c, Comm *comm, const char *preset, int B, int fra
 		if (train_step_stage_begin(s))
 			return 1;
 		const double waited = time_mono_s() - tw;
-		fill_stage(s, i);
+		tt_batch(&s->cfg.model, 1, i, 0, s->cfg.batch, s->stage.clips, s->stage.text, s->stage.ids,
+			 s->stage.pos,
+			 s->cfg.dataset_size); // the trainer tests' synthetic batch of step i
 		double t0 = time_mono_s() - waited;
 		if (train_step_upload_staged(s))
 			return 1;

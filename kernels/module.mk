@@ -11,7 +11,7 @@ kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_ops_dense.
 # other folders see kern_ops.h, tests also the gradient-check helpers
 PUBLIC_HEADERS += kernels/kern_ops.h
 TEST_HEADERS += kernels/kern_gradcheck.h
-USES_kernels := common
+USES_kernels := stream common
 $(BUILD)/obj/kernels/%.o: CFLAGS += -Ikernels/backend
 
 KERN_TESTS := test_kernels_linear test_kernels_layernorm test_kernels_eltwise test_kernels_embed test_kernels_attention \

@@ -1,5 +1,5 @@
 // Cores per GPU for loaderd --bench --for: clips/s a GPU trains = peak x MFU / FLOPs per training
-// clip, the FLOPs from trainer/model's own count (model_flops_per_sample on the preset, sized to the
+// clip, the FLOPs from model's own count (model_flops_per_sample on the preset, sized to the
 // bench's clip), so the loader and the trainer's MFU column share one formula.
 #include "ld_cores.h" // defines: ld_for_parse, ld_cores_needed, ld_cores_print
 
@@ -64,7 +64,7 @@ void ld_cores_print(FILE *out, const LdFor *f, double per_core)
 {
 	fprintf(out,
 		"cores per GPU for %s at %.0f%% MFU on %dx%dx%d clips: %.1f GFLOP per training clip (3x the forward of "
-		"trainer/model's count); bf16 dense peaks from the datasheets:",
+		"model's count); bf16 dense peaks from the datasheets:",
 		f->model, 100 * f->mfu, f->frames, f->side, f->side, f->flops / 1e9);
 	for (int i = 0; i < LD_GPU_PEAKS; i++)
 		fprintf(out, "%s %s %.0f", i ? "," : "", ld_gpu_peaks[i].name, ld_gpu_peaks[i].tflops);

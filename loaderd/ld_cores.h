@@ -16,7 +16,7 @@ enum { LD_GPU_PEAKS = 3 };
 extern const LdGpuPeak ld_gpu_peaks[LD_GPU_PEAKS]; // H200, H100, A100 (SXM)
 
 typedef struct {
-	char model[32];   // a trainer/model preset name
+	char model[32];   // a model preset name
 	double mfu;       // (0, 1]
 	int frames, side; // the clip the model is given: T frames of side x side
 	double flops;     // model FLOPs of one training clip: 3x model_flops_per_sample (backward 2x)

@@ -1,4 +1,4 @@
-# loaderd/: the loader. libloader = the read/decode/crop path with no ring in it (used by
+# loaderd/: the loader. libloaderd = the read/decode/crop path with no ring in it (used by
 # the daemon, tools/clipdump, tools/eval and tests); loaderd/loaderd = the daemon around it.
 # Everything here needs libav*; liburing and libnuma are used when detected (pread / no pinning
 # otherwise).
@@ -8,18 +8,18 @@
 # are private
 PUBLIC_HEADERS += loaderd/ld_clip.h loaderd/ld_plan.h loaderd/ld_decode.h loaderd/ld_error.h \
                   loaderd/ld_index.h loaderd/ld_io.h
-# trainer/model for --bench --for (the model presets' FLOPs per clip: one count for the loader and
+# model for --bench --for (the model presets' FLOPs per clip: one count for the loader and
 # the trainer's MFU); its header brings kern_ops.h, so kernels too (DESIGN §2: loaderd -> model, kernels)
-USES_loaderd := trainer/model kernels common shm-layout
+USES_loaderd := model kernels shm-layout data stream common
 ifeq ($(HAVE_LIBAV),1)
-LIBS += loader
-loader_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \
+LIBS += loaderd
+loaderd_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \
                loaderd/ld_gop.c loaderd/ld_plan.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c \
                loaderd/ld_stall.c
 
 PROGS += loaderd/loaderd
 loaderd/loaderd_SRCS := loaderd/loaderd.c loaderd/ld_config.c loaderd/ld_worker.c loaderd/ld_bench.c loaderd/ld_cores.c
-loaderd/loaderd_LIBS := loader stream data ring avmodel common
+loaderd/loaderd_LIBS := loaderd stream data shm-layout model common
 
 # (the test/benchmark data the loader's tests use, libloaderfix, is tests/ld_fixture.c: tests/module.mk)
 

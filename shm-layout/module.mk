@@ -1,8 +1,8 @@
 # shm-layout/: the ring ABI and protocol (public header: ring.h); uses common/proc_ident only.
 PUBLIC_HEADERS += shm-layout/ring.h
 USES_shm-layout := common
-LIBS += ring
-ring_SRCS := shm-layout/ring_segment.c shm-layout/ring_create.c shm-layout/ring_proto.c shm-layout/ring_reap.c \
+LIBS += shm-layout
+shm-layout_SRCS := shm-layout/ring_segment.c shm-layout/ring_create.c shm-layout/ring_proto.c shm-layout/ring_reap.c \
              shm-layout/ring_stats.c shm-layout/ring_boot.c shm-layout/ring_data.c
 
 TESTS += test_ring_transitions test_ring_wraparound test_ring_abi_mismatch test_ring_geometry_mismatch \
@@ -18,7 +18,7 @@ TESTS += $(STRESS_TESTS)
 # tests that read or damage the byte layout (ring_layout.h) on purpose
 $(foreach t,test_ring_abi_mismatch test_ring_attach_killed test_ring_boot test_ring_options test_ring_damaged,$(eval $(t)_WHITEBOX := shm-layout))
 SAN_TESTS += $(STRESS_TESTS) test_ring_transitions test_ring_attach_detach test_ring_waits test_ring_boot
-test_ring_boot_LIBS := ring common
+test_ring_boot_LIBS := shm-layout common
 $(foreach t,$(STRESS_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/ring_stress.c))
 
 BENCHES += bench_ring
@@ -28,7 +28,7 @@ bench-ring: $(BUILD)/tests/bench_ring
 
 ifeq ($(HAVE_CUDART),1)
 GPU_TESTS += test_ring_cuda
-test_ring_cuda_LIBS := ring common
+test_ring_cuda_LIBS := shm-layout common
 test_ring_cuda_LDLIBS := $(CUDART_LIBS)
 $(BUILD)/obj/tests/test_ring_cuda.o: CFLAGS += $(CUDART_CFLAGS)
 endif

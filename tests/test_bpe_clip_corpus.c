@@ -4,7 +4,7 @@
 // them (gzipped), bpe_tokenize must give open_clip's SimpleTokenizer ids for >= 99.9% of the
 // strings. Every mismatch is printed; the fixture comes from tools/ref/tokenizer_corpus.py.
 // All 5,600 agree since the letter and number classes come from the regex module's own data
-// (common/bpe_uclass.c, Unicode 18.0: the Egyptian hieroglyphs of Unicode 16 split as open_clip
+// (data/bpe_uclass.c, Unicode 18.0: the Egyptian hieroglyphs of Unicode 16 split as open_clip
 // splits them); the margin is for a system utf8proc whose case mapping or NFC differ.
 #include <stdio.h>
 #include <stdlib.h>

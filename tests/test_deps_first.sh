@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fast stand-in for make test-fresh: the real Makefile, in a scratch tree whose one fragment
-# stops the parse with $(error) when its package is missing (as common/module-data.mk does),
+# stops the parse with $(error) when its package is missing (as data/module.mk does),
 # with apt-get, dpkg-query, id and the detection replaced by stand-ins on PATH. As root with
 # apt-get, a building goal must install the missing package first and then build; without root
 # the fragment's own message must be shown, and apt-get not run; a package that stays missing

@@ -1,27 +1,33 @@
 #!/usr/bin/env bash
 # No folder includes a header from a folder above it (or beside it): every #include "x.h" of a
 # source or header under a folder must name a header of that folder or of a folder it uses, as
-# DESIGN §2 draws the arrows: tools -> trainer, loaderd -> model, kernels, shm-layout, common. The graph
-# is the one the Makefile's USES_<dir> lists turn into include paths. Tests (tests/) may include
+# DESIGN §2 draws the arrows: tools -> trainer, eval -> model -> kernels -> stream, data, common. The graph
+# is the one the Makefile's USES_<dir> lists turn into include paths (read from the fragments). Tests (tests/) may include
 # anything. The checker first proves on a scratch tree that it catches an upward include.
 set -u
 cd "$(dirname "$0")/.."
 
-# folder -> the folders it may include from (besides itself and its own subfolders)
-declare -A USES=(
-	[common]=""
-	[shm-layout]="common"
-	[kernels]="common"
-	[loaderd]="trainer/model kernels common shm-layout"
-	[trainer/comm]="kernels shm-layout common"
-	[trainer/model]="kernels common"
-	[trainer/fastclip]="trainer/comm kernels shm-layout common"
-	[trainer]="trainer/model trainer/fastclip trainer/comm kernels shm-layout common"
-	[tools]="trainer/model loaderd kernels shm-layout common"
-	[systemd]=""
-)
+# folder -> the folders it may include from (besides itself and its own subfolders): the USES_<dir>
+# lines of the module fragments, the very lists the Makefile turns into include paths; a folder
+# with sources but no USES line is an error, so a new folder cannot escape the check
+declare -A USES=([systemd]="")
+while IFS= read -r line; do
+	key=${line%%:=*} key=${key#USES_} key=${key%% *}
+	USES[$key]=$(echo ${line#*:=})
+done < <(grep -h '^USES_[A-Za-z0-9/_-]* *:=' */module*.mk */*/module*.mk)
+for d in common data stream eval model kernels loaderd shm-layout trainer trainer/comm trainer/fastclip tools; do
+	[ -n "${USES[$d]+x}" ] || { echo "FAIL: no USES_$d line in a module fragment"; exit 1; }
+done
+for d in */; do # every top-level folder with C sources is in the graph
+	d=${d%/}
+	case $d in build | tests | mk | docs) continue ;; esac
+	if [ -z "${USES[$d]+x}" ] && [ -n "$(find "$d" -maxdepth 1 \( -name '*.c' -o -name '*.h' \) -print -quit)" ]; then
+		echo "FAIL: folder $d has sources but no USES_$d line in its module fragment"
+		exit 1
+	fi
+done
 
-# the folder of USES a path lies in (the longest match: trainer/model before trainer)
+# the folder of USES a path lies in (the longest match: model before trainer)
 folder_of() {
 	local p=$1 best="" f
 	for f in "${!USES[@]}"; do
@@ -64,19 +70,21 @@ check() {
 # the checker catches an upward include and a sideways one on a scratch tree
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch"/{common,kernels,trainer/model,trainer/comm,tools}
-echo '#include "trainer_step.h"' >"$scratch/trainer/model/model_x.c" # up: model -> trainer
+mkdir -p "$scratch"/{common,data,kernels,model,trainer/comm,tools}
+echo '#include "trainer_step.h"' >"$scratch/model/model_x.c" # up: model -> trainer
 : >"$scratch/trainer/trainer_step.h"
-echo '#include "comm.h"' >"$scratch/trainer/model/model_y.c" # sideways: model -> comm
+echo '#include "comm.h"' >"$scratch/model/model_y.c" # sideways: model -> comm
 : >"$scratch/trainer/comm/comm.h"
 echo '#include "../tools/eval_x.h"' >"$scratch/kernels/k.c" # up through a relative path
 : >"$scratch/tools/eval_x.h"
-echo '#include "kern_ops.h"' >"$scratch/trainer/model/model_z.c" # allowed: down
+echo '#include "kern_ops.h"' >"$scratch/model/model_z.c" # allowed: down
 : >"$scratch/kernels/kern_ops.h"
+echo '#include "manifest_reader.h"' >"$scratch/kernels/k2.c" # sideways at the bottom: kernels -> data
+: >"$scratch/data/manifest_reader.h"
 out=$(check "$scratch") && { echo "FAIL: the checker missed the scratch tree's bad includes"; exit 1; }
 n=$(grep -c 'may not include' <<<"$out")
-[ "$n" = 3 ] || { echo "FAIL: the checker found $n bad includes in the scratch tree, want 3:"; echo "$out"; exit 1; }
-echo "the checker catches up, sideways and relative includes ($n of 3 in a scratch tree)"
+[ "$n" = 4 ] || { echo "FAIL: the checker found $n bad includes in the scratch tree, want 4:"; echo "$out"; exit 1; }
+echo "the checker catches up, sideways and relative includes ($n of 4 in a scratch tree)"
 
 if ! out=$(check .); then
 	echo "FAIL: includes that go up or sideways:"

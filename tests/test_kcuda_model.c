@@ -1,4 +1,4 @@
-// The whole model (trainer/model/) on the CUDA backend against the CPU backend: forward, the
+// The whole model (model/) on the CUDA backend against the CPU backend: forward, the
 // local InfoNCE and backward of a tiny configuration with head dim 64 (the CUDA attention's), bf16
 // activations: features, loss and every parameter gradient by its open_clip name, held against the
 // CPU's f32 step as closely as the CPU's own bf16 step is; two CUDA steps bit for bit. The CUDA

@@ -4,7 +4,7 @@
 #include "../tools/plot_chart.h" // defines: plot_palette, plot_chart, plot_ticks, PlotSeries, PlotBox
 #include "../tools/plot_draw.h"  // defines: plot_line, plot_text
 #include "../tools/plot_png.h"   // defines: PlotImage, plot_image_new, plot_png_write, plot_deflate
-#include "manifest_format.h"     // defines: manifest_crc32
+#include "crc32.h"               // defines: crc32_ieee
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>  // defines: EINVAL, ENOENT, ...
@@ -45,7 +45,7 @@ static void check_png(const char *path, const PlotImage *im)
 		uint32_t len = be32(buf + at);
 		const uint8_t *type = buf + at + 4, *data = buf + at + 8;
 		CHECK(at + 12 + len <= n);
-		CHECK_EQ_INT(be32(data + len), manifest_crc32(manifest_crc32(0, type, 4), data, len));
+		CHECK_EQ_INT(be32(data + len), crc32_ieee(crc32_ieee(0, type, 4), data, len));
 		if (!memcmp(type, "IHDR", 4)) {
 			CHECK(!seen_ihdr && at == 8 && len == 13);
 			CHECK_EQ_INT(be32(data), im->w);

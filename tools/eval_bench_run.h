@@ -1,6 +1,6 @@
 // tools/eval --task ek100-mir|ek100-cls|charades-ego|egtea|egomcq: a benchmark's own files against the
 // manifest prep made from them (sample i = clip i), features through both towers, the
-// benchmark's metric as its reference code computes it (common/eval_metrics_bench.h).
+// benchmark's metric as its reference code computes it (eval/eval_metrics_bench.h).
 #ifndef TOOLS_EVAL_BENCH_RUN_H
 #define TOOLS_EVAL_BENCH_RUN_H
 // defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_table, eval_bench_report_json

@@ -3,6 +3,8 @@
 // no flip), one forward of both towers, copy out the features.
 #include "eval_embed.h" // defines: eval_embed_manifest, eval_embed_texts, eval_check_manifest
 
+#include "eval_block.h" // defines: eval_block_forward
+
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: calloc, malloc, free
@@ -53,9 +55,7 @@ static int forward(ClipModel *m, Batch *b, const uint8_t *cin, char *err, size_t
 	if (!rc)
 		rc = kern_upload(m->ctx, &b->text, b->tin, kern_nbytes(&b->text));
 	if (!rc)
-		rc = kern_augment(m->ctx, &m->patches, &b->clips, &b->pos, 0, 0, m->cfg.patch);
-	if (!rc)
-		rc = clip_model_forward_patches(m, &m->patches, &b->text);
+		rc = eval_block_forward(m, &b->clips, &b->pos, &b->text);
 	if (rc)
 		snprintf(err, errlen, "model forward: %s", strerror(-rc));
 	return rc;

@@ -1,18 +1,21 @@
 # tools/: user-facing programs built in place (tools/ringstat, ...). They use the libraries below
 # them through their public headers.
 INC_DIRS += tools
-USES_tools := trainer/model loaderd kernels shm-layout common
+# the one library of the folder (libtools): the evaluation tool's logic, the plot canvas, the text
+# renderer and PNG writer, which several programs share; each fragment adds its sources
+LIBS += tools
+USES_tools := eval loaderd model kernels shm-layout data stream common
 PROGS += tools/ringstat
 tools/ringstat_SRCS := tools/ringstat.c
-tools/ringstat_LIBS := ring common
+tools/ringstat_LIBS := shm-layout common
 
 TESTS += test_ringstat
-test_ringstat_LIBS := ring common
+test_ringstat_LIBS := shm-layout common
 test_ringstat_WHITEBOX := shm-layout # writes counters into the control block to see them shown
 
 PROGS += tools/ringctl
 tools/ringctl_SRCS := tools/ringctl.c
-tools/ringctl_LIBS := ring data common
+tools/ringctl_LIBS := shm-layout data common
 SCRIPT_TESTS += tests/test_ringctl.sh
 
 # tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)

@@ -9,8 +9,8 @@
 #include <stdlib.h> // defines: malloc, realloc, free
 #include <string.h> // defines: memcpy
 
-#include "fs_dir.h"          // defines: fs_fopen_new
-#include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32, as PNG uses)
+#include "fs_dir.h" // defines: fs_fopen_new
+#include "crc32.h"  // defines: crc32_ieee (IEEE CRC-32, as PNG uses)
 
 typedef struct {
 	uint8_t *buf;
@@ -165,9 +165,9 @@ static void put_chunk(Bits *b, const char *type, const uint8_t *data, size_t n)
 		put_byte(b, (uint8_t)type[k]);
 	for (size_t i = 0; i < n; i++)
 		put_byte(b, data[i]);
-	uint32_t crc = manifest_crc32(0, type, 4);
+	uint32_t crc = crc32_ieee(0, type, 4);
 	if (n)
-		crc = manifest_crc32(crc, data, n);
+		crc = crc32_ieee(crc, data, n);
 	be32(w, crc);
 	for (int k = 0; k < 4; k++)
 		put_byte(b, w[k]);

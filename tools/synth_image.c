@@ -1,5 +1,5 @@
 // Image side of tools/synth: PNG encoding through libavcodec (bit-exact, so the same images give
-// the same bytes); the shards are written by the one tar writer (common/tar.h).
+// the same bytes); the shards are written by the one tar writer (data/tar.h).
 #include "synth.h" // defines: synth_png_encode
 
 #include <errno.h>

@@ -1,14 +1,14 @@
-# trainer/ the trainer program (issues 6, 7, 10): orchestration only. Library avtrain holds the
+# trainer/ the trainer program (issues 6, 7, 10): orchestration only. Library libtrainer holds the
 # training step on the op contract (model + FastCLIP exchange + bucketed all-reduce + fused
 # optimizer + τ) and the program's modules (flags, ring ingest to the device, checkpoints,
 # metrics); trainer/trainer is the main, the loop and the evaluation from an eval ring. It links
 # no decoder: loaderd --eval decodes the held-out clips into that ring.
 INC_DIRS += trainer
-USES_trainer := trainer/model trainer/fastclip trainer/comm kernels shm-layout common
-LIBS += avtrain
-avtrain_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+USES_trainer := eval model trainer/fastclip trainer/comm kernels shm-layout data stream common
+LIBS += trainer
+trainer_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
-avtrain_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
+trainer_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
                 trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c \
@@ -16,7 +16,7 @@ trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/tra
 # NCCL (comm's backend for GPU ranks) and, where the build has it (kernels/cuda/module.mk), the
 # CUDA backend of kernels/; recursive, since that fragment may come later
 trainer_cuda = $(if $(filter kcubackend,$(LIBS)),$(1))
-trainer/trainer_LIBS = avtrain evalscore fastclip comm avmodel kernels ring stream data common \
+trainer/trainer_LIBS = trainer eval fastclip comm model kernels shm-layout stream data common \
                        $(call trainer_cuda,$(KCUDA_LIBS))
 trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS)) -ldl
 trainer/trainer: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
@@ -54,7 +54,7 @@ SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/te
 # an explicit rule because PROG_template is defined after the fragments are included
 TRAINER_FEEDER := $(BUILD)/tests/trainer_feeder
 TRAINER_FEEDER_OBJS := $(BUILD)/obj/tests/trainer_feeder.o
-$(TRAINER_FEEDER): $(TRAINER_FEEDER_OBJS) $(BUILD)/lib/libring.a $(BUILD)/lib/libstream.a $(BUILD)/lib/libcommon.a
+$(TRAINER_FEEDER): $(TRAINER_FEEDER_OBJS) $(BUILD)/lib/libshm-layout.a $(BUILD)/lib/libstream.a $(BUILD)/lib/libcommon.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(TRAINER_FEEDER_OBJS) -Wl,--start-group $(filter %.a,$^) -Wl,--end-group $(EXT_LDLIBS) $(LDLIBS_BASE)
 ALL_OBJS += $(TRAINER_FEEDER_OBJS)
@@ -64,7 +64,7 @@ all: $(TRAINER_FEEDER)
 # linear layers' GFLOP/s as a ratio to cblas_sgemm (last line)
 ifeq ($(HAVE_BLAS),1)
 BENCHES += bench_trainer_cpu
-bench_trainer_cpu_LIBS := avtrain fastclip comm avmodel kernels ring stream data common
+bench_trainer_cpu_LIBS := trainer fastclip comm model kernels shm-layout stream data common
 bench_trainer_cpu_WHITEBOX := trainer
 # its smoke mode (the tiny model in every slot, one step) in make test
 SCRIPT_TESTS += tests/test_bench_cpu_smoke.sh
@@ -78,13 +78,13 @@ endif
 # with the op layer's plan recorder; no GPU. Its smoke mode (the tiny model computed and dry, on the
 # CPU backend and the CUDA backend through the shim) runs in make test.
 BENCHES += bench_plan
-bench_plan_LIBS := avtrain fastclip comm avmodel kernels ring stream data common
+bench_plan_LIBS := trainer fastclip comm model kernels shm-layout stream data common
 bench_plan_WHITEBOX := trainer
 SCRIPT_TESTS += tests/test_bench_plan.sh
 ifneq ($(filter kcuemu,$(TEST_LIBS)),)
 BENCHES += bench_plan_emu
 bench_plan_emu_SRCS := tests/bench_plan.c
-bench_plan_emu_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+bench_plan_emu_LIBS := trainer fastclip comm model kcuemu kattnemu kemu kernels shm-layout stream data common
 bench_plan_emu_LDLIBS := -lstdc++
 bench_plan_emu_WHITEBOX := trainer
 $(BUILD)/tests/bench_plan_emu: LDFLAGS += $(KCUDA_LDFLAGS)
@@ -109,7 +109,7 @@ bench-gpu: all $(BUILD)/tests/bench_gpu_peak $(TRAINER_FEEDER)
 ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
 GPU_TESTS += test_kcuda_train_gpu
 test_kcuda_train_gpu_SRCS := tests/test_kcuda_train.c tests/kcu_twin.c
-test_kcuda_train_gpu_LIBS = avtrain fastclip comm avmodel $(KCUDA_LIBS) kernels ring stream data common
+test_kcuda_train_gpu_LIBS = trainer fastclip comm model $(KCUDA_LIBS) kernels shm-layout stream data common
 test_kcuda_train_gpu_LDLIBS = $(KCUDA_LDLIBS)
 test_kcuda_train_gpu_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train_gpu: LDFLAGS += $(KCUDA_LDFLAGS)

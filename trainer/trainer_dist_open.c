@@ -1,6 +1,6 @@
 // The trainer's device and communicator: the kernel context of --backend on its device, then
 // NCCL (id through the rendezvous), the shm group or a local communicator. In the program, not in
-// avtrain, so that only the trainer links NCCL.
+// libtrainer, so that only the trainer links NCCL.
 #include "trainer_dist.h" // defines: trainer_dist_open_device, trainer_dist_open_comm
 
 #include <errno.h>  // defines: EINVAL, ENOENT, ENODEV, ENOTSUP, EBUSY, EPROTO

@@ -10,6 +10,7 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memset, strerror
 
+#include "eval_block.h"  // defines: EVAL_EMBED_BLOCK, eval_block_forward
 #include "eval_report.h" // defines: EvalReport, eval_score_retrieval, eval_report_json
 #include "manifest_reader.h" // defines: Manifest, manifest_open_verified, manifest_header, manifest_identity, manifest_close
 #include "ring.h"            // defines: RingDataId, ring_data_set, ring_check_data
@@ -183,9 +184,7 @@ static int embed_batch(TrainerEval *e, ClipModel *m, int valid, char *err, size_
 		}
 	}
 	if (!rc)
-		rc = kern_augment(e->ctx, &m->patches, &e->clips, &e->pos, 0, 0, c->patch);
-	if (!rc)
-		rc = clip_model_forward_patches(m, &m->patches, &e->text);
+		rc = eval_block_forward(m, &e->clips, &e->pos, &e->text);
 	if (!rc)
 		rc = place(e, &m->vfeat, e->vfeat, valid, c->embed_dim);
 	if (!rc)

@@ -1,7 +1,7 @@
 // Held-out evaluation from inside the trainer (rank 0, every K steps and at the end) from an
 // evaluation ring that `loaderd --eval` fills with the held-out manifest's samples in order (no
 // decoding in the trainer): each evaluation consumes one pass of the manifest, embeds it with the
-// model's current weights, scores retrieval both ways (common/eval_report) and appends one JSON
+// model's current weights, scores retrieval both ways (eval/eval_report) and appends one JSON
 // line to RUN_DIR/eval.jsonl for tools/plot.
 #ifndef TRAINER_EVAL_H
 #define TRAINER_EVAL_H

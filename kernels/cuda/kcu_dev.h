@@ -263,7 +263,7 @@ __device__ __forceinline__ void kc_report(unsigned long long *errs, int slot, in
 	atomicMin(&errs[slot], kcu_err_key(index, value));
 }
 
-// Philox4x32-10 (Random123's constants), bit 0 of word 0: common/rng_philox.c's rng_philox4x32
+// Philox4x32-10 (Random123's constants), bit 0 of word 0: stream/rng_philox.c's rng_philox4x32
 __host__ __device__ __forceinline__ uint32_t kc_philox_word0(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3,
 							     uint32_t k0, uint32_t k1)
 {

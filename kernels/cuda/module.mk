@@ -106,7 +106,7 @@ endif
 # without a GPU). Both skip (77) when the other half of the build is missing.
 KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
              test_kcuda_model
-kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),avmodel) $(2) kernels stream common
+kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),model) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += $(KCU_TESTS)
 SEEDED_TESTS += $(KCU_TESTS)
@@ -152,7 +152,7 @@ TESTS += test_kcuda_train
 SEEDED_TESTS += test_kcuda_train
 ASAN_TESTS += test_kcuda_train
 test_kcuda_train_SRCS := tests/test_kcuda_train.c tests/kcu_twin.c
-test_kcuda_train_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_train_LIBS := trainer fastclip comm model kcuemu kattnemu kemu kernels shm-layout stream data common
 test_kcuda_train_LDLIBS := -lstdc++
 test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
@@ -170,7 +170,7 @@ endif
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_kcuda_ingest
 ASAN_TESTS += test_kcuda_ingest
-test_kcuda_ingest_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_kcuda_ingest_LIBS := trainer fastclip comm model kcuemu kattnemu kemu kernels shm-layout stream data common
 test_kcuda_ingest_LDLIBS := -lstdc++
 test_kcuda_ingest_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_ingest: LDFLAGS += $(KCUDA_LDFLAGS)
@@ -241,7 +241,7 @@ SCRIPT_TESTS += tests/test_gpu_check_plan.sh
 # on the backend through the shim: it passes, and a bug planted in one op fails it naming the op
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += test_trainer_selfcheck
-test_trainer_selfcheck_LIBS := avtrain fastclip comm avmodel kcuemu kattnemu kemu kernels ring stream data common
+test_trainer_selfcheck_LIBS := trainer fastclip comm model kcuemu kattnemu kemu kernels shm-layout stream data common
 test_trainer_selfcheck_LDLIBS := -lstdc++
 test_trainer_selfcheck_WHITEBOX := trainer
 $(BUILD)/tests/test_trainer_selfcheck: LDFLAGS += $(KCUDA_LDFLAGS)
@@ -249,7 +249,7 @@ endif
 ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
 GPU_TESTS += test_trainer_selfcheck_gpu
 test_trainer_selfcheck_gpu_SRCS := tests/test_trainer_selfcheck.c
-test_trainer_selfcheck_gpu_LIBS = avtrain fastclip comm avmodel $(KCUDA_LIBS) kernels ring stream data common
+test_trainer_selfcheck_gpu_LIBS = trainer fastclip comm model $(KCUDA_LIBS) kernels shm-layout stream data common
 test_trainer_selfcheck_gpu_LDLIBS = $(KCUDA_LDLIBS)
 test_trainer_selfcheck_gpu_WHITEBOX := trainer
 $(BUILD)/tests/test_trainer_selfcheck_gpu: LDFLAGS += $(KCUDA_LDFLAGS)

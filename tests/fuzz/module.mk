@@ -4,29 +4,29 @@
 # guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
 # gcc build; `make fuzz FUZZ_SECONDS=N` runs each harness under libFuzzer + ASan + UBSan (clang).
 FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
-fuzz_safetensors_SRCS := trainer/model/st_file.c common/json_lex.c
-FUZZ_BPE_SRCS := common/bpe_tokenizer.c common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c
+fuzz_safetensors_SRCS := model/st_file.c common/json_lex.c
+FUZZ_BPE_SRCS := data/bpe_tokenizer.c data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c
 # the reader finds the captions' vocabulary next to the manifest (bpe_load) and quotes its path
-fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c common/errbuf.c \
+fuzz_manifest_SRCS := data/manifest_reader.c common/crc32.c data/manifest_packets.c common/errbuf.c \
                       common/shell_quote.c $(FUZZ_BPE_SRCS)
 fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_annot_csv_SRCS := tools/prep_annot.c tools/prep_json.c common/json_lex.c $(FUZZ_BPE_SRCS)
 fuzz_ego4d_SRCS := $(fuzz_annot_csv_SRCS)
-fuzz_ring_SRCS := $(ring_SRCS) common/proc_time.c common/errbuf.c # liveness: fuzz_ring.c defines proc_is_dead by a rule
+fuzz_ring_SRCS := $(shm-layout_SRCS) common/proc_time.c common/errbuf.c # liveness: fuzz_ring.c defines proc_is_dead by a rule
 fuzz_ring_MAXLEN := 131072# a ring segment of 1-2 small slots is 53-58 kB
 
 TESTS += $(addprefix test_fuzz_,$(FUZZERS))
 $(foreach f,$(FUZZERS),$(eval test_fuzz_$(f)_SRCS := tests/fuzz/fuzz_$(f).c tests/fuzz/fuzz_replay.c))
 test_fuzz_manifest_LIBS := data common
-test_fuzz_safetensors_LIBS := avmodel common
+test_fuzz_safetensors_LIBS := model common
 test_fuzz_bpe_merges_LIBS := data common
 test_fuzz_bpe_encode_LIBS := data common
 test_fuzz_annot_csv_SRCS += tools/prep_annot.c tools/prep_json.c
 test_fuzz_annot_csv_LIBS := data common
 test_fuzz_ego4d_SRCS += tools/prep_annot.c tools/prep_json.c
 test_fuzz_ego4d_LIBS := data common
-test_fuzz_ring_LIBS := ring common
+test_fuzz_ring_LIBS := shm-layout common
 # the ring harness opens the segment through ring_attach_mapping (shm-layout/ring_layout.h, private)
 $(BUILD)/obj/tests/fuzz/fuzz_ring.o: INC = $(TEST_INC) -Ishm-layout
 
@@ -34,7 +34,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -pthread -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-               -fno-sanitize-recover=undefined -Icommon -Ishm-layout -Ikernels -Itrainer/model $(UTF8PROC_CFLAGS)
+               -fno-sanitize-recover=undefined -Icommon -Ishm-layout -Ikernels -Imodel $(UTF8PROC_CFLAGS)
 FUZZ_LDLIBS := $(UTF8PROC_LIBS) $(ZLIB_LIBS) -lm
 define FUZZ_template
 $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_util.h $$(fuzz_$(1)_SRCS)

@@ -2,7 +2,7 @@
 """avclip's dual encoder and training step in PyTorch: the other side of the GPU race (issue 13 item 5).
 
 The model is rebuilt from our own definition, not from open_clip: the presets are read from
-trainer/model/model_config.c, the forward pass follows trainer/model/model_clip.c and
+model/model_config.c, the forward pass follows model/model_clip.c and
 model_block.c (video ViT with the patch embedding as a linear layer over (c, i, j)-ordered
 patches, class token, spatial + zero-initialised temporal position, joint space-time pre-LN
 blocks, exact GELU; CLIP text transformer, causal, end-token pooling; both projected to the
@@ -175,7 +175,7 @@ class Clip(nn.Module):
         self.logit_scale = nn.Parameter(torch.tensor(math.log(1 / 0.07)))
         self.init_weights(c)
 
-    def init_weights(self, c):  # open_clip's scheme, as trainer/model/model_params.c
+    def init_weights(self, c):  # open_clip's scheme, as model/model_params.c
         for tower, W, L in (("visual.", c["vis_width"], c["vis_layers"]), ("", c["txt_width"], c["txt_layers"])):
             for n, p in self.named_parameters():
                 if tower and not n.startswith(tower) or not tower and n.startswith("visual."):
@@ -514,7 +514,7 @@ def check_fastclip():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--preset", default="vit-b16", help="a preset of trainer/model/model_config.c")
+    ap.add_argument("--preset", default="vit-b16", help="a preset of model/model_config.c")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--frames", type=int, default=0, help="T (default: the preset's)")
     ap.add_argument("--image-size", type=int, default=0, help="H = W (default: the preset's)")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes common/bpe_uclass.c: the code points CLIP's pre-token pattern reads as letters ([\\p{L}])
+"""Writes data/bpe_uclass.c: the code points CLIP's pre-token pattern reads as letters ([\\p{L}])
 and numbers ([\\p{N}]), taken from the `regex` module open_clip's SimpleTokenizer matches with, so
 the C tokenizer follows that module's Unicode version rather than the system utf8proc's. The
 Unicode version is the one of unicodedata2 (the current Unicode database for Python), whose
@@ -7,7 +7,7 @@ general categories L* and N* must give exactly the same sets (else the generator
 regex module is at another version, and the two are to be matched first).
 
     python3 -m venv /tmp/v && /tmp/v/bin/pip install regex unicodedata2
-    /tmp/v/bin/python tools/ref/gen_uclass_tables.py common/bpe_uclass.c
+    /tmp/v/bin/python tools/ref/gen_uclass_tables.py data/bpe_uclass.c
 """
 import sys
 
@@ -35,7 +35,7 @@ def ranges_of(test):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "common/bpe_uclass.c"
+    path = sys.argv[1] if len(sys.argv) > 1 else "data/bpe_uclass.c"
     tables = {"bpe_letter_ranges": ranges(r"[\p{L}]"), "bpe_number_ranges": ranges(r"[\p{N}]")}
     for name, major in (("bpe_letter_ranges", "L"), ("bpe_number_ranges", "N")):
         ud = ranges_of(lambda c: unicodedata2.category(c)[0] == major)

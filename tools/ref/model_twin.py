@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch twin of the C dual encoder (trainer/model_*): writes tests/fixtures/model_twin.safetensors.
+"""PyTorch twin of the C dual encoder (model_*): writes tests/fixtures/model_twin.safetensors.
 
 Run by hand (not in CI) with Debian's python3-torch:  /usr/bin/python3 tools/ref/model_twin.py
 The model is written from the open_clip / AVION definitions with torch modules (conv1 patch

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Dumps open_clip's state_dict names and shapes for ViT-B-16 and ViT-L-14 into
 tests/fixtures/model_openclip_names.txt, which test_model_openclip_names compares with the C
-parameter table (trainer/model_params.c), so exported weights load in open_clip and open_clip
+parameter table (model_params.c), so exported weights load in open_clip and open_clip
 weights load here.
 
 Run by hand: needs torch and open_clip_torch (checked with open_clip_torch 2.20.0 on Debian's

@@ -27,7 +27,7 @@ SAN_TESTS += test_comm_collectives test_comm_dead_rank test_comm_determinism tes
 # the rendezvous: environment parsing and Slurm syntaxes, then the id exchange over loopback TCP,
 # a file and the ring between forked ranks (timeouts included); no GPU needed
 TESTS += test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring test_rdv_file_hostile
-$(foreach t,test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring test_rdv_file_hostile,$(eval $(t)_LIBS := comm ring common))
+$(foreach t,test_rdv_env test_rdv_hostlist test_rdv_tcp test_rdv_tcp_errors test_rdv_file test_rdv_ring test_rdv_file_hostile,$(eval $(t)_LIBS := comm shm-layout common))
 
 # the NCCL backend on one GPU (make test-gpu; exit 77 without a GPU or the CUDA backend), built in
 # every make so that it keeps linking
@@ -35,7 +35,7 @@ ifeq ($(HAVE_NCCL)$(HAVE_CUDART),11)
 comm_cuda = $(if $(filter kcubackend,$(LIBS)),$(1))
 GPU_TESTS += test_comm_nccl_gpu
 test_comm_nccl_gpu_SRCS := tests/test_comm_nccl.c
-test_comm_nccl_gpu_LIBS = comm kernels ring stream common $(call comm_cuda,$(KCUDA_LIBS))
+test_comm_nccl_gpu_LIBS = comm kernels shm-layout stream common $(call comm_cuda,$(KCUDA_LIBS))
 test_comm_nccl_gpu_LDLIBS = $(COMM_LDLIBS) $(call comm_cuda,$(KCUDA_LDLIBS))
 $(BUILD)/tests/test_comm_nccl_gpu: LDFLAGS += $(call comm_cuda,$(KCUDA_LDFLAGS))
 all: $(BUILD)/tests/test_comm_nccl_gpu
@@ -49,7 +49,7 @@ TESTS += test_comm_nccl_fake
 SAN_TESTS += test_comm_nccl_fake
 SEEDED_TESTS += test_comm_nccl_fake
 test_comm_nccl_fake_SRCS := tests/test_comm_nccl_fake.c tests/fake_nccl.c
-test_comm_nccl_fake_LIBS := comm kernels ring stream common
+test_comm_nccl_fake_LIBS := comm kernels shm-layout stream common
 test_comm_nccl_fake_WHITEBOX := kernels/backend # defines the CUDA backend's table (kern_backend.h) on the fake
 $(BUILD)/obj/tests/test_comm_nccl_fake.o $(BUILD)/obj/tests/fake_nccl.o: CFLAGS += $(NCCL_CFLAGS)
 endif

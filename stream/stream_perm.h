@@ -1,7 +1,7 @@
 // The deterministic sample stream: global position g -> (epoch, sample index) through a keyed
 // bijection of [0, n) per epoch (Feistel network with cycle walking). Loader and trainer share it.
-#ifndef COMMON_STREAM_PERM_H
-#define COMMON_STREAM_PERM_H
+#ifndef STREAM_STREAM_PERM_H
+#define STREAM_STREAM_PERM_H
 // defines: StreamPos, stream_permute, stream_unpermute, stream_position, stream_node_position
 
 #include <stdint.h>

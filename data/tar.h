@@ -1,7 +1,7 @@
 // ustar archives: the one writer (synth's webdataset shards, the loader's test shards, tests)
 // and the header checksum that writer and reader (tools/prep_tar.c) both compute.
-#ifndef COMMON_TAR_H
-#define COMMON_TAR_H
+#ifndef DATA_TAR_H
+#define DATA_TAR_H
 // defines: TarWriter, tar_header, tar_header_sum, tar_open, tar_add, tar_close
 
 #include <stdint.h> // defines: uint64_t

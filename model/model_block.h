@@ -1,6 +1,6 @@
 // One pre-LN transformer block (x + attn(ln_1(x)), then + mlp(ln_2(.))) forward and backward
 // on the op interface, shared by the video tower (joint space-time) and the text tower (causal).
-// Private to trainer/model/ (its activation types are in model.h, inside ClipModel).
+// Private to model/ (its activation types are in model.h, inside ClipModel).
 #ifndef MODEL_BLOCK_H
 #define MODEL_BLOCK_H
 // defines: ModelAllocFn, block_acts_alloc, tower_scratch_alloc, block_forward, block_backward

@@ -1,7 +1,7 @@
 // Text side of the CLIP-style BPE tokenizer: UTF-8 checking, CLIP's clean-up (HTML
 // unescape, whitespace collapse, lower-case), pre-tokenization and the byte<->unicode map.
-#ifndef COMMON_BPE_TEXT_H
-#define COMMON_BPE_TEXT_H
+#ifndef DATA_BPE_TEXT_H
+#define DATA_BPE_TEXT_H
 // defines: BpeSpan, bpe_utf8_valid, bpe_normalize, bpe_pretokenize, bpe_special_index, bpe_byte_unicode, bpe_byte_rank, bpe_unicode_byte, bpe_utf8_put
 
 #include <stddef.h>

@@ -1,7 +1,7 @@
 // Builds a dataset manifest in memory (videos, chunks with keyframes, tar shards, samples
 // with caption tokens) and writes it atomically (temp file, fsync, rename).
-#ifndef COMMON_MANIFEST_WRITER_H
-#define COMMON_MANIFEST_WRITER_H
+#ifndef DATA_MANIFEST_WRITER_H
+#define DATA_MANIFEST_WRITER_H
 // defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_writer_set_vocab, manifest_add_video, manifest_add_chunk, manifest_set_chunk_index, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write
 
 #include "manifest_format.h" // defines: ManifestPacket, MANIFEST_CODEC_*

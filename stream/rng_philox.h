@@ -1,7 +1,7 @@
 // Counter-based random numbers (Philox4x32-10) keyed by (seed, position g, stream): every
 // draw is a pure function of its key and counter, so any loader or trainer reproduces it.
-#ifndef COMMON_RNG_PHILOX_H
-#define COMMON_RNG_PHILOX_H
+#ifndef STREAM_RNG_PHILOX_H
+#define STREAM_RNG_PHILOX_H
 // defines: rng_philox4x32, RngStream, rng_stream_init, rng_next_u32, rng_next_float, rng_next_below, rng_splitmix64, RNG_STREAM_*
 
 #include <stdint.h>

@@ -1,8 +1,8 @@
 // An evaluation's report and its retrieval half from features, shared by tools/eval and the
 // trainer's in-process evaluation: ranks both ways next to chance, as a table or one JSON line.
-#ifndef COMMON_EVAL_REPORT_H
-#define COMMON_EVAL_REPORT_H
-// defines: EvalReport, EVAL_EMBED_BLOCK, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir,
+#ifndef EVAL_EVAL_REPORT_H
+#define EVAL_EVAL_REPORT_H
+// defines: EvalReport, eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir,
 //          eval_report_json
 
 #include <stddef.h> // defines: size_t
@@ -11,12 +11,6 @@
 
 #include "eval_metrics.h"    // defines: EvalRetrieval
 #include "manifest_reader.h" // defines: Manifest, manifest_header, manifest_tokens
-
-// Rows of every evaluation forward (tools/eval and the trainer's). BLAS results depend on the row
-// count (and a row's place in the tiles), so features are computed in blocks of this many samples
-// at fixed places, the last block padded: a sample's features depend only on its index, never on
-// the batch a user asks for or the training batch.
-#define EVAL_EMBED_BLOCK 8
 
 typedef struct {
 	int64_t n;                      // samples evaluated

@@ -1,7 +1,7 @@
 // Learns a byte-level BPE vocabulary of a given size from captions, for users without
 // OpenAI's merges file; the result is a merges file bpe_load reads.
-#ifndef COMMON_BPE_TRAIN_H
-#define COMMON_BPE_TRAIN_H
+#ifndef DATA_BPE_TRAIN_H
+#define DATA_BPE_TRAIN_H
 // defines: BpeTrainer, bpe_trainer_new, bpe_trainer_specials, bpe_trainer_add, bpe_trainer_train, bpe_trainer_free
 
 #include <stddef.h>

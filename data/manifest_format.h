@@ -1,12 +1,14 @@
 // On-disk layout of the dataset manifest (one mmap-able file per dataset): header, string
 // table, videos, chunks, keyframe index, tar shards, samples, caption token ids.
-#ifndef COMMON_MANIFEST_FORMAT_H
-#define COMMON_MANIFEST_FORMAT_H
+#ifndef DATA_MANIFEST_FORMAT_H
+#define DATA_MANIFEST_FORMAT_H
 // defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, MANIFEST_MAX_INDEXED_FRAMES, manifest_crc32, manifest_packets_check, manifest_keyframe_index
 
 #include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "crc32.h" // defines: crc32_ieee
 
 // All integers little-endian; every section starts 8-byte aligned; offsets are from the
 // start of the file. Paths in the string table are relative to the manifest's folder
@@ -134,8 +136,11 @@ static_assert(sizeof(ManifestSample) == 32, "manifest sample record");
 static_assert(offsetof(ManifestSample, clip.frame_end) == 20, "manifest sample layout");
 static_assert(offsetof(ManifestSample, n_tokens) == 24, "manifest sample layout");
 
-// CRC-32 (IEEE, as zlib's crc32): crc = manifest_crc32(crc, buf, n), start with 0
-uint32_t manifest_crc32(uint32_t crc, const void *buf, size_t n);
+// the manifest's checksums are CRC-32 (IEEE, as zlib's crc32): crc = manifest_crc32(crc, buf, n), start with 0
+static inline uint32_t manifest_crc32(uint32_t crc, const void *buf, size_t n)
+{
+	return crc32_ieee(crc, buf, n);
+}
 
 // Checks an indexed chunk's packets (pkt[0..c->n_frames)) against its record and keyframes as
 // the ManifestPacket comment says. seen: scratch of at least c->n_frames bytes. NULL when

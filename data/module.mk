@@ -1,4 +1,4 @@
-# common/ data side: CLIP BPE tokenizer (load, tokenize, train) and the dataset manifest.
+# data/: CLIP BPE tokenizer (load, tokenize, train) and the dataset manifest.
 # The tokenizer needs utf8proc (Unicode data: NFC, case, letter/number classes) and zlib (gzipped
 # merges files, as open_clip ships them): both are required, `make deps` installs them.
 DEBIAN_PKGS += libutf8proc-dev zlib1g-dev
@@ -8,15 +8,19 @@ endif
 ifeq ($(HAVE_ZLIB),0)
 $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it (run: sudo make deps))
 endif
+PUBLIC_HEADERS += data/bpe_tokenizer.h data/bpe_text.h data/bpe_train.h data/manifest_format.h data/manifest_reader.h \
+                  data/manifest_writer.h data/tar.h
+USES_data := common
 LIBS += data
-data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_uclass.c common/bpe_tokenizer.c common/bpe_train.c \
-             common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c \
-             common/tar.c
+data_SRCS := data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c data/bpe_uclass.c data/bpe_tokenizer.c data/bpe_train.c \
+             data/manifest_packets.c data/manifest_writer.c data/manifest_reader.c \
+             data/tar.c
 
 TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
 TESTS += test_bpe_train_any test_bpe_specials
 SCRIPT_TESTS += tests/test_bpe_specials_ref.sh
 test_bpe_train_any_LIBS := data common
+test_bpe_clip_corpus_WHITEBOX := data # bpe_clean.h's UTF-8 writer is the tokenizer's own
 test_bpe_specials_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
 TESTS += test_manifest_vocab

@@ -2,8 +2,8 @@
 // loader, the trainer and tools can index chunks, keyframes, samples and caption tokens in place.
 // What was validated is what is used: the file rewritten while a program runs changes nothing it
 // holds (manifest_file_changed tells it happened).
-#ifndef COMMON_MANIFEST_READER_H
-#define COMMON_MANIFEST_READER_H
+#ifndef DATA_MANIFEST_READER_H
+#define DATA_MANIFEST_READER_H
 // defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_file_changed, MANIFEST_VOCAB_*
 
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...

@@ -1,7 +1,7 @@
-// CRC-32 (IEEE 802.3, reflected, the one zlib and gzip use) for the manifest's header and
-// data checksums, eight bytes per step (slicing-by-8: the data checksum is verified at every
-// open of a program that reads samples); tables built on first use.
-#include "manifest_format.h" // defines: manifest_crc32
+// CRC-32 (IEEE 802.3, reflected, the one zlib, gzip and PNG use): the manifest's header and data
+// checksums, PNG chunks, chunk files. Eight bytes per step (slicing-by-8: the manifest's data
+// checksum is verified at every open of a program that reads samples); tables built on first use.
+#include "crc32.h" // defines: crc32_ieee
 
 #include <string.h>
 
@@ -22,13 +22,13 @@ static void crc_init(void)
 	__atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
 }
 
-uint32_t manifest_crc32(uint32_t crc, const void *buf, size_t n)
+uint32_t crc32_ieee(uint32_t crc, const void *buf, size_t n)
 {
 	if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
 		crc_init();
 	const unsigned char *p = buf;
 	crc = ~crc;
-	for (; n >= 8; n -= 8, p += 8) { // little-endian hosts only (manifest_format.h asserts it)
+	for (; n >= 8; n -= 8, p += 8) { // little-endian hosts only (crc32.h asserts it)
 		uint32_t lo, hi;
 		memcpy(&lo, p, 4);
 		memcpy(&hi, p + 4, 4);

@@ -1,7 +1,7 @@
-// trainer/model: the dual encoder on the op contract, its parameters, optimizer, safetensors weights
+// model: the dual encoder on the op contract, its parameters, optimizer, safetensors weights
 // and checkpoints (the one public header of this folder; the block's functions are private).
-#ifndef TRAINER_MODEL_H
-#define TRAINER_MODEL_H
+#ifndef MODEL_H
+#define MODEL_H
 // defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set, model_flag_table,
 //          model_config_check, model_config_str, model_config_parse, model_act_name,
 //          model_flops_per_sample, ParamSpec,

@@ -1,7 +1,7 @@
 // Retrieval and classification metrics on similarity matrices (tools/eval and the trainer): ranks, R@K,
 // median rank, EPIC-KITCHENS-100 style mAP and nDCG over a relevance matrix, top-k accuracy.
-#ifndef COMMON_EVAL_METRICS_H
-#define COMMON_EVAL_METRICS_H
+#ifndef EVAL_EVAL_METRICS_H
+#define EVAL_EVAL_METRICS_H
 // defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_ranks_distinct,
 //          eval_retrieval, eval_chance,
 //          eval_chance_grouped, eval_rel_transpose,

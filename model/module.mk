@@ -1,11 +1,11 @@
-# trainer/model/: the model side (issue 5): the dual encoder on the op interface, optimizers, safetensors
-# weights and checkpoints, as library avmodel on top of kernels.
-PUBLIC_HEADERS += trainer/model/model.h
-USES_trainer/model := kernels common
-LIBS += avmodel
-avmodel_SRCS := trainer/model/model_config.c trainer/model/model_params.c trainer/model/model_block.c trainer/model/model_clip.c \
-                trainer/model/model_synth.c trainer/model/optim_adam.c trainer/model/st_file.c trainer/model/st_model.c trainer/model/st_openclip.c trainer/model/ckpt_io.c \
-                trainer/model/model_finite.c
+# model/: the model side (issue 5): the dual encoder on the op interface, optimizers, safetensors
+# weights and checkpoints, as library model on top of kernels.
+PUBLIC_HEADERS += model/model.h
+USES_model := kernels stream common
+LIBS += model
+model_SRCS := model/model_config.c model/model_params.c model/model_block.c model/model_clip.c \
+                model/model_synth.c model/optim_adam.c model/st_file.c model/st_model.c model/st_openclip.c model/ckpt_io.c \
+                model/model_finite.c
 
 MODEL_TESTS := test_model_bf16 test_model_init_names test_model_grad_hook test_model_grad_ckpt test_model_flops test_model_grad test_model_config test_optim_schedule test_optim_step test_st_roundtrip test_st_errors test_st_strict test_ckpt_resume test_ckpt_failures test_model_twin test_optim_twin test_model_train test_model_openclip_names test_model_threads \
                test_optim_lamb_nodecay test_optim_wd_groups test_optim_schedule_extend
@@ -15,4 +15,4 @@ MODEL_TESTS += test_ckpt_nonfinite
 MODEL_TESTS += test_ckpt_planted_link
 MODEL_TESTS += test_optim_flags # issue 30 §6: the optimizer flags are a table over OptConfig
 TESTS += $(MODEL_TESTS)
-$(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := avmodel kernels stream common))
+$(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := model kernels stream common))

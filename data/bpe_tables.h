@@ -1,7 +1,7 @@
 // Data of CLIP's text clean-up, generated from the libraries open_clip's tokenizer runs (Python's
 // html module, ftfy) by tools/ref/gen_text_tables.py into bpe_tables.c.
-#ifndef COMMON_BPE_TABLES_H
-#define COMMON_BPE_TABLES_H
+#ifndef DATA_BPE_TABLES_H
+#define DATA_BPE_TABLES_H
 // defines: BpeEntity, BpeSet, BpeAtom, BpeMap, BPE_N_ENCODINGS, BPE_ENC_WINDOWS_1252, bpe_html5, bpe_ftfy_entities,
 //          bpe_invalid_charrefs, bpe_invalid_codepoints, bpe_py_spaces, bpe_enc_names, bpe_enc_table, bpe_sets,
 //          bpe_badness_atoms, bpe_badness_alts, bpe_utf8_strict_set, bpe_utf8_cont_set, bpe_utf8_first_sets,

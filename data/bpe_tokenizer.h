@@ -1,7 +1,7 @@
 // CLIP-style byte-level BPE tokenizer: loads an OpenAI-CLIP-format merges file and turns a
 // caption into context-length token ids (start token ... end token, zero padded).
-#ifndef COMMON_BPE_TOKENIZER_H
-#define COMMON_BPE_TOKENIZER_H
+#ifndef DATA_BPE_TOKENIZER_H
+#define DATA_BPE_TOKENIZER_H
 // defines: BpeTokenizer, BPE_CONTEXT, BPE_MAX_MERGES, bpe_load, bpe_load_mem, bpe_free, bpe_vocab_size, bpe_vocab_hash, BPE_OPENAI_VOCAB_HASH, bpe_sot, bpe_eot, BpeSpecials, bpe_set_specials, bpe_special_names, bpe_tokenize, bpe_tokenize_len, bpe_decode, bpe_token_str
 
 #include <stddef.h>

@@ -1,7 +1,7 @@
 // Metrics of the egocentric zero-shot benchmarks, each as its reference code defines it (LaViLa:
 // evaluation_charades.py, evaluation.py get_mean_accuracy, evaluation_egomcq.py, eval_zeroshot.py).
-#ifndef COMMON_EVAL_METRICS_BENCH_H
-#define COMMON_EVAL_METRICS_BENCH_H
+#ifndef EVAL_EVAL_METRICS_BENCH_H
+#define EVAL_EVAL_METRICS_BENCH_H
 // defines: EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy, eval_ek100_cls,
 //          eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale
 

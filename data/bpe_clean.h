@@ -1,8 +1,8 @@
 // CLIP's caption clean-up as open_clip's SimpleTokenizer runs it, on code-point strings:
 // ftfy.fix_text (mojibake repair, HTML entities, C1 controls, ligatures, width, quotes, line
 // breaks, terminal escapes, control characters, NFC), html.unescape, Python's strip/split/lower.
-#ifndef COMMON_BPE_CLEAN_H
-#define COMMON_BPE_CLEAN_H
+#ifndef DATA_BPE_CLEAN_H
+#define DATA_BPE_CLEAN_H
 // defines: BpeU32, bpe_u32_free, bpe_u32_push, bpe_u32_put_utf8, bpe_u32_from_utf8, bpe_u32_to_utf8, bpe_ftfy_fix_text, bpe_html_unescape,
 //          bpe_clip_clean, bpe_is_letter, bpe_is_number, bpe_sys_is_letter, bpe_sys_is_number,
 //          bpe_py_isspace

@@ -1,7 +1,7 @@
 // The letter and number classes of CLIP's pre-token pattern, generated from the `regex` module
 // open_clip matches with by tools/ref/gen_uclass_tables.py into bpe_uclass.c (private to common/).
-#ifndef COMMON_BPE_UCLASS_H
-#define COMMON_BPE_UCLASS_H
+#ifndef DATA_BPE_UCLASS_H
+#define DATA_BPE_UCLASS_H
 // defines: bpe_letter_ranges, bpe_number_ranges (each with its bpe_n_ count), bpe_uclass_unicode,
 //          bpe_uclass_source
 

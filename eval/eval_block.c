@@ -1,0 +1,10 @@
+// The evaluation's forward of one block: normalize without flip, then both towers.
+#include "eval_block.h" // defines: eval_block_forward
+
+#include "kern_ops.h" // defines: kern_augment
+
+int eval_block_forward(ClipModel *m, const KTensor *clips, const KTensor *pos, const KTensor *text)
+{
+	int rc = kern_augment(m->ctx, &m->patches, clips, pos, 0, 0, m->cfg.patch);
+	return rc ? rc : clip_model_forward_patches(m, &m->patches, text);
+}

@@ -1,0 +1,13 @@
+# eval/: what tools/eval and the trainer's in-process evaluation share: the forward of one fixed
+# block of samples (eval_block.h), retrieval and classification metrics on similarity matrices
+# (eval_metrics.h, the benchmarks' own in eval_metrics_bench.h), and the report of an evaluation
+# from features (eval_report.h). It sits on the model (the block's forward) and the manifest.
+PUBLIC_HEADERS += eval/eval_block.h eval/eval_metrics.h eval/eval_metrics_bench.h eval/eval_report.h
+USES_eval := model kernels data stream common
+LIBS += eval
+eval_SRCS := eval/eval_block.c eval/eval_metrics.c eval/eval_metrics_bench.c eval/eval_report.c
+
+TESTS += test_eval_metrics test_eval_metrics_bench
+test_eval_metrics_LIBS := eval data common
+test_eval_metrics_bench_LIBS := eval common
+SCRIPT_TESTS += tests/test_eval_metrics_ref.sh

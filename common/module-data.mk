@@ -10,7 +10,7 @@ $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it 
 endif
 LIBS += data
 data_SRCS := common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c common/bpe_uclass.c common/bpe_tokenizer.c common/bpe_train.c \
-             common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c \
+             common/manifest_crc.c common/manifest_packets.c common/manifest_writer.c common/manifest_reader.c common/manifest_labels.c \
              common/tar.c
 
 TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
@@ -21,6 +21,9 @@ test_bpe_specials_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
 TESTS += test_manifest_vocab
 TESTS += test_manifest_overlap test_manifest_caption_tokens # hostile manifests with valid checksums
+# class labels (version 3): round trip, version 2 unchanged, hostile labels sections
+TESTS += test_manifest_labels
+test_manifest_labels_LIBS := data common
 test_manifest_overlap_LIBS := data common
 test_manifest_caption_tokens_LIBS := data common
 test_manifest_vocab_LIBS := data common

@@ -7,7 +7,7 @@ FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
 fuzz_safetensors_SRCS := trainer/model/st_file.c common/json_lex.c
 FUZZ_BPE_SRCS := common/bpe_tokenizer.c common/bpe_text.c common/bpe_clean.c common/bpe_ftfy.c common/bpe_tables.c
 # the reader finds the captions' vocabulary next to the manifest (bpe_load) and quotes its path
-fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_crc.c common/manifest_packets.c common/errbuf.c \
+fuzz_manifest_SRCS := common/manifest_reader.c common/manifest_labels.c common/manifest_crc.c common/manifest_packets.c common/errbuf.c \
                       common/shell_quote.c $(FUZZ_BPE_SRCS)
 fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)

@@ -61,9 +61,10 @@ int manifest_labels_check(const ManifestHeader *h, char *err, size_t errlen)
 			int32_t v = lab[i * MANIFEST_MAX_HEADS + k];
 			int64_t lim = k < h->n_heads ? d[k].n_classes : 0;
 			if (v != MANIFEST_NO_LABEL && (v < 0 || v >= lim))
-				return err_fmt(err, errlen, -EBADMSG,
-					       "sample %llu: label %d of head %u outside its %lld classes (or -1: none)",
-					       (unsigned long long)i, (int)v, k, (long long)lim);
+				return err_fmt(
+					err, errlen, -EBADMSG,
+					"sample %llu: label %d of head %u outside its %lld classes (or -1: none)",
+					(unsigned long long)i, (int)v, k, (long long)lim);
 		}
 	return 0;
 }

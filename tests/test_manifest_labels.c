@@ -78,8 +78,7 @@ static uint8_t *slurp(const char *path, size_t *n)
 }
 
 // the image with one change and valid checksums is refused at open naming `want`
-static void expect_refused(const char *what, const uint8_t *img, size_t n, void (*change)(uint8_t *),
-			   const char *want)
+static void expect_refused(const char *what, const uint8_t *img, size_t n, void (*change)(uint8_t *), const char *want)
 {
 	uint8_t *p = aligned_alloc(8, (n + 7) / 8 * 8);
 	memcpy(p, img, n);

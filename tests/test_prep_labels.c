@@ -39,8 +39,9 @@ static const char *write_file(const char *name, const char *text)
 
 static int clip_is(const PrepAnnot *a, const char *video, double s, double e, const char *cap, int l0, int l1)
 {
-	int ok = !strcmp(a->video, video) && fabs(a->start - s) < 1e-6 && (isinf(e) ? isinf(a->end) : fabs(a->end - e) < 1e-6) &&
-		 !strcmp(a->caption, cap) && a->label[0] == l0 && a->label[1] == l1;
+	int ok = !strcmp(a->video, video) && fabs(a->start - s) < 1e-6 &&
+		 (isinf(e) ? isinf(a->end) : fabs(a->end - e) < 1e-6) && !strcmp(a->caption, cap) &&
+		 a->label[0] == l0 && a->label[1] == l1;
 	if (!ok)
 		printf("  got %s %.3f-%.3f '%s' labels %d %d\n", a->video, a->start, a->end, a->caption, a->label[0],
 		       a->label[1]);
@@ -62,18 +63,20 @@ static void refused(const char *what, const char *path, const char *format, cons
 	prep_annot_free(&l);
 }
 
-static const char ek_head[] = "narration_id,participant_id,video_id,narration_timestamp,start_timestamp,stop_timestamp,"
-			      "start_frame,stop_frame,narration,verb,verb_class,noun,noun_class,all_nouns,all_noun_classes\n";
+static const char ek_head[] =
+	"narration_id,participant_id,video_id,narration_timestamp,start_timestamp,stop_timestamp,"
+	"start_frame,stop_frame,narration,verb,verb_class,noun,noun_class,all_nouns,all_noun_classes\n";
 
 static void ek100(void)
 {
 	char text[2048];
-	snprintf(text, sizeof text,
-		 "%sP01_01_0,P01,P01_01,00:00:01.089,00:00:00.14,00:00:03.37,8,202,open door,open,3,door,8,['door'],[8]\n"
-		 "P01_01_1,P01,P01_01,00:00:02.629,00:00:04.37,00:00:06.17,262,370,turn on light,turn-on,6,light,"
-		 "114,\"['light', 'switch']\",\"[114, 299]\"\n"
-		 "P02_03_9,P02,P02_03,00:01:00.00,00:01:00.50,00:01:02.00,0,0,wash cup,wash,96,cup,299,['cup'],[299]\n",
-		 ek_head);
+	snprintf(
+		text, sizeof text,
+		"%sP01_01_0,P01,P01_01,00:00:01.089,00:00:00.14,00:00:03.37,8,202,open door,open,3,door,8,['door'],[8]\n"
+		"P01_01_1,P01,P01_01,00:00:02.629,00:00:04.37,00:00:06.17,262,370,turn on light,turn-on,6,light,"
+		"114,\"['light', 'switch']\",\"[114, 299]\"\n"
+		"P02_03_9,P02,P02_03,00:01:00.00,00:01:00.50,00:01:02.00,0,0,wash cup,wash,96,cup,299,['cup'],[299]\n",
+		ek_head);
 	PrepAnnotList l;
 	CHECK(prep_labels_load(&l, write_file("ek.csv", text), "ek100-train", NULL) == 0);
 	CHECK(l.n == 3 && l.heads.n == 2 && !strcmp(l.heads.name[0], "verb") && !strcmp(l.heads.name[1], "noun"));
@@ -87,7 +90,8 @@ static void ek100(void)
 	PrepLabelOpts named = {.classes = verbs, .num_classes = "4,300"};
 	snprintf(text, sizeof text, "%sP01_01_0,P01,P01_01,0,0.5,1.5,0,0,open tap,open,3,tap,7,['tap'],[7]\n", ek_head);
 	CHECK(prep_labels_load(&l, write_file("ek_named.csv", text), "ek100-train", &named) == 0);
-	CHECK(l.n == 1 && l.heads.n_classes[0] == 4 && l.heads.class_names[0] && !strcmp(l.heads.class_names[0][3], "open"));
+	CHECK(l.n == 1 && l.heads.n_classes[0] == 4 && l.heads.class_names[0] &&
+	      !strcmp(l.heads.class_names[0][3], "open"));
 	CHECK(l.n == 1 && clip_is(&l.a[0], "P01_01", 0.5, 1.5, "open tap", 3, 7));
 	prep_annot_free(&l);
 
@@ -102,8 +106,9 @@ static void ek100(void)
 	snprintf(text, sizeof text, "%sP01_01_0,P01,P01_01,0,0.5,1.5,0,0,x,open,-1,tap,3,[],[]\n", ek_head);
 	refused("ek100 negative verb", write_file("ek_neg.csv", text), "ek100-train", NULL,
 		":2: class id '-1' is not an integer from 0");
-	refused("ek100 without noun_class", write_file("ek_nocol.csv", "narration_id,video_id,start_timestamp,"
-				    "stop_timestamp,narration,verb_class\na,P01,0,1,x,3\n"),
+	refused("ek100 without noun_class",
+		write_file("ek_nocol.csv", "narration_id,video_id,start_timestamp,"
+					   "stop_timestamp,narration,verb_class\na,P01,0,1,x,3\n"),
 		"ek100-train", NULL, "ek_nocol.csv:1: no column 'noun_class'");
 	snprintf(text, sizeof text, "%sP01_01_0,P01,P01_01,0,00:00:02.00,00:00:01.00,0,0,x,open,3,tap,3,[],[]\n",
 		 ek_head);
@@ -151,8 +156,8 @@ static void labels_csv(void)
 	refused("not an id", write_file("nan.csv", "v1,0,1,1.5\n"), "labels-csv", NULL,
 		"nan.csv:1: class id '1.5' is not an integer");
 	refused("negative id", write_file("neg.csv", "v1,0,1,-3\n"), "labels-csv", NULL, "neg.csv:1: class id '-3'");
-	refused("missing label column", write_file("nolabel.csv", "video,start,end,caption\nv1,0,1,x\n"),
-		"labels-csv", NULL, "nolabel.csv:1: no column 'label'");
+	refused("missing label column", write_file("nolabel.csv", "video,start,end,caption\nv1,0,1,x\n"), "labels-csv",
+		NULL, "nolabel.csv:1: no column 'label'");
 	refused("row of the wrong length", write_file("ragged.csv", "video,start,end,label\nv1,0,1,2\nv1,1,2\n"),
 		"labels-csv", NULL, "ragged.csv:3: 3 fields, the header has 4");
 	refused("first record of 3 fields", write_file("three.csv", "v1,0,1\n"), "labels-csv", NULL,
@@ -167,7 +172,8 @@ static void labels_csv(void)
 	refused("an empty class name", write_file("one2.csv", "v1,0,1,wave\n"), "labels-csv",
 		&(PrepLabelOpts){.classes = write_file("gap.txt", "jump\n\nsit\n")}, "gap.txt:2: an empty class name");
 	refused("a repeated class name", write_file("one3.csv", "v1,0,1,wave\n"), "labels-csv",
-		&(PrepLabelOpts){.classes = write_file("rep.txt", "jump\nsit\njump\n")}, "rep.txt:3: class name 'jump' repeats line 1");
+		&(PrepLabelOpts){.classes = write_file("rep.txt", "jump\nsit\njump\n")},
+		"rep.txt:3: class name 'jump' repeats line 1");
 }
 
 static void kinetics(void)
@@ -201,20 +207,25 @@ static void kinetics(void)
 	CHECK(prep_labels_load(&l, p, "kinetics", &o) == 0);
 	CHECK(l.n == 2 && l.heads.n_classes[0] == 4 && clip_is(&l.a[0], "ghi", 5, 15, "juggling", 1, -1));
 	prep_annot_free(&l);
-	refused("kinetics unknown class", write_file("k_unk.csv", "label,youtube_id,time_start,time_end,split\n"
-								"juggling,a,0,1,val\nsurfing,b,0,1,val\n"),
+	refused("kinetics unknown class",
+		write_file("k_unk.csv", "label,youtube_id,time_start,time_end,split\n"
+					"juggling,a,0,1,val\nsurfing,b,0,1,val\n"),
 		"kinetics", &o, "k_unk.csv:3: unknown class name 'surfing'");
-	refused("kinetics without split column", write_file("k_nosplit.csv", "label,youtube_id,time_start,time_end\n"
-								      "juggling,a,0,1\n"),
+	refused("kinetics without split column",
+		write_file("k_nosplit.csv", "label,youtube_id,time_start,time_end\n"
+					    "juggling,a,0,1\n"),
 		"kinetics", NULL, "k_nosplit.csv:1: no column 'split'");
-	refused("kinetics end before start", write_file("k_time.csv", "label,youtube_id,time_start,time_end,split\n"
-								     "juggling,a,9,3,train\n"),
+	refused("kinetics end before start",
+		write_file("k_time.csv", "label,youtube_id,time_start,time_end,split\n"
+					 "juggling,a,9,3,train\n"),
 		"kinetics", NULL, "k_time.csv:2: the clip ends (3.000 s) before it starts (9.000 s)");
-	refused("kinetics bad time", write_file("k_t.csv", "label,youtube_id,time_start,time_end,split\n"
-							   "juggling,a,x,3,train\n"),
+	refused("kinetics bad time",
+		write_file("k_t.csv", "label,youtube_id,time_start,time_end,split\n"
+				      "juggling,a,x,3,train\n"),
 		"kinetics", NULL, "k_t.csv:2: times 'x'");
-	refused("kinetics extra field", write_file("k_f.csv", "label,youtube_id,time_start,time_end,split\n"
-							   "juggling,a,0,3,train,extra\n"),
+	refused("kinetics extra field",
+		write_file("k_f.csv", "label,youtube_id,time_start,time_end,split\n"
+				      "juggling,a,0,3,train,extra\n"),
 		"kinetics", NULL, "k_f.csv:2: 6 fields, the header has 5");
 	remove(clip), rmdir(root);
 }

@@ -176,8 +176,8 @@ static int add_clip(Ctx *x, const BenchCsv *c, const char *video, double s, doub
 		    const int lab[2])
 {
 	if (!(e > s))
-		return err_fmt(x->err, sizeof x->err, -EINVAL, "%s:%d: the clip ends (%.3f s) before it starts (%.3f s)",
-			       c->path, c->line, e, s);
+		return err_fmt(x->err, sizeof x->err, -EINVAL,
+			       "%s:%d: the clip ends (%.3f s) before it starts (%.3f s)", c->path, c->line, e, s);
 	size_t n = x->l->n;
 	TRY(prep_annot_add(x->l, video, s, e, caption, c->line));
 	if (x->l->n == n)
@@ -204,8 +204,8 @@ static int columns(const BenchCsv *c, const char *const *names, int n, int need,
 static int fields_check(Ctx *x, const BenchCsv *c, int want, const char *what)
 {
 	return c->nf == want ? 0
-			     : err_fmt(x->err, sizeof x->err, -EINVAL, "%s:%d: %d fields, %s has %d", c->path,
-				       c->line, c->nf, what, want);
+			     : err_fmt(x->err, sizeof x->err, -EINVAL, "%s:%d: %d fields, %s has %d", c->path, c->line,
+				       c->nf, what, want);
 }
 
 // EPIC_100_train.csv / EPIC_100_validation.csv: heads verb (97) and noun (300), the narration the caption
@@ -236,7 +236,8 @@ static void names_caption(const Ctx *x, const int lab[2], int heads, char *buf, 
 	buf[0] = 0;
 	for (int k = 0; k < heads; k++)
 		if (x->cls[k].n && lab[k] >= 0)
-			snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? " " : "", x->cls[k].names[lab[k]]);
+			snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", buf[0] ? " " : "",
+				 x->cls[k].names[lab[k]]);
 }
 
 // video,start,end,label[,label2]: a header (a field "video") names the columns (and may add
@@ -361,8 +362,9 @@ static int set_heads(Ctx *x, int n, const char *const *head_names)
 		snprintf(h->name[k], sizeof h->name[k], "%s", head_names[k]);
 		h->n_classes[k] = x->cls[k].n ? x->cls[k].n : x->fixed[k] ? x->fixed[k] : x->max_id[k] + 1;
 		if (x->fixed[k] && x->cls[k].n && x->fixed[k] != x->cls[k].n)
-			return err_fmt(x->err, sizeof x->err, -EINVAL, "--num-classes %d for head %d, but its --classes list has %d",
-				       x->fixed[k], k, x->cls[k].n);
+			return err_fmt(x->err, sizeof x->err, -EINVAL,
+				       "--num-classes %d for head %d, but its --classes list has %d", x->fixed[k], k,
+				       x->cls[k].n);
 		if (h->n_classes[k] < 1)
 			return err_fmt(x->err, sizeof x->err, -EINVAL, "%s: no labels of head %d (%s)", x->path, k,
 				       head_names[k]);

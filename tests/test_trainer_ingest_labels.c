@@ -2,8 +2,11 @@
 // array and the (B, 2) device tensor, row for row with the positions (error slots skipped), on the
 // registered and the staging path; a claimed slot starts without labels (never the labels of the
 // position the slot held before); a label outside its head's classes is refused (-ERANGE).
+// --read RING N (for tests/test_prep_labels_e2e.sh): rank 0 of RING ingests N clips and prints
+// "position sample label0 label1" per row.
 #include <errno.h>  // defines: ERANGE
 #include <stdio.h>  // defines: printf, fprintf
+#include <stdlib.h> // defines: atoi, calloc, free
 #include <string.h> // defines: strstr
 
 #include "kern_ops.h"       // defines: kern_ctx_create_cpu, kern_alloc
@@ -53,7 +56,8 @@ static void check_batch(TrainerIngest *in, KTensor *clips, KTensor *text, KTenso
 	int64_t ids[B], pos[B];
 	int32_t host[B * 2];
 	char err[512] = "";
-	IngestBatch b = {.batch = B, .clips = clips, .text = text, .ids = ids, .pos = pos, .labels = host, .label_ids = lab};
+	IngestBatch b = {
+		.batch = B, .clips = clips, .text = text, .ids = ids, .pos = pos, .labels = host, .label_ids = lab};
 	int rc = trainer_ingest_batch(in, &b, 0, 5.0, err, sizeof err);
 	EXPECT(rc == 0, "trainer_ingest_batch: %d %s", rc, err);
 	const int32_t *dev = (const int32_t *)lab->data; // the CPU backend's device memory is the host's
@@ -62,10 +66,12 @@ static void check_batch(TrainerIngest *in, KTensor *clips, KTensor *text, KTenso
 		if (with_labels || (uint64_t)pos[k] < g_labelled_until)
 			want_labels((uint64_t)pos[k], w);
 		EXPECT(pos[k] % 5 != 2, "row %d: error position %lld delivered", k, (long long)pos[k]);
-		EXPECT(host[2 * k] == w[0] && host[2 * k + 1] == w[1], "row %d (position %lld): host labels %d %d, want %d %d",
-		       k, (long long)pos[k], host[2 * k], host[2 * k + 1], w[0], w[1]);
-		EXPECT(dev[2 * k] == w[0] && dev[2 * k + 1] == w[1], "row %d (position %lld): device labels %d %d, want %d %d",
-		       k, (long long)pos[k], dev[2 * k], dev[2 * k + 1], w[0], w[1]);
+		EXPECT(host[2 * k] == w[0] && host[2 * k + 1] == w[1],
+		       "row %d (position %lld): host labels %d %d, want %d %d", k, (long long)pos[k], host[2 * k],
+		       host[2 * k + 1], w[0], w[1]);
+		EXPECT(dev[2 * k] == w[0] && dev[2 * k + 1] == w[1],
+		       "row %d (position %lld): device labels %d %d, want %d %d", k, (long long)pos[k], dev[2 * k],
+		       dev[2 * k + 1], w[0], w[1]);
 	}
 }
 
@@ -110,8 +116,8 @@ static void run(const char *name, int staging)
 	int64_t ids[B], pos[B];
 	IngestBatch bad = {.batch = B, .clips = &clips, .text = &text, .ids = ids, .pos = pos, .label_ids = &lab};
 	int rc = trainer_ingest_batch(&in, &bad, 0, 5.0, err, sizeof err);
-	EXPECT(rc == -ERANGE && strstr(err, "label 5 of head 1 outside its 5 classes"), "a label past its head: %d '%s'",
-	       rc, err);
+	EXPECT(rc == -ERANGE && strstr(err, "label 5 of head 1 outside its 5 classes"),
+	       "a label past its head: %d '%s'", rc, err);
 	kern_free(ctx, &clips), kern_free(ctx, &text), kern_free(ctx, &lab);
 	trainer_ingest_close(&in);
 	ring_producer_detach(p);
@@ -120,8 +126,56 @@ static void run(const char *name, int staging)
 	ring_destroy(name);
 }
 
-int main(void)
+// --read: the ring's geometry is the model's; one batch of n, printed row by row
+static int read_ring(const char *name, int n)
 {
+	Ring *r;
+	RingInfo info;
+	char err[512] = "";
+	if (ring_open(&r, name, &(RingOpenOptions){.read_only = 1}, err, sizeof err)) {
+		fprintf(stderr, "ring %s: %s\n", name, err);
+		return 1;
+	}
+	ring_info(r, &info);
+	ring_close(r);
+	const RingGeometry *g = &info.geometry;
+	ModelConfig m = {
+		.frames = (int)g->frames, .image_size = (int)g->height, .ctx_len = (int)g->text_len, .vocab = 65536};
+	KernCtx *ctx;
+	TrainerIngest in;
+	kern_ctx_create_cpu(&ctx, 1);
+	if (trainer_ingest_open(&in, ctx, name, 0, 1, &m, 0, err, sizeof err)) {
+		fprintf(stderr, "trainer_ingest_open: %s\n", err);
+		return 1;
+	}
+	KTensor clips, text, lab;
+	kern_alloc(ctx, &clips, KDT_U8, 5, (const int64_t[]){n, g->frames, g->height, g->width, 3});
+	kern_alloc(ctx, &text, KDT_I32, 2, (const int64_t[]){n, g->text_len});
+	kern_alloc(ctx, &lab, KDT_I32, 2, (const int64_t[]){n, 2});
+	int64_t *ids = calloc((size_t)n, sizeof *ids), *pos = calloc((size_t)n, sizeof *pos);
+	int32_t *host = calloc((size_t)n * 2, sizeof *host);
+	IngestBatch b = {
+		.batch = n, .clips = &clips, .text = &text, .ids = ids, .pos = pos, .labels = host, .label_ids = &lab};
+	int rc = trainer_ingest_batch(&in, &b, 0, 60.0, err, sizeof err);
+	if (rc)
+		fprintf(stderr, "trainer_ingest_batch: %s\n", err);
+	const int32_t *dev = (const int32_t *)lab.data;
+	for (int k = 0; k < n && !rc; k++) {
+		if (dev[2 * k] != host[2 * k] || dev[2 * k + 1] != host[2 * k + 1])
+			rc = fprintf(stderr, "row %d: device labels differ from the host's\n", k) > 0;
+		printf("%lld %lld %d %d\n", (long long)pos[k], (long long)ids[k], host[2 * k], host[2 * k + 1]);
+	}
+	kern_free(ctx, &clips), kern_free(ctx, &text), kern_free(ctx, &lab);
+	free(ids), free(pos), free(host);
+	trainer_ingest_close(&in);
+	kern_ctx_destroy(ctx);
+	return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--read"))
+		return read_ring(argv[2], atoi(argv[3]));
 	atexit(test_ring_cleanup);
 	char name[64];
 	snprintf(name, sizeof name, "test-ingest-lab-%d", (int)getpid());

@@ -40,6 +40,8 @@ test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_be
 # labelled annotation files (ek100-train, labels-csv, kinetics): labels, heads, and each refusal
 TESTS += test_prep_labels
 test_prep_labels_SRCS := tests/test_prep_labels.c tools/prep_labels.c tools/prep_annot.c tools/prep_json.c
+# labels end to end: labels-csv -> prep -> loaderd -> ring -> ingest, at 1 and 3 loader threads
+SCRIPT_TESTS += tests/test_prep_labels_e2e.sh
 TESTS += test_prep_tar
 test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh

@@ -2,7 +2,7 @@
 // table, videos, chunks, keyframe index, tar shards, samples, caption token ids.
 #ifndef DATA_MANIFEST_FORMAT_H
 #define DATA_MANIFEST_FORMAT_H
-// defines: MANIFEST_MAGIC, MANIFEST_VERSION, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, MANIFEST_MAX_INDEXED_FRAMES, manifest_crc32, manifest_packets_check, manifest_keyframe_index
+// defines: MANIFEST_MAGIC, MANIFEST_VERSION, MANIFEST_VERSION_MIN, MANIFEST_MAX_HEADS, MANIFEST_MAX_CLASSES, MANIFEST_NO_LABEL, ManifestHead, ManifestHeader, ManifestVideo, ManifestChunk, ManifestPacket, ManifestShard, ManifestSample, MANIFEST_KIND_CLIP, MANIFEST_KIND_IMAGE, MANIFEST_CODEC_*, MANIFEST_PKT_*, MANIFEST_MAX_INDEXED_FRAMES, manifest_crc32, manifest_packets_check, manifest_keyframe_index
 
 #include <assert.h>
 #include <stddef.h>
@@ -18,8 +18,13 @@
 // Within a version, a field may only be added in reserved space whose zero means "not
 // recorded", so older files of the version stay readable: vocab_hash is such a field (version 2
 // files written before it have 0, and readers fall back to the bpe_merges.txt next to them).
+// Version 3 added class labels (the labels section, n_heads and labels_off in what was reserved):
+// it is written only for a manifest with labels, so a manifest without them is still version 2,
+// byte for byte, and a build that reads version 3 reads both. A build that knows only version 2
+// refuses a labelled manifest by its version instead of training on it without its labels.
 #define MANIFEST_MAGIC "AVCLIPMF"
-#define MANIFEST_VERSION 2u
+#define MANIFEST_VERSION 3u     // the newest this build reads and writes (labelled manifests)
+#define MANIFEST_VERSION_MIN 2u // the oldest it reads (no labels)
 
 typedef struct {
 	char magic[8];                                  // MANIFEST_MAGIC, no NUL
@@ -30,10 +35,10 @@ typedef struct {
 	uint32_t data_crc;                              // CRC-32 of bytes [header_size, file_size)
 	uint32_t n_videos, n_chunks, n_shards, context; // context: token ids per caption (77)
 	uint64_t n_samples, n_keyframes;
-	uint32_t vocab_size; // every token id < vocab_size
-	uint32_t chunk_ms;   // nominal chunk length (the last chunk of a video is shorter)
-	uint32_t short_side; // chunks' short side in pixels (0: images only)
-	uint32_t reserved0;
+	uint32_t vocab_size;                // every token id < vocab_size
+	uint32_t chunk_ms;                  // nominal chunk length (the last chunk of a video is shorter)
+	uint32_t short_side;                // chunks' short side in pixels (0: images only)
+	uint32_t n_heads;                   // version 3: label heads, 1..MANIFEST_MAX_HEADS (version 2: reserved, 0)
 	uint64_t strings_off, strings_size; // NUL-terminated strings back to back
 	uint64_t videos_off;                // ManifestVideo[n_videos]
 	uint64_t chunks_off;                // ManifestChunk[n_chunks], each video's chunks consecutive, in time order
@@ -45,8 +50,21 @@ typedef struct {
 	uint64_t n_packets;
 	uint64_t configs_off, configs_size; // codec configuration bytes (H.264 avcC) chunks point into
 	uint64_t vocab_hash; // bpe_vocab_hash of the merges the captions were tokenized with (0: not recorded)
-	uint64_t reserved1;
+	uint64_t labels_off; // version 3: ManifestHead[MANIFEST_MAX_HEADS], then int32_t[n_samples][MANIFEST_MAX_HEADS]
 } ManifestHeader;
+
+// Class labels (version 3): per sample one class id per head (EK-100: head 0 verb, head 1 noun; a
+// single-label set such as Kinetics: head 0 only), MANIFEST_NO_LABEL where a sample has none and
+// for every head >= n_heads. A head records its class count and, when known, its class names.
+#define MANIFEST_MAX_HEADS 2u
+#define MANIFEST_MAX_CLASSES (1u << 20)
+#define MANIFEST_NO_LABEL (-1)
+typedef struct {
+	uint64_t name_off;    // the head's name (string table): "verb", "noun", "label"
+	uint64_t classes_off; // string table: class 0's name, then class 1's, ... back to back (n_named)
+	uint32_t n_classes;   // this head's labels are 0 .. n_classes - 1 (1..MANIFEST_MAX_CLASSES)
+	uint32_t n_named;     // 0: no class names recorded, else n_classes
+} ManifestHead;
 
 typedef struct {
 	uint64_t name_off;    // video id (string table)
@@ -125,6 +143,9 @@ static_assert(offsetof(ManifestHeader, strings_off) == 80, "manifest header layo
 static_assert(offsetof(ManifestHeader, tokens_off) == 136, "manifest header layout");
 static_assert(offsetof(ManifestHeader, configs_size) == 168, "manifest header layout");
 static_assert(offsetof(ManifestHeader, vocab_hash) == 176, "manifest header layout");
+static_assert(offsetof(ManifestHeader, n_heads) == 76 && offsetof(ManifestHeader, labels_off) == 184,
+	      "manifest header layout (version 3 fields in version 2's reserved space)");
+static_assert(sizeof(ManifestHead) == 24, "manifest head record");
 static_assert(sizeof(ManifestVideo) == 24, "manifest video record");
 static_assert(sizeof(ManifestChunk) == 80, "manifest chunk record");
 static_assert(offsetof(ManifestChunk, width) == 40, "manifest chunk layout");

@@ -164,9 +164,9 @@ static int validate(Manifest *m, char *err, size_t errlen)
 			       "manifest version 1 has no packet index, this build reads version %u: convert it with "
 			       "tools/prep --upgrade FILE (chunks are indexed, not re-encoded)",
 			       MANIFEST_VERSION);
-	if (h->version != MANIFEST_VERSION)
-		return err_fmt(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads version %u",
-			       h->version, MANIFEST_VERSION);
+	if (h->version < MANIFEST_VERSION_MIN || h->version > MANIFEST_VERSION)
+		return err_fmt(err, errlen, -EPROTONOSUPPORT, "manifest version %u, this build reads versions %u to %u",
+			       h->version, MANIFEST_VERSION_MIN, MANIFEST_VERSION);
 	if (h->header_size != sizeof(ManifestHeader))
 		return err_fmt(err, errlen, -EBADMSG, "header size %u, version %u has %zu", h->header_size,
 			       MANIFEST_VERSION, sizeof(ManifestHeader));
@@ -195,7 +195,11 @@ static int validate(Manifest *m, char *err, size_t errlen)
 		   {"samples", h->samples_off, h->n_samples, sizeof(ManifestSample)},
 		   {"tokens", h->tokens_off, h->n_samples, (uint64_t)h->context * 2},
 		   {"packets", h->packets_off, h->n_packets, sizeof(ManifestPacket)},
-		   {"configs", h->configs_off, h->configs_size, 1}};
+		   {"configs", h->configs_off, h->configs_size, 1},
+		   // version 3: class labels (version 2 has none: an empty section at the header's end); its
+		   // size cannot wrap once the samples section before it was found inside the file
+		   {"labels", h->version >= 3 ? h->labels_off : h->header_size,
+		    h->version >= 3 ? manifest_labels_bytes(h) : 0, 1}};
 	enum { NSEC = sizeof(sec) / sizeof(sec[0]) };
 	for (size_t i = 0; i < NSEC; i++)
 		if (!section_ok(h, sec[i].off, sec[i].count, sec[i].elem))
@@ -295,7 +299,7 @@ static int validate(Manifest *m, char *err, size_t errlen)
 				       s->kind);
 		}
 	}
-	return 0;
+	return manifest_labels_check(h, err, errlen);
 }
 
 // reads the whole regular file fd of st->st_size bytes into anonymous private pages (8-byte aligned,

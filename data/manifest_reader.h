@@ -4,7 +4,9 @@
 // holds (manifest_file_changed tells it happened).
 #ifndef DATA_MANIFEST_READER_H
 #define DATA_MANIFEST_READER_H
-// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_file_changed, MANIFEST_VOCAB_*
+// defines: Manifest, manifest_open, manifest_open_verified, manifest_open_mem, manifest_close, manifest_header, manifest_video, manifest_chunk, manifest_shard, manifest_sample, manifest_string, manifest_keyframes, manifest_packets, manifest_codec_config, manifest_tokens, manifest_keyframe_at_or_before, manifest_clip_frames, manifest_clip_locate, manifest_check_data, manifest_resolve, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_file_changed, MANIFEST_VOCAB_*,
+//          manifest_label_heads, manifest_label_classes, manifest_label_head_name, manifest_label_class_name,
+//          manifest_labels, manifest_labels_check, manifest_labels_bytes
 
 #include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ManifestSample, ...
 
@@ -76,5 +78,23 @@ int manifest_vocab(const Manifest *m, uint64_t *hash, char *merges, size_t cap);
 // sentence and the command that fixes it in err.
 int manifest_vocab_check(const Manifest *m, const char *path, uint64_t want, const char *who, const char *want_merges,
 			 char *err, size_t errlen);
+
+// Class labels (version 3; in manifest_labels.c). Heads: 0 for a manifest without labels
+// (version 2), else 1..MANIFEST_MAX_HEADS; a head's classes 0 .. n-1 (0 for a head that is not there).
+uint32_t manifest_label_heads(const Manifest *m);
+uint32_t manifest_label_classes(const Manifest *m, uint32_t head);
+// the head's name ("verb", "noun", "label"; "" for a head that is not there)
+const char *manifest_label_head_name(const Manifest *m, uint32_t head);
+// class cls's name, NULL when the manifest records no names for the head (a walk over the names
+// before it: for tools, not per sample)
+const char *manifest_label_class_name(const Manifest *m, uint32_t head, uint32_t cls);
+// sample's label of every head into out (MANIFEST_NO_LABEL where none, and for every head of a
+// manifest without labels)
+void manifest_labels(const Manifest *m, uint64_t sample, int32_t out[MANIFEST_MAX_HEADS]);
+// manifest_open's check of the labels section (heads, names, every label in its head's range) on
+// a header whose sections were checked to lie in the file; 0 for version 2. -EBADMSG with a reason.
+int manifest_labels_check(const ManifestHeader *h, char *err, size_t errlen);
+// the labels section's size in bytes (heads, then n_samples labels per head)
+uint64_t manifest_labels_bytes(const ManifestHeader *h);
 
 #endif

@@ -36,7 +36,10 @@ struct ManifestWriter {
 	uint64_t vocab_hash;
 	Vec strings; // (bytes)
 	Vec videos, chunks, keyframes, shards, samples, tokens;
-	Vec packets, configs;                       // configs: (bytes)
+	Vec packets, configs; // configs: (bytes)
+	Vec labels;           // (n_samples, MANIFEST_MAX_HEADS) int32, kept with samples
+	uint32_t n_heads;     // 0: no labels (version 2)
+	ManifestHead heads[MANIFEST_MAX_HEADS];
 	uint64_t last_config_off, last_config_size; // identical configurations are stored once
 };
 
@@ -59,6 +62,7 @@ int manifest_writer_new(ManifestWriter **out, uint32_t context, uint32_t vocab_s
 	w->tokens.elem = (size_t)context * sizeof(uint16_t);
 	w->packets.elem = sizeof(ManifestPacket);
 	w->configs.elem = 1;
+	w->labels.elem = MANIFEST_MAX_HEADS * sizeof(int32_t);
 	*out = w;
 	return 0;
 }
@@ -68,7 +72,7 @@ void manifest_writer_free(ManifestWriter *w)
 	if (!w)
 		return;
 	Vec *v[] = {&w->strings, &w->videos, &w->chunks,  &w->keyframes, &w->shards,
-		    &w->samples, &w->tokens, &w->packets, &w->configs};
+		    &w->samples, &w->tokens, &w->packets, &w->configs,   &w->labels};
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		free(v[i]->data);
 	free(w);
@@ -236,10 +240,14 @@ static int push_sample(ManifestWriter *w, const int32_t *tokens, uint32_t kind, 
 	if (n < 0)
 		return n;
 	ManifestSample *s = vec_push(&w->samples);
-	if (!s) {
+	int32_t *lab = s ? vec_push(&w->labels) : NULL;
+	if (!lab) {
+		w->samples.n -= s != NULL;
 		w->tokens.n--;
 		return -ENOMEM;
 	}
+	for (uint32_t k = 0; k < MANIFEST_MAX_HEADS; k++)
+		lab[k] = MANIFEST_NO_LABEL;
 	*s = (ManifestSample){.kind = kind, .source = source, .n_tokens = (uint32_t)n};
 	*out = s;
 	return 0;
@@ -278,6 +286,49 @@ int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, u
 		return rc;
 	s->image.offset = offset, s->image.length = length;
 	return (int64_t)w->samples.n - 1;
+}
+
+int manifest_writer_set_heads(ManifestWriter *w, uint32_t n_heads, const char *const *head_names,
+			      const uint32_t *n_classes, const char *const *const *class_names)
+{
+	if (w->n_heads || n_heads < 1 || n_heads > MANIFEST_MAX_HEADS)
+		return -EINVAL;
+	for (uint32_t k = 0; k < n_heads; k++) {
+		if (!head_names[k] || !*head_names[k] || n_classes[k] < 1 || n_classes[k] > MANIFEST_MAX_CLASSES)
+			return -EINVAL;
+		for (uint32_t c = 0; class_names && class_names[k] && c < n_classes[k]; c++)
+			if (!class_names[k][c])
+				return -EINVAL;
+	}
+	for (uint32_t k = 0; k < n_heads; k++) {
+		ManifestHead *d = &w->heads[k];
+		int64_t off = add_string(w, head_names[k]);
+		if (off < 0)
+			return (int)off;
+		*d = (ManifestHead){.name_off = (uint64_t)off, .n_classes = n_classes[k]};
+		for (uint32_t c = 0; class_names && class_names[k] && c < n_classes[k]; c++) {
+			if ((off = add_string(w, class_names[k][c])) < 0)
+				return (int)off;
+			if (c == 0)
+				d->classes_off = (uint64_t)off;
+			d->n_named++;
+		}
+	}
+	w->n_heads = n_heads;
+	return 0;
+}
+
+int manifest_set_labels(ManifestWriter *w, uint64_t sample, const int32_t *labels)
+{
+	if (sample >= w->samples.n)
+		return -EINVAL;
+	for (uint32_t k = 0; k < MANIFEST_MAX_HEADS; k++) {
+		int64_t lim = k < w->n_heads ? w->heads[k].n_classes : 0;
+		if (labels[k] != MANIFEST_NO_LABEL && (labels[k] < 0 || labels[k] >= lim))
+			return -EINVAL;
+	}
+	memcpy((int32_t *)w->labels.data + sample * MANIFEST_MAX_HEADS, labels, w->labels.elem);
+	return 0;
 }
 
 static uint64_t align8(uint64_t x)
@@ -334,20 +385,30 @@ int manifest_write(ManifestWriter *w, const char *path)
 {
 	ManifestHeader h = {0};
 	memcpy(h.magic, MANIFEST_MAGIC, 8);
-	h.version = MANIFEST_VERSION;
 	h.header_size = sizeof(h);
 	h.n_videos = (uint32_t)w->videos.n, h.n_chunks = (uint32_t)w->chunks.n, h.n_shards = (uint32_t)w->shards.n;
 	h.context = w->context, h.n_samples = w->samples.n, h.n_keyframes = w->keyframes.n;
 	h.vocab_size = w->vocab_size, h.chunk_ms = w->chunk_ms, h.short_side = w->short_side;
 	h.vocab_hash = w->vocab_hash;
 	h.n_packets = w->packets.n;
+	// version 3's labels section: the heads, then the labels right after them (48 bytes, aligned);
+	// a manifest without labels has neither and stays version 2
+	h.n_heads = w->n_heads;
+	h.version = w->n_heads ? 3u : 2u;
+	Vec heads = {w->heads, w->n_heads ? MANIFEST_MAX_HEADS : 0, MANIFEST_MAX_HEADS, sizeof(ManifestHead)};
+	Vec labels = w->labels;
+	labels.n = w->n_heads ? w->labels.n : 0;
+	uint64_t labels_data_off = 0;
 	struct {
 		uint64_t *off;
 		const Vec *v;
 	} sec[] = {{&h.strings_off, &w->strings},     {&h.videos_off, &w->videos},   {&h.chunks_off, &w->chunks},
 		   {&h.keyframes_off, &w->keyframes}, {&h.shards_off, &w->shards},   {&h.samples_off, &w->samples},
-		   {&h.tokens_off, &w->tokens},       {&h.packets_off, &w->packets}, {&h.configs_off, &w->configs}};
-	enum { NSEC = sizeof(sec) / sizeof(sec[0]) };
+		   {&h.tokens_off, &w->tokens},       {&h.packets_off, &w->packets}, {&h.configs_off, &w->configs},
+		   {&h.labels_off, &heads},           {&labels_data_off, &labels}};
+	// without labels the two sections are not laid out at all (not even their alignment): a
+	// manifest without labels is the version 2 file it always was, byte for byte
+	const int NSEC = w->n_heads ? (int)(sizeof(sec) / sizeof(sec[0])) : (int)(sizeof(sec) / sizeof(sec[0])) - 2;
 	uint64_t pos = sizeof(h);
 	for (int i = 0; i < NSEC; i++) {
 		pos = align8(pos);

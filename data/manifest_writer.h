@@ -2,7 +2,8 @@
 // with caption tokens) and writes it atomically (temp file, fsync, rename).
 #ifndef DATA_MANIFEST_WRITER_H
 #define DATA_MANIFEST_WRITER_H
-// defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_writer_set_vocab, manifest_add_video, manifest_add_chunk, manifest_set_chunk_index, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write
+// defines: ManifestWriter, manifest_writer_new, manifest_writer_free, manifest_writer_set_vocab, manifest_add_video, manifest_add_chunk, manifest_set_chunk_index, manifest_add_shard, manifest_add_clip, manifest_add_image, manifest_write,
+//          manifest_writer_set_heads, manifest_set_labels
 
 #include "manifest_format.h" // defines: ManifestPacket, MANIFEST_CODEC_*
 
@@ -35,6 +36,15 @@ int64_t manifest_add_shard(ManifestWriter *w, const char *path, uint64_t size);
 int64_t manifest_add_clip(ManifestWriter *w, uint32_t video, uint32_t chunk_first, uint32_t frame_begin,
 			  uint32_t chunk_last, uint32_t frame_end, const int32_t *tokens);
 int64_t manifest_add_image(ManifestWriter *w, uint32_t shard, uint64_t offset, uint64_t length, const int32_t *tokens);
+
+// Gives the manifest n_heads (1..MANIFEST_MAX_HEADS) label heads, each with a name, a class count
+// and (class_names[k] not NULL) its n_classes[k] class names; once, before any manifest_set_labels.
+// A manifest with heads is written as version 3, one without as version 2. 0 or -EINVAL / -ENOMEM.
+int manifest_writer_set_heads(ManifestWriter *w, uint32_t n_heads, const char *const *head_names,
+			      const uint32_t *n_classes, const char *const *const *class_names);
+// sample's labels (MANIFEST_MAX_HEADS of them; MANIFEST_NO_LABEL for none, and for every head past
+// n_heads); every sample starts without. -EINVAL for a label outside its head's classes.
+int manifest_set_labels(ManifestWriter *w, uint64_t sample, const int32_t *labels);
 
 // Writes path atomically (path.tmp.<pid>, fsync, rename; temps of writers that died are removed
 // first). Returns 0 or -errno.

@@ -13,7 +13,7 @@ PUBLIC_HEADERS += data/bpe_tokenizer.h data/bpe_text.h data/bpe_train.h data/man
 USES_data := common
 LIBS += data
 data_SRCS := data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c data/bpe_uclass.c data/bpe_tokenizer.c data/bpe_train.c \
-             data/manifest_packets.c data/manifest_writer.c data/manifest_reader.c \
+             data/manifest_packets.c data/manifest_writer.c data/manifest_reader.c data/manifest_labels.c \
              data/tar.c
 
 TESTS += test_bpe_tokenize test_bpe_reference test_bpe_load_errors test_bpe_train test_bpe_clip_corpus
@@ -25,6 +25,9 @@ test_bpe_specials_LIBS := data common
 TESTS += test_manifest_roundtrip test_manifest_errors
 TESTS += test_manifest_vocab
 TESTS += test_manifest_overlap test_manifest_caption_tokens # hostile manifests with valid checksums
+# class labels (version 3): round trip, version 2 unchanged, hostile labels sections
+TESTS += test_manifest_labels
+test_manifest_labels_LIBS := data common
 test_manifest_overlap_LIBS := data common
 test_manifest_caption_tokens_LIBS := data common
 test_manifest_vocab_LIBS := data common

@@ -71,6 +71,15 @@ static void fill_text(LdShared *sh, RingSlot *s, uint64_t sample)
 		s->text[i] = i < ctx && tok ? tok[i] : 0;
 }
 
+// the sample's class labels from the manifest (RING_NO_LABEL for a caption-only dataset)
+static void fill_labels(LdShared *sh, RingSlot *s, uint64_t sample)
+{
+	int32_t l[MANIFEST_MAX_HEADS];
+	manifest_labels(sh->m, sample, l);
+	for (int k = 0; k < RING_LABELS; k++)
+		s->labels[k] = k < (int)MANIFEST_MAX_HEADS ? l[k] : RING_NO_LABEL;
+}
+
 // 1 when the sample that started decoding at t0 and has just timed out would still have been
 // inside its budget had the process been running: it was paused, not hung (logged)
 static int paused_not_hung(const LdShared *sh, const Item *it, uint64_t t0)
@@ -121,6 +130,7 @@ static void publish(LdShared *sh, RingProducer *p, LdDecoder *d, Item *it)
 		s->crop[2] = (uint16_t)it->plan.crop.w;
 		s->crop[3] = (uint16_t)it->plan.crop.h;
 		fill_text(sh, s, it->plan.sample);
+		fill_labels(sh, s, it->plan.sample);
 		rc = ring_producer_publish(p, s);
 		atomic_fetch_add(&sh->produced, 1);
 	}

@@ -2,7 +2,7 @@
 // One public header; programs never reach into the structs except through the accessors below.
 #ifndef SHM_RING_H
 #define SHM_RING_H
-// defines: RingGeometry, RingDataId, RingCreateOptions, RingOpenOptions, Ring, RingSlot, RingProducer,
+// defines: RING_ABI_VERSION, RING_LABELS, RING_NO_LABEL, RingGeometry, RingDataId, RingCreateOptions, RingOpenOptions, Ring, RingSlot, RingProducer,
 //          RingConsumer, RingStats, RingProcStats, ring_create, ring_open, ring_close, ring_destroy,
 //          ring_payload_region, ring_producer_attach, ring_producer_claim, ring_producer_publish, ring_producer_publish_error,
 //          ring_producer_detach, ring_consumer_attach, ring_consumer_acquire, ring_consumer_release,
@@ -15,7 +15,10 @@
 // Bumped whenever the layout or the meaning of any field changes; a mismatch is refused.
 // 2: the control block's reserved NCCL-id bytes became the bootstrap record (ring_boot_*).
 // 3: the control block records the dataset (RingDataId) in bytes that were padding.
-#define RING_ABI_VERSION 3
+// 4: a slot header carries its clip's class labels (RingSlot.labels) in bytes that were reserved.
+#define RING_ABI_VERSION 4
+#define RING_LABELS 2          // class labels per slot (the manifest's label heads)
+#define RING_NO_LABEL -1       // a head without a label (and every label of a caption-only dataset)
 #define RING_MAX_PRODUCERS 256 // loader threads over all loaderd processes
 #define RING_MAX_CONSUMERS 64  // = the most ranks one ring serves
 #define RING_DEFAULT_NAME "avclip"
@@ -78,6 +81,8 @@ typedef struct {
 	int32_t error;     // decode error code when RING_SLOT_ERROR (positive, producer-defined)
 	uint64_t sample_id;
 	uint16_t crop[4]; // x, y, w, h of the crop in source pixels (informational)
+	// the clip's class label per head (RING_NO_LABEL: none); a claim starts with none
+	int32_t labels[RING_LABELS];
 	uint8_t *payload; // (T, H, W, C) uint8, 4 KiB aligned
 	int32_t *text;    // (text_len,) token ids
 } RingSlot;

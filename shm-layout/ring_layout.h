@@ -86,7 +86,8 @@ typedef struct {
 	uint16_t crop[4];
 	uint32_t reserved0;
 	uint64_t sample_id;
-	uint8_t reserved[64 - 40];
+	int32_t labels[RING_LABELS]; // ABI 4
+	uint8_t reserved[64 - 48];
 } RingSlotHeader;
 
 typedef struct {
@@ -145,6 +146,7 @@ _Static_assert(offsetof(RingProcEntry, base_items) == 88, "RingProcEntry layout"
 _Static_assert(offsetof(RingProcEntry, waiting_since_ns) == 120, "RingProcEntry layout");
 _Static_assert(sizeof(RingSlotHeader) == RING_CACHE_LINE, "slot header is one cache line");
 _Static_assert(offsetof(RingSlotHeader, sample_id) == 32, "RingSlotHeader layout");
+_Static_assert(offsetof(RingSlotHeader, labels) == 40 && RING_LABELS == 2, "RingSlotHeader layout (ABI 4)");
 _Static_assert(offsetof(RingControl, geometry) == 32, "RingControl layout");
 _Static_assert(offsetof(RingControl, seed) == 72, "RingControl layout");
 _Static_assert(offsetof(RingControl, created_mono_ns) == 152, "RingControl layout");

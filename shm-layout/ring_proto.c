@@ -199,8 +199,16 @@ static void slot_fill(Ring *r, RingSlot *s, uint32_t index, uint64_t pos)
 	s->error = h->error;
 	s->sample_id = h->sample_id;
 	memcpy(s->crop, h->crop, sizeof s->crop);
+	memcpy(s->labels, h->labels, sizeof s->labels);
 	s->payload = r->payloads + (uint64_t)index * r->slot_stride;
 	s->text = (int32_t *)(s->payload + r->text_offset);
+}
+
+// a claimed position carries no labels until its producer sets them (never the last position's)
+static void slot_clear_labels(RingSlot *s)
+{
+	for (int k = 0; k < RING_LABELS; k++)
+		s->labels[k] = RING_NO_LABEL;
 }
 
 // One reap per adopt period over all producers: marks dead processes. Returns 1 and fills
@@ -222,6 +230,7 @@ static int producer_maybe_adopt(RingProducer *p, RingSlot *slot)
 	slot_fill(r, slot, index, word_pos(w));
 	slot->flags = RING_SLOT_ADOPTED;
 	slot->error = 0;
+	slot_clear_labels(slot);
 	p->claimed++;
 	return 1;
 }
@@ -259,6 +268,7 @@ int ring_producer_claim(RingProducer *p, RingSlot *slot, int timeout_ms)
 			slot_fill(r, slot, (uint32_t)(g % S), g);
 			slot->flags = 0;
 			slot->error = 0;
+			slot_clear_labels(slot);
 			p->claimed++;
 			break;
 		}
@@ -294,6 +304,7 @@ int ring_producer_publish(RingProducer *p, RingSlot *slot)
 	h->error = slot->error;
 	h->sample_id = slot->sample_id;
 	memcpy(h->crop, slot->crop, sizeof h->crop);
+	memcpy(h->labels, slot->labels, sizeof h->labels);
 	if (!atomic_compare_exchange_strong_explicit(&h->state, &expect,
 						     slot_word(slot->position, p->index, SLOT_READY),
 						     memory_order_acq_rel, memory_order_relaxed))

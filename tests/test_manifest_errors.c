@@ -158,9 +158,9 @@ int main(void)
 	expect("tiny file", img, 12, -EBADMSG, "not a manifest");
 	expect("text file", "hello, this is not a manifest at all", 36, -EBADMSG, "magic");
 	memcpy(p, img, img_n);
-	h->version = 3;
+	h->version = MANIFEST_VERSION + 1;
 	fix_header_crc(p);
-	expect("version 3", p, img_n, -EPROTONOSUPPORT, "version 3");
+	expect("a later version", p, img_n, -EPROTONOSUPPORT, "version 4");
 	h->version = 1;
 	fix_header_crc(p);
 	expect("version 1", p, img_n, -EPROTONOSUPPORT, "prep --upgrade");

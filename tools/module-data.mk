@@ -5,7 +5,7 @@ PROGS += tools/synth
 tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/prep_encode.c
 
 PROGS += tools/prep
-tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_bench.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
+tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_bench.c tools/prep_labels.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
                    tools/prep_upgrade.c \
                    tools/prep_tar.c tools/prep_info.c tools/prep_damage.c tools/avlog.c
 # libav's messages through the logger, one line per kind and a count (tools/avlog.c)
@@ -37,6 +37,11 @@ TESTS += test_prep_any_input
 test_prep_any_input_SRCS := tests/test_prep_any_input.c tools/prep_chunk.c tools/prep_encode.c tools/prep_damage.c
 TESTS += test_prep_annot
 test_prep_annot_SRCS := tests/test_prep_annot.c tools/prep_annot.c tools/prep_bench.c tools/prep_json.c
+# labelled annotation files (ek100-train, labels-csv, kinetics): labels, heads, and each refusal
+TESTS += test_prep_labels
+test_prep_labels_SRCS := tests/test_prep_labels.c tools/prep_labels.c tools/prep_annot.c tools/prep_json.c
+# labels end to end: labels-csv -> prep -> loaderd -> ring -> ingest, at 1 and 3 loader threads
+SCRIPT_TESTS += tests/test_prep_labels_e2e.sh
 TESTS += test_prep_tar
 test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c tools/prep_json.c
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh

@@ -11,6 +11,7 @@
 #include "prep_chunk.h"      // defines: prep_chunk_video, PrepVideoResult, ...
 #include "prep_encode.h"     // defines: prep_encoder_available
 #include "prep_info.h"       // defines: prep_info, prep_verify
+#include "prep_labels.h"     // defines: prep_labels_load, PrepLabelOpts
 #include "prep_opts.h"       // defines: PrepOpts, prep_opts_parse, prep_opts_usage
 #include "prep_tar.h"        // defines: prep_tar_index, PrepTarIndex
 #include "prep_upgrade.h"    // defines: prep_upgrade
@@ -670,8 +671,22 @@ static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const ui
 						f1, idsb);
 		if (sid < 0)
 			log_fatalx("line %d: manifest refused the clip (%s)", a->line, strerror((int)-sid));
+		if (rep->heads.n && manifest_set_labels(run->w, (uint64_t)sid, a->label) < 0)
+			log_fatalx("line %d: manifest refused the labels %d, %d", a->line, a->label[0], a->label[1]);
 		run->n_samples++;
 	}
+}
+
+// a labelled annotation file's heads (names, class counts, class names) into the manifest
+static void set_heads(ManifestWriter *w, const PrepHeads *h)
+{
+	const char *names[2] = {h->name[0], h->name[1]};
+	const uint32_t counts[2] = {(uint32_t)h->n_classes[0], (uint32_t)h->n_classes[1]};
+	const char *const *classes[2] = {(const char *const *)h->class_names[0],
+					 (const char *const *)h->class_names[1]};
+	int rc = manifest_writer_set_heads(w, (uint32_t)h->n, names, counts, classes);
+	if (rc < 0)
+		log_fatalx("manifest: the label heads refused (%s)", strerror(-rc));
 }
 
 // annotations: load them, cut every video into chunks in parallel, then videos and clips into the manifest
@@ -682,7 +697,9 @@ static void prep_videos(PrepRun *run)
 	if (!prep_encoder_available())
 		log_fatalx("this libavcodec has no H.264 encoder (libx264)");
 	PrepAnnotList al;
-	if ((rc = prep_bench_load(&al, o->annotations, o->format)) == 1)
+	const PrepLabelOpts lo = {o->classes, o->num_classes, o->split, o->video_root};
+	if ((rc = prep_bench_load(&al, o->annotations, o->format)) == 1 &&
+	    (rc = prep_labels_load(&al, o->annotations, o->format, &lo)) == 1)
 		rc = prep_annot_load(&al, o->annotations, o->format, o->ego4d_window);
 	if (rc < 0)
 		log_fatalx("%s: %s", o->annotations,
@@ -726,6 +743,8 @@ static void prep_videos(PrepRun *run)
 		log_fatalx("tokenizer vocabulary too large for the manifest");
 	if (run->w)
 		manifest_writer_set_vocab(run->w, bpe_vocab_hash(run->tok));
+	if (run->w && rep->heads.n)
+		set_heads(run->w, &rep->heads);
 	int64_t *vidx = malloc((nv + 1) * sizeof(int64_t));
 	uint32_t *first_chunk = malloc((nv + 1) * sizeof(uint32_t));
 	add_videos(run, &p, vidx, first_chunk);

@@ -38,6 +38,11 @@ void prep_annot_free(PrepAnnotList *l)
 	}
 	for (size_t i = 0; i < l->n_problems; i++)
 		free(l->problems[i]);
+	for (int k = 0; k < 2; k++) {
+		for (int c = 0; l->heads.class_names[k] && c < l->heads.n_classes[k]; c++)
+			free(l->heads.class_names[k][c]);
+		free(l->heads.class_names[k]);
+	}
 	free(l->a);
 	free(l->problems);
 	memset(l, 0, sizeof(*l));
@@ -131,6 +136,7 @@ int prep_annot_add(PrepAnnotList *l, const char *video, double start, double end
 		return -ENOMEM;
 	}
 	a->start = start, a->end = end, a->line = line;
+	a->label[0] = a->label[1] = -1;
 	l->n++;
 	return 0;
 }

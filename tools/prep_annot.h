@@ -2,7 +2,7 @@
 // train CSV and Ego4D narrations (narration.json as LaViLa reads it) into one list of clips.
 #ifndef TOOLS_PREP_ANNOT_H
 #define TOOLS_PREP_ANNOT_H
-// defines: PrepAnnot, PrepAnnotList, prep_annot_load, prep_bench_load, prep_annot_parse, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
+// defines: PrepAnnot, PrepHeads, PrepAnnotList, prep_annot_load, prep_bench_load, prep_annot_parse, prep_annot_free, prep_annot_problem, prep_parse_time, prep_ego4d_load
 
 #include <stddef.h>
 
@@ -11,7 +11,16 @@ typedef struct {
 	double start, end; // seconds
 	char *caption;     // valid UTF-8
 	int line;          // line (record) number in the file, for reports
+	int label[2];      // class id per label head (prep_labels.h), -1: none
 } PrepAnnot;
+
+// The label heads of a labelled annotation file (prep_labels.h); n = 0 for captions only.
+typedef struct {
+	int n;
+	char name[2][32];      // "verb", "noun", "label", ...
+	int n_classes[2];      // labels are 0 .. n_classes - 1
+	char **class_names[2]; // NULL, or n_classes names (malloc'ed, freed with the list)
+} PrepHeads;
 
 typedef struct {
 	PrepAnnot *a;
@@ -19,6 +28,7 @@ typedef struct {
 	char **problems; // one line each, in file order
 	size_t n_problems, cap_problems;
 	size_t bad_utf8, bad_time, bad_record;
+	PrepHeads heads;
 } PrepAnnotList;
 
 // format: "csv", "tsv", "epic", "ego4d" or "auto" (.json: ego4d; a header with narration_id:

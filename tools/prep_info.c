@@ -18,6 +18,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
+// each label head: its name, classes (the first names when recorded) and how many samples have a label
+static void info_labels(const Manifest *m)
+{
+	const uint32_t heads = manifest_label_heads(m);
+	if (!heads) {
+		printf("labels        none (captions only)\n");
+		return;
+	}
+	for (uint32_t k = 0; k < heads; k++) {
+		uint64_t labelled = 0;
+		for (uint64_t i = 0; i < manifest_header(m)->n_samples; i++) {
+			int32_t l[MANIFEST_MAX_HEADS];
+			manifest_labels(m, i, l);
+			labelled += l[k] != MANIFEST_NO_LABEL;
+		}
+		printf("label head %u  %s: %u classes, %llu samples labelled, class names ", k,
+		       manifest_label_head_name(m, k), manifest_label_classes(m, k), (unsigned long long)labelled);
+		if (!manifest_label_class_name(m, k, 0))
+			printf("not recorded\n");
+		for (uint32_t c = 0; c < 3 && manifest_label_class_name(m, k, c); c++)
+			printf("%s%s", c ? ", " : "", manifest_label_class_name(m, k, c));
+		if (manifest_label_class_name(m, k, 0))
+			printf("%s\n", manifest_label_classes(m, k) > 3 ? ", ..." : "");
+	}
+}
+
 int prep_info(const char *path)
 {
 	Manifest *m;
@@ -69,6 +95,7 @@ int prep_info(const char *path)
 	int src = manifest_vocab(m, &vh, merges, sizeof merges);
 	printf("merges        bpe %016llx (%s)%s%s\n", (unsigned long long)vh, from[src], merges[0] ? ", file " : "",
 	       merges);
+	info_labels(m);
 	manifest_close(m);
 	return 0;
 }

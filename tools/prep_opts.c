@@ -20,8 +20,20 @@ static const FlagSpec flag_table[] = {
 	 .help = "the annotation file's format; ek100-mir, ek100-cls, charades-ego, egtea, egomcq: a benchmark's "
 		 "test list (EPIC_100_retrieval_test.csv, EPIC_100_validation.csv, CharadesEgo_v1_test_only1st.csv, an "
 		 "EGTEA split file, egomcq.json), "
-		 "every clip in file order for tools/eval --task",
-	 .choices = "auto|csv|tsv|epic|ego4d|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
+		 "every clip in file order for tools/eval --task; ek100-train, labels-csv, kinetics: clips with class labels "
+		 "for fine-tuning (EPIC_100_train.csv or _validation.csv: verb_class and noun_class; video,start,end,label"
+		 "[,label2]; label,youtube_id,time_start,time_end,split), any bad record an error naming its line",
+	 .choices =
+		 "auto|csv|tsv|epic|ego4d|ek100-mir|ek100-cls|charades-ego|egtea|egomcq|ek100-train|labels-csv|kinetics"},
+	{"classes", FLAG_STRPTR, O(classes), 0, 0, NULL,
+	 .help = "labelled formats: FILE[,FILE2], each label head's class names, one per line (line 1: class 0); "
+		 "labels-csv and kinetics labels are then names, ek100-train's ids get the names (default: labels-csv "
+		 "labels are integer ids, kinetics classes are its label names sorted)"},
+	{"num-classes", FLAG_STRPTR, O(num_classes), 0, 0, NULL,
+	 .help = "labelled formats: N[,N2], each label head's class count, ids past it are errors (default: "
+		 "ek100-train 97,300; the --classes lists; else the largest id + 1)"},
+	{"split", FLAG_STRPTR, O(split), 0, 0, NULL,
+	 .help = "kinetics: keep only rows whose split column is this (train, val, ...; default: every row)"},
 	{"video-root", FLAG_STRPTR, O(video_root), 0, 0, NULL, .help = "directory of the source videos"},
 	{"shards", FLAG_STRPTR, O(shards), 0, 0, NULL,
 	 .help = "directory of webdataset tar shards (instead of videos)"},

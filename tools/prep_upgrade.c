@@ -230,8 +230,8 @@ int prep_upgrade(const char *path, int jobs)
 		return 1;
 	int status = 1;
 	const char *why = memcmp(v.h->magic, MANIFEST_MAGIC, 8) ? "not a manifest" : NULL;
-	if (!why && v.h->version == MANIFEST_VERSION) {
-		log_info("%s is already version %u", path, MANIFEST_VERSION);
+	if (!why && v.h->version >= MANIFEST_VERSION_MIN && v.h->version <= MANIFEST_VERSION) {
+		log_info("%s is already version %u (nothing to convert)", path, v.h->version);
 		status = 0;
 		goto out;
 	}
@@ -265,7 +265,7 @@ int prep_upgrade(const char *path, int jobs)
 	}
 	log_info("%s: now version %u; %u chunks indexed, %u without a packet index (the loader demuxes those); the "
 		 "version 1 file is kept as %s",
-		 path, MANIFEST_VERSION, v.h->n_chunks - unindexed, unindexed, backup);
+		 path, MANIFEST_VERSION_MIN, v.h->n_chunks - unindexed, unindexed, backup); // no labels: version 2
 	status = 0;
 out:
 	munmap((void *)v.base, v.size);

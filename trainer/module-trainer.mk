@@ -22,7 +22,8 @@ trainer/trainer_LDLIBS = $(COMM_LDLIBS) $(call trainer_cuda,$(KCUDA_LDLIBS)) -ld
 trainer/trainer: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
 $(BUILD)/obj/trainer/trainer_dist_open.o: CFLAGS += $(call trainer_cuda,-DTRAINER_HAS_CUDA=1)
 
-TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest test_trainer_dist_env \
+TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_trainer_ingest test_trainer_ingest_labels \
+                 test_trainer_dist_env \
                  test_trainer_memory
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
 # optimizer (a fused op over the flat buffer) carries each over

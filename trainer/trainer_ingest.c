@@ -58,6 +58,13 @@ static int setup_device(TrainerIngest *in, KernCtx *ctx, int flags, char *err, s
 		return rc;
 	}
 	in->ctx = ctx;
+	const size_t lab_bytes = sizeof(int32_t) * RING_LABELS * (size_t)in->fly_cap;
+	if ((rc = kern_host_alloc(ctx, (void **)&in->fly_labels, lab_bytes)) < 0) {
+		in->fly_labels = NULL;
+		snprintf(err, errlen, "ring '%s': cannot allocate %zu bytes of pinned memory for the labels: %s",
+			 in->name, lab_bytes, strerror(-rc));
+		return rc;
+	}
 	size_t bytes;
 	void *region;
 	ring_payload_region(in->ring, &region, &bytes);
@@ -138,6 +145,8 @@ void trainer_ingest_close(TrainerIngest *in)
 			kern_host_unregister(in->ctx, in->region);
 		if (in->stage)
 			kern_host_free(in->ctx, in->stage);
+		if (in->fly_labels)
+			kern_host_free(in->ctx, in->fly_labels);
 	}
 	for (int i = 0; i < in->fly_cap; i++)
 		kern_event_destroy(in->fly_ev[i]);
@@ -150,6 +159,7 @@ void trainer_ingest_close(TrainerIngest *in)
 	memset(in->fly_ev, 0, sizeof in->fly_ev);
 	in->ctx = in->copy = NULL;
 	in->region = in->stage = NULL;
+	in->fly_labels = NULL;
 	in->cons = NULL;
 	in->ring = NULL;
 }
@@ -269,6 +279,12 @@ static int retire(TrainerIngest *in, int wait_all)
 	return 0;
 }
 
+void trainer_ingest_set_classes(TrainerIngest *in, int n_heads, const int *n_classes)
+{
+	for (int k = 0; k < RING_LABELS; k++)
+		in->n_classes[k] = k < n_heads ? n_classes[k] : -1; // -1: the head is not there
+}
+
 void trainer_ingest_set_node(TrainerIngest *in, int node, int nodes)
 {
 	in->node = (uint32_t)node;
@@ -296,11 +312,13 @@ static int make_room(TrainerIngest *in)
 // is done, or (staging) goes back at once after its bytes are copied into the staging entry
 static int upload(TrainerIngest *in, const IngestBatch *b, int row, const RingSlot *s)
 {
-	const int64_t per = (int64_t)in->clip_bytes, L = in->geom.text_len;
-	KTensor cv, tv;
+	const int64_t per = (int64_t)in->clip_bytes, L = in->geom.text_len, NL = RING_LABELS;
+	KTensor cv, tv, lv;
 	int rc = kern_view(&cv, b->clips, row * per, 1, &per);
 	if (!rc)
 		rc = kern_view(&tv, b->text, row * L, 1, &L);
+	if (!rc && b->label_ids)
+		rc = kern_view(&lv, b->label_ids, row * NL, 1, &NL);
 	if (!rc)
 		rc = make_room(in);
 	if (rc < 0)
@@ -318,6 +336,11 @@ static int upload(TrainerIngest *in, const IngestBatch *b, int row, const RingSl
 		rc = kern_upload_async(in->copy, &cv, clip, (size_t)per);
 	if (!rc)
 		rc = kern_upload_async(in->copy, &tv, text, sizeof(int32_t) * (size_t)L);
+	// the labels from this entry's pinned row, untouched until the entry's event completes
+	int32_t *lab = in->fly_labels + (size_t)at * RING_LABELS;
+	memcpy(lab, s->labels, sizeof s->labels);
+	if (!rc && b->label_ids)
+		rc = kern_upload_async(in->copy, &lv, lab, sizeof s->labels);
 	if (!rc)
 		rc = kern_event_record(in->fly_ev[at], in->copy);
 	if (rc < 0)
@@ -336,6 +359,15 @@ static int check_slot(TrainerIngest *in, const RingSlot *s, int64_t dataset_size
 		snprintf(err, errlen, "position %llu carries sample id %llu, not below --dataset-size %lld",
 			 (unsigned long long)s->position, (unsigned long long)s->sample_id, (long long)dataset_size);
 		return -ERANGE;
+	}
+	for (int k = 0; k < RING_LABELS; k++) {
+		const int32_t v = s->labels[k], n = in->n_classes[k];
+		if (v != RING_NO_LABEL && (v < 0 || (n && v >= n))) {
+			snprintf(err, errlen, "position %llu (sample %llu): label %d of head %d outside its %d classes",
+				 (unsigned long long)s->position, (unsigned long long)s->sample_id, (int)v, k,
+				 n > 0 ? n : 0);
+			return -ERANGE;
+		}
 	}
 	for (uint32_t i = 0; i < in->geom.text_len; i++)
 		if (s->text[i] < 0 || s->text[i] >= in->vocab) {
@@ -359,7 +391,8 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 			 size_t errlen)
 {
 	if (b->batch < 1 || b->batch > INT32_MAX || b->clips->ndim < 1 || b->clips->shape[0] != b->batch ||
-	    b->text->ndim < 1 || b->text->shape[0] != b->batch) {
+	    b->text->ndim < 1 || b->text->shape[0] != b->batch ||
+	    (b->label_ids && (b->label_ids->ndim < 1 || b->label_ids->shape[0] != b->batch))) {
 		snprintf(err, errlen, "ring '%s': a batch of %lld samples into buffers of %lld clips and %lld texts",
 			 in->name, (long long)b->batch, (long long)(b->clips->ndim ? b->clips->shape[0] : 0),
 			 (long long)(b->text->ndim ? b->text->shape[0] : 0));
@@ -394,6 +427,8 @@ int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t datase
 			in->error_run = 0;
 			b->ids[row] = (int64_t)s.sample_id;
 			b->pos[row] = (int64_t)stream_node_position(s.position, in->ring_ranks, in->node, in->nodes);
+			if (b->labels)
+				memcpy(b->labels + (size_t)row * RING_LABELS, s.labels, sizeof s.labels);
 			if ((rc = upload(in, b, row, &s)) < 0) {
 				snprintf(err, errlen, "position %llu: copying it to the device failed: %s",
 					 (unsigned long long)s.position, strerror(-rc));

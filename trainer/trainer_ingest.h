@@ -6,7 +6,7 @@
 #ifndef TRAINER_INGEST_H
 #define TRAINER_INGEST_H
 // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_close, trainer_ingest_position,
-//          trainer_ingest_skip_to, trainer_ingest_batch, trainer_ingest_poll, trainer_ingest_set_node, IngestBatch,
+//          trainer_ingest_skip_to, trainer_ingest_batch, trainer_ingest_poll, trainer_ingest_set_node, trainer_ingest_set_classes, IngestBatch,
 //          INGEST_MAX_INFLIGHT, INGEST_STAGING
 
 #include <signal.h> // defines: sig_atomic_t
@@ -28,6 +28,11 @@ typedef struct {
 	KTensor *text;  // (B, text_len) i32 on the device
 	int64_t *ids;   // (B) sample ids
 	int64_t *pos;   // (B) global stream positions g (the augmentation's key)
+	// class labels of each clip beside its text (RING_NO_LABEL where none; all of them for a
+	// caption-only dataset): NULL or (B, RING_LABELS) host ints, and NULL or a (B, RING_LABELS)
+	// i32 device tensor filled on the copy stream like the text
+	int32_t *labels;
+	KTensor *label_ids;
 	// NULL, or an event recorded on the compute stream after the last op that reads clips/text of
 	// the previous batch in these buffers: the copies wait for it on the device (double buffering)
 	KEvent *free_ev;
@@ -44,6 +49,9 @@ typedef struct {
 	uint64_t seed;                    // the ring's data-stream seed (augmentation keys)
 	uint32_t ring_ranks, node, nodes; // a ring position's global position (stream_node_position)
 	int vocab;
+	// each label head's class count, from the manifest (trainer_ingest_set_classes): a label
+	// outside [0, n) other than RING_NO_LABEL is refused; 0 (the default): only labels < -1 are
+	int n_classes[RING_LABELS];
 	size_t clip_bytes; // T*H*W*C
 	uint64_t errors;   // error slots skipped since open
 	// A batch ends with -EIO when this many positions in a row were error slots (0: never): the
@@ -63,6 +71,8 @@ typedef struct {
 	// i used by in-flight entry i; the ring slot is released right after its memcpy
 	uint8_t *stage;
 	size_t stage_stride;
+	// pinned (fly_cap, RING_LABELS): in-flight entry i's labels, the source of its label copy
+	int32_t *fly_labels;
 	char note[512]; // one line for the log when open fell back to staging ("" otherwise)
 	// copies in flight, oldest first, each with the event recorded after it; held[i]: the ring
 	// slot fly[i] is still held (registered path) and is released when the event completes
@@ -92,13 +102,17 @@ int trainer_ingest_skip_to(TrainerIngest *in, uint64_t pos, double timeout_s, ch
 // copy stream, sample ids and positions into the host arrays. Slots whose copies are done are
 // released as they complete (checked while waiting for data and at every slot); the host waits for
 // the device only when the in-flight window (fly_cap slots) is full, or at the end when b->ready is
-// NULL. Sample ids >= dataset_size (when > 0) and token ids outside the vocabulary: -ERANGE. No
+// NULL. Sample ids >= dataset_size (when > 0), token ids outside the vocabulary and labels outside
+// their heads (trainer_ingest_set_classes): -ERANGE. No
 // READY slot within timeout_s: -ETIMEDOUT; ring destroyed: -ESHUTDOWN; *cancel set while waiting:
 // -ECANCELED (also from trainer_ingest_skip_to). err says which.
 int trainer_ingest_batch(TrainerIngest *in, const IngestBatch *b, int64_t dataset_size, double timeout_s, char *err,
 			 size_t errlen);
 // releases the slots whose copies have completed (never waits); the count still in flight, or < 0
 int trainer_ingest_poll(TrainerIngest *in);
+// the label heads' class counts (n_heads of them, from manifest_label_classes) that labels are
+// checked against; the heads past n_heads must carry none
+void trainer_ingest_set_classes(TrainerIngest *in, int n_heads, const int *n_classes);
 // this machine of a job of nodes machines, each with its own ring: positions reported in
 // IngestBatch.pos become global (stream_node_position); the default is one machine
 void trainer_ingest_set_node(TrainerIngest *in, int node, int nodes);

@@ -7,7 +7,7 @@ FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
 fuzz_safetensors_SRCS := model/st_file.c common/json_lex.c
 FUZZ_BPE_SRCS := data/bpe_tokenizer.c data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c
 # the reader finds the captions' vocabulary next to the manifest (bpe_load) and quotes its path
-fuzz_manifest_SRCS := data/manifest_reader.c common/crc32.c data/manifest_packets.c common/errbuf.c \
+fuzz_manifest_SRCS := data/manifest_reader.c data/manifest_labels.c common/crc32.c data/manifest_packets.c common/errbuf.c \
                       common/shell_quote.c $(FUZZ_BPE_SRCS)
 fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)

@@ -46,7 +46,7 @@ def log(msg):
     print(f"torch_clip: {msg}", file=sys.stderr, flush=True)
 
 
-def read_presets(path=os.path.join(ROOT, "trainer", "model", "model_config.c")):
+def read_presets(path=os.path.join(ROOT, "model", "model_config.c")):
     """The preset table of model_config.c, so the two sides cannot drift apart."""
     with open(path) as f:
         src = f.read()

@@ -62,6 +62,9 @@ int ld_clip_decode(LdDecoder *d, const Manifest *m, LdPlan *plan, const LdParams
 	LdDecodeOpts o;
 	opts_from(p, plan, deadline, &o);
 	size_t fb = (size_t)p->out_w * p->out_h * 3;
+	for (int t = 0; t < plan->frames; t++)
+		if (plan->frame_src[t] == LD_FRAME_BLANK) // past a short sample's end (eval views): LaViLa's zeros
+			memset(dst + t * fb, 0, fb);
 	for (int k = 0; k < plan->n_sources; k++) {
 		uint32_t frames[LD_MAX_FRAMES];
 		uint8_t *dsts[LD_MAX_FRAMES];

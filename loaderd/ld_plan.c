@@ -4,6 +4,7 @@
 
 #include "ld_error.h"    // defines: LD_ERR_*
 #include "ld_gop.h"      // defines: LdGop, ld_gops
+#include "ld_view.h"     // defines: LD_VIEW_BLANK, ld_view_check, ld_view_frames, ld_view_slide
 #include "rng_philox.h"  // defines: RngStream, rng_stream_init, rng_next_float, rng_next_below
 #include "stream_perm.h" // defines: stream_position
 
@@ -85,6 +86,8 @@ void ld_crop_make(const LdParams *p, uint64_t g, int w, int h, LdCrop *c)
 		c->w = even_down(c->w);
 	if (c->h > 1)
 		c->h = even_down(c->h);
+	if (!p->train && p->crop_pos != LD_CROP_CENTRE)
+		ld_view_slide(p->crop_pos, w, h, c);
 }
 
 // T frame indices in [0, n): midpoints of T equal segments, jittered uniformly within each
@@ -156,6 +159,9 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 		snprintf(err, errlen, "frames per clip %d outside 1..%d", p->frames, LD_MAX_FRAMES);
 		return -LD_ERR_MANIFEST;
 	}
+	int rc = ld_view_check(p, err, errlen);
+	if (rc)
+		return rc;
 	StreamPos sp;
 	if (stream_position(p->seed, g, hd->n_samples, p->train, &sp) != 0) {
 		snprintf(err, errlen, "the manifest has no samples");
@@ -189,12 +195,19 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 		return -LD_ERR_MANIFEST;
 	}
 	uint64_t idx[LD_MAX_FRAMES];
-	sample_frames(p, g, n, idx);
+	if (p->stride)
+		ld_view_frames(p, n, idx);
+	else
+		sample_frames(p, g, n, idx);
 	const ManifestChunk *c0 = manifest_chunk(m, s->clip.chunk_first);
 	plan->src_w = c0->width;
 	plan->src_h = c0->height;
 	for (int t = 0; t < p->frames; t++) {
 		uint32_t chunk, frame;
+		if (idx[t] == LD_VIEW_BLANK) {
+			plan->frame_src[t] = LD_FRAME_BLANK;
+			continue;
+		}
 		if (manifest_clip_locate(m, s, idx[t], &chunk, &frame) != 0) {
 			snprintf(err, errlen, "sample %llu: frame %llu cannot be located",
 				 (unsigned long long)sp.sample, (unsigned long long)idx[t]);
@@ -221,10 +234,7 @@ int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan,
 		plan->frame_no[t] = frame;
 	}
 	ld_crop_make(p, g, plan->src_w, plan->src_h, &plan->crop);
-	for (int k = 0; k < plan->n_sources; k++) {
-		int rc = plan_ranges(m, p, plan, k, err, errlen);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	for (int k = 0; k < plan->n_sources && !rc; k++)
+		rc = plan_ranges(m, p, plan, k, err, errlen);
+	return rc;
 }

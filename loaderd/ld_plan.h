@@ -2,7 +2,7 @@
 // and the crop box + flip, all pure functions of (seed, g) and the manifest.
 #ifndef LOADERD_LD_PLAN_H
 #define LOADERD_LD_PLAN_H
-// defines: LdParams, LdSource, LdRange, LdPlan, ld_params_default, ld_plan_make, ld_crop_make, LD_MAX_FRAMES, LD_MAX_SOURCES, LD_MAX_RANGES
+// defines: LdParams, LdCropPos, LdSource, LdRange, LdPlan, ld_params_default, ld_plan_make, ld_crop_make, LD_MAX_FRAMES, LD_MAX_SOURCES, LD_MAX_RANGES, LD_FRAME_BLANK, LD_MAX_STRIDE
 
 #include "ld_decode.h"       // defines: LdCrop, LdMode
 #include "manifest_reader.h" // defines: Manifest
@@ -14,6 +14,11 @@
 #define LD_MAX_SOURCES 4            // chunks one clip may span
 #define LD_MAX_RANGES LD_MAX_FRAMES // byte ranges one sample reads (at most one per needed frame)
 #define LD_PATH_MAX 512
+#define LD_FRAME_BLANK 0xFF // LdPlan.frame_src of a frame past a short sample's end: black
+#define LD_MAX_STRIDE 1024  // LdParams.stride
+
+// where an eval crop sits along the source's long side (LaViLa's three test crops)
+typedef enum { LD_CROP_CENTRE = 0, LD_CROP_START, LD_CROP_END } LdCropPos;
 
 typedef struct {
 	uint64_t seed;
@@ -30,6 +35,14 @@ typedef struct {
 	int demux;                // 1: demux whole files even where the manifest has a packet index
 	LdLoopFilter loop_filter; // deblocking on the indexed path (LD_LOOP_FILTER_REF by default)
 	const atomic_int *cancel; // non-zero: stop decoding now (loaderd stopping); NULL: never
+	// Eval views (eval mode only; all 0: segment midpoints and the centre crop). stride > 0: T
+	// frames stride decoded frames apart from the start of temporal clip view_clip of view_clips
+	// (0 or 1: one clip, from the sample's first frame), the starts spread over the sample as
+	// LaViLa's EGTEA test clips (ld_view.c); a sample shorter than T x stride gives every clip
+	// frames 0, stride, ... then black ones. crop_pos: the eval crop box slid to the start (left
+	// or top) or end of the source's long side.
+	int stride, view_clips, view_clip;
+	LdCropPos crop_pos;
 } LdParams;
 
 void ld_params_default(LdParams *p);
@@ -57,7 +70,7 @@ typedef struct {
 	int n_sources;
 	LdSource src[LD_MAX_SOURCES];
 	int frames;                       // T
-	uint8_t frame_src[LD_MAX_FRAMES]; // source of output frame t
+	uint8_t frame_src[LD_MAX_FRAMES]; // source of output frame t (LD_FRAME_BLANK: a black frame)
 	uint32_t frame_no[LD_MAX_FRAMES]; // frame within that chunk, non-decreasing per source
 	int src_w, src_h;                 // 0 for images until decoded
 	LdCrop crop;                      // valid when src_w > 0
@@ -69,7 +82,8 @@ typedef struct {
 int ld_plan_make(const Manifest *m, uint64_t g, const LdParams *p, LdPlan *plan, char *err, size_t errlen);
 // The clip's one crop for a w x h source: random-resized-crop in training (10 tries, then a
 // centre crop at the nearest allowed ratio), the centre crop of the output's aspect in eval;
-// x, y, w, h even. Uses the RNG keyed by (seed, g).
+// x, y, w, h even; p->crop_pos slides the eval box along the long side. Uses the RNG keyed by
+// (seed, g).
 void ld_crop_make(const LdParams *p, uint64_t g, int w, int h, LdCrop *crop);
 
 #endif

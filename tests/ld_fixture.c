@@ -48,6 +48,35 @@ static void paint(AVFrame *f, int t, uint32_t pattern, int texture)
 		}
 }
 
+// index_code: frame number and column in the luma, grey chroma (RGB = (Y - 16) * 255 / 219)
+static void paint_index(AVFrame *f, int t)
+{
+	const AVPixFmtDescriptor *desc = av_pix_fmt_desc_get(f->format);
+	for (int y = 0; y < f->height; y++)
+		for (int x = 0; x < f->width; x++)
+			f->data[0][y * f->linesize[0] + x] =
+				(uint8_t)(y < f->height / 2 ? 16 + 4 * (t % 50) : 16 + 3 * (x % 64));
+	int cw = AV_CEIL_RSHIFT(f->width, desc->log2_chroma_w), ch = AV_CEIL_RSHIFT(f->height, desc->log2_chroma_h);
+	for (int p = 1; p < 3; p++)
+		for (int y = 0; y < ch; y++)
+			memset(f->data[p] + y * f->linesize[p], 128, (size_t)cw);
+}
+
+static int luma_of(int rgb)
+{
+	return (int)lround(16 + rgb * 219.0 / 255.0);
+}
+
+int ld_fixture_index_frame(int rgb)
+{
+	return (int)lround((luma_of(rgb) - 16) / 4.0);
+}
+
+int ld_fixture_index_column(int rgb)
+{
+	return (int)lround((luma_of(rgb) - 16) / 3.0);
+}
+
 static int pump(AVFormatContext *oc, AVCodecContext *c, AVStream *st, AVPacket *pkt, AVFrame *f)
 {
 	int rc = avcodec_send_frame(c, f);
@@ -122,7 +151,10 @@ int ld_fixture_encode(const char *path, const LdFixtureVideo *v)
 	for (int t = 0; t < v->n_frames && rc >= 0; t++) {
 		if ((rc = av_frame_make_writable(f)) < 0)
 			break;
-		paint(f, t, v->pattern, v->texture);
+		if (v->index_code)
+			paint_index(f, t);
+		else
+			paint(f, t, v->pattern, v->texture);
 		f->pts = pts;
 		pts += v->vfr ? 2 + (t * 7 % 5) : 1; // irregular gaps of 2..6 ticks
 		rc = pump(oc, c, st, pkt, f);
@@ -251,7 +283,12 @@ int ld_fixture_manifest(const char *path, const LdFixtureChunk *chunks, int n_ch
 			const uint64_t *img_off, const uint64_t *img_len, int n_images)
 {
 	ManifestWriter *w;
-	int rc = manifest_writer_new(&w, 77, 49408, 2000, 288);
+	uint32_t chunk_ms = 2000; // the reader allows a second over; longer chunks: the longest's length
+	for (int i = 0; i < n_chunks; i++)
+		if (chunks[i].n_frames * 1000ull / chunks[i].fps > 3000 &&
+		    chunks[i].n_frames * 1000ull / chunks[i].fps > chunk_ms)
+			chunk_ms = (uint32_t)((chunks[i].n_frames * 1000ull + chunks[i].fps - 1) / chunks[i].fps);
+	int rc = manifest_writer_new(&w, 77, 49408, chunk_ms, 288);
 	if (rc)
 		return rc;
 	int32_t tok[77];

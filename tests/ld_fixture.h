@@ -2,7 +2,7 @@
 // any libavcodec encoder, optional variable frame rate), image tar shards and manifests.
 #ifndef LOADERD_LD_FIXTURE_H
 #define LOADERD_LD_FIXTURE_H
-// defines: LdFixtureVideo, LdFixtureChunk, LdFixtureOpts, ld_fixture_encode, ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_dataset, ld_fixture_tmpdir
+// defines: LdFixtureVideo, ld_fixture_index_frame, ld_fixture_index_column, LdFixtureChunk, LdFixtureOpts, ld_fixture_encode, ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_dataset, ld_fixture_tmpdir
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +16,14 @@ typedef struct {
 	int crf;          // x264 quality (default 18)
 	uint32_t pattern; // which picture (videos differ)
 	int texture;      // amplitude of a fine texture panning 2 px/frame (0: smooth picture)
+	int index_code;   // frames that say what they are (ld_fixture_index_*): grey, luma 16 + 4 (t mod 50)
+			  // in the top half, 16 + 3 (x mod 64) in the bottom half
 } LdFixtureVideo;
+
+// what an index-coded frame (LdFixtureVideo.index_code) says, from a decoded RGB value (BT.601
+// limited range, grey): the frame number (top half) or the source column (bottom half)
+int ld_fixture_index_frame(int rgb);
+int ld_fixture_index_column(int rgb);
 
 // Encodes a video to path (container from the extension). 0 or a negative AVERROR.
 int ld_fixture_encode(const char *path, const LdFixtureVideo *v);

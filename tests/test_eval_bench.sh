@@ -117,8 +117,24 @@ printf 'Circle_Grows 1\nSquare_moves 2\n' >"$d/action_idx.txt"
 printf 'heldout-0000 1 1 1\nheldout-0001 2 1 1\n' >"$d/split.txt"
 prep eg egtea "$d/split.txt"
 EG=(--task egtea --manifest "$d/eg/manifest" --bench-file "$d/split.txt" --bench-aux "$d/action_idx.txt")
-fails "egtea: the benchmark's protocol (16 frames at stride 2, --views 1x1" tools/eval "${EV[@]}" "${EG[@]}"
-fails "egtea: --views 10x3 is not implemented" tools/eval "${EV[@]}" "${EG[@]}" --frame-protocol midpoints --views 10x3
+fails "egtea: the benchmark's protocol takes 16 frames per clip, the model has 4" tools/eval "${EV[@]}" "${EG[@]}"
+fails "egtea: --frame-protocol midpoints takes one view (--views 1x1, not 10x3)" tools/eval "${EV[@]}" "${EG[@]}" \
+	--frame-protocol midpoints --views 10x3
+# EGTEA's own protocol: 16 frames at stride 2, C clips over the video x S crops, scores max over views
+# (tests/test_eval_views.c: the views equal single-view embeddings, the max their scores' max)
+EV16=(--init-seed 1 --frames 16 --round-size 8 --quiet --json)
+tools/eval "${EV16[@]}" "${EG[@]}" --views 2x3 >"$d/eg_views.json"
+cat "$d/eg_views.json"
+grep -q '"task":"egtea","n":2,"frames":16,"benchmark_protocol":true,' "$d/eg_views.json"
+grep -q '"views":"2x3","stride":2,"classes":2,"classes_present":2' "$d/eg_views.json"
+t1=$(field top1 "$d/eg_views.json")
+check "$t1 == 0 || $t1 == 0.5 || $t1 == 1"
+for v in 2x2 1x6; do
+	fails "egtea: --views $v: the spatial crops are 1 (centre) or 3" tools/eval "${EV16[@]}" "${EG[@]}" --views $v
+done
+for v in 0x3 3 2x3x1 x3 65x1; do
+	fails "--views '$v': expected CxS" tools/eval "${EV16[@]}" "${EG[@]}" --views $v
+done
 tools/eval "${EV[@]}" "${EG[@]}" --frame-protocol midpoints 2>/dev/null >"$d/eg.json"
 cat "$d/eg.json"
 grep -q '"n":2,' "$d/eg.json" && grep -q '"classes":2,"classes_present":2' "$d/eg.json"
@@ -131,6 +147,10 @@ printf 'heldout-0000 1 1 1\nheldout-0001 1 1 1\n' >"$d/split_one.txt"
 tools/eval "${EV[@]}" "${EG[@]/$d\/split.txt/$d/split_one.txt}" --bench-aux "$d/action_one.txt" \
 	--frame-protocol midpoints 2>/dev/null >"$d/eg_one.json"
 check "$(field top1 "$d/eg_one.json") == 1 && $(field mean_class_acc "$d/eg_one.json") == 1"
+tools/eval "${EV16[@]}" "${EG[@]/$d\/split.txt/$d/split_one.txt}" --bench-aux "$d/action_one.txt" --views 2x3 \
+	>"$d/eg_one_views.json"
+grep -q '"views":"2x3","stride":2' "$d/eg_one_views.json"
+check "$(field top1 "$d/eg_one_views.json") == 1"
 printf 'heldout-0000 1 1 1\nheldout-0001 3 1 1\n' >"$d/split_bad.txt"
 fails "split_bad.txt:2: action 3 is not in the actions file (1-2)" tools/eval "${EV[@]}" \
 	"${EG[@]/$d\/split.txt/$d/split_bad.txt}" --frame-protocol midpoints
@@ -190,6 +210,7 @@ cls_csv 0 >"$d/cls.csv"
 prep cls ek100-cls "$d/cls.csv"
 nv=$(($(wc -l <"$d/cls.csv") - 1))
 CL=(--task ek100-cls --manifest "$d/cls/manifest" --bench-file "$d/cls.csv" --bench-aux "$d/cls_train.csv")
+fails "--views is EGTEA's (ek100-cls takes one view)" tools/eval "${EV[@]}" "${CL[@]}" --frame-protocol midpoints --views 2x3
 fails "ek100-cls needs --bench-aux EPIC_100_train.csv" tools/eval "${EV[@]}" "${CL[@]:0:6}" --frame-protocol midpoints
 fails "ek100-cls: the benchmark's protocol takes 16 frames per clip, the model has 4" tools/eval "${EV[@]}" "${CL[@]}"
 tools/eval "${EV[@]}" "${CL[@]}" --frame-protocol midpoints 2>/dev/null >"$d/cls.json"
@@ -214,4 +235,4 @@ fails "cls_bad.csv:3: verb_class 'x'" tools/eval "${EV[@]}" "${CL[@]/$d\/cls.csv
 sed '1s/noun_class/noun_id/' "$d/cls_train.csv" >"$d/cls_train_bad.csv"
 fails "cls_train_bad.csv:1: no column 'noun_class'" tools/eval "${EV[@]}" "${CL[@]/$d\/cls_train.csv/$d/cls_train_bad.csv}" \
 	--frame-protocol midpoints
-echo "eval benchmarks: ek100-mir, ek100-cls, charades-ego, egtea, egomcq run on synth; oracles exact, bad files refused"
+echo "eval benchmarks: ek100-mir, ek100-cls, charades-ego, egtea (midpoints and its 2x3 views), egomcq run on synth; oracles exact, bad files and views refused"

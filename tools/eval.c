@@ -48,8 +48,10 @@ static const FlagSpec flag_table[] = {
 	 .help = "benchmark: the benchmark's frames per clip or an error where the model or the embed path cannot take "
 		 "them; midpoints: the model's frames at segment midpoints, centre crop, marked as not the benchmark's",
 	 .choices = "benchmark|midpoints"},
-	{"views", FLAG_STRPTR, E(views), 0, 0, "1x1",
-	 .help = "egtea: C temporal clips x S spatial crops (EGTEA's protocol is 10x3; only 1x1 is implemented)"},
+	{"views", FLAG_STRPTR, E(views), 0, 0, NULL,
+	 .help = "egtea: C temporal clips spread over the video x S spatial crops (1: centre, 3: both ends and the centre "
+		 "of the long side), the class scores the max over them as LaViLa (default 10x3, EGTEA's protocol; 1x1 "
+		 "with --frame-protocol midpoints and the other tasks)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST; RUN_DIR/ckpt/best holds the trainer's "
 		 "--keep-best one) or a ckpt-*.safetensors file; the "
@@ -124,6 +126,7 @@ static void usage(void)
 typedef struct {
 	double t0, last;
 	int quiet;
+	int views; // per sample (EGTEA's multi-view protocol): the progress counts views
 } Progress;
 
 static void progress(void *arg, int64_t done, int64_t total)
@@ -134,8 +137,12 @@ static void progress(void *arg, int64_t done, int64_t total)
 		return;
 	p->last = t;
 	double rate = (double)done / (t - p->t0 + 1e-9), eta = rate > 0 ? (double)(total - done) / rate : 0;
-	log_info("embedded %lld/%lld samples (%.0f%%), %.1f samples/s, ETA %d:%02d", (long long)done, (long long)total,
-		 100.0 * (double)done / (double)total, rate, (int)eta / 60, (int)eta % 60);
+	const char *unit = p->views > 1 ? "views" : "samples";
+	char per[32] = "";
+	if (p->views > 1)
+		snprintf(per, sizeof per, " (%d a clip)", p->views);
+	log_info("embedded %lld/%lld %s%s (%.0f%%), %.1f %s/s, ETA %d:%02d", (long long)done, (long long)total, unit,
+		 per, 100.0 * (double)done / (double)total, rate, unit, (int)eta / 60, (int)eta % 60);
 }
 
 // the flags the table does not name: model sizes and --act over the preset in want; 1 when any
@@ -228,13 +235,18 @@ static void check_task(const EvalFlags *fl)
 		log_fatalx("--relevance belongs to --task ek100-mir");
 }
 
-// "CxS" -> C, S (1..64 each)
-static void parse_views(const char *v, int *c, int *s)
+// "CxS" -> C, S (1..64 each); none given: EGTEA's protocol 10x3, else one view
+static void parse_views(const EvalFlags *fl, int *c, int *s)
 {
+	const char *v = fl->views;
 	char x;
 	int used = 0;
-	if (sscanf(v, "%d%c%d%n", c, &x, s, &used) != 3 || (x != 'x' && x != 'X') || v[used] || *c < 1 || *s < 1 ||
-	    *c > 64 || *s > 64)
+	if (!v) {
+		const int egtea = !strcmp(fl->task, "egtea") && strcmp(fl->frame_protocol, "midpoints");
+		*c = egtea ? 10 : 1;
+		*s = egtea ? 3 : 1;
+	} else if (sscanf(v, "%d%c%d%n", c, &x, s, &used) != 3 || (x != 'x' && x != 'X') || v[used] || *c < 1 ||
+		   *s < 1 || *c > 64 || *s > 64)
 		log_fatalx("--views '%s': expected CxS, C temporal clips x S spatial crops (1-64 each)", v);
 }
 
@@ -248,7 +260,7 @@ static void run_bench(const EvalFlags *fl, const EvalOpts *o, const EvalModel *e
 			   .midpoints = !strcmp(fl->frame_protocol, "midpoints")};
 	if (bench_kind_parse(fl->task, &b.kind))
 		log_fatalx("--task %s: not a benchmark", fl->task);
-	parse_views(fl->views, &b.views_clips, &b.views_crops);
+	parse_views(fl, &b.views_clips, &b.views_crops);
 	EvalBenchReport r;
 	char err[2048];
 	if (eval_bench_run(em->model, man, o, &b, &r, err, sizeof err))
@@ -340,6 +352,9 @@ int main(int argc, char **argv)
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;
 	if (strcmp(fl.task, "retrieval") && strcmp(fl.task, "classify")) {
+		int vc, vs;
+		parse_views(&fl, &vc, &vs);
+		pr.views = strcmp(fl.frame_protocol, "midpoints") ? vc * vs : 1;
 		run_bench(&fl, &o, &em, man, json, append);
 		eval_model_free(&em);
 		kern_ctx_destroy(ctx);

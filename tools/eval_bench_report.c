@@ -79,6 +79,7 @@ void eval_bench_report_json(FILE *f, const EvalBenchReport *r, int64_t step, con
 	fprintf(f, ",\"n\":%lld,\"frames\":%d,\"benchmark_protocol\":%s,\"protocol\":", (long long)r->n, r->frames,
 		r->benchmark_frames ? "true" : "false");
 	json_str(f, r->protocol);
+	fprintf(f, ",\"views\":\"%dx%d\",\"stride\":%d", r->views_clips, r->views_crops, r->stride);
 	switch (r->kind) {
 	case BENCH_EK100_MIR:
 		fprintf(f, ",\"sentences\":%lld", (long long)r->n_sentences);

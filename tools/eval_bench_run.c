@@ -24,28 +24,37 @@ static int protocol_frames(BenchKind k)
 		       : 16; // EK-100 CLS: LaViLa's zero-shot command's --clip-length 16
 }
 
-// what the embed path samples (segment midpoints, one centre crop) against the benchmark's protocol
+#define EGTEA_STRIDE 2 // LaViLa's EGTEA zero-shot command: --clip-length 16 --clip-stride 2
+
+// --views against the task: EGTEA's protocol takes C temporal clips x S crops (S: 1 or 3, as
+// LaViLa's SpatialCrop; video_transforms.py), midpoints and the other tasks one view
+static int check_views(const EvalBenchOpts *b, char *err, size_t errlen)
+{
+	const int C = b->views_clips, S = b->views_crops, one = C == 1 && S == 1;
+	if (b->kind != BENCH_EGTEA && !one)
+		return err_fmt(err, errlen, -EINVAL, "--views is EGTEA's (%s takes one view)",
+			       bench_kind_name(b->kind));
+	if (b->kind == BENCH_EGTEA && b->midpoints && !one)
+		return err_fmt(err, errlen, -EINVAL,
+			       "egtea: --frame-protocol midpoints takes one view (--views 1x1, not %dx%d); --views CxS "
+			       "belongs to the benchmark's protocol (16 frames at stride 2)",
+			       C, S);
+	if (S != 1 && S != 3)
+		return err_fmt(
+			err, errlen, -EINVAL,
+			"egtea: --views %dx%d: the spatial crops are 1 (centre) or 3 (both ends and the centre of "
+			"the long side), as LaViLa's SpatialCrop",
+			C, S);
+	return 0;
+}
+
+// what the embed path samples against the benchmark's protocol
 static int check_protocol(const ClipModel *m, const EvalBenchOpts *b, EvalBenchReport *r, char *err, size_t errlen)
 {
 	const int f = m->cfg.frames, want = protocol_frames(b->kind);
 	const char *name = bench_kind_name(b->kind);
 	r->frames = f;
-	if (b->kind == BENCH_EGTEA && !b->midpoints)
-		return err_fmt(
-			err, errlen, -ENOTSUP,
-			"egtea: the benchmark's protocol (16 frames at stride 2, --views %dx%d clips x crops, "
-			"scores averaged) is not implemented in eval's embed path, which samples segment midpoints "
-			"with one centre crop; --frame-protocol midpoints --views 1x1 runs that, marked as not the "
-			"benchmark's protocol",
-			b->views_clips, b->views_crops);
-	if (b->kind == BENCH_EGTEA && (b->views_clips != 1 || b->views_crops != 1))
-		return err_fmt(
-			err, errlen, -ENOTSUP,
-			"egtea: --views %dx%d is not implemented (the embed path takes one clip, one centre crop): "
-			"give --views 1x1",
-			b->views_clips, b->views_crops);
-	if (b->kind != BENCH_EGTEA && (b->views_clips != 1 || b->views_crops != 1))
-		return err_fmt(err, errlen, -EINVAL, "--views is EGTEA's (%s takes one view)", name);
+	TRY(check_views(b, err, errlen));
 	if (!b->midpoints && f != want)
 		return err_fmt(
 			err, errlen, -EINVAL,
@@ -53,6 +62,16 @@ static int check_protocol(const ClipModel *m, const EvalBenchOpts *b, EvalBenchR
 			"midpoints evaluates with the model's %d (marked in the report)",
 			name, want, f, f);
 	r->benchmark_frames = !b->midpoints;
+	r->views_clips = b->views_clips;
+	r->views_crops = b->views_crops;
+	if (b->kind == BENCH_EGTEA && !b->midpoints) {
+		r->stride = EGTEA_STRIDE;
+		snprintf(r->protocol, sizeof r->protocol,
+			 "%d frames at stride %d, %dx%d views (clips over the video x crops), class scores the max "
+			 "over views (the benchmark's)",
+			 f, r->stride, b->views_clips, b->views_crops);
+		return 0;
+	}
 	snprintf(r->protocol, sizeof r->protocol, "%d frames at segment midpoints, centre crop%s", f,
 		 r->benchmark_frames ? " (the benchmark's)" : " (--frame-protocol midpoints: not the benchmark's)");
 	return 0;
@@ -217,10 +236,39 @@ static int run_mir(const BenchSet *s, const EvalRel *rel, const float *vfeat, co
 	return rc;
 }
 
+void eval_views_max(const float *sv, int64_t n, int V, int C, float *out)
+{
+	for (int64_t i = 0; i < n; i++)
+		for (int k = 0; k < C; k++) {
+			float best = sv[(size_t)(i * V) * C + k];
+			for (int v = 1; v < V; v++)
+				if (sv[(size_t)(i * V + v) * C + k] > best)
+					best = sv[(size_t)(i * V + v) * C + k];
+			out[(size_t)i * C + k] = best;
+		}
+}
+
+// scores (n, C): the cosine similarity of each clip's V views to each class, combined as LaViLa's
+// validate_zeroshot does for several views (eval_zeroshot.py:280-283: torch.stack of the views'
+// logits, .max(0).values, then a softmax, which changes no ranking and so no EGTEA figure)
+static int view_scores(const float *vfeat, int64_t n, int V, const float *cf, int C, int E, float *scores, char *err,
+		       size_t errlen)
+{
+	if (V == 1)
+		return eval_similarity(vfeat, n, cf, C, E, scores);
+	float *sv = malloc(sizeof *sv * (size_t)(n * V) * C);
+	int rc = sv ? eval_similarity(vfeat, n * V, cf, C, E, sv)
+		    : err_fmt(err, errlen, -ENOMEM, "out of memory for %lld x %d view scores", (long long)(n * V), C);
+	if (!rc)
+		eval_views_max(sv, n, V, C, scores);
+	free(sv);
+	return rc;
+}
+
 // Charades-Ego, EGTEA and EK-100 CLS: every clip against every class prompt (cosine similarity, as LaViLa's
-// single-view zero-shot)
+// zero-shot; EGTEA's views: view_scores)
 static int run_classes(ClipModel *m, const EvalOpts *o, const EvalBenchOpts *b, const BenchSet *s, const float *vfeat,
-		       EvalBenchReport *r, char *err, size_t errlen)
+		       int V, EvalBenchReport *r, char *err, size_t errlen)
 {
 	if (!s->classes)
 		return err_fmt(err, errlen, -EINVAL, "%s needs its classes file (--bench-aux)",
@@ -233,7 +281,7 @@ static int run_classes(ClipModel *m, const EvalOpts *o, const EvalBenchOpts *b, 
 				   b->kind == BENCH_EK100_CLS ? s->class_text_off : NULL, C, b->templates, cf,
 				   &r->templates, err, errlen);
 	if (!rc)
-		rc = eval_similarity(vfeat, s->n, cf, C, E, scores);
+		rc = view_scores(vfeat, s->n, V, cf, C, E, scores, err, errlen);
 	if (!rc)
 		rc = eval_check_finite(scores, s->n, C, "similarity of clip (row) to class (element)", err, errlen);
 	r->classes = C;
@@ -298,13 +346,17 @@ int eval_bench_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const E
 	int rc = check_samples(man, &s, err, errlen);
 	if (!rc && b->kind == BENCH_EK100_MIR)
 		rc = eval_rel_read_shape(b->relevance, s.n, s.n_sentences, &rel, err, errlen);
-	const int E = m->cfg.embed_dim;
-	float *vfeat = malloc(sizeof(float) * (size_t)(s.n * E)), *tfeat = malloc(sizeof(float) * (size_t)(s.n * E));
+	const int E = m->cfg.embed_dim, V = r->stride ? b->views_clips * b->views_crops : 1;
+	float *vfeat = malloc(sizeof(float) * (size_t)(s.n * V * E)),
+	      *tfeat = malloc(sizeof(float) * (size_t)(s.n * E));
 	if (!rc && (!vfeat || !tfeat))
 		rc = err_fmt(err, errlen, -ENOMEM, "out of memory for the features of %lld clips", (long long)s.n);
 	if (!rc) {
 		EvalEmbedOpts eo = o->embed;
 		eo.damaged = NULL; // every clip counts: a damaged one is an error
+		eo.stride = r->stride;
+		eo.views_clips = b->views_clips;
+		eo.views_crops = b->views_crops;
 		const double te = time_mono_s();
 		rc = eval_embed_manifest(m, man, vfeat, tfeat, &eo, err, errlen);
 		r->embed_s = time_mono_s() - te;
@@ -315,7 +367,7 @@ int eval_bench_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const E
 	else if (!rc && b->kind == BENCH_EGOMCQ)
 		rc = run_mcq(m, o, &s, vfeat, r, err, errlen);
 	else if (!rc)
-		rc = run_classes(m, o, b, &s, vfeat, r, err, errlen);
+		rc = run_classes(m, o, b, &s, vfeat, V, r, err, errlen);
 	free(vfeat);
 	free(tfeat);
 	eval_rel_free(&rel);

@@ -3,7 +3,8 @@
 // benchmark's metric as its reference code computes it (eval/eval_metrics_bench.h).
 #ifndef TOOLS_EVAL_BENCH_RUN_H
 #define TOOLS_EVAL_BENCH_RUN_H
-// defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_table, eval_bench_report_json
+// defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_table, eval_bench_report_json,
+//          eval_views_max
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
@@ -23,7 +24,7 @@ typedef struct {
 	const char *templates; // class prompts: "lavila" (BENCH_TEMPLATES), "none" ("{}") or "T1|T2|..."
 	int midpoints;         // --frame-protocol midpoints: the model's frames at segment midpoints, centre crop,
 			       // where the benchmark's own protocol is not (or not for this model) available
-	int views_clips, views_crops; // --views CxS (EGTEA)
+	int views_clips, views_crops; // --views CxS (EGTEA: 10x3 by its protocol; 1x1 with midpoints)
 } EvalBenchOpts;
 
 typedef struct {
@@ -32,7 +33,8 @@ typedef struct {
 	int frames;           // per clip, at segment midpoints with a centre crop
 	char protocol[160];   // how the clips were sampled, and whether that is the benchmark's protocol
 	int benchmark_frames; // 1: the benchmark's protocol, 0: --frame-protocol midpoints stood in
-	int64_t n_sentences;  // EK-100 MIR
+	int views_clips, views_crops, stride; // the views per clip; stride 0: segment midpoints
+	int64_t n_sentences;                  // EK-100 MIR
 	double map_v2t, map_t2v, ndcg_v2t, ndcg_t2v;
 	int64_t map_used_v2t, map_used_t2v, ndcg_used_v2t, ndcg_used_t2v;
 	int classes, classes_used, templates; // Charades-Ego, EGTEA
@@ -50,6 +52,9 @@ typedef struct {
 int eval_bench_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const EvalBenchOpts *b, EvalBenchReport *r,
 		   char *err, size_t errlen);
 void eval_bench_report_table(FILE *f, const EvalBenchReport *r);
+// out (n, C) = the largest of each clip's V view scores sv (n, V, C), class by class: LaViLa's
+// multi-view zero-shot combination
+void eval_views_max(const float *sv, int64_t n, int V, int C, float *out);
 // one JSON line: task, n, frames, protocol and the task's figures (fractions in [0, 1]), step
 // and source when given
 void eval_bench_report_json(FILE *f, const EvalBenchReport *r, int64_t step, const char *source);

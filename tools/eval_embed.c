@@ -85,7 +85,9 @@ static void batch_free(ClipModel *m, Batch *b)
 	free(b->round);
 }
 
-static int copy_out(ClipModel *m, int n, float *vfeat, float *tfeat)
+// the block's first n rows' features: video rows to vfeat (row by row), text to tfeat for the
+// rows that are a sample's first view (row0: the block's first row, V views a sample)
+static int copy_out(ClipModel *m, int64_t row0, int n, int V, float *vfeat, float *tfeat)
 {
 	const size_t E = (size_t)m->cfg.embed_dim, all = sizeof(float) * (size_t)m->B * E;
 	float *tmp = malloc(all);
@@ -95,20 +97,71 @@ static int copy_out(ClipModel *m, int n, float *vfeat, float *tfeat)
 	if (vfeat && !(rc = kern_download(m->ctx, tmp, all, &m->vfeat)))
 		memcpy(vfeat, tmp, sizeof(float) * (size_t)n * E);
 	if (!rc && tfeat && !(rc = kern_download(m->ctx, tmp, all, &m->tfeat)))
-		memcpy(tfeat, tmp, sizeof(float) * (size_t)n * E);
+		for (int k = 0; k < n; k++)
+			if ((row0 + k) % V == 0)
+				memcpy(tfeat + (size_t)((row0 + k) / V) * E, tmp + (size_t)k * E, sizeof(float) * E);
 	free(tmp);
 	return rc;
+}
+
+int eval_embed_views(const EvalEmbedOpts *o)
+{
+	return o && o->stride > 0
+		       ? (o->views_clips > 0 ? o->views_clips : 1) * (o->views_crops > 0 ? o->views_crops : 1)
+		       : 1;
+}
+
+// the loader's parameters of view v of a sample (eval_embed.h: EvalEmbedOpts' views)
+static void view_params(const LdParams *base, const EvalEmbedOpts *o, int v, LdParams *p)
+{
+	*p = *base;
+	if (!o || o->stride <= 0)
+		return;
+	const int S = o->views_crops > 0 ? o->views_crops : 1;
+	p->stride = o->stride;
+	p->view_clips = o->views_clips > 0 ? o->views_clips : 1;
+	p->view_clip = v / S;
+	p->crop_pos = S == 1 ? LD_CROP_CENTRE : (LdCropPos[]){LD_CROP_START, LD_CROP_CENTRE, LD_CROP_END}[v % S];
+}
+
+static int check_views(const EvalEmbedOpts *o, char *err, size_t errlen)
+{
+	if (!o || o->stride <= 0)
+		return 0;
+	if (o->damaged) {
+		snprintf(err, errlen, "multi-view embedding counts every clip: no damaged-sample list");
+		return -EINVAL;
+	}
+	if (o->views_crops > 1 && o->views_crops != 3) {
+		snprintf(err, errlen, "%d spatial crops: 1 (centre) or 3 (start, centre, end of the long side)",
+			 o->views_crops);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+// " (view c.s)" of a multi-view sample's view v, "" otherwise
+static const char *view_name(const EvalEmbedOpts *o, int v)
+{
+	static _Thread_local char buf[48];
+	if (eval_embed_views(o) == 1)
+		return "";
+	const int S = o->views_crops > 0 ? o->views_crops : 1;
+	snprintf(buf, sizeof buf, " (temporal clip %d, crop %d)", v / S, v % S);
+	return buf;
 }
 
 int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
 			char *err, size_t errlen)
 {
 	int rc = eval_check_manifest(m, man, err, errlen);
+	if (!rc)
+		rc = check_views(o, err, errlen);
 	if (rc)
 		return rc;
 	const ModelConfig *c = &m->cfg;
-	const int B = m->B, ctx = c->ctx_len;
-	const int64_t n = (int64_t)manifest_header(man)->n_samples;
+	const int B = m->B, ctx = c->ctx_len, V = eval_embed_views(o);
+	const int64_t n = (int64_t)manifest_header(man)->n_samples * V; // rows: sample views
 	const size_t clip_bytes = (size_t)c->frames * c->image_size * c->image_size * 3;
 	int nd = o && o->decoders > 0 ? o->decoders : 1;
 #ifdef _OPENMP
@@ -148,12 +201,14 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 #ifdef _OPENMP
 			t = omp_get_thread_num();
 #endif
-			uint64_t i = (uint64_t)(r0 + k);
+			uint64_t i = (uint64_t)(r0 + k) / (uint64_t)V;
 			if (o && o->damaged)
 				o->damaged[i] = 0;
 			LdPlan plan;
+			LdParams pv;
+			view_params(&p, o, (int)((r0 + k) % V), &pv);
 			char e[256];
-			int r = ld_sample_load(dec[t], &files[t], man, i, &p, &plan, b.round + (size_t)k * clip_bytes,
+			int r = ld_sample_load(dec[t], &files[t], man, i, &pv, &plan, b.round + (size_t)k * clip_bytes,
 					       e, sizeof e);
 			if (!r && plan.sample != i) {
 				r = -EINVAL;
@@ -181,7 +236,8 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 					 (long long)(r0 + bad), bad_err,
 					 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
 		} else if (bad >= 0) {
-			snprintf(err, errlen, "sample %lld: %s (%s)", (long long)(r0 + bad), bad_err,
+			snprintf(err, errlen, "sample %lld%s: %s (%s)", (long long)((r0 + bad) / V),
+				 view_name(o, (int)((r0 + bad) % V)), bad_err,
 				 bad_rc == -EINVAL ? "plan" : ld_error_name(-bad_rc));
 			rc = bad_rc;
 			break;
@@ -193,7 +249,7 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			int in_block = valid - k0 < B ? valid - k0 : B;
 			int64_t b0 = r0 + k0;
 			for (int k = 0; k < B && !rc; k++) {
-				int64_t i = b0 + (k < in_block ? k : in_block - 1);
+				int64_t i = (b0 + (k < in_block ? k : in_block - 1)) / V;
 				const uint16_t *tok = manifest_tokens(man, (uint64_t)i);
 				for (int j = 0; j < ctx && !rc; j++) {
 					if (tok[j] >= m->cfg.vocab) { // the embedding would be read out of range
@@ -208,7 +264,7 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 			}
 			if (rc || (rc = forward(m, &b, b.round + (size_t)k0 * clip_bytes, err, errlen)))
 				break;
-			if ((rc = copy_out(m, in_block, vfeat + b0 * c->embed_dim, tfeat + b0 * c->embed_dim)))
+			if ((rc = copy_out(m, b0, in_block, V, vfeat + b0 * c->embed_dim, tfeat)))
 				snprintf(err, errlen, "reading features back: %s", strerror(-rc));
 		}
 		if (!rc && o && o->progress)
@@ -250,7 +306,7 @@ int eval_embed_texts(ClipModel *m, const int32_t *ids, int64_t n, float *tfeat, 
 			}
 		if (!rc)
 			rc = forward(m, &b, b.round, err, errlen);
-		if (!rc && (rc = copy_out(m, valid, NULL, tfeat + b0 * m->cfg.embed_dim)))
+		if (!rc && (rc = copy_out(m, 0, valid, 1, NULL, tfeat + b0 * m->cfg.embed_dim)))
 			snprintf(err, errlen, "reading features back: %s", strerror(-rc));
 	}
 	batch_free(m, &b);

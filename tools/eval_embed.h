@@ -3,7 +3,7 @@
 #ifndef TOOLS_EVAL_EMBED_H
 #define TOOLS_EVAL_EMBED_H
 // defines: EvalProgressFn, EvalEmbedOpts, EVAL_EMBED_BLOCK, eval_check_manifest, eval_embed_manifest,
-//          eval_embed_texts
+//          eval_embed_texts, eval_embed_views
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int32_t, int64_t
@@ -15,6 +15,7 @@
 // The model given to the functions below must have been created with the batch EVAL_EMBED_BLOCK
 // (eval/eval_block.h: the trainer's in-process evaluation uses the same blocks and forward).
 
+// done of total rows (samples, or sample views with EvalEmbedOpts.stride)
 typedef void (*EvalProgressFn)(void *arg, int64_t done, int64_t total);
 
 typedef struct {
@@ -28,19 +29,28 @@ typedef struct {
 	unsigned char *damaged;
 	char *damaged_why;
 	size_t damaged_why_len;
+	// Multi-view clips (stride > 0; damaged must be NULL): each sample's views_clips x views_crops
+	// views, clip-major, each the model's frames stride apart from its temporal clip's start with
+	// crop start/centre/end (views_crops 3) or centre (1), as the loader plans them (LdParams'
+	// eval views). 0: one view at segment midpoints, centre crop.
+	int stride, views_clips, views_crops;
 } EvalEmbedOpts;
 
 // Whether the model can read the manifest (and has the batch EVAL_EMBED_BLOCK): caption context = ctx_len, every token id < vocab,
 // at least one sample. 0 or -EINVAL with a sentence in err.
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen);
 
-// vfeat, tfeat (n_samples, E): L2-normalized features of every sample in manifest order. Clips
+// vfeat, tfeat (n_samples, E): L2-normalized features of every sample in manifest order (with
+// o->stride: vfeat (n_samples, views, E), each view a row of the blocks; tfeat as before). Clips
 // are decoded as the loader does in eval mode (centre crop, segment midpoints) at the model's
 // frames and image size, and normalized as the trainer does, without flip, then embedded in
 // blocks of EVAL_EMBED_BLOCK (the last padded by repeating its last sample). A sample that cannot be decoded is an error (its index
 // and the loader's reason in err) unless o->damaged marks it: 0 or -errno / -LD_ERR_*.
 int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
 			char *err, size_t errlen);
+
+// the views per sample o asks for (1 without a stride)
+int eval_embed_views(const EvalEmbedOpts *o);
 
 // tfeat (n, E) of ids (n, ctx_len) token rows (class prompts). The model's forward runs both
 // towers, so the video tower sees zeros here and its output is dropped.

@@ -19,9 +19,10 @@ PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c tools/avlog.c
 tools/eval_LIBS := tools eval model kernels loaderd stream data common
 
-TESTS += test_eval_ckpt test_eval_input test_eval_embed test_eval_nonfinite
+TESTS += test_eval_ckpt test_eval_input test_eval_embed test_eval_nonfinite test_eval_views
 test_eval_embed_LIBS := tools eval model kernels loaderd loaderfix augmentref stream data common
 test_eval_nonfinite_LIBS := $(test_eval_embed_LIBS)
+test_eval_views_LIBS := $(test_eval_embed_LIBS)
 test_eval_ckpt_LIBS := tools model kernels stream common
 test_eval_input_LIBS := tools eval common
 SCRIPT_TESTS += tests/test_eval_e2e.sh tests/test_eval_trainer.sh tests/test_eval_weights_meta.sh

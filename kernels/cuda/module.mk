@@ -19,7 +19,8 @@ endif
 # refers to the table weakly, so nothing else pulls CUDA in), $(KCUDA_LIBS) and $(KCUDA_LDLIBS).
 KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c
 KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
-               kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu
+               kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu \
+               kernels/cuda/kcu_cls.cu
 KCUDA_LDFLAGS := -Wl,-u,kcuda_backend
 $(BUILD)/obj/emu/kernels/cuda/%.o: EMU_CXXFLAGS += -Ikernels
 $(BUILD)/obj/kernels/cuda/kcu_%.o $(BUILD)/obj/kernels/cuda/emu/kattn_emu.o: CFLAGS += -Ikernels/cuda/attn

@@ -106,6 +106,7 @@ endif
 # with the shim's backend (make test) and NAME_gpu with the device backend (make test-gpu, 77
 # without a GPU). Both skip (77) when the other half of the build is missing.
 KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
+             test_kcuda_cls \
              test_kcuda_model
 kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),avmodel) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)

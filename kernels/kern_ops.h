@@ -557,12 +557,16 @@ int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *gra
 //   KSEG_EXTERNAL in the gradient norm, but not updated here (another op updates it: the global
 //                τ's kern_temp_step, which reads the same clip factor)
 //   KSEG_CLAMP   the master value is clamped to [clamp_lo, clamp_hi] after the update
+//   KSEG_LR_SCALE the segment's rate is lr·lr_scale wherever lr appears (the step, AdamW's decoupled
+//                decay, LAMB's lr·trust): a param group's lr_scale in BEiT/timm's layer-wise decay.
+//                Without the flag the rate is lr exactly (lr_scale is not read)
 typedef struct {
 	int64_t offset, length; // elements
 	uint32_t flags;
 	float clamp_lo, clamp_hi;
+	double lr_scale; // > 0, read only with KSEG_LR_SCALE
 } KOptSegment;
-enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u, KSEG_EXTERNAL = 16u };
+enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u, KSEG_EXTERNAL = 16u, KSEG_LR_SCALE = 32u };
 // reductions run over chunks of at most KERN_OPT_CHUNK elements that never straddle a segment,
 // summed per segment in chunk order: the fixed order every backend uses
 #define KERN_OPT_CHUNK 4096
@@ -588,6 +592,7 @@ typedef struct {
 // One fused AdamW/LAMB update of every non-frozen segment with g = grads·factor (factor from
 // norm_clip[1], or 1 when norm_clip is NULL); m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²:
 //   AdamW (torch.optim.AdamW): p' = p·(1 − lr·wd) − (lr/(1−β1^t))·m' / (√v'/√(1−β2^t) + eps)
+//   (lr: the segment's rate, lr·lr_scale on KSEG_LR_SCALE segments)
 //   LAMB: r = (m'/(1−β1^t)) / (√(v'/(1−β2^t)) + eps) + wd·p; p' = p − lr·trust·r
 // with wd = weight_decay on KSEG_DECAY segments, else 0, then the KSEG_CLAMP clamp. master
 // (n_params) STAT; copy (n_params) ACT or NULL: every element of every segment (frozen ones too)

@@ -75,6 +75,7 @@ typedef struct {
 	uint32_t flags;
 	float lo, hi;
 	int32_t chunk0, nchunks; // its chunks, in order
+	double lr_scale;         // read under KSEG_LR_SCALE
 } KcuSeg;
 
 typedef struct {
@@ -88,7 +89,7 @@ typedef struct {
 // one update's scalars as the CPU twin rounds them (kern_cpu_optim.c)
 typedef struct {
 	float b1, b2, eps, bc1, bc2, bc2s, step;
-	double lr, wd;
+	double lr, wd, bc1d; // bc1d: 1 − β1^t unrounded (a KSEG_LR_SCALE segment's step)
 } KcuOptHyp;
 
 int kcu_grad_norm(KcuStream *s, const KcuPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);

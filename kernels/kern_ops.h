@@ -24,7 +24,8 @@
 //          kern_l2norm_fwd, kern_l2norm_bwd, kern_attention_ws_bytes, kern_attention_fwd, kern_attention_bwd,
 //          kern_loss_ws_bytes, kern_infonce, kern_fcco_pack_width, kern_fcco_table_width, kern_fcco_local,
 //          kern_fcco_scatter, kern_fcco_surrogate, kern_clip_metrics, kern_temp_step, kern_opt_plan_create,
-//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer
+//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer,
+//          KSoftCe, kern_softce, KMixup, kern_mixup_fwd, kern_mixup_bwd, kern_row_scale
 //
 // ---- How to read this contract (a backend must do exactly this) ----
 //
@@ -556,12 +557,16 @@ int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *gra
 //   KSEG_EXTERNAL in the gradient norm, but not updated here (another op updates it: the global
 //                τ's kern_temp_step, which reads the same clip factor)
 //   KSEG_CLAMP   the master value is clamped to [clamp_lo, clamp_hi] after the update
+//   KSEG_LR_SCALE the segment's rate is lr·lr_scale wherever lr appears (the step, AdamW's decoupled
+//                decay, LAMB's lr·trust): a param group's lr_scale in BEiT/timm's layer-wise decay.
+//                Without the flag the rate is lr exactly (lr_scale is not read)
 typedef struct {
 	int64_t offset, length; // elements
 	uint32_t flags;
 	float clamp_lo, clamp_hi;
+	double lr_scale; // > 0, read only with KSEG_LR_SCALE
 } KOptSegment;
-enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u, KSEG_EXTERNAL = 16u };
+enum { KSEG_DECAY = 1u, KSEG_LAMB = 2u, KSEG_FROZEN = 4u, KSEG_CLAMP = 8u, KSEG_EXTERNAL = 16u, KSEG_LR_SCALE = 32u };
 // reductions run over chunks of at most KERN_OPT_CHUNK elements that never straddle a segment,
 // summed per segment in chunk order: the fixed order every backend uses
 #define KERN_OPT_CHUNK 4096
@@ -587,6 +592,7 @@ typedef struct {
 // One fused AdamW/LAMB update of every non-frozen segment with g = grads·factor (factor from
 // norm_clip[1], or 1 when norm_clip is NULL); m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²:
 //   AdamW (torch.optim.AdamW): p' = p·(1 − lr·wd) − (lr/(1−β1^t))·m' / (√v'/√(1−β2^t) + eps)
+//   (lr: the segment's rate, lr·lr_scale on KSEG_LR_SCALE segments)
 //   LAMB: r = (m'/(1−β1^t)) / (√(v'/(1−β2^t)) + eps) + wd·p; p' = p − lr·trust·r
 // with wd = weight_decay on KSEG_DECAY segments, else 0, then the KSEG_CLAMP clamp. master
 // (n_params) STAT; copy (n_params) ACT or NULL: every element of every segment (frozen ones too)
@@ -594,5 +600,64 @@ typedef struct {
 // non-finite factor latches -ERANGE ("optimizer") and changes nothing.
 int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTensor *master, KTensor *copy,
 		   const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+
+// ======================================================================================
+// Classification fine-tuning (issue 28 §1, --objective classify; AVION's EPIC-KITCHENS-100
+// verb/noun recipe): timm's soft-target cross-entropy with mixup targets and label smoothing,
+// Mixup/CutMix of the augmented batch, the per-sample scale of drop path. The host-side draws
+// that feed them (mixup parameters, drop-path scales) are kern_cls.h's. docs/kernels.md.
+// ======================================================================================
+
+typedef struct {
+	double lam;   // weight of class a (timm's lam; 1: no mixing), in [0, 1]
+	double eps;   // label smoothing, in [0, 1)
+	double scale; // the upstream gradient dL/dloss (1 when the mean loss is the objective), finite
+} KSoftCe;
+
+// Soft-target cross-entropy, forward and backward in one pass, computed in double: timm's
+// SoftTargetCrossEntropy against mixup_target(y, K, lam, eps) with the pair (a_n, b_n) as (y, y.flip(0)):
+//   t_n[j] = lam·s(a_n)[j] + (1−lam)·s(b_n)[j],  s(y)[j] = eps/K + (1−eps)·[j = y]
+//   l_n = −Σ_j t_n[j]·log softmax(z_n)[j] = logsumexp(z_n) − Σ_j t_n[j]·z_n[j]
+// Row n is LABELLED when a_n ≥ 0 and b_n ≥ 0. Id −1 marks a missing label (EK-100's heads: a clip
+// without a noun); a row whose own or partner's id is −1 is left out of the mean and gets no
+// gradient. With M the number of labelled rows:
+//   loss (1) STAT = Σ_labelled l_n / M, 0 when M = 0
+//   rows (N) STAT or NULL: l_n on labelled rows, 0 on the others
+//   dlogits (N, K) ACT, a KGrad (KG_NONE: forward only) = scale·(softmax(z_n) − t_n)/M on labelled
+//   rows, 0 on the others (KG_ADD adds those zeros too)
+// logits (N, K) ACT; a, b (N) I32 (b = a: no mixing; timm's flip pairs row n with N−1−n, so b_n =
+// a_{N−1−n}). 1 ≤ N ≤ 2^19, K ≥ 1. An id < −1 or ≥ K latches -ERANGE ("softce"); the outputs are
+// then unspecified.
+int kern_softce(KernCtx *ctx, KTensor *loss, KTensor *rows, KGrad dlogits, const KTensor *logits, const KTensor *a,
+		const KTensor *b, const KSoftCe *p);
+
+typedef struct {
+	int cutmix;         // 0: mixup (blend the pair), 1: cutmix (paste the partner's box)
+	double lam;         // mixup: weight of the row itself, in [0, 1]; unused by cutmix
+	int y0, y1, x0, x1; // cutmix: the box [y0, y1) × [x0, x1) in pixels of the H×W frame (empty allowed)
+} KMixup;
+
+// Mixup / CutMix of the batch kern_augment writes: x (B, T·P, 3·p·p) ACT, P = (H/p)·(W/p), where
+// element (b, t·P + py·(W/p) + px, (c·p + i)·p + j) is pixel (y, x) = (py·p + i, px·p + j) of frame t
+// of clip b. Row b's partner is B−1−b (timm's x.flip(0); the middle row of an odd B is its own):
+//   mixup:  out[b] = (float)lam·x[b] + (float)(1−lam)·x[B−1−b]   (f32 arithmetic)
+//   cutmix: out[b] = x[B−1−b] at pixels inside the box, x[b] elsewhere; one box for every frame of
+//           every clip (timm's x[:, :, y0:y1, x0:x1] = x.flip(0)[:, :, y0:y1, x0:x1])
+// Out of place, or IN PLACE (out == x): each pair (b, B−1−b) is read before either is written, so
+// the result is the out-of-place one. Any other overlap of out and x is not allowed. H, W multiples
+// of patch; 0 ≤ y0 ≤ y1 ≤ H, 0 ≤ x0 ≤ x1 ≤ W.
+int kern_mixup_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, const KMixup *m, int H, int W, int patch);
+// The input gradient: the map is its own transpose (mixup: dx[b] = lam·dout[b] + (1−lam)·dout[B−1−b];
+// cutmix sends the box back to the partner), so this is the forward applied to dout, written by the
+// KGrad rule (KG_SET may be in place over dout). Training does not backpropagate into pixels: this
+// is for tests (the adjoint identity) and for a caller that learns an input transform.
+int kern_mixup_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KMixup *m, int H, int W, int patch);
+
+// Per-row scale: out[b, i] = x[b, i]·scale[b] (KG_SET; in place allowed, out == x) or
+// out[b, i] += x[b, i]·scale[b] (KG_ADD: the residual add h += drop_path(branch) fused), f32
+// arithmetic. x and out (B, ...) ACT of one shape, scale (B) STAT. Drop path (stochastic depth):
+// forward with the scales of kern_drop_path_scales (kern_cls.h), backward dbranch = dout·scale by
+// the same op with the same scales.
+int kern_row_scale(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *scale);
 
 #endif

@@ -178,7 +178,9 @@ int kern_opt_plan_create(KernCtx *ctx, KOptPlan **out, const KOptSegment *segs, 
 	for (int i = 0; i < n_segs; i++) {
 		const KOptSegment *s = &segs[i];
 		KCK(s->offset >= end && s->length > 0 && s->offset + s->length <= n_params);
-		KCK(!(s->flags & ~(uint32_t)(KSEG_DECAY | KSEG_LAMB | KSEG_FROZEN | KSEG_CLAMP | KSEG_EXTERNAL)));
+		KCK(!(s->flags &
+		      ~(uint32_t)(KSEG_DECAY | KSEG_LAMB | KSEG_FROZEN | KSEG_CLAMP | KSEG_EXTERNAL | KSEG_LR_SCALE)));
+		KCK(!(s->flags & KSEG_LR_SCALE) || (s->lr_scale > 0 && s->lr_scale <= 1e6));
 		KCK(!(s->flags & KSEG_CLAMP) || s->clamp_lo <= s->clamp_hi);
 		end = s->offset + s->length;
 		n_chunks += (s->length + KERN_OPT_CHUNK - 1) / KERN_OPT_CHUNK;

@@ -295,6 +295,9 @@ typedef struct {
 	double join_lr;
 	double beta1, beta2, eps, weight_decay;
 	double clip_norm; // global gradient L2 norm limit, 0 = off
+	// layer-wise lr decay (BEiT/AVION fine-tuning): tensor of layer id i gets lr·decay^(L + 1 − i)
+	// (optim_layer_id); 1 or 0 (a zero-initialised config) = off, the segments carry no scale
+	double layer_decay;
 } OptConfig;
 
 typedef struct {
@@ -327,7 +330,12 @@ void optim_join_schedule(OptConfig *c, const OptConfig *old, int64_t step);
 // the same schedule (warmup, cosine to lr_min) applied to another peak rate: FastCLIP gives its
 // temperature group its own peak and the model's schedule
 double optim_lr_of(const OptConfig *c, double peak, int64_t step);
-// segments from the parameter table: KSEG_DECAY unless PARAM_NO_DECAY, KSEG_LAMB for LAMB.
+// BEiT's get_layer_id_for_vit over open_clip names, L = vision blocks: 0 for the patch embedding,
+// class token, positional/temporal embeddings and ln_pre; i + 1 for visual.transformer.resblocks.i.*;
+// L + 1 for everything else (ln_post, proj, heads, the text tower)
+int optim_layer_id(const char *name, int L);
+// segments from the parameter table: KSEG_DECAY unless PARAM_NO_DECAY, KSEG_LAMB for LAMB, and with
+// layer_decay in (0, 1) KSEG_LR_SCALE with lr_scale = layer_decay^(L + 1 − optim_layer_id).
 // -EINVAL on a bad configuration or a table that does not tile [0, n_params) in order, -ENOMEM.
 int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
 		 int64_t n_params);

@@ -14,5 +14,6 @@ MODEL_TESTS += test_ckpt_nonfinite
 # a link planted at a checkpoint's temporary name is not followed
 MODEL_TESTS += test_ckpt_planted_link
 MODEL_TESTS += test_optim_flags # issue 30 §6: the optimizer flags are a table over OptConfig
+MODEL_TESTS += test_optim_layer_decay # issue 28 §1: layer-wise lr decay (OptConfig.layer_decay)
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := model kernels stream common))

@@ -20,7 +20,8 @@ void optim_config_default(OptConfig *c)
 			 .beta2 = 0.98,
 			 .eps = 1e-6,
 			 .weight_decay = 0.1,
-			 .clip_norm = 0};
+			 .clip_norm = 0,
+			 .layer_decay = 1};
 }
 
 // the defaults are optim_config_default's (test_optim_flags holds them equal)
@@ -93,7 +94,49 @@ static int config_ok(const OptConfig *cfg)
 {
 	return cfg && cfg->lr >= 0 && cfg->lr_min >= 0 && cfg->warmup_steps >= 0 && cfg->beta1 >= 0 && cfg->beta1 < 1 &&
 	       cfg->beta2 >= 0 && cfg->beta2 < 1 && cfg->eps > 0 && cfg->weight_decay >= 0 && cfg->clip_norm >= 0 &&
-	       (cfg->kind == OPT_ADAMW || cfg->kind == OPT_LAMB);
+	       cfg->layer_decay >= 0 && cfg->layer_decay <= 1 && (cfg->kind == OPT_ADAMW || cfg->kind == OPT_LAMB);
+}
+
+static const char VBLK[] = "visual.transformer.resblocks.";
+
+int optim_layer_id(const char *name, int L)
+{
+	static const char *const embed[] = {"visual.conv1.", "visual.class_embedding", "visual.positional_embedding",
+					    "visual.temporal_embedding", "visual.ln_pre."};
+	for (size_t i = 0; i < sizeof embed / sizeof embed[0]; i++)
+		if (!strncmp(name, embed[i], strlen(embed[i])))
+			return 0;
+	if (!strncmp(name, VBLK, sizeof VBLK - 1)) {
+		char *end;
+		long b = strtol(name + sizeof VBLK - 1, &end, 10);
+		if (*end == '.' && b >= 0 && b < L)
+			return (int)b + 1;
+	}
+	return L + 1;
+}
+
+// vision blocks in the table: 1 + the largest resblocks index
+static int vision_blocks(const ParamSpec *specs, int n)
+{
+	int L = 0;
+	for (int i = 0; i < n; i++)
+		if (!strncmp(specs[i].name, VBLK, sizeof VBLK - 1)) {
+			long b = strtol(specs[i].name + sizeof VBLK - 1, NULL, 10);
+			L = b + 1 > L ? (int)b + 1 : L;
+		}
+	return L;
+}
+
+// KSEG_LR_SCALE of each segment when layer-wise decay is on (left alone at 1 or 0: off)
+static void layer_scales(KOptSegment *segs, const ParamSpec *specs, int n, double decay)
+{
+	if (decay == 1 || decay == 0)
+		return;
+	const int L = vision_blocks(specs, n);
+	for (int i = 0; i < n; i++) {
+		segs[i].flags |= KSEG_LR_SCALE;
+		segs[i].lr_scale = pow(decay, L + 1 - optim_layer_id(specs[i].name, L));
+	}
 }
 
 int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const ParamSpec *specs, int n_specs,
@@ -125,6 +168,8 @@ int optim_create(Optimizer **out, KernCtx *ctx, const OptConfig *cfg, const Para
 			((specs[i].flags & PARAM_NO_DECAY) ? 0 : KSEG_DECAY) | (cfg->kind == OPT_LAMB ? KSEG_LAMB : 0);
 		snprintf(o->names[i], sizeof o->names[i], "%s", specs[i].name);
 	}
+	if (!rc)
+		layer_scales(o->segs, specs, n_specs, cfg->layer_decay);
 	if (!rc)
 		rc = kern_alloc(ctx, &o->m, KDT_F32, 1, &n_params);
 	if (!rc)

@@ -373,8 +373,8 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 	std::vector<KOptSegment> segs, lsegs;
 	for (int64_t o0 = 0; o0 < NPARAM; o0 += 1500000) {
 		int64_t n = NPARAM - o0 < 1500000 ? NPARAM - o0 : 1500000;
-		segs.push_back({o0, n, KSEG_DECAY, 0, 0});
-		lsegs.push_back({o0, n, KSEG_DECAY | KSEG_LAMB, 0, 0});
+		segs.push_back({o0, n, KSEG_DECAY, 0, 0, 0});
+		lsegs.push_back({o0, n, KSEG_DECAY | KSEG_LAMB, 0, 0, 0});
 	}
 	static KOptPlan *plan, *lplan;
 	if (kern_opt_plan_create(c, &plan, segs.data(), (int)segs.size(), NPARAM) ||

@@ -1,5 +1,5 @@
 // The CUDA backend's fused optimizer against the CPU backend: a segment table with AdamW and LAMB,
-// with and without decay, frozen and clamped segments, segments another op updates (KSEG_EXTERNAL:
+// with and without decay, at a layer-decay lr scale, frozen and clamped segments, segments another op updates (KSEG_EXTERNAL:
 // in the norm, weights and moments untouched, copied), gaps no segment covers, aligned and
 // unaligned chunks; the gradient norm and clip factor on the device; a non-finite norm latches
 // -ERANGE ("optimizer") and changes nothing.
@@ -12,17 +12,19 @@
 #include <string.h>
 
 static const KOptSegment segs[] = {
-	{3, 9000, KSEG_DECAY, 0, 0},                               // AdamW, unaligned start: element accesses
-	{9008, 4096, 0, 0, 0},                                     // AdamW without decay, 16-byte accesses
-	{13104, 5000, KSEG_LAMB | KSEG_DECAY, 0, 0},               // LAMB with its trust ratio
-	{18200, 777, KSEG_LAMB, 0, 0},                             // LAMB, trust 1 without decay
-	{19000, 1000, KSEG_FROZEN, 0, 0},                          // untouched, copied
-	{20000, 3, KSEG_CLAMP, 0.0f, 4.6052f},                     // a logit scale
-	{20008, 6000, KSEG_DECAY | KSEG_CLAMP, -0.05f, 0.05f},     // clamped often
-	{26016, 40, KSEG_EXTERNAL | KSEG_CLAMP, -0.01f, 0.01f},    // in the norm only: no clamp either
-	{26060, 33, KSEG_EXTERNAL | KSEG_LAMB | KSEG_DECAY, 0, 0}, // nor a LAMB pass
+	{3, 9000, KSEG_DECAY, 0, 0, 0},                                   // AdamW, unaligned start: element accesses
+	{9008, 4096, 0, 0, 0, 0},                                         // AdamW without decay, 16-byte accesses
+	{13104, 5000, KSEG_LAMB | KSEG_DECAY, 0, 0, 0},                   // LAMB with its trust ratio
+	{18200, 777, KSEG_LAMB, 0, 0, 0},                                 // LAMB, trust 1 without decay
+	{19000, 1000, KSEG_FROZEN, 0, 0, 0},                              // untouched, copied
+	{20000, 3, KSEG_CLAMP, 0.0f, 4.6052f, 0},                         // a logit scale
+	{20008, 6000, KSEG_DECAY | KSEG_CLAMP, -0.05f, 0.05f, 0},         // clamped often
+	{26016, 40, KSEG_EXTERNAL | KSEG_CLAMP, -0.01f, 0.01f, 0},        // in the norm only: no clamp either
+	{26060, 33, KSEG_EXTERNAL | KSEG_LAMB | KSEG_DECAY, 0, 0, 0},     // nor a LAMB pass
+	{26100, 2000, KSEG_DECAY | KSEG_LR_SCALE, 0, 0, 0.125},           // AdamW at its layer's rate (lr decay)
+	{28104, 1500, KSEG_LAMB | KSEG_DECAY | KSEG_LR_SCALE, 0, 0, 0.5}, // LAMB at its layer's rate
 };
-enum { NSEG = sizeof segs / sizeof segs[0], NP = 26100 };
+enum { NSEG = sizeof segs / sizeof segs[0], NP = 29700 };
 
 // the device tensor equals x0 on every frozen or external segment
 static int kept(KtEnv *e, KtPair *t, const double *x0)

@@ -187,7 +187,7 @@ static void net_create(Net *n, KtEnv *e, KernCtx *c, int dev, KDtype dt, const f
 		const PSpec *s = &specs[i];
 		TRY(kern_view(&n->w[i], &n->weights, offs[i], s->ndim, s->shape));
 		TRY(kern_view(&n->g[i], &n->grads, offs[i], s->ndim, s->shape));
-		segs[i] = (KOptSegment){offs[i], kern_numel(&n->w[i]), s->flags, -0.15f, 0.15f};
+		segs[i] = (KOptSegment){offs[i], kern_numel(&n->w[i]), s->flags, -0.15f, 0.15f, 0};
 	}
 	TRY(kern_opt_plan_create(c, &n->plan, segs, NPARAM, NP()));
 	al(n, &n->clips, KDT_U8, NSH(B, T, HW, HW, 3)), al(n, &n->gpos, KDT_I64, NSH(B));

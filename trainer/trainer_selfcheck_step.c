@@ -13,14 +13,14 @@
 // segments covering [0, OPT_N) as the model's flags make them: AdamW with and without decay, LAMB
 // with its trust ratio and without, frozen, a clamped logit scale, an external τ (in the norm only)
 static const KOptSegment opt_segs[] = {
-	{0, 5003, KSEG_DECAY, 0, 0},
-	{5003, 4096, 0, 0, 0},
-	{9099, 3001, KSEG_LAMB | KSEG_DECAY, 0, 0},
-	{12100, 700, KSEG_LAMB, 0, 0},
-	{12800, 500, KSEG_FROZEN, 0, 0},
-	{13300, 1, KSEG_CLAMP, 0.0f, 4.6052f},
-	{13301, 1, KSEG_EXTERNAL, 0, 0},
-	{13302, 1698, KSEG_DECAY | KSEG_CLAMP, -0.05f, 0.05f},
+	{0, 5003, KSEG_DECAY, 0, 0, 0},
+	{5003, 4096, 0, 0, 0, 0},
+	{9099, 3001, KSEG_LAMB | KSEG_DECAY, 0, 0, 0},
+	{12100, 700, KSEG_LAMB, 0, 0, 0},
+	{12800, 500, KSEG_FROZEN, 0, 0, 0},
+	{13300, 1, KSEG_CLAMP, 0.0f, 4.6052f, 0},
+	{13301, 1, KSEG_EXTERNAL, 0, 0, 0},
+	{13302, 1698, KSEG_DECAY | KSEG_CLAMP, -0.05f, 0.05f, 0},
 };
 enum { OPT_NSEG = sizeof opt_segs / sizeof opt_segs[0], OPT_N = 15000 };
 

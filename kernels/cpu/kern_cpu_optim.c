@@ -57,6 +57,12 @@ typedef struct {
 	float fc; // clip factor
 } Hyp;
 
+// the segment's rate: lr, or lr·lr_scale under KSEG_LR_SCALE
+static double seg_lr(const KOptSegment *s, double lr)
+{
+	return (s->flags & KSEG_LR_SCALE) ? lr * s->lr_scale : lr;
+}
+
 // AdamW on one chunk in f32
 static void adamw_chunk(const Hyp *h, double wd, float *p, const KTensor *grads, float *m, float *v, int64_t s,
 			int64_t e)
@@ -108,7 +114,7 @@ static void lamb_steps(const KOptPlan *p, const double *part, double lr, float *
 		uint32_t f = p->segs[s].flags;
 		// upstream fast_clip: the trust ratio only where weight decay applies
 		double trust = (f & KSEG_DECAY) && sp > 0 && sr > 0 ? sqrt(sp) / sqrt(sr) : 1.0;
-		step[s] = (float)(lr * trust);
+		step[s] = (float)(seg_lr(&p->segs[s], lr) * trust);
 	}
 }
 
@@ -144,8 +150,14 @@ int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTensor *
 		if (f & KSEG_LAMB)
 			lamb_chunk(&h, (float)wd, w, grads, mm, vv, ch->start, ch->start + ch->len, &part[2 * k],
 				   &part[2 * k + 1]);
-		else
+		else if (!(f & KSEG_LR_SCALE))
 			adamw_chunk(&h, wd, w, grads, mm, vv, ch->start, ch->start + ch->len);
+		else { // the segment's own rate in both of AdamW's lr terms
+			Hyp hs = h;
+			hs.lr = seg_lr(&p->segs[ch->seg], hy->lr);
+			hs.step = (float)(hs.lr / (1 - pow(hy->beta1, (double)hy->step)));
+			adamw_chunk(&hs, wd, w, grads, mm, vv, ch->start, ch->start + ch->len);
+		}
 	}
 	lamb_steps(p, part, hy->lr, step);
 	KOMP("omp parallel for num_threads(nt) schedule(dynamic, 4)")

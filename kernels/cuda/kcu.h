@@ -2,7 +2,7 @@
 // and its kernels (kcu_*.cu, built by nvcc for a GPU or by g++ for the CPU execution shim) share.
 #ifndef KCU_H
 #define KCU_H
-// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_SCRATCH_BYTES, KCU_PART_FLOATS,
+// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_ERR_BYTES, KCU_SCRATCH_BYTES, KCU_PART_FLOATS,
 //          kcu_err_key, kcu_loss_ws_bytes, kcu_* (one entry per KOP of kern_ops.def, and the optimizer's)
 
 #include "kcheck.h" // defines: KErr
@@ -30,13 +30,15 @@ enum {
 	KCU_E_FCCO_SCATTER,
 	KCU_E_TEMP_STEP,
 	KCU_E_OPTIMIZER,
+	KCU_E_SOFTCE,
 	KCU_E_COUNT
 };
 #define kcu_err_key(index, value) (((unsigned long long)(uint32_t)(index) << 32) | (uint32_t)(value))
 
 // Each stream's private device scratch: the error slots, a few flags, the partial sums of the
 // fixed-order column reductions (also the token sort's buffers).
-#define KCU_SCRATCH_HEAD 256 // bytes: error slots (64) and flags
+#define KCU_SCRATCH_HEAD 256 // bytes: error slots (KCU_ERR_BYTES) and flags
+#define KCU_ERR_BYTES 128
 #define KCU_PART_FLOATS ((size_t)2 << 20)
 #define KCU_SCRATCH_BYTES (KCU_SCRATCH_HEAD + KCU_PART_FLOATS * sizeof(float))
 
@@ -73,6 +75,7 @@ typedef struct {
 	uint32_t flags;
 	float lo, hi;
 	int32_t chunk0, nchunks; // its chunks, in order
+	double lr_scale;         // read under KSEG_LR_SCALE
 } KcuSeg;
 
 typedef struct {
@@ -86,7 +89,7 @@ typedef struct {
 // one update's scalars as the CPU twin rounds them (kern_cpu_optim.c)
 typedef struct {
 	float b1, b2, eps, bc1, bc2, bc2s, step;
-	double lr, wd;
+	double lr, wd, bc1d; // bc1d: 1 − β1^t unrounded (a KSEG_LR_SCALE segment's step)
 } KcuOptHyp;
 
 int kcu_grad_norm(KcuStream *s, const KcuPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);

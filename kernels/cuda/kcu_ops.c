@@ -104,7 +104,8 @@ static int cu_opt_plan_open(KOptPlan *p)
 	int rc = kp && hc && hs ? 0 : -ENOMEM;
 	for (int s = 0; s < p->n_segs && !rc; s++) {
 		const KOptSegment *g = &p->segs[s];
-		hs[s] = (KcuSeg){.flags = g->flags, .lo = g->clamp_lo, .hi = g->clamp_hi, .chunk0 = -1};
+		hs[s] = (KcuSeg){
+			.flags = g->flags, .lo = g->clamp_lo, .hi = g->clamp_hi, .chunk0 = -1, .lr_scale = g->lr_scale};
 		kp->has_lamb |= (g->flags & KSEG_LAMB) && !(g->flags & (KSEG_FROZEN | KSEG_EXTERNAL));
 	}
 	for (int k = 0; k < p->n_chunks && !rc; k++) { // chunks come segment by segment, in order
@@ -166,6 +167,7 @@ static int cu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTen
 	h.bc2 = (float)(1 - pow(hy->beta2, t));
 	h.bc2s = (float)sqrt(1 - pow(hy->beta2, t));
 	h.step = (float)(hy->lr / (1 - pow(hy->beta1, t)));
+	h.bc1d = 1 - pow(hy->beta1, t);
 	return KCU_OP(c, "optimizer", kcu_optimizer(KS(c), p->priv, &h, master, copy, grads, m, v, norm_clip));
 }
 

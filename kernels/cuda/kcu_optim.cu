@@ -119,7 +119,9 @@ __device__ void update_chunk(const OptArgs &a, const KcuChunk &c, const KcuSeg &
 {
 	const bool lamb = sg.flags & KSEG_LAMB;
 	const double wd = (sg.flags & KSEG_DECAY) ? a.h.wd : 0.0;
-	const float decay = (float)(1.0 - a.h.lr * wd), wdf = (float)wd;
+	const bool scaled = sg.flags & KSEG_LR_SCALE; // the segment's own rate (as the CPU twin)
+	const double lr = scaled ? a.h.lr * sg.lr_scale : a.h.lr;
+	const float decay = (float)(1.0 - lr * wd), wdf = (float)wd, step = scaled ? (float)(lr / a.h.bc1d) : a.h.step;
 	const KcOut mo = {a.m, KC_F32}, vo = {a.v, KC_F32};
 	for (int64_t i = c.start + (int64_t)threadIdx.x * V; i < c.start + c.len; i += KC_THREADS * V) {
 		float g[V], w[V], m[V], v[V];
@@ -137,7 +139,7 @@ __device__ void update_chunk(const OptArgs &a, const KcuChunk &c, const KcuSeg &
 				*rr += (double)r * r;
 			} else {
 				w[k] *= decay;
-				w[k] -= a.h.step * m[k] / (sqrtf(v[k]) / a.h.bc2s + a.h.eps);
+				w[k] -= step * m[k] / (sqrtf(v[k]) / a.h.bc2s + a.h.eps);
 			}
 		}
 		kc_stv<V>(mo, i, m);
@@ -200,7 +202,8 @@ __global__ void __launch_bounds__(KC_THREADS)
 		for (int k = segs[s].chunk0; k < segs[s].chunk0 + segs[s].nchunks; k++)
 			sp += part[2 * k], sr += part[2 * k + 1];
 		const double trust = (segs[s].flags & KSEG_DECAY) && sp > 0 && sr > 0 ? sqrt(sp) / sqrt(sr) : 1.0;
-		step[s] = (float)(lr * trust);
+		const double lr_s = (segs[s].flags & KSEG_LR_SCALE) ? lr * segs[s].lr_scale : lr;
+		step[s] = (float)(lr_s * trust);
 	}
 }
 

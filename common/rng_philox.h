@@ -12,6 +12,7 @@ enum {
 	RNG_STREAM_CROP = 2,        // random-resized-crop box and flip
 	RNG_STREAM_AUGMENT = 3,     // trainer-side (GPU) augmentation
 	RNG_STREAM_PERMUTE = 4,     // epoch permutation keys
+	RNG_STREAM_MASK = 5,        // VideoMAE tube masks (kern_mae_tube_mask)
 };
 
 // One Philox4x32 block with 10 rounds: out = philox(ctr, key). Random123's constants.

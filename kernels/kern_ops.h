@@ -24,7 +24,8 @@
 //          kern_l2norm_fwd, kern_l2norm_bwd, kern_attention_ws_bytes, kern_attention_fwd, kern_attention_bwd,
 //          kern_loss_ws_bytes, kern_infonce, kern_fcco_pack_width, kern_fcco_table_width, kern_fcco_local,
 //          kern_fcco_scatter, kern_fcco_surrogate, kern_clip_metrics, kern_temp_step, kern_opt_plan_create,
-//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer
+//          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer,
+//          kern_mae_mask_count, kern_mae_tube_mask, kern_mae_tube_mask_batch, kern_mae_sinusoid_table
 //
 // ---- How to read this contract (a backend must do exactly this) ----
 //
@@ -594,5 +595,39 @@ typedef struct {
 // non-finite factor latches -ERANGE ("optimizer") and changes nothing.
 int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTensor *master, KTensor *copy,
 		   const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip);
+
+// ======================================================================================
+// VideoMAE pretraining: tubelets, tube masks, token gather, the decoder's input, the
+// normalized-pixel target and the masked MSE (docs/kernels.md, "VideoMAE ops")
+// ======================================================================================
+
+// TUBELETS. A clip (T, H, W, 3) is cut into T' = T/tt slices of tt frames and each slice into
+// Ns = (H/p)·(W/p) spatial patches in raster order (q = py·(W/p) + px). Token n = t'·Ns + q is
+// tubelet (t', q): slice-major, the order of VideoMAE's Conv3d patch embedding flattened.
+//
+// INDEX ROWS. The I32 index arguments below are (B, M) lists of token indices, each row strictly
+// ascending inside [0, N) (what kern_mae_tube_mask writes). An op that reads a row breaking this
+// latches -ERANGE under its name ("index %d at [b·M + m] is outside [0, N) or not above the one
+// before it"); its outputs are then unspecified.
+
+// m = floor(ratio·Ns), VideoMAE's int(mask_ratio · num_patches_per_frame) (the product in double);
+// -EINVAL unless Ns >= 1, 0 <= ratio < 1 and m < Ns
+int kern_mae_mask_count(int Ns, double ratio);
+// The tube mask of the clip at stream position g (host, deterministic): the m = kern_mae_mask_count
+// masked spatial positions are the first m entries of a partial Fisher–Yates shuffle of 0..Ns−1
+// (perm = identity; for i = 0..m−1: swap perm[i] and perm[i + d_i]) with d_i = rng_next_below(Ns − i),
+// the i-th such draw of rng_stream_init(seed, g, RNG_STREAM_MASK) (Philox4x32-10, key seed, counter
+// {g lo32, g hi32, 5, block}). Every slice masks the same positions (a tube). vis ((Ns − m)·Tp) and
+// masked (m·Tp) receive the visible and the masked token indices t'·Ns + q, each ascending.
+// Returns Nm = m·Tp, or -EINVAL (bad Ns, ratio, Tp < 1, NULL lists, more than INT32_MAX tokens).
+int kern_mae_tube_mask(uint64_t seed, uint64_t g, int Ns, int Tp, double ratio, int32_t *vis, int32_t *masked);
+// the same for B clips at positions g[b]: vis (B, Nv) and masked (B, Nm) row-major; clip b's rows
+// depend on (seed, g[b]) alone. Returns Nm or -EINVAL.
+int kern_mae_tube_mask_batch(uint64_t seed, const int64_t *g, int B, int Ns, int Tp, double ratio, int32_t *vis,
+			     int32_t *masked);
+// VideoMAE's fixed position table (get_sinusoid_encoding_table): out (n, d) row-major,
+// out[pos·d + j] = (float) sin(a) for even j, (float) cos(a) for odd j, a = pos / 10000^(2·floor(j/2)/d),
+// in double. 0, or -EINVAL when n < 1, d < 1 or out is NULL.
+int kern_mae_sinusoid_table(float *out, int n, int d);
 
 #endif

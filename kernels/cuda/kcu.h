@@ -2,7 +2,7 @@
 // and its kernels (kcu_*.cu, built by nvcc for a GPU or by g++ for the CPU execution shim) share.
 #ifndef KCU_H
 #define KCU_H
-// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_SCRATCH_BYTES, KCU_PART_FLOATS,
+// defines: KcuStream, KcuPlan, KcuChunk, KcuSeg, KcuOptHyp, KCU_E_*, KCU_ERR_BYTES, KCU_SCRATCH_BYTES, KCU_PART_FLOATS,
 //          kcu_err_key, kcu_loss_ws_bytes, kcu_* (one entry per KOP of kern_ops.def, and the optimizer's)
 
 #include "kcheck.h" // defines: KErr
@@ -30,13 +30,19 @@ enum {
 	KCU_E_FCCO_SCATTER,
 	KCU_E_TEMP_STEP,
 	KCU_E_OPTIMIZER,
+	KCU_E_TOKEN_GATHER, // VideoMAE's index rows: not ascending inside [0, N)
+	KCU_E_TOKEN_GATHER_BWD,
+	KCU_E_MAE_DEC,
+	KCU_E_MAE_DEC_BWD,
+	KCU_E_MAE_TARGET,
 	KCU_E_COUNT
 };
 #define kcu_err_key(index, value) (((unsigned long long)(uint32_t)(index) << 32) | (uint32_t)(value))
 
 // Each stream's private device scratch: the error slots, a few flags, the partial sums of the
 // fixed-order column reductions (also the token sort's buffers).
-#define KCU_SCRATCH_HEAD 256 // bytes: error slots (64) and flags
+#define KCU_SCRATCH_HEAD 256 // bytes: error slots (KCU_ERR_BYTES) and flags
+#define KCU_ERR_BYTES 128
 #define KCU_PART_FLOATS ((size_t)2 << 20)
 #define KCU_SCRATCH_BYTES (KCU_SCRATCH_HEAD + KCU_PART_FLOATS * sizeof(float))
 

@@ -27,9 +27,19 @@ void cu_dev_latch(KernDev *d, int rc, const char *op, const char *msg)
 
 // ---- content errors the kernels reported (kcu.h's slots) ----
 static const char *const slot_op[KCU_E_COUNT] = {
-	[KCU_E_TOK_EMBED] = "tok_embed", [KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd", [KCU_E_POOL] = "pool",
-	[KCU_E_POOL_BWD] = "pool_bwd",   [KCU_E_FCCO_LOCAL] = "fcco_local",       [KCU_E_FCCO_SCATTER] = "fcco_scatter",
-	[KCU_E_TEMP_STEP] = "temp_step", [KCU_E_OPTIMIZER] = "optimizer",
+	[KCU_E_TOK_EMBED] = "tok_embed",
+	[KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd",
+	[KCU_E_POOL] = "pool",
+	[KCU_E_POOL_BWD] = "pool_bwd",
+	[KCU_E_FCCO_LOCAL] = "fcco_local",
+	[KCU_E_FCCO_SCATTER] = "fcco_scatter",
+	[KCU_E_TEMP_STEP] = "temp_step",
+	[KCU_E_OPTIMIZER] = "optimizer",
+	[KCU_E_TOKEN_GATHER] = "token_gather",
+	[KCU_E_TOKEN_GATHER_BWD] = "token_gather_bwd",
+	[KCU_E_MAE_DEC] = "mae_decoder_input",
+	[KCU_E_MAE_DEC_BWD] = "mae_decoder_input_bwd",
+	[KCU_E_MAE_TARGET] = "mae_target",
 };
 
 static void latch_slot(KernCtx *c, int slot, unsigned long long key, int64_t bound)
@@ -52,6 +62,14 @@ static void latch_slot(KernCtx *c, int slot, unsigned long long key, int64_t bou
 	case KCU_E_FCCO_LOCAL:
 	case KCU_E_FCCO_SCATTER:
 		kern_latch(c, -ERANGE, op, "the sample id at [%lld] is outside the table [0, %lld)", index, b);
+		break;
+	case KCU_E_TOKEN_GATHER:
+	case KCU_E_TOKEN_GATHER_BWD:
+	case KCU_E_MAE_DEC:
+	case KCU_E_MAE_DEC_BWD:
+	case KCU_E_MAE_TARGET:
+		kern_latch(c, -ERANGE, op, "index %d at [%lld] is outside [0, %lld) or not above the one before it",
+			   (int32_t)raw, index, b);
 		break;
 	case KCU_E_TEMP_STEP: kern_latch(c, -ERANGE, op, "the temperature gradient is %g", (double)f); break;
 	default: kern_latch(c, -ERANGE, op, "the gradient norm is %g: no update", (double)f); break;
@@ -340,7 +358,8 @@ int cu_stream_open(KernCtx *c)
 	rc = rc ? rc : kgemm_create(&s->gemm, 0, &s->err);
 	rc = rc ? rc : kattn_create(&cs->attn, (KAttnImpl)c->dev->attention, c->dev->device, &s->err);
 	rc = rc ? rc : cudaMalloc(&scratch, KCU_SCRATCH_BYTES) ? -ENOMEM : 0;
-	if (!rc && (cudaMemset(scratch, 0xff, 64) || cudaMemset((char *)scratch + 64, 0, KCU_SCRATCH_HEAD - 64) ||
+	if (!rc && (cudaMemset(scratch, 0xff, KCU_ERR_BYTES) ||
+		    cudaMemset((char *)scratch + KCU_ERR_BYTES, 0, KCU_SCRATCH_HEAD - KCU_ERR_BYTES) ||
 		    cudaStreamSynchronize(0)))
 		rc = -EIO;
 	if (rc) {
@@ -350,12 +369,13 @@ int cu_stream_open(KernCtx *c)
 		cu_stream_close(c);
 		return rc;
 	}
-	_Static_assert(KCU_E_COUNT * sizeof(unsigned long long) <= 64, "the error slots fit the scratch head");
+	_Static_assert(KCU_E_COUNT * sizeof(unsigned long long) <= KCU_ERR_BYTES,
+		       "the error slots fit the scratch head");
 	_Static_assert((int)KATTN_AUTO == (int)KERN_ATTN_AUTO && (int)KATTN_OWN == (int)KERN_ATTN_OWN &&
 			       (int)KATTN_CUDNN == (int)KERN_ATTN_CUDNN,
 		       "kattn.h's choices are KCtxOptions.attention's");
 	s->errs = scratch;
-	s->flags = (int *)((char *)scratch + 64);
+	s->flags = (int *)((char *)scratch + KCU_ERR_BYTES);
 	s->part = (float *)((char *)scratch + KCU_SCRATCH_HEAD);
 	s->aug_lut = pv->lut;
 	s->slow = &pv->slow;

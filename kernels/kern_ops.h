@@ -25,7 +25,10 @@
 //          kern_loss_ws_bytes, kern_infonce, kern_fcco_pack_width, kern_fcco_table_width, kern_fcco_local,
 //          kern_fcco_scatter, kern_fcco_surrogate, kern_clip_metrics, kern_temp_step, kern_opt_plan_create,
 //          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer,
-//          KSoftCe, kern_softce, KMixup, kern_mixup_fwd, kern_mixup_bwd, kern_row_scale
+//          KSoftCe, kern_softce, KMixup, kern_mixup_fwd, kern_mixup_bwd, kern_row_scale,
+//          kern_mae_mask_count, kern_mae_tube_mask, kern_mae_tube_mask_batch, kern_mae_sinusoid_table,
+//          kern_augment_tubelet, kern_token_gather_fwd, kern_token_gather_bwd, kern_mae_decoder_input_fwd,
+//          kern_mae_decoder_input_bwd, kern_mae_target, kern_mae_mse
 //
 // ---- How to read this contract (a backend must do exactly this) ----
 //
@@ -606,8 +609,7 @@ int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTens
 // verb/noun recipe): timm's soft-target cross-entropy with mixup targets and label smoothing,
 // Mixup/CutMix of the augmented batch, the per-sample scale of drop path. The host-side draws
 // that feed them (mixup parameters, drop-path scales) are kern_cls.h's. docs/kernels.md.
-// ======================================================================================
-
+// ===============================================================================
 typedef struct {
 	double lam;   // weight of class a (timm's lam; 1: no mixing), in [0, 1]
 	double eps;   // label smoothing, in [0, 1)
@@ -659,5 +661,79 @@ int kern_mixup_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KMixup *m,
 // forward with the scales of kern_drop_path_scales (kern_cls.h), backward dbranch = dout·scale by
 // the same op with the same scales.
 int kern_row_scale(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *scale);
+=======
+// VideoMAE pretraining: tubelets, tube masks, token gather, the decoder's input, the
+// normalized-pixel target and the masked MSE (docs/kernels.md, "VideoMAE ops")
+// ======================================================================================
+
+// TUBELETS. A clip (T, H, W, 3) is cut into T' = T/tt slices of tt frames and each slice into
+// Ns = (H/p)·(W/p) spatial patches in raster order (q = py·(W/p) + px). Token n = t'·Ns + q is
+// tubelet (t', q): slice-major, the order of VideoMAE's Conv3d patch embedding flattened.
+//
+// INDEX ROWS. The I32 index arguments below are (B, M) lists of token indices, each row strictly
+// ascending inside [0, N) (what kern_mae_tube_mask writes). An op that reads a row breaking this
+// latches -ERANGE under its name ("index %d at [b·M + m] is outside [0, N) or not above the one
+// before it"); its outputs are then unspecified.
+
+// m = floor(ratio·Ns), VideoMAE's int(mask_ratio · num_patches_per_frame) (the product in double);
+// -EINVAL unless Ns >= 1, 0 <= ratio < 1 and m < Ns
+int kern_mae_mask_count(int Ns, double ratio);
+// The tube mask of the clip at stream position g (host, deterministic): the m = kern_mae_mask_count
+// masked spatial positions are the first m entries of a partial Fisher–Yates shuffle of 0..Ns−1
+// (perm = identity; for i = 0..m−1: swap perm[i] and perm[i + d_i]) with d_i = rng_next_below(Ns − i),
+// the i-th such draw of rng_stream_init(seed, g, RNG_STREAM_MASK) (Philox4x32-10, key seed, counter
+// {g lo32, g hi32, 7, block}). Every slice masks the same positions (a tube). vis ((Ns − m)·Tp) and
+// masked (m·Tp) receive the visible and the masked token indices t'·Ns + q, each ascending.
+// Returns Nm = m·Tp, or -EINVAL (bad Ns, ratio, Tp < 1, NULL lists, more than INT32_MAX tokens).
+int kern_mae_tube_mask(uint64_t seed, uint64_t g, int Ns, int Tp, double ratio, int32_t *vis, int32_t *masked);
+// the same for B clips at positions g[b]: vis (B, Nv) and masked (B, Nm) row-major; clip b's rows
+// depend on (seed, g[b]) alone. Returns Nm or -EINVAL.
+int kern_mae_tube_mask_batch(uint64_t seed, const int64_t *g, int B, int Ns, int Tp, double ratio, int32_t *vis,
+			     int32_t *masked);
+// VideoMAE's fixed position table (get_sinusoid_encoding_table): out (n, d) row-major,
+// out[pos·d + j] = (float) sin(a) for even j, (float) cos(a) for odd j, a = pos / 10000^(2·floor(j/2)/d),
+// in double. 0, or -EINVAL when n < 1, d < 1 or out is NULL.
+int kern_mae_sinusoid_table(float *out, int n, int d);
+
+// kern_augment with tubelets of tt frames (VideoMAE's 2×16×16 Conv3d embedding as a matmul):
+//   out (B, T'·Ns, 3·tt·p·p) ACT, T' = T/tt; element ((c·tt + dt)·p + i)·p + j of token t'·Ns + q
+//   (PyTorch's Conv3d weight (OC, c, dt, i, j) flattened) = LUT[c][clips[b, t'·tt + dt, py·p + i, x, c]]
+//   with x, LUT and the per-clip flip exactly kern_augment's. tt = 1 gives kern_augment's bytes.
+//   T % tt == 0, H and W multiples of p.
+int kern_augment_tubelet(KernCtx *ctx, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+			 int patch, int tubelet);
+// out (B, M, D) = x[b, idx[b, m], :]; x (B, N, D) ACT, idx (B, M) I32 index rows into [0, N)
+// (the encoder's visible tokens)
+int kern_token_gather_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, const KTensor *idx);
+// dx (B, N, D): row idx[b, m] gets dout[b, m] (KG_ADD adds it); KG_SET writes zeros to the rows
+// the index row does not name
+int kern_token_gather_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KTensor *idx);
+// The decoder's input, VideoMAE's concatenation (visible first, then the mask tokens in masked-index
+// order): out (B, Nv + Nm, D) with out[b, m] = x_vis[b, m] + pos[vis_idx[b, m]] for m < Nv and
+// out[b, Nv + j] = mask_token + pos[mask_idx[b, j]]; x_vis (B, Nv, D), mask_token (D), pos (N, D) ACT;
+// vis_idx (B, Nv), mask_idx (B, Nm) I32 index rows into [0, N)
+int kern_mae_decoder_input_fwd(KernCtx *ctx, KTensor *out, const KTensor *x_vis, const KTensor *mask_token,
+			       const KTensor *pos, const KTensor *vis_idx, const KTensor *mask_idx);
+// dx_vis (B, Nv, D) = dout[:, :Nv]; dmask_token (D) = Σ_b Σ_j dout[b, Nv + j]; dpos (N, D): row n gets
+// the sum over b (in order) of dout's visible row naming n, then its masked row naming n; KG_SET
+// writes zeros to rows no index names. dpos KG_NONE (VideoMAE's table is fixed): the index rows are
+// then not read, only their shapes (B, Nv) and (B, Nm) checked against dout (B, Nv + Nm, D).
+int kern_mae_decoder_input_bwd(KernCtx *ctx, KGrad dx_vis, KGrad dmask_token, KGrad dpos, const KTensor *dout,
+			       const KTensor *vis_idx, const KTensor *mask_idx);
+// The normalized-pixel target of the masked tokens (VideoMAE's norm_pix_loss): out (B, Nm, K·3) F32
+// with K = tt·p·p; row j of clip b is tubelet n = mask_idx[b, j] = t'·Ns + q of clips (B, T, H, W, 3)
+// U8, its pixels read as kern_augment_tubelet reads them (the same flip from seed, flip, pos (B) I64).
+// Element ((dt·p + i)·p + jj)·3 + c (VideoMAE's rearrange to '(p0 p1 p2) c', then '(p c)') of pixel
+// value v (channel c at frame t'·tt + dt, row py·p + i, column x of px·p + jj):
+//   out = (float)((v/255.0 − mean) / (sd + 1e-6)), mean = S/(255.0·K),
+//   sd = sqrt((K·S2 − S²) / (K·(K−1)·255²)) (the unbiased deviation of v/255),
+// S = Σ v and S2 = Σ v² over the K pixels of channel c (exact integers), each step in double.
+// K >= 2; mask_idx index rows into [0, T'·Ns).
+int kern_mae_target(KernCtx *ctx, KTensor *out, const KTensor *clips, const KTensor *pos, const KTensor *mask_idx,
+		    uint64_t seed, int flip, int patch, int tubelet);
+// The masked MSE: pred ACT and target STAT of n = numel elements each (B, Nm, K·3: only the masked
+// tokens), loss (1) STAT (or NULL) = Σ (pred − target)² / n summed in double; dpred ACT (same shape)
+// = (pred − target)·c with c = 2·scale/n (scale: the upstream gradient), computed in double, stored.
+int kern_mae_mse(KernCtx *ctx, KTensor *loss, KGrad dpred, const KTensor *pred, const KTensor *target, double scale);
 
 #endif

@@ -14,6 +14,7 @@ enum {
 	RNG_STREAM_PERMUTE = 4,     // epoch permutation keys
 	RNG_STREAM_MIXUP = 5,       // the classify objective's Mixup/CutMix draw per step (kern_cls.h)
 	RNG_STREAM_DROP_PATH = 6,   // drop path's per-sample keep draws per (step, layer) (kern_cls.h)
+	RNG_STREAM_MASK = 7,        // VideoMAE tube masks (kern_mae_tube_mask)
 };
 
 // One Philox4x32 block with 10 rounds: out = philox(ctr, key). Random123's constants.

@@ -499,3 +499,23 @@ int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad,
 		kcpu_st(copy->data, copy->dtype, 0, ls);
 	return 0;
 }
+
+// ---- VideoMAE's masked MSE: the loss summed in double in element order, dpred = (pred − target)·2·scale/n ----
+int kcpu_mae_mse(KernCtx *c, KTensor *loss, KGrad dpred, const KTensor *pred, const KTensor *target, double scale)
+{
+	const int64_t n = kern_numel(pred);
+	double *diff = kcpu_arena_alloc(c, sizeof(double) * (size_t)n);
+	if (!diff)
+		return -ENOMEM;
+	for (int64_t i = 0; i < n; i++)
+		diff[i] = kcpu_ld(pred->data, pred->dtype, i) - kcpu_ld(target->data, target->dtype, i);
+	if (loss) {
+		double s = 0.0;
+		for (int64_t i = 0; i < n; i++)
+			s += diff[i] * diff[i];
+		kcpu_st(loss->data, loss->dtype, 0, s / (double)n);
+	}
+	kcpu_store_grad(c, dpred, diff, n, 2.0 * scale / (double)n);
+	kcpu_arena_reset(c);
+	return 0;
+}

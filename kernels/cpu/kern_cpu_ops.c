@@ -27,6 +27,7 @@
 #define RTANH tanhf
 #include "kern_cpu_dense.inc"
 #include "kern_cpu_embed.inc"
+#include "kern_cpu_mae.inc"
 #include "kern_cpu_attn.inc"
 #undef real
 #undef KS
@@ -51,6 +52,7 @@
 #define RTANH tanh
 #include "kern_cpu_dense.inc"
 #include "kern_cpu_embed.inc"
+#include "kern_cpu_mae.inc"
 #include "kern_cpu_attn.inc"
 #undef real
 #undef KS

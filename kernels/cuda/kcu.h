@@ -31,6 +31,11 @@ enum {
 	KCU_E_TEMP_STEP,
 	KCU_E_OPTIMIZER,
 	KCU_E_SOFTCE,
+	KCU_E_TOKEN_GATHER, // VideoMAE's index rows: not ascending inside [0, N)
+	KCU_E_TOKEN_GATHER_BWD,
+	KCU_E_MAE_DEC,
+	KCU_E_MAE_DEC_BWD,
+	KCU_E_MAE_TARGET,
 	KCU_E_COUNT
 };
 #define kcu_err_key(index, value) (((unsigned long long)(uint32_t)(index) << 32) | (uint32_t)(value))

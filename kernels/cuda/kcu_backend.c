@@ -30,6 +30,12 @@ static const char *const slot_op[KCU_E_COUNT] = {
 	[KCU_E_TOK_EMBED] = "tok_embed", [KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd", [KCU_E_POOL] = "pool",
 	[KCU_E_POOL_BWD] = "pool_bwd",   [KCU_E_FCCO_LOCAL] = "fcco_local",       [KCU_E_FCCO_SCATTER] = "fcco_scatter",
 	[KCU_E_TEMP_STEP] = "temp_step", [KCU_E_OPTIMIZER] = "optimizer",         [KCU_E_SOFTCE] = "softce",
+
+	[KCU_E_TOKEN_GATHER] = "token_gather",
+	[KCU_E_TOKEN_GATHER_BWD] = "token_gather_bwd",
+	[KCU_E_MAE_DEC] = "mae_decoder_input",
+	[KCU_E_MAE_DEC_BWD] = "mae_decoder_input_bwd",
+	[KCU_E_MAE_TARGET] = "mae_target",
 };
 
 static void latch_slot(KernCtx *c, int slot, unsigned long long key, int64_t bound)
@@ -55,6 +61,13 @@ static void latch_slot(KernCtx *c, int slot, unsigned long long key, int64_t bou
 		break;
 	case KCU_E_SOFTCE:
 		kern_latch(c, -ERANGE, op, "class id %d of row %lld is outside [-1, %lld)", (int32_t)raw, index, b);
+	case KCU_E_TOKEN_GATHER:
+	case KCU_E_TOKEN_GATHER_BWD:
+	case KCU_E_MAE_DEC:
+	case KCU_E_MAE_DEC_BWD:
+	case KCU_E_MAE_TARGET:
+		kern_latch(c, -ERANGE, op, "index %d at [%lld] is outside [0, %lld) or not above the one before it",
+			   (int32_t)raw, index, b);
 		break;
 	case KCU_E_TEMP_STEP: kern_latch(c, -ERANGE, op, "the temperature gradient is %g", (double)f); break;
 	default: kern_latch(c, -ERANGE, op, "the gradient norm is %g: no update", (double)f); break;

@@ -1,17 +1,18 @@
-// The CUDA backend's input side: the augment op (u8 clips -> normalized, flipped, patch-ordered
-// in one pass over the bytes), patch rearrangement, the video embeddings, the text embedding's
+// The CUDA backend's input side: the augment op (u8 clips -> normalized, flipped, patch- or
+// tubelet-ordered in one pass over the bytes), patch rearrangement, the video embeddings, the text embedding's
 // forward, end-token search and row pooling. Parameter gradients are fixed-order column sums.
 #include "kcu_colsum.h" // defines: kc_colsum, KcColDst
 
-// ---- augment: one thread per (frame, patch, channel, patch row): p outputs of one row ----
+// ---- augment: one thread per (slice, tubelet, channel, frame of the tubelet, patch row): p outputs
+// of one row; with tubelets of 1 frame (kern_augment) a slice is a frame ----
 struct AugArgs {
 	KcOut out;
 	const uint8_t *clips;
 	const int64_t *pos;
 	const float *lut; // 3 x 256: ((v / 255 − mean[c]) / std[c]) computed in double, as the CPU twin
 	uint64_t seed;
-	int flip, T, H, W, p, gw, P;
-	int64_t rows; // B·T·P·3·p
+	int flip, Tp, tt, H, W, p, gw, P;
+	int64_t rows; // B·T'·P·3·tt·p
 };
 
 template <int V>
@@ -23,18 +24,19 @@ __global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs a)
 	__syncthreads();
 	const int64_t step = (int64_t)gridDim.x * KC_THREADS;
 	for (int64_t r = (int64_t)blockIdx.x * KC_THREADS + threadIdx.x; r < a.rows; r += step) {
-		const int i = (int)(r % a.p), ch = (int)(r / a.p % 3);
-		const int64_t patch = r / (3 * (int64_t)a.p), bt = patch / a.P; // patch = bt·P + q
+		// r = ((patch·3 + ch)·tt + d)·p + i, patch = bs·P + q, bs = b·T' + t'
+		const int i = (int)(r % a.p), d = (int)(r / a.p % a.tt), ch = (int)(r / ((int64_t)a.p * a.tt) % 3);
+		const int64_t patch = r / (3 * (int64_t)a.tt * a.p), bs = patch / a.P, bt = bs * a.tt + d;
 		const int q = (int)(patch % a.P), py = q / a.gw, qx = q % a.gw;
 		bool mirror = false;
 		if (a.flip) { // Philox4x32-10 at counter {g, 3 (the augmentation stream), 0}, key seed: bit 0
-			const uint64_t g = (uint64_t)a.pos[bt / a.T];
+			const uint64_t g = (uint64_t)a.pos[bs / a.Tp];
 			mirror = kc_philox_word0((uint32_t)g, (uint32_t)(g >> 32), 3u, 0u, (uint32_t)a.seed,
 						 (uint32_t)(a.seed >> 32)) &
 				 1u;
 		}
 		const uint8_t *line = a.clips + ((bt * a.H + (int64_t)py * a.p + i) * a.W) * 3 + ch;
-		const int64_t o = (patch * 3 + ch) * (int64_t)a.p * a.p + (int64_t)i * a.p; // (c·p + i)·p
+		const int64_t o = r * a.p; // patch·K + ((ch·tt + d)·p + i)·p
 		for (int j0 = 0; j0 < a.p; j0 += V) {
 			float v[V];
 			for (int k = 0; k < V; k++) {
@@ -49,26 +51,17 @@ __global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs a)
 	}
 }
 
-int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
-		int patch)
+int kcu_augment_tubelet(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+			int patch, int tubelet)
 {
 	const int64_t B = clips->shape[0];
-	AugArgs a = {kc_out(out),
-		     (const uint8_t *)clips->data,
-		     (const int64_t *)pos->data,
-		     s->aug_lut,
-		     seed,
-		     flip,
-		     (int)clips->shape[1],
-		     (int)clips->shape[2],
-		     (int)clips->shape[3],
-		     patch,
-		     0,
-		     0,
-		     0};
+	AugArgs a = {};
+	a.out = kc_out(out), a.clips = (const uint8_t *)clips->data, a.pos = (const int64_t *)pos->data;
+	a.lut = s->aug_lut, a.seed = seed, a.flip = flip, a.tt = tubelet, a.Tp = (int)clips->shape[1] / tubelet;
+	a.H = (int)clips->shape[2], a.W = (int)clips->shape[3], a.p = patch;
 	a.gw = a.W / patch;
 	a.P = (a.H / patch) * a.gw;
-	a.rows = B * a.T * a.P * 3 * (int64_t)patch;
+	a.rows = B * a.Tp * a.P * 3 * (int64_t)tubelet * patch;
 	if (a.rows == 0)
 		return 0;
 	const cudaStream_t st = (cudaStream_t)s->stream;
@@ -76,6 +69,12 @@ int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor 
 	if (kc_vec_ok(patch, {out->data}))
 		return KLAUNCH(&s->err, augment_kernel<8>, grid, KC_THREADS, 0, st, a);
 	return KLAUNCH(&s->err, augment_kernel<1>, grid, KC_THREADS, 0, st, a);
+}
+
+int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+		int patch)
+{
+	return kcu_augment_tubelet(s, out, clips, pos, seed, flip, patch, 1);
 }
 
 // ---- patchify: img (B, T, H, W, C) <-> patches (B, T·P, C·p·p); a permutation both ways ----

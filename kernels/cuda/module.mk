@@ -20,7 +20,7 @@ endif
 KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c
 KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
                kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu \
-               kernels/cuda/kcu_cls.cu
+               kernels/cuda/kcu_cls.cu kernels/cuda/kcu_mae.cu
 KCUDA_LDFLAGS := -Wl,-u,kcuda_backend
 $(BUILD)/obj/emu/kernels/cuda/%.o: EMU_CXXFLAGS += -Ikernels
 $(BUILD)/obj/kernels/cuda/kcu_%.o $(BUILD)/obj/kernels/cuda/emu/kattn_emu.o: CFLAGS += -Ikernels/cuda/attn
@@ -107,7 +107,7 @@ endif
 # without a GPU). Both skip (77) when the other half of the build is missing.
 KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
              test_kcuda_cls \
-             test_kcuda_model
+             test_kcuda_model test_kcuda_mae
 kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),model) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += $(KCU_TESTS)

@@ -27,9 +27,15 @@ void cu_dev_latch(KernDev *d, int rc, const char *op, const char *msg)
 
 // ---- content errors the kernels reported (kcu.h's slots) ----
 static const char *const slot_op[KCU_E_COUNT] = {
-	[KCU_E_TOK_EMBED] = "tok_embed", [KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd", [KCU_E_POOL] = "pool",
-	[KCU_E_POOL_BWD] = "pool_bwd",   [KCU_E_FCCO_LOCAL] = "fcco_local",       [KCU_E_FCCO_SCATTER] = "fcco_scatter",
-	[KCU_E_TEMP_STEP] = "temp_step", [KCU_E_OPTIMIZER] = "optimizer",         [KCU_E_SOFTCE] = "softce",
+	[KCU_E_TOK_EMBED] = "tok_embed",
+	[KCU_E_TOK_EMBED_BWD] = "tok_embed_bwd",
+	[KCU_E_POOL] = "pool",
+	[KCU_E_POOL_BWD] = "pool_bwd",
+	[KCU_E_FCCO_LOCAL] = "fcco_local",
+	[KCU_E_FCCO_SCATTER] = "fcco_scatter",
+	[KCU_E_TEMP_STEP] = "temp_step",
+	[KCU_E_OPTIMIZER] = "optimizer",
+	[KCU_E_SOFTCE] = "softce",
 
 	[KCU_E_TOKEN_GATHER] = "token_gather",
 	[KCU_E_TOKEN_GATHER_BWD] = "token_gather_bwd",

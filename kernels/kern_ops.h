@@ -609,7 +609,8 @@ int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTens
 // verb/noun recipe): timm's soft-target cross-entropy with mixup targets and label smoothing,
 // Mixup/CutMix of the augmented batch, the per-sample scale of drop path. The host-side draws
 // that feed them (mixup parameters, drop-path scales) are kern_cls.h's. docs/kernels.md.
-// ===============================================================================
+// ======================================================================================
+
 typedef struct {
 	double lam;   // weight of class a (timm's lam; 1: no mixing), in [0, 1]
 	double eps;   // label smoothing, in [0, 1)
@@ -661,7 +662,8 @@ int kern_mixup_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KMixup *m,
 // forward with the scales of kern_drop_path_scales (kern_cls.h), backward dbranch = dout·scale by
 // the same op with the same scales.
 int kern_row_scale(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *scale);
-=======
+
+// ======================================================================================
 // VideoMAE pretraining: tubelets, tube masks, token gather, the decoder's input, the
 // normalized-pixel target and the masked MSE (docs/kernels.md, "VideoMAE ops")
 // ======================================================================================

@@ -67,6 +67,7 @@ static void latch_slot(KernCtx *c, int slot, unsigned long long key, int64_t bou
 		break;
 	case KCU_E_SOFTCE:
 		kern_latch(c, -ERANGE, op, "class id %d of row %lld is outside [-1, %lld)", (int32_t)raw, index, b);
+		break;
 	case KCU_E_TOKEN_GATHER:
 	case KCU_E_TOKEN_GATHER_BWD:
 	case KCU_E_MAE_DEC:

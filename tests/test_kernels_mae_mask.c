@@ -51,14 +51,14 @@ static void check_lists(const int32_t *vis, const int32_t *msk, int Ns, int Tp, 
 	free(seen), free(tube);
 }
 
-// the contract's words, implemented again: a partial Fisher–Yates of the stream (seed, g, 5)
+// the contract's words, implemented again: a partial Fisher–Yates of the stream (seed, g, 7)
 static void contract_mask(uint64_t seed, uint64_t g, int Ns, int m, char *masked)
 {
 	int perm[1024];
 	for (int q = 0; q < Ns; q++)
 		perm[q] = q, masked[q] = 0;
 	RngStream r;
-	rng_stream_init(&r, seed, g, 5);
+	rng_stream_init(&r, seed, g, 7);
 	for (int i = 0; i < m; i++) {
 		int j = i + (int)rng_next_below(&r, (uint32_t)(Ns - i)), t = perm[i];
 		perm[i] = perm[j], perm[j] = t;

@@ -1,6 +1,6 @@
 // Text side of the CLIP-style BPE tokenizer: UTF-8 checking, the clean-up (bpe_clean.c), CLIP's
 // pre-token pattern with Unicode's classes (utf8proc), and the byte<->unicode table.
-#include "bpe_text.h" // defines: bpe_normalize, bpe_pretokenize, bpe_byte_unicode, ...
+#include "bpe.h" // defines: bpe_normalize, bpe_pretokenize, bpe_byte_unicode, ...
 
 #include "bpe_clean.h" // defines: BpeU32, bpe_clip_clean, bpe_is_letter, bpe_is_number, bpe_py_isspace
 

@@ -1,9 +1,8 @@
 // CLIP-style byte-level BPE: vocabulary and merge ranks from a merges file, and the merge
 // loop of OpenAI's simple_tokenizer (lowest-ranked adjacent pair first, all its occurrences).
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize, bpe_decode, ...
-#include "hash_fnv.h"      // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
-#include "fs_dir.h"        // defines: fs_open_regular
-#include "bpe_text.h"      // defines: bpe_normalize, bpe_pretokenize, bpe_byte_unicode, ...
+#include "bpe.h" // defines: bpe_load, bpe_tokenize, bpe_decode, ..., bpe_normalize, bpe_pretokenize, bpe_byte_unicode
+#include "hash_fnv.h" // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
+#include "fs_dir.h"   // defines: fs_open_regular
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,8 +1,7 @@
 // Byte-level BPE training: words counted once, then repeated merges of the most frequent
 // adjacent pair, with pair counts updated only in the words that hold the merged pair.
-#include "bpe_train.h" // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train, ...
-#include "hash_fnv.h"  // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
-#include "bpe_text.h"  // defines: bpe_normalize, bpe_pretokenize, bpe_byte_rank, ...
+#include "bpe.h" // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train, ..., bpe_normalize, bpe_pretokenize, bpe_byte_rank
+#include "hash_fnv.h" // defines: fnv1a64_more, FNV1A64_BASIS_VOCAB
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 // The manifest's class labels (version 3): the labels section's check at open, on the bytes
 // alone (so the reader validates it like every other table), and the accessors tools, the loader
 // and the trainer read heads, class names and each sample's labels with.
-#include "manifest_reader.h" // defines: manifest_header, manifest_string, manifest_label_*, manifest_labels_check
-#include "errbuf.h"          // defines: err_fmt
+#include "manifest.h" // defines: manifest_header, manifest_string, manifest_label_*, manifest_labels_check
+#include "errbuf.h"   // defines: err_fmt
 
 #include <errno.h>  // defines: EBADMSG
 #include <string.h> // defines: strlen

@@ -1,6 +1,6 @@
 // Consistency of an indexed chunk's packet index (one packet per frame, decode order, closed
 // GOPs matching the keyframe table), shared by the manifest writer and reader; keyframe search.
-#include "manifest_format.h" // defines: manifest_packets_check, manifest_keyframe_index, ManifestPacket, ManifestChunk
+#include "manifest.h" // defines: manifest_packets_check, manifest_keyframe_index, ManifestPacket, ManifestChunk
 
 #include <string.h>
 

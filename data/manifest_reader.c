@@ -2,11 +2,11 @@
 // so that every accessor can index without further checks; bad files produce an error line, never
 // a fault. The bytes validated are the bytes used: the file rewritten or truncated while a program
 // runs (a cp of a new manifest, an editor) changes nothing it holds; manifest_file_changed tells it.
-#include "manifest_reader.h" // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
-#include "fs_dir.h"          // defines: fs_open_regular
-#include "bpe_tokenizer.h"   // defines: bpe_load, bpe_vocab_hash, bpe_free
-#include "errbuf.h"          // defines: err_fmt
-#include "shell_quote.h"     // defines: shell_quoted
+#include "manifest.h"    // defines: manifest_open, manifest_chunk, manifest_clip_locate, ...
+#include "fs_dir.h"      // defines: fs_open_regular
+#include "bpe.h"         // defines: bpe_load, bpe_vocab_hash, bpe_free
+#include "errbuf.h"      // defines: err_fmt
+#include "shell_quote.h" // defines: shell_quoted
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,9 +1,8 @@
 // Dataset manifest writer: records collected in growable arrays, laid out in the order of
-// manifest_format.h, checksummed, written to a temp file, fsynced and renamed into place.
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
-#include "manifest_format.h" // defines: ManifestHeader, ManifestChunk, ..., manifest_crc32
-#include "fs_dir.h"          // defines: fs_create_new
-#include "proc_ident.h"      // defines: proc_is_dead
+// manifest.h, checksummed, written to a temp file, fsynced and renamed into place.
+#include "manifest.h" // defines: manifest_writer_new, manifest_add_*, manifest_write, ManifestHeader, ManifestChunk, ..., manifest_crc32
+#include "fs_dir.h"     // defines: fs_create_new
+#include "proc_ident.h" // defines: proc_is_dead
 
 #include <dirent.h>
 #include <errno.h>

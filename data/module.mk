@@ -8,8 +8,7 @@ endif
 ifeq ($(HAVE_ZLIB),0)
 $(error zlib1g-dev is missing: the tokenizer reads gzipped merges files with it (run: sudo make deps))
 endif
-PUBLIC_HEADERS += data/bpe_tokenizer.h data/bpe_text.h data/bpe_train.h data/manifest_format.h data/manifest_reader.h \
-                  data/manifest_writer.h data/tar.h
+PUBLIC_HEADERS += data/bpe.h data/manifest.h data/tar.h
 USES_data := common
 LIBS += data
 data_SRCS := data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c data/bpe_uclass.c data/bpe_tokenizer.c data/bpe_train.c \

@@ -1,5 +1,5 @@
 // The evaluation's forward of one block: normalize without flip, then both towers.
-#include "eval_block.h" // defines: eval_block_forward
+#include "eval.h" // defines: eval_block_forward
 
 #include "kern_ops.h" // defines: kern_augment
 

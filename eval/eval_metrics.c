@@ -1,6 +1,6 @@
 // Metrics of tools/eval. Every ranking is a stable descending sort of the scores (ties go to the
 // lower candidate index), so results do not depend on the sort routine or the thread count.
-#include "eval_metrics.h" // defines: EvalRetrieval, EvalRel, eval_*
+#include "eval.h" // defines: EvalRetrieval, EvalRel, eval_*
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <math.h>   // defines: log2

@@ -1,8 +1,7 @@
-// The egocentric benchmarks' metrics (eval_metrics_bench.h): mean-class and top-k accuracy, EK-100
+// The egocentric benchmarks' metrics (eval.h, "the benchmarks' metrics"): mean-class and top-k accuracy, EK-100
 // action recognition, Charades-Ego's multi-label mAP, EgoMCQ accuracy and EK-100 MIR's rescale. Rankings are stable
 // descending sorts of the scores (ties to the lower index), as in eval_metrics.c.
-#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq, EvalEk100Cls, eval_*
-#include "eval_metrics.h"       // defines: eval_topk_accuracy
+#include "eval.h" // defines: EvalClassAcc, EvalMcq, EvalEk100Cls, eval_*, eval_topk_accuracy
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <math.h>   // defines: NAN, isnan, exp

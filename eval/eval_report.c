@@ -1,6 +1,6 @@
 // The retrieval half of an evaluation from features (tools/eval and the trainer's in-process
 // evaluation): similarity, ranks both ways next to chance, caption groups; the report as text or JSON.
-#include "eval_report.h" // defines: EvalReport, eval_check_finite, eval_score_retrieval, eval_report_dir, eval_report_table, eval_report_json
+#include "eval.h" // defines: EvalReport, eval_check_finite, eval_score_retrieval, eval_report_dir, eval_report_table, eval_report_json
 
 #include <errno.h>  // defines: ENOMEM, EDOM
 #include <math.h>   // defines: isfinite, isnan

@@ -1,8 +1,9 @@
-# eval/: what tools/eval and the trainer's in-process evaluation share: the forward of one fixed
-# block of samples (eval_block.h), retrieval and classification metrics on similarity matrices
-# (eval_metrics.h, the benchmarks' own in eval_metrics_bench.h), and the report of an evaluation
-# from features (eval_report.h). It sits on the model (the block's forward) and the manifest.
-PUBLIC_HEADERS += eval/eval_block.h eval/eval_metrics.h eval/eval_metrics_bench.h eval/eval_report.h
+# eval/: what tools/eval and the trainer's in-process evaluation share, behind one header (eval.h):
+# the forward of one fixed block of samples (eval_block.c), retrieval and classification metrics on
+# similarity matrices (eval_metrics.c, the benchmarks' own in eval_metrics_bench.c), and the report
+# of an evaluation from features (eval_report.c). It sits on the model (the block's forward) and
+# the manifest.
+PUBLIC_HEADERS += eval/eval.h
 USES_eval := model kernels data stream common
 LIBS += eval
 eval_SRCS := eval/eval_block.c eval/eval_metrics.c eval/eval_metrics_bench.c eval/eval_report.c

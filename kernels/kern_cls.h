@@ -1,12 +1,12 @@
 // Host-side draws of the classification fine-tuning ops (kern_ops.h's kern_softce, kern_mixup_*,
 // kern_row_scale): timm's per-batch Mixup/CutMix parameters and drop path's per-sample scales,
-// each a pure function of (seed, step, ...) through the counter RNG (common/rng_philox.h).
+// each a pure function of (seed, step, ...) through the counter RNG (stream/stream.h).
 #ifndef KERN_CLS_H
 #define KERN_CLS_H
 // defines: KMixupSpec, kern_mixup_draw, kern_beta_draw, kern_drop_path_scales
 
-#include "kern_ops.h"   // defines: KMixup
-#include "rng_philox.h" // defines: RngStream
+#include "kern_ops.h" // defines: KMixup
+#include "stream.h"   // defines: RngStream
 
 #include <stdint.h>
 

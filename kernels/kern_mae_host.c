@@ -1,7 +1,7 @@
 // Host helpers of VideoMAE pretraining: the deterministic tube mask of a clip from the counter RNG
 // and VideoMAE's fixed sinusoidal position table (kern_ops.h, "VideoMAE pretraining").
-#include "kern_ops.h"   // defines: kern_mae_mask_count, kern_mae_tube_mask, kern_mae_sinusoid_table
-#include "rng_philox.h" // defines: RngStream, rng_stream_init, rng_next_below, RNG_STREAM_MASK
+#include "kern_ops.h" // defines: kern_mae_mask_count, kern_mae_tube_mask, kern_mae_sinusoid_table
+#include "stream.h"   // defines: RngStream, rng_stream_init, rng_next_below, RNG_STREAM_MASK
 
 #include <errno.h>
 #include <math.h>

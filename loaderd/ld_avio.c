@@ -2,7 +2,7 @@
 // access inside libavformat), with the per-sample deadline checked on every read and interrupt.
 #include "ld_avio.h"   // defines: ld_avio_open, ld_avio_close
 #include "proc_time.h" // defines: time_mono_ns
-#include "ld_error.h"  // defines: LD_ERR_*
+#include "loader.h"    // defines: LD_ERR_*
 
 #include <stdio.h>
 #include <string.h>

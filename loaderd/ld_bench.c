@@ -8,8 +8,8 @@
 #include "ld_cores.h"  // defines: ld_cores_print
 #include "proc_time.h" // defines: time_mono_ns
 
-#include "ld_plan.h" // defines: LdParams
-#include "log.h"     // defines: log_info, log_warnx
+#include "loader.h" // defines: LdParams
+#include "log.h"    // defines: log_info, log_warnx
 
 #include <errno.h>
 #include <stdio.h>

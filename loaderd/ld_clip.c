@@ -1,10 +1,8 @@
 // Turns a plan and the bytes of its sources into a clip: one ld_decode_video call per chunk
 // (frames in order, one crop for all of them), or one image repeated over the clip's frames.
-#include "ld_clip.h"   // defines: ld_clip_decode, ld_file_read, ld_sample_load, ld_files_free
+#include "loader.h"    // defines: ld_clip_decode, ld_file_read, ld_sample_load, ld_files_free, LD_ERR_*
 #include "fs_dir.h"    // defines: fs_open_regular
 #include "proc_time.h" // defines: time_mono_ns
-
-#include "ld_error.h" // defines: LD_ERR_*
 
 #include <errno.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
 #include "ld_decoder_priv.h" // defines: LdDecoder, ld_render, ld_decode_indexed
 #include "proc_time.h"       // defines: time_mono_ns, time_thread_cpu_ns
 
-#include "ld_avio.h"  // defines: LdMemIO, ld_avio_open, ld_avio_close
-#include "ld_error.h" // defines: LD_ERR_*
+#include "ld_avio.h" // defines: LdMemIO, ld_avio_open, ld_avio_close
+#include "loader.h"  // defines: LD_ERR_*
 
 #include <assert.h>
 #include <libavcodec/avcodec.h>

@@ -4,7 +4,7 @@
 #define LOADERD_LD_DECODER_PRIV_H
 // defines: LdDecoder (struct), LdCodecSlot, LD_CODEC_SLOTS, ld_render_every, ld_render, ld_decode_indexed, ld_cost_clock, ld_cancelled
 
-#include "ld_decode.h" // defines: LdDecoder, LdDecodeOpts, LdCost, ...
+#include "loader.h"    // defines: LdDecoder, LdDecodeOpts, LdCost, ...
 #include "proc_time.h" // defines: time_thread_cpu_ns
 
 #include <libavcodec/avcodec.h>

@@ -1,5 +1,5 @@
 // Names of the loader's error codes, for logs, clipdump sheets and tests.
-#include "ld_error.h" // defines: ld_error_name
+#include "loader.h" // defines: ld_error_name
 
 const char *ld_error_name(int code)
 {

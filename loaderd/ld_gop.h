@@ -5,7 +5,7 @@
 #define LOADERD_LD_GOP_H
 // defines: LdGop, ld_gops, ld_gop_sends, ld_frame_needed
 
-#include "manifest_format.h" // defines: ManifestPacket, MANIFEST_PKT_*
+#include "manifest.h" // defines: ManifestPacket, MANIFEST_PKT_*
 
 #include <stdint.h>
 

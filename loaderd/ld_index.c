@@ -3,7 +3,7 @@
 // picture and whether any slice is a reference (nal_ref_idc != 0). The packet index is kept
 // only when the loader can feed those packets to a decoder with no demuxer and get exactly the
 // frames the manifest numbers (see ManifestPacket).
-#include "ld_index.h" // defines: ld_index_chunk, ld_index_free
+#include "loader.h" // defines: ld_index_chunk, ld_index_free
 
 #include <errno.h>
 #include <libavformat/avformat.h>

@@ -3,10 +3,7 @@
 // keeps up to depth reads in flight so the disk works while it decodes. Without io_uring
 // (ENOSYS/EPERM in many containers, or forced) each submit preads at once and the completion is
 // queued in order.
-#include "ld_io.h" // defines: ld_reader_new, ld_reader_submit, ld_reader_wait, ...
-
-#include "ld_clip.h"  // defines: ld_file_open, ld_file_size_error
-#include "ld_error.h" // defines: LD_ERR_*
+#include "loader.h" // defines: ld_reader_new, ld_reader_submit, ld_reader_wait, ..., ld_file_open, ld_file_size_error, LD_ERR_*
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,9 +7,8 @@
 // after any error so a damaged stream never leaves state behind.
 #include "ld_decoder_priv.h" // defines: LdDecoder, LdCodecSlot, ld_decode_indexed, ld_render
 #include "proc_time.h"       // defines: time_mono_ns
-#include "ld_error.h"        // defines: LD_ERR_*
+#include "loader.h"          // defines: LD_ERR_*, LD_MAX_FRAMES
 #include "ld_gop.h"          // defines: LdGop, ld_gops, ld_gop_sends, ld_frame_needed
-#include "ld_plan.h"         // defines: LD_MAX_FRAMES
 
 #include <stdio.h>
 #include <stdlib.h>

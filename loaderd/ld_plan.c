@@ -1,12 +1,10 @@
 // Clip sampling (segment midpoints over [start, end), jittered in training, as LaViLa/AVION)
 // and the random-resized-crop of torchvision/AVION, drawn from Philox keyed by (seed, g).
-#include "ld_plan.h" // defines: ld_plan_make, ld_crop_make, ld_params_default
+#include "loader.h" // defines: ld_plan_make, ld_crop_make, ld_params_default, LD_ERR_*
 
-#include "ld_error.h"    // defines: LD_ERR_*
-#include "ld_gop.h"      // defines: LdGop, ld_gops
-#include "ld_view.h"     // defines: LD_VIEW_BLANK, ld_view_check, ld_view_frames, ld_view_slide
-#include "rng_philox.h"  // defines: RngStream, rng_stream_init, rng_next_float, rng_next_below
-#include "stream_perm.h" // defines: stream_position
+#include "ld_gop.h"  // defines: LdGop, ld_gops
+#include "ld_view.h" // defines: LD_VIEW_BLANK, ld_view_check, ld_view_frames, ld_view_slide
+#include "stream.h"  // defines: RngStream, rng_stream_init, rng_next_float, rng_next_below, stream_position
 
 #include <math.h>
 #include <stdio.h>

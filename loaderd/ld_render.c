@@ -3,7 +3,7 @@
 // RGB, then crop + resize: the reference a decode-everything pipeline computes).
 #include "ld_decoder_priv.h" // defines: LdDecoder, ld_render
 
-#include "ld_error.h" // defines: LD_ERR_*
+#include "loader.h" // defines: LD_ERR_*
 
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>

@@ -2,7 +2,7 @@
 // three crops (lavila/data/video_transforms.py, uniform_crop), in source frames and pixels.
 #include "ld_view.h" // defines: ld_view_check, ld_view_frames, ld_view_slide
 
-#include "ld_error.h" // defines: LD_ERR_MANIFEST
+#include "loader.h" // defines: LD_ERR_MANIFEST
 
 #include <stdio.h> // defines: snprintf
 

@@ -4,7 +4,7 @@
 #define LOADERD_LD_VIEW_H
 // defines: LD_VIEW_BLANK, ld_view_check, ld_view_frames, ld_view_slide
 
-#include "ld_plan.h" // defines: LdParams, LdCropPos, LdCrop
+#include "loader.h" // defines: LdParams, LdCropPos, LdCrop
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,13 +9,11 @@
 // process's own making must not turn a good sample into an error slot and change the run.
 #include "ld_worker.h" // defines: ld_worker_main
 
-#include "ld_clip.h"     // defines: ld_clip_decode, LdBuffer
-#include "ld_error.h"    // defines: ld_error_name
-#include "ld_io.h"       // defines: LdReader, LdRead, ld_reader_*
-#include "ld_stall.h"    // defines: ld_stall_start, ld_stall_paused_ns
-#include "log.h"         // defines: log_info, log_warnx
-#include "proc_time.h"   // defines: time_mono_ns
-#include "stream_perm.h" // defines: stream_node_position
+#include "loader.h"    // defines: ld_clip_decode, LdBuffer, ld_error_name, LdReader, LdRead, ld_reader_*
+#include "ld_stall.h"  // defines: ld_stall_start, ld_stall_paused_ns
+#include "log.h"       // defines: log_info, log_warnx
+#include "proc_time.h" // defines: time_mono_ns
+#include "stream.h"    // defines: stream_node_position
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,10 +4,10 @@
 #define LOADERD_LD_WORKER_H
 // defines: LdShared, LdWorker, ld_worker_main
 
-#include "ld_config.h"       // defines: LdConfig
-#include "ld_plan.h"         // defines: LdParams
-#include "manifest_reader.h" // defines: Manifest
-#include "ring.h"            // defines: Ring
+#include "ld_config.h" // defines: LdConfig
+#include "loader.h"    // defines: LdParams
+#include "manifest.h"  // defines: Manifest
+#include "ring.h"      // defines: Ring
 
 #include <pthread.h>
 #include <stdatomic.h>

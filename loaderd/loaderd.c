@@ -1,13 +1,13 @@
 // loaderd: keeps a shared-memory ring full of decoded, cropped clips from a dataset manifest.
 // Attaches to a running ring at any time, re-attaches when it is recreated, and on SIGTERM or
 // SIGINT finishes the slots it holds before detaching.
-#include "ld_bench.h"        // defines: ld_bench_run
-#include "ld_config.h"       // defines: LdConfig, ld_config_parse, ld_config_help, ld_config_format
-#include "ld_decode.h"       // defines: ld_libav_quiet
-#include "ld_worker.h"       // defines: LdShared, LdWorker, ld_worker_main
-#include "log.h"             // defines: log_init, log_info, log_warnx, log_fatalx
-#include "manifest_reader.h" // defines: manifest_open_verified, manifest_header, manifest_identity, manifest_file_changed
-#include "ring.h" // defines: ring_open, ring_info, ring_check_instance, ring_close, ring_check_data, ring_data_set
+#include "ld_bench.h"  // defines: ld_bench_run
+#include "ld_config.h" // defines: LdConfig, ld_config_parse, ld_config_help, ld_config_format
+#include "loader.h"    // defines: ld_libav_quiet
+#include "ld_worker.h" // defines: LdShared, LdWorker, ld_worker_main
+#include "log.h"       // defines: log_init, log_info, log_warnx, log_fatalx
+#include "manifest.h"  // defines: manifest_open_verified, manifest_header, manifest_identity, manifest_file_changed
+#include "ring.h"      // defines: ring_open, ring_info, ring_check_instance, ring_close, ring_check_data, ring_data_set
 
 #include <errno.h>
 #include <signal.h>

@@ -2,12 +2,11 @@
 # the daemon, tools/clipdump, tools/eval and tests); loaderd/loaderd = the daemon around it.
 # Everything here needs libav*; liburing and libnuma are used when detected (pread / no pinning
 # otherwise).
-# public: the decode library's plan/clip/decode/error headers (tools/clipdump and tools/eval decode
-# through it), the packet indexer (tools/prep writes the index) and the reader (the loader bench
-# drives it); the daemon's config, worker and bench, the AVIO glue and the GOP/render internals
-# are private
-PUBLIC_HEADERS += loaderd/ld_clip.h loaderd/ld_plan.h loaderd/ld_decode.h loaderd/ld_error.h \
-                  loaderd/ld_index.h loaderd/ld_io.h
+# public: one header, loader.h: the decode library's plans, clips, decoder and errors
+# (tools/clipdump and tools/eval decode through it), the packet indexer (tools/prep writes the
+# index) and the reader (the loader bench drives it); the daemon's config, worker and bench, the
+# AVIO glue, the views and the GOP/render internals are private
+PUBLIC_HEADERS += loaderd/loader.h
 # model for --bench --for (the model presets' FLOPs per clip: one count for the loader and
 # the trainer's MFU); its header brings kern_ops.h, so kernels too (DESIGN §2: loaderd -> model, kernels)
 USES_loaderd := model kernels shm-layout data stream common

@@ -1,8 +1,8 @@
 // Parameter table of the dual encoder (open_clip names, AVION's temporal embedding), views into
 // the flat buffers, and the seeded initialisation.
-#include "model.h"      // defines: ParamSpec, ModelWeights
-#include "rng_philox.h" // defines: rng_splitmix64
-#include "hash_fnv.h"   // defines: fnv1a64_str
+#include "model.h"    // defines: ParamSpec, ModelWeights
+#include "stream.h"   // defines: rng_splitmix64
+#include "hash_fnv.h" // defines: fnv1a64_str
 
 #include <errno.h>
 #include <math.h>

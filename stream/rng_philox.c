@@ -1,6 +1,6 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11) and a
 // small stream wrapper over it; bit-exact across machines (integer arithmetic only).
-#include "rng_philox.h" // defines: rng_philox4x32, rng_stream_init, rng_next_*
+#include "stream.h" // defines: rng_philox4x32, rng_stream_init, rng_next_*
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u

@@ -1,8 +1,6 @@
 // Keyed bijection on [0, n): a balanced 6-round Feistel network over the smallest even-bit
 // domain 2^(2h) >= n, its round function one Philox block; values >= n walk the cycle again.
-#include "stream_perm.h" // defines: stream_permute, stream_unpermute, stream_position
-
-#include "rng_philox.h" // defines: rng_philox4x32, RNG_STREAM_PERMUTE
+#include "stream.h" // defines: stream_permute, stream_unpermute, stream_position, rng_philox4x32, RNG_STREAM_PERMUTE
 
 #include <errno.h>
 

@@ -3,9 +3,8 @@
 // it), opened with the structure checks only (the packet index's consistency included) and
 // with the data checksum and token range as loaderd, eval and clipdump open it. Best of 5, CPU
 // time.
-#include "manifest_reader.h" // defines: manifest_open, manifest_open_verified
-#include "proc_time.h"       // defines: time_cpu_s
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "manifest.h" // defines: manifest_open, manifest_open_verified, manifest_writer_new, manifest_add_*, manifest_write
+#include "proc_time.h" // defines: time_cpu_s
 
 #include <stdio.h>
 #include <stdlib.h>

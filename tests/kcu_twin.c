@@ -1,8 +1,8 @@
 // Twin-test support for the CUDA backend (kcu_twin.h): both backends side by side, inputs from one
 // seeded generator, poisoned outputs, relative L2 comparisons printed per tensor.
-#include "kcu_twin.h"   // defines: KtEnv, KtPair, kt_*
-#include "rng_philox.h" // defines: rng_splitmix64
-#include "test_seed.h"  // defines: test_seed
+#include "kcu_twin.h"  // defines: KtEnv, KtPair, kt_*
+#include "stream.h"    // defines: rng_splitmix64
+#include "test_seed.h" // defines: test_seed
 
 #include <errno.h>
 #include <math.h>

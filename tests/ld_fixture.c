@@ -3,9 +3,9 @@
 // prediction), images, tar shards and manifests built with the manifest writer.
 #include "ld_fixture.h" // defines: ld_fixture_encode, ld_fixture_image, ld_fixture_tar, ...
 
-#include "ld_index.h"        // defines: ld_index_chunk, ld_index_free, LdChunkIndex
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
-#include "tar.h"             // defines: TarWriter, tar_open, tar_add, tar_close
+#include "loader.h"   // defines: ld_index_chunk, ld_index_free, LdChunkIndex
+#include "manifest.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
+#include "tar.h"      // defines: TarWriter, tar_open, tar_add, tar_close
 
 #include <errno.h>
 #include <libavcodec/avcodec.h>

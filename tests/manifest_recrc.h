@@ -4,7 +4,7 @@
 #define TESTS_MANIFEST_RECRC_H
 // defines: manifest_recrc
 
-#include "manifest_format.h" // defines: ManifestHeader, manifest_crc32
+#include "manifest.h" // defines: ManifestHeader, manifest_crc32
 
 #include <stddef.h>
 #include <stdint.h>

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "bpe_clean.h"     // defines: bpe_u32_put_utf8
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize
+#include "bpe_clean.h" // defines: bpe_u32_put_utf8
+#include "bpe.h"       // defines: bpe_load, bpe_tokenize
 
 // the fixture's escapes (\\ \t \n \r \xHH \uHHHH) back to UTF-8, in place; the length
 static size_t unescape(char *s)

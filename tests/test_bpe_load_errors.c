@@ -1,7 +1,7 @@
 // Bad merges files give a clear error code (and the offending line), never a crash:
 // missing file, directory, truncated gzip, empty file, malformed line, bad UTF-8; a header without
 // merges is the byte vocabulary.
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_load_mem
+#include "bpe.h" // defines: bpe_load, bpe_load_mem
 
 #include <errno.h>
 #include <stdio.h>

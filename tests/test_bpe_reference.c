@@ -2,7 +2,7 @@
 // tests/fixtures/bpe_reference.py (ftfy + regex + CLIP's BPE) gave for each caption, for a
 // hand-written 11-merge file and a 2000-merge file trained on Debian copyright notices; the
 // hand-written one under both special-token rules (open_clip's, the default, and OpenAI's).
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize, bpe_set_specials
+#include "bpe.h" // defines: bpe_load, bpe_tokenize, bpe_set_specials
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 // 3.3's SimpleTokenizer (default rule) and tests/fixtures/bpe_reference.py openai gave, fixed here.
 // With --print openclip|openai it tokenizes stdin's lines instead, one "ids<TAB>caption" line each,
 // for tests/test_bpe_specials_ref.sh to compare with the live references.
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_set_specials, bpe_tokenize
+#include "bpe.h" // defines: bpe_load, bpe_set_specials, bpe_tokenize
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // Tokenizes captions with the hand-written 11-merge fixture and compares with ids worked
 // out by hand (see the comments), plus padding, truncation and invalid UTF-8.
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_tokenize, bpe_decode, ...
+#include "bpe.h" // defines: bpe_load, bpe_tokenize, bpe_decode, ...
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,6 @@
 // Trains a vocabulary from captions: the requested size is met, frequent words become one
 // token, the result loads as a merges file, training is deterministic, bad sizes are refused.
-#include "bpe_tokenizer.h" // defines: bpe_load_mem, bpe_tokenize, bpe_decode
-#include "bpe_train.h"     // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
+#include "bpe.h" // defines: bpe_load_mem, bpe_tokenize, bpe_decode, bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,9 +2,7 @@
 // every caption it was trained on. Small, odd and repetitive sets (one caption, two identical,
 // one character, punctuation only, unicode, a very long repeated word, empty lines, specials)
 // and random sets over a small alphabet, each at the smallest, a middle and the default size.
-#include "bpe_text.h"      // defines: bpe_normalize
-#include "bpe_tokenizer.h" // defines: bpe_load_mem, bpe_tokenize, bpe_decode, bpe_vocab_size, bpe_vocab_hash
-#include "bpe_train.h"     // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
+#include "bpe.h" // defines: bpe_normalize, bpe_load_mem, bpe_tokenize, bpe_decode, bpe_vocab_size, bpe_vocab_hash, bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
 
 #include <errno.h>
 #include <stdint.h>

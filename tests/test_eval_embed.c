@@ -2,9 +2,8 @@
 // the trainer's normalization without flip, one forward), whatever the batch size or decoder
 // count; features are unit length; a sample that cannot be decoded fails naming its index.
 #include "../tools/eval_embed.h" // defines: eval_embed_manifest, eval_embed_texts, eval_check_manifest
-#include "ld_clip.h"             // defines: ld_sample_load, LdFiles, ld_files_free
+#include "loader.h"              // defines: ld_sample_load, LdFiles, ld_files_free, LdParams, ld_params_default
 #include "ld_fixture.h"          // defines: ld_fixture_dataset, ld_fixture_tmpdir
-#include "ld_plan.h"             // defines: LdParams, ld_params_default
 #include "model.h"               // defines: model_init_params
 #include "testutil.h"            // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 #include "augment_ref.h"         // defines: trainer_augment_batch

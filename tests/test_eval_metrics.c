@@ -1,8 +1,8 @@
 // tools/eval's metrics on hand-made matrices with known answers: ranks with ties, R@K, median
 // rank, EPIC-style mAP and nDCG (both directions, and against a full-sort reference on random
 // matrices with ties), top-k accuracy, and bad shapes refused.
-#include "eval_metrics.h" // defines: eval_ranks, eval_retrieval, eval_map, eval_ndcg, ...
-#include "testutil.h"     // defines: CHECK, CHECK_OK, CHECK_EQ_INT
+#include "eval.h"     // defines: eval_ranks, eval_retrieval, eval_map, eval_ndcg, ...
+#include "testutil.h" // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>  // defines: EINVAL
 #include <math.h>   // defines: fabs, log2

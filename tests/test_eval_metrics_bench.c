@@ -1,10 +1,9 @@
-// The egocentric benchmarks' metrics (eval_metrics_bench.h) on small hand-computed cases: mean-class
+// The egocentric benchmarks' metrics (eval/eval.h) on small hand-computed cases: mean-class
 // accuracy with argmax ties, EK-100's marginalised verb and noun accuracy, Charades-Ego mAP with an empty class and a video without labels,
 // EgoMCQ by type, and the MIR rescale's ties. With --dump FILE it prints the metrics of the cases
 // in FILE for tests/test_eval_metrics_ref.sh, which checks them against tests/ref/eval_metrics_ref.py.
-#include "eval_metrics.h"       // defines: EvalRel, eval_map, eval_ndcg, eval_rel_transpose, eval_rel_free
-#include "eval_metrics_bench.h" // defines: eval_class_accuracy, eval_multilabel_map, eval_mcq_accuracy, ...
-#include "testutil.h"           // defines: CHECK, CHECK_OK, CHECK_EQ_INT
+#include "eval.h" // defines: EvalRel, eval_map, eval_ndcg, eval_rel_transpose, eval_rel_free, eval_class_accuracy, eval_multilabel_map, eval_mcq_accuracy, ...
+#include "testutil.h" // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>  // defines: EINVAL
 #include <math.h>   // defines: fabs, isnan

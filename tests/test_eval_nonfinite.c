@@ -3,9 +3,9 @@
 // model's vocabulary fails naming the sample and the token (a manifest whose checksums were
 // recomputed after a token was changed).
 #include "../tools/eval_run.h" // defines: eval_run, EvalOpts, EvalReport
-#include "ld_decode.h"         // defines: ld_libav_quiet
+#include "loader.h"            // defines: ld_libav_quiet
 #include "ld_fixture.h"        // defines: ld_fixture_dataset, ld_fixture_tmpdir
-#include "manifest_format.h"   // defines: ManifestHeader, manifest_crc32
+#include "manifest.h"          // defines: ManifestHeader, manifest_crc32
 #include "model.h"             // defines: model_init_params, clip_model_create
 #include "testutil.h"          // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 

@@ -5,11 +5,10 @@
 #include "../tools/eval_bench_run.h" // defines: eval_views_max
 #include "../tools/eval_embed.h"     // defines: eval_embed_manifest, EvalEmbedOpts
 #include "augment_ref.h"             // defines: trainer_augment_batch
-#include "ld_clip.h"                 // defines: ld_sample_load, LdFiles, ld_files_free
-#include "ld_fixture.h"              // defines: ld_fixture_dataset, ld_fixture_tmpdir
-#include "ld_plan.h"                 // defines: LdParams, ld_params_default, LdCropPos
-#include "model.h"                   // defines: model_init_params
-#include "testutil.h"                // defines: CHECK, CHECK_OK, CHECK_EQ_INT
+#include "loader.h"     // defines: ld_sample_load, LdFiles, ld_files_free, LdParams, ld_params_default, LdCropPos
+#include "ld_fixture.h" // defines: ld_fixture_dataset, ld_fixture_tmpdir
+#include "model.h"      // defines: model_init_params
+#include "testutil.h"   // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>  // defines: EINVAL
 #include <math.h>   // defines: fabs, fmax

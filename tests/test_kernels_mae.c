@@ -4,7 +4,7 @@
 // the frame augment re-indexed, and the normalized-pixel target against a two-pass reference.
 #include "kern_gradcheck.h" // defines: kgc_*
 #include "kern_ops.h"       // defines: kern_token_gather_*, kern_mae_*, kern_augment_tubelet
-#include "rng_philox.h"     // defines: rng_philox4x32
+#include "stream.h"         // defines: rng_philox4x32
 
 #include <errno.h>
 #include <math.h>

@@ -2,8 +2,8 @@
 // ascending lists that partition the tokens, determinism, a clip's mask independent of the batch
 // around it, the contract's Fisher–Yates draws, uniform masking frequencies) and the sinusoid table
 // against get_sinusoid_encoding_table's formula.
-#include "kern_ops.h"   // defines: kern_mae_tube_mask, kern_mae_tube_mask_batch, kern_mae_sinusoid_table
-#include "rng_philox.h" // defines: RngStream, rng_stream_init, rng_next_below, RNG_STREAM_MASK
+#include "kern_ops.h" // defines: kern_mae_tube_mask, kern_mae_tube_mask_batch, kern_mae_sinusoid_table
+#include "stream.h"   // defines: RngStream, rng_stream_init, rng_next_below, RNG_STREAM_MASK
 
 #include <errno.h>
 #include <math.h>

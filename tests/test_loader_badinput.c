@@ -1,8 +1,7 @@
 // Every bad input gives its own error code and a reason, never a crash or a hang: missing,
 // zero-length, truncated, corrupt header, unsupported codec, one frame fewer than the manifest
 // says, watchdog deadline, bad tar members; odd sizes (4:4:4) and VFR input decode or fail cleanly.
-#include "ld_clip.h"          // defines: ld_sample_load, LdFiles
-#include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
+#include "loader.h"           // defines: ld_sample_load, LdFiles, LD_ERR_*, ld_error_name
 #include "test_loader_util.h" // defines: tl_psnr, tl_rmdir
 
 static char dir[256];

@@ -3,8 +3,7 @@
 // output) matches the reference (demux, decode every frame from 0 -> full-frame RGB -> crop ->
 // resize) within 35 dB PSNR for training crops (with and without flip), eval crops, clips across
 // two chunks, 2-frame clips (the decoder jumps between GOPs) and PNG/JPEG/WebP images.
-#include "ld_clip.h"          // defines: ld_sample_load, LdFiles
-#include "ld_error.h"         // defines: ld_error_name
+#include "loader.h"           // defines: ld_sample_load, LdFiles, ld_error_name
 #include "test_loader_util.h" // defines: tl_dataset, tl_psnr, tl_rmdir
 
 static double worst = 99.0;

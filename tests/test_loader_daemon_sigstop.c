@@ -3,7 +3,7 @@
 // decoded again instead of being published as a "timeout" error slot, so every position arrives
 // bit-identical to the in-process decode of (seed, g), as in a run nobody paused. A budget the
 // decoder cannot meet on a live process still ends in "timeout" error slots.
-#include "ld_error.h"            // defines: LD_ERR_TIMEOUT
+#include "loader.h"              // defines: LD_ERR_TIMEOUT
 #include "proc_time.h"           // defines: time_mono_s
 #include "test_loader_harness.h" // defines: Th, th_setup_opts, th_spawn, th_consume, ...
 

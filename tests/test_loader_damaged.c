@@ -4,9 +4,7 @@
 // contexts), while frames of clean GOPs of the same chunk still decode; a truncated or
 // byte-flipped JPEG and a truncated PNG are corrupt too (a truncated JPEG used to decode as an image whose
 // missing part was filled with one colour). Damaged inputs are made here from clean ones.
-#include "ld_decode.h"        // defines: ld_decode_video, ld_image_load, LdDecoder
-#include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
-#include "ld_index.h"         // defines: LdChunkIndex, ld_index_chunk, ld_index_free
+#include "loader.h" // defines: ld_decode_video, ld_image_load, LdDecoder, LD_ERR_*, ld_error_name, LdChunkIndex, ld_index_chunk, ld_index_free
 #include "test_loader_util.h" // defines: tl_rmdir, tl_packet_of, test_file_read
 
 #include <libavformat/avformat.h>

@@ -1,6 +1,6 @@
 // Position g always gives the same bytes: two decoders (as two loader processes would) produce
 // identical clips for the same (seed, g); another seed changes samples or crops.
-#include "ld_clip.h"          // defines: ld_sample_load, LdFiles
+#include "loader.h"           // defines: ld_sample_load, LdFiles
 #include "test_loader_util.h" // defines: tl_dataset, tl_rmdir
 
 int main(void)

@@ -2,7 +2,7 @@
 // never blocks a reader: loaderd's io_uring and pread readers and the in-process decode
 // (clipdump, eval) publish the positions that need it as "missing" error slots, naming the path,
 // and every other position as before; nothing waits past the test's alarm.
-#include "ld_error.h"            // defines: LD_ERR_MISSING
+#include "loader.h"              // defines: LD_ERR_MISSING
 #include "test_loader_harness.h" // defines: Th, th_setup, th_spawn, th_consume, ...
 
 #include <sys/stat.h>

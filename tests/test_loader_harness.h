@@ -6,7 +6,7 @@
 // defines: Th, th_loaderd, th_setup, th_setup_opts, th_log_count, th_fork_stops_blocked, th_wait_log, th_spawn, th_stop, th_kill, th_consume, th_teardown, th_log_has
 
 #include "hash_fnv.h"         // defines: fnv1a64
-#include "ld_clip.h"          // defines: ld_sample_load, LdFiles, LdPlan
+#include "loader.h"           // defines: ld_sample_load, LdFiles, LdPlan
 #include "ring.h"             // defines: ring_create, ring_consumer_*, ...
 #include "test_loader_util.h" // defines: tl_dataset, tl_rmdir
 

@@ -2,10 +2,8 @@
 // across decoder reuse (two chunk geometries alternating on one decoder, a fresh decoder for
 // the same sample); damaged media become their error codes: a chunk truncated or replaced since
 // prep (size check), junk inside a needed GOP's packets, a missing file, the watchdog.
-#include "ld_clip.h"          // defines: ld_sample_load, LdFiles
-#include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
-#include "ld_index.h"         // defines: ld_index_chunk, ld_index_free
-#include "manifest_writer.h"  // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index
+#include "loader.h"   // defines: ld_sample_load, LdFiles, LD_ERR_*, ld_error_name, ld_index_chunk, ld_index_free
+#include "manifest.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index
 #include "test_loader_util.h" // defines: tl_rmdir
 
 #include <errno.h>

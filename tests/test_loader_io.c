@@ -2,8 +2,7 @@
 // whole files and byte ranges (tar members, GOPs) with several reads in flight; missing,
 // zero-length, past-the-end reads and files of another size than a packet index describes
 // complete with their error codes.
-#include "ld_error.h"         // defines: LD_ERR_*
-#include "ld_io.h"            // defines: ld_reader_new, ld_reader_submit, ld_reader_wait
+#include "loader.h"           // defines: LD_ERR_*, ld_reader_new, ld_reader_submit, ld_reader_wait
 #include "test_loader_util.h" // defines: tl_rmdir
 
 #include <fcntl.h>

@@ -3,10 +3,8 @@
 // expression), 16 frames 2 apart, a short video's frames 0, 2, ... then black, the crop box at
 // the start, centre or end of the long side. Decoding a video whose frames carry their number and
 // column shows those frames and columns in the output; bad view fields are refused.
-#include "ld_clip.h"    // defines: ld_sample_load, LdFiles, ld_files_free
-#include "ld_error.h"   // defines: LD_ERR_MANIFEST
+#include "loader.h" // defines: ld_sample_load, LdFiles, ld_files_free, LD_ERR_MANIFEST, LdParams, LdPlan, ld_plan_make, ld_params_default, LD_FRAME_BLANK
 #include "ld_fixture.h" // defines: ld_fixture_encode, ld_fixture_manifest, ld_fixture_index_*, ld_fixture_tmpdir
-#include "ld_plan.h"    // defines: LdParams, LdPlan, ld_plan_make, ld_params_default, LD_FRAME_BLANK
 #include "testutil.h"   // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <stdio.h>  // defines: snprintf, printf

@@ -3,9 +3,7 @@
 // valid CABAC syntax and outputs the frames garbled with no error and no flag, so the loader
 // checks the NAL units' bytes itself (ld_nal_zeroed). The clean chunk, the clean GOPs of the
 // damaged one, and NAL framings that carry zeros legitimately (start codes, padding) pass.
-#include "ld_decode.h"        // defines: ld_decode_video, ld_nal_zeroed, ld_nal_framing, LdDecoder
-#include "ld_error.h"         // defines: LD_ERR_*, ld_error_name
-#include "ld_index.h"         // defines: LdChunkIndex, ld_index_chunk, ld_index_free
+#include "loader.h" // defines: ld_decode_video, ld_nal_zeroed, ld_nal_framing, LdDecoder, LD_ERR_*, ld_error_name, LdChunkIndex, ld_index_chunk, ld_index_free
 #include "test_loader_util.h" // defines: tl_rmdir, tl_packet_of, test_file_read, CHECK
 
 #include <libavformat/avformat.h>

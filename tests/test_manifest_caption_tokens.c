@@ -2,10 +2,9 @@
 // its n_tokens, zeros after), with checksums recomputed as anyone can, is refused by
 // manifest_open_verified (what loaderd, eval and clipdump open with) naming the sample; the
 // writer refuses such a caption too.
-#include "manifest_reader.h" // defines: manifest_open_verified, manifest_tokens
-#include "manifest_recrc.h"  // defines: manifest_recrc
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
-#include "testutil.h"        // defines: test_file_read, test_file_write
+#include "manifest.h" // defines: manifest_open_verified, manifest_tokens, manifest_writer_new, manifest_add_*, manifest_write
+#include "manifest_recrc.h" // defines: manifest_recrc
+#include "testutil.h"       // defines: test_file_read, test_file_write
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,8 +2,7 @@
 // wrong magic, other version (version 1 names the upgrade), corrupt header, truncated, trailing
 // bytes, corrupt data, out-of-range references, an inconsistent packet index; and the writer
 // refuses inconsistent records.
-#include "manifest_reader.h" // defines: manifest_open, manifest_check_data
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "manifest.h" // defines: manifest_open, manifest_check_data, manifest_writer_new, manifest_add_*, manifest_write
 
 #include <errno.h>
 #include <fcntl.h>

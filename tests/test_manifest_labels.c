@@ -4,9 +4,8 @@
 // checksums (a label past its head's classes, a head too many, sections on each other, names
 // outside the strings) are refused at open, each with its reason; the writer refuses bad labels.
 // With an argument DIR it also writes the labelled manifest as DIR/labels (the fuzz seed).
-#include "manifest_reader.h" // defines: manifest_open, manifest_label_*, manifest_labels
-#include "manifest_recrc.h"  // defines: manifest_recrc
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_writer_set_heads, manifest_set_labels
+#include "manifest.h" // defines: manifest_open, manifest_label_*, manifest_labels, manifest_writer_new, manifest_writer_set_heads, manifest_set_labels
+#include "manifest_recrc.h" // defines: manifest_recrc
 
 #include <errno.h>
 #include <stdio.h>

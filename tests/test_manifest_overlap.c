@@ -1,10 +1,9 @@
 // A manifest whose sections lie on each other (the tokens on the samples table, the videos on
 // the chunks, the string table run into the videos), with checksums recomputed as anyone can,
 // is refused at open with both sections named: every caption would be read from other bytes.
-#include "manifest_reader.h" // defines: manifest_open
-#include "manifest_recrc.h"  // defines: manifest_recrc
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
-#include "testutil.h"        // defines: test_file_read, test_file_write
+#include "manifest.h"       // defines: manifest_open, manifest_writer_new, manifest_add_*, manifest_write
+#include "manifest_recrc.h" // defines: manifest_recrc
+#include "testutil.h"       // defines: test_file_read, test_file_write
 
 #include <stdio.h>
 #include <stdlib.h>

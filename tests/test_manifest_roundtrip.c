@@ -1,7 +1,6 @@
 // Writes a manifest with two videos (one clip crossing a chunk boundary), a tar shard with an
 // image, reads it back by mmap and checks every field, keyframe lookup and clip frame mapping.
-#include "manifest_reader.h" // defines: manifest_open, manifest_clip_locate, ...
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "manifest.h" // defines: manifest_open, manifest_clip_locate, ..., manifest_writer_new, manifest_add_*, manifest_write
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,9 +2,8 @@
 // returns it; a manifest written before the field (0) falls back to the bpe_merges.txt next to
 // it; manifest_vocab_check passes the same or an unknown vocabulary and refuses another one with
 // the tools/prep --bpe command that fixes it.
-#include "bpe_tokenizer.h"   // defines: bpe_load_mem, bpe_vocab_hash, bpe_free
-#include "manifest_reader.h" // defines: manifest_open, manifest_vocab, manifest_vocab_check
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_writer_set_vocab, manifest_write
+#include "bpe.h"      // defines: bpe_load_mem, bpe_vocab_hash, bpe_free
+#include "manifest.h" // defines: manifest_open, manifest_vocab, manifest_vocab_check, manifest_writer_new, manifest_writer_set_vocab, manifest_write
 
 #include <errno.h>
 #include <stdio.h>

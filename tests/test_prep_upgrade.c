@@ -3,7 +3,7 @@
 // since the manifest was written stops the upgrade and leaves the file as it was; the loader's
 // own error for a version 1 file names the command.
 #include "../tools/prep_upgrade.h" // defines: prep_upgrade, ManifestV1Header, ManifestV1Chunk
-#include "ld_clip.h"               // defines: ld_file_read, ld_libav_quiet, Manifest, manifest_*
+#include "loader.h"                // defines: ld_file_read, ld_libav_quiet, Manifest, manifest_*
 #include "log.h"                   // defines: log_init
 #include "test_loader_util.h"      // defines: tl_dataset, tl_rmdir
 

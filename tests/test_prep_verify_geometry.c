@@ -2,10 +2,10 @@
 // whose chunk has width and height swapped (checksums recomputed, as anyone can) passes
 // manifest_open, and loaderd would refuse every clip of that chunk, so --verify --deep must
 // report it (exit 1, naming the chunk and both geometries); the unchanged manifest is OK.
-#include "ld_fixture.h"      // defines: ld_fixture_dataset, ld_fixture_tmpdir
-#include "manifest_format.h" // defines: ManifestHeader, ManifestChunk
-#include "manifest_recrc.h"  // defines: manifest_recrc
-#include "testutil.h"        // defines: CHECK, CHECK_OK, test_skip, test_file_read, test_file_write
+#include "ld_fixture.h"     // defines: ld_fixture_dataset, ld_fixture_tmpdir
+#include "manifest.h"       // defines: ManifestHeader, ManifestChunk
+#include "manifest_recrc.h" // defines: manifest_recrc
+#include "testutil.h"       // defines: CHECK, CHECK_OK, test_skip, test_file_read, test_file_write
 
 #include <stdlib.h>
 #include <sys/wait.h>

@@ -1,7 +1,7 @@
 // Philox4x32-10 known-answer vectors (Random123's kat_vectors) and stream determinism: the
 // same (seed, g, stream) gives the same draws, another g or stream gives others.
-#include "rng_philox.h" // defines: rng_philox4x32, rng_stream_init, rng_next_u32
-#include "testutil.h"   // defines: CHECK, CHECK_EQ_INT
+#include "stream.h"   // defines: rng_philox4x32, rng_stream_init, rng_next_u32
+#include "testutil.h" // defines: CHECK, CHECK_EQ_INT
 
 int main(void)
 {

@@ -1,7 +1,7 @@
 // Uniformity sanity of the counter-based draws: floats in [0,1) pass a 64-bin chi-square
 // test and have mean 1/2; rng_next_below covers [0, n) evenly; first draws over consecutive g too.
-#include "rng_philox.h" // defines: rng_stream_init, rng_next_float, rng_next_below
-#include "testutil.h"   // defines: CHECK
+#include "stream.h"   // defines: rng_stream_init, rng_next_float, rng_next_below
+#include "testutil.h" // defines: CHECK
 
 static double chi2(const long *bins, int k, long total)
 {

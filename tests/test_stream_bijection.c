@@ -1,7 +1,7 @@
 // The epoch permutation is a bijection of [0, n) for many n (powers of two, primes, 1, 2,
 // odd sizes), its inverse undoes it, and different epochs or seeds give different orders.
-#include "stream_perm.h" // defines: stream_permute, stream_unpermute
-#include "testutil.h"    // defines: CHECK
+#include "stream.h"   // defines: stream_permute, stream_unpermute
+#include "testutil.h" // defines: CHECK
 
 static void check_n(uint64_t seed, uint64_t epoch, uint64_t n)
 {

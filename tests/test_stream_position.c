@@ -1,7 +1,7 @@
 // Position g -> (epoch, sample): every epoch visits every sample exactly once, epochs follow
 // g / n, shuffle 0 keeps dataset order, the mapping is deterministic, n == 0 is refused.
-#include "stream_perm.h" // defines: stream_position
-#include "testutil.h"    // defines: CHECK, CHECK_EQ_INT
+#include "stream.h"   // defines: stream_position
+#include "testutil.h" // defines: CHECK, CHECK_EQ_INT
 
 #include <errno.h>
 

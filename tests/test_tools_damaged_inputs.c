@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <sys/wait.h>
 
-#include "ld_fixture.h"      // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
-#include "manifest_format.h" // defines: ManifestHeader
+#include "ld_fixture.h" // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
+#include "manifest.h"   // defines: ManifestHeader
 #include "ring_layout.h"
 #include "ring_testutil.h"
 

@@ -2,10 +2,10 @@
 // placed on the samples table) even with both checksums recomputed, as anyone can: loaderd,
 // eval, clipdump and prep --verify --deep exit 1 saying which sections overlap, instead of
 // reading every caption from the wrong bytes.
-#include "ld_fixture.h"      // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
-#include "manifest_format.h" // defines: ManifestHeader
-#include "manifest_recrc.h"  // defines: manifest_recrc
-#include "testutil.h"        // defines: CHECK, test_skip, test_file_read, test_file_write
+#include "ld_fixture.h"     // defines: ld_fixture_image, ld_fixture_tar, ld_fixture_manifest, ld_fixture_tmpdir
+#include "manifest.h"       // defines: ManifestHeader
+#include "manifest_recrc.h" // defines: manifest_recrc
+#include "testutil.h"       // defines: CHECK, test_skip, test_file_read, test_file_write
 
 #include <stdlib.h>
 #include <sys/wait.h>

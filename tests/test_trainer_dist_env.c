@@ -6,7 +6,7 @@
 #include <string.h> // defines: strstr
 
 #include "testutil.h"      // defines: EXPECT, test_failures
-#include "stream_perm.h"   // defines: stream_node_position
+#include "stream.h"        // defines: stream_node_position
 #include "trainer_dist.h"  // defines: trainer_dist_ring_rank
 #include "trainer_flags.h" // defines: TrainerConfig, trainer_flags_parse
 

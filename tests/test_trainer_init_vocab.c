@@ -3,7 +3,7 @@
 // manifest of another vocabulary is refused naming bpe_simple_vocab_16e6.txt.gz and OpenAI's
 // passes; a file of ours records its vocabulary (avclip.vocab) and only that one passes; a file
 // that records none and is not OpenAI-sized is let through (with a warning: nothing to compare).
-#include "bpe_tokenizer.h" // defines: BPE_OPENAI_VOCAB_HASH
+#include "bpe.h" // defines: BPE_OPENAI_VOCAB_HASH
 #include "model.h" // defines: ModelConfig, model_config_preset, model_layout, st_model_save, st_openclip_export, st_openclip_init
 #include "testutil.h"      // defines: CHECK, CHECK_OK, EXPECT, test_failures
 #include "trainer_start.h" // defines: TrainerVocab, trainer_start_init_report

@@ -7,10 +7,9 @@
 #include <stdlib.h> // defines: strtoull
 #include <string.h> // defines: strcmp, memset
 
-#include "log.h"         // defines: log_init, log_info, log_fatalx
-#include "ring.h"        // defines: ring_open, ring_producer_*
-#include "rng_philox.h"  // defines: rng_stream_init, rng_next_u32, RNG_STREAM_CLIP_SAMPLE
-#include "stream_perm.h" // defines: stream_position
+#include "log.h"    // defines: log_init, log_info, log_fatalx
+#include "ring.h"   // defines: ring_open, ring_producer_*
+#include "stream.h" // defines: rng_stream_init, rng_next_u32, RNG_STREAM_CLIP_SAMPLE, stream_position
 
 static volatile sig_atomic_t g_stop;
 

@@ -2,7 +2,7 @@
 // crop of the clip) as a text line, from the same ld_plan_make the loader times.
 #include "bench_clips.h" // defines: bench_clips_write
 
-#include "manifest_format.h" // defines: MANIFEST_KIND_CLIP
+#include "manifest.h" // defines: MANIFEST_KIND_CLIP
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
 #define TOOLS_BENCH_CLIPS_H
 // defines: bench_clips_write
 
-#include "ld_plan.h" // defines: LdParams, Manifest
+#include "loader.h" // defines: LdParams, Manifest
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,9 +3,9 @@
 // ld_index_chunk and recorded with its packet index, then clip samples with placeholder captions.
 #include "bench_data.h" // defines: bench_data_make
 
-#include "camsrc.h"          // defines: cam_new, cam_render, cam_free
-#include "ld_index.h"        // defines: ld_index_chunk, ld_index_free
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index
+#include "camsrc.h"   // defines: cam_new, cam_render, cam_free
+#include "loader.h"   // defines: ld_index_chunk, ld_index_free
+#include "manifest.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index
 
 #include <errno.h>
 #include <libavutil/error.h>

@@ -4,8 +4,7 @@
 #define TOOLS_BENCH_RUN_H
 // defines: BenchRun, bench_run_clips, bench_run_print_budget
 
-#include "ld_clip.h" // defines: ld_plan_make, ld_clip_decode, LdParams, LdDecoder, LdCost
-#include "ld_io.h"   // defines: LdReader
+#include "loader.h" // defines: ld_plan_make, ld_clip_decode, LdParams, LdDecoder, LdCost, LdReader
 
 #include <stdint.h>
 #include <stdio.h>

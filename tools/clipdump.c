@@ -1,14 +1,13 @@
 // clipdump: shows what the model will see. Takes clips from a live ring (as rank R's consumer)
 // or renders positions of a manifest in-process, and writes PNG contact sheets: one clip per
 // sheet, or a grid of several, with captions in UTF-8 (FreeType) or the built-in bitmap font.
-#include "bpe_tokenizer.h"  // defines: bpe_load, bpe_decode, bpe_free
+#include "bpe.h"            // defines: bpe_load, bpe_decode, bpe_free
 #include "avlog.h"          // defines: avlog_install, avlog_summary
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
 #include "flags.h"          // defines: FlagSpec, FLAG_AT, FlagTool, flags_tool, flags_tool_usage
 #include "fs_dir.h"         // defines: fs_mkdir_p, fs_dir_own
-#include "ld_clip.h"        // defines: ld_sample_load, LdFiles, LdPlan, LdParams
-#include "ld_error.h"       // defines: ld_error_name
+#include "loader.h"         // defines: ld_sample_load, LdFiles, LdPlan, LdParams, ld_error_name
 #include "log.h"            // defines: log_init, log_info, log_warnx, log_fatalx
 #include "model.h"          // defines: ckpt_latest_path, st_open, st_meta, st_close
 #include "ring.h"           // defines: ring_open, ring_consumer_attach, ring_consumer_acquire, ...

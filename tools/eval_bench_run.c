@@ -12,9 +12,9 @@
 #include <stdlib.h> // defines: calloc, malloc, free
 #include <string.h> // defines: memset, strcmp, strerror, strchr, strcspn
 
-#include "bpe_tokenizer.h" // defines: BpeTokenizer, bpe_load, bpe_tokenize, bpe_set_specials, bpe_free
-#include "eval_input.h"    // defines: eval_rel_read_shape, eval_prompt
-#include "eval_metrics.h"  // defines: eval_similarity, eval_map, eval_ndcg, eval_rel_transpose
+#include "bpe.h"        // defines: BpeTokenizer, bpe_load, bpe_tokenize, bpe_set_specials, bpe_free
+#include "eval_input.h" // defines: eval_rel_read_shape, eval_prompt
+#include "eval.h"       // defines: eval_similarity, eval_map, eval_ndcg, eval_rel_transpose
 
 // the frames each benchmark's reference protocol takes per clip (LaViLa's eval_zeroshot.py)
 static int protocol_frames(BenchKind k)

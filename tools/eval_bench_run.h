@@ -1,6 +1,6 @@
 // tools/eval --task ek100-mir|ek100-cls|charades-ego|egtea|egomcq: a benchmark's own files against the
 // manifest prep made from them (sample i = clip i), features through both towers, the
-// benchmark's metric as its reference code computes it (eval/eval_metrics_bench.h).
+// benchmark's metric as its reference code computes it (eval/eval.h).
 #ifndef TOOLS_EVAL_BENCH_RUN_H
 #define TOOLS_EVAL_BENCH_RUN_H
 // defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_table, eval_bench_report_json,
@@ -10,11 +10,11 @@
 #include <stdint.h> // defines: int64_t
 #include <stdio.h>  // defines: FILE
 
-#include "eval_bench.h"         // defines: BenchKind
-#include "eval_metrics_bench.h" // defines: EvalClassAcc, EvalMcq, EvalEk100Cls
-#include "eval_run.h"           // defines: EvalOpts
-#include "manifest_reader.h"    // defines: Manifest
-#include "model.h"              // defines: ClipModel
+#include "eval_bench.h" // defines: BenchKind
+#include "eval.h"       // defines: EvalClassAcc, EvalMcq, EvalEk100Cls
+#include "eval_run.h"   // defines: EvalOpts
+#include "manifest.h"   // defines: Manifest
+#include "model.h"      // defines: ClipModel
 
 typedef struct {
 	BenchKind kind;

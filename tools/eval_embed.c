@@ -3,7 +3,7 @@
 // no flip), one forward of both towers, copy out the features.
 #include "eval_embed.h" // defines: eval_embed_manifest, eval_embed_texts, eval_check_manifest
 
-#include "eval_block.h" // defines: eval_block_forward
+#include "eval.h" // defines: eval_block_forward
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <stdio.h>  // defines: snprintf
@@ -13,9 +13,7 @@
 #include <omp.h> // defines: omp_get_max_threads, omp_get_thread_num
 #endif
 
-#include "ld_clip.h"  // defines: ld_sample_load, LdFiles, ld_files_free
-#include "ld_error.h" // defines: ld_error_name
-#include "ld_plan.h"  // defines: LdParams, LdPlan, ld_params_default
+#include "loader.h" // defines: ld_sample_load, LdFiles, ld_files_free, ld_error_name, LdParams, LdPlan, ld_params_default
 
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
 {

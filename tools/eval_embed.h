@@ -8,12 +8,12 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int32_t, int64_t
 
-#include "eval_block.h"      // defines: EVAL_EMBED_BLOCK
-#include "manifest_reader.h" // defines: Manifest
-#include "model.h"           // defines: ClipModel
+#include "eval.h"     // defines: EVAL_EMBED_BLOCK
+#include "manifest.h" // defines: Manifest
+#include "model.h"    // defines: ClipModel
 
 // The model given to the functions below must have been created with the batch EVAL_EMBED_BLOCK
-// (eval/eval_block.h: the trainer's in-process evaluation uses the same blocks and forward).
+// (eval/eval.h: the trainer's in-process evaluation uses the same blocks and forward).
 
 // done of total rows (samples, or sample views with EvalEmbedOpts.stride)
 typedef void (*EvalProgressFn)(void *arg, int64_t done, int64_t total);

@@ -8,7 +8,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
 
-#include "eval_metrics.h" // defines: EvalRel
+#include "eval.h" // defines: EvalRel
 
 typedef struct {
 	int n;        // classes

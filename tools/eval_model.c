@@ -9,7 +9,7 @@
 #include <string.h>   // defines: strcmp, strchr, strerror, memset
 #include <sys/stat.h> // defines: stat, S_ISDIR
 
-#include "bpe_tokenizer.h" // defines: BPE_OPENAI_VOCAB_HASH
+#include "bpe.h"   // defines: BPE_OPENAI_VOCAB_HASH
 #include "model.h" // defines: CKPT_MARKER, ParamSpec, model_layout, model_init_params, StFile, st_open_err, model_params_check_finite, st_find, st_meta, st_close, st_model_load, StLoadOpts
 
 void eval_config_str(const ModelConfig *c, char *buf, size_t len)

@@ -8,8 +8,8 @@
 #include <string.h> // defines: memset, strerror
 #include <time.h>   // defines: clock_gettime
 
-#include "bpe_tokenizer.h" // defines: BpeTokenizer, bpe_load, bpe_decode, bpe_tokenize, bpe_free
-#include "eval_input.h"    // defines: EvalClasses, eval_rel_read, eval_classes_*, eval_prompt
+#include "bpe.h"        // defines: BpeTokenizer, bpe_load, bpe_decode, bpe_tokenize, bpe_free
+#include "eval_input.h" // defines: EvalClasses, eval_rel_read, eval_classes_*, eval_prompt
 
 // every sample's caption as text (bpe_decode of its tokens); NULL entries on failure
 static int captions_decode(const Manifest *man, const char *bpe_path, char ***out, char *err, size_t errlen)

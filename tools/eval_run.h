@@ -7,10 +7,10 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
 
-#include "eval_embed.h"      // defines: EvalEmbedOpts
-#include "eval_report.h"     // defines: EvalReport, EvalRetrieval
-#include "manifest_reader.h" // defines: Manifest
-#include "model.h"           // defines: ClipModel
+#include "eval_embed.h" // defines: EvalEmbedOpts
+#include "eval.h"       // defines: EvalReport, EvalRetrieval
+#include "manifest.h"   // defines: Manifest
+#include "model.h"      // defines: ClipModel
 
 typedef struct {
 	const char *relevance;        // relevance file (eval_input.h), or NULL

@@ -1,21 +1,20 @@
 // tools/prep: turns annotated long videos (CSV/TSV, Ego4D, EPIC-KITCHENS-100) or webdataset
 // tar shards into chunks + one manifest; --info / --verify inspect a manifest.
-#include "avlog.h"           // defines: avlog_install, avlog_summary
-#include "bpe_tokenizer.h"   // defines: bpe_load, bpe_tokenize, ...
-#include "proc_time.h"       // defines: time_mono_s
-#include "bpe_train.h"       // defines: bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
-#include "fs_dir.h"          // defines: fs_mkdir_p, fs_fopen_new, fs_fopen_read, fs_dir_own
-#include "log.h"             // defines: log_init, log_info, log_warnx, log_fatal, ...
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_write
-#include "prep_annot.h"      // defines: prep_annot_load, PrepAnnotList, ...
-#include "prep_chunk.h"      // defines: prep_chunk_video, PrepVideoResult, ...
-#include "prep_encode.h"     // defines: prep_encoder_available
-#include "prep_info.h"       // defines: prep_info, prep_verify
-#include "prep_labels.h"     // defines: prep_labels_load, PrepLabelOpts
-#include "prep_opts.h"       // defines: PrepOpts, prep_opts_parse, prep_opts_usage
-#include "prep_tar.h"        // defines: prep_tar_index, PrepTarIndex
-#include "prep_upgrade.h"    // defines: prep_upgrade
-#include "shell_quote.h"     // defines: shell_quoted
+#include "avlog.h"        // defines: avlog_install, avlog_summary
+#include "bpe.h"          // defines: bpe_load, bpe_tokenize, ..., bpe_trainer_new, bpe_trainer_add, bpe_trainer_train
+#include "proc_time.h"    // defines: time_mono_s
+#include "fs_dir.h"       // defines: fs_mkdir_p, fs_fopen_new, fs_fopen_read, fs_dir_own
+#include "log.h"          // defines: log_init, log_info, log_warnx, log_fatal, ...
+#include "manifest.h"     // defines: manifest_writer_new, manifest_add_*, manifest_write
+#include "prep_annot.h"   // defines: prep_annot_load, PrepAnnotList, ...
+#include "prep_chunk.h"   // defines: prep_chunk_video, PrepVideoResult, ...
+#include "prep_encode.h"  // defines: prep_encoder_available
+#include "prep_info.h"    // defines: prep_info, prep_verify
+#include "prep_labels.h"  // defines: prep_labels_load, PrepLabelOpts
+#include "prep_opts.h"    // defines: PrepOpts, prep_opts_parse, prep_opts_usage
+#include "prep_tar.h"     // defines: prep_tar_index, PrepTarIndex
+#include "prep_upgrade.h" // defines: prep_upgrade
+#include "shell_quote.h"  // defines: shell_quoted
 
 #include <dirent.h>
 #include <errno.h>

@@ -3,7 +3,7 @@
 #define _GNU_SOURCE     // vasprintf
 #include "prep_annot.h" // defines: prep_annot_load, prep_annot_add, prep_parse_time, ...
 #include "fs_dir.h"     // defines: fs_fopen_read
-#include "bpe_text.h"   // defines: bpe_utf8_valid
+#include "bpe.h"        // defines: bpe_utf8_valid
 
 #include <errno.h>
 #include <math.h>

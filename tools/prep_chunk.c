@@ -3,7 +3,7 @@
 // 8-bit 4:2:0, and cut into fixed-length H.264 chunks written as temp file + rename.
 #include "prep_chunk.h"    // defines: prep_chunk_video, prep_index_chunk, ...
 #include "fs_dir.h"        // defines: fs_fopen_new
-#include "ld_decode.h"     // defines: ld_nal_framing, ld_nal_zeroed
+#include "loader.h"        // defines: ld_nal_framing, ld_nal_zeroed
 #include "prep_defaults.h" // defines: PREP_DEFAULT_B_PYRAMID
 #include "prep_encode.h"   // defines: prep_encoder_open, prep_encoder_write, prep_encoder_close
 

@@ -4,7 +4,7 @@
 #define TOOLS_PREP_CHUNK_H
 // defines: PrepChunkOpts, PrepChunkInfo, PrepVideoResult, prep_chunk_video, prep_index_chunk, prep_video_result_free, prep_clip_frames
 
-#include "ld_index.h"    // defines: LdChunkIndex
+#include "loader.h"      // defines: LdChunkIndex
 #include "prep_damage.h" // defines: PrepDamage
 
 #include <stdint.h>
@@ -28,7 +28,7 @@ typedef struct {
 typedef struct {
 	char path[512];       // relative to root: <id>/<start-sec>.mp4
 	uint32_t start_frame; // first frame in the video's output frame numbering
-	LdChunkIndex ix;      // frames, keyframes, rate, size and the packet index (loaderd/ld_index.h)
+	LdChunkIndex ix;      // frames, keyframes, rate, size and the packet index (loaderd/loader.h)
 	uint32_t crc;         // CRC-32 of the chunk file (kept in the .done marker)
 	int reused;           // 1: existed already (resume), not encoded again
 } PrepChunkInfo;

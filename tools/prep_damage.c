@@ -1,9 +1,9 @@
 // Damage bookkeeping of tools/prep (spans of output frames made from frames that decoded with
 // errors, and their line in a video's .done marker) and the strict full decode of --verify --deep.
-#include "prep_damage.h"     // defines: PrepDamage, prep_damage_*, prep_frame_damaged, prep_decode_check
-#include "fs_dir.h"          // defines: fs_open_regular
-#include "manifest_format.h" // defines: manifest_crc32 (IEEE CRC-32)
-#include "ld_decode.h"       // defines: ld_nal_framing, ld_nal_zeroed
+#include "prep_damage.h" // defines: PrepDamage, prep_damage_*, prep_frame_damaged, prep_decode_check
+#include "fs_dir.h"      // defines: fs_open_regular
+#include "manifest.h"    // defines: manifest_crc32 (IEEE CRC-32)
+#include "loader.h"      // defines: ld_nal_framing, ld_nal_zeroed
 
 #include <errno.h>
 #include <inttypes.h>

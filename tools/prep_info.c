@@ -3,13 +3,11 @@
 // index describes), and with --deep every chunk's frame count, size, frame rate, keyframes and
 // packet index re-read with libavformat, every frame and image decoded strictly, and every chunk
 // compared with the CRC-32 recorded when it was written.
-#include "prep_info.h"       // defines: prep_info, prep_verify
-#include "manifest_reader.h" // defines: manifest_open, manifest_check_data, ...
-#include "prep_chunk.h"      // defines: prep_index_chunk
-#include "prep_damage.h"     // defines: prep_decode_check, prep_done_crc, prep_file_crc
-#include "ld_clip.h"         // defines: ld_file_read
-#include "ld_decode.h"       // defines: LdDecoder, ld_decoder_new, ld_image_load
-#include "ld_error.h"        // defines: ld_error_name
+#include "prep_info.h"   // defines: prep_info, prep_verify
+#include "manifest.h"    // defines: manifest_open, manifest_check_data, ...
+#include "prep_chunk.h"  // defines: prep_index_chunk
+#include "prep_damage.h" // defines: prep_decode_check, prep_done_crc, prep_file_crc
+#include "loader.h"      // defines: ld_file_read, LdDecoder, ld_decoder_new, ld_image_load, ld_error_name
 
 #include <libavutil/error.h>
 

@@ -1,10 +1,10 @@
 // Webdataset shard indexer: walks ustar/GNU/pax headers with pread, groups adjacent
 // members by key (basename up to its first dot) and keeps keys with an image and a caption.
-#include "prep_tar.h"  // defines: prep_tar_index, prep_tar_free
-#include "fs_dir.h"    // defines: fs_open_regular
-#include "bpe_text.h"  // defines: bpe_utf8_valid
-#include "ld_decode.h" // defines: ld_decoder_new, ld_image_load, ld_decoder_free
-#include "tar.h"       // defines: tar_header_sum
+#include "prep_tar.h" // defines: prep_tar_index, prep_tar_free
+#include "fs_dir.h"   // defines: fs_open_regular
+#include "bpe.h"      // defines: bpe_utf8_valid
+#include "loader.h"   // defines: ld_decoder_new, ld_image_load, ld_decoder_free
+#include "tar.h"      // defines: tar_header_sum
 
 #include <errno.h>
 #include <stdio.h>

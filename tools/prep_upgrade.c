@@ -7,9 +7,9 @@
 #include "prep_upgrade.h" // defines: prep_upgrade, ManifestV1Header, ManifestV1Chunk
 #include "fs_dir.h"       // defines: fs_open_regular, fs_strerror
 
-#include "ld_index.h"        // defines: ld_index_chunk, ld_index_free, LdChunkIndex
-#include "log.h"             // defines: log_info, log_warnx
-#include "manifest_writer.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
+#include "loader.h"   // defines: ld_index_chunk, ld_index_free, LdChunkIndex
+#include "log.h"      // defines: log_info, log_warnx
+#include "manifest.h" // defines: manifest_writer_new, manifest_add_*, manifest_set_chunk_index, manifest_write
 
 #include <errno.h>
 #include <libavutil/error.h>

@@ -10,7 +10,7 @@
 
 #include "flags.h" // defines: FlagSpec, FLAG_AT, FlagTool, flags_tool, flags_tool_usage
 #include "log.h"
-#include "manifest_reader.h" // defines: manifest_open, manifest_identity, manifest_header, manifest_close
+#include "manifest.h" // defines: manifest_open, manifest_identity, manifest_header, manifest_close
 #include "ring.h"
 
 // the data stream seed a ring gets unless told: the same as tools/launch.sh's --seed default,

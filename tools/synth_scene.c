@@ -1,7 +1,7 @@
 // Scenes of tools/synth: a seeded timeline of shapes that appear, move, grow, shrink, rotate
 // and disappear, with a caption per event, and the renderer that draws any instant of it.
-#include "synth.h"      // defines: SynthTimeline, synth_timeline_make, synth_render_frame, ...
-#include "rng_philox.h" // defines: rng_splitmix64
+#include "synth.h"  // defines: SynthTimeline, synth_timeline_make, synth_render_frame, ...
+#include "stream.h" // defines: rng_splitmix64
 
 #include <errno.h>
 #include <math.h>

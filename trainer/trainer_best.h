@@ -12,7 +12,7 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "eval_report.h"  // defines: EvalReport
+#include "eval.h"         // defines: EvalReport
 #include "trainer_step.h" // defines: TrainStep
 
 // the eval.jsonl keys --keep-best accepts (higher is better), as a flag table's choices

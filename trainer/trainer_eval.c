@@ -10,10 +10,9 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memset, strerror
 
-#include "eval_block.h"  // defines: EVAL_EMBED_BLOCK, eval_block_forward
-#include "eval_report.h" // defines: EvalReport, eval_score_retrieval, eval_report_json
-#include "manifest_reader.h" // defines: Manifest, manifest_open_verified, manifest_header, manifest_identity, manifest_close
-#include "ring.h"            // defines: RingDataId, ring_data_set, ring_check_data
+#include "eval.h" // defines: EVAL_EMBED_BLOCK, eval_block_forward, EvalReport, eval_score_retrieval, eval_report_json
+#include "manifest.h" // defines: Manifest, manifest_open_verified, manifest_header, manifest_identity, manifest_close
+#include "ring.h"     // defines: RingDataId, ring_data_set, ring_check_data
 #include "trainer_ingest.h" // defines: TrainerIngest, trainer_ingest_open, trainer_ingest_batch
 
 struct TrainerEval {

@@ -10,8 +10,8 @@
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
 
-#include "eval_report.h" // defines: EvalReport
-#include "model.h"       // defines: ClipModel, KernCtx
+#include "eval.h"  // defines: EvalReport
+#include "model.h" // defines: ClipModel, KernCtx
 
 typedef struct TrainerEval TrainerEval;
 

@@ -10,7 +10,7 @@
 #include <string.h> // defines: memcpy, memset, strerror
 #include <time.h>   // defines: clock_gettime
 
-#include "stream_perm.h" // defines: stream_node_position
+#include "stream.h" // defines: stream_node_position
 
 static int check_ring(TrainerIngest *in, const char *ring, int ranks, const ModelConfig *m, char *err, size_t errlen)
 {

@@ -57,7 +57,7 @@ typedef struct {
 	// A batch ends with -EIO when this many positions in a row were error slots (0: never): the
 	// loaders cannot read the data any more (the dataset deleted or unmounted under the job), and
 	// skipping on would wait forever for clips that never come. error_run counts the current run,
-	// last_error is its last slot's loader code (ld_error.h).
+	// last_error is its last slot's loader code (LD_ERR_*, loaderd/loader.h).
 	uint64_t max_error_run, error_run;
 	int32_t last_error;
 	double wait_s; // seconds spent waiting for READY slots since open

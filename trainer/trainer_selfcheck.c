@@ -2,7 +2,7 @@
 // (trainer_selfcheck_sc.h) and the order the checks run in.
 #include "trainer_selfcheck_sc.h" // defines: Sc, ScPair, sc_*
 
-#include "rng_philox.h" // defines: rng_splitmix64
+#include "stream.h" // defines: rng_splitmix64
 
 #include <errno.h>  // defines: ENOMEM, EIO
 #include <math.h>   // defines: sqrt, NAN

@@ -2,7 +2,7 @@
 // InfoNCE, FastCLIP's three FCCO phases of every version, the logged metrics and the τ update.
 #include "trainer_selfcheck_sc.h" // defines: Sc, ScPair, SH, NSH, sc_*
 
-#include "rng_philox.h" // defines: rng_splitmix64
+#include "stream.h" // defines: rng_splitmix64
 
 #include <errno.h>  // defines: ENOMEM
 #include <math.h>   // defines: NAN, INFINITY, log

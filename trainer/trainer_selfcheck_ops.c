@@ -2,7 +2,7 @@
 // the attention the context runs, and the augmentation that feeds the patch embedding.
 #include "trainer_selfcheck_sc.h" // defines: Sc, ScPair, SH, NSH, sc_*
 
-#include "rng_philox.h" // defines: rng_splitmix64
+#include "stream.h" // defines: rng_splitmix64
 
 #include <errno.h>  // defines: ENOMEM
 #include <stdio.h>  // defines: snprintf

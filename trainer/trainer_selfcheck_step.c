@@ -2,7 +2,7 @@
 // AdamW/LAMB update over a segment table, and one whole step of the model at a tiny size.
 #include "trainer_selfcheck_sc.h" // defines: Sc, ScPair, SH, NSH, sc_*
 
-#include "rng_philox.h" // defines: rng_splitmix64
+#include "stream.h" // defines: rng_splitmix64
 
 #include <errno.h>  // defines: ENOMEM
 #include <math.h>   // defines: sqrt

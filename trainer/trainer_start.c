@@ -10,9 +10,9 @@
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: strcmp, strerror
 
-#include "bpe_tokenizer.h" // defines: BPE_OPENAI_VOCAB_HASH
-#include "log.h"           // defines: log_info, log_warnx, log_fatalx
-#include "manifest_reader.h" // defines: Manifest, manifest_open, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_close
+#include "bpe.h" // defines: BPE_OPENAI_VOCAB_HASH
+#include "log.h" // defines: log_info, log_warnx, log_fatalx
+#include "manifest.h" // defines: Manifest, manifest_open, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_close
 #include "shell_quote.h" // defines: shell_quoted
 
 #define OPENAI_VOCAB 49408

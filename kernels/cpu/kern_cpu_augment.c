@@ -1,8 +1,8 @@
 // The CPU twins of the ops that read u8 clips: augment (CLIP-normalized values, flipped per clip by
 // the counter RNG, written straight in the patch or tubelet order the embedding reads, one pass) and
 // VideoMAE's normalized-pixel target of the masked tubelets (the same flip).
-#include "kern_cpu.h"   // defines: kcpu_st, KOMP, kcpu_arena_alloc, kcpu_arena_reset, kern_latch
-#include "rng_philox.h" // defines: rng_philox4x32, RNG_STREAM_AUGMENT
+#include "kern_cpu.h" // defines: kcpu_st, KOMP, kcpu_arena_alloc, kcpu_arena_reset, kern_latch
+#include "stream.h"   // defines: rng_philox4x32, RNG_STREAM_AUGMENT
 
 #include <errno.h>
 

@@ -1,8 +1,8 @@
 // Fuzz harness: the BPE encoder on arbitrary captions (invalid UTF-8 included) with a small
 // real vocabulary (tests/fixtures/bpe_tiny_merges.txt, or a built-in one), every context
 // length from 2, and the ids decoded back.
-#include "bpe_tokenizer.h" // defines: bpe_load, bpe_load_mem, bpe_tokenize, bpe_decode
-#include "fuzz_util.h"     // defines: LLVMFuzzerTestOneInput
+#include "bpe.h"       // defines: bpe_load, bpe_load_mem, bpe_tokenize, bpe_decode
+#include "fuzz_util.h" // defines: LLVMFuzzerTestOneInput
 
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 // Fuzz harness: the BPE merges loader on arbitrary text (by length), then a caption through
 // whatever vocabulary loaded, and every id decoded back.
-#include "bpe_tokenizer.h" // defines: bpe_load_mem, bpe_tokenize, bpe_decode, bpe_free
-#include "fuzz_util.h"     // defines: FuzzBuf, fuzz_guarded
+#include "bpe.h"       // defines: bpe_load_mem, bpe_tokenize, bpe_decode, bpe_free
+#include "fuzz_util.h" // defines: FuzzBuf, fuzz_guarded
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

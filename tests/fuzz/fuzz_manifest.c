@@ -4,7 +4,7 @@
 // checksums made valid (anyone can recompute them), so mutations reach past the checksums.
 #include "../manifest_recrc.h" // defines: manifest_recrc
 #include "fuzz_util.h"         // defines: FuzzBuf, fuzz_guarded
-#include "manifest_reader.h"   // defines: manifest_open_mem, manifest_*
+#include "manifest.h"          // defines: manifest_open_mem, manifest_*
 
 static void open_and_read(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 
 #include <stddef.h> // defines: size_t
 
-#include "rng_philox.h" // defines: rng_stream_init, rng_next_u32, RNG_STREAM_AUGMENT
+#include "stream.h" // defines: rng_stream_init, rng_next_u32, RNG_STREAM_AUGMENT
 
 // OpenAI CLIP's normalization (open_clip OPENAI_DATASET_MEAN / _STD)
 static const double clip_mean[3] = {0.48145466, 0.4578275, 0.40821073};

@@ -15,7 +15,7 @@
 #include <stdio.h>  // defines: FILE
 
 #include "manifest.h" // defines: Manifest, manifest_header, manifest_tokens
-#include "model.h" // defines: ClipModel, KTensor
+#include "model.h"    // defines: ClipModel, KTensor
 
 // ---- metrics (eval_metrics) ----
 // Retrieval and classification metrics on similarity matrices (tools/eval and the trainer): ranks, R@K,

@@ -71,8 +71,7 @@ static int create(ClsHeads *h, const OptConfig *opt)
 	return optim_create(&h->opt, h->ctx, &oc, h->specs, h->n_specs, h->n_params);
 }
 
-int cls_heads_create(ClsHeads **out, KernCtx *ctx, const ClsConfig *c, const OptConfig *opt, int B, int W,
-		     KDtype dt)
+int cls_heads_create(ClsHeads **out, KernCtx *ctx, const ClsConfig *c, const OptConfig *opt, int B, int W, KDtype dt)
 {
 	if (!out || !c || c->n_heads < 1 || c->n_heads > CLS_MAX_HEADS || B < 1 || W < 1 || dt != KDT_F32)
 		return -EINVAL;
@@ -128,7 +127,8 @@ int cls_heads_init(ClsHeads *h, uint64_t seed)
 		rng_stream_init(&s, seed, (uint64_t)k, CLS_RNG_STREAM);
 		const ParamSpec *w = &h->specs[2 * k];
 		for (int64_t i = 0; i < w->numel; i++) // Box–Muller, one normal per pair of uniforms
-			host[w->offset + i] = (float)(0.02 * sqrt(-2 * log(uniform(&s))) * cos(6.283185307179586 * uniform(&s)));
+			host[w->offset + i] =
+				(float)(0.02 * sqrt(-2 * log(uniform(&s))) * cos(6.283185307179586 * uniform(&s)));
 	}
 	int rc = kern_upload(h->ctx, &h->params, host, sizeof *host * (size_t)h->n_params);
 	free(host);
@@ -183,10 +183,11 @@ int cls_heads_forward(ClsHeads *h, const KTensor *feat, const int32_t *labels, K
 	TRY(kern_upload(h->ctx, &h->ab_all, h->host_ab, kern_nbytes(&h->ab_all)));
 	const KSoftCe p = {.lam = h->lam, .eps = h->cfg.smoothing, .scale = 1};
 	for (int k = 0; k < h->cfg.n_heads; k++) {
-		TRY(kern_linear(h->ctx,
-				&(KLinear){.out = &h->logits[k], .in = feat, .w = &h->w[k], .trans_w = 1, .bias = &h->b[k]}));
-		TRY(kern_softce(h->ctx, &loss[k], NULL, KG_SET(&h->dlogits[k]), &h->logits[k], &h->ab[k][0], &h->ab[k][1],
-				&p));
+		TRY(kern_linear(
+			h->ctx,
+			&(KLinear){.out = &h->logits[k], .in = feat, .w = &h->w[k], .trans_w = 1, .bias = &h->b[k]}));
+		TRY(kern_softce(h->ctx, &loss[k], NULL, KG_SET(&h->dlogits[k]), &h->logits[k], &h->ab[k][0],
+				&h->ab[k][1], &p));
 		TRY(top1(h, k, &top[k]));
 	}
 	return 0;

@@ -14,23 +14,23 @@
 #define CLS_MAX_HEADS 2
 
 typedef struct {
-	int n_heads;                  // label heads of the manifest (1 or 2)
-	int classes[CLS_MAX_HEADS];   // K per head
-	double mixup, cutmix;         // Beta α of mixup and cutmix (0: off)
-	double smoothing;             // label smoothing ε
+	int n_heads;                // label heads of the manifest (1 or 2)
+	int classes[CLS_MAX_HEADS]; // K per head
+	double mixup, cutmix;       // Beta α of mixup and cutmix (0: off)
+	double smoothing;           // label smoothing ε
 } ClsConfig;
 
 typedef struct {
 	KernCtx *ctx;
 	ClsConfig cfg;
-	int B, W; // batch, the feature's width (vis_width)
+	int B, W;                           // batch, the feature's width (vis_width)
 	ParamSpec specs[2 * CLS_MAX_HEADS]; // head.<h>.weight (K, W), head.<h>.bias (K)
 	int n_specs;
 	int64_t n_params;
-	KTensor params, grads;                  // flat (n_params) f32
+	KTensor params, grads;                      // flat (n_params) f32
 	KTensor w[CLS_MAX_HEADS], b[CLS_MAX_HEADS]; // views of params
 	KTensor gw[CLS_MAX_HEADS], gb[CLS_MAX_HEADS];
-	Optimizer *opt;                          // AdamW (the run's settings) over params
+	Optimizer *opt;                                        // AdamW (the run's settings) over params
 	KTensor logits[CLS_MAX_HEADS], dlogits[CLS_MAX_HEADS]; // (B, K) f32
 	KTensor dfeat;                                         // (B, W) f32
 	KTensor ab[CLS_MAX_HEADS][2];                          // (B) i32: the labels a and partners b
@@ -42,8 +42,7 @@ typedef struct {
 
 // f32 activations only (-EINVAL otherwise); opt: the run's optimizer settings (no clipping:
 // the heads are their own optimizer, so a global norm would not cover them)
-int cls_heads_create(ClsHeads **out, KernCtx *ctx, const ClsConfig *c, const OptConfig *opt, int B, int W,
-		     KDtype dt);
+int cls_heads_create(ClsHeads **out, KernCtx *ctx, const ClsConfig *c, const OptConfig *opt, int B, int W, KDtype dt);
 void cls_heads_destroy(ClsHeads *h);
 // weights N(0, 0.02²) from a counter RNG keyed by (seed, head), biases 0 (timm's head init)
 int cls_heads_init(ClsHeads *h, uint64_t seed);

@@ -10,7 +10,8 @@
 //          wd_groups_parse, wd_groups_name, model_params_check_finite, BlockActs, TowerScratch, ClipModel,
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
-//          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_infonce_step,
+//          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_forward_visual,
+//          clip_model_backward_visual, clip_model_infonce_step,
 //          model_synth_batch, ModelSynthStep, model_synth_step, model_synth_step_free, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
 //          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
 //          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
@@ -188,6 +189,7 @@ typedef struct {
 			       // same for the video tower; adjacent and descending, together all of grads
 	ClipGradReadyFn hook;
 	void *hook_arg;
+	int vision_only;              // ClipModelOpts.vision_only
 	int grad_ckpt;                // blocks keep only their output; the rest lives in one set per tower
 	BlockActs vshared, tshared;   // with grad_ckpt: the internals every block of a tower writes
 	struct ClipModelBytes *count; // clip_model_bytes: count allocations instead of making them
@@ -225,8 +227,11 @@ int clip_model_create(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int
 // internals of every block of a tower share one set of buffers), backward recomputes a block's
 // forward from its input before its backward (the last block of each tower still holds its own).
 // The ops are deterministic, so the gradients are the same bits as without it.
+// vision_only (classification fine-tuning): no text-tower activations; only
+// clip_model_forward_visual / clip_model_backward_visual may run (the parameters keep the full layout).
 typedef struct {
 	int grad_checkpoint;
+	int vision_only;
 } ClipModelOpts;
 int clip_model_create_opts(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
 			   const ClipModelOpts *o);
@@ -250,6 +255,13 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 // before. The hook (if set) hears of each group of m->groups as it is done, logit_scale first.
 int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat);
 void clip_model_set_grad_hook(ClipModel *m, ClipGradReadyFn fn, void *arg);
+// The video tower alone, for classification: patches -> m->vln (B, Wv), ln_post of the class token
+// (the pre-projection feature AVION fine-tunes on); visual.proj is not used.
+int clip_model_forward_visual(ClipModel *m, const KTensor *patches);
+// its backward from dvln (B, Wv): the video tower's gradients written; every other gradient
+// (text tower, visual.proj, logit_scale) left as it is (zero in a vision_only model); every group
+// reported to the hook in order
+int clip_model_backward_visual(ClipModel *m, const KTensor *dvln);
 // forward, symmetric InfoNCE on the local batch (incl. the logit scale), backward;
 // *loss (may be NULL) gets the loss value
 int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *text, double *loss);

@@ -50,8 +50,10 @@ static int reserve(ClipModel *m, int Lv, int Lt)
 	size_t need = kern_linear_ws_bytes(m->ctx), a;
 	a = kern_attention_ws_bytes(m->ctx, m->dt, m->B, Lv, c->vis_heads, c->vis_width / c->vis_heads);
 	need = a > need ? a : need;
-	a = kern_attention_ws_bytes(m->ctx, m->dt, m->B, Lt, c->txt_heads, c->txt_width / c->txt_heads);
-	need = a > need ? a : need;
+	if (Lt > 1) {
+		a = kern_attention_ws_bytes(m->ctx, m->dt, m->B, Lt, c->txt_heads, c->txt_width / c->txt_heads);
+		need = a > need ? a : need;
+	}
 	a = kern_loss_ws_bytes(m->ctx, m->B, m->B, c->embed_dim);
 	need = a > need ? a : need;
 	if (m->count) {
@@ -182,6 +184,8 @@ static int create(ClipModel *m)
 	TRY(tower_scratch_alloc(&m->vs, alloc_in, m, B, Lv, Wv, c->vis_heads, c->mlp_ratio, E, 0));
 	m->vs.act = c->act == MODEL_ACT_QUICKGELU ? KACT_QUICKGELU : KACT_GELU;
 
+	if (m->vision_only) // classification fine-tuning: the text tower's parameters stay, unused
+		return reserve(m, Lv, 1);
 	TRY(alloc_in(m, &m->tx0, 0, NSH(B, Lt, Wt)));
 	TRY(tower_acts(m, m->tacts, &m->tshared, c->txt_layers, B, Lt, Wt, c->txt_heads));
 	TRY(alloc_i32(m, &m->eot, B));
@@ -222,7 +226,8 @@ int clip_model_bytes(KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
 			 .pdt = KDT_F32,
 			 .B = batch,
 			 .count = out,
-			 .grad_ckpt = o && o->grad_checkpoint};
+			 .grad_ckpt = o && o->grad_checkpoint,
+			 .vision_only = o && o->vision_only};
 	int rc = create(m);
 	clip_model_destroy(m); // nothing was allocated: owned[] is empty
 	return rc;
@@ -244,7 +249,10 @@ int clip_model_create_opts(ClipModel **out, KernCtx *ctx, const ModelConfig *cfg
 	m->pdt = dt == KDT_F64 ? KDT_F64 : KDT_F32;
 	m->B = batch;
 	m->grad_ckpt = o && o->grad_checkpoint;
+	m->vision_only = o && o->vision_only;
 	int rc = create(m);
+	if (!rc && m->vision_only) // the text tower's gradients stay zero: backward never writes them
+		rc = kern_zero(ctx, &m->grads);
 	if (rc) {
 		clip_model_destroy(m);
 		return rc;
@@ -320,7 +328,7 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 {
 	KernCtx *c = m->ctx;
 	const ModelConfig *cf = &m->cfg;
-	if (!patches || kern_numel(patches) != kern_numel(&m->patches) || patches->ndim != 3 ||
+	if (m->vision_only || !patches || kern_numel(patches) != kern_numel(&m->patches) || patches->ndim != 3 ||
 	    patches->shape[0] != m->B || !check_text(m, text))
 		return -EINVAL;
 	// video tower
@@ -381,6 +389,8 @@ static int text_backward(ClipModel *m, const KTensor *dtfeat, int *k)
 	return group_done(m, k);
 }
 
+static int video_trunk_backward(ClipModel *m, int *k);
+
 static int video_backward(ClipModel *m, const KTensor *dvfeat, int *k)
 {
 	KernCtx *c = m->ctx;
@@ -388,6 +398,14 @@ static int video_backward(ClipModel *m, const KTensor *dvfeat, int *k)
 	TRY(head_backward(c, s, dvfeat, &m->vfeat, &m->vnorm, &m->vln, &m->vln_m, &m->vln_r, &m->vpool, &m->w.ln_post_w,
 			  &m->g.ln_post_w, &m->g.ln_post_b, &m->w.vproj, &m->g.vproj));
 	TRY(group_done(m, k));
+	return video_trunk_backward(m, k);
+}
+
+// s->dhead2 = d(pooled class token) -> the blocks, ln_pre, the embeddings and conv1
+static int video_trunk_backward(ClipModel *m, int *k)
+{
+	KernCtx *c = m->ctx;
+	TowerScratch *s = &m->vs;
 	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
 	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
 		const KTensor *x = l ? &m->vacts[l - 1].res2 : &m->xpre;
@@ -413,6 +431,8 @@ int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfe
 	// the text tower first: the flat buffer holds [video | text | logit_scale], so backward
 	// finishes it from the end down and every bucket of ready gradients is one contiguous range
 	int k = 0;
+	if (m->vision_only)
+		return -EINVAL;
 	TRY(group_done(m, &k)); // logit_scale: the loss wrote it before backward
 	TRY(text_backward(m, dtfeat, &k));
 	TRY(video_backward(m, dvfeat, &k));
@@ -443,4 +463,40 @@ int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *t
 		}
 	}
 	return 0;
+}
+
+int clip_model_forward_visual(ClipModel *m, const KTensor *patches)
+{
+	KernCtx *c = m->ctx;
+	if (!patches || kern_numel(patches) != kern_numel(&m->patches) || patches->ndim != 3 ||
+	    patches->shape[0] != m->B)
+		return -EINVAL;
+	m->patch_in = *patches;
+	m->patch_in.owned = 0;
+	TRY(kern_linear(c, &(KLinear){.out = &m->pemb, .in = patches, .w = &m->w.conv, .trans_w = 1}));
+	TRY(kern_vis_embed_fwd(c, &m->x0, &m->pemb, &m->w.cls, &m->w.pos, &m->w.tpos));
+	TRY(kern_layernorm_fwd(c, &m->xpre, &m->pre_m, &m->pre_r, &m->x0, &m->w.ln_pre_w, &m->w.ln_pre_b));
+	const KTensor *x = &m->xpre;
+	for (int l = 0; l < m->cfg.vis_layers; l++) {
+		TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, &m->vs));
+		x = &m->vacts[l].res2;
+	}
+	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
+	return kern_layernorm_fwd(c, &m->vln, &m->vln_m, &m->vln_r, &m->vpool, &m->w.ln_post_w, &m->w.ln_post_b);
+}
+
+int clip_model_backward_visual(ClipModel *m, const KTensor *dvln)
+{
+	KernCtx *c = m->ctx;
+	TowerScratch *s = &m->vs;
+	int k = 0;
+	// logit_scale, the text tower's head, blocks and embeddings: zero gradients, reported in order so
+	// a bucketed all-reduce sees every range (visual.proj's, in the next group, is zero too)
+	while (k < 3 + m->cfg.txt_layers)
+		TRY(group_done(m, &k));
+	TRY(kern_layernorm_bwd(c, KG_SET(&s->dhead2), KG_SET(&m->g.ln_post_w), KG_SET(&m->g.ln_post_b), dvln, &m->vpool,
+			       &m->w.ln_post_w, &m->vln_m, &m->vln_r));
+	TRY(group_done(m, &k));
+	TRY(video_trunk_backward(m, &k));
+	return k == m->n_groups ? 0 : -EINVAL;
 }

@@ -6,7 +6,7 @@
 INC_DIRS += trainer
 USES_trainer := eval model trainer/fastclip trainer/comm kernels shm-layout data stream common
 LIBS += trainer
-trainer_SRCS := trainer/trainer_step.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+trainer_SRCS := trainer/trainer_step.c trainer/trainer_cls.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 trainer_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
                 trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c
@@ -50,6 +50,8 @@ SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/te
                 tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh \
                 tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh tests/test_trainer_query.sh \
                 tests/test_trainer_waits.sh tests/test_trainer_ckpt_fail.sh tests/test_trainer_keep_best.sh
+# --objective classify end to end: synth, a colour-labelled CSV, prep, loaderd, the trainer (77 without libav)
+SCRIPT_TESTS += tests/test_trainer_classify.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

@@ -1,6 +1,7 @@
 // Trainer checkpoint contents as ckpt_io extra tensors: trainer.positions (ranks) u64 stored as I64,
 // the global τ's Adam state trainer.temp_mv f32 (2) + trainer.temp_steps i64, and the FastCLIP
-// table fastclip.table f32 (dataset size x width); log s itself is the model's logit_scale parameter.
+// table fastclip.table f32 (dataset size x width), classify's heads cls.params / cls.adam_m / cls.adam_v
+// f32 + cls.step i64; log s itself is the model's logit_scale parameter.
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save, trainer_ckpt_load
 
 #include <errno.h>  // defines: EINVAL, ENOENT, EBADMSG, ENOMEM, errno
@@ -17,6 +18,8 @@ typedef struct {
 	float temp_mv[2];
 	int64_t temp_steps;
 	float *table; // (n, width) or NULL
+	float *cls;   // classify: the heads' parameters, AdamW m and v, (3, n) or NULL
+	int64_t cls_step;
 	StTensor extra[MAX_EXTRA];
 	int n;
 } Extras;
@@ -39,12 +42,42 @@ static int extras(Extras *e, TrainStep *ts, uint64_t *positions, int ranks)
 	add(e, "trainer.positions", ST_I64, positions, ranks); // u64 values: safetensors readers lack U64
 	add(e, "trainer.temp_mv", ST_F32, e->temp_mv, 2);
 	add(e, "trainer.temp_steps", ST_I64, &e->temp_steps, 1);
-	const KTensor *tab = fastclip_exchange_table(ts->xchg);
+	if (ts->cls) {
+		const int64_t n = ts->cls->n_params;
+		if (!(e->cls = malloc(3 * sizeof(float) * (size_t)n)))
+			return -ENOMEM;
+		add(e, "cls.params", ST_F32, e->cls, n);
+		add(e, "cls.adam_m", ST_F32, e->cls + n, n);
+		add(e, "cls.adam_v", ST_F32, e->cls + 2 * n, n);
+		add(e, "cls.step", ST_I64, &e->cls_step, 1);
+	}
+	const KTensor *tab = (ts->xchg ? fastclip_exchange_table(ts->xchg) : NULL);
 	if (!tab)
 		return 0;
 	if (!(e->table = malloc(kern_nbytes(tab))))
 		return -ENOMEM;
 	add(e, "fastclip.table", ST_F32, e->table, kern_numel(tab));
+	return 0;
+}
+
+// the heads' state between the device and e->cls (down: 1 for a save)
+static int cls_state(TrainStep *ts, Extras *e, int down)
+{
+	ClsHeads *h = ts->cls;
+	if (!h)
+		return 0;
+	KTensor *t[3] = {&h->params, &h->opt->m, &h->opt->v};
+	const size_t nb = sizeof(float) * (size_t)h->n_params;
+	for (int i = 0; i < 3; i++) {
+		int rc = down ? kern_download(ts->ctx, e->cls + i * h->n_params, nb, t[i])
+			      : kern_upload(ts->ctx, t[i], e->cls + i * h->n_params, nb);
+		if (rc)
+			return rc;
+	}
+	if (down)
+		e->cls_step = h->opt->step;
+	else
+		h->opt->step = e->cls_step;
 	return 0;
 }
 
@@ -66,14 +99,17 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 {
 	Extras e;
 	int rc = extras(&e, ts, (uint64_t *)positions, ranks);
-	KTensor *tab = fastclip_exchange_table(ts->xchg);
+	KTensor *tab = (ts->xchg ? fastclip_exchange_table(ts->xchg) : NULL);
 	if (!rc)
 		rc = kern_download(ts->ctx, e.temp_mv, sizeof e.temp_mv, &ts->temp_mv);
 	if (!rc && tab)
 		rc = kern_download(ts->ctx, e.table, kern_nbytes(tab), tab);
+	if (!rc)
+		rc = cls_state(ts, &e, 1);
 	if (rc) {
 		snprintf(err, errlen, "checkpoint: cannot gather the trainer's state: %s", strerror(-rc));
 		free(e.table);
+		free(e.cls);
 		return rc;
 	}
 	e.temp_steps = ts->temp_steps;
@@ -100,6 +136,7 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 	CkptState st = {.step = step, .stream_pos = positions[0], .rng = {data_seed, 0, 0, 0}};
 	rc = ckpt_save(dir, &t, &st, keep_last, err, errlen);
 	free(e.table);
+	free(e.cls);
 	return rc;
 }
 
@@ -108,8 +145,10 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 {
 	Extras e;
 	int rc = extras(&e, ts, positions, ranks);
-	if (rc)
+	if (rc) {
+		free(e.cls);
 		return rc;
+	}
 	CkptTarget t = target(ts, &e);
 	if (ts->cfg.fresh_table && e.table) // the last extra: the old dataset's per-sample estimators stay behind
 		t.n_extra--;
@@ -121,17 +160,20 @@ int trainer_ckpt_load(const char *dir, TrainStep *ts, int64_t *step, uint64_t *p
 			 (unsigned long long)st.rng[0], (unsigned long long)data_seed);
 		rc = -EINVAL;
 	}
-	KTensor *tab = fastclip_exchange_table(ts->xchg);
+	KTensor *tab = (ts->xchg ? fastclip_exchange_table(ts->xchg) : NULL);
 	if (rc == 0)
 		rc = kern_upload(ts->ctx, &ts->temp_mv, e.temp_mv, sizeof e.temp_mv);
 	if (rc == 0 && tab && !ts->cfg.fresh_table)
 		rc = kern_upload(ts->ctx, tab, e.table, kern_nbytes(tab));
+	if (rc == 0)
+		rc = cls_state(ts, &e, 0);
 	if (rc == 0) {
 		ts->temp_steps = e.temp_steps;
 		*step = st.step;
 		rc = train_step_after_load(ts);
 	}
 	free(e.table);
+	free(e.cls);
 	return rc;
 }
 

@@ -51,6 +51,19 @@ static const FlagSpec flags[] = {
 	{"loss", FLAG_CHOICE, FLAG_AT(TrainerConfig, loss_name), 0, 0, "fastclip-v3",
 	 .help = "the contrastive loss: open_clip's, or a FastCLIP version",
 	 .choices = "openclip|fastclip-v0|fastclip-v1|fastclip-v2|fastclip-v3"},
+	{"objective", FLAG_CHOICE, FLAG_AT(TrainerConfig, objective), 0, 0, "clip",
+	 .help = "clip: contrastive pretraining (--loss); classify: fine-tune the video tower with one linear head per label head of --manifest (its labels; the text tower is not trained), CPU backend only",
+	 .choices = "clip|classify"},
+	{"mixup", FLAG_DOUBLE, FLAG_AT(TrainerConfig, mixup), 0, 1e3, "0.8",
+	 .help = "classify: Beta(a, a) of mixup's weight (0: no mixup)"},
+	{"cutmix", FLAG_DOUBLE, FLAG_AT(TrainerConfig, cutmix), 0, 1e3, "1.0",
+	 .help = "classify: Beta(a, a) of cutmix's box (0: no cutmix; with mixup on, each step picks one at p = 1/2)"},
+	{"label-smoothing", FLAG_DOUBLE, FLAG_AT(TrainerConfig, label_smoothing), 0, 0.999, "0.1",
+	 .help = "classify: label smoothing of the cross-entropy's targets"},
+	{"drop-path", FLAG_DOUBLE, FLAG_AT(TrainerConfig, drop_path), 0, 1, "0",
+	 .help = "classify: stochastic depth rate (not implemented yet: only 0 is accepted)"},
+	{"layer-decay", FLAG_DOUBLE, FLAG_AT(TrainerConfig, layer_decay), 0, 1, "0",
+	 .help = "layer-wise lr decay: block i of L gets lr x d^(L + 1 - i), the embeddings d^(L + 1); 1 = off, 0 = the objective's default (classify 0.75 as AVION, clip off)"},
 	{"batch-size", FLAG_INT, FLAG_AT(TrainerConfig, batch_size), 1, 65536, "8",
 	 .help = "samples per step on this rank (global batch = N x B)"},
 	{"steps", FLAG_I64, FLAG_AT(TrainerConfig, steps), 1, 1e15, "100",
@@ -197,6 +210,28 @@ static int resolve_schedule(TrainerConfig *cfg, int steps_given, char *err, size
 	return 0;
 }
 
+// --objective: classify's combinations, and the layer decay it defaults
+static int check_classify(TrainerConfig *cfg, char *err, size_t errlen)
+{
+	cfg->classify = !strcmp(cfg->objective, "classify");
+	cfg->opt.layer_decay = cfg->layer_decay > 0 ? cfg->layer_decay : cfg->classify ? 0.75 : 1;
+	if (!cfg->classify)
+		return 0;
+	const char *why = cfg->backend_kind == KERN_BACKEND_CUDA ? "--backend cuda (CPU backend only for now)"
+			  : cfg->ranks > 1                       ? "--ranks above 1 (one rank only for now)"
+			  : !strcmp(cfg->precision, "bf16")      ? "--precision bf16 (fp32 only for now)"
+			  : cfg->opt.clip_norm > 0
+				  ? "--clip-norm (the heads have their own optimizer: no global norm yet)"
+			  : cfg->drop_path > 0    ? "--drop-path above 0 (drop path is not implemented yet)"
+			  : cfg->eval_manifest[0] ? "--eval-manifest (classification evaluation is not implemented yet)"
+						  : NULL;
+	if (why) {
+		snprintf(err, errlen, "--objective classify does not take %s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 // what one run needs beyond the table's bounds: combinations, and what launcher modes skip
 static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t errlen)
 {
@@ -226,6 +261,8 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 			cfg->ranks);
 		return -EINVAL;
 	}
+	if (check_classify(cfg, err, errlen) < 0)
+		return -EINVAL;
 	if (cfg->comm_create || cfg->comm_unlink || launcher_print || cfg->self_check)
 		return 0;
 	if (!cfg->run_dir[0]) {

@@ -288,7 +288,13 @@ static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_
 				 .data_seed = seed,
 				 .flip = c->flip,
 				 .log_every = c->metrics_every,
-				 .grad_checkpoint = c->grad_checkpoint};
+				 .grad_checkpoint = c->grad_checkpoint,
+				 .classify = c->classify,
+				 .cls = {.n_heads = g_vocab.label_heads,
+					 .classes = {g_vocab.label_classes[0], g_vocab.label_classes[1]},
+					 .mixup = c->mixup,
+					 .cutmix = c->cutmix,
+					 .smoothing = c->label_smoothing}};
 }
 
 // query fit-batch: the largest batch whose step fits this rank's device (benchmarks and launchers)
@@ -453,6 +459,8 @@ int main(int argc, char **argv)
 			    err, sizeof err) < 0)
 		log_fatalx("%s", err);
 	trainer_ingest_set_node(&in, c.node, c.nodes);
+	if (c.classify) // labels outside the manifest's heads are refused as they arrive
+		trainer_ingest_set_classes(&in, g_vocab.label_heads, g_vocab.label_classes);
 	in.cancel = &g_stop;
 	in.max_error_run = (uint64_t)c.max_error_run;
 	Comm *comm;

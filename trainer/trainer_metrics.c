@@ -49,9 +49,18 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 {
 	fprintf(f, "{\"step\":%lld,\"epoch\":%d", (long long)m->step, m->epoch);
 	num(f, "loss", m->loss);
-	num(f, "nce", m->nce);
-	num(f, "acc", m->acc);
-	num(f, "tau", m->tau);
+	for (int k = 0; k < m->cls_heads && k < 2; k++) {
+		char key[2][16];
+		snprintf(key[0], sizeof key[0], "loss_head%d", k);
+		snprintf(key[1], sizeof key[1], "top1_head%d", k);
+		num(f, key[0], m->cls_loss[k]);
+		num(f, key[1], m->cls_top1[k]);
+	}
+	if (!m->cls_heads) { // the contrastive objective's figures
+		num(f, "nce", m->nce);
+		num(f, "acc", m->acc);
+		num(f, "tau", m->tau);
+	}
 	num(f, "lr", m->lr);
 	num(f, "grad_norm", m->grad_norm);
 	num(f, "step_s", m->step_s);

@@ -27,6 +27,10 @@ typedef struct {
 	double data_wait_pct; // data_wait_s / step_s, percent
 	double mfu;           // model FLOPs per second / (--peak-tflops x ranks); NaN (null) without a peak
 	double mem_bytes, mem_peak_bytes; // rank 0's device tensor bytes after the step, and the most so far
+	// --objective classify: its heads (0 otherwise: none of these written), each head's loss
+	// (loss_head<k>) and train top-1 on the unmixed labels (top1_head<k>, a rough figure)
+	int cls_heads;
+	double cls_loss[2], cls_top1[2];
 } TrainerMetrics;
 
 // A fresh file (keep_through < 0), or the existing one cut after the line of step keep_through

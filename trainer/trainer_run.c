@@ -97,6 +97,9 @@ static void report(TrainerRun *r, Pending **pend_blocks)
 		m->t_backward = t[TS_PH_BACKWARD], m->t_allreduce = t[TS_PH_ALLREDUCE], m->t_update = t[TS_PH_UPDATE];
 		m->tau = exp(-(double)d[TS_LOG_S]);
 		m->grad_norm = d[TS_GRAD_NORM];
+		m->cls_heads = r->ts->cls ? r->ts->cls->cfg.n_heads : 0; // classify: one rank, its own figures
+		for (int k = 0; k < m->cls_heads; k++)
+			m->cls_loss[k] = d[TS_CLS_LOSS + k], m->cls_top1[k] = d[TS_CLS_TOP1 + k];
 		m->data_wait_pct = m->step_s > 0 ? 100.0 * m->data_wait_s / m->step_s : 0;
 		m->mfu = c->peak_tflops > 0 && m->step_s > 0
 				 ? r->flops_per_step / m->step_s / (c->peak_tflops * 1e12 * c->ranks)
@@ -221,6 +224,7 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 			 .text = &ts->text,
 			 .ids = ts->stage.ids,
 			 .pos = ts->stage.pos,
+			 .labels = ts->cls ? ts->stage.labels : NULL,
 			 .free_ev = r->freed[i],
 			 .ready = r->ready[i]};
 	if (!rc && (rc = trainer_ingest_batch(r->in, &b, c->dataset_size, c->data_timeout, err, sizeof err)) < 0 &&

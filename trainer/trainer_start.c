@@ -31,9 +31,21 @@ int trainer_start_vocab(const TrainerConfig *c, TrainerVocab *v, char *err, size
 		manifest_vocab(m, &v->hash, v->merges, sizeof v->merges);
 		v->data_id = manifest_identity(m);
 		snprintf(v->data_hex, sizeof v->data_hex, "%016llx", (unsigned long long)v->data_id);
+		v->label_heads = (int)manifest_label_heads(m);
+		for (int k = 0; k < v->label_heads && k < 2; k++)
+			v->label_classes[k] = (int)manifest_label_classes(m, (uint32_t)k);
 		manifest_close(m);
 		if (v->hash)
 			snprintf(v->hex, sizeof v->hex, "%016llx", (unsigned long long)v->hash);
+	}
+	if (c->classify && (!c->manifest[0] || v->label_heads < 1 || v->label_heads > 2)) {
+		snprintf(
+			err, errlen,
+			"--objective classify needs a --manifest with class labels (1 or 2 heads: tools/prep --format labels-csv): %s",
+			!c->manifest[0]  ? "no --manifest given"
+			: v->label_heads ? "it has more than 2 heads"
+					 : "it has none");
+		return -EINVAL;
 	}
 	if (!c->eval_manifest[0])
 		return 0;

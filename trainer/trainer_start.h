@@ -21,6 +21,8 @@ typedef struct {
 	// it, and checkpoints record it ("%016llx" in data_hex) so a resume on another is refused
 	uint64_t data_id;
 	char data_hex[20];
+	// the manifest's label heads (0: none) and their class counts; --objective classify needs them
+	int label_heads, label_classes[2];
 	int new_data; // set by trainer_start_resume: the checkpoint was trained on another dataset (allowed)
 } TrainerVocab;
 

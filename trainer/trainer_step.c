@@ -7,11 +7,12 @@
 #include "trainer_step.h" // defines: TrainStep, ...
 #include "errbuf.h"       // defines: TRY
 #include "proc_time.h"    // defines: time_mono_s
+#include "ring.h"         // defines: RING_LABELS, RING_NO_LABEL
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, EBUSY
 #include <math.h>   // defines: log, NAN
 #include <stdlib.h> // defines: calloc, free
-#include <string.h> // defines: memcpy
+#include <string.h> // defines: memcpy, strcmp, strncmp
 #include <time.h>   // defines: clock_gettime
 
 // timed rows of one block
@@ -57,7 +58,9 @@ void train_step_destroy(TrainStep *s)
 	if (!s)
 		return;
 	comm_buckets_free(s->buckets);
-	fastclip_exchange_free(s->xchg);
+	if (s->xchg)
+		fastclip_exchange_free(s->xchg);
+	cls_heads_destroy(s->cls);
 	optim_destroy(s->opt);
 	KTensor *t[] = {&s->clips_buf[0], &s->text_buf[0], &s->clips_buf[1], &s->text_buf[1],
 			&s->ids,          &s->pos,         &s->temp_mv,      &s->metrics};
@@ -69,6 +72,7 @@ void train_step_destroy(TrainStep *s)
 	kern_host_free(s->ctx, s->stage.text);
 	kern_host_free(s->ctx, s->stage.ids);
 	kern_host_free(s->ctx, s->stage.pos);
+	kern_host_free(s->ctx, s->stage.labels);
 	clip_model_destroy(s->model);
 	free(s);
 }
@@ -95,6 +99,9 @@ static int create_batch(TrainStep *s)
 	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.text, sizeof(int32_t) * (size_t)(B * m->ctx_len)));
 	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.ids, sizeof(int64_t) * (size_t)B));
 	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.pos, sizeof(int64_t) * (size_t)B));
+	TRY(kern_host_alloc(s->ctx, (void **)&s->stage.labels, sizeof(int32_t) * RING_LABELS * (size_t)B));
+	for (int64_t i = 0; i < RING_LABELS * B; i++)
+		s->stage.labels[i] = RING_NO_LABEL;
 	return kern_event_create(s->ctx, &s->staged);
 }
 
@@ -122,14 +129,10 @@ int train_step_select_buffer(TrainStep *s, int k)
 	return 0;
 }
 
-static int create(TrainStep *s)
+// the contrastive objective: logit_scale's rule and the loss's exchange
+static int create_contrastive(TrainStep *s)
 {
 	const TrainStepConfig *c = &s->cfg;
-	ClipModelOpts mo = {.grad_checkpoint = c->grad_checkpoint};
-	TRY(clip_model_create_opts(&s->model, s->ctx, &c->model, c->batch, c->act, &mo));
-	ClipModel *m = s->model;
-	TRY(model_params_set_wd_groups(m->specs, m->n_specs, c->wd_groups));
-	TRY(optim_create(&s->opt, s->ctx, &c->opt, m->specs, m->n_specs, m->n_params));
 	// logit_scale: v0 and v3 learn τ with its own Adam step (kern_temp_step), its gradient in the
 	// clipped norm; elsewhere it is the optimizer's, clamped to [0, ln 100] after the update (open_clip:
 	// an AdamW parameter; v1, v2: a constant, its gradient 0, so the update only clamps it)
@@ -139,6 +142,33 @@ static int create(TrainStep *s)
 		TRY(optim_set_rule(s->opt, "logit_scale", KSEG_CLAMP, 0.0f, (float)FASTCLIP_LOG_S_MAX));
 	TRY(fastclip_exchange_create(&s->xchg, &c->loss, s->comm, s->ctx, c->batch, c->model.embed_dim, c->act,
 				     c->dataset_size));
+	return 0;
+}
+
+// classify: the heads; every tensor outside the video tower (and visual.proj, which the pooled
+// feature does not pass) frozen: no update, no weight decay, out of the gradient norm
+static int create_classify(TrainStep *s)
+{
+	const TrainStepConfig *c = &s->cfg;
+	ClipModel *m = s->model;
+	for (int i = 0; i < m->n_specs; i++)
+		if (strncmp(m->specs[i].name, "visual.", 7) || !strcmp(m->specs[i].name, "visual.proj"))
+			TRY(optim_set_rule(s->opt, m->specs[i].name, KSEG_FROZEN, 0, 0));
+	return cls_heads_create(&s->cls, s->ctx, &c->cls, &c->opt, c->batch, c->model.vis_width, c->act);
+}
+
+static int create(TrainStep *s)
+{
+	const TrainStepConfig *c = &s->cfg;
+	ClipModelOpts mo = {.grad_checkpoint = c->grad_checkpoint, .vision_only = c->classify};
+	TRY(clip_model_create_opts(&s->model, s->ctx, &c->model, c->batch, c->act, &mo));
+	ClipModel *m = s->model;
+	TRY(model_params_set_wd_groups(m->specs, m->n_specs, c->wd_groups));
+	TRY(optim_create(&s->opt, s->ctx, &c->opt, m->specs, m->n_specs, m->n_params));
+	if (c->classify)
+		TRY(create_classify(s));
+	else
+		TRY(create_contrastive(s));
 	int64_t *off = calloc((size_t)m->n_groups, sizeof(int64_t)),
 		*len = calloc((size_t)m->n_groups, sizeof(int64_t));
 	int rc = off && len ? 0 : -ENOMEM;
@@ -163,9 +193,11 @@ static int create(TrainStep *s)
 int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStepConfig *cfg)
 {
 	char msg[160];
+	const int contrast = cfg && !cfg->classify;
 	if (!out || !ctx || !comm || !cfg || cfg->batch < 1 || (int64_t)comm_world(comm) * cfg->batch < 2 ||
 	    model_config_check(&cfg->model, msg, sizeof msg) < 0 || fastclip_config_check(&cfg->loss) < 0 ||
-	    cfg->bucket_bytes < sizeof(float) || (fastclip_uses_table(cfg->loss.kind) && cfg->dataset_size < 1) ||
+	    cfg->bucket_bytes < sizeof(float) ||
+	    (contrast && fastclip_uses_table(cfg->loss.kind) && cfg->dataset_size < 1) ||
 	    (cfg->act != KDT_F32 && cfg->act != KDT_BF16) || cfg->log_every < 1)
 		return -EINVAL;
 	TrainStep *s = calloc(1, sizeof(*s));
@@ -196,6 +228,8 @@ int train_step_init(TrainStep *s, uint64_t seed)
 	TRY(kern_upload(s->ctx, &m->log_s, &log_s, sizeof log_s));
 	TRY(kern_zero(s->ctx, &s->temp_mv));
 	s->temp_steps = 0;
+	if (s->cls)
+		TRY(cls_heads_init(s->cls, seed));
 	return clip_model_sync_weights(m);
 }
 
@@ -279,6 +313,63 @@ static int mark(TrainStep *s, int k)
 	return s->rows < timed_rows(s) ? kern_event_record(*phase_event(s, s->blk, s->rows, k), s->ctx) : 0;
 }
 
+// the logged scalars every objective writes after the update: the gradient norm, the clip
+// factor and log s; then the row is done
+static int finish_row(TrainStep *s, KTensor *row)
+{
+	KTensor pair, scalar;
+	TRY(kern_view(&pair, row, TS_GRAD_NORM, 1, (const int64_t[]){2}));
+	TRY(kern_copy(s->ctx, &pair, &s->opt->norm_clip));
+	TRY(kern_view(&scalar, row, TS_LOG_S, 1, (const int64_t[]){1}));
+	TRY(kern_copy(s->ctx, &scalar, &s->model->log_s));
+	TRY(mark(s, TS_NPHASES));
+	s->rows++;
+	return 0;
+}
+
+// classify: augment, Mixup/CutMix, the video tower, the heads' soft-target CE (TS_LOSS their sum,
+// TS_NCE and TS_ACC zero), backward, the model's and the heads' updates
+static int run_classify(TrainStep *s, KTensor *row, TrainStepTimes *t)
+{
+	ClipModel *m = s->model;
+	KernCtx *c = s->ctx;
+	const ModelConfig *mc = &s->cfg.model;
+	const int H = s->cfg.cls.n_heads;
+	KTensor loss[CLS_MAX_HEADS], top[CLS_MAX_HEADS], total;
+	for (int k = 0; k < CLS_MAX_HEADS; k++) {
+		TRY(kern_view(&loss[k], row, TS_CLS_LOSS + k, 1, (const int64_t[]){1}));
+		TRY(kern_view(&top[k], row, TS_CLS_TOP1 + k, 1, (const int64_t[]){1}));
+	}
+	TRY(kern_zero(c, row));
+	double t0 = time_mono_s();
+	TRY(mark(s, TS_PH_AUGMENT));
+	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, mc->patch));
+	TRY(cls_heads_mix(s->cls, &m->patches, s->cfg.data_seed, (uint64_t)s->opt->step, mc->image_size, mc->patch));
+	double t1 = time_mono_s();
+	TRY(mark(s, TS_PH_FORWARD));
+	TRY(clip_model_forward_visual(m, &m->patches));
+	TRY(cls_heads_forward(s->cls, &m->vln, s->stage.labels, loss, top));
+	TRY(kern_view(&total, row, TS_LOSS, 1, (const int64_t[]){1}));
+	TRY(H > 1 ? kern_add(c, &total, &loss[0], &loss[1]) : kern_copy(c, &total, &loss[0]));
+	double t2 = time_mono_s();
+	TRY(mark(s, TS_PH_EXCHANGE));
+	TRY(mark(s, TS_PH_BACKWARD));
+	TRY(cls_heads_backward(s->cls, &m->vln));
+	TRY(clip_model_backward_visual(m, &s->cls->dfeat));
+	double t3 = time_mono_s();
+	TRY(mark(s, TS_PH_ALLREDUCE));
+	TRY(comm_buckets_finish(s->buckets, c));
+	TRY(mark(s, TS_PH_UPDATE));
+	const double lr = optim_lr(&s->opt->cfg, s->opt->step);
+	TRY(optim_step(s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads));
+	TRY(cls_heads_update(s->cls));
+	TRY(finish_row(s, row));
+	double t4 = time_mono_s();
+	*t = (TrainStepTimes){
+		.lr = lr, .t_augment = t1 - t0, .t_forward = t2 - t1, .t_backward = t3 - t2, .t_update = t4 - t3};
+	return 0;
+}
+
 int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 {
 	if (!s || !t || epoch < 0)
@@ -292,6 +383,8 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	KTensor row, scalar, pair;
 	TRY(kern_view(&row, &s->metrics, ((int64_t)s->blk * s->cfg.log_every + s->rows) * TS_NSCALARS, 1,
 		      (const int64_t[]){TS_NSCALARS}));
+	if (s->cls)
+		return run_classify(s, &row, t);
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
 	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
@@ -316,12 +409,7 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	const double lr = optim_lr(&s->opt->cfg, s->opt->step), lr_tau = tau_lr(s, s->opt->step);
 	TRY(optim_step(s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads));
 	TRY(temperature(s, lr_tau));
-	TRY(kern_view(&pair, &row, TS_GRAD_NORM, 1, (const int64_t[]){2}));
-	TRY(kern_copy(c, &pair, &s->opt->norm_clip));
-	TRY(kern_view(&scalar, &row, TS_LOG_S, 1, (const int64_t[]){1}));
-	TRY(kern_copy(c, &scalar, &m->log_s));
-	TRY(mark(s, TS_NPHASES));
-	s->rows++;
+	TRY(finish_row(s, &row));
 	double t6 = time_mono_s();
 	*t = (TrainStepTimes){.lr = lr,
 			      .lr_tau = lr_tau,

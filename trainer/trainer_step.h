@@ -15,9 +15,10 @@
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
-#include "comm.h"     // defines: Comm, CommBuckets
-#include "fastclip.h" // defines: FastclipConfig, FastclipExchange
-#include "model.h"    // defines: ClipModel, Optimizer, OptConfig, StInitOpts
+#include "comm.h"        // defines: Comm, CommBuckets
+#include "fastclip.h"    // defines: FastclipConfig, FastclipExchange
+#include "model.h"       // defines: ClipModel, Optimizer, OptConfig, StInitOpts
+#include "trainer_cls.h" // defines: ClsConfig, ClsHeads
 
 typedef struct {
 	ModelConfig model;
@@ -42,6 +43,10 @@ typedef struct {
 	// a resume on another dataset: the checkpoint's FastCLIP table (per-sample u of the old samples)
 	// is not loaded, the estimators start over
 	int fresh_table;
+	// --objective classify: the video tower and cls's linear heads, trained on the ring's labels
+	// (the text tower and logit_scale frozen, no contrastive loss); 0: the contrastive objective
+	int classify;
+	ClsConfig cls;
 } TrainStepConfig;
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)
@@ -52,7 +57,9 @@ enum {
 	TS_GRAD_NORM, // global gradient norm before clipping (rank-averaged gradients)
 	TS_CLIP,      // the clip factor applied
 	TS_LOG_S,     // log(1/τ) after the update
-	TS_NSCALARS
+	TS_CLS_LOSS,  // classify: each head's soft-target CE (CLS_MAX_HEADS columns)
+	TS_CLS_TOP1 = TS_CLS_LOSS + CLS_MAX_HEADS, // classify: each head's train top-1 on the unmixed labels
+	TS_NSCALARS = TS_CLS_TOP1 + CLS_MAX_HEADS
 };
 
 // the step's phases, timed on the device between events recorded on the step's stream
@@ -71,10 +78,11 @@ enum {
 // pinned host staging of one batch; the ring's clips and tokens go from its registered mapping
 // instead, so the trainer stages only ids and positions (tests stage everything)
 typedef struct {
-	uint8_t *clips; // (B, T, H, W, 3)
-	int32_t *text;  // (B, ctx)
-	int64_t *ids;   // (B) sample ids: table rows
-	int64_t *pos;   // (B) stream positions g: augmentation keys
+	uint8_t *clips;  // (B, T, H, W, 3)
+	int32_t *text;   // (B, ctx)
+	int64_t *ids;    // (B) sample ids: table rows
+	int64_t *pos;    // (B) stream positions g: augmentation keys
+	int32_t *labels; // (B, RING_LABELS) class labels (classify)
 } TrainStage;
 
 // wall seconds of the phases on the host (on the CPU backend the ops run when queued, so these are
@@ -91,7 +99,8 @@ typedef struct {
 	TrainStepConfig cfg;
 	ClipModel *model;
 	Optimizer *opt;
-	FastclipExchange *xchg;
+	FastclipExchange *xchg; // NULL with classify
+	ClsHeads *cls;          // the heads with classify, else NULL
 	CommBuckets *buckets;
 	KTensor ids, pos; // the batch's sample ids and stream positions on the device, (B) i64 each
 	// The batch buffers on the device, (B, T, H, W, 3) u8 and (B, ctx) i32: buffer 0 from

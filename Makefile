@@ -134,7 +134,10 @@ $(BUILD)/obj/tests/ref/%.o: INC = $(TEST_INC)
 $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(if $($(t)_WHITEBOX),\
 	$(eval $(BUILD)/obj/tests/$(t).o: INC = $$(TEST_INC) $(addprefix -I,$($(t)_WHITEBOX)))))
 
-$(BUILD)/include/%.h: %.h
+# a static pattern: only the headers PUBLIC_HEADERS names get a link rule, so a link an old build's
+# dependency files still name (a header since folded into another) is a missing prerequisite that
+# makes its object rebuild, not a rule that stops the build for want of the old header
+$(addprefix $(BUILD)/include/,$(PUBLIC_HEADERS)): $(BUILD)/include/%.h: %.h
 	@mkdir -p $(dir $@)
 	@ln -sfn $(abspath $<) $@
 define TEST_HEADER_template

@@ -37,3 +37,6 @@ for e in "$src"/* "$src"/.[!.]*; do
 		[ -L "$dest/$name" ] || ln -sfn "$e" "$dest/$name"
 	fi
 done
+# an entry whose source is gone (a file moved or removed since the last mirror) goes too: a
+# dangling link would still look like the old file to make's rules and to the tests
+find "$dest" -xtype l -lname "$src/*" -delete

@@ -453,6 +453,7 @@ int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *cfg, c
 
 typedef struct {
 	int skip_mismatched; // leave visual.proj / text_projection as they are when their shapes differ
+	int visual_only;     // load the video tower's visual.* but visual.proj, nothing of the text tower
 	char note[512];      // out: what was skipped or kept, for the log ("" when nothing)
 	char loaded[512];    // out: the model's tensors found, their dtypes, parameters, the largest shape
 	char tau[256];       // out: the file's logit_scale (τ), which is not loaded
@@ -465,8 +466,10 @@ typedef struct {
 // after initialisation, as AVION starts) and logit_scale (the loss's --temperature decides).
 // The head counts and the activation are checked against the file's metadata when it has them.
 // Projections whose widths differ (a 256-d embedding from a 512-d CLIP) are an error naming
-// them, or skipped with o->skip_mismatched. 0 or -errno with a sentence in err; o says what was
-// loaded and the vocabulary the file records.
+// them, or skipped with o->skip_mismatched. o->visual_only (--objective classify): only the
+// visual.* tensors but visual.proj, so a text tower of another shape (vocabulary, context, width)
+// and its metadata are not looked at. 0 or -errno with a sentence in err; o says what was loaded
+// and the vocabulary the file records.
 int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *cfg, const ParamSpec *specs, int n,
 		     KTensor *params, StInitOpts *o, char *err, size_t errlen);
 

@@ -132,16 +132,16 @@ static int same_shape(const StTensor *t, const ParamSpec *s)
 }
 
 // what st_model_load will take from f: o->loaded, o->tau, o->vocab_hash, o->file_vocab
-static void summarize(const StFile *f, const ParamSpec *specs, int n, const char *const *skip, int n_skip,
-		      StInitOpts *o)
+static void summarize(const StFile *f, const ParamSpec *specs, int n, const StLoadOpts *lo, StInitOpts *o)
 {
+	const size_t plen = lo->prefix ? strlen(lo->prefix) : 0;
 	int found = 0, by_dtype[ST_NDTYPES] = {0};
 	int64_t numel = 0;
 	const StTensor *big = NULL;
 	for (int i = 0; i < n; i++) {
-		int skipped = 0;
-		for (int k = 0; k < n_skip; k++)
-			skipped |= !strcmp(skip[k], specs[i].name);
+		int skipped = plen && strncmp(specs[i].name, lo->prefix, plen);
+		for (int k = 0; k < lo->n_skip; k++)
+			skipped |= !strcmp(lo->skip[k], specs[i].name);
 		const StTensor *t = skipped ? NULL : st_find(f, specs[i].name);
 		if (!t)
 			continue;
@@ -185,6 +185,41 @@ static void summarize(const StFile *f, const ParamSpec *specs, int n, const char
 	o->file_vocab = !ours && te && te->ndim == 2 ? (int)te->shape[0] : 0;
 }
 
+// the file's head counts and activation against the model's (the text tower's not with visual_only)
+static int check_heads(const StFile *f, const char *path, const ModelConfig *c, int visual_only, char *err,
+		       size_t errlen)
+{
+	const char *act = st_meta(f, "act");
+	int rc;
+	if ((rc = check_meta(f, path, "vision.heads", c->vis_heads, "--vis-heads", err, errlen)) ||
+	    (!visual_only && (rc = check_meta(f, path, "text.heads", c->txt_heads, "--txt-heads", err, errlen))))
+		return rc;
+	if (act && strcmp(act, c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu")) {
+		snprintf(err, errlen, "%s: the file's act is %s, this model's --act is %s", path, act,
+			 model_act_name(c->act));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+// projections whose widths differ from the model's: named in `named`, appended to skip
+static void mismatched_projections(const StFile *f, const ParamSpec *specs, int n, const char **skip, int *n_skip,
+				   char *named, size_t len)
+{
+	static const char *const proj[2] = {"visual.proj", "text_projection"};
+	for (int i = 0; i < 2; i++) {
+		const ParamSpec *s = spec_named(specs, n, proj[i]);
+		const StTensor *t = st_find(f, proj[i]);
+		if (!s || !t || same_shape(t, s))
+			continue;
+		size_t l = strlen(named);
+		snprintf(named + l, len - l, "%s%s (%lld x %lld in the file, %lld x %lld here)", l ? ", " : "", proj[i],
+			 (long long)t->shape[0], (long long)(t->ndim > 1 ? t->shape[1] : 1), (long long)s->shape[0],
+			 (long long)s->shape[1]);
+		skip[(*n_skip)++] = proj[i];
+	}
+}
+
 int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const ParamSpec *specs, int n,
 		     KTensor *params, StInitOpts *o, char *err, size_t errlen)
 {
@@ -195,30 +230,13 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 	int rc = st_open_as(&f, path, "not a valid safetensors file", err, errlen);
 	if (rc)
 		return rc;
-	const char *act = st_meta(f, "act");
-	if (!(rc = check_meta(f, path, "vision.heads", c->vis_heads, "--vis-heads", err, errlen)) &&
-	    !(rc = check_meta(f, path, "text.heads", c->txt_heads, "--txt-heads", err, errlen)) && act &&
-	    strcmp(act, c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu")) {
-		snprintf(err, errlen, "%s: the file's act is %s, this model's --act is %s", path, act,
-			 model_act_name(c->act));
-		rc = -EINVAL;
-	}
-	const char *skip[3] = {"logit_scale"};
-	int n_skip = 1;
-	static const char *const proj[2] = {"visual.proj", "text_projection"};
+	const char *skip[3] = {"logit_scale", "visual.proj"};
+	StLoadOpts lo = {.skip = skip, .n_skip = o->visual_only ? 2 : 1, .prefix = o->visual_only ? "visual." : NULL};
 	char named[256] = "";
-	for (int i = 0; i < 2 && !rc; i++) {
-		const ParamSpec *s = spec_named(specs, n, proj[i]);
-		const StTensor *t = st_find(f, proj[i]);
-		if (!s || !t || same_shape(t, s))
-			continue;
-		size_t l = strlen(named);
-		snprintf(named + l, sizeof named - l, "%s%s (%lld x %lld in the file, %lld x %lld here)", l ? ", " : "",
-			 proj[i], (long long)t->shape[0], (long long)(t->ndim > 1 ? t->shape[1] : 1),
-			 (long long)s->shape[0], (long long)s->shape[1]);
-		skip[n_skip++] = proj[i];
-	}
-	summarize(f, specs, n, skip, n_skip, o);
+	rc = check_heads(f, path, c, o->visual_only, err, errlen);
+	if (!rc && !o->visual_only)
+		mismatched_projections(f, specs, n, skip, &lo.n_skip, named, sizeof named);
+	summarize(f, specs, n, &lo, o);
 	st_close(f);
 	if (!rc && named[0] && !o->skip_mismatched) {
 		snprintf(err, errlen,
@@ -227,12 +245,13 @@ int st_openclip_init(const char *path, KernCtx *ctx, const ModelConfig *c, const
 			 path, named);
 		rc = -EINVAL;
 	}
-	if (rc)
-		return rc;
-	StLoadOpts lo = {.skip = skip, .n_skip = n_skip};
-	if ((rc = st_model_load(path, ctx, specs, n, params, &lo, err, errlen)))
+	if (rc || (rc = st_model_load(path, ctx, specs, n, params, &lo, err, errlen)))
 		return rc;
 	if (named[0])
 		snprintf(o->note, sizeof o->note, "kept at their initial values (widths differ): %s", named);
+	else if (o->visual_only)
+		snprintf(o->note, sizeof o->note,
+			 "the video tower only (visual.* but visual.proj, which classify does not use); the text "
+			 "tower, text_projection and logit_scale keep their initial values");
 	return 0;
 }

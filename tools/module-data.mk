@@ -29,7 +29,7 @@ SCRIPT_TESTS += tests/test_prep_id_collision.sh
 
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c
-SCRIPT_TESTS += tests/test_synth_deterministic.sh tests/test_synth_hard_images.sh
+SCRIPT_TESTS += tests/test_synth_deterministic.sh tests/test_synth_hard_images.sh tests/test_synth_labels.sh
 
 TESTS += test_prep_chunk_frames
 test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c tools/prep_damage.c

@@ -25,6 +25,7 @@ typedef struct {
 	const char *fps_text; // --fps, into fps
 	char world_name[8];   // --world
 	const SynthWorld *world;
+	int labels; // --labels: DIR/{train,heldout}-labels.csv and DIR/classes-{action,object}.txt
 	int help;
 } SynthOpts;
 
@@ -54,6 +55,10 @@ static const FlagSpec flag_table[] = {
 	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0",
 	 .help = "image-text pairs for the training shards (held-out gets N/4)"},
 	{"shard-size", FLAG_INT, FLAG_AT(SynthOpts, shard_size), 1, 100000000, "1000", .help = "images per tar shard"},
+	{"labels", FLAG_SWITCH, FLAG_AT(SynthOpts, labels), 0, 0, "0",
+	 .help = "also DIR/train-labels.csv and DIR/heldout-labels.csv (prep --format labels-csv: video,start,end,label,"
+		 "label2 = each caption's action and shape) and DIR/classes-action.txt, DIR/classes-object.txt (every "
+		 "world's names in one order, so both splits and both worlds number classes alike)"},
 	{"help", FLAG_SWITCH, FLAG_AT(SynthOpts, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
@@ -62,7 +67,8 @@ static const FlagTool tool = {
 	"synth",
 	"usage: synth --out DIR [flags]\n"
 	"Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
-	"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt).\n",
+	"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt); with --labels,\n"
+	"DIR/{train,heldout}-labels.csv and DIR/classes-{action,object}.txt for prep --format labels-csv.\n",
 	flag_table, N_FLAGS};
 
 static void mkdir_p(const char *path)
@@ -80,7 +86,48 @@ static void mkdir_p(const char *path)
 }
 
 // renders and encodes one video, writes its caption lines to csv
-static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv)
+// the action class of an event: synth_action_names, then appears and disappears (classes-action.txt)
+static const char *event_action(const SynthEvent *e)
+{
+	return e->kind == -1 ? "appears" : e->kind == -2 ? "disappears" : synth_action_names[e->kind];
+}
+
+// DIR/NAME written through NAME.tmp: the open file (*tmp holds the temporary path)
+static FILE *open_out(const char *out, const char *name, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s/%s.tmp", out, name);
+	FILE *f = fopen(tmp, "w");
+	if (!f)
+		log_fatal("%s", tmp);
+	return f;
+}
+
+// closes f and renames its temporary tmp to DIR/NAME
+static void close_out(FILE *f, const char *tmp)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%.*s", (int)(strlen(tmp) - 4), tmp);
+	if (fclose(f) != 0 || rename(tmp, path) < 0)
+		log_fatal("%s", path);
+}
+
+// classes-action.txt and classes-object.txt: the largest world's names, one a line, in one order
+static void write_classes(const char *out)
+{
+	char tmp[4200];
+	FILE *f = open_out(out, "classes-action.txt", tmp, sizeof tmp);
+	for (int a = 0; a < SYNTH_N_ACTIONS; a++)
+		fprintf(f, "%s\n", synth_action_names[a]);
+	fprintf(f, "appears\ndisappears\n");
+	close_out(f, tmp);
+	f = open_out(out, "classes-object.txt", tmp, sizeof tmp);
+	for (int s = 0; s < SYNTH_N_SHAPES; s++)
+		fprintf(f, "%s\n", synth_shape_names[s]);
+	close_out(f, tmp);
+}
+
+// lab: NULL, or the labels CSV that gets one row (action, shape) per caption row
+static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv, FILE *lab)
 {
 	char id[64], path[4096], tmp[4200];
 	snprintf(id, sizeof(id), "%s-%04d", heldout ? "heldout" : "train", index);
@@ -90,8 +137,13 @@ static void make_video(const SynthOpts *o, int heldout, int index, FILE *csv)
 	if (synth_timeline_make(&tl, o->world, o->seed, heldout, index, o->minutes * 60, o->w, o->h))
 		log_fatalx("out of memory");
 	for (int i = 0; i < tl.n; i++)
-		if (tl.ev[i].captioned)
-			fprintf(csv, "%s,%.2f,%.2f,%s\n", id, tl.ev[i].start, tl.ev[i].end, tl.ev[i].caption);
+		if (tl.ev[i].captioned) {
+			const SynthEvent *e = &tl.ev[i];
+			fprintf(csv, "%s,%.2f,%.2f,%s\n", id, e->start, e->end, e->caption);
+			if (lab)
+				fprintf(lab, "%s,%.2f,%.2f,%s,%s\n", id, e->start, e->end, event_action(e),
+					synth_shape_names[e->from.shape]);
+		}
 	PrepEncodeOpts eo = {.width = o->w,
 			     .height = o->h,
 			     .fps_num = o->fps,
@@ -260,19 +312,24 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/videos", o.out);
 	mkdir_p(path);
 	for (int split = 0; split < 2; split++) {
-		int n = split ? o.heldout : o.videos;
-		snprintf(path, sizeof(path), "%s/%s.csv", o.out, split ? "heldout" : "train");
-		char tmp[4200];
-		snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-		FILE *csv = fopen(tmp, "w");
-		if (!csv)
-			log_fatal("%s", tmp);
+		const char *name = split ? "heldout" : "train";
+		char tmp[4200], ltmp[4200], lname[64];
+		snprintf(path, sizeof(path), "%s.csv", name);
+		FILE *csv = open_out(o.out, path, tmp, sizeof tmp), *lab = NULL;
 		fprintf(csv, "video,start,end,caption\n");
-		for (int i = 0; i < n; i++)
-			make_video(&o, split, i, csv);
-		if (fclose(csv) != 0 || rename(tmp, path) < 0)
-			log_fatal("%s", path);
+		if (o.labels) {
+			snprintf(lname, sizeof lname, "%s-labels.csv", name);
+			lab = open_out(o.out, lname, ltmp, sizeof ltmp);
+			fprintf(lab, "video,start,end,label,label2\n");
+		}
+		for (int i = 0, n = split ? o.heldout : o.videos; i < n; i++)
+			make_video(&o, split, i, csv, lab);
+		close_out(csv, tmp);
+		if (lab)
+			close_out(lab, ltmp);
 	}
+	if (o.labels)
+		write_classes(o.out);
 	if (o.images) {
 		snprintf(path, sizeof(path), "%s/shards", o.out);
 		mkdir_p(path);

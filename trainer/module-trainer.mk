@@ -50,8 +50,9 @@ SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/te
                 tests/test_trainer_eval.sh tests/test_trainer_losses.sh tests/test_trainer_init_from.sh \
                 tests/test_trainer_stop_nodata.sh tests/test_trainer_epochs.sh tests/test_trainer_query.sh \
                 tests/test_trainer_waits.sh tests/test_trainer_ckpt_fail.sh tests/test_trainer_keep_best.sh
-# --objective classify end to end: synth, a colour-labelled CSV, prep, loaderd, the trainer (77 without libav)
-SCRIPT_TESTS += tests/test_trainer_classify.sh
+# --objective classify end to end: synth, a colour-labelled CSV, prep, loaderd, the trainer (77 without
+# libav); its --init-from of the video tower only
+SCRIPT_TESTS += tests/test_trainer_classify.sh tests/test_trainer_classify_init.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

@@ -352,7 +352,7 @@ static void load_or_init(const TrainerConfig *c, TrainerRun *r, TrainerIngest *i
 		if ((rc = train_step_init(r->ts, c->seed)) < 0)
 			log_fatalx("cannot initialise the parameters: %s", strerror(-rc));
 		if (c->init_from[0]) {
-			StInitOpts io = {.skip_mismatched = c->init_skip_mismatched};
+			StInitOpts io = {.skip_mismatched = c->init_skip_mismatched, .visual_only = c->classify};
 			if ((rc = train_step_init_from(r->ts, c->init_from, &io, err, sizeof err)) < 0)
 				log_fatalx("--init-from: %s", err);
 			if (trainer_start_init_report(c, &g_vocab, &io, err, sizeof err) < 0)

@@ -67,6 +67,8 @@ int trainer_start_init_report(const TrainerConfig *c, const TrainerVocab *v, con
 	log_info("weights from %s (--init-from): loaded %s", c->init_from, io->loaded);
 	if (io->note[0])
 		log_info("--init-from: %s", io->note);
+	if (c->classify) // no text tower read, no temperature: the file's vocabulary does not matter
+		return 0;
 	log_info("--init-from: τ reset to %g, the loss's --temperature (%s): the file's temperature was learned "
 		 "for its own loss and batch, and --loss %s starts its own from --temperature",
 		 c->loss.tau_init, io->tau, c->loss_name);
@@ -219,7 +221,7 @@ static int check_init_from(const TrainerConfig *c, const TrainerVocab *v, char *
 		return rc;
 	}
 	KTensor p;
-	StInitOpts io = {.skip_mismatched = c->init_skip_mismatched};
+	StInitOpts io = {.skip_mismatched = c->init_skip_mismatched, .visual_only = c->classify};
 	rc = kern_alloc(ctx, &p, KDT_F32, 1, &floats);
 	if (rc == 0 && (rc = kern_zero(ctx, &p)) == 0 &&
 	    (rc = st_openclip_init(c->init_from, ctx, &c->model, specs, n, &p, &io, err, errlen)) == 0)

@@ -32,7 +32,8 @@ int trainer_start_vocab(const TrainerConfig *c, TrainerVocab *v, char *err, size
 // After --init-from loaded: logs what it loaded (tensors, dtypes, parameters, τ kept or reset and
 // why, the captions' vocabulary) and refuses weights of another vocabulary than the manifest's:
 // the one the file records (our exports), else for a 49408-token embedding without a record
-// (open_clip and OpenAI CLIP files) OpenAI's merges. 0 or -EINVAL with err.
+// (open_clip and OpenAI CLIP files) OpenAI's merges; with --objective classify (the video tower
+// only) neither τ nor the vocabulary. 0 or -EINVAL with err.
 int trainer_start_init_report(const TrainerConfig *c, const TrainerVocab *v, const StInitOpts *io, char *err,
 			      size_t errlen);
 // With --resume and a checkpoint in --run-dir: a --batch-size other than the checkpoint's is

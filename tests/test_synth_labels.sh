@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/synth --labels: DIR/{train,heldout}-labels.csv hold one row per caption row (same video,
+# tools/synth --write-labels: DIR/{train,heldout}-labels.csv hold one row per caption row (same video,
 # start, end; label = the caption's action, label2 its shape), the class files list synth's whole
 # vocabulary, and tools/prep --format labels-csv --classes takes them (77 without prep or libav).
 set -u
@@ -10,7 +10,7 @@ done
 D=$(mktemp -d /tmp/avclip-synth-labels.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-tools/synth --out "$D/s" --videos 2 --heldout 1 --minutes 0.2 --labels >/dev/null 2>&1 || fail synth
+tools/synth --out "$D/s" --videos 2 --heldout 1 --minutes 0.2 --write-labels >/dev/null 2>&1 || fail synth
 [ "$(wc -l <"$D/s/classes-action.txt")" = 12 ] && [ "$(wc -l <"$D/s/classes-object.txt")" = 6 ] ||
 	fail "class files: $(wc -l "$D"/s/classes-*.txt)"
 for split in train heldout; do
@@ -28,4 +28,4 @@ for split in train heldout; do
 		--annotations "$D/s/$split-labels.csv" --out "$D/$split" >"$D/prep.log" 2>&1 ||
 		fail "prep $split: $(tail -3 "$D/prep.log")"
 done
-echo "synth --labels: labels CSVs match the captions row for row, prep takes them with the class files"
+echo "synth --write-labels: labels CSVs match the captions row for row, prep takes them with the class files"

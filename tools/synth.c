@@ -25,7 +25,7 @@ typedef struct {
 	const char *fps_text; // --fps, into fps
 	char world_name[8];   // --world
 	const SynthWorld *world;
-	int labels; // --labels: DIR/{train,heldout}-labels.csv and DIR/classes-{action,object}.txt
+	int labels; // --write-labels: DIR/{train,heldout}-labels.csv and DIR/classes-{action,object}.txt
 	int help;
 } SynthOpts;
 
@@ -55,7 +55,7 @@ static const FlagSpec flag_table[] = {
 	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0",
 	 .help = "image-text pairs for the training shards (held-out gets N/4)"},
 	{"shard-size", FLAG_INT, FLAG_AT(SynthOpts, shard_size), 1, 100000000, "1000", .help = "images per tar shard"},
-	{"labels", FLAG_SWITCH, FLAG_AT(SynthOpts, labels), 0, 0, "0",
+	{"write-labels", FLAG_SWITCH, FLAG_AT(SynthOpts, labels), 0, 0, "0",
 	 .help = "also DIR/train-labels.csv and DIR/heldout-labels.csv (prep --format labels-csv: video,start,end,label,"
 		 "label2 = each caption's action and shape) and DIR/classes-action.txt, DIR/classes-object.txt (every "
 		 "world's names in one order, so both splits and both worlds number classes alike)"},
@@ -67,7 +67,7 @@ static const FlagTool tool = {
 	"synth",
 	"usage: synth --out DIR [flags]\n"
 	"Makes DIR/videos/*.mp4 with DIR/train.csv and DIR/heldout.csv (video,start,end,caption),\n"
-	"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt); with --labels,\n"
+	"and with --images N, DIR/shards/{train,heldout}-NNNNN.tar (key.png + key.txt); with --write-labels,\n"
 	"DIR/{train,heldout}-labels.csv and DIR/classes-{action,object}.txt for prep --format labels-csv.\n",
 	flag_table, N_FLAGS};
 

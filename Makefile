@@ -124,7 +124,8 @@ include $(sort $(wildcard */module*.mk */*/module*.mk))
 # common (tests/test_include_layers.sh checks the sources). Tests see every public header, the
 # test helpers (TEST_HEADERS, $(BUILD)/include-test/), tests/ and tests/ref, plus the private
 # headers of the folders named in their NAME_WHITEBOX (a test of a folder's internals).
-PUB_LINKS := $(addprefix $(BUILD)/include/,$(PUBLIC_HEADERS)) $(addprefix $(BUILD)/include-test/,$(notdir $(TEST_HEADERS)))
+PUB_HEADER_LINKS := $(addprefix $(BUILD)/include/,$(PUBLIC_HEADERS))
+PUB_LINKS := $(PUB_HEADER_LINKS) $(addprefix $(BUILD)/include-test/,$(notdir $(TEST_HEADERS)))
 PUB_DIRS := $(sort $(patsubst %/,%,$(dir $(PUBLIC_HEADERS))))
 inc_of = -I$(1) $(foreach d,$(USES_$(1)),-I$(BUILD)/include/$(d))
 $(foreach d,$(PUB_DIRS) $(INC_DIRS),$(eval $(BUILD)/obj/$(d)/%.o: INC = $$(call inc_of,$(d))))
@@ -137,7 +138,7 @@ $(foreach t,$(TESTS) $(GPU_TESTS) $(BENCHES),$(if $($(t)_WHITEBOX),\
 # a static pattern: only the headers PUBLIC_HEADERS names get a link rule, so a link an old build's
 # dependency files still name (a header since folded into another) is a missing prerequisite that
 # makes its object rebuild, not a rule that stops the build for want of the old header
-$(addprefix $(BUILD)/include/,$(PUBLIC_HEADERS)): $(BUILD)/include/%.h: %.h
+$(PUB_HEADER_LINKS): $(BUILD)/include/%.h: %.h
 	@mkdir -p $(dir $@)
 	@ln -sfn $(abspath $<) $@
 define TEST_HEADER_template

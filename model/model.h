@@ -15,7 +15,7 @@
 //          clip_model_drop_path_draw,
 //          model_synth_batch, ModelSynthStep, model_synth_step, model_synth_step_free, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
 //          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
-//          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
+//          optim_create, optim_destroy, optim_set_rule, optim_step, optim_step_clipped, StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
@@ -388,6 +388,10 @@ int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, flo
 // value stored into copy (the bf16 weights the model reads). A non-finite norm latches -ERANGE
 // ("optimizer") on the device: nothing changes and the next op or sync point returns it.
 int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads);
+// the same update with the gradient norm and clip factor another op left in norm_clip (2) STAT
+// (kern_grad_norm_join: one norm over the buffers of several optimizers, --objective classify's
+// tower and heads); o->norm_clip is not written
+int optim_step_clipped(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *norm_clip);
 
 // ---- safetensors files ----
 // safetensors files: write named tensors with string metadata, and read them back through mmap with

@@ -25,7 +25,8 @@
 //          kern_loss_ws_bytes, kern_infonce, kern_fcco_pack_width, kern_fcco_table_width, kern_fcco_local,
 //          kern_fcco_scatter, kern_fcco_surrogate, kern_clip_metrics, kern_temp_step, kern_opt_plan_create,
 //          kern_opt_plan_destroy, kern_grad_norm, kern_optimizer,
-//          KSoftCe, kern_softce, KMixup, kern_mixup_fwd, kern_mixup_bwd, kern_row_scale,
+//          KSoftCe, kern_softce, KMixup, kern_mixup_fwd, kern_mixup_bwd, kern_row_scale, KDropout, kern_dropout,
+//          kern_grad_norm_join,
 //          kern_mae_mask_count, kern_mae_tube_mask, kern_mae_tube_mask_batch, kern_mae_sinusoid_table,
 //          kern_augment_tubelet, kern_token_gather_fwd, kern_token_gather_bwd, kern_mae_decoder_input_fwd,
 //          kern_mae_decoder_input_bwd, kern_mae_target, kern_mae_mse
@@ -585,6 +586,11 @@ void kern_opt_plan_destroy(KOptPlan *plan);
 // clip_norm / (‖g‖ + 1e-6) when clip_norm > 0 and ‖g‖ > clip_norm, else 1 (torch's
 // clip_grad_norm_); NaN when ‖g‖ is not finite. grads (n_params) ACT.
 int kern_grad_norm(KernCtx *ctx, const KOptPlan *plan, KTensor *norm_clip, const KTensor *grads, double clip_norm);
+// One gradient norm over two flat buffers with two plans (a model and the heads it trains with,
+// --objective classify): norm_clip (2) STAT holds kern_grad_norm's [‖g1‖, ·] of the first and other
+// (2) STAT the second's; norm_clip becomes [√(‖g1‖² + ‖g2‖²), its clip factor for clip_norm] by
+// kern_grad_norm's rule (the sum in double), so both updates read one factor. NaN stays NaN.
+int kern_grad_norm_join(KernCtx *ctx, KTensor *norm_clip, const KTensor *other, double clip_norm);
 
 // Hyper-parameters of one update, host arguments per call
 typedef struct {
@@ -662,6 +668,22 @@ int kern_mixup_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, const KMixup *m,
 // forward with the scales of kern_drop_path_scales (kern_cls.h), backward dbranch = dout·scale by
 // the same op with the same scales.
 int kern_row_scale(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *scale);
+
+typedef struct {
+	double rate;   // the chance an element is zeroed, in [0, 1]
+	uint64_t seed; // the Philox key (the trainer's data seed)
+} KDropout;
+// Dropout (torch.nn.Dropout in training) whose mask is a pure function of (seed, the row's stream
+// position g, the element's index i in its row), so a sample gets the same mask whatever the rank
+// count or its row in the batch: x (B, ...) ACT, pos (B) I64 the rows' positions g, keep = 1 − rate.
+// Element (b, i), i < n/B, is kept when u < keep for u = (w >> 8)·2^−24, w the word 0 of
+// Philox4x32-10 (Random123's constants) at counter {g lo32, g hi32, RNG_STREAM_DROPOUT (8), i}, key
+// {seed lo32, seed hi32}, g = pos[b]; kept: x·(float)(1/keep) (f32 arithmetic), else 0.
+// rate 0: every element kept with factor 1 (out = x, no draw); rate 1: out = 0.
+// KG_SET (in place allowed: out == x) or KG_ADD (not in place); out (B, ...) ACT of x's element
+// count, any mix of F32/BF16 (a bf16 x into an f32 out converts exactly). The map is diagonal, so
+// the backward is this op on dout with the same pos, seed and rate. n/B < 2^32.
+int kern_dropout(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *pos, const KDropout *p);
 
 // ======================================================================================
 // VideoMAE pretraining: tubelets, tube masks, token gather, the decoder's input, the

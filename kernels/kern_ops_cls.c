@@ -1,8 +1,10 @@
 // The contract's classification fine-tuning ops for every backend (soft-target cross-entropy,
-// Mixup/CutMix, the per-row scale of drop path): argument checks, then dispatch.
+// Mixup/CutMix, the per-row scale of drop path, dropout, the joint gradient norm): argument checks,
+// then dispatch.
 #include "kern_check.h" // defines: kchk_*, KPRE, KCK, KRUN, kplan
 
 #include <math.h>
+#include <stdint.h> // defines: UINT32_MAX
 
 #define BE(c) ((c)->dev->be)
 
@@ -90,4 +92,29 @@ int kern_row_scale(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *sca
 		    kplan("row_scale", (double)n * (out.acc ? 2 : 1), kplan_t(x) + kplan_t(scale) + kplan_g(out), 0, 0,
 			  "%lldx%lld", (long long)B, (long long)inner),
 		    BE(ctx)->row_scale(ctx, out, x, scale, B, inner));
+}
+
+int kern_dropout(KernCtx *ctx, KGrad out, const KTensor *x, const KTensor *pos, const KDropout *p)
+{
+	KCK(x && x->ndim >= 1);
+	KDtype cdt = kchk_cdt(x);
+	KPRE(ctx, cdt);
+	const int64_t B = x->shape[0], n = kern_numel(x), inner = B ? n / B : 0;
+	KCK(B >= 1 && inner <= UINT32_MAX && p && p->rate >= 0 && p->rate <= 1);
+	KCK(kchk_act(x, cdt, n) && kchk_typed(pos, KDT_I64, B) && out.t && kchk_grad(out, cdt, n));
+	KCK(out.t->ndim >= 1 && out.t->shape[0] == B && same_or_apart(out.t, x) &&
+	    !(out.acc && out.t->data == x->data));
+	return KRUN(ctx,
+		    kplan("dropout", (double)n * (out.acc ? 2 : 1), kplan_t(x) + kplan_t(pos) + kplan_g(out), 0, 0,
+			  "%lldx%lld p%g", (long long)B, (long long)inner, p->rate),
+		    BE(ctx)->dropout(ctx, out, x, pos, p, B, inner));
+}
+
+int kern_grad_norm_join(KernCtx *ctx, KTensor *norm_clip, const KTensor *other, double clip_norm)
+{
+	KPRE(ctx, KDT_F32);
+	KCK(clip_norm >= 0 && kchk_stat(norm_clip, KDT_F32, 2) && kchk_stat(other, KDT_F32, 2));
+	KCK(norm_clip->data != other->data);
+	return KRUN(ctx, kplan("grad_norm_join", 4, kplan_t(norm_clip) + kplan_t(other), 0, 0, "2"),
+		    BE(ctx)->grad_norm_join(ctx, norm_clip, other, clip_norm));
 }

@@ -19,7 +19,7 @@ $(BUILD)/obj/kernels/%.o: CFLAGS += -Ikernels/backend
 KERN_TESTS := test_kernels_linear test_kernels_layernorm test_kernels_eltwise test_kernels_embed test_kernels_attention \
               test_kernels_attention_fd test_kernels_loss test_kernels_errors test_kernels_bf16 \
               test_kernels_async_error test_kernels_streams test_kernels_fused_optim test_kernels_accumulate \
-              test_kernels_softce test_kernels_mixup test_kernels_cls_draw \
+              test_kernels_softce test_kernels_mixup test_kernels_cls_draw test_kernels_dropout \
               test_kernels_mae_mask test_kernels_mae
 TESTS += $(KERN_TESTS)
 # the CPU backend's augment op draws its flips from common's Philox (library stream)

@@ -11,10 +11,11 @@
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
 //          clip_model_create, clip_model_create_opts, clip_model_bytes, clip_model_destroy, clip_model_sync_weights, clip_model_forward,
 //          clip_model_forward_patches, clip_model_backward, clip_model_set_grad_hook, clip_model_forward_visual,
-//          clip_model_backward_visual, clip_model_infonce_step,
+//          clip_model_backward_visual, clip_model_infonce_step, clip_model_set_drop_path, clip_model_drop_path_rate,
+//          clip_model_drop_path_draw,
 //          model_synth_batch, ModelSynthStep, model_synth_step, model_synth_step_free, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
 //          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
-//          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
+//          optim_create, optim_destroy, optim_set_rule, optim_step, optim_step_clipped, StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
@@ -152,6 +153,9 @@ typedef struct {
 	KTensor dhead1, dhead2, demb;       // (B, W), (B, W), (B, E): the pooling/projection head
 	int B, L, W, H, causal;
 	KAct act; // the MLP's activation: KACT_GELU, or KACT_QUICKGELU for OpenAI CLIP's weights
+	// the next block's drop path: (2, B) STAT scales of its attention and MLP branches (h + s[b]·branch
+	// by kern_row_scale, the same scales in backward), NULL: none (the residual adds fused, as without)
+	const KTensor *drop;
 } TowerScratch;
 
 // ---- the dual encoder ----
@@ -193,6 +197,14 @@ typedef struct {
 	int grad_ckpt;                // blocks keep only their output; the rest lives in one set per tower
 	BlockActs vshared, tshared;   // with grad_ckpt: the internals every block of a tower writes
 	struct ClipModelBytes *count; // clip_model_bytes: count allocations instead of making them
+	// drop path of the video tower's blocks (clip_model_set_drop_path): the largest rate, linear in
+	// depth or not, the scales drawn for the next forward/backward pair (dp_armed), their pinned
+	// staging and the event after its upload, the current block's view the scratch points at
+	double dp_rate;
+	int dp_linear, dp_armed;
+	KTensor dp_scale, dp_block; // (vis_layers, 2, B) pdt, (2, B) a view of it
+	void *dp_host;
+	KEvent *dp_up;
 
 	// video tower: Lv = 1 + T*P tokens
 	KTensor patches, pemb;          // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
@@ -263,6 +275,22 @@ int clip_model_forward_visual(ClipModel *m, const KTensor *patches);
 // reported to the hook in order
 int clip_model_backward_visual(ClipModel *m, const KTensor *dvln);
 // forward, symmetric InfoNCE on the local batch (incl. the logit scale), backward;
+// Drop path (stochastic depth, training only) in the video tower's blocks: a block's attention and MLP
+// branches are each scaled per sample, h + s[b]·branch, s = 1/keep or 0 from kern_drop_path_scales
+// (kern_cls.h) of layers 2l and 2l + 1 for block l. Block l's rate is `rate` (uniform: AVION's CLIP ViT
+// gives every block its drop_path_rate) or rate·l/(L − 1) (linear: timm's drop_path_rate, 0 for one
+// block). Setup, once; rate in [0, 1] (0: off, no allocation). -EINVAL, -ENOMEM.
+int clip_model_set_drop_path(ClipModel *m, double rate, int linear);
+// block l's rate under that setting
+double clip_model_drop_path_rate(const ClipModel *m, int l);
+// Draws the scales of step `step` for the next forward and backward of the video tower: this rank's
+// rows are rows row0 .. row0 + B − 1 of a global batch of `rows` (so K ranks draw what one rank of the
+// concatenated batch would), keyed by seed. Queued (a pinned staging buffer, reused once its last
+// upload is done: the host waits only when it runs a whole step ahead of that upload); the next
+// clip_model_backward_visual or clip_model_backward disarms them, so a forward that follows without a
+// draw (evaluation) has no drop path. Nothing when the rate is 0. -EINVAL unless 0 ≤ row0,
+// row0 + B ≤ rows ≤ 2^18.
+int clip_model_drop_path_draw(ClipModel *m, uint64_t seed, uint64_t step, int64_t row0, int64_t rows);
 // *loss (may be NULL) gets the loss value
 int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *text, double *loss);
 
@@ -360,6 +388,10 @@ int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, flo
 // value stored into copy (the bf16 weights the model reads). A non-finite norm latches -ERANGE
 // ("optimizer") on the device: nothing changes and the next op or sync point returns it.
 int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads);
+// the same update with the gradient norm and clip factor another op left in norm_clip (2) STAT
+// (kern_grad_norm_join: one norm over the buffers of several optimizers, --objective classify's
+// tower and heads); o->norm_clip is not written
+int optim_step_clipped(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *norm_clip);
 
 // ---- safetensors files ----
 // safetensors files: write named tensors with string metadata, and read them back through mmap with

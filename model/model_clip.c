@@ -1,8 +1,9 @@
 // Forward and backward of the dual encoder on the op interface: only op calls here, no loop
 // over elements, so the CUDA backend runs the same code.
-#include "model.h"       // defines: ClipModel
-#include "errbuf.h"      // defines: TRY
-#include "model_block.h" // defines: block_acts_alloc, tower_scratch_alloc, block_forward, block_backward
+#include "model.h"          // defines: ClipModel
+#include "errbuf.h"         // defines: TRY
+#include "model_block.h"    // defines: block_acts_alloc, tower_scratch_alloc, block_forward, block_backward
+#include "model_droppath.h" // defines: model_drop_path_block, model_drop_path_free
 
 #include <errno.h>
 #include <stdio.h>
@@ -265,6 +266,7 @@ void clip_model_destroy(ClipModel *m)
 {
 	if (!m)
 		return;
+	model_drop_path_free(m);
 	for (int i = m->n_owned - 1; i >= 0; i--)
 		kern_free(m->ctx, m->owned[i]);
 	model_weights_release(&m->w);
@@ -339,9 +341,11 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 	TRY(kern_layernorm_fwd(c, &m->xpre, &m->pre_m, &m->pre_r, &m->x0, &m->w.ln_pre_w, &m->w.ln_pre_b));
 	const KTensor *x = &m->xpre;
 	for (int l = 0; l < cf->vis_layers; l++) {
+		m->vs.drop = model_drop_path_block(m, l);
 		TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, &m->vs));
 		x = &m->vacts[l].res2;
 	}
+	m->vs.drop = NULL;
 	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
 	TRY(head_forward(c, &m->vpool, &m->vln, &m->vln_m, &m->vln_r, &m->w.ln_post_w, &m->w.ln_post_b, &m->w.vproj,
 			 &m->vproj, &m->vfeat, &m->vnorm));
@@ -409,11 +413,14 @@ static int video_trunk_backward(ClipModel *m, int *k)
 	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
 	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
 		const KTensor *x = l ? &m->vacts[l - 1].res2 : &m->xpre;
+		m->vs.drop = model_drop_path_block(m, l);      // the forward's scales, for a recompute and backward
 		if (m->grad_ckpt && l < m->cfg.vis_layers - 1) // recompute: the shared buffers hold another block's
 			TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, s));
 		TRY(block_backward(c, &m->w.vblk[l], &m->g.vblk[l], &m->vacts[l], x, s));
 		TRY(group_done(m, k));
 	}
+	m->vs.drop = NULL;
+	m->dp_armed = 0; // one draw, one forward/backward pair
 	TRY(kern_layernorm_bwd(c, KG_SET(&s->dln), KG_SET(&m->g.ln_pre_w), KG_SET(&m->g.ln_pre_b), &s->dres, &m->x0,
 			       &m->w.ln_pre_w, &m->pre_m, &m->pre_r));
 	KTensor dpemb; // (B, T*P, Wv) in the attention scratch
@@ -478,9 +485,11 @@ int clip_model_forward_visual(ClipModel *m, const KTensor *patches)
 	TRY(kern_layernorm_fwd(c, &m->xpre, &m->pre_m, &m->pre_r, &m->x0, &m->w.ln_pre_w, &m->w.ln_pre_b));
 	const KTensor *x = &m->xpre;
 	for (int l = 0; l < m->cfg.vis_layers; l++) {
+		m->vs.drop = model_drop_path_block(m, l);
 		TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, &m->vs));
 		x = &m->vacts[l].res2;
 	}
+	m->vs.drop = NULL;
 	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
 	return kern_layernorm_fwd(c, &m->vln, &m->vln_m, &m->vln_r, &m->vpool, &m->w.ln_post_w, &m->w.ln_post_b);
 }

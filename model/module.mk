@@ -3,7 +3,7 @@
 PUBLIC_HEADERS += model/model.h
 USES_model := kernels stream common
 LIBS += model
-model_SRCS := model/model_config.c model/model_params.c model/model_block.c model/model_clip.c \
+model_SRCS := model/model_config.c model/model_params.c model/model_block.c model/model_clip.c model/model_droppath.c \
                 model/model_synth.c model/optim_adam.c model/st_file.c model/st_model.c model/st_openclip.c model/ckpt_io.c \
                 model/model_finite.c
 
@@ -15,5 +15,7 @@ MODEL_TESTS += test_ckpt_nonfinite
 MODEL_TESTS += test_ckpt_planted_link
 MODEL_TESTS += test_optim_flags # issue 30 §6: the optimizer flags are a table over OptConfig
 MODEL_TESTS += test_optim_layer_decay # issue 28 §1: layer-wise lr decay (OptConfig.layer_decay)
+MODEL_TESTS += test_model_droppath # issue 28 §1: drop path in the video tower's blocks
+SCRIPT_TESTS += tests/test_model_droppath_torch.sh
 TESTS += $(MODEL_TESTS)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_LIBS := model kernels stream common))

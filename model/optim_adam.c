@@ -38,7 +38,7 @@ static const FlagSpec opt_flags[] = {
 	{"beta2", FLAG_DOUBLE, FLAG_AT(OptConfig, beta2), 0, 0.999999, "0.98", .help = "optimizer β2"},
 	{"adam-eps", FLAG_DOUBLE, FLAG_AT(OptConfig, eps), 1e-12, 1, "1e-6", .help = "optimizer ε"},
 	{"clip-norm", FLAG_DOUBLE, FLAG_AT(OptConfig, clip_norm), 0, 1e9, "0",
-	 .help = "gradient-norm clipping over every parameter (logit_scale too when τ is learned), 0 = off"},
+	 .help = "gradient-norm clipping over every trained parameter (logit_scale too when τ is learned; classify: the tower and the heads in one norm), 0 = off"},
 };
 enum { N_OPT_FLAGS = sizeof opt_flags / sizeof opt_flags[0] };
 
@@ -221,9 +221,10 @@ int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, flo
 	return -ENOENT;
 }
 
-int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads)
+int optim_step_clipped(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *norm_clip)
 {
-	if (!o || !params || !grads || kern_numel(params) != o->n_params || kern_numel(grads) != o->n_params)
+	if (!o || !params || !grads || !norm_clip || kern_numel(params) != o->n_params ||
+	    kern_numel(grads) != o->n_params)
 		return -EINVAL;
 	KOptHyper h = {.lr = optim_lr(&o->cfg, o->step),
 		       .beta1 = o->cfg.beta1,
@@ -231,10 +232,16 @@ int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grad
 		       .eps = o->cfg.eps,
 		       .weight_decay = o->cfg.weight_decay,
 		       .step = o->step + 1};
-	int rc = kern_grad_norm(o->ctx, o->plan, &o->norm_clip, grads, o->cfg.clip_norm);
-	if (!rc)
-		rc = kern_optimizer(o->ctx, o->plan, &h, params, copy, grads, &o->m, &o->v, &o->norm_clip);
+	int rc = kern_optimizer(o->ctx, o->plan, &h, params, copy, grads, &o->m, &o->v, norm_clip);
 	if (!rc)
 		o->step++;
 	return rc;
+}
+
+int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads)
+{
+	if (!o || !params || !grads || kern_numel(params) != o->n_params || kern_numel(grads) != o->n_params)
+		return -EINVAL;
+	int rc = kern_grad_norm(o->ctx, o->plan, &o->norm_clip, grads, o->cfg.clip_norm);
+	return rc ? rc : optim_step_clipped(o, params, copy, grads, &o->norm_clip);
 }

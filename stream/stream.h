@@ -21,6 +21,7 @@ enum {
 	RNG_STREAM_MIXUP = 5,       // the classify objective's Mixup/CutMix draw per step (kern_cls.h)
 	RNG_STREAM_DROP_PATH = 6,   // drop path's per-sample keep draws per (step, layer) (kern_cls.h)
 	RNG_STREAM_MASK = 7,        // VideoMAE tube masks (kern_mae_tube_mask)
+	RNG_STREAM_DROPOUT = 8,     // classify's dropout before the heads, per (g, element) (kern_dropout)
 };
 
 // One Philox4x32 block with 10 rounds: out = philox(ctr, key). Random123's constants.

@@ -1,7 +1,9 @@
 // The CUDA backend's classification fine-tuning ops against the CPU backend: the soft-target
 // cross-entropy (labelled and unlabelled rows, set and add, rows output, K above one block's
-// threads), Mixup/CutMix out of place, in place and its backward adding, and the per-row scale
-// (set, the fused residual add, in place); f32 and bf16; a bad class id latched on both.
+// threads), Mixup/CutMix out of place, in place and its backward adding, the per-row scale (set,
+// the fused residual add, in place), dropout (bit for bit: the same Philox mask and f32 product;
+// set, add, in place, bf16 into f32) and the joint gradient norm; f32 and bf16; a bad class id
+// latched on both.
 #include "kcu_twin.h" // defines: KtEnv, KtPair, KT_BOTH, KT_FREE, NSH, kt_*
 
 #include <errno.h>
@@ -105,6 +107,49 @@ static void row_scale_case(KtEnv *e, int B, int L, int D, KDtype dt)
 	KT_FREE(e, &x, &s, &out, &res);
 }
 
+static void dropout_case(KtEnv *e, int B, int D, KDtype dt, KDtype odt, double rate)
+{
+	printf("-- dropout B%d D%d %s -> %s rate %.2f\n", B, D, kern_dtype_name(dt), kern_dtype_name(odt), rate);
+	KtPair x, pos, out, acc;
+	kt_alloc(e, &x, "x", dt, NSH(B, D));
+	kt_alloc(e, &pos, "positions", KDT_I64, NSH(B));
+	kt_alloc(e, &out, "dropout out", odt, NSH(B, D));
+	kt_alloc(e, &acc, "dropout add", odt, NSH(B, D));
+	int64_t g[B];
+	for (int b = 0; b < B; b++) // stream positions, some above 2^32
+		g[b] = (int64_t)(kt_rand(e) >> (b % 2 ? 20 : 40));
+	kt_set(e, &pos, g);
+	kt_fill(e, &x, -2, 2), kt_poison(e, &out), kt_fill(e, &acc, -1, 1);
+	const KDropout p = {.rate = rate, .seed = kt_rand(e)};
+	KT_BOTH(e, kern_dropout(e->cpu, KG_SET(&out.c), &x.c, &pos.c, &p),
+		kern_dropout(e->dev, KG_SET(&out.d), &x.d, &pos.d, &p));
+	kt_same_bits(e, &out);
+	KT_BOTH(e, kern_dropout(e->cpu, KG_ADD(&acc.c), &x.c, &pos.c, &p),
+		kern_dropout(e->dev, KG_ADD(&acc.d), &x.d, &pos.d, &p));
+	kt_same_bits(e, &acc);
+	if (dt == odt) {
+		KT_BOTH(e, kern_dropout(e->cpu, KG_SET(&x.c), &x.c, &pos.c, &p),
+			kern_dropout(e->dev, KG_SET(&x.d), &x.d, &pos.d, &p));
+		x.name = "dropout in place";
+		kt_same_bits(e, &x);
+	}
+	KT_FREE(e, &x, &pos, &out, &acc);
+}
+
+// both compute the joint norm in double from the same f32 parts and store f32
+static void norm_join_case(KtEnv *e, double clip)
+{
+	printf("-- grad_norm_join clip %g\n", clip);
+	KtPair a, b;
+	kt_alloc(e, &a, "norm_clip joined", KDT_F32, NSH(2));
+	kt_alloc(e, &b, "other", KDT_F32, NSH(2));
+	kt_set(e, &a, (const float[]){(float)kt_uniform(e, 0.1, 2), 1});
+	kt_set(e, &b, (const float[]){(float)kt_uniform(e, 0.1, 2), 1});
+	KT_BOTH(e, kern_grad_norm_join(e->cpu, &a.c, &b.c, clip), kern_grad_norm_join(e->dev, &a.d, &b.d, clip));
+	kt_same_bits(e, &a);
+	KT_FREE(e, &a, &b);
+}
+
 int main(void)
 {
 	KtEnv e;
@@ -121,6 +166,13 @@ int main(void)
 	mixup_case(&e, 3, 1, 16, 24, 8, KDT_F32, &cut);
 	row_scale_case(&e, 6, 5, 24, KDT_F32);
 	row_scale_case(&e, 5, 7, 40, KDT_BF16);
+	dropout_case(&e, 6, 768, KDT_F32, KDT_F32, 0.5); // AVION's rate before the head, ViT-B's width
+	dropout_case(&e, 5, 40, KDT_BF16, KDT_BF16, 0.1);
+	dropout_case(&e, 4, 64, KDT_BF16, KDT_F32, 0.5); // the bf16 feature into the f32 heads' input
+	dropout_case(&e, 3, 33, KDT_F32, KDT_F32, 0);
+	dropout_case(&e, 3, 33, KDT_F32, KDT_F32, 1);
+	norm_join_case(&e, 0);
+	norm_join_case(&e, 0.5);
 	kt_sync(&e, "classification ops");
 	return kt_finish(&e);
 }

@@ -109,7 +109,9 @@ int main(void)
 				 "clip metrics",
 				 "temperature step",
 				 "gradient norm",
-				 "optimizer"};
+				 "optimizer",
+				 "softce",
+				 "dropout"};
 	for (size_t i = 0; i < sizeof planted / sizeof *planted; i++) {
 		SelfCheckOptions po = {.act = MODEL_ACT_QUICKGELU,
 				       .seed = 25 + i,

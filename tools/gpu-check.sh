@@ -44,7 +44,8 @@ STAGES=(
 		twins, trainer --self-check; the first failure rerun with KERN_CUDA_SYNC=1|$T/test_kemu_mma_gpu
 		$T/test_kgemm_gpu $T/test_kattn_gpu $T/test_kcuda_backend_gpu $T/test_kcuda_dense_gpu
 		$T/test_kcuda_embed_gpu $T/test_kcuda_loss_gpu $T/test_kcuda_optim_gpu $T/test_kcuda_step_gpu
-		$T/test_kcuda_model_gpu $T/test_kcuda_train_gpu $P/trainer/trainer"
+		$T/test_kcuda_model_gpu $T/test_kcuda_train_gpu $T/test_kcuda_cls_gpu $T/test_kcuda_classify_gpu
+		$P/trainer/trainer"
 	"sanitize|50|gpu|compute-sanitizer, small shapes: memcheck on attention (15 s) and the model twin
 		(20 s), racecheck on attention (15 s)|$T/test_kattn_gpu $T/test_kcuda_model_gpu"
 	"bench-kernels|40|gpu|the roofline table, own attention over cuDNN's, the shapes cuDNN refuses

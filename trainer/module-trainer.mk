@@ -9,7 +9,8 @@ LIBS += trainer
 trainer_SRCS := trainer/trainer_step.c trainer/trainer_cls.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 trainer_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
-                trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c
+                trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c \
+                trainer/trainer_selfcheck_cls.c
 PROGS += trainer/trainer
 trainer/trainer_SRCS := trainer/trainer_main.c trainer/trainer_run.c trainer/trainer_eval.c trainer/trainer_dist_open.c \
                         trainer/trainer_gpu.c
@@ -30,6 +31,8 @@ TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch
 # issue 25 §5: the logged scalars read back one interval late, phases timed on the device
 TRAINER_TESTS += test_step_fetch
+# issue 28 §1: classify on K ranks equals one rank on the concatenated batch (dropout, drop path, joint norm)
+TRAINER_TESTS += test_trainer_dist_cls
 TESTS += $(TRAINER_TESTS)
 # white-box tests of the program's modules (trainer_step.h, trainer_flags.h, ...)
 $(foreach t,$(TRAINER_TESTS),$(eval $(t)_WHITEBOX := trainer))
@@ -118,4 +121,12 @@ test_kcuda_train_gpu_LDLIBS = $(KCUDA_LDLIBS)
 test_kcuda_train_gpu_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
 all: $(BUILD)/tests/test_kcuda_train_gpu
+# the classify step the same way (the shim's twin is test_kcuda_classify)
+GPU_TESTS += test_kcuda_classify_gpu
+test_kcuda_classify_gpu_SRCS := tests/test_kcuda_classify.c tests/kcu_twin.c
+test_kcuda_classify_gpu_LIBS = $(test_kcuda_train_gpu_LIBS)
+test_kcuda_classify_gpu_LDLIBS = $(KCUDA_LDLIBS)
+test_kcuda_classify_gpu_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_classify_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
+all: $(BUILD)/tests/test_kcuda_classify_gpu
 endif

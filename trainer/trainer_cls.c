@@ -1,6 +1,7 @@
-// The classification heads and their loss on the op contract: one linear layer per label head
-// over the video tower's pooled feature, kern_mixup_fwd on the augmented patches, kern_softce per
-// head (partners b[n] = a[N−1−n], timm's flip), and a rough train top-1 read back on the host.
+// The classification heads and their loss on the op contract: kern_dropout of the video tower's
+// pooled feature into f32 (AVION's dropout before fc_cls), one linear layer per label head over it,
+// kern_mixup_fwd on the augmented patches, kern_softce per head (partners b[n] = a[N−1−n], timm's
+// flip), and a rough train top-1 read back on the host.
 #include "trainer_cls.h" // defines: ClsHeads, ...
 #include "errbuf.h"      // defines: TRY
 #include "kern_cls.h"    // defines: KMixupSpec, kern_mixup_draw
@@ -57,6 +58,7 @@ static int create(ClsHeads *h, const OptConfig *opt)
 		TRY(kern_alloc(h->ctx, &h->dlogits[k], KDT_F32, 2, sh));
 		kmax = h->cfg.classes[k] > kmax ? h->cfg.classes[k] : kmax;
 	}
+	TRY(kern_alloc(h->ctx, &h->hin, KDT_F32, 2, (const int64_t[]){B, h->W}));
 	TRY(kern_alloc(h->ctx, &h->dfeat, KDT_F32, 2, (const int64_t[]){B, h->W}));
 	TRY(kern_alloc(h->ctx, &h->ab_all, KDT_I32, 1, &nab));
 	for (int k = 0; k < h->cfg.n_heads; k++)
@@ -73,7 +75,8 @@ static int create(ClsHeads *h, const OptConfig *opt)
 
 int cls_heads_create(ClsHeads **out, KernCtx *ctx, const ClsConfig *c, const OptConfig *opt, int B, int W, KDtype dt)
 {
-	if (!out || !c || c->n_heads < 1 || c->n_heads > CLS_MAX_HEADS || B < 1 || W < 1 || dt != KDT_F32)
+	if (!out || !c || c->n_heads < 1 || c->n_heads > CLS_MAX_HEADS || B < 1 || W < 1 ||
+	    (dt != KDT_F32 && dt != KDT_BF16) || !(c->dropout >= 0 && c->dropout <= 1))
 		return -EINVAL;
 	for (int k = 0; k < c->n_heads; k++)
 		if (c->classes[k] < 1)
@@ -102,6 +105,7 @@ void cls_heads_destroy(ClsHeads *h)
 		kern_free(h->ctx, &h->logits[k]);
 		kern_free(h->ctx, &h->dlogits[k]);
 	}
+	kern_free(h->ctx, &h->hin);
 	kern_free(h->ctx, &h->dfeat);
 	kern_free(h->ctx, &h->ab_all);
 	kern_free(h->ctx, &h->params);
@@ -170,7 +174,8 @@ static int top1(ClsHeads *h, int k, KTensor *out)
 	return kern_upload(h->ctx, out, &f, sizeof f);
 }
 
-int cls_heads_forward(ClsHeads *h, const KTensor *feat, const int32_t *labels, KTensor *loss, KTensor *top)
+int cls_heads_forward(ClsHeads *h, const KTensor *feat, const KTensor *pos, uint64_t seed, const int32_t *labels,
+		      KTensor *loss, KTensor *top)
 {
 	const int B = h->B;
 	for (int k = 0; k < h->cfg.n_heads; k++) {
@@ -181,11 +186,15 @@ int cls_heads_forward(ClsHeads *h, const KTensor *feat, const int32_t *labels, K
 			b[i] = a[B - 1 - i];
 	}
 	TRY(kern_upload(h->ctx, &h->ab_all, h->host_ab, kern_nbytes(&h->ab_all)));
+	h->drop = (KDropout){.rate = h->cfg.dropout, .seed = seed};
+	h->pos = pos;
+	TRY(kern_dropout(h->ctx, KG_SET(&h->hin), feat, pos, &h->drop)); // rate 0: the feature in f32
 	const KSoftCe p = {.lam = h->lam, .eps = h->cfg.smoothing, .scale = 1};
 	for (int k = 0; k < h->cfg.n_heads; k++) {
 		TRY(kern_linear(
 			h->ctx,
-			&(KLinear){.out = &h->logits[k], .in = feat, .w = &h->w[k], .trans_w = 1, .bias = &h->b[k]}));
+			&(KLinear){
+				.out = &h->logits[k], .in = &h->hin, .w = &h->w[k], .trans_w = 1, .bias = &h->b[k]}));
 		TRY(kern_softce(h->ctx, &loss[k], NULL, KG_SET(&h->dlogits[k]), &h->logits[k], &h->ab[k][0],
 				&h->ab[k][1], &p));
 		TRY(top1(h, k, &top[k]));
@@ -193,20 +202,33 @@ int cls_heads_forward(ClsHeads *h, const KTensor *feat, const int32_t *labels, K
 	return 0;
 }
 
-int cls_heads_backward(ClsHeads *h, const KTensor *feat)
+int cls_heads_backward(ClsHeads *h)
 {
 	for (int k = 0; k < h->cfg.n_heads; k++)
 		TRY(kern_linear_bwd(h->ctx, &(KLinearBwd){.din = k ? KG_ADD(&h->dfeat) : KG_SET(&h->dfeat),
 							  .dw = KG_SET(&h->gw[k]),
 							  .dbias = KG_SET(&h->gb[k]),
 							  .dout = &h->dlogits[k],
-							  .in = feat,
+							  .in = &h->hin,
 							  .w = &h->w[k],
 							  .trans_w = 1}));
-	return 0;
+	// dropout's backward: the forward's mask on the gradient, in place
+	return h->drop.rate > 0 ? kern_dropout(h->ctx, KG_SET(&h->dfeat), &h->dfeat, h->pos, &h->drop) : 0;
 }
 
-int cls_heads_update(ClsHeads *h)
+int cls_heads_update(ClsHeads *h, const KTensor *norm_clip)
 {
-	return optim_step(h->opt, &h->params, NULL, &h->grads);
+	return optim_step_clipped(h->opt, &h->params, NULL, &h->grads, norm_clip);
+}
+
+int cls_step_update(ClsHeads *h, Comm *comm, Optimizer *tower, KTensor *params, KTensor *copy, const KTensor *grads,
+		    double clip_norm)
+{
+	if (comm_world(comm) > 1)
+		TRY(comm_allreduce(comm, &h->grads, COMM_AVG, h->ctx));
+	TRY(kern_grad_norm(h->ctx, tower->plan, &tower->norm_clip, grads, 0));
+	TRY(kern_grad_norm(h->ctx, h->opt->plan, &h->opt->norm_clip, &h->grads, 0));
+	TRY(kern_grad_norm_join(h->ctx, &tower->norm_clip, &h->opt->norm_clip, clip_norm));
+	TRY(optim_step_clipped(tower, params, copy, grads, &tower->norm_clip));
+	return cls_heads_update(h, &tower->norm_clip);
 }

@@ -18,11 +18,12 @@ typedef struct {
 	char backend[8], master[256], rdv[8], rdv_file[1024];
 	char ring[128], comm[128], run_dir[1024], config[1024], manifest[1024], eval_manifest[1024], eval_ring[128],
 		model_name[32], loss_name[32], log_level[16], eval_match[16], wd_groups[16], init_from[1024],
-		precision[8], attention[16], keep_best[16], objective[16];
+		precision[8], attention[16], keep_best[16], objective[16], drop_path_schedule[16];
 	int classify; // --objective classify
 	// classification fine-tuning (--objective classify): Beta α of mixup and cutmix, label smoothing,
-	// drop path (refused above 0: not implemented), layer-wise lr decay (0: the objective's default)
-	double mixup, cutmix, label_smoothing, drop_path, layer_decay;
+	// drop path of the blocks (its schedule above), dropout before the heads, layer-wise lr decay (0:
+	// the objective's default)
+	double mixup, cutmix, label_smoothing, drop_path, head_dropout, layer_decay;
 	int device;             // --device: CUDA ordinal, -1 = the local rank
 	int grad_checkpoint;    // --grad-checkpoint: recompute each block's activations in backward
 	double memory_limit_gb; // --memory-limit: device bytes the run may plan for (0: what the device has)

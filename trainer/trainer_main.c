@@ -294,7 +294,10 @@ static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_
 					 .classes = {g_vocab.label_classes[0], g_vocab.label_classes[1]},
 					 .mixup = c->mixup,
 					 .cutmix = c->cutmix,
-					 .smoothing = c->label_smoothing}};
+					 .smoothing = c->label_smoothing,
+					 .dropout = c->head_dropout,
+					 .drop_path = c->drop_path,
+					 .drop_path_linear = !strcmp(c->drop_path_schedule, "linear")}};
 }
 
 // query fit-batch: the largest batch whose step fits this rank's device (benchmarks and launchers)

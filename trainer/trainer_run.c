@@ -64,7 +64,9 @@ static void report(TrainerRun *r, Pending **pend_blocks)
 	const TrainerConfig *c = r->c;
 	const int64_t w0 = kern_ctx_host_waits(r->ctx);
 	float *dev = calloc((size_t)c->metrics_every * TS_NSCALARS, sizeof(float));
-	double *red = calloc((size_t)c->metrics_every * 5, sizeof(double));
+	// per row, averaged over the ranks: loss, nce, acc, data wait, errors, classify's heads' loss and top-1
+	enum { NRED = 5 + 2 * CLS_MAX_HEADS };
+	double *red = calloc((size_t)c->metrics_every * NRED, sizeof(double));
 	double *ph = calloc((size_t)c->metrics_every * TS_NPHASES, sizeof(double));
 	if (!dev || !red || !ph)
 		log_fatalx("out of memory");
@@ -73,33 +75,37 @@ static void report(TrainerRun *r, Pending **pend_blocks)
 		step_failed(r, r->step, rc);
 	Pending *pend = pend_blocks[blk];
 	for (int i = 0; i < rows; i++) {
-		double *x = red + 5 * i;
+		double *x = red + NRED * i;
 		x[0] = dev[i * TS_NSCALARS + TS_LOSS];
 		x[1] = dev[i * TS_NSCALARS + TS_NCE];
 		x[2] = dev[i * TS_NSCALARS + TS_ACC];
 		x[3] = pend[i].data_wait_s;
 		x[4] = pend[i].errors;
+		for (int k = 0; k < CLS_MAX_HEADS; k++)
+			x[5 + k] = dev[i * TS_NSCALARS + TS_CLS_LOSS + k],
+			      x[5 + CLS_MAX_HEADS + k] = dev[i * TS_NSCALARS + TS_CLS_TOP1 + k];
 	}
-	if (comm_ctl_allreduce(r->comm, red, (size_t)rows * 5, COMM_AVG) < 0)
+	if (comm_ctl_allreduce(r->comm, red, (size_t)rows * NRED, COMM_AVG) < 0)
 		log_fatalx("step %lld: ranks lost each other: %s", (long long)r->step, comm_error(r->comm));
 	if (rows)
 		pend[rows - 1].m.host_waits += kern_ctx_host_waits(r->ctx) - w0;
 	for (int i = 0; i < rows; i++) {
 		TrainerMetrics *m = &pend[i].m;
 		const float *d = dev + i * TS_NSCALARS;
-		m->loss = red[5 * i];
-		m->nce = red[5 * i + 1];
-		m->acc = red[5 * i + 2];
-		m->data_wait_s = red[5 * i + 3];
-		m->error_slots = red[5 * i + 4] * c->ranks;
+		const double *x = red + NRED * i;
+		m->loss = x[0];
+		m->nce = x[1];
+		m->acc = x[2];
+		m->data_wait_s = x[3];
+		m->error_slots = x[4] * c->ranks;
 		const double *t = ph + (size_t)i * TS_NPHASES; // device time
 		m->t_augment = t[TS_PH_AUGMENT], m->t_forward = t[TS_PH_FORWARD], m->t_exchange = t[TS_PH_EXCHANGE];
 		m->t_backward = t[TS_PH_BACKWARD], m->t_allreduce = t[TS_PH_ALLREDUCE], m->t_update = t[TS_PH_UPDATE];
 		m->tau = exp(-(double)d[TS_LOG_S]);
 		m->grad_norm = d[TS_GRAD_NORM];
-		m->cls_heads = r->ts->cls ? r->ts->cls->cfg.n_heads : 0; // classify: one rank, its own figures
+		m->cls_heads = r->ts->cls ? r->ts->cls->cfg.n_heads : 0; // classify: the ranks' mean, as the loss
 		for (int k = 0; k < m->cls_heads; k++)
-			m->cls_loss[k] = d[TS_CLS_LOSS + k], m->cls_top1[k] = d[TS_CLS_TOP1 + k];
+			m->cls_loss[k] = x[5 + k], m->cls_top1[k] = x[5 + CLS_MAX_HEADS + k];
 		m->data_wait_pct = m->step_s > 0 ? 100.0 * m->data_wait_s / m->step_s : 0;
 		m->mfu = c->peak_tflops > 0 && m->step_s > 0
 				 ? r->flops_per_step / m->step_s / (c->peak_tflops * 1e12 * c->ranks)

@@ -289,6 +289,8 @@ int trainer_selfcheck(KernCtx *dev, KernCtx *cpu, const SelfCheckOptions *o, Sel
 		sc_check_temp(&s);
 	if (want(&s, "gradient norm|optimizer"))
 		sc_check_optimizer(&s);
+	if (want(&s, "softce|cutmix|drop path|dropout|gradient norm join"))
+		sc_check_classify(&s);
 	if (!s.setup_rc && (kern_sync(dev) || kern_sync(cpu)))
 		sc_setup_failed(&s, "a sync after the op checks", -EIO);
 	if (!s.setup_rc && !o->ops_only)

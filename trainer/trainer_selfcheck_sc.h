@@ -5,7 +5,8 @@
 // defines: ScPair, Sc, SH, NSH, sc_verdict, sc_setup_failed, sc_alloc, sc_pfree, sc_free_all, sc_set, sc_uniform, sc_fill,
 //          sc_poison, sc_rel, sc_plant, sc_compare, sc_same_bits, sc_both, sc_reserve, sc_cpu_to_dev, sc_attn_short,
 //          sc_check_linear, sc_check_layernorm, sc_check_attention, sc_check_augment, sc_check_loss,
-//          sc_check_fcco, sc_check_metrics, sc_check_temp, sc_check_optimizer, sc_check_model_step
+//          sc_check_fcco, sc_check_metrics, sc_check_temp, sc_check_optimizer, sc_check_model_step,
+//          sc_check_classify
 
 #include "kern_ops.h"          // defines: KernCtx, KTensor, KDtype, KAct, KFccoVersion
 #include "trainer_selfcheck.h" // defines: SelfCheckOptions, SelfCheckResult
@@ -64,7 +65,7 @@ void sc_cpu_to_dev(Sc *s, ScPair *p);
 // the attention implementation's short name ("own", "cudnn", "auto"; the CPU's whole description)
 void sc_attn_short(const KernCtx *c, char *buf, size_t len);
 
-// the checks, one op class each (trainer_selfcheck_ops.c, _loss.c, _step.c)
+// the checks, one op class each (trainer_selfcheck_ops.c, _loss.c, _step.c, _cls.c)
 void sc_check_linear(Sc *s, KAct act);
 void sc_check_layernorm(Sc *s);
 void sc_check_attention(Sc *s, int causal);
@@ -75,5 +76,7 @@ void sc_check_metrics(Sc *s);
 void sc_check_temp(Sc *s);
 void sc_check_optimizer(Sc *s);
 void sc_check_model_step(Sc *s, int act);
+// classify's ops: soft-target CE, CutMix, drop path's row scale, dropout, the joint norm
+void sc_check_classify(Sc *s);
 
 #endif

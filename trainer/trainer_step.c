@@ -154,6 +154,7 @@ static int create_classify(TrainStep *s)
 	for (int i = 0; i < m->n_specs; i++)
 		if (strncmp(m->specs[i].name, "visual.", 7) || !strcmp(m->specs[i].name, "visual.proj"))
 			TRY(optim_set_rule(s->opt, m->specs[i].name, KSEG_FROZEN, 0, 0));
+	TRY(clip_model_set_drop_path(m, c->cls.drop_path, c->cls.drop_path_linear));
 	return cls_heads_create(&s->cls, s->ctx, &c->cls, &c->opt, c->batch, c->model.vis_width, c->act);
 }
 
@@ -327,8 +328,9 @@ static int finish_row(TrainStep *s, KTensor *row)
 	return 0;
 }
 
-// classify: augment, Mixup/CutMix, the video tower, the heads' soft-target CE (TS_LOSS their sum,
-// TS_NCE and TS_ACC zero), backward, the model's and the heads' updates
+// classify: augment, Mixup/CutMix, the video tower with drop path (this rank's rows of the global
+// batch), dropout and the heads' soft-target CE (TS_LOSS their sum, TS_NCE and TS_ACC zero),
+// backward, the heads' all-reduce and one clipped norm over the tower's and the heads' gradients
 static int run_classify(TrainStep *s, KTensor *row, TrainStepTimes *t)
 {
 	ClipModel *m = s->model;
@@ -345,24 +347,27 @@ static int run_classify(TrainStep *s, KTensor *row, TrainStepTimes *t)
 	TRY(mark(s, TS_PH_AUGMENT));
 	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, mc->patch));
 	TRY(cls_heads_mix(s->cls, &m->patches, s->cfg.data_seed, (uint64_t)s->opt->step, mc->image_size, mc->patch));
+	const int64_t B = s->cfg.batch;
+	TRY(clip_model_drop_path_draw(m, s->cfg.data_seed, (uint64_t)s->opt->step, comm_rank(s->comm) * B,
+				      comm_world(s->comm) * B));
 	double t1 = time_mono_s();
 	TRY(mark(s, TS_PH_FORWARD));
 	TRY(clip_model_forward_visual(m, &m->patches));
-	TRY(cls_heads_forward(s->cls, &m->vln, s->stage.labels, loss, top));
+	TRY(cls_heads_forward(s->cls, &m->vln, &s->pos, s->cfg.data_seed, s->stage.labels, loss, top));
 	TRY(kern_view(&total, row, TS_LOSS, 1, (const int64_t[]){1}));
 	TRY(H > 1 ? kern_add(c, &total, &loss[0], &loss[1]) : kern_copy(c, &total, &loss[0]));
 	double t2 = time_mono_s();
 	TRY(mark(s, TS_PH_EXCHANGE));
 	TRY(mark(s, TS_PH_BACKWARD));
-	TRY(cls_heads_backward(s->cls, &m->vln));
+	TRY(cls_heads_backward(s->cls));
 	TRY(clip_model_backward_visual(m, &s->cls->dfeat));
 	double t3 = time_mono_s();
 	TRY(mark(s, TS_PH_ALLREDUCE));
 	TRY(comm_buckets_finish(s->buckets, c));
 	TRY(mark(s, TS_PH_UPDATE));
 	const double lr = optim_lr(&s->opt->cfg, s->opt->step);
-	TRY(optim_step(s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads));
-	TRY(cls_heads_update(s->cls));
+	TRY(cls_step_update(s->cls, s->comm, s->opt, &m->params, m->dt != m->pdt ? &m->weights : NULL, &m->grads,
+			    s->opt->cfg.clip_norm));
 	TRY(finish_row(s, row));
 	double t4 = time_mono_s();
 	*t = (TrainStepTimes){

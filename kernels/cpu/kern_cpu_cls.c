@@ -1,7 +1,9 @@
 // The CPU twins of the classification fine-tuning ops: timm's soft-target cross-entropy (in
 // double, rows in parallel, the mean summed serially in row order), Mixup/CutMix on the patch
-// layout kern_augment writes, and the per-row scale of drop path (f32 arithmetic; f64 path in double).
+// layout kern_augment writes, the per-row scale of drop path and dropout (f32 arithmetic; f64 path in
+// double), and the joint gradient norm of two plans.
 #include "kern_cpu.h" // defines: KOMP, kcpu_threads, kcpu_ld, kcpu_st, kcpu_*
+#include "stream.h"   // defines: rng_philox4x32, RNG_STREAM_DROPOUT
 
 #include <errno.h>
 #include <math.h>
@@ -156,5 +158,58 @@ int kcpu_row_scale(KernCtx *c, KGrad out, const KTensor *x, const KTensor *scale
 		const double s = kcpu_ld(scale->data, scale->dtype, i / inner), v = kcpu_ld(x->data, dt, i);
 		put(out.t->data, odt, out.acc, i, f64 ? v * s : (double)((float)v * (float)s));
 	}
+	return 0;
+}
+
+// ---- dropout: element (b, i) kept when the top 24 bits of Philox word 0 at {g, 8, i} fall below keep ----
+_Static_assert(RNG_STREAM_DROPOUT == 8, "the contract names stream 8 for dropout");
+
+static int dropout_kept(uint64_t seed, uint64_t g, uint32_t i, double keep)
+{
+	const uint32_t ctr[4] = {(uint32_t)g, (uint32_t)(g >> 32), RNG_STREAM_DROPOUT, i};
+	const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+	uint32_t w[4];
+	rng_philox4x32(ctr, key, w);
+	return (double)(w[0] >> 8) / 16777216.0 < keep;
+}
+
+int kcpu_dropout(KernCtx *c, KGrad out, const KTensor *x, const KTensor *pos, const KDropout *p, int64_t B,
+		 int64_t inner)
+{
+	const KDtype dt = x->dtype, odt = out.t->dtype;
+	const int f64 = dt == KDT_F64;
+	const double keep = 1.0 - p->rate;
+	const float scale = keep > 0 ? (float)(1.0 / keep) : 0.0f;
+	const double scale64 = keep > 0 ? 1.0 / keep : 0.0;
+	const int64_t *g = pos->data;
+	int nt = kcpu_threads(c);
+	(void)nt;
+	KOMP("omp parallel for num_threads(nt) schedule(static)")
+	for (int64_t k = 0; k < B * inner; k++) {
+		const int64_t b = k / inner;
+		const double v = kcpu_ld(x->data, dt, k);
+		double o = v; // rate 0: kept with factor 1, no draw
+		if (p->rate > 0)
+			o = !dropout_kept(p->seed, (uint64_t)g[b], (uint32_t)(k % inner), keep) ? 0.0
+			    : f64                                                               ? v * scale64
+				  : (double)((float)v * scale);
+		put(out.t->data, odt, out.acc, k, o);
+	}
+	return 0;
+}
+
+// ---- the joint gradient norm: [√(a² + b²), kern_grad_norm's factor of it] ----
+int kcpu_grad_norm_join(KernCtx *c, KTensor *norm_clip, const KTensor *other, double clip_norm)
+{
+	(void)c;
+	float *nc = norm_clip->data;
+	const float *o = other->data;
+	const double norm = sqrt((double)nc[0] * nc[0] + (double)o[0] * o[0]);
+	double factor = 1.0;
+	if (!isfinite(norm))
+		factor = NAN;
+	else if (clip_norm > 0 && norm > clip_norm) // torch.nn.utils.clip_grad_norm_
+		factor = clip_norm / (norm + 1e-6);
+	nc[0] = (float)norm, nc[1] = (float)factor;
 	return 0;
 }

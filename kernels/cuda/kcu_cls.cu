@@ -1,6 +1,7 @@
 // The CUDA backend's classification fine-tuning ops: the soft-target cross-entropy in double as
 // its CPU twin (kern_cpu_cls.c: one block per row, the mean summed by one block in a fixed order),
-// Mixup/CutMix one thread per element pair (in place safe), and the per-row scale of drop path.
+// Mixup/CutMix one thread per element pair (in place safe), the per-row scale of drop path, dropout
+// (its mask from Philox word 0 per element, as the CPU twin), and the joint norm of two plans.
 #include "kcu_dev.h" // defines: KcIn, KcOut, kc_*, KC_THREADS, KC_BOUNDS_F64, KLAUNCH
 
 // ---- soft-target cross-entropy ----
@@ -189,4 +190,62 @@ int kcu_row_scale(KcuStream *s, KGrad out, const KTensor *x, const KTensor *scal
 		return 0;
 	return KLAUNCH(&s->err, row_scale_kernel, kc_grid(n, KC_THREADS), KC_THREADS, 0, (cudaStream_t)s->stream,
 		       kc_grad(out), out.acc, kc_in(x), (const float *)scale->data, n, inner);
+}
+
+// ---- dropout: out[b, i] (=|+=) x[b, i]·(1/keep) when kept, 0 when not; RNG_STREAM_DROPOUT is 8 ----
+__global__ void __launch_bounds__(KC_THREADS)
+	dropout_kernel(KcOut out, int acc, KcIn x, const int64_t *pos, uint64_t seed, uint32_t below, float scale,
+		       int draw, int64_t n, int64_t inner)
+{
+	const int64_t step = (int64_t)gridDim.x * KC_THREADS;
+	for (int64_t k = (int64_t)blockIdx.x * KC_THREADS + threadIdx.x; k < n; k += step) {
+		float v = kc_ld(x, k);
+		if (draw) {
+			const uint64_t g = (uint64_t)pos[k / inner];
+			const uint32_t w = kc_philox_word0((uint32_t)g, (uint32_t)(g >> 32), 8u, (uint32_t)(k % inner),
+							   (uint32_t)seed, (uint32_t)(seed >> 32));
+			v = (w >> 8) < below ? v * scale : 0.0f;
+		}
+		kc_st_acc(out, k, v, acc);
+	}
+}
+
+// kept when (w >> 8)·2^−24 < keep, i.e. (w >> 8) < ceil(keep·2^24): the same comparison in integers
+static uint32_t dropout_below(double keep)
+{
+	const double t = keep * 16777216.0;
+	const uint32_t c = (uint32_t)t;
+	return (double)c < t ? c + 1 : c;
+}
+
+int kcu_dropout(KcuStream *s, KGrad out, const KTensor *x, const KTensor *pos, const KDropout *p, int64_t B,
+		int64_t inner)
+{
+	const int64_t n = B * inner;
+	const double keep = 1.0 - p->rate;
+	if (n == 0)
+		return 0;
+	return KLAUNCH(&s->err, dropout_kernel, kc_grid(n, KC_THREADS), KC_THREADS, 0, (cudaStream_t)s->stream,
+		       kc_grad(out), out.acc, kc_in(x), (const int64_t *)pos->data, p->seed, dropout_below(keep),
+		       keep > 0 ? (float)(1.0 / keep) : 0.0f, p->rate > 0, n, inner);
+}
+
+// ---- the joint gradient norm of two plans (kern_grad_norm's factor rule, in double) ----
+__global__ void __launch_bounds__(32) norm_join_kernel(float *nc, const float *other, double clip)
+{
+	if (threadIdx.x != 0)
+		return;
+	const double norm = sqrt((double)nc[0] * nc[0] + (double)other[0] * other[0]);
+	double factor = 1.0;
+	if (!isfinite(norm))
+		factor = NAN;
+	else if (clip > 0 && norm > clip) // torch.nn.utils.clip_grad_norm_
+		factor = clip / (norm + 1e-6);
+	nc[0] = (float)norm, nc[1] = (float)factor;
+}
+
+int kcu_grad_norm_join(KcuStream *s, KTensor *norm_clip, const KTensor *other, double clip_norm)
+{
+	return KLAUNCH(&s->err, norm_join_kernel, 1, 32, 0, (cudaStream_t)s->stream, (float *)norm_clip->data,
+		       (const float *)other->data, clip_norm);
 }

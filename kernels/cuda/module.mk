@@ -165,6 +165,15 @@ test_kcuda_step_fetch_LDLIBS := -lstdc++
 test_kcuda_step_fetch_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_step_fetch: LDFLAGS += $(KCUDA_LDFLAGS)
 SCRIPT_TESTS += tests/test_kcuda_step_fetch_planted.sh
+# --objective classify's step (issue 28 §1: mixup, drop path, dropout, two heads, the joint clipped norm)
+TESTS += test_kcuda_classify
+SEEDED_TESTS += test_kcuda_classify
+ASAN_TESTS += test_kcuda_classify
+test_kcuda_classify_SRCS := tests/test_kcuda_classify.c tests/kcu_twin.c
+test_kcuda_classify_LIBS := $(test_kcuda_train_LIBS)
+test_kcuda_classify_LDLIBS := -lstdc++
+test_kcuda_classify_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_classify: LDFLAGS += $(KCUDA_LDFLAGS)
 endif
 
 # the trainer's ingest (copy stream, ready/freed events between two batch buffers) on the backend

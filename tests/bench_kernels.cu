@@ -85,16 +85,18 @@ static void fill_bf16(__nv_bfloat16 *d, size_t n)
 	cuda_check(cudaMemcpy(d, h.data(), n * 2, cudaMemcpyHostToDevice));
 }
 
-// Attention at the model's shapes, forward and backward, for each implementation this build has.
-// FLOPs are the algorithm's: 4·B·H·T²·hd forward (Q·Kᵀ and P·V), 2.5 times that backward (five
-// T x T GEMMs), half under a causal mask; the own backward computes S and dP twice (7 GEMMs), so
-// its hardware rate is 1.4 times the printed one.
+// Attention at the model's shapes, forward and backward, for each implementation this build has:
+// the own kernels (the backward's dQ in fixed order, the default, and by atomics: "own-atomic", the
+// backward only) and cuDNN (forced; its backward is its fastest, atomic one). FLOPs are the
+// algorithm's: 4·B·H·T²·hd forward (Q·Kᵀ and P·V), 2.5 times that backward (five T x T GEMMs, what
+// the own backward does too), half under a causal mask.
 struct AttnShape {
 	const char *name;
 	int B, T, H, hd, causal;
 };
 static const AttnShape attn_shapes[] = {
 	{"vit-b16 T=4", 32, 785, 12, 64, 0}, {"vit-b16 T=16", 8, 3137, 12, 64, 0}, {"text", 256, 77, 8, 64, 1}};
+static const char *const attn_label[3] = {"own", "own-atomic", "cudnn"};
 
 struct AttnBufs {
 	__nv_bfloat16 *qkv, *out, *dout, *dqkv;
@@ -103,7 +105,7 @@ struct AttnBufs {
 	size_t wsb;
 };
 struct AttnBench {
-	KAttn *impl[2]; // own, cuDNN (NULL when this build or device has none)
+	KAttn *impl[3]; // as attn_label (cuDNN NULL when this build or device has none)
 	std::deque<AttnBufs> bufs;
 	std::deque<std::string> names;
 	~AttnBench()
@@ -120,10 +122,11 @@ struct AttnBench {
 static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const char *peak)
 {
 	KAttn **impl = ab.impl;
-	static const char *const label[2] = {"own", "cudnn"};
-	if (kattn_create(&impl[0], KATTN_OWN, 0, &e))
+	const KAttnOwnOpts atomic = {1, 0};
+	if (kattn_create(&impl[0], KATTN_OWN, 0, &e) || kattn_create(&impl[1], KATTN_OWN, 0, &e))
 		fprintf(stderr, "attention: %s\n", e.msg), exit(1);
-	if (!kattn_cudnn_available() || kattn_create(&impl[1], KATTN_CUDNN, 0, &e)) {
+	kattn_set_own_opts(impl[1], &atomic);
+	if (!kattn_cudnn_available() || kattn_create(&impl[2], KATTN_CUDNN, 0, &e)) {
 		printf("attention: cuDNN not in this build or not usable (%s): own kernel only\n", e.msg);
 		kerr_clear(&e);
 	}
@@ -137,12 +140,12 @@ static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const c
 		cuda_check(cudaMalloc((void **)&b->dout, no * 2));
 		cuda_check(cudaMalloc((void **)&b->lse, (size_t)a.B * a.H * a.T * 4));
 		fill_bf16(b->qkv, nx), fill_bf16(b->dout, no);
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 3; i++)
 			if (impl[i])
 				b->wsb = std::max(b->wsb, kattn_ws_bytes(impl[i], a.B, a.T, a.H, a.hd));
 		cuda_check(cudaMalloc(&b->ws, b->wsb + 256));
 		const double fwd = 4.0 * a.B * a.H * (double)a.T * a.T * a.hd * (a.causal ? 0.5 : 1.0);
-		for (int i = 0; i < 2; i++) {
+		for (int i = 0; i < 3; i++) {
 			KAttn *k = impl[i];
 			if (!k)
 				continue;
@@ -155,16 +158,50 @@ static void add_attention(std::vector<Entry> &t, AttnBench &ab, KErr &e, const c
 						 a.hd, a.causal, b->ws, b->wsb, &e);
 			};
 			if (run_fwd() || run_bwd()) { // cuDNN may refuse a shape: say so and go on
-				printf("attention %s %s: not run: %s\n", label[i], a.name, e.msg);
+				printf("attention %s %s: not run: %s\n", attn_label[i], a.name, e.msg);
 				kerr_clear(&e);
 				continue;
 			}
-			ab.names.push_back(std::string("attn ") + label[i] + " fwd " + a.name);
-			t.push_back({ab.names.back().c_str(), true, fwd, peak, run_fwd});
-			ab.names.push_back(std::string("attn ") + label[i] + " bwd " + a.name);
+			if (i != 1) { // own-atomic's forward is own's
+				ab.names.push_back(std::string("attn ") + attn_label[i] + " fwd " + a.name);
+				t.push_back({ab.names.back().c_str(), true, fwd, peak, run_fwd});
+			}
+			ab.names.push_back(std::string("attn ") + attn_label[i] + " bwd " + a.name);
 			t.push_back({ab.names.back().c_str(), true, 2.5 * fwd, peak, run_bwd});
 		}
 	}
+}
+
+// The own kernels' target (issue 25): at least 0.8 of cuDNN's rate forward and backward at head dim
+// 64 with vit-b16's 785 and 3137 tokens; one line, with the backward by atomics beside it
+static void attention_target(const std::vector<Entry> &t)
+{
+	auto rate = [&](const char *impl, const char *pass, const char *shape) {
+		std::string n = std::string("attn ") + impl + " " + pass + " " + shape;
+		for (const Entry &x : t)
+			if (n == x.name)
+				return x.work / x.secs;
+		return 0.0;
+	};
+	const double goal = 0.8;
+	bool met = true, any = false;
+	printf("attention target (own >= %.2f x cuDNN, hd 64, 785 and 3137 tokens):", goal);
+	for (const char *shape : {"vit-b16 T=4", "vit-b16 T=16"})
+		for (const char *pass : {"fwd", "bwd"}) {
+			double c = rate("cudnn", pass, shape), o = rate("own", pass, shape);
+			if (c <= 0 || o <= 0) {
+				printf(" %s %s n/a;", pass, shape);
+				met = false;
+				continue;
+			}
+			any = true;
+			met = met && o / c >= goal;
+			printf(" %s %s %.2f", pass, shape, o / c);
+			if (!strcmp(pass, "bwd") && rate("own-atomic", pass, shape) > 0)
+				printf(" (atomic dQ %.2f)", rate("own-atomic", pass, shape) / c);
+			printf(";");
+		}
+	printf(" %s\n", !any ? "not measured (no cuDNN)" : met ? "met" : "NOT met");
 }
 
 // ---- the CUDA backend's ops, through the contract, at vit-b16's sizes ----
@@ -472,6 +509,7 @@ int main()
 				       base.name);
 	}
 	printf("\n");
+	attention_target(t);
 	// a benched op off cuBLASLt's path (an own GEMM, an unfused epilogue) times the wrong kernel
 	char line[256];
 	printf("slow paths (kern_ctx_slow_paths): %lld\n", (long long)kern_ctx_slow_paths(kc));

@@ -1,16 +1,23 @@
 // Attention on the GPU against the CPU reference of the op contract (kern_attention_fwd/bwd on the
-// CPU backend): out, lse, dQ, dK, dV within a relative L2 of 1e-2 (bf16), run twice bit-identical.
+// CPU backend): out, lse, dQ, dK, dV within a relative L2 of 1e-2 (bf16), run twice bit-identical
+// (the own backward with dQ by atomics: within the tolerance, bits not required).
 // The backward of both sides gets the same out (the reference's, rounded to bf16 as a bf16 model
 // stores it) and lse: its row term D = dO·O then agrees, and where dS = P∘(dP − D) cancels (tiny
 // T) the comparison measures the kernel, not the rounding of its own forward output.
 // In the shim (make test) the own kernel on a subset of shapes with shuffled thread order; on a
 // device (make test-gpu) the full list, for the own kernel and for cuDNN when this build has it.
-#include "kattn.h"     // defines: kattn_own_fwd, kattn_own_bwd, kattn_own_ws_bytes, KAttn, kattn_fwd, kattn_bwd
+// Built with KT_LENGTHS=1 (test_kattn_lengths) it sweeps every length 1..130 and the remainders of
+// vit-b16's 785 and 3137 tokens instead, once each.
+#include "kattn.h"     // defines: kattn_own_fwd, kattn_own_bwd[_opts], kattn_own_ws_bytes[_opts], KAttn, kattn_fwd, ...
 #include "kemu_test.h" // defines: kt_setup, KT_CHECK, kt_dev_alloc, kt_upload, kt_download, kt_rel_l2
 
 extern "C" {
 #include "kern_ops.h" // defines: the CPU reference (kern_ctx_create_cpu, kern_attention_fwd, ...)
 }
+
+#ifndef KT_LENGTHS
+#define KT_LENGTHS 0
+#endif
 
 typedef __nv_bfloat16 bf16;
 
@@ -31,11 +38,13 @@ static const Case full_cases[] = {
 	{2, 77, 2, 32, 1},   {1, 65, 4, 32, 0},   {2, 500, 3, 32, 1},
 };
 // in the shim (~150 k warp-wide mma/s), and on a device under compute-sanitizer (KT_QUICK=1):
-// small shapes, each length class once; the last, longer one only in the shim
+// small shapes, each length class once (145 and 193 end their 128-, 64- and 32-row tiles as 785 and
+// 3137 do: 17, 17, 17 and 65, 1, 1 rows); the last, longer one only in the shim
 static const Case quick_cases[] = {
-	{1, 1, 1, 64, 0},   {1, 2, 2, 64, 1},   {2, 63, 1, 64, 0}, {1, 64, 3, 64, 1},  {1, 65, 2, 64, 0},
-	{1, 127, 1, 64, 1}, {1, 200, 2, 64, 0}, {2, 77, 1, 64, 1}, {1, 33, 16, 64, 1}, {1, 130, 1, 128, 1},
-	{1, 70, 2, 128, 0}, {2, 77, 2, 32, 1},  {1, 65, 3, 32, 0}, {1, 600, 1, 64, 0},
+	{1, 1, 1, 64, 0},   {1, 2, 2, 64, 1},   {2, 63, 1, 64, 0},  {1, 64, 3, 64, 1},   {1, 65, 2, 64, 0},
+	{1, 127, 1, 64, 1}, {2, 77, 1, 64, 1},  {1, 33, 16, 64, 1}, {1, 130, 1, 128, 1}, {1, 70, 2, 128, 0},
+	{2, 77, 2, 32, 1},  {1, 65, 3, 32, 0},  {1, 145, 1, 64, 1}, {3, 193, 1, 64, 0},  {1, 145, 1, 128, 0},
+	{1, 193, 1, 32, 1}, {1, 785, 1, 64, 0},
 };
 
 // the CPU backend on the bf16-rounded inputs, in f32; the backward from the bf16-rounded out
@@ -93,8 +102,8 @@ static std::vector<float> part(const std::vector<float> &x, int which, int64_t D
 static double worst[5];
 static const char *const names[5] = {"out", "lse", "dq", "dk", "dv"};
 
-// one implementation: forward and backward twice (another thread schedule in the shim), results
-// bit-identical (want_same) and against the reference
+// one implementation: forward (fwd NULL: none, the backward of another option) and backward twice
+// (another thread schedule in the shim), results bit-identical (want_same) and against the reference
 struct Impl {
 	const char *name;
 	int (*fwd)(void *ctx, bf16 *out, float *lse, const bf16 *qkv, const Case &k, void *ws, size_t wsb, KErr *e);
@@ -103,6 +112,7 @@ struct Impl {
 	size_t (*ws)(void *ctx, const Case &k);
 	void *ctx;
 	bool want_same;
+	bool (*runs_on)(const Case &k, size_t n); // in the shim, the shapes it runs (NULL: all)
 };
 
 static void reschedule(uint64_t seed)
@@ -115,7 +125,7 @@ static void reschedule(uint64_t seed)
 }
 
 static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::vector<bf16> &qkv,
-		     const std::vector<bf16> &dout, uint64_t seed)
+		     const std::vector<bf16> &dout, uint64_t seed, int runs)
 {
 	const int64_t D = (int64_t)k.H * k.hd;
 	const size_t nx = qkv.size(), no = dout.size(), nl = (size_t)k.B * k.H * k.T, wsb = im.ws(im.ctx, k);
@@ -132,9 +142,9 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 	std::vector<bf16> out[2], dq[2];
 	std::vector<float> lse[2];
 	KErr e = {0, ""};
-	for (int run = 0; run < 2; run++) {
+	for (int run = 0; run < runs; run++) {
 		reschedule(seed + (uint64_t)run);
-		int rc = im.fwd(im.ctx, dy, dl, dx, k, ws, wsb, &e);
+		int rc = im.fwd ? im.fwd(im.ctx, dy, dl, dx, k, ws, wsb, &e) : 0; // NULL: another backward only
 		rc = rc ? rc : im.bwd(im.ctx, ddx, 0, ddo, dx, ry, rl, k, ws, wsb, &e);
 		// cuDNN may refuse a shape (auto then runs the own kernel), but not the model's
 		bool model_shape = (k.T == 77 || k.T == 785 || k.T == 3137) && k.hd == 64;
@@ -145,12 +155,17 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 		KT_CHECK(rc == 0, "%s: %s", im.name, e.msg);
 		if (rc)
 			break;
-		out[run] = kt_download(dy, no), lse[run] = kt_download(dl, nl), dq[run] = kt_download(ddx, nx);
+		if (im.fwd)
+			out[run] = kt_download(dy, no), lse[run] = kt_download(dl, nl);
+		dq[run] = kt_download(ddx, nx);
 	}
-	if (dq[1].empty()) // refused or failed: nothing to compare
+	if (dq[runs - 1].empty()) // refused or failed: nothing to compare
 		return release();
 	std::vector<float> got_out = widen(out[0]), got_dq = widen(dq[0]);
-	double err[5] = {kt_rel_l2(got_out.data(), ref.out.data(), no), kt_rel_l2(lse[0].data(), ref.lse.data(), nl)};
+	double err[5] = {0, 0};
+	if (im.fwd)
+		err[0] = kt_rel_l2(got_out.data(), ref.out.data(), no),
+		err[1] = kt_rel_l2(lse[0].data(), ref.lse.data(), nl);
 	for (int w = 0; w < 3; w++) {
 		std::vector<float> g = part(got_dq, w, D), r = part(ref.dqkv, w, D);
 		err[2 + w] = kt_rel_l2(g.data(), r.data(), g.size());
@@ -162,9 +177,11 @@ static void run_case(const Impl &im, const Case &k, const Ref &ref, const std::v
 			 k.hd, k.causal, names[i], err[i]);
 		worst[i] = fmax(worst[i], err[i]);
 	}
-	if (im.want_same)
-		KT_CHECK(!memcmp(out[0].data(), out[1].data(), no * 2) &&
-				 !memcmp(lse[0].data(), lse[1].data(), nl * 4) &&
+	if (runs < 2)
+		;
+	else if (im.want_same)
+		KT_CHECK((!im.fwd || (!memcmp(out[0].data(), out[1].data(), no * 2) &&
+				      !memcmp(lse[0].data(), lse[1].data(), nl * 4))) &&
 				 !memcmp(dq[0].data(), dq[1].data(), nx * 2),
 			 "%s T %d H %d: two runs differ", im.name, k.T, k.H);
 	else
@@ -186,6 +203,39 @@ static int own_bwd(void *, bf16 *dqkv, int acc, const bf16 *dout, const bf16 *qk
 static size_t own_ws(void *, const Case &k)
 {
 	return kattn_own_ws_bytes(k.B, k.T, k.H, k.hd);
+}
+// the own backward with dQ summed by f32 atomics (KAttnOwnOpts.dq_atomic)
+static const KAttnOwnOpts atomic_opts = {1, 0};
+static int atomic_bwd(void *, bf16 *dqkv, int acc, const bf16 *dout, const bf16 *qkv, const bf16 *out, const float *lse,
+		      const Case &k, void *ws, size_t wsb, KErr *e)
+{
+	return kattn_own_bwd_opts(e, dqkv, acc, dout, qkv, out, lse, k.B, k.T, k.H, k.hd, k.causal, ws, wsb,
+				  &atomic_opts, 0);
+}
+static size_t atomic_ws(void *, const Case &k)
+{
+	return kattn_own_ws_bytes_opts(k.B, k.T, k.H, k.hd, &atomic_opts);
+}
+// the deterministic backward with one block walking every key block of a head (min_blocks 1: one
+// dQ slot, added to in key-block order), where the default runs a block per key block at these B·H
+static const KAttnOwnOpts walk_opts = {0, 1};
+static int walk_bwd(void *, bf16 *dqkv, int acc, const bf16 *dout, const bf16 *qkv, const bf16 *out, const float *lse,
+		    const Case &k, void *ws, size_t wsb, KErr *e)
+{
+	return kattn_own_bwd_opts(e, dqkv, acc, dout, qkv, out, lse, k.B, k.T, k.H, k.hd, k.causal, ws, wsb, &walk_opts,
+				  0);
+}
+static size_t walk_ws(void *, const Case &k)
+{
+	return kattn_own_ws_bytes_opts(k.B, k.T, k.H, k.hd, &walk_opts);
+}
+static bool every_third(const Case &, size_t n)
+{
+	return n % 3 == 0;
+}
+static bool several_key_blocks(const Case &k, size_t)
+{
+	return k.T > 128 && k.T < 500;
 }
 
 #if KT_ON_DEVICE
@@ -315,36 +365,59 @@ static void test_errors(void)
 	cuda_check(cudaFree(p));
 }
 
+// the lengths sweep (test_kattn_lengths): every T of 1..130 once, head dims and masks in turn, and
+// the remainders of 785 and 3137 tokens at every head dim
+static std::vector<Case> length_cases(void)
+{
+	std::vector<Case> c;
+	static const int hds[3] = {64, 32, 128};
+	for (int T = 1; T <= 130; T++)
+		c.push_back({1, T, 1, hds[T % 3], T % 2});
+	for (int hd : hds)
+		for (int T : {145, 193})
+			c.push_back({1, T, 1, hd, (T + hd / 32) % 2});
+	return c;
+}
+
 int main()
 {
-	uint64_t seed = kt_setup("test_kattn");
+	uint64_t seed = kt_setup(KT_LENGTHS ? "test_kattn_lengths" : "test_kattn");
 	KernCtx *cpu;
 	if (kern_ctx_create_cpu(&cpu, 0))
 		return fprintf(stderr, "no CPU kernel context\n"), 1;
-	std::vector<Impl> impls = {{"own", own_fwd, own_bwd, own_ws, NULL, true}};
+	const bool quick = !KT_ON_DEVICE || getenv("KT_QUICK");
+	std::vector<Impl> impls = {{"own", own_fwd, own_bwd, own_ws, NULL, true, NULL}};
+	if (!KT_LENGTHS) { // dQ by atomics, and one block a head (quick: on some shapes)
+		impls.push_back({"atom", NULL, atomic_bwd, atomic_ws, NULL, false, quick ? every_third : NULL});
+		impls.push_back({"walk", NULL, walk_bwd, walk_ws, NULL, true, quick ? several_key_blocks : NULL});
+	}
 #if KT_ON_DEVICE
 	KErr e = {0, ""};
 	KAttn *cud = NULL;
 	// KT_QUICK=cudnn: the small shapes with cuDNN too (tools/gpu-check.sh's quick correctness pass)
 	const char *quick_env = getenv("KT_QUICK");
-	if (quick_env && strcmp(quick_env, "cudnn")) {
+	if (KT_LENGTHS) {
+	} else if (quick_env && strcmp(quick_env, "cudnn")) {
 		printf("KT_QUICK: the own kernel on small shapes only (cuDNN's plans are slow to build under a sanitizer)\n");
 	} else if (kattn_cudnn_available()) {
 		if (kattn_create(&cud, KATTN_CUDNN, 0, &e))
 			KT_CHECK(0, "kattn_create(cudnn): %s", e.msg);
 		else
-			impls.push_back({"cudnn", sel_fwd, sel_bwd, sel_ws, cud, false}),
+			impls.push_back({"cudnn", sel_fwd, sel_bwd, sel_ws, cud, false, NULL}),
 				printf("%s\n", kattn_describe(cud));
 	} else {
 		printf("cuDNN: not in this build or not loadable: only the own kernel is checked\n");
 	}
 #endif
-	const bool quick = !KT_ON_DEVICE || getenv("KT_QUICK");
-	const Case *cases = quick ? quick_cases : full_cases;
-	const size_t ncases = quick ? sizeof quick_cases / sizeof *quick_cases - KT_ON_DEVICE
-				    : sizeof full_cases / sizeof *full_cases;
-	for (const Case *kp = cases; kp < cases + ncases; kp++) {
-		const Case &k = *kp;
+	std::vector<Case> cases;
+	if (KT_LENGTHS)
+		cases = length_cases();
+	else if (quick)
+		cases.assign(quick_cases, quick_cases + sizeof quick_cases / sizeof *quick_cases - KT_ON_DEVICE);
+	else
+		cases.assign(full_cases, full_cases + sizeof full_cases / sizeof *full_cases);
+	for (size_t n = 0; n < cases.size(); n++) {
+		const Case &k = cases[n];
 		const int64_t D = (int64_t)k.H * k.hd;
 		std::vector<bf16> qkv((size_t)k.B * k.T * 3 * D), dout((size_t)k.B * k.T * D);
 		for (auto &v : qkv)
@@ -353,15 +426,20 @@ int main()
 			v = __float2bfloat16(kt_uniform(-1, 1));
 		Ref ref = reference(cpu, widen(qkv), widen(dout), k);
 		for (const Impl &im : impls)
-			run_case(im, k, ref, qkv, dout, seed + 100 * (uint64_t)(kp - cases));
-		if (kp == cases + 4)
+			if (!im.runs_on || im.runs_on(k, n))
+				// two runs (in the shim under two thread orders) where their bits must match
+				run_case(im, k, ref, qkv, dout, seed + 100 * (uint64_t)n,
+					 KT_LENGTHS || (!KT_ON_DEVICE && !im.want_same) ? 1 : 2);
+		if (!KT_LENGTHS && n == 4)
 			test_accumulate(k, ref, qkv, dout);
 	}
-	test_errors();
+	if (!KT_LENGTHS)
+		test_errors();
 #if KT_ON_DEVICE
-	test_selection();
+	if (!KT_LENGTHS)
+		test_selection();
 #endif
-	printf("worst rel L2 over %zu shapes:", ncases);
+	printf("worst rel L2 over %zu shapes:", cases.size());
 	for (int i = 0; i < 5; i++)
 		printf(" %s %.1e", names[i], worst[i]);
 	printf("\n");
@@ -369,5 +447,5 @@ int main()
 	kattn_destroy(cud);
 #endif
 	kern_ctx_destroy(cpu);
-	return kt_finish("test_kattn");
+	return kt_finish(KT_LENGTHS ? "test_kattn_lengths" : "test_kattn");
 }

@@ -53,6 +53,12 @@ compile dialect ok '' '
 	kfrag_load_a(a, reinterpret_cast<const __nv_bfloat16 *>(s), 8);
 	kfrag_load_b_nk(fb, reinterpret_cast<const __nv_bfloat16 *>(s), 8);
 	kmma_bf16(c, a, fb, c);
+	kfrag_load_a_trans(a, reinterpret_cast<const __nv_bfloat16 *>(s), 8);
+	__syncthreads();
+	kcp_async_16(s, f, true), kcp_async_4(s + 4, f, false);
+	kcp_async_commit();
+	kcp_async_wait<0>();
+	katomic_add_f32_unordered(f + 2, 1.0f);
 	f[1] = __bfloat162float(b) + c.x[0];' || fail=1
 compile float_atomic fail 'deleted' 'atomicAdd(f, 1.0f);' || fail=1
 compile extern_shared fail 'extern' 'extern __shared__ float dyn[]; f[0] = dyn[0];' || fail=1

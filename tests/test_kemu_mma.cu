@@ -1,5 +1,5 @@
 // Tensor-core fragments through kmma.h: the per-lane layouts of mma.m16n8k16 and ldmatrix as
-// the PTX ISA documents them, the tile loaders built on them, and FlashAttention's chain (Q K^T,
+// the PTX ISA documents them, the tile loaders built on them (A also from its stored transpose), and FlashAttention's chain (Q K^T,
 // row max over a quad, P V with P kept in registers), in the shim and on a device.
 #include "kemu_test.h" // defines: kt_setup, KT_CHECK, kt_dev_alloc
 #include "kmma.h"      // defines: KFragA, KFragB, KFragC, kmma_bf16, kldmatrix_*, kfrag_*
@@ -66,7 +66,15 @@ __global__ void k_loaders(const bf16 *m, int *same)
 	kfrag_load_b2_kn(cc, s, 24);
 	kfrag_load_b_kn_direct(cd[0], s, 24);
 	kfrag_load_b_kn_direct(cd[1], s + 8, 24);
-	int ok = 1;
+	// A from its transpose stored (K x M): element (m, k) at s[k * 24 + m]
+	KFragA at;
+	kfrag_load_a_trans(at, s, 24);
+	int l = klane(), ok = 1;
+	const uint16_t *bits = reinterpret_cast<const uint16_t *>(s);
+	for (int r = 0; r < 4; r++) {
+		int row = kfrag_a_row(l, 2 * r), k = kfrag_a_col(l, 2 * r);
+		ok &= at.x[r] == ((uint32_t)bits[k * 24 + row] | (uint32_t)bits[(k + 1) * 24 + row] << 16);
+	}
 	for (int i = 0; i < 4; i++)
 		ok &= a1.x[i] == a2.x[i];
 	for (int i = 0; i < 2; i++) {

@@ -1,13 +1,18 @@
 // Tensor-core fragments for own kernels: mma.sync m16n8k16 (bf16 in, f32 accumulate) and
-// ldmatrix, their per-lane layouts as helpers, and the pieces a FlashAttention-2 kernel needs.
+// ldmatrix, their per-lane layouts as helpers, and the pieces a FlashAttention-2 kernel needs
+// (cp.async into shared memory, an f32 atomic add for a caller that gives up reproducibility).
 #ifndef KMMA_H
 #define KMMA_H
 // defines: KFragA, KFragB, KFragC, klane, kfrag_a_row/col, kfrag_b_k/n, kfrag_c_row/col, kpack_bf16x2,
-//          kmma_bf16, kldmatrix_x1/x2/x4[_trans], kfrag_load_a, kfrag_load_b_nk, kfrag_load_b_kn,
-//          kfrag_load_b2_nk, kfrag_load_b2_kn, kfrag_load_a_direct, kfrag_load_b_nk_direct,
-//          kfrag_load_b_kn_direct, kfrag_c_zero, kfrag_c_store, kfrag_c_to_a, kquad_max, kquad_sum
+//          kmma_bf16, kldmatrix_x1/x2/x4[_trans], kfrag_load_a, kfrag_load_a_trans, kfrag_load_b_nk,
+//          kfrag_load_b_kn, kfrag_load_b2_nk, kfrag_load_b2_kn, kfrag_load_a_direct, kfrag_load_b_nk_direct,
+//          kfrag_load_b_kn_direct, kfrag_c_zero, kfrag_c_store, kfrag_c_to_a, kquad_max, kquad_sum,
+//          kcp_async_16, kcp_async_4, kcp_async_commit, kcp_async_wait, katomic_add_f32_unordered
 
 #include "kcuda.h" // defines: the dialect, KEMU_SITE_PARAMS
+#if defined(KEMU)
+#include "emu/kemu_async.h" // defines: kemu::async_*, kemu::atomic_add_f32_unordered
+#endif
 
 #include <stdint.h>
 #include <string.h>
@@ -134,6 +139,13 @@ __device__ __forceinline__ void kfrag_load_a(KFragA &a, const __nv_bfloat16 *s, 
 	int l = klane();
 	kldmatrix_x4(a.x, s + (l % 16) * ld + (l / 16) * 8 KEMU_SITE_ARGS);
 }
+// A of the 16x16 tile whose transpose is at s: stored K x M row-major (Pᵀ of Pᵀ dO from P stored
+// by query rows): ldmatrix .trans, matrix j from stored rows 8(j/2).., columns 8(j%2)..
+__device__ __forceinline__ void kfrag_load_a_trans(KFragA &a, const __nv_bfloat16 *s, int ld KEMU_SITE_PARAMS)
+{
+	int l = klane();
+	kldmatrix_x4_trans(a.x, s + ((l / 16) * 8 + l % 8) * ld + ((l / 8) % 2) * 8 KEMU_SITE_ARGS);
+}
 // B (16x8, K x N) of an N x K tile stored row-major, 8 rows of 16 (K of Q K^T, a weight W[n][k])
 __device__ __forceinline__ void kfrag_load_b_nk(KFragB &b, const __nv_bfloat16 *s, int ld KEMU_SITE_PARAMS)
 {
@@ -225,6 +237,78 @@ __device__ __forceinline__ float kquad_sum(float v)
 {
 	v += __shfl_xor_sync(0xffffffffu, v, 1);
 	return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// ---- asynchronous copies global -> shared (cp.async, sm_80 and later) ----
+// One thread's copy of 16 (or 4) bytes, both addresses aligned to the size, dst in shared memory.
+// full == false copies nothing and writes zeros (src-size 0: src is not read, but must be a valid
+// address). The copy is in flight until the thread waits for its group: kcp_async_commit() closes
+// the group of the copies issued since the last commit, kcp_async_wait<N>() returns when at most N
+// of the thread's groups are pending; other threads see the data after that wait and a barrier.
+// Every thread waits for all its copies (kcp_async_wait<0>) before it returns.
+#if defined(KEMU)
+__device__ __forceinline__ void kcp_async_16(void *dst, const void *src, bool full KEMU_SITE_PARAMS)
+{
+	kemu::async_check(dst, src, 16, kemu_file_, kemu_line_);
+	uint4 v = full ? *reinterpret_cast<const uint4 *>(src) : make_uint4(0, 0, 0, 0);
+	*reinterpret_cast<uint4 *>(dst) = make_uint4(~0u, ~0u, ~0u, ~0u); // in flight: undefined until the wait
+	kemu::async_issue(dst, &v, 16);
+}
+__device__ __forceinline__ void kcp_async_4(void *dst, const void *src, bool full KEMU_SITE_PARAMS)
+{
+	kemu::async_check(dst, src, 4, kemu_file_, kemu_line_);
+	uint32_t v = full ? *reinterpret_cast<const uint32_t *>(src) : 0u;
+	*reinterpret_cast<uint32_t *>(dst) = ~0u;
+	kemu::async_issue(dst, &v, 4);
+}
+__device__ __forceinline__ void kcp_async_commit()
+{
+	kemu::async_commit();
+}
+template <int N>
+__device__ __forceinline__ void kcp_async_wait()
+{
+	kemu::AsyncCopy c[16];
+	for (size_t n; (n = kemu::async_take(N, c, 16)) > 0;)
+		for (size_t i = 0; i < n; i++) // the copy's write, by this thread, now (instrumented here)
+			if (c[i].n == 16)
+				*reinterpret_cast<uint4 *>(c[i].dst) = *reinterpret_cast<const uint4 *>(c[i].data);
+			else
+				*reinterpret_cast<uint32_t *>(c[i].dst) =
+					*reinterpret_cast<const uint32_t *>(c[i].data);
+}
+#else
+__device__ __forceinline__ void kcp_async_16(void *dst, const void *src, bool full)
+{
+	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(full ? 16 : 0));
+}
+__device__ __forceinline__ void kcp_async_4(void *dst, const void *src, bool full)
+{
+	unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+	asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(full ? 4 : 0));
+}
+__device__ __forceinline__ void kcp_async_commit()
+{
+	asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N>
+__device__ __forceinline__ void kcp_async_wait()
+{
+	asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); // shared memory changed under the compiler
+}
+#endif
+
+// ---- an f32 atomic add, outside the dialect's rule that atomics not change a result ----
+// The sum depends on the order the adds arrive in (rounding): only for a result its caller has
+// chosen to give up bit-reproducibility for (kattn's dQ by atomics). Device or shared memory.
+__device__ __forceinline__ void katomic_add_f32_unordered(float *p, float v)
+{
+#if defined(KEMU)
+	kemu::atomic_add_f32_unordered(p, v);
+#else
+	atomicAdd(p, v);
+#endif
 }
 
 #endif

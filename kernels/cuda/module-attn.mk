@@ -1,8 +1,9 @@
 # kernels/cuda/attn/: attention on the GPU (DESIGN §6, §8): the own FlashAttention-2-style kernels
 # (kattn_fwd.cu, kattn_bwd.cu), cuDNN's fused attention through its graph API (kattn_cudnn.c, when
 # cuDNN 9 is detected) and the selection between them (kattn.c), behind kattn.h. The kernels are
-# also built for the CPU execution shim, so test_kattn checks them against the CPU reference in
-# every make test; test_kattn_gpu checks both implementations on a device.
+# also built for the CPU execution shim, so test_kattn (and test_kattn_lengths, every short length)
+# checks them against the CPU reference in every make test; test_kattn_gpu checks both
+# implementations on a device.
 KATTN_CU := kernels/cuda/attn/kattn_fwd.cu kernels/cuda/attn/kattn_bwd.cu
 KATTN_CUDNN_SRCS := kernels/cuda/attn/kattn_cudnn.c kernels/cuda/attn/kattn_cudnn_graph.c
 # cuDNN's headers wherever mk/detect.sh found them (a wheel's include/), for the library and for
@@ -27,13 +28,17 @@ endif
 ifeq ($(HAVE_CUDA_EMU),1)
 TEST_LIBS += kattnemu
 kattnemu_SRCS := $(KATTN_CU)
-TESTS += test_kattn
-SEEDED_TESTS += test_kattn
-ASAN_TESTS += test_kattn
+TESTS += test_kattn test_kattn_lengths
+SEEDED_TESTS += test_kattn test_kattn_lengths
+ASAN_TESTS += test_kattn test_kattn_lengths
 test_kattn_SRCS := tests/test_kattn.cu
 test_kattn_LIBS := kattnemu kemu kernels stream common
 test_kattn_LDLIBS := -lstdc++
-$(BUILD)/obj/emu/tests/test_kattn.o: EMU_CXXFLAGS += -Ikernels -Ikernels/cuda/attn
+# the same harness over every length 1..130 and the remainders of 785 and 3137 tokens
+test_kattn_lengths_SRCS := tests/test_kattn_lengths.cu
+test_kattn_lengths_LIBS := $(test_kattn_LIBS)
+test_kattn_lengths_LDLIBS := -lstdc++
+$(BUILD)/obj/emu/tests/test_kattn.o $(BUILD)/obj/emu/tests/test_kattn_lengths.o: EMU_CXXFLAGS += -Ikernels -Ikernels/cuda/attn -Itests
 endif
 
 # the cuDNN graphs finalize in the library without a device (make test, wherever cuDNN 9 is)

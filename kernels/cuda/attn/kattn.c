@@ -12,7 +12,8 @@
 
 struct KAttn {
 	KAttnImpl impl, last;
-	int bwd_graph; // cuDNN's backward: KC_BWD (cudnn), KC_BWD_DET (auto on Hopper), 0 none (auto elsewhere)
+	KAttnOwnOpts own; // the own backward's options (kattn_set_own_opts)
+	int bwd_graph;    // cuDNN's backward: KC_BWD (cudnn), KC_BWD_DET (auto on Hopper), 0 none (auto elsewhere)
 #if HAVE_CUDNN
 	KcAttn *cudnn; // NULL: the own kernel only
 #endif
@@ -92,7 +93,9 @@ void kattn_destroy(KAttn *a)
 const char *kattn_describe(const KAttn *a)
 {
 	KAttn *m = (KAttn *)a; // the text is composed on demand into the handle's buffer
-	static const char own[] = "the own FlashAttention-2-style kernel (head dims 32, 64, 128)";
+	const char *own = a->own.dq_atomic ? "the own FlashAttention-2-style kernel (head dims 32, 64, 128; dQ by "
+					     "atomics: not bit-reproducible)"
+					   : "the own FlashAttention-2-style kernel (head dims 32, 64, 128)";
 	if (a->impl == KATTN_OWN) {
 		snprintf(m->desc, sizeof m->desc, "own: %s", own);
 		return a->desc;
@@ -125,7 +128,7 @@ static size_t max_sz(size_t a, size_t b)
 
 size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
 {
-	size_t ws = a->impl == KATTN_CUDNN ? 0 : kattn_own_ws_bytes(B, T, H, hd);
+	size_t ws = a->impl == KATTN_CUDNN ? 0 : kattn_own_ws_bytes_opts(B, T, H, hd, &a->own);
 #if HAVE_CUDNN
 	if (a->cudnn)
 		for (int k = 0; k < (a->bwd_graph ? 2 : 1); k++) // the forward, cuDNN's backward if it runs one
@@ -143,6 +146,11 @@ size_t kattn_ws_bytes(KAttn *a, int B, int T, int H, int hd)
 KAttnImpl kattn_last_impl(const KAttn *a)
 {
 	return a->last;
+}
+
+void kattn_set_own_opts(KAttn *a, const KAttnOwnOpts *o)
+{
+	a->own = *o;
 }
 
 // 1: run cuDNN; 0: run the own kernel; < 0: an error (latched)
@@ -208,5 +216,5 @@ int kattn_bwd(KAttn *a, cudaStream_t s, void *dqkv, int acc, const void *dout, c
 		return kc_attn_bwd(a->cudnn, a->bwd_graph, s, dqkv, dout, qkv, out, lse, B, T, H, hd, causal, ws,
 				   ws_bytes, e);
 #endif
-	return kattn_own_bwd(e, dqkv, acc, dout, qkv, out, lse, B, T, H, hd, causal, ws, ws_bytes, s);
+	return kattn_own_bwd_opts(e, dqkv, acc, dout, qkv, out, lse, B, T, H, hd, causal, ws, ws_bytes, &a->own, s);
 }

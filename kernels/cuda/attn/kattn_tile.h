@@ -1,120 +1,121 @@
-// Pieces the own attention kernels share: block geometry, shared-memory tiles of one head's rows,
-// the per-lane store of a warp's accumulators, and the host-side checks of a launch.
+// Pieces the own attention kernels share: padded shared-memory tiles filled by cp.async, a warp's
+// tile of a product on tensor cores, the per-lane store of accumulators, and the launch checks.
 #ifndef KATTN_TILE_H
 #define KATTN_TILE_H
-// defines: KATTN_BM, KATTN_THREADS, KATTN_LOG2E, KATTN_LN2, kattn_ld, kattn_load_rows, kattn_store_rows,
-//          kattn_fetch_rows, kattn_put_rows, kattn_afrag, kattn_mma_abt, kattn_mma_pm, kattn_check,
-//          kattn_smem_optin
+// defines: kbf16, KATTN_LOG2E, KATTN_LN2, kattn_pad, kattn_cp_rows, kattn_cp_vec, KASmem, KASmemT, KAReg, KAAcc,
+//          kattn_mma, kattn_c_zero, kattn_store_rows, kattn_check, kattn_smem_optin
 
-#include "kattn.h" // defines: KErr
-#include "kmma.h"  // defines: KFragC, klane, kfrag_c_row, kfrag_c_col, kpack_bf16x2, kld_bf16x2
+#include "kattn.h" // defines: KErr, kattn_own_supports
+#include "kmma.h"  // defines: KFragA/B/C, klane, kfrag_*, kmma_bf16, kcp_async_*, kpack_bf16x2, kld_bf16x2
 
 #include <errno.h>
 
 typedef __nv_bfloat16 kbf16;
 
-// A block is 4 warps; each warp owns 16 rows (queries or keys) of a 64-row block.
-#define KATTN_BM 64
-#define KATTN_THREADS 128
 #define KATTN_LOG2E 1.4426950408889634f
 #define KATTN_LN2 0.6931471805599453f
 
-// shared rows are padded by 16 bytes: ldmatrix's eight row addresses then fall in distinct banks
-// and stay 16-byte aligned
-template <int HD>
-__host__ __device__ constexpr int kattn_ld()
+// a shared tile's row of W bf16 is padded by 16 bytes: ldmatrix's eight row addresses then fall in
+// distinct banks and stay 16-byte aligned
+template <int W>
+__host__ __device__ constexpr int kattn_pad()
 {
-	return HD + 8;
+	return W + 8;
 }
 
-// rows [r0, r0 + ROWS) of one head (row r at src + r·stride, HD contiguous bf16) into a padded
-// shared tile; rows at or past T are zeros, so masked keys carry no NaN into P·V
-template <int HD, int ROWS>
-__device__ __forceinline__ void kattn_load_rows(kbf16 *tile, const kbf16 *src, int64_t stride, int r0, int T)
+// cp.async of rows [r0, r0 + ROWS) of one head (row r at src + r·stride, W contiguous bf16) into a
+// padded shared tile by the block's NT threads; rows at or past T arrive as zeros (nothing is read),
+// so masked keys carry no NaN into P·V. The caller commits and waits.
+template <int W, int ROWS, int NT>
+__device__ __forceinline__ void kattn_cp_rows(kbf16 *tile, const kbf16 *src, int64_t stride, int r0, int T)
 {
-	constexpr int CH = HD / 8; // 16-byte chunks per row
-	for (int i = threadIdx.x; i < ROWS * CH; i += KATTN_THREADS) {
-		int r = i / CH, c = 8 * (i % CH);
-		uint4 v = make_uint4(0, 0, 0, 0);
-		if (r0 + r < T)
-			v = *reinterpret_cast<const uint4 *>(src + (int64_t)(r0 + r) * stride + c);
-		*reinterpret_cast<uint4 *>(tile + r * kattn_ld<HD>() + c) = v;
+	constexpr int CH = W / 8; // 16-byte chunks per row
+	static_assert(ROWS * CH % NT == 0, "whole chunks per thread");
+	KUNROLL
+	for (int j = 0; j < ROWS * CH / NT; j++) {
+		const int i = (int)threadIdx.x + j * NT, r = i / CH, c = 8 * (i % CH);
+		const bool in = r0 + r < T;
+		kcp_async_16(tile + r * kattn_pad<W>() + c, in ? src + (int64_t)(r0 + r) * stride + c : src, in);
 	}
+}
+// cp.async of n f32 [r0, r0 + n) of a row vector (zeros at or past T), 4 bytes a thread
+template <int N, int NT>
+__device__ __forceinline__ void kattn_cp_vec(float *dst, const float *src, int r0, int T)
+{
+	for (int i = (int)threadIdx.x; i < N; i += NT)
+		kcp_async_4(dst + i, r0 + i < T ? src + r0 + i : src, r0 + i < T);
 }
 
-// The same rows in two halves, so that a tile's global loads are in flight while the block computes
-// on the previous one: fetch into registers (this thread's 16-byte chunks), later put them into
-// the shared tile (after the barrier that frees it).
-template <int HD, int ROWS>
-__host__ __device__ constexpr int kattn_chunks()
+// ---- a warp's tile of a product: C (16·MT x 8·NT) += A (16·MT x 16·KS) · B (16·KS x 8·NT) ----
+// Per k step the warp loads MT A fragments and NT/2 ldmatrix.x4 pairs of B fragments and issues
+// MT·NT mma: each A fragment feeds NT of them and each B pair 2·MT (4 and 4 at MT 2, NT 4).
+// Where A comes from (kattn_afrag):
+struct KASmem { // shared, stored M x K row-major (Q, dO, dS by query rows)
+	const kbf16 *p;
+	int ld;
+};
+struct KASmemT { // shared, its transpose stored: K x M row-major (Pᵀ, dSᵀ from P, dS by query rows)
+	const kbf16 *p;
+	int ld;
+};
+struct KAReg { // fragments in registers, [m tile][k step] with KS k steps (Q held by its warp)
+	const KFragA *f;
+	int ks;
+};
+struct KAAcc {           // accumulators of a previous product, [m tile][8-column group] with NC groups, rounded
+	const KFragC *c; // to bf16 (P of P·V stays in registers)
+	int nc;
+};
+__device__ __forceinline__ void kattn_afrag(KFragA &f, const KASmem &a, int i, int ks)
 {
-	return ROWS * HD / 8 / KATTN_THREADS;
+	kfrag_load_a(f, a.p + 16 * i * a.ld + 16 * ks, a.ld);
 }
-template <int HD, int ROWS>
-__device__ __forceinline__ void kattn_fetch_rows(uint4 *regs, const kbf16 *src, int64_t stride, int r0, int T)
+__device__ __forceinline__ void kattn_afrag(KFragA &f, const KASmemT &a, int i, int ks)
 {
-	constexpr int CH = HD / 8;
-	static_assert(ROWS * CH % KATTN_THREADS == 0, "whole chunks per thread");
-	for (int j = 0; j < kattn_chunks<HD, ROWS>(); j++) {
-		int i = (int)threadIdx.x + j * KATTN_THREADS, r = i / CH, c = 8 * (i % CH);
-		regs[j] = r0 + r < T ? *reinterpret_cast<const uint4 *>(src + (int64_t)(r0 + r) * stride + c)
-				     : make_uint4(0, 0, 0, 0);
-	}
+	kfrag_load_a_trans(f, a.p + 16 * ks * a.ld + 16 * i, a.ld);
 }
-template <int HD, int ROWS>
-__device__ __forceinline__ void kattn_put_rows(kbf16 *tile, const uint4 *regs)
+__device__ __forceinline__ void kattn_afrag(KFragA &f, const KAReg &a, int i, int ks)
 {
-	constexpr int CH = HD / 8;
-	for (int j = 0; j < kattn_chunks<HD, ROWS>(); j++) {
-		int i = (int)threadIdx.x + j * KATTN_THREADS;
-		*reinterpret_cast<uint4 *>(tile + (i / CH) * kattn_ld<HD>() + 8 * (i % CH)) = regs[j];
-	}
+	f = a.f[i * a.ks + ks];
 }
-
-// ---- the two tile products every kernel here is made of (per warp, f32 accumulators) ----
-// A fragments of a warp's 16 rows: held in registers, or read from its shared rows at need
-template <int HD>
-__device__ __forceinline__ KFragA kattn_afrag(const KFragA *a, int k)
+__device__ __forceinline__ void kattn_afrag(KFragA &f, const KAAcc &a, int i, int ks)
 {
-	return a[k];
+	kfrag_c_to_a(f, a.c[i * a.nc + 2 * ks], a.c[i * a.nc + 2 * ks + 1]);
 }
-template <int HD>
-__device__ __forceinline__ KFragA kattn_afrag(const kbf16 *rows, int k)
+// B: KN (true) stored K x N row-major (V of P·V, dO, Q, K of dS·K), else N x K (K of Q·Kᵀ, V of dO·Vᵀ)
+template <int MT, int NT, int KS, bool KN, class A>
+__device__ __forceinline__ void kattn_mma(KFragC (&c)[MT][NT], const A &a, const kbf16 *b, int ldb)
 {
-	KFragA f;
-	kfrag_load_a(f, rows + 16 * k, kattn_ld<HD>());
-	return f;
-}
-// s (16 x 16·NJ) += A (16 x HD) · Mᵀ, M a shared tile of 16·NJ rows x HD: S = Q Kᵀ, dP = dO Vᵀ
-template <int HD, int NJ, class Src>
-__device__ __forceinline__ void kattn_mma_abt(KFragC *s, Src a, const kbf16 *m)
-{
-	constexpr int LD = kattn_ld<HD>();
-	for (int k = 0; k < HD / 16; k++) {
-		KFragA f = kattn_afrag<HD>(a, k);
-		for (int j = 0; j < NJ; j++) {
-			KFragB b[2];
-			kfrag_load_b2_nk(b, m + 16 * j * LD + 16 * k, LD);
-			kmma_bf16(s[2 * j], f, b[0], s[2 * j]);
-			kmma_bf16(s[2 * j + 1], f, b[1], s[2 * j + 1]);
+	static_assert(NT % 2 == 0, "B fragments come in ldmatrix.x4 pairs");
+	KUNROLL
+	for (int ks = 0; ks < KS; ks++) {
+		KFragA fa[MT];
+		KUNROLL
+		for (int i = 0; i < MT; i++)
+			kattn_afrag(fa[i], a, i, ks);
+		KUNROLL
+		for (int j = 0; j < NT / 2; j++) {
+			KFragB fb[2];
+			if (KN)
+				kfrag_load_b2_kn(fb, b + 16 * ks * ldb + 16 * j, ldb);
+			else
+				kfrag_load_b2_nk(fb, b + 16 * j * ldb + 16 * ks, ldb);
+			KUNROLL
+			for (int i = 0; i < MT; i++) {
+				kmma_bf16(c[i][2 * j], fa[i], fb[0], c[i][2 * j]);
+				kmma_bf16(c[i][2 * j + 1], fa[i], fb[1], c[i][2 * j + 1]);
+			}
 		}
 	}
 }
-// acc (16 x HD) += P (16 x 16·NP, accumulators rounded to bf16 as A fragments) · M, M a shared
-// tile of 16·NP rows x HD: O += P V, dV += Pᵀ dO, dK += dSᵀ Q, dQ += dS K
-template <int HD, int NP>
-__device__ __forceinline__ void kattn_mma_pm(KFragC *acc, const KFragC *p, const kbf16 *m)
+template <int MT, int NT>
+__device__ __forceinline__ void kattn_c_zero(KFragC (&c)[MT][NT])
 {
-	constexpr int LD = kattn_ld<HD>();
-	for (int kk = 0; kk < NP; kk++) {
-		KFragA pa;
-		kfrag_c_to_a(pa, p[2 * kk], p[2 * kk + 1]);
-		for (int j = 0; j < HD / 16; j++) {
-			KFragB b[2];
-			kfrag_load_b2_kn(b, m + 16 * kk * LD + 16 * j, LD);
-			kmma_bf16(acc[2 * j], pa, b[0], acc[2 * j]);
-			kmma_bf16(acc[2 * j + 1], pa, b[1], acc[2 * j + 1]);
-		}
+	KUNROLL
+	for (int i = 0; i < MT; i++) {
+		KUNROLL
+		for (int j = 0; j < NT; j++)
+			kfrag_c_zero(c[i][j]);
 	}
 }
 
@@ -127,7 +128,9 @@ __device__ __forceinline__ void kattn_store_rows(kbf16 *dst, int64_t stride, con
 						 int rows, int acc)
 {
 	const int lane = klane();
-	for (int j = 0; j < N; j++)
+	KUNROLL
+	for (int j = 0; j < N; j++) {
+		KUNROLL
 		for (int hh = 0; hh < 2; hh++) {
 			int r = kfrag_c_row(lane, 2 * hh);
 			if (r >= rows)
@@ -141,6 +144,7 @@ __device__ __forceinline__ void kattn_store_rows(kbf16 *dst, int64_t stride, con
 			}
 			*reinterpret_cast<uint32_t *>(p) = kpack_bf16x2(a, b); // one 4-byte store (see above)
 		}
+	}
 }
 
 // the arguments every entry point checks: shape, 16-byte alignment of the device pointers

@@ -3,7 +3,7 @@
 #ifndef KEMU_IMPL_H
 #define KEMU_IMPL_H
 // defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_stream_id, kemu_func_dyn_smem_limit,
-//          kemu_check_*, kemu_sched_*, KemuVClock, KemuRecord
+//          kemu_check_*, kemu_sched_*, KemuVClock, KemuRecord, kemu_async_block_begin, kemu_async_block_end
 
 // the standard headers before kemu.h, whose dialect macros (__noinline__) they must not see
 #include <functional>
@@ -25,6 +25,11 @@ bool kemu_stream_ok(cudaStream_t s);
 int kemu_stream_id(cudaStream_t s);
 // dynamic shared memory a kernel may use: 48 KiB, or what cudaFuncSetAttribute allowed it
 size_t kemu_func_dyn_smem_limit(const void *func);
+
+// cp.async (kemu_async.cpp): every thread's queue of copies is empty when a block begins; at its
+// end a thread with copies it never waited for fails the launch (-EFAULT, the reason in msg)
+void kemu_async_block_begin(unsigned nthreads);
+int kemu_async_block_end(char *msg, size_t len);
 
 // The memory checkers (kemu_check.cpp). The runtime names the device memory a kernel may write;
 // a launch brackets its blocks (launch_begin holds the checker's lock until launch_end; it returns

@@ -129,7 +129,10 @@ static cudaError_t run_blocks(dim3 grid, dim3 block, size_t smem, kemu::Body bod
 			memset(L.dyn, 0xff, smem);
 		char msg[768];
 		kemu_check_block_begin(b);
+		kemu_async_block_begin(block.x * block.y * block.z);
 		int rc = kemu_fibers_run_block(block, body, ctx, L.shuffle, &L.rng, msg, sizeof msg);
+		int arc = kemu_async_block_end(rc ? nullptr : msg, rc ? 0 : sizeof msg);
+		rc = rc ? rc : arc;
 		kemu_check_block_end();
 		if (rc)
 			kemu_check_launch_end();

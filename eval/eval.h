@@ -8,7 +8,8 @@
 //          eval_ndcg, eval_topk_accuracy, EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy,
 //          eval_ek100_cls, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalProbeOpts, EvalProbeFit,
 //          EVAL_PROBE_L2, EVAL_PROBE_ITERS, EVAL_PROBE_TOL, eval_probe_fit, eval_linear_logits, EVAL_CLS_TOP,
-//          EvalConfusion, EvalRecall, EvalHeadAcc, eval_head_accuracy, EvalReport,
+//          EvalConfusion, EvalRecall, EvalHeadAcc, eval_head_accuracy, eval_views_mean, EvalPairAcc,
+//          eval_pair_accuracy, EvalReport,
 //          eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir, eval_report_json,
 //          EVAL_EMBED_BLOCK, eval_block_forward, eval_block_forward_visual
 
@@ -236,6 +237,31 @@ typedef struct {
 // scores (n, K), label (n) in [0, K) or -1 (left out). -EINVAL for a NaN score, a label >= K, no
 // labelled row; -ENOMEM.
 int eval_head_accuracy(const float *scores, int64_t n, int K, const int *label, EvalHeadAcc *out);
+
+// out (n, K) = the mean of each row's V view scores sv (n, V, K), class by class (sums in double,
+// in view order): AVION's multi-view test, which averages the views' logits
+// (main_lavila_finetune_cls.py:582, all_logits.mean(axis=1)) before its softmax
+void eval_views_mean(const float *sv, int64_t n, int V, int K, float *out);
+
+// Action accuracy from two heads (EPIC-KITCHENS-100's verb and noun): the (head 0, head 1) pairs of
+// a row ranked by p0(v) * p1(c), the product of the heads' softmaxes, as the EK-100 challenge's
+// evaluate.py (utils/scoring.py compute_action_scores). That product is exp(s0[v] + s1[c]) over a
+// per-row constant, so the pairs are ranked by s0[v] + s1[c] in double, which ranks them the same
+// and is exact for float scores (equal sums are ties, to the lower pair index v * K1 + c). The
+// predicted pair is the first highest: the two heads' own first highest classes.
+typedef struct {
+	int64_t n;                       // rows with both labels
+	double top1, top5;               // top-5: top-min(5, K0 * K1)
+	double mean_class;               // recall averaged over the pairs some row is labelled with
+	double mean_class_union;         // the same sum over the pairs labelled or predicted
+	int present, present_union;      // those pair counts
+	double chance_top1, chance_top5; // 1 / (K0 K1), min(5, K0 K1) / (K0 K1)
+} EvalPairAcc;
+
+// s0 (n, K0), s1 (n, K1); l0, l1 (n): labels or -1 (a row without both is left out). -EINVAL for a
+// NaN score, a label out of range, no row with both labels; -ENOMEM.
+int eval_pair_accuracy(const float *s0, int K0, const float *s1, int K1, int64_t n, const int *l0, const int *l1,
+		       EvalPairAcc *out);
 
 // ---- the report (eval_report) ----
 // An evaluation's report and its retrieval half from features, shared by tools/eval and the

@@ -141,3 +141,110 @@ int eval_head_accuracy(const float *scores, int64_t n, int K, const int *label, 
 	free(pred);
 	return rc;
 }
+
+void eval_views_mean(const float *sv, int64_t n, int V, int K, float *out)
+{
+	for (int64_t i = 0; i < n; i++)
+		for (int k = 0; k < K; k++) {
+			double s = 0;
+			for (int v = 0; v < V; v++)
+				s += sv[(size_t)(i * V + v) * K + k];
+			out[(size_t)i * K + k] = (float)(s / V);
+		}
+}
+
+static int by_int64(const void *a, const void *b)
+{
+	const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+// the mean over the pairs of code (pair * 2 + right) entries of their recall; *present the pairs,
+// *predicted_only the predicted pairs no row is labelled with (for the union's denominator)
+static double pair_recall(int64_t *code, int64_t m, const int64_t *pred, int *present, int64_t *predicted_only)
+{
+	qsort(code, (size_t)m, sizeof *code, by_int64);
+	double sum = 0;
+	int np = 0;
+	for (int64_t a = 0, b; a < m; a = b) {
+		int64_t right = 0;
+		for (b = a; b < m && code[b] / 2 == code[a] / 2; b++)
+			right += code[b] % 2;
+		sum += (double)right / (double)(b - a);
+		np++;
+	}
+	*present = np;
+	*predicted_only = 0; // predicted pairs (sorted, distinct) that are no row's label
+	for (int64_t i = 0, j = 0; i < m; i++) {
+		if (i && pred[i] == pred[i - 1])
+			continue;
+		while (j < m && code[j] / 2 < pred[i])
+			j++;
+		*predicted_only += j == m || code[j] / 2 != pred[i];
+	}
+	return sum;
+}
+
+int eval_pair_accuracy(const float *s0, int K0, const float *s1, int K1, int64_t n, const int *l0, const int *l1,
+		       EvalPairAcc *out)
+{
+	memset(out, 0, sizeof *out);
+	if (n < 1 || K0 < 1 || K1 < 1)
+		return -EINVAL;
+	for (int64_t i = 0; i < n; i++) {
+		if (l0[i] >= K0 || l1[i] >= K1)
+			return -EINVAL;
+		for (int k = 0; k < K0; k++)
+			if (isnan(s0[i * K0 + k]))
+				return -EINVAL;
+		for (int k = 0; k < K1; k++)
+			if (isnan(s1[i * K1 + k]))
+				return -EINVAL;
+	}
+	int64_t *code = malloc(sizeof *code * (size_t)n), *pred = malloc(sizeof *pred * (size_t)n), m = 0, hit1 = 0,
+		hit5 = 0;
+	if (!code || !pred) {
+		free(code);
+		free(pred);
+		return -ENOMEM;
+	}
+	for (int64_t i = 0; i < n; i++) {
+		if (l0[i] < 0 || l1[i] < 0)
+			continue;
+		const float *a = s0 + i * K0, *b = s1 + i * K1;
+		const int64_t truth = (int64_t)l0[i] * K1 + l1[i];
+		const double t = (double)a[l0[i]] + (double)b[l1[i]];
+		int64_t above = 0, best = 0;
+		double top = (double)a[0] + (double)b[0];
+		for (int v = 0; v < K0; v++)
+			for (int c = 0; c < K1; c++) {
+				const double s = (double)a[v] + (double)b[c];
+				const int64_t p = (int64_t)v * K1 + c;
+				above += s > t || (s == t && p < truth);
+				if (s > top)
+					top = s, best = p;
+			}
+		hit1 += above < 1;
+		hit5 += above < 5;
+		pred[m] = best;
+		code[m++] = truth * 2 + (best == truth);
+	}
+	int rc = m ? 0 : -EINVAL;
+	if (!rc) {
+		int64_t extra = 0;
+		qsort(pred, (size_t)m, sizeof *pred, by_int64);
+		const double sum = pair_recall(code, m, pred, &out->present, &extra);
+		out->n = m;
+		out->top1 = (double)hit1 / (double)m;
+		out->top5 = (double)hit5 / (double)m;
+		out->mean_class = sum / out->present;
+		out->present_union = (int)(out->present + extra);
+		out->mean_class_union = sum / out->present_union;
+		const double pairs = (double)K0 * K1;
+		out->chance_top1 = 1 / pairs;
+		out->chance_top5 = (pairs < 5 ? pairs : 5) / pairs;
+	}
+	free(code);
+	free(pred);
+	return rc;
+}

@@ -36,7 +36,8 @@ static void blobs(float *x, int *y, int n, int d, int K, double sep, const doubl
 	for (int i = 0; i < n; i++) {
 		y[i] = i % K;
 		for (int j = 0; j < d; j++)
-			x[(size_t)i * d + j] = (float)(sep * centres[y[i] * d + j] + normal() + 3.0 * j); // an offset per feature
+			x[(size_t)i * d + j] =
+				(float)(sep * centres[y[i] * d + j] + normal() + 3.0 * j); // an offset per feature
 	}
 }
 
@@ -60,7 +61,8 @@ static void test_separable(void)
 	eval_linear_logits(x2, N, D, w, b, K, logits);
 	EvalHeadAcc a;
 	CHECK_OK(eval_head_accuracy(logits, N, K, y2, &a));
-	printf("separable: %d iterations, train top-1 %.3f, fresh rows top-1 %.3f\n", fit.iters, fit.train_top1, a.top1);
+	printf("separable: %d iterations, train top-1 %.3f, fresh rows top-1 %.3f\n", fit.iters, fit.train_top1,
+	       a.top1);
 	CHECK(a.top1 == 1.0);
 	CHECK(a.n_confused == 0 && a.zero_recall == 0);
 }

@@ -26,6 +26,7 @@ typedef struct {
 	char match[16], task[16], frame_protocol[16];
 	const char *bench_file, *bench_aux, *bench_relevance, *templates, *views;
 	const char *train_manifest; // --task probe
+	const char *heads, *save_heads;
 	int clip_stride;
 	EvalProbeOpts probe;
 	EvalOpts o;
@@ -35,11 +36,18 @@ typedef struct {
 static const FlagSpec flag_table[] = {
 	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest to read (required)"},
 	{"task", FLAG_CHOICE, E(task), 0, 0, "retrieval",
-	 .help = "retrieval (R@K both ways; --relevance/--classes add mAP/nDCG and zero-shot classification); probe (a "
-		 "linear probe on the frozen video features: heads fitted on --train-manifest's labels, accuracy on the "
-		 "manifest's); or a benchmark on the manifest tools/prep --format TASK made from its test list: "
-		 "ek100-mir, ek100-cls, charades-ego, egtea, egomcq (docs/eval.md: Egocentric zero-shot benchmarks)",
-	 .choices = "retrieval|probe|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
+	 .help = "retrieval (R@K both ways; --relevance/--classes add mAP/nDCG and zero-shot classification); classify "
+		 "(the classification heads of a trainer --objective classify checkpoint, or --heads, on the manifest's "
+		 "labels); probe (a linear probe on the frozen video features: heads fitted on --train-manifest's labels); "
+		 "or a benchmark on the manifest tools/prep --format TASK made from its test list: ek100-mir, "
+		 "ek100-cls, charades-ego, egtea, egomcq (docs/eval.md: Egocentric zero-shot benchmarks)",
+	 .choices = "retrieval|classify|probe|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
+	{"heads", FLAG_STRPTR, E(heads), 0, 0, NULL,
+	 .help = "--task classify: the classification heads from this file (what --save-heads writes) instead of the "
+		 "checkpoint's"},
+	{"save-heads", FLAG_STRPTR, E(save_heads), 0, 0, NULL,
+	 .help = "--task probe: also write the fitted heads to this file (safetensors; --task classify --heads reads "
+		 "it)"},
 	{"train-manifest", FLAG_STRPTR, E(train_manifest), 0, 0, NULL,
 	 .help = "--task probe: the labelled manifest whose clips' frozen features the probe is fitted on (the same label "
 		 "heads and classes as --manifest)"},
@@ -50,8 +58,8 @@ static const FlagSpec flag_table[] = {
 	 .help = "--task probe: L-BFGS iterations at most (the fit stops earlier once every gradient component is "
 		 "<= 1e-6; the report says whether it did)"},
 	{"clip-stride", FLAG_INT, E(clip_stride), 0, 1024, "0",
-	 .help = "--task probe: with --views CxS other than 1x1, the frames of a view are this many decoded frames apart "
-		 "(0: 2, AVION's fine-tuning --clip-stride)"},
+	 .help = "--task classify and probe: with --views CxS other than 1x1, the frames of a view are this many "
+		 "decoded frames apart (0: 2, AVION's fine-tuning --clip-stride)"},
 	{"bench-file", FLAG_STRPTR, E(bench_file), 0, 0, NULL,
 	 .help = "the benchmark's test list: EPIC_100_retrieval_test.csv, EPIC_100_validation.csv, "
 		 "CharadesEgo_v1_test_only1st.csv, an EGTEA split file, egomcq.json (the file the manifest was prepared from)"},
@@ -68,8 +76,8 @@ static const FlagSpec flag_table[] = {
 	{"views", FLAG_STRPTR, E(views), 0, 0, NULL,
 	 .help = "egtea: C temporal clips spread over the video x S spatial crops (1: centre, 3: both ends and the centre "
 		 "of the long side), the class scores the max over them as LaViLa (default 10x3, EGTEA's protocol; 1x1 "
-		 "with --frame-protocol midpoints and the other tasks); probe: the held-out clips' views, the logits "
-		 "averaged over them as AVION (default 1x1: segment midpoints, centre crop)"},
+		 "with --frame-protocol midpoints and the other tasks); classify and probe: the held-out clips' views, the "
+		 "logits averaged over them as AVION (default 1x1: segment midpoints, centre crop)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST; RUN_DIR/ckpt/best holds the trainer's "
 		 "--keep-best one) or a ckpt-*.safetensors file; the "
@@ -237,11 +245,19 @@ static void check_vocab(const Manifest *man, const char *path, const EvalModel *
 static void check_task(const EvalFlags *fl)
 {
 	const char *t = fl->task;
-	const int cls = !strcmp(t, "probe"), bench = strcmp(t, "retrieval") && !cls;
-	if (cls && !fl->train_manifest)
+	const int probe = !strcmp(t, "probe"), cls = probe || !strcmp(t, "classify"),
+		  bench = strcmp(t, "retrieval") && !cls;
+	if (probe && !fl->train_manifest)
 		log_fatalx("--task probe needs --train-manifest TRAIN (the labelled clips the probe is fitted on)");
-	if (!cls && fl->train_manifest)
+	if (!probe && fl->train_manifest)
 		log_fatalx("--train-manifest belongs to --task probe");
+	if (!probe && fl->save_heads)
+		log_fatalx("--save-heads belongs to --task probe (it writes the fitted heads)");
+	if (strcmp(t, "classify") && fl->heads)
+		log_fatalx("--heads belongs to --task classify");
+	if (!strcmp(t, "classify") && !fl->heads && !fl->ckpt)
+		log_fatalx("--task classify needs heads: --ckpt of a trainer --objective classify run, or --heads FILE "
+			   "(tools/eval --task probe --save-heads writes one)");
 	if (cls && (fl->o.classes || fl->o.labels || fl->o.classes_from || fl->o.relevance ||
 		    fl->o.relevance_from_captions || fl->bench_file || fl->bench_aux))
 		log_fatalx(
@@ -307,7 +323,8 @@ static void run_bench(const EvalFlags *fl, const EvalOpts *o, const EvalModel *e
 	}
 }
 
-// --task probe: the train manifest's labelled clips fit the heads, the held-out's are scored
+// --task classify: the checkpoint's heads or --heads; --task probe: the train manifest's labelled
+// clips fit them; the held-out's are scored
 static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em, const Manifest *man, int json,
 		    const char *append)
 {
@@ -324,9 +341,21 @@ static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em,
 	if (fl->train_manifest && manifest_open_verified(&train, fl->train_manifest, err, sizeof err))
 		log_fatalx("--train-manifest %s: %s", fl->train_manifest, err);
 	c.train = train;
-	EvalClsReport r;
-	if (eval_cls_run(em->model, man, o, &c, NULL, NULL, &r, err, sizeof err))
+	EvalHeads heads = {0}, fitted = {0};
+	const int probe = !strcmp(fl->task, "probe");
+	if (!probe && (fl->heads ? eval_heads_load(&heads, fl->heads, err, sizeof err)
+				 : eval_heads_from_ckpt(&heads, em->source, em->cfg.vis_width, man, err, sizeof err)))
 		log_fatalx("%s", err);
+	EvalClsReport r;
+	if (eval_cls_run(em->model, man, o, &c, probe ? NULL : &heads, &fitted, &r, err, sizeof err))
+		log_fatalx("%s", err);
+	if (fl->save_heads) {
+		if (eval_heads_save(&fitted, fl->save_heads, err, sizeof err))
+			log_fatalx("%s", err);
+		log_info("wrote the probe's heads to %s (--task classify --heads reads them)", fl->save_heads);
+	}
+	eval_heads_free(&heads);
+	eval_heads_free(&fitted);
 	if (json)
 		eval_cls_report_json(stdout, &r, em->step, em->source);
 	else
@@ -400,7 +429,7 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		log_fatalx("%s", err);
-	if (strcmp(fl.task, "probe")) // the probe reads no captions
+	if (strcmp(fl.task, "probe") && strcmp(fl.task, "classify")) // these read no captions
 		check_vocab(man, manifest, &em, quiet);
 	char cfgs[200];
 	eval_config_str(&em.cfg, cfgs, sizeof cfgs);
@@ -414,7 +443,7 @@ int main(int argc, char **argv)
 	o.embed.round = batch;
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;
-	if (!strcmp(fl.task, "probe")) {
+	if (!strcmp(fl.task, "probe") || !strcmp(fl.task, "classify")) {
 		int vc, vs;
 		parse_views(&fl, &vc, &vs);
 		pr.views = vc * vs;

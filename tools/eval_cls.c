@@ -7,17 +7,8 @@
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <stdio.h>  // defines: snprintf
-#include <stdlib.h> // defines: calloc, malloc, realloc, free
+#include <stdlib.h> // defines: calloc, malloc, free
 #include <string.h> // defines: memset, strcmp, strerror
-
-void eval_heads_free(EvalHeads *h)
-{
-	for (int k = 0; k < EVAL_CLS_HEADS; k++) {
-		free(h->w[k]);
-		free(h->b[k]);
-	}
-	memset(h, 0, sizeof *h);
-}
 
 // the manifest's label heads (1..EVAL_CLS_HEADS), or -EINVAL naming it when it has none
 static int label_heads(const Manifest *man, const char *path, char *err, size_t errlen)
@@ -77,8 +68,8 @@ static int *head_labels(const Manifest *man, int k)
 }
 
 // the pre-projection features (n, V, width) of every sample's V views; every clip counts
-static int embed(ClipModel *m, const Manifest *man, const EvalOpts *o, const EvalClsOpts *c, int views,
-		 float **feat, char *err, size_t errlen)
+static int embed(ClipModel *m, const Manifest *man, const EvalOpts *o, const EvalClsOpts *c, int views, float **feat,
+		 char *err, size_t errlen)
 {
 	const int64_t n = (int64_t)manifest_header(man)->n_samples;
 	EvalEmbedOpts eo = o->embed;
@@ -98,7 +89,7 @@ static int embed(ClipModel *m, const Manifest *man, const EvalOpts *o, const Eva
 	return rc;
 }
 
-// scores (n, K): head k's logits of each view, averaged over the V views (sums in double, in order)
+// scores (n, K): head k's logits of each view, averaged over the V views (eval_views_mean)
 static int view_logits(const float *feat, int64_t n, int V, const EvalHeads *h, int k, float *scores)
 {
 	const int K = h->classes[k];
@@ -106,13 +97,7 @@ static int view_logits(const float *feat, int64_t n, int V, const EvalHeads *h, 
 	if (!l)
 		return -ENOMEM;
 	eval_linear_logits(feat, n * V, h->width, h->w[k], h->b[k], K, l);
-	for (int64_t i = 0; i < n; i++)
-		for (int c = 0; c < K; c++) {
-			double s = 0;
-			for (int v = 0; v < V; v++)
-				s += l[(size_t)(i * V + v) * K + c];
-			scores[(size_t)i * K + c] = (float)(s / V);
-		}
+	eval_views_mean(l, n, V, K, scores);
 	free(l);
 	return 0;
 }
@@ -140,8 +125,8 @@ static int fit_heads(ClipModel *m, const Manifest *man, const EvalOpts *o, const
 		h->w[k] = malloc(sizeof(float) * (size_t)K * W);
 		h->b[k] = malloc(sizeof(float) * (size_t)K);
 		rc = lab && h->w[k] && h->b[k] ? 0 : -ENOMEM;
-		if (!rc && (rc = eval_probe_fit(tf, r->n_train, W, lab, K, &c->probe, h->w[k], h->b[k],
-						&r->head[k].fit)))
+		if (!rc &&
+		    (rc = eval_probe_fit(tf, r->n_train, W, lab, K, &c->probe, h->w[k], h->b[k], &r->head[k].fit)))
 			err_fmt(err, errlen, rc, "probe of head %d (%s) on %s: %s", k, h->name[k], c->train_path,
 				rc == -EINVAL ? "no labelled clip" : strerror(-rc));
 		free(lab);
@@ -159,17 +144,23 @@ static int check_heads(const EvalHeads *h, const ClipModel *m, const Manifest *m
 	if (nh < 0)
 		return nh;
 	if (h->width != m->cfg.vis_width)
-		return err_fmt(err, errlen, -EINVAL, "the heads read %d-wide features, the model's video tower gives %d",
-			       h->width, m->cfg.vis_width);
+		return err_fmt(err, errlen, -EINVAL,
+			       "the heads read %d-wide features, the model's video tower gives %d", h->width,
+			       m->cfg.vis_width);
 	char a[256];
 	heads_str(man, a, sizeof a);
 	if (h->n != nh)
 		return err_fmt(err, errlen, -EINVAL, "%d classification head%s for the %d label heads of %s (%s)", h->n,
 			       h->n == 1 ? "" : "s", nh, path, a);
-	for (int k = 0; k < nh; k++)
+	for (int k = 0; k < nh; k++) {
+		const char *name = manifest_label_head_name(man, (uint32_t)k);
 		if (h->classes[k] != (int)manifest_label_classes(man, (uint32_t)k))
 			return err_fmt(err, errlen, -EINVAL, "head %d has %d classes, the manifest %s labels %s", k,
 				       h->classes[k], path, a);
+		if (h->name[k][0] && strcmp(h->name[k], name))
+			return err_fmt(err, errlen, -EINVAL, "head %d is '%s', the manifest %s labels %s", k,
+				       h->name[k], path, a);
+	}
 	return 0;
 }
 
@@ -195,7 +186,8 @@ int eval_cls_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const Eva
 	const EvalHeads *h = heads ? heads : &own;
 	if (!rc)
 		rc = check_heads(h, m, man, c->heldout_path, err, errlen);
-	float *feat = NULL, *scores = NULL;
+	float *feat = NULL, *scores[EVAL_CLS_HEADS] = {0};
+	int *labs[EVAL_CLS_HEADS] = {0};
 	const int V = c->stride > 0 ? c->views_clips * c->views_crops : 1;
 	if (!rc) {
 		const double te = time_mono_s();
@@ -205,21 +197,32 @@ int eval_cls_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const Eva
 	r->heads = h->n;
 	for (int k = 0; !rc && k < h->n; k++) {
 		const int K = h->classes[k];
-		int *lab = head_labels(man, k);
+		labs[k] = head_labels(man, k);
 		snprintf(r->head[k].name, sizeof r->head[k].name, "%s", manifest_label_head_name(man, (uint32_t)k));
-		scores = realloc(scores, sizeof *scores * (size_t)r->n * K);
-		rc = lab && scores ? view_logits(feat, r->n, V, h, k, scores) : -ENOMEM;
+		scores[k] = malloc(sizeof *scores[k] * (size_t)r->n * K);
+		rc = labs[k] && scores[k] ? view_logits(feat, r->n, V, h, k, scores[k]) : -ENOMEM;
 		if (!rc)
-			rc = eval_check_finite(scores, r->n, K, "logits of clip (row) for class (element)", err, errlen);
-		if (!rc && (rc = eval_head_accuracy(scores, r->n, K, lab, &r->head[k].acc)))
+			rc = eval_check_finite(scores[k], r->n, K, "logits of clip (row) for class (element)", err,
+					       errlen);
+		if (!rc && (rc = eval_head_accuracy(scores[k], r->n, K, labs[k], &r->head[k].acc)))
 			err_fmt(err, errlen, rc, "head %d (%s) of %s: %s", k, r->head[k].name, c->heldout_path,
 				rc == -EINVAL ? "no labelled clip" : strerror(-rc));
-		free(lab);
+	}
+	// two heads (EK-100's verb and noun): the accuracy of their pair, where a clip has both labels
+	if (!rc && h->n == 2) {
+		const int pr = eval_pair_accuracy(scores[0], h->classes[0], scores[1], h->classes[1], r->n, labs[0],
+						  labs[1], &r->pair);
+		if (pr && pr != -EINVAL)
+			rc = pr;
+		r->has_pair = !pr;
 	}
 	if (rc == -ENOMEM && !err[0])
 		err_fmt(err, errlen, rc, "out of memory for the scores of %lld clips", (long long)r->n);
 	free(feat);
-	free(scores);
+	for (int k = 0; k < EVAL_CLS_HEADS; k++) {
+		free(scores[k]);
+		free(labs[k]);
+	}
 	if (!rc && fitted)
 		*fitted = own;
 	else

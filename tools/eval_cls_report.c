@@ -31,7 +31,8 @@ static void summary(FILE *f, const EvalHeadAcc *a, const Manifest *man, int k)
 	if (a->n_confused) {
 		fprintf(f, "    most confused (true -> predicted: clips):");
 		for (int i = 0; i < a->n_confused; i++)
-			fprintf(f, "%s %s -> %s: %lld", i ? "," : "", cls_name(man, k, a->confused[i].truth, x, sizeof x),
+			fprintf(f, "%s %s -> %s: %lld", i ? "," : "",
+				cls_name(man, k, a->confused[i].truth, x, sizeof x),
 				cls_name(man, k, a->confused[i].pred, y, sizeof y), (long long)a->confused[i].count);
 		fputc('\n', f);
 	} else {
@@ -65,21 +66,33 @@ void eval_cls_report_table(FILE *f, const EvalClsReport *r, const Manifest *man)
 	for (int k = 0; k < r->heads; k++) {
 		const EvalHeadAcc *a = &r->head[k].acc;
 		char x[16];
-		fprintf(f, "  %-12s %7d %6lld %6.2f%% %6.2f%% %9.2f%%   %5.2f / %5.2f%%  %.2f%% (%s)\n", r->head[k].name,
-			a->classes, (long long)a->n, 100 * a->top1, 100 * a->top5, 100 * a->mean_class,
+		fprintf(f, "  %-12s %7d %6lld %6.2f%% %6.2f%% %9.2f%%   %5.2f / %5.2f%%  %.2f%% (%s)\n",
+			r->head[k].name, a->classes, (long long)a->n, 100 * a->top1, 100 * a->top5, 100 * a->mean_class,
 			100 * a->chance_top1, 100 * a->chance_top5, 100 * a->majority_top1,
 			cls_name(man, k, a->majority, x, sizeof x));
 		if (r->probe) {
 			const EvalProbeFit *p = &r->head[k].fit;
-			fprintf(f, "    probe: %d of %d classes have train clips (the others are never predicted); %d L-BFGS iterations",
+			fprintf(f,
+				"    probe: %d of %d classes have train clips (the others are never predicted); %d L-BFGS iterations",
 				p->classes, a->classes, p->iters);
 			if (p->converged)
 				fprintf(f, " (converged)");
 			else
-				fprintf(f, " (NOT converged: stopped at a gradient of %.1e; raise --probe-iters)", p->grad_max);
+				fprintf(f, " (NOT converged: stopped at a gradient of %.1e; raise --probe-iters)",
+					p->grad_max);
 			fprintf(f, "; train top-1 %.2f%% over %lld clips\n", 100 * p->train_top1, (long long)p->n);
 		}
 		summary(f, a, man, k);
+	}
+	if (r->has_pair) {
+		const EvalPairAcc *p = &r->pair;
+		char name[80];
+		snprintf(name, sizeof name, "action (%s, %s)", r->head[0].name, r->head[1].name);
+		fprintf(f,
+			"  %-20s %6lld %6.2f%% %6.2f%% %9.2f%%   %5.3f / %5.3f%%  (pairs ranked by the product of the "
+			"heads' softmaxes; %d pairs labelled)\n",
+			name, (long long)p->n, 100 * p->top1, 100 * p->top5, 100 * p->mean_class, 100 * p->chance_top1,
+			100 * p->chance_top5, p->present);
 	}
 	fprintf(f, "  mean-class: recall averaged over the classes with a clip (AVION's, over labelled or predicted "
 		   "classes:");
@@ -140,15 +153,26 @@ void eval_cls_report_json(FILE *f, const EvalClsReport *r, int64_t step, const c
 		for (int l = 0; l < 2; l++) {
 			fprintf(f, "],\"head%d_%s\":[", k, key[l]);
 			for (int i = 0; i < a->n_worst; i++)
-				fprintf(f, "%s[%d,%lld,%lld]", i ? "," : "", lists[l][i].cls, (long long)lists[l][i].right,
-					(long long)lists[l][i].n);
+				fprintf(f, "%s[%d,%lld,%lld]", i ? "," : "", lists[l][i].cls,
+					(long long)lists[l][i].right, (long long)lists[l][i].n);
 		}
 		fputc(']', f);
 		if (r->probe) {
-			fprintf(f, ",\"head%d_probe_classes\":%d,\"head%d_probe_iters\":%d,\"head%d_probe_converged\":%s", k,
-				r->head[k].fit.classes, k, r->head[k].fit.iters, k, r->head[k].fit.converged ? "true" : "false");
+			fprintf(f,
+				",\"head%d_probe_classes\":%d,\"head%d_probe_iters\":%d,\"head%d_probe_converged\":%s",
+				k, r->head[k].fit.classes, k, r->head[k].fit.iters, k,
+				r->head[k].fit.converged ? "true" : "false");
 			num(f, k, "train_top1", r->head[k].fit.train_top1);
 		}
+	}
+	if (r->has_pair) {
+		const EvalPairAcc *p = &r->pair;
+		fprintf(f,
+			",\"action_n\":%lld,\"action_top1\":%.6f,\"action_top5\":%.6f,\"action_mean_class\":%.6f,"
+			"\"action_mean_class_union\":%.6f,\"action_pairs\":%d,\"action_chance_top1\":%.9f,"
+			"\"action_chance_top5\":%.9f",
+			(long long)p->n, p->top1, p->top5, p->mean_class, p->mean_class_union, p->present,
+			p->chance_top1, p->chance_top5);
 	}
 	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f", r->embed_s, r->total_s);
 	if (step >= 0)

@@ -1,11 +1,11 @@
 # tests/fuzz/: libFuzzer harnesses of everything that parses untrusted bytes (issue 18): the
 # manifest reader, the safetensors header, the BPE merges loader and encoder, the CSV/TSV/EPIC
-# and Ego4D annotation readers, and ring open on a mapped segment. Each input ends at a
-# guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
+# and Ego4D annotation readers, and ring open on a mapped segment. Each input ends at a guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
 # gcc build; `make fuzz FUZZ_SECONDS=N` runs each harness under libFuzzer + ASan + UBSan (clang).
 FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
-fuzz_safetensors_SRCS := model/st_file.c common/json_lex.c
-FUZZ_BPE_SRCS := data/bpe_tokenizer.c data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c
+fuzz_safetensors_SRCS := model/st_file.c common/json_lex.c common/fs_dir.c
+FUZZ_BPE_SRCS := data/bpe_tokenizer.c data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c data/bpe_uclass.c \
+                 common/fs_dir.c
 # the reader finds the captions' vocabulary next to the manifest (bpe_load) and quotes its path
 fuzz_manifest_SRCS := data/manifest_reader.c data/manifest_labels.c common/crc32.c data/manifest_packets.c common/errbuf.c \
                       common/shell_quote.c $(FUZZ_BPE_SRCS)
@@ -34,7 +34,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -pthread -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-               -fno-sanitize-recover=undefined -Icommon -Ishm-layout -Ikernels -Imodel $(UTF8PROC_CFLAGS)
+               -fno-sanitize-recover=undefined -Icommon -Idata -Istream -Ishm-layout -Ikernels -Imodel $(UTF8PROC_CFLAGS)
 FUZZ_LDLIBS := $(UTF8PROC_LIBS) $(ZLIB_LIBS) -lm
 define FUZZ_template
 $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_util.h $$(fuzz_$(1)_SRCS)

@@ -3,7 +3,7 @@
 // its recorded class counts or the manifest's; a heads file round-trips; damaged inputs are refused
 // with a sentence (no heads, another size, bad metadata, a missing or mis-shaped tensor).
 #include "../tools/eval_cls.h" // defines: EvalHeads, eval_heads_from_ckpt, eval_heads_load, eval_heads_save, ...
-#include "testutil.h" // defines: CHECK, CHECK_OK, CHECK_EQ_INT
+#include "testutil.h"          // defines: CHECK, CHECK_OK, CHECK_EQ_INT
 
 #include <errno.h>  // defines: EINVAL, EBADMSG
 #include <stdio.h>  // defines: snprintf, printf
@@ -44,7 +44,11 @@ static void ckpt(const char *path, int n, const char *meta)
 	static float p[256];
 	for (int i = 0; i < n; i++)
 		p[i] = (float)i;
-	StTensor t = {.name = "extra/cls.params", .dtype = ST_F32, .ndim = 1, .shape = {n}, .data = p,
+	StTensor t = {.name = "extra/cls.params",
+		      .dtype = ST_F32,
+		      .ndim = 1,
+		      .shape = {n},
+		      .data = p,
 		      .nbytes = sizeof(float) * (size_t)n};
 	const char *kv[4] = {"avclip.ckpt", "1", "avclip.cls_heads", meta};
 	CHECK_OK(st_write(path, &t, 1, kv, meta ? 2 : 1));
@@ -108,9 +112,15 @@ static void test_file(void)
 	StTensor t[4];
 	const char *kv[2] = {"avclip.heads", "verb:4,noun:3"};
 	for (int k = 0; k < 2; k++) {
-		t[2 * k] = (StTensor){.dtype = ST_F32, .ndim = 2, .shape = {h.classes[k], W}, .data = h.w[k],
+		t[2 * k] = (StTensor){.dtype = ST_F32,
+				      .ndim = 2,
+				      .shape = {h.classes[k], W},
+				      .data = h.w[k],
 				      .nbytes = sizeof(float) * (size_t)h.classes[k] * W};
-		t[2 * k + 1] = (StTensor){.dtype = ST_F32, .ndim = 1, .shape = {h.classes[k]}, .data = h.b[k],
+		t[2 * k + 1] = (StTensor){.dtype = ST_F32,
+					  .ndim = 1,
+					  .shape = {h.classes[k]},
+					  .data = h.b[k],
 					  .nbytes = sizeof(float) * (size_t)h.classes[k]};
 		snprintf(t[2 * k].name, sizeof t[2 * k].name, "head.%d.weight", k);
 		snprintf(t[2 * k + 1].name, sizeof t[2 * k + 1].name, "head.%d.bias", k);

@@ -55,6 +55,16 @@ grep -q '"views":"2x1","stride":2' "$d/views.json" || { echo "FAIL: $(cat "$d/vi
 tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" >"$d/table"
 grep -q "most confused\|no mistakes" "$d/table" && grep -q "chance 1 / 5" "$d/table" || { cat "$d/table"; exit 1; }
 
+# --classes names the classes in the report (one a line, or EPIC's class CSV), as many as the head has
+awk '{ printf "%d,colour-%s,\"['"'"'%s'"'"']\",colour\n", NR - 1, $0, $0 }' "$d/colours.txt" | sed '1i id,key,instances,category' >"$d/colours.csv"
+tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" \
+	--classes "$d/colours.csv,$d/s/classes-action.txt" >"$d/named"
+grep -q "most frequent class" "$d/named" && grep -q "(colour-[a-z]*)" "$d/named" ||
+	{ echo "FAIL: the --classes names are not in the report: $(cat "$d/named")"; exit 1; }
+fails "--classes: $d/colours.txt names $(wc -l <"$d/colours.txt") classes, head 1 (label2) of the manifest has 12" \
+	tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" \
+	--classes "$d/colours.txt,$d/colours.txt"
+
 fails "has no class labels: prepare it with tools/prep --format" \
 	tools/eval --task probe --manifest "$d/plain/manifest" --train-manifest "$d/train/manifest" "${M[@]}"
 fails "the train manifest $d/train/manifest labels 2 heads" \
@@ -67,5 +77,5 @@ fails "--train-manifest belongs to --task probe" \
 fails "the spatial crops are 1 (centre) or 3" \
 	tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" --views 2x2
 fails "reads its labels from the manifests" tools/eval --task probe --manifest "$d/heldout/manifest" \
-	--train-manifest "$d/train/manifest" "${M[@]}" --classes "$d/colours.txt"
-echo "probe: self-scored top-1 = train top-1 for both heads, 2x1 views, JSON and table; 7 refusals"
+	--train-manifest "$d/train/manifest" "${M[@]}" --labels "$d/colours.txt"
+echo "probe: self-scored top-1 = train top-1 for both heads, 2x1 views, JSON and table, --classes names; 8 refusals"

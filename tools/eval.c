@@ -6,6 +6,7 @@
 #include "eval_run.h"       // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
 #include "eval_bench_run.h" // defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_*
 #include "eval_cls.h"       // defines: EvalClsOpts, EvalClsReport, eval_cls_run, eval_cls_report_*
+#include "class_names.h"    // defines: ClassNames, class_names_read, class_names_free
 #include "flags.h"          // defines: FlagSpec, FlagTable, FLAG_AT, FlagRest, flags_parse, flags_check_known, ...
 #include "kern_ops.h"       // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "avlog.h"          // defines: avlog_install, avlog_summary
@@ -107,7 +108,9 @@ static const FlagSpec flag_table[] = {
 	 .help = "the same with relevance from synth captions 'a <colour> <shape> <action>': 1/2 same object + 1/2 same "
 		 "action"},
 	{"classes", FLAG_STRPTR, E(o.classes), 0, 0, NULL,
-	 .help = "zero-shot classification: class names, one a line (with --labels)"},
+	 .help = "zero-shot classification: class names, one a line, or EPIC-KITCHENS-100's "
+		 "EPIC_100_{verb,noun}_classes.csv (with --labels); --task classify and probe: FILE[,FILE2], each head's "
+		 "class names for the report (one a line or EPIC's CSV, as many as the head's classes)"},
 	{"labels", FLAG_STRPTR, E(o.labels), 0, 0, NULL, .help = "one class label per sample"},
 	{"classes-from", FLAG_STRPTR, E(o.classes_from), 0, 0, NULL,
 	 .help = "action | object | caption: classes and labels from synth captions"},
@@ -258,11 +261,12 @@ static void check_task(const EvalFlags *fl)
 	if (!strcmp(t, "classify") && !fl->heads && !fl->ckpt)
 		log_fatalx("--task classify needs heads: --ckpt of a trainer --objective classify run, or --heads FILE "
 			   "(tools/eval --task probe --save-heads writes one)");
-	if (cls && (fl->o.classes || fl->o.labels || fl->o.classes_from || fl->o.relevance ||
-		    fl->o.relevance_from_captions || fl->bench_file || fl->bench_aux))
+	if (cls && (fl->o.labels || fl->o.classes_from || fl->o.relevance || fl->o.relevance_from_captions ||
+		    fl->bench_file || fl->bench_aux))
 		log_fatalx(
 			"--task %s reads its labels from the manifests (tools/prep --format ek100-train, labels-csv or "
-			"kinetics): no --classes, --labels, --classes-from, --relevance, --bench-file",
+			"kinetics): no --labels, --classes-from, --relevance, --bench-file (--classes only names the "
+			"classes in the report)",
 			t);
 	if (bench && !fl->bench_file)
 		log_fatalx("--task %s needs --bench-file (the benchmark's test list the manifest was prepared from)",
@@ -323,6 +327,29 @@ static void run_bench(const EvalFlags *fl, const EvalOpts *o, const EvalModel *e
 	}
 }
 
+// --classes FILE[,FILE2] of --task classify|probe: each label head's class names (strict, as prep reads
+// them), as many as the head's classes
+static void report_names(const char *spec, const Manifest *man, ClassNames *names)
+{
+	char buf[8192], err[1024];
+	snprintf(buf, sizeof buf, "%s", spec);
+	const int heads = (int)manifest_label_heads(man);
+	int k = 0;
+	for (char *f = buf, *next; f; f = next, k++) {
+		if ((next = strchr(f, ',')))
+			*next++ = 0;
+		if (k >= heads)
+			log_fatalx("--classes %s: more lists than the manifest's %d label head%s", spec, heads,
+				   heads == 1 ? "" : "s");
+		if (class_names_read(&names[k], f, 1, err, sizeof err))
+			log_fatalx("--classes: %s", err);
+		const int want = (int)manifest_label_classes(man, (uint32_t)k);
+		if (names[k].n != want)
+			log_fatalx("--classes: %s names %d classes, head %d (%s) of the manifest has %d", f, names[k].n,
+				   k, manifest_label_head_name(man, (uint32_t)k), want);
+	}
+}
+
 // --task classify: the checkpoint's heads or --heads; --task probe: the train manifest's labelled
 // clips fit them; the held-out's are scored
 static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em, const Manifest *man, int json,
@@ -346,16 +373,19 @@ static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em,
 	if (!probe && (fl->heads ? eval_heads_load(&heads, fl->heads, err, sizeof err)
 				 : eval_heads_from_ckpt(&heads, em->source, em->cfg.vis_width, man, err, sizeof err)))
 		log_fatalx("%s", err);
+	ClassNames names[EVAL_CLS_HEADS] = {0};
+	if (o->classes) // before minutes of embedding
+		report_names(o->classes, man, names);
 	EvalClsReport r;
 	if (eval_cls_run(em->model, man, o, &c, probe ? NULL : &heads, &fitted, &r, err, sizeof err))
 		log_fatalx("%s", err);
+	for (int k = 0; k < EVAL_CLS_HEADS; k++)
+		r.names[k] = names[k].n ? names[k].names : NULL;
 	if (fl->save_heads) {
 		if (eval_heads_save(&fitted, fl->save_heads, err, sizeof err))
 			log_fatalx("%s", err);
 		log_info("wrote the probe's heads to %s (--task classify --heads reads them)", fl->save_heads);
 	}
-	eval_heads_free(&heads);
-	eval_heads_free(&fitted);
 	if (json)
 		eval_cls_report_json(stdout, &r, em->step, em->source);
 	else
@@ -368,6 +398,10 @@ static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em,
 		if (fclose(f))
 			log_fatal("writing %s", append);
 	}
+	eval_heads_free(&heads);
+	eval_heads_free(&fitted);
+	for (int k = 0; k < EVAL_CLS_HEADS; k++)
+		class_names_free(&names[k]);
 	if (train)
 		manifest_close(train);
 }

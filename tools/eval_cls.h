@@ -51,6 +51,7 @@ typedef struct {
 	int has_pair;     // two heads and a clip with both labels: the accuracy of their pair (EK-100's action)
 	EvalPairAcc pair; // of the (head 0, head 1) pairs ranked by the product of the heads' softmaxes
 	double embed_s, fit_s, total_s;
+	char **names[EVAL_CLS_HEADS]; // the report's class names (--classes; NULL: the manifest's, else ids)
 } EvalClsReport;
 
 // heads: classify's (NULL for the probe, which fits its own; written to fitted when that is not

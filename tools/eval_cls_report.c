@@ -5,9 +5,13 @@
 #include <math.h>  // defines: isfinite
 #include <stdio.h> // defines: FILE, fprintf, fputs, fputc, snprintf
 
-// class c of head k: its name in the manifest, else its id
+static const EvalClsReport *report; // the one being written (its --classes names)
+
+// class c of head k: its --classes name, its name in the manifest, else its id
 static const char *cls_name(const Manifest *man, int k, int c, char *buf, size_t cap)
 {
+	if (report && report->names[k])
+		return report->names[k][c];
 	const char *s = man ? manifest_label_class_name(man, (uint32_t)k, (uint32_t)c) : NULL;
 	if (s && s[0])
 		return s;
@@ -52,6 +56,7 @@ static void summary(FILE *f, const EvalHeadAcc *a, const Manifest *man, int k)
 
 void eval_cls_report_table(FILE *f, const EvalClsReport *r, const Manifest *man)
 {
+	report = r;
 	if (r->probe)
 		fprintf(f,
 			"linear probe: heads fitted on %lld train clips' frozen features (the video tower's %d-wide "

@@ -63,14 +63,15 @@ int eval_heads_from_ckpt(EvalHeads *h, const char *file, int width, const Manife
 	char names[EVAL_CLS_HEADS][32];
 	h->width = width;
 	if (!t) {
-		rc = err_fmt(err, errlen, -EINVAL,
-			     "%s holds no classification heads (trainer --objective classify writes them): give --heads "
-			     "FILE, or measure its frozen features with --task probe",
-			     file);
+		rc = err_fmt(
+			err, errlen, -EINVAL,
+			"%s holds no classification heads (trainer --objective classify writes them): give --heads "
+			"FILE, or measure its frozen features with --task probe",
+			file);
 	} else if (meta) { // the class counts the trainer recorded
 		if ((h->n = parse_heads_meta(meta, h->classes, names)) < 0)
-			rc = err_fmt(err, errlen, -EBADMSG, "%s: avclip.cls_heads '%.60s' is not a list of class counts",
-				     file, meta);
+			rc = err_fmt(err, errlen, -EBADMSG,
+				     "%s: avclip.cls_heads '%.60s' is not a list of class counts", file, meta);
 	} else { // a checkpoint from before the trainer recorded them: the manifest's
 		h->n = (int)manifest_label_heads(man);
 		for (int k = 0; k < h->n; k++)
@@ -127,8 +128,8 @@ int eval_heads_load(EvalHeads *h, const char *path, char *err, size_t errlen)
 		if (!w || !b || w->dtype != ST_F32 || b->dtype != ST_F32 || w->ndim != 2 || w->shape[0] != K ||
 		    w->shape[1] != h->width || b->ndim != 1 || b->shape[0] != K || h->width < 1)
 			rc = err_fmt(err, errlen, -EINVAL,
-				     "%s: head %d needs F32 %s (%d, width) and %s (%d,) as its avclip.heads says (%s)", path,
-				     k, wn, K, bn, K, meta);
+				     "%s: head %d needs F32 %s (%d, width) and %s (%d,) as its avclip.heads says (%s)",
+				     path, k, wn, K, bn, K, meta);
 		else if (!(rc = alloc_head(h, k))) {
 			memcpy(h->w[k], w->data, w->nbytes);
 			memcpy(h->b[k], b->data, b->nbytes);
@@ -149,9 +150,15 @@ int eval_heads_save(const EvalHeads *h, const char *path, char *err, size_t errl
 	char meta[256] = "", tmp[4200];
 	size_t o = 0;
 	for (int k = 0; k < h->n; k++) {
-		t[2 * k] = (StTensor){.dtype = ST_F32, .ndim = 2, .shape = {h->classes[k], h->width}, .data = h->w[k],
+		t[2 * k] = (StTensor){.dtype = ST_F32,
+				      .ndim = 2,
+				      .shape = {h->classes[k], h->width},
+				      .data = h->w[k],
 				      .nbytes = sizeof(float) * (size_t)h->classes[k] * h->width};
-		t[2 * k + 1] = (StTensor){.dtype = ST_F32, .ndim = 1, .shape = {h->classes[k]}, .data = h->b[k],
+		t[2 * k + 1] = (StTensor){.dtype = ST_F32,
+					  .ndim = 1,
+					  .shape = {h->classes[k]},
+					  .data = h->b[k],
 					  .nbytes = sizeof(float) * (size_t)h->classes[k]};
 		snprintf(t[2 * k].name, sizeof t[2 * k].name, "head.%d.weight", k);
 		snprintf(t[2 * k + 1].name, sizeof t[2 * k + 1].name, "head.%d.bias", k);

@@ -39,6 +39,10 @@ endif
 BENCH_READER_SRCS := tools/eval_bench_util.c tools/eval_bench_ek100.c tools/eval_bench_charades.c \
                      tools/eval_bench_egtea.c tools/eval_bench_egomcq.c tools/eval_bench_ek100cls.c
 tools_SRCS += $(BENCH_READER_SRCS)
+# class lists (--classes of prep and eval): one name a line, or EPIC-KITCHENS-100's class CSVs
+tools_SRCS += tools/class_names.c
+TESTS += test_class_names
+test_class_names_LIBS := tools common
 TESTS += test_eval_bench_read
 test_eval_bench_read_LIBS := tools eval common
 # tools/ek100_relevancy.py: the official relevancy pickle to the relevance text (skips without numpy)

@@ -15,8 +15,8 @@ static ClassNames ok(const char *text, int strict, int n)
 	ClassNames c;
 	int rc = class_names_parse(&c, text, strlen(text), "c.txt", strict, err, sizeof err);
 	if (rc || c.n != n) {
-		fprintf(stderr, "FAIL: '%s' (strict %d): rc %d, %d names (want %d): %s\n", text, strict, rc, rc ? 0 : c.n, n,
-			err);
+		fprintf(stderr, "FAIL: '%s' (strict %d): rc %d, %d names (want %d): %s\n", text, strict, rc,
+			rc ? 0 : c.n, n, err);
 		exit(1);
 	}
 	return c;
@@ -27,7 +27,8 @@ static void bad(const char *text, int strict, const char *want)
 	ClassNames c;
 	int rc = class_names_parse(&c, text, strlen(text), "c.txt", strict, err, sizeof err);
 	if (rc != -EINVAL || !strstr(err, want)) {
-		fprintf(stderr, "FAIL: '%s' (strict %d): rc %d '%s', want -EINVAL with '%s'\n", text, strict, rc, err, want);
+		fprintf(stderr, "FAIL: '%s' (strict %d): rc %d '%s', want -EINVAL with '%s'\n", text, strict, rc, err,
+			want);
 		exit(1);
 	}
 	printf("refused: %s\n", err);
@@ -66,7 +67,8 @@ int main(void)
 	// EPIC's class CSVs: the key names class id, in both strictnesses
 	for (int strict = 0; strict < 2; strict++) {
 		c = ok(verbs, strict, 4);
-		CHECK(c.epic && !strcmp(c.names[0], "take") && !strcmp(c.names[2], "knead") && !strcmp(c.names[3], "turn-on"));
+		CHECK(c.epic && !strcmp(c.names[0], "take") && !strcmp(c.names[2], "knead") &&
+		      !strcmp(c.names[3], "turn-on"));
 		class_names_free(&c);
 		c = ok(nouns_v2, strict, 3);
 		CHECK(c.epic && !strcmp(c.names[1], "board:chopping") && !strcmp(c.names[2], "liquid:washing"));
@@ -75,10 +77,12 @@ int main(void)
 	bad("id,key,instances,category\n0,take,['take'],retrieve\n2,put,['put'],leave\n", 1,
 	    "c.txt:3: id '2', expected 1");
 	bad("id,key,instances,category\n1,take,['take'],retrieve\n", 1, "c.txt:2: id '1', expected 0");
-	bad("id,key,instances,category\n0,take,['take'],retrieve,extra\n", 1, "c.txt:2: 5 fields, EPIC's class CSV has 4");
+	bad("id,key,instances,category\n0,take,['take'],retrieve,extra\n", 1,
+	    "c.txt:2: 5 fields, EPIC's class CSV has 4");
 	bad("id,key,instances,category\n0,take,['take']\n", 1, "c.txt:2: 3 fields");
 	bad("id,key,instances,category\n0,,['take'],retrieve\n", 1, "c.txt:2: key '' is empty");
-	bad("id,key,instances,category\n0,\" take\",['take'],retrieve\n", 1, "c.txt:2: key ' take' is empty, has a line break or blanks");
+	bad("id,key,instances,category\n0,\" take\",['take'],retrieve\n", 1,
+	    "c.txt:2: key ' take' is empty, has a line break or blanks");
 	bad("id,key,instances,category\n0,take,take,retrieve\n", 1, "c.txt:2: instances 'take' are not a list");
 	bad("id,key,instances,category\n0,take,['take'],\n", 1, "c.txt:2: no category");
 	bad("id,key,instances,category\n0,take,['take'],a\n1,take,['get'],b\n", 1,

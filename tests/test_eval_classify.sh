@@ -10,19 +10,8 @@ for p in tools/synth tools/prep tools/eval tools/plot loaderd/loaderd; do
 done
 . tests/trainer_testlib.sh
 d=$TT_DIR
-tools/synth --out "$d/s" --videos 2 --heldout 1 --minutes 0.4 --write-labels >/dev/null 2>&1 || fail synth
-awk -F, 'FNR > 1 { split($4, w, " "); print w[2] }' "$d/s/train.csv" "$d/s/heldout.csv" | sort -u >"$d/colours.txt"
-P=(--video-root "$d/s/videos" --bpe tests/fixtures/bpe_tiny_merges.txt -j 2)
-for sp in train heldout; do
-	awk -F, 'BEGIN { print "video,start,end,label,label2" }
-		NR > 1 { n = split($4, w, " "); a = w[4]; for (i = 5; i <= n; i++) a = a " " w[i]
-			printf "%s,%s,%s,%s,%s\n", $1, $2, $3, w[2], a }' "$d/s/$sp.csv" >"$d/$sp.csv"
-	tools/prep --format labels-csv --classes "$d/colours.txt,$d/s/classes-action.txt" "${P[@]}" \
-		--annotations "$d/$sp.csv" --out "$d/$sp" >"$d/prep.log" 2>&1 || fail "prep $sp: $(tail -3 "$d/prep.log")"
-done
-cut -d, -f1-4 "$d/heldout.csv" >"$d/one.csv"
-tools/prep --format labels-csv --classes "$d/colours.txt" "${P[@]}" --annotations "$d/one.csv" --out "$d/one" \
-	>"$d/prep.log" 2>&1 || fail "prep one"
+. tests/eval_cls_testlib.sh
+ecl_data "$d" --videos 2 --heldout 1 --minutes 0.4 || fail "the labelled data"
 rows=$(($(wc -l <"$d/train.csv") - 1))
 "$RINGCTL" create --ring "$TT_TAG-ec" --frames 2 --height 32 --width 32 --text-len 77 --slots 32 --seed 7 --replace \
 	>/dev/null 2>&1 || fail "ringctl create"

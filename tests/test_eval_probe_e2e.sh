@@ -9,19 +9,10 @@ for p in tools/synth tools/prep tools/eval; do
 done
 d=$(mktemp -d /tmp/test_eval_probe_e2e_XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$d"' EXIT
-tools/synth --out "$d/s" --videos 2 --heldout 1 --minutes 0.3 --write-labels >/dev/null 2>&1
-awk -F, 'FNR > 1 { split($4, w, " "); print w[2] }' "$d/s/train.csv" "$d/s/heldout.csv" | sort -u >"$d/colours.txt"
+# square frames: the 3 crops of --views 1x3 are the same pixels, so their mean is the 1x1 view
+. tests/eval_cls_testlib.sh
+ecl_data "$d" --videos 2 --heldout 1 --minutes 0.3 --size 96x96 || { echo "FAIL: the labelled data"; exit 1; }
 P=(--video-root "$d/s/videos" --bpe tests/fixtures/bpe_tiny_merges.txt -j 2)
-for sp in train heldout; do
-	awk -F, 'BEGIN { print "video,start,end,label,label2" }
-		NR > 1 { n = split($4, w, " "); a = w[4]; for (i = 5; i <= n; i++) a = a " " w[i]
-			printf "%s,%s,%s,%s,%s\n", $1, $2, $3, w[2], a }' "$d/s/$sp.csv" >"$d/$sp.csv"
-	tools/prep --format labels-csv --classes "$d/colours.txt,$d/s/classes-action.txt" "${P[@]}" \
-		--annotations "$d/$sp.csv" --out "$d/$sp" >"$d/prep.log" 2>&1 || { cat "$d/prep.log"; exit 1; }
-done
-cut -d, -f1-4 "$d/heldout.csv" >"$d/one.csv" # one head only
-tools/prep --format labels-csv --classes "$d/colours.txt" "${P[@]}" --annotations "$d/one.csv" --out "$d/one" \
-	>"$d/prep.log" 2>&1 || { cat "$d/prep.log"; exit 1; }
 tools/prep "${P[@]}" --annotations "$d/s/heldout.csv" --out "$d/plain" >"$d/prep.log" 2>&1 || { cat "$d/prep.log"; exit 1; }
 M=(--init-seed 1 --model tiny --vis-layers 1 --txt-layers 1 --quiet)
 field() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" "$2"; }
@@ -52,6 +43,15 @@ cmp -s "$d/self.json" "$d/eval.jsonl" || { echo "FAIL: --append wrote another li
 tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" \
 	--views 2x1 --json >"$d/views.json"
 grep -q '"views":"2x1","stride":2' "$d/views.json" || { echo "FAIL: $(cat "$d/views.json")"; exit 1; }
+for v in 1x1 1x3; do
+	tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" \
+		--views $v --json >"$d/v$v.json"
+done
+grep -q '"views":"1x3","stride":0' "$d/v1x3.json" || { echo "FAIL: $(cat "$d/v1x3.json")"; exit 1; }
+for k in head0_top1 head0_top5 head0_mean_class head1_top1 head1_mean_class action_top1; do
+	[ "$(field $k "$d/v1x1.json")" = "$(field $k "$d/v1x3.json")" ] ||
+		{ echo "FAIL: $k: 1x1 $(field $k "$d/v1x1.json"), 1x3 of square frames $(field $k "$d/v1x3.json")"; exit 1; }
+done
 tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" >"$d/table"
 grep -q "most confused\|no mistakes" "$d/table" && grep -q "chance 1 / 5" "$d/table" || { cat "$d/table"; exit 1; }
 
@@ -78,4 +78,4 @@ fails "the spatial crops are 1 (centre) or 3" \
 	tools/eval --task probe --manifest "$d/heldout/manifest" --train-manifest "$d/train/manifest" "${M[@]}" --views 2x2
 fails "reads its labels from the manifests" tools/eval --task probe --manifest "$d/heldout/manifest" \
 	--train-manifest "$d/train/manifest" "${M[@]}" --labels "$d/colours.txt"
-echo "probe: self-scored top-1 = train top-1 for both heads, 2x1 views, JSON and table, --classes names; 8 refusals"
+echo "probe: self-scored top-1 = train top-1 for both heads, 2x1 views, 1x3 of square frames = 1x1, JSON and table, --classes names; 8 refusals"

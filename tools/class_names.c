@@ -53,8 +53,8 @@ static int unique(const ClassNames *c, const int *line, const char *path, char *
 	int rc = 0;
 	for (int i = 1; i < c->n && !rc; i++)
 		if (!strcmp(ix[i].name, ix[i - 1].name))
-			rc = err_fmt(err, errlen, -EINVAL, "%s:%d: class name '%.60s' repeats line %d", path, ix[i].line,
-				     ix[i].name, ix[i - 1].line);
+			rc = err_fmt(err, errlen, -EINVAL, "%s:%d: class name '%.60s' repeats line %d", path,
+				     ix[i].line, ix[i].name, ix[i - 1].line);
 	free(ix);
 	return rc;
 }
@@ -86,8 +86,8 @@ static int read_lines(ClassNames *c, const char *t, size_t n, const char *path, 
 			rc = err_fmt(err, errlen, -EINVAL, "%s:%d: an empty class name", path, ln);
 			break;
 		} else if (is_blank(t[a]) || is_blank(t[b - 1])) {
-			rc = err_fmt(err, errlen, -EINVAL, "%s:%d: class name '%.*s' begins or ends with a blank", path, ln,
-				     (int)(b - a < 60 ? b - a : 60), t + a);
+			rc = err_fmt(err, errlen, -EINVAL, "%s:%d: class name '%.*s' begins or ends with a blank", path,
+				     ln, (int)(b - a < 60 ? b - a : 60), t + a);
 			break;
 		}
 		if (c->n == cap) {
@@ -122,19 +122,22 @@ static int read_epic(ClassNames *c, BenchCsv *csv, int **line, char *err, size_t
 		const int ln = csv->line;
 		char **f = csv->f, *end;
 		if (csv->nf != 4)
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: %d fields, EPIC's class CSV has 4 (id,key,instances,category)",
-				       path, ln, csv->nf);
+			return err_fmt(err, errlen, -EINVAL,
+				       "%s:%d: %d fields, EPIC's class CSV has 4 (id,key,instances,category)", path, ln,
+				       csv->nf);
 		long id = strtol(f[0], &end, 10);
 		if (*end || end == f[0] || f[0][0] < '0' || f[0][0] > '9' || id != c->n)
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: id '%.20s', expected %d (ids count from 0 in order)",
-				       path, ln, f[0], c->n);
+			return err_fmt(err, errlen, -EINVAL,
+				       "%s:%d: id '%.20s', expected %d (ids count from 0 in order)", path, ln, f[0],
+				       c->n);
 		const size_t kl = strlen(f[1]), il = strlen(f[2]);
 		if (!kl || is_blank(f[1][0]) || is_blank(f[1][kl - 1]) || strchr(f[1], '\n'))
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: key '%.60s' is empty, has a line break or blanks around it",
-				       path, ln, f[1]);
+			return err_fmt(err, errlen, -EINVAL,
+				       "%s:%d: key '%.60s' is empty, has a line break or blanks around it", path, ln,
+				       f[1]);
 		if (il < 2 || f[2][0] != '[' || f[2][il - 1] != ']')
-			return err_fmt(err, errlen, -EINVAL, "%s:%d: instances '%.40s' are not a list '[...]'", path, ln,
-				       f[2]);
+			return err_fmt(err, errlen, -EINVAL, "%s:%d: instances '%.40s' are not a list '[...]'", path,
+				       ln, f[2]);
 		if (!f[3][0])
 			return err_fmt(err, errlen, -EINVAL, "%s:%d: no category", path, ln);
 		if (c->n == cap) {
@@ -149,8 +152,7 @@ static int read_epic(ClassNames *c, BenchCsv *csv, int **line, char *err, size_t
 	return rc;
 }
 
-int class_names_parse(ClassNames *c, const char *text, size_t n, const char *path, int strict, char *err,
-		      size_t errlen)
+int class_names_parse(ClassNames *c, const char *text, size_t n, const char *path, int strict, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);
 	BenchText t = {(char *)text, n};

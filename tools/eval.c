@@ -59,8 +59,9 @@ static const FlagSpec flag_table[] = {
 	 .help = "--task probe: L-BFGS iterations at most (the fit stops earlier once every gradient component is "
 		 "<= 1e-6; the report says whether it did)"},
 	{"clip-stride", FLAG_INT, E(clip_stride), 0, 1024, "0",
-	 .help = "--task classify and probe: with --views CxS other than 1x1, the frames of a view are this many "
-		 "decoded frames apart (0: 2, AVION's fine-tuning --clip-stride)"},
+	 .help = "--task classify and probe: with --views CxS of C > 1 temporal clips, the frames of a clip are this "
+		 "many decoded frames apart (0: 2, AVION's --clip-stride); given with C = 1, the one clip is dense too "
+		 "(default: segment midpoints, as the trainer samples)"},
 	{"bench-file", FLAG_STRPTR, E(bench_file), 0, 0, NULL,
 	 .help = "the benchmark's test list: EPIC_100_retrieval_test.csv, EPIC_100_validation.csv, "
 		 "CharadesEgo_v1_test_only1st.csv, an EGTEA split file, egomcq.json (the file the manifest was prepared from)"},
@@ -77,8 +78,9 @@ static const FlagSpec flag_table[] = {
 	{"views", FLAG_STRPTR, E(views), 0, 0, NULL,
 	 .help = "egtea: C temporal clips spread over the video x S spatial crops (1: centre, 3: both ends and the centre "
 		 "of the long side), the class scores the max over them as LaViLa (default 10x3, EGTEA's protocol; 1x1 "
-		 "with --frame-protocol midpoints and the other tasks); classify and probe: the held-out clips' views, the "
-		 "logits averaged over them as AVION (default 1x1: segment midpoints, centre crop)"},
+		 "with --frame-protocol midpoints and the other tasks); classify and probe: the held-out clips' views, the logits averaged "
+		 "over them as AVION (default 1x1: segment midpoints, centre crop; 1xS: S crops of it; C > 1: dense "
+		 "clips, --clip-stride)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST; RUN_DIR/ckpt/best holds the trainer's "
 		 "--keep-best one) or a ckpt-*.safetensors file; the "
@@ -362,7 +364,9 @@ static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em,
 		log_fatalx(
 			"--views %s: the spatial crops are 1 (centre) or 3 (both ends and the centre of the long side)",
 			fl->views);
-	c.stride = c.views_clips * c.views_crops > 1 || fl->clip_stride ? (fl->clip_stride ? fl->clip_stride : 2) : 0;
+	// C > 1 temporal clips are dense (frames --clip-stride apart, EGTEA's); one clip is the model's
+	// frames at segment midpoints, as the trainer samples them, unless --clip-stride asks otherwise
+	c.stride = c.views_clips > 1 || fl->clip_stride ? (fl->clip_stride ? fl->clip_stride : 2) : 0;
 	Manifest *train = NULL;
 	char err[2048];
 	if (fl->train_manifest && manifest_open_verified(&train, fl->train_manifest, err, sizeof err))

@@ -67,9 +67,9 @@ static int *head_labels(const Manifest *man, int k)
 	return l;
 }
 
-// the pre-projection features (n, V, width) of every sample's V views; every clip counts
+// the pre-projection features (n, V, width) of every sample's V views (*nv); every clip counts
 static int embed(ClipModel *m, const Manifest *man, const EvalOpts *o, const EvalClsOpts *c, int views, float **feat,
-		 char *err, size_t errlen)
+		 int *nv, char *err, size_t errlen)
 {
 	const int64_t n = (int64_t)manifest_header(man)->n_samples;
 	EvalEmbedOpts eo = o->embed;
@@ -78,7 +78,7 @@ static int embed(ClipModel *m, const Manifest *man, const EvalOpts *o, const Eva
 	eo.stride = views ? c->stride : 0;
 	eo.views_clips = views ? c->views_clips : 1;
 	eo.views_crops = views ? c->views_crops : 1;
-	const int V = eval_embed_views(&eo);
+	const int V = *nv = eval_embed_views(&eo);
 	*feat = malloc(sizeof **feat * (size_t)(n * V) * m->cfg.vis_width);
 	if (!*feat)
 		return err_fmt(err, errlen, -ENOMEM, "out of memory for the features of %lld clips",
@@ -111,7 +111,8 @@ static int fit_heads(ClipModel *m, const Manifest *man, const EvalOpts *o, const
 	TRY(same_heads(tr, c->train_path, man, c->heldout_path, err, errlen));
 	float *tf = NULL;
 	double t0 = time_mono_s();
-	int rc = embed(m, tr, o, c, 0, &tf, err, errlen);
+	int one;
+	int rc = embed(m, tr, o, c, 0, &tf, &one, err, errlen);
 	r->embed_s += time_mono_s() - t0;
 	r->n_train = (int64_t)manifest_header(tr)->n_samples;
 	h->n = (int)manifest_label_heads(tr);
@@ -188,10 +189,10 @@ int eval_cls_run(ClipModel *m, const Manifest *man, const EvalOpts *o, const Eva
 		rc = check_heads(h, m, man, c->heldout_path, err, errlen);
 	float *feat = NULL, *scores[EVAL_CLS_HEADS] = {0};
 	int *labs[EVAL_CLS_HEADS] = {0};
-	const int V = c->stride > 0 ? c->views_clips * c->views_crops : 1;
+	int V = 1;
 	if (!rc) {
 		const double te = time_mono_s();
-		rc = embed(m, man, o, c, 1, &feat, err, errlen);
+		rc = embed(m, man, o, c, 1, &feat, &V, err, errlen);
 		r->embed_s += time_mono_s() - te;
 	}
 	r->heads = h->n;

@@ -25,6 +25,9 @@ static void views_line(FILE *f, const EvalClsReport *r)
 		fprintf(f, "%dx%d views (%d clips of %d frames %d apart x %d crop%s), logits averaged", r->views_clips,
 			r->views_crops, r->views_clips, r->frames, r->stride, r->views_crops,
 			r->views_crops == 1 ? "" : "s");
+	else if (r->views_crops > 1)
+		fprintf(f, "1x%d views (%d frames at segment midpoints x %d crops), logits averaged", r->views_crops,
+			r->frames, r->views_crops);
 	else
 		fprintf(f, "1x1 view (%d frames at segment midpoints, centre crop)", r->frames);
 }
@@ -135,7 +138,7 @@ void eval_cls_report_json(FILE *f, const EvalClsReport *r, int64_t step, const c
 	if (r->probe)
 		fprintf(f, ",\"n_train\":%lld,\"probe_l2\":%g", (long long)r->n_train, r->l2);
 	fprintf(f, ",\"frames\":%d,\"views\":\"%dx%d\",\"stride\":%d,\"width\":%d,\"heads\":%d", r->frames,
-		r->stride > 0 ? r->views_clips : 1, r->stride > 0 ? r->views_crops : 1, r->stride, r->width, r->heads);
+		r->stride > 0 ? r->views_clips : 1, r->views_crops, r->stride, r->width, r->heads);
 	for (int k = 0; k < r->heads; k++) {
 		const EvalHeadAcc *a = &r->head[k].acc;
 		fprintf(f, ",\"head%d\":", k);

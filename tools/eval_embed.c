@@ -118,16 +118,17 @@ static int copy_out(ClipModel *m, int64_t row0, int n, int V, int visual, float 
 
 int eval_embed_views(const EvalEmbedOpts *o)
 {
-	return o && o->stride > 0
-		       ? (o->views_clips > 0 ? o->views_clips : 1) * (o->views_crops > 0 ? o->views_crops : 1)
-		       : 1;
+	if (!o)
+		return 1;
+	const int C = o->views_clips > 0 ? o->views_clips : 1, S = o->views_crops > 0 ? o->views_crops : 1;
+	return o->stride > 0 ? C * S : S; // without a stride: one clip (segment midpoints), S crops
 }
 
 // the loader's parameters of view v of a sample (eval_embed.h: EvalEmbedOpts' views)
 static void view_params(const LdParams *base, const EvalEmbedOpts *o, int v, LdParams *p)
 {
 	*p = *base;
-	if (!o || o->stride <= 0)
+	if (eval_embed_views(o) == 1 && (!o || o->stride <= 0))
 		return;
 	const int S = o->views_crops > 0 ? o->views_crops : 1;
 	p->stride = o->stride;
@@ -138,8 +139,13 @@ static void view_params(const LdParams *base, const EvalEmbedOpts *o, int v, LdP
 
 static int check_views(const EvalEmbedOpts *o, char *err, size_t errlen)
 {
-	if (!o || o->stride <= 0)
+	if (!o || eval_embed_views(o) == 1)
 		return 0;
+	if (o->stride <= 0 && o->views_clips > 1) {
+		snprintf(err, errlen, "%d temporal clips need a frame stride (segment midpoints are one clip)",
+			 o->views_clips);
+		return -EINVAL;
+	}
 	if (o->damaged) {
 		snprintf(err, errlen, "multi-view embedding counts every clip: no damaged-sample list");
 		return -EINVAL;

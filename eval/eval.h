@@ -6,11 +6,11 @@
 // defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_ranks_distinct,
 //          eval_retrieval, eval_chance, eval_chance_grouped, eval_rel_transpose, eval_rel_free, eval_map,
 //          eval_ndcg, eval_topk_accuracy, EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy,
-//          eval_ek100_cls, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalProbeOpts, EvalProbeFit,
+//          eval_argmax, eval_ek100_cls, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalProbeOpts, EvalProbeFit,
 //          EVAL_PROBE_L2, EVAL_PROBE_ITERS, EVAL_PROBE_TOL, eval_probe_fit, eval_linear_logits, EVAL_CLS_TOP,
 //          EvalConfusion, EvalRecall, EvalHeadAcc, eval_head_accuracy, eval_views_mean, EvalPairAcc,
 //          eval_pair_accuracy, EvalReport,
-//          eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir, eval_report_json,
+//          eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir, eval_report_json, eval_json_str,
 //          EVAL_EMBED_BLOCK, eval_block_forward, eval_block_forward_visual
 
 #include <stddef.h> // defines: size_t
@@ -93,6 +93,9 @@ int eval_topk_accuracy(const float *scores, int64_t n, int classes, const int *l
 // ---- the benchmarks' metrics (eval_metrics_bench) ----
 // Metrics of the egocentric zero-shot benchmarks, each as its reference code defines it (LaViLa:
 // evaluation_charades.py, evaluation.py get_mean_accuracy, evaluation_egomcq.py, eval_zeroshot.py).
+
+// the first index of the highest of row's m scores, as numpy's and torch's argmax
+int eval_argmax(const float *row, int m);
 
 // Single-label classification (EGTEA): the prediction of a row is its highest score, the first
 // (lowest class) of equal ones, as numpy's and torch's argmax.
@@ -311,6 +314,8 @@ void eval_report_table(FILE *f, const EvalReport *r);
 // a direction's name: "text->video" / "video->text", or text->image / image->text for image–text
 const char *eval_report_dir(const EvalReport *r, int text_to_visual);
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source);
+// s as a JSON string: quoted, '"' and '\\' escaped, control bytes as \u00XX (the reports' JSON lines)
+void eval_json_str(FILE *f, const char *s);
 
 // ---- the block forward (eval_block) ----
 // The evaluation's forward of one block of samples, the one both tools/eval and the trainer's

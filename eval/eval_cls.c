@@ -1,7 +1,7 @@
-// Accuracy of classification heads (eval.h, "classification heads"): top-1/top-5 and mean-class
-// accuracy of one head next to chance, with a confusion summary (the most frequent mistakes, the
-// classes recalled worst and best); rankings are stable descending sorts (ties to the lower index).
-#include "eval.h" // defines: EvalHeadAcc, eval_head_accuracy, eval_class_accuracy, eval_topk_accuracy
+// Accuracy of classification heads (eval.h, "classification heads"): a head's top-1/top-5 and
+// mean-class accuracy next to chance with a confusion summary, the views' mean, two heads' pair
+// accuracy; rankings are stable descending sorts (ties to the lower index).
+#include "eval.h" // defines: EvalHeadAcc, eval_head_accuracy, eval_views_mean, EvalPairAcc, eval_pair_accuracy, ...
 
 #include <errno.h>  // defines: EINVAL, ENOMEM
 #include <math.h>   // defines: isnan
@@ -35,16 +35,6 @@ static int by_recall_down(const void *a, const void *b)
 	const EvalRecall *x = a, *y = b;
 	const int64_t l = x->right * y->n, r = y->right * x->n;
 	return l != r ? (l < r) - (l > r) : (x->cls > y->cls) - (x->cls < y->cls);
-}
-
-// the first index of a row's highest score
-static int row_argmax(const float *row, int m)
-{
-	int best = 0;
-	for (int c = 1; c < m; c++)
-		if (row[c] > row[best])
-			best = c;
-	return best;
 }
 
 // the most frequent mistakes (truth != prediction) of the labelled rows
@@ -134,7 +124,7 @@ int eval_head_accuracy(const float *scores, int64_t n, int K, const int *label, 
 	if (!pred)
 		return -ENOMEM;
 	for (int64_t i = 0; i < n; i++)
-		pred[i] = row_argmax(scores + i * K, K);
+		pred[i] = eval_argmax(scores + i * K, K);
 	rc = confusions(label, pred, n, out);
 	if (!rc)
 		rc = recalls(label, pred, n, K, out);

@@ -109,21 +109,6 @@ void eval_cls_report_table(FILE *f, const EvalClsReport *r, const Manifest *man)
 	fprintf(f, ")\n  embedding %.1f s, all %.1f s\n", r->embed_s, r->total_s);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void num(FILE *f, int k, const char *key, double v)
 {
 	if (isfinite(v))
@@ -142,7 +127,7 @@ void eval_cls_report_json(FILE *f, const EvalClsReport *r, int64_t step, const c
 	for (int k = 0; k < r->heads; k++) {
 		const EvalHeadAcc *a = &r->head[k].acc;
 		fprintf(f, ",\"head%d\":", k);
-		json_str(f, r->head[k].name);
+		eval_json_str(f, r->head[k].name);
 		fprintf(f, ",\"head%d_classes\":%d,\"head%d_n\":%lld", k, a->classes, k, (long long)a->n);
 		num(f, k, "top1", a->top1);
 		num(f, k, "top5", a->top5);
@@ -187,7 +172,7 @@ void eval_cls_report_json(FILE *f, const EvalClsReport *r, int64_t step, const c
 		fprintf(f, ",\"step\":%lld", (long long)step);
 	if (source) {
 		fputs(",\"source\":", f);
-		json_str(f, source);
+		eval_json_str(f, source);
 	}
 	fputs("}\n", f);
 }

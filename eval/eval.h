@@ -4,14 +4,13 @@
 #ifndef EVAL_EVAL_H
 #define EVAL_EVAL_H
 // defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_ranks_distinct,
-//          eval_retrieval, eval_chance, eval_chance_grouped, eval_rel_transpose, eval_rel_free, eval_map,
-//          eval_ndcg, eval_topk_accuracy, EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy,
-//          eval_argmax, eval_ek100_cls, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalProbeOpts, EvalProbeFit,
-//          EVAL_PROBE_L2, EVAL_PROBE_ITERS, EVAL_PROBE_TOL, eval_probe_fit, eval_linear_logits, EVAL_CLS_TOP,
-//          EvalConfusion, EvalRecall, EvalHeadAcc, eval_head_accuracy, eval_views_mean, EvalPairAcc,
-//          eval_pair_accuracy, EvalReport,
-//          eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir, eval_report_json, eval_json_str,
-//          EVAL_EMBED_BLOCK, eval_block_forward, eval_block_forward_visual
+//          eval_retrieval, eval_chance, eval_chance_grouped, eval_rel_transpose, eval_rel_free, eval_map, eval_ndcg,
+//          eval_topk_accuracy, EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy, eval_argmax, eval_ek100_cls,
+//          eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalProbeOpts, EvalProbeFit, EVAL_PROBE_L2,
+//          EVAL_PROBE_ITERS, EVAL_PROBE_TOL, eval_probe_fit, eval_linear_logits, EVAL_CLS_TOP, EvalConfusion,
+//          EvalRecall, EvalHeadAcc, eval_head_accuracy, eval_views_mean, EvalPairAcc, eval_pair_accuracy, EvalReport,
+//          eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir, eval_report_json,
+//          eval_json_str, eval_json_end, EVAL_EMBED_BLOCK, eval_block_forward, eval_block_forward_visual
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
@@ -316,6 +315,8 @@ const char *eval_report_dir(const EvalReport *r, int text_to_visual);
 void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *source);
 // s as a JSON string: quoted, '"' and '\\' escaped, control bytes as \u00XX (the reports' JSON lines)
 void eval_json_str(FILE *f, const char *s);
+// a report line's end: embed_s, total_s, then step (when >= 0) and source (when not NULL), "}\n"
+void eval_json_end(FILE *f, double embed_s, double total_s, int64_t step, const char *source);
 
 // ---- the block forward (eval_block) ----
 // The evaluation's forward of one block of samples, the one both tools/eval and the trainer's

@@ -179,6 +179,18 @@ void eval_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void eval_json_end(FILE *f, double embed_s, double total_s, int64_t step, const char *source)
+{
+	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f", embed_s, total_s);
+	if (step >= 0)
+		fprintf(f, ",\"step\":%lld", (long long)step);
+	if (source) {
+		fputs(",\"source\":", f);
+		eval_json_str(f, source);
+	}
+	fputs("}\n", f);
+}
+
 static void json_ret(FILE *f, const char *p, const EvalRetrieval *x)
 {
 	fprintf(f, ",\"%s_r1\":%.6g,\"%s_r5\":%.6g,\"%s_r10\":%.6g,\"%s_medr\":%.6g,\"%s_meanr\":%.6g", p, x->r1, p,

@@ -1,10 +1,10 @@
 // Class lists (class_names.h): one name per line (strict for prep, lenient for eval's prompts) or
 // EPIC-KITCHENS-100's class CSVs, on the benchmark readers' RFC 4180 record reader.
-#include "class_names.h"     // defines: ClassNames, class_names_parse, class_names_read, class_names_free
+#include "class_names.h"     // defines: ClassNames, class_names_parse, class_names_read, class_names_push, ...
 #include "eval_bench_util.h" // defines: BenchText, BenchCsv, bench_text_load, bench_csv_*
 #include "errbuf.h"          // defines: err_fmt, TRY
 
-#include <errno.h>  // defines: EINVAL, ENOMEM
+#include <errno.h>  // defines: EINVAL, ENOMEM, E2BIG
 #include <stdlib.h> // defines: malloc, realloc, free, qsort, strtol
 #include <string.h> // defines: memcmp, memset, strchr, strcmp, strndup, strcspn, strlen
 
@@ -16,10 +16,10 @@ void class_names_free(ClassNames *c)
 	memset(c, 0, sizeof *c);
 }
 
-static int push(ClassNames *c, const char *name, size_t len, const char *path, int line, char *err, size_t errlen)
+int class_names_push(ClassNames *c, const char *name, size_t len)
 {
 	if (c->n == CLASS_NAMES_MAX)
-		return err_fmt(err, errlen, -EINVAL, "%s:%d: more than %d classes", path, line, CLASS_NAMES_MAX);
+		return -E2BIG;
 	if (c->n % 256 == 0) {
 		char **x = realloc(c->names, sizeof *x * (size_t)(c->n + 256));
 		if (!x)
@@ -27,6 +27,13 @@ static int push(ClassNames *c, const char *name, size_t len, const char *path, i
 		c->names = x;
 	}
 	return (c->names[c->n] = strndup(name, len)) ? (c->n++, 0) : -ENOMEM;
+}
+
+static int push(ClassNames *c, const char *name, size_t len, const char *path, int line, char *err, size_t errlen)
+{
+	const int rc = class_names_push(c, name, len);
+	return rc == -E2BIG ? err_fmt(err, errlen, -EINVAL, "%s:%d: more than %d classes", path, line, CLASS_NAMES_MAX)
+			    : rc;
 }
 
 typedef struct {

@@ -2,7 +2,7 @@
 // EPIC_100_verb_classes.csv / EPIC_100_noun_classes.csv (id,key,instances,category: the key names class id).
 #ifndef TOOLS_CLASS_NAMES_H
 #define TOOLS_CLASS_NAMES_H
-// defines: ClassNames, CLASS_NAMES_MAX, class_names_parse, class_names_read, class_names_free
+// defines: ClassNames, CLASS_NAMES_MAX, class_names_parse, class_names_read, class_names_free, class_names_push
 
 #include <stddef.h> // defines: size_t
 
@@ -27,5 +27,8 @@ int class_names_parse(ClassNames *c, const char *text, size_t n, const char *pat
 // the same from the file at path (a NUL byte in it is an error)
 int class_names_read(ClassNames *c, const char *path, int strict, char *err, size_t errlen);
 void class_names_free(ClassNames *c);
+// appends a copy of name[0..len) (the names grow in blocks of 256): 0, -ENOMEM, or -E2BIG past
+// CLASS_NAMES_MAX
+int class_names_push(ClassNames *c, const char *name, size_t len);
 
 #endif

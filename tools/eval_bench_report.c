@@ -107,12 +107,5 @@ void eval_bench_report_json(FILE *f, const EvalBenchReport *r, int64_t step, con
 		num(f, "intra_video_acc", r->mcq.intra);
 		break;
 	}
-	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f", r->embed_s, r->total_s);
-	if (step >= 0)
-		fprintf(f, ",\"step\":%lld", (long long)step);
-	if (source) {
-		fputs(",\"source\":", f);
-		eval_json_str(f, source);
-	}
-	fputs("}\n", f);
+	eval_json_end(f, r->embed_s, r->total_s, step, source);
 }

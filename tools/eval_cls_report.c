@@ -167,12 +167,5 @@ void eval_cls_report_json(FILE *f, const EvalClsReport *r, int64_t step, const c
 			(long long)p->n, p->top1, p->top5, p->mean_class, p->mean_class_union, p->present,
 			p->chance_top1, p->chance_top5);
 	}
-	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f", r->embed_s, r->total_s);
-	if (step >= 0)
-		fprintf(f, ",\"step\":%lld", (long long)step);
-	if (source) {
-		fputs(",\"source\":", f);
-		eval_json_str(f, source);
-	}
-	fputs("}\n", f);
+	eval_json_end(f, r->embed_s, r->total_s, step, source);
 }

@@ -4,11 +4,11 @@
 // noun_class are ids (--classes only names them); labels-csv's and kinetics' label fields are
 // class names when --classes gives the list, else (labels-csv) integer ids.
 #include "prep_labels.h"     // defines: PrepLabelOpts, prep_labels_load
-#include "class_names.h"     // defines: ClassNames, class_names_read
+#include "class_names.h"     // defines: ClassNames, class_names_read, class_names_push
 #include "eval_bench_util.h" // defines: BenchText, BenchCsv, bench_csv_*, bench_ek100_clip, bench_decimal
 #include "errbuf.h"          // defines: err_fmt, TRY
 
-#include <errno.h>   // defines: EBADMSG, EINVAL, ENOMEM
+#include <errno.h>   // defines: EBADMSG, EINVAL, ENOMEM, E2BIG
 #include <math.h>    // defines: INFINITY, llround
 #include <stdio.h>   // defines: snprintf
 #include <stdlib.h>  // defines: malloc, calloc, free, qsort, bsearch, strtol
@@ -62,13 +62,10 @@ static int class_index(ClassList *c, const char *list, char *err, size_t errlen)
 
 static int class_push(ClassList *c, const char *name, size_t len)
 {
-	if (c->n % 256 == 0) {
-		char **x = realloc(c->names, sizeof *x * (size_t)(c->n + 256));
-		if (!x)
-			return -ENOMEM;
-		c->names = x;
-	}
-	return (c->names[c->n] = strndup(name, len)) ? (c->n++, 0) : -ENOMEM;
+	ClassNames cn = {.names = c->names, .n = c->n};
+	const int rc = class_names_push(&cn, name, len);
+	c->names = cn.names, c->n = cn.n;
+	return rc == -E2BIG ? -EINVAL : rc;
 }
 
 // a --classes file (class_names.h, strict): one class name per line (class 0 first), or EPIC's class CSV
@@ -76,7 +73,7 @@ static int class_list_load(ClassList *c, const char *list, char *err, size_t err
 {
 	ClassNames cn;
 	TRY(class_names_read(&cn, list, 1, err, errlen));
-	c->names = cn.names; // in blocks of 256, as class_push grows them
+	c->names = cn.names; // in blocks of 256, as class_names_push grows them
 	c->n = cn.n;
 	return class_index(c, list, err, errlen);
 }

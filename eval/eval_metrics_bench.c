@@ -8,8 +8,7 @@
 #include <stdlib.h> // defines: calloc, malloc, free
 #include <string.h> // defines: memset
 
-// the first index of a row's highest score
-static int row_argmax(const float *row, int m)
+int eval_argmax(const float *row, int m)
 {
 	int best = 0;
 	for (int c = 1; c < m; c++)
@@ -47,7 +46,7 @@ int eval_class_accuracy(const float *scores, int64_t n, int classes, const int *
 			rc = -EINVAL;
 			break;
 		}
-		const int p = row_argmax(scores + i * classes, classes);
+		const int p = eval_argmax(scores + i * classes, classes);
 		count[label[i]]++;
 		right[label[i]] += p == label[i];
 		predicted[p] = 1;
@@ -229,7 +228,7 @@ int eval_mcq_accuracy(const float *scores, int64_t n, int choices, const int *an
 			return -EINVAL;
 		const int t = type[i] - 1;
 		count[t]++;
-		right[t] += row_argmax(scores + i * choices, choices) == answer[i];
+		right[t] += eval_argmax(scores + i * choices, choices) == answer[i];
 	}
 	out->n_inter = count[0];
 	out->n_intra = count[1];

@@ -164,7 +164,7 @@ void eval_report_table(FILE *f, const EvalReport *r)
 		r->embed_s > 0 ? (double)r->n / r->embed_s : 0.0);
 }
 
-static void json_str(FILE *f, const char *s)
+void eval_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -177,6 +177,18 @@ static void json_str(FILE *f, const char *s)
 			fputc(ch, f);
 	}
 	fputc('"', f);
+}
+
+void eval_json_end(FILE *f, double embed_s, double total_s, int64_t step, const char *source)
+{
+	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f", embed_s, total_s);
+	if (step >= 0)
+		fprintf(f, ",\"step\":%lld", (long long)step);
+	if (source) {
+		fputs(",\"source\":", f);
+		eval_json_str(f, source);
+	}
+	fputs("}\n", f);
 }
 
 static void json_ret(FILE *f, const char *p, const EvalRetrieval *x)
@@ -193,7 +205,7 @@ void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *so
 		fprintf(f, ",\"step\":%lld", (long long)step);
 	if (source) {
 		fputs(",\"source\":", f);
-		json_str(f, source);
+		eval_json_str(f, source);
 	}
 	json_ret(f, "t2v", &r->t2v);
 	json_ret(f, "v2t", &r->v2t);
@@ -212,7 +224,7 @@ void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *so
 			"\"zs_chance5\":%.6g,\"zs_what\":",
 			r->zs_classes, (long long)r->zs_n, r->zs_top1, r->zs_top5, 1.0 / r->zs_classes,
 			(double)k / r->zs_classes);
-		json_str(f, r->zs_what);
+		eval_json_str(f, r->zs_what);
 	}
 	if (r->skipped)
 		fprintf(f, ",\"skipped\":%lld", (long long)r->skipped);

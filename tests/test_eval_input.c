@@ -83,7 +83,7 @@ int main(void)
 	cls_bad("cut\nwash\n", "wash\nstir\ncut\n", "l.txt:2: 'stir' is not a class");
 	cls_bad("cut\nwash\n", "wash\ncut\n", "2 labels, the manifest has 3 samples");
 	cls_bad("cut\nwash\n", "wash\ncut\ncut\ncut\n", ":4: more labels than");
-	cls_bad("cut\ncut\n", "cut\ncut\ncut\n", ":2: class 'cut' is listed twice");
+	cls_bad("cut\ncut\n", "cut\ncut\ncut\n", "c.txt:2: class name 'cut' repeats line 1");
 	cls_bad("cut\n", "cut\ncut\ncut\n", "1 class; classification needs at least 2");
 
 	const char *caps[] = {"a red square moves left", "a blue circle grows", "a red square grows"};

@@ -286,6 +286,89 @@ static void dump_ekcls(FILE *f, int64_t n, int a)
 	free(label);
 }
 
+// a list of the confusion summary as "a:b:c,..." ("-" when empty)
+static void print_list(const char *key, const int (*rows)[3], int n)
+{
+	printf(" %s=", key);
+	for (int i = 0; i < n; i++)
+		printf("%s%d:%d:%d", i ? "," : "", rows[i][0], rows[i][1], rows[i][2]);
+	if (!n)
+		printf("-");
+}
+
+static void print_head(const char *kind, int rc, const EvalHeadAcc *a)
+{
+	printf("%s", kind);
+	print_value("top1", rc, a->top1);
+	print_value("top5", rc, a->top5);
+	print_value("mean_class", rc, a->mean_class);
+	print_value("mean_class_union", rc, a->mean_class_union);
+	print_value("majority_top1", rc, a->majority_top1);
+	printf(" present=%d present_union=%d majority=%d zero_recall=%d", rc ? 0 : a->present,
+	       rc ? 0 : a->present_union, rc ? 0 : a->majority, rc ? 0 : a->zero_recall);
+	int rows[EVAL_CLS_TOP][3];
+	for (int i = 0; i < a->n_confused; i++)
+		rows[i][0] = a->confused[i].truth, rows[i][1] = a->confused[i].pred,
+		rows[i][2] = (int)a->confused[i].count;
+	print_list("confused", (const int(*)[3])rows, rc ? 0 : a->n_confused);
+	for (int i = 0; i < a->n_worst; i++)
+		rows[i][0] = a->worst[i].cls, rows[i][1] = (int)a->worst[i].right, rows[i][2] = (int)a->worst[i].n;
+	print_list("worst", (const int(*)[3])rows, rc ? 0 : a->n_worst);
+	for (int i = 0; i < a->n_best; i++)
+		rows[i][0] = a->best[i].cls, rows[i][1] = (int)a->best[i].right, rows[i][2] = (int)a->best[i].n;
+	print_list("best", (const int(*)[3])rows, rc ? 0 : a->n_best);
+	printf("\n");
+}
+
+// a head's accuracy and confusion summary (eval_head_accuracy)
+static void dump_head(FILE *f, int64_t n, int c)
+{
+	float *s = read_floats(f, n * c);
+	int *label = read_ints(f, n);
+	EvalHeadAcc a = {0};
+	print_head("head", eval_head_accuracy(s, n, c, label, &a), &a);
+	free(s);
+	free(label);
+}
+
+// views (n, V, c) averaged, then the head's accuracy: "views N C" then V, then the scores
+static void dump_views(FILE *f, int64_t n, int c)
+{
+	int V = 0;
+	CHECK(fscanf(f, "%d", &V) == 1 && V >= 1);
+	float *sv = read_floats(f, n * V * c), *s = malloc(sizeof *s * (size_t)(n * c));
+	int *label = read_ints(f, n);
+	CHECK(s);
+	eval_views_mean(sv, n, V, c, s);
+	EvalHeadAcc a = {0};
+	print_head("views", eval_head_accuracy(s, n, c, label, &a), &a);
+	free(sv);
+	free(s);
+	free(label);
+}
+
+// the (head 0, head 1) pair accuracy: "pair N K0" then K1, scores of both heads, both labels
+static void dump_pair(FILE *f, int64_t n, int k0)
+{
+	int k1 = 0;
+	CHECK(fscanf(f, "%d", &k1) == 1 && k1 >= 1);
+	float *s0 = read_floats(f, n * k0), *s1 = read_floats(f, n * k1);
+	int *l0 = read_ints(f, n), *l1 = read_ints(f, n);
+	EvalPairAcc a = {0};
+	int rc = eval_pair_accuracy(s0, k0, s1, k1, n, l0, l1, &a);
+	printf("pair");
+	print_value("top1", rc, a.top1);
+	print_value("top5", rc, a.top5);
+	print_value("mean_class", rc, a.mean_class);
+	print_value("mean_class_union", rc, a.mean_class_union);
+	printf(" n=%lld present=%d present_union=%d\n", rc ? 0LL : (long long)a.n, rc ? 0 : a.present,
+	       rc ? 0 : a.present_union);
+	free(s0);
+	free(s1);
+	free(l0);
+	free(l1);
+}
+
 static int dump(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -303,6 +386,12 @@ static int dump(const char *path)
 			dump_mcq(f, a, (int)b);
 		else if (!strcmp(kind, "ekcls"))
 			dump_ekcls(f, a, (int)b);
+		else if (!strcmp(kind, "head"))
+			dump_head(f, a, (int)b);
+		else if (!strcmp(kind, "views"))
+			dump_views(f, a, (int)b);
+		else if (!strcmp(kind, "pair"))
+			dump_pair(f, a, (int)b);
 		else
 			CHECK(!"unknown case kind");
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/plot on a made-up run directory: a valid PNG of the right size (signature, IHDR; fully
 # decoded when python3 is there), panels for eval and ringstat lines, and a clear error for a
-# missing, empty or unreadable metrics file.
+# missing, empty or unreadable metrics file; tools/eval --task classify lines draw each head's top-1.
 set -euo pipefail
 [ -x tools/plot ] || { echo "tools/plot not built"; exit 77; }
 d=$(mktemp -d /tmp/test_plot_run_XXXXXX)
@@ -67,6 +67,23 @@ grep -q "6 panels from 100 steps, eval)" "$d/log2" || { echo "FAIL: no eval pane
 read -r w h < <(png_size "$d/run2/plot.png")
 decode "$d/run2/plot.png" "$w" "$h"
 
+# tools/eval --task classify lines (one per checkpoint, appended to eval.jsonl) add the classification panel
+mkdir "$d/run3"
+cp "$d/run/metrics.jsonl" "$d/run3/"
+for s in 40 80 120; do
+	printf '{"task":"classify","n":50,"views":"1x1","heads":2,"head0":"verb","head0_top1":%s,"head0_chance_top1":0.0103,"head1":"noun","head1_top1":%s,"head1_chance_top1":0.0033,"head0_confused":[[1,2,3]],"action_top1":%s,"step":%d}\n' \
+		"0.$((s / 4))" "0.$((s / 6))" "0.$((s / 10))" $s
+done >"$d/run3/eval.jsonl"
+tools/plot "$d/run3" 2>"$d/log3"
+grep -q "6 panels from 120 steps, eval)" "$d/log3" || { echo "FAIL: no classification panel:"; cat "$d/log3"; exit 1; }
+read -r w h < <(png_size "$d/run3/plot.png")
+[ "$w" = 1168 ] && [ "$h" = 832 ] || { echo "FAIL: 6 panels should be 1168x832, got ${w}x$h"; exit 1; }
+decode "$d/run3/plot.png" "$w" "$h"
+# retrieval and classification lines in one file: both panels
+cat "$d/run/eval.jsonl" >>"$d/run3/eval.jsonl"
+tools/plot "$d/run3" 2>"$d/log4"
+grep -q "7 panels from 120 steps, eval)" "$d/log4" || { echo "FAIL: retrieval and classification panels:"; cat "$d/log4"; exit 1; }
+
 fails() { # expected message, then the command
 	local want=$1; shift
 	if "$@" >"$d/o" 2>"$d/e"; then echo "FAIL: '$*' succeeded"; exit 1; fi
@@ -86,4 +103,4 @@ fails "has 1 lines but none of loss, tau" tools/plot "$d/junk"
 fails "usage: plot RUN_DIR" tools/plot
 fails "unexpected argument" tools/plot "$d/run" "$d/junk"
 [ ! -e "$d/empty/plot.png" ] && [ ! -e "$d/junk/plot.png" ] || { echo "FAIL: a failed run left a picture"; exit 1; }
-echo "plot: valid PNGs of the expected size, clear errors for missing or empty metrics"
+echo "plot: valid PNGs of the expected size (retrieval and classification panels), clear errors for missing or empty metrics"

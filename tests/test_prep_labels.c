@@ -95,6 +95,30 @@ static void ek100(void)
 	CHECK(l.n == 1 && clip_is(&l.a[0], "P01_01", 0.5, 1.5, "open tap", 3, 7));
 	prep_annot_free(&l);
 
+	// EPIC's own class CSVs name both heads: the verb file as the annotations repository has it, the
+	// noun file quoted throughout as its v2
+	const char *epic = write_file(
+		"EPIC_100_verb_classes.csv",
+		"id,key,instances,category\n0,take,\"['take', 'grab', 'pick-up']\",retrieve\n1,put,\"['put', 'place']\",leave\n"
+		"2,wash,\"['wash', 'rinse']\",clean\n3,open,['open'],access\n");
+	const char *epic_n = write_file(
+		"EPIC_100_noun_classes.csv",
+		"\"id\",\"key\",\"instances\",\"category\"\n0,\"tap\",\"['tap', 'tap:water']\",\"appliances\"\n"
+		"1,\"board:chopping\",\"['board:chopping']\",\"utensils\"\n");
+	char both_epic[512];
+	snprintf(both_epic, sizeof both_epic, "%s,%s", epic, epic_n);
+	PrepLabelOpts official = {.classes = both_epic};
+	snprintf(text, sizeof text, "%sP01_01_0,P01,P01_01,0,0.5,1.5,0,0,open tap,open,3,tap,0,['tap'],[0]\n", ek_head);
+	CHECK(prep_labels_load(&l, write_file("ek_epic.csv", text), "ek100-train", &official) == 0);
+	CHECK(l.n == 1 && l.heads.n_classes[0] == 4 && l.heads.n_classes[1] == 2 && l.heads.class_names[1] &&
+	      !strcmp(l.heads.class_names[0][3], "open") && !strcmp(l.heads.class_names[1][1], "board:chopping"));
+	prep_annot_free(&l);
+	refused("an EPIC class CSV with an id out of order", write_file("ek_x.csv", text), "ek100-train",
+		&(PrepLabelOpts){.classes = write_file(
+					 "bad_verbs.csv",
+					 "id,key,instances,category\n0,take,['take'],retrieve\n2,put,['put'],leave\n")},
+		"bad_verbs.csv:3: id '2', expected 1");
+
 	snprintf(text, sizeof text, "%sP01_01_0,P01,P01_01,0,0.5,1.5,0,0,x,open,97,tap,7,[],[]\n", ek_head);
 	refused("ek100 verb 97", write_file("ek_v97.csv", text), "ek100-train", NULL,
 		"ek_v97.csv:2: class id 97 of head 0 is outside its 97 classes");

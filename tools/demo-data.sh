@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard] [--smoke]: the synthetic dataset
-# of the demo and of bench-learn, made once: 40 training + 8 (N) held-out videos of 2 minutes
+# tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard] [--labels] [--smoke]: the synthetic
+# dataset of the demos and of bench-learn, made once: 40 training + 8 (N) held-out videos of 2 minutes
 # (held-out captions pair colours and actions never seen in training; --world hard: tools/synth's
 # harder world, held-out colour x shape x action triples), chunked and indexed into
-# DIR/train/manifest and DIR/heldout/manifest; --smoke: 4 + 2 videos of 15 s, made in seconds.
+# DIR/train/manifest and DIR/heldout/manifest; --labels also, for make demo-finetune, the training
+# clips labelled with synth's action (head label, 12 classes) and shape (label2, 6) in
+# DIR/train-labels/manifest, and DIR/test-labels/manifest: 8 (2) more videos of the training world
+# (scene seed 2, every colour x action pairing training sees), labelled alike; synth's held-out
+# split pairs colours and actions training never shows, where an action classifier that learnt
+# which actions a colour never does scores below chance by design. --smoke: 4 + 2 videos of 15 s.
 # 40 videos (about 2000 clips) so that the demo's 1200 steps of 32 are ~19 epochs, not the ~93
 # of 8 videos, over which held-out R@1 peaked early and fell; frames of 160x96 at 10 fps with
 # chunks of short side 96, since the tiny model sees 32x32 crops of 2 frames: larger frames
 # cost synth, prep and the loaders time and teach it nothing more.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage="usage: tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard] [--smoke]"
+usage="usage: tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard] [--labels] [--smoke]"
 data=${1:?$usage}
 shift
-videos=40 heldout=8 minutes=2 world=basic
+videos=40 heldout=8 minutes=2 world=basic labels=0 test=8
 while [ $# -gt 0 ]; do
 	case $1 in
 	--heldout-videos)
@@ -26,7 +31,8 @@ while [ $# -gt 0 ]; do
 		world=$2
 		shift 2
 		;;
-	--smoke) videos=4 heldout=2 minutes=0.25; shift ;; # seconds to make, for make test's bench-learn smoke
+	--labels) labels=1; shift ;;
+	--smoke) videos=4 heldout=2 minutes=0.25 test=2; shift ;; # seconds to make, for make test's bench-learn smoke
 	*) echo "demo-data: unknown argument '$1' ($usage)" >&2; exit 2 ;;
 	esac
 done
@@ -34,17 +40,40 @@ synth=(--videos "$videos" --heldout "$heldout" --minutes "$minutes" --size 160x9
 [ "$world" = basic ] || synth+=(--world "$world") # (the basic world's params line stays what it was)
 prep=(--short-side 96)
 # DIR/params says what made it: a dataset of other parameters (an older demo's, make demo-data's)
-# is made again rather than trained on
+# is made again rather than trained on. synth always writes its label files (they add files, no
+# clip changes), so the params line of an unlabelled dataset is what it was.
 params="synth ${synth[*]}; prep ${prep[*]}"
+# labels: the class lists number synth's actions and shapes; the clips are the caption files' rows
+labelled() {
+	local classes=$data/src/classes-action.txt,$data/src/classes-object.txt
+	tools/prep --format labels-csv --classes "$classes" --annotations "$data/src/train-labels.csv" \
+		--video-root "$data/src/videos" --out "$data/train-labels" --bpe "$data/train/bpe_merges.txt" "${prep[@]}"
+	rm -rf "$data/src-test" "$data/test-labels"
+	tools/synth --out "$data/src-test" --videos "$test" --heldout 0 --minutes "$minutes" --size 160x96 --fps 10 \
+		--scene-seed 2 --write-labels $([ "$world" = basic ] || echo --world "$world")
+	tools/prep --format labels-csv --classes "$classes" --annotations "$data/src-test/train-labels.csv" \
+		--video-root "$data/src-test/videos" --out "$data/test-labels" --bpe "$data/train/bpe_merges.txt" "${prep[@]}"
+}
 if [ -s "$data/heldout/manifest" ] && [ "$(cat "$data/params" 2>/dev/null)" = "$params" ] &&
 	tools/prep --verify "$data/heldout/manifest" >/dev/null 2>&1; then
-	echo "dataset already prepared in $data"
-	exit 0
+	if [ "$labels" = 0 ] || { [ -s "$data/test-labels/manifest" ] &&
+		tools/prep --verify "$data/test-labels/manifest" >/dev/null 2>&1; }; then
+		echo "dataset already prepared in $data"
+		exit 0
+	fi
+	if [ -s "$data/src/train-labels.csv" ]; then # made before, without --labels
+		rm -rf "$data/train-labels"
+		labelled
+		exit 0
+	fi
+	echo "demo-data: $data was made without synth's label files: making it again"
 fi
-[ -s "$data/heldout/manifest" ] && echo "demo-data: $data holds another dataset than [$params]: making it again"
-rm -rf "$data/src" "$data/train" "$data/heldout" "$data/params"
-tools/synth --out "$data/src" "${synth[@]}"
+[ -s "$data/heldout/manifest" ] && [ "$(cat "$data/params" 2>/dev/null)" != "$params" ] &&
+	echo "demo-data: $data holds another dataset than [$params]: making it again"
+rm -rf "$data/src" "$data/train" "$data/heldout" "$data/train-labels" "$data/src-test" "$data/test-labels" "$data/params"
+tools/synth --out "$data/src" "${synth[@]}" --write-labels
 tools/prep --annotations "$data/src/train.csv" --video-root "$data/src/videos" --out "$data/train" "${prep[@]}"
 tools/prep --annotations "$data/src/heldout.csv" --video-root "$data/src/videos" --out "$data/heldout" \
 	--bpe "$data/train/bpe_merges.txt" "${prep[@]}"
+[ "$labels" = 0 ] || labelled
 echo "$params" >"$data/params"

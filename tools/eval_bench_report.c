@@ -48,21 +48,6 @@ void eval_bench_report_table(FILE *f, const EvalBenchReport *r)
 	fprintf(f, "  embedding %.1f s, all %.1f s\n", r->embed_s, r->total_s);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 // a figure, or null where there is none (no question of a type)
 static void num(FILE *f, const char *key, double v)
 {
@@ -75,10 +60,10 @@ static void num(FILE *f, const char *key, double v)
 void eval_bench_report_json(FILE *f, const EvalBenchReport *r, int64_t step, const char *source)
 {
 	fputs("{\"task\":", f);
-	json_str(f, bench_kind_name(r->kind));
+	eval_json_str(f, bench_kind_name(r->kind));
 	fprintf(f, ",\"n\":%lld,\"frames\":%d,\"benchmark_protocol\":%s,\"protocol\":", (long long)r->n, r->frames,
 		r->benchmark_frames ? "true" : "false");
-	json_str(f, r->protocol);
+	eval_json_str(f, r->protocol);
 	fprintf(f, ",\"views\":\"%dx%d\",\"stride\":%d", r->views_clips, r->views_crops, r->stride);
 	switch (r->kind) {
 	case BENCH_EK100_MIR:
@@ -122,12 +107,5 @@ void eval_bench_report_json(FILE *f, const EvalBenchReport *r, int64_t step, con
 		num(f, "intra_video_acc", r->mcq.intra);
 		break;
 	}
-	fprintf(f, ",\"embed_s\":%.3f,\"total_s\":%.3f", r->embed_s, r->total_s);
-	if (step >= 0)
-		fprintf(f, ",\"step\":%lld", (long long)step);
-	if (source) {
-		fputs(",\"source\":", f);
-		json_str(f, source);
-	}
-	fputs("}\n", f);
+	eval_json_end(f, r->embed_s, r->total_s, step, source);
 }

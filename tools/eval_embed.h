@@ -29,11 +29,15 @@ typedef struct {
 	unsigned char *damaged;
 	char *damaged_why;
 	size_t damaged_why_len;
-	// Multi-view clips (stride > 0; damaged must be NULL): each sample's views_clips x views_crops
-	// views, clip-major, each the model's frames stride apart from its temporal clip's start with
-	// crop start/centre/end (views_crops 3) or centre (1), as the loader plans them (LdParams'
-	// eval views). 0: one view at segment midpoints, centre crop.
+	// Multi-view clips (damaged must be NULL): each sample's views_clips x views_crops views,
+	// clip-major, with crop start/centre/end (views_crops 3) or centre (1), as the loader plans
+	// them (LdParams' eval views). stride > 0: each clip the model's frames stride apart from its
+	// temporal clip's start; 0: one clip at segment midpoints (views_clips 1), views_crops crops.
 	int stride, views_clips, views_crops;
+	// 1: the video tower alone (eval_block_forward_visual): vfeat rows are the pre-projection
+	// feature, vis_width wide, not normalized; tfeat is not written and the captions are neither
+	// checked nor read
+	int visual;
 } EvalEmbedOpts;
 
 // Whether the model can read the manifest (and has the batch EVAL_EMBED_BLOCK): caption context = ctx_len, every token id < vocab,
@@ -41,7 +45,7 @@ typedef struct {
 int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen);
 
 // vfeat, tfeat (n_samples, E): L2-normalized features of every sample in manifest order (with
-// o->stride: vfeat (n_samples, views, E), each view a row of the blocks; tfeat as before). Clips
+// several views: vfeat (n_samples, views, E), each view a row of the blocks; tfeat as before). Clips
 // are decoded as the loader does in eval mode (centre crop, segment midpoints) at the model's
 // frames and image size, and normalized as the trainer does, without flip, then embedded in
 // blocks of EVAL_EMBED_BLOCK (the last padded by repeating its last sample). A sample that cannot be decoded is an error (its index
@@ -49,7 +53,7 @@ int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size
 int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
 			char *err, size_t errlen);
 
-// the views per sample o asks for (1 without a stride)
+// the views per sample o asks for (views_clips x views_crops with a stride, else views_crops)
 int eval_embed_views(const EvalEmbedOpts *o);
 
 // tfeat (n, E) of ids (n, ctx_len) token rows (class prompts). The model's forward runs both

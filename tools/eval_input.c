@@ -1,7 +1,8 @@
 // Readers of the relevance and class files, and the synth caption grammar they can be derived
 // from instead. Every error names the file and line.
-#include "eval_input.h" // defines: EvalClasses, eval_rel_read, ...
-#include "fs_dir.h"     // defines: fs_fopen_read, fs_strerror
+#include "eval_input.h"  // defines: EvalClasses, eval_rel_read, ...
+#include "fs_dir.h"      // defines: fs_fopen_read, fs_strerror
+#include "class_names.h" // defines: ClassNames, class_names_read
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, errno
 #include <stdio.h>  // defines: FILE, fopen, getline, snprintf
@@ -252,30 +253,13 @@ int eval_classes_read(const char *classes_path, const char *labels_path, int64_t
 	char *line = NULL;
 	size_t cap = 0;
 	long lineno = 0;
-	int rc = 0;
-	FILE *f = fs_fopen_read(classes_path, "r");
-	if (!f) {
-		int e = errno;
-		snprintf(err, errlen, "classes file %s: %s", classes_path, fs_strerror(e));
-		return -e;
-	}
-	while (!rc && getline(&line, &cap, f) > 0) {
-		lineno++;
-		chomp(line);
-		const char *s = line;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		if (blank(s))
-			continue;
-		if (find_class(c, s) >= 0) {
-			snprintf(err, errlen, "%s:%ld: class '%s' is listed twice", classes_path, lineno, s);
-			rc = -EINVAL;
-		} else if (add_class(c, s) < 0) {
-			rc = -ENOMEM;
-			snprintf(err, errlen, "out of memory");
-		}
-	}
-	fclose(f);
+	ClassNames cn; // lenient: blanks around names, blank lines and '#' comments are dropped
+	int rc = class_names_read(&cn, classes_path, 0, err, errlen);
+	if (rc)
+		return rc;
+	c->names = cn.names;
+	c->n = cn.n;
+	FILE *f = NULL;
 	if (!rc && c->n < 2) {
 		snprintf(err, errlen, "%s: %d class%s; classification needs at least 2", classes_path, c->n,
 			 c->n == 1 ? "" : "es");

@@ -15,11 +15,13 @@ SCRIPT_TESTS += tests/test_export_openclip.sh
 
 ifeq ($(HAVE_LIBAV),1)
 tools_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c tools/eval_bench_run.c tools/eval_bench_report.c
+tools_SRCS += tools/eval_cls.c tools/eval_cls_report.c tools/eval_heads.c
 PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c tools/avlog.c
 tools/eval_LIBS := tools eval model kernels loaderd stream data common
 
-TESTS += test_eval_ckpt test_eval_input test_eval_embed test_eval_nonfinite test_eval_views
+TESTS += test_eval_ckpt test_eval_input test_eval_embed test_eval_nonfinite test_eval_views test_eval_heads
+test_eval_heads_LIBS := tools eval model kernels data stream common
 test_eval_embed_LIBS := tools eval model kernels loaderd loaderfix augmentref stream data common
 test_eval_nonfinite_LIBS := $(test_eval_embed_LIBS)
 test_eval_views_LIBS := $(test_eval_embed_LIBS)
@@ -37,6 +39,10 @@ endif
 BENCH_READER_SRCS := tools/eval_bench_util.c tools/eval_bench_ek100.c tools/eval_bench_charades.c \
                      tools/eval_bench_egtea.c tools/eval_bench_egomcq.c tools/eval_bench_ek100cls.c
 tools_SRCS += $(BENCH_READER_SRCS)
+# class lists (--classes of prep and eval): one name a line, or EPIC-KITCHENS-100's class CSVs
+tools_SRCS += tools/class_names.c
+TESTS += test_class_names
+test_class_names_LIBS := tools common
 TESTS += test_eval_bench_read
 test_eval_bench_read_LIBS := tools eval common
 # tools/ek100_relevancy.py: the official relevancy pickle to the relevance text (skips without numpy)
@@ -44,4 +50,8 @@ SCRIPT_TESTS += tests/test_ek100_relevancy.sh
 # tools/eval --task ek100-mir|charades-ego|egtea|egomcq on synth: oracles, chance bounds, bad files
 ifeq ($(HAVE_LIBAV),1)
 SCRIPT_TESTS += tests/test_eval_bench.sh
+# tools/eval --task probe on synth's labelled clips: self-consistency, views, refusals
+SCRIPT_TESTS += tests/test_eval_probe_e2e.sh
+# tools/eval --task classify on a trainer --objective classify run's checkpoints: JSON, views, plot, heads files
+SCRIPT_TESTS += tests/test_eval_classify.sh
 endif

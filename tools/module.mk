@@ -28,6 +28,8 @@ SCRIPT_TESTS += tests/test_launch_check_start.sh tests/test_launch_resume_loader
 SCRIPT_TESTS += tests/test_launch_quoted.sh
 # make bench-learn's script in its smoke mode (seconds of data, 5 steps, 2 seeds)
 SCRIPT_TESTS += tests/test_bench_learn_smoke.sh
+# make demo-finetune's script in its smoke mode: pretrain, export, probe, fine-tune, classify, plot
+SCRIPT_TESTS += tests/test_demo_finetune_smoke.sh
 # tools/bench/peers.sh in its smoke mode: the loader and the Python peers on the same clip plans
 SCRIPT_TESTS += tests/test_peers_smoke.sh
 # a control request is data: hostile ones run nothing and leave the supervisor alive

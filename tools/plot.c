@@ -1,5 +1,5 @@
-// tools/plot RUN_DIR: training curves of a run as one PNG (RUN_DIR/plot.png): loss, temperature,
-// learning rate, throughput, data wait, held-out retrieval from eval.jsonl, ring occupancy.
+// tools/plot RUN_DIR: a run's curves as one PNG (RUN_DIR/plot.png): loss, temperature, learning rate,
+// throughput, data wait, held-out retrieval and classification (eval.jsonl), ring occupancy.
 #include "flags.h"      // defines: FlagSpec, FLAG_AT, FlagRest, FlagTool, flags_tool
 #include "log.h"        // defines: log_init, log_info, log_warnx, log_fatalx
 #include "plot_chart.h" // defines: PlotSeries, PlotBox, plot_chart, plot_palette, PC_*
@@ -42,6 +42,8 @@ static const FlagTool tool = {
 	"    learning rate, throughput (samples/s), data wait and step time (s) against the step;\n"
 	"  from RUN_DIR/eval.jsonl (tools/eval --append, lines with a step; without that file, the\n"
 	"    same keys in metrics.jsonl): held-out R@1 both ways and text->video R@5 next to chance;\n"
+	"    and from tools/eval --task classify (or probe) lines, each head's held-out top-1, the\n"
+	"    (head 0, head 1) action top-1 and head 0's chance over the checkpoints' steps;\n"
 	"  from RUN_DIR/ringstat.jsonl (tools/ringstat --json 1 > ...): ring occupancy and consumer\n"
 	"    wait (%) against seconds since the first line.\n"
 	"Panels whose numbers are absent are left out. Steps written again after a resume replace\n"
@@ -92,14 +94,18 @@ static double *scaled(const double *y, int n, double s, double offset)
 enum { M_STEP, M_LOSS, M_TAU, M_LR, M_SPS, M_WAIT, M_STEP_S, M_N };
 enum { E_STEP, E_T2V1, E_V2T1, E_T2V5, E_V2T5, E_C1, E_C5, E_N };
 enum { R_TIME, R_OCC, R_CWAIT, R_N };
+enum { C_STEP, C_TOP1_0, C_TOP1_1, C_ACTION, C_CHANCE_0, C_CHANCE_1, C_N };
 
 // RUN/metrics.jsonl (required, with at least one step), the eval results (RUN/eval.jsonl, else
-// the same keys in the metrics lines) and RUN/ringstat.jsonl (may be absent: no rows)
-static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *r)
+// the same keys in the metrics lines: retrieval into e, tools/eval --task classify|probe into c)
+// and RUN/ringstat.jsonl (may be absent: no rows)
+static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *c, PlotTable *r)
 {
 	static const char *mkeys[M_N] = {"step", "loss", "tau", "lr", "samples_per_s", "data_wait_s", "step_s"};
 	static const char *ekeys[E_N] = {"step", "t2v_r1", "v2t_r1", "t2v_r5", "v2t_r5", "chance_r1", "chance_r5"};
 	static const char *rkeys[R_N] = {"time", "occupancy_pct", "consumer_wait_pct"};
+	static const char *ckeys[C_N] = {"step",        "head0_top1",        "head1_top1",
+					 "action_top1", "head0_chance_top1", "head1_chance_top1"};
 	char path[4200], err[4400];
 	snprintf(path, sizeof path, "%s/metrics.jsonl", run);
 	int rc = plot_table_read(path, mkeys, M_N, m, err, sizeof err);
@@ -122,13 +128,15 @@ static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *
 	snprintf(path, sizeof path, "%s/eval.jsonl", run);
 	if ((rc = plot_table_read(path, ekeys, E_N, e, err, sizeof err)) && rc != -ENOENT)
 		log_fatalx("%s", err);
-	if (rc == -ENOENT) { // a trainer may write its eval results into the metrics lines instead
+	if (rc == -ENOENT) // a trainer may write its eval results into the metrics lines instead
 		snprintf(path, sizeof path, "%s/metrics.jsonl", run);
-		if ((rc = plot_table_read(path, ekeys, E_N, e, err, sizeof err)))
-			log_fatalx("%s", err);
-	}
+	if ((rc == -ENOENT && (rc = plot_table_read(path, ekeys, E_N, e, err, sizeof err))) ||
+	    (rc = plot_table_read(path, ckeys, C_N, c, err, sizeof err)))
+		log_fatalx("%s", err);
 	plot_table_keep_finite(e, E_T2V1, E_V2T1);
 	plot_table_latest(e);
+	plot_table_keep_finite(c, C_TOP1_0, C_TOP1_0); // classification lines only
+	plot_table_latest(c);
 
 	snprintf(path, sizeof path, "%s/ringstat.jsonl", run);
 	if ((rc = plot_table_read(path, rkeys, R_N, r, err, sizeof err)) && rc != -ENOENT)
@@ -150,14 +158,14 @@ int main(int argc, char **argv)
 	if (!out)
 		out = outp;
 
-	PlotTable m, e, r;
-	read_tables(run, &m, &e, &r);
+	PlotTable m, e, c, r;
+	read_tables(run, &m, &e, &c, &r);
 	int rc;
 
 	Panel panels[MAX_PANELS];
 	int np = 0;
 	const double steps[2] = {m.col[M_STEP][0], m.col[M_STEP][m.n - 1]};
-	double *x = m.col[M_STEP], *smooth = NULL, *ev[4] = {0}, *rt = NULL;
+	double *x = m.col[M_STEP], *smooth = NULL, *ev[4] = {0}, *cv[4] = {0}, *rt = NULL;
 	if (plot_table_has(&m, M_LOSS)) {
 		Panel *p = add_panel(panels, &np, "LOSS", "STEP");
 		add_series(p, x, m.col[M_LOSS], m.n, PC_BLUE, 0, m.n >= 20 ? "PER STEP" : NULL);
@@ -189,6 +197,18 @@ int main(int argc, char **argv)
 		add_series(p, e.col[E_STEP], ev[3], e.n, PC_GREY, 4, "CHANCE R@1");
 		p->xlim = steps; // on the run's step axis, so a few evals line up with the curves above
 	}
+	if (c.n) { // tools/eval --task classify (or probe) --append RUN/eval.jsonl over the checkpoints
+		Panel *p = add_panel(panels, &np, "HELD-OUT CLASSIFICATION TOP-1 (%)", "STEP");
+		const int ks[4] = {C_TOP1_0, C_TOP1_1, C_ACTION, C_CHANCE_0};
+		static const char *const label[4] = {"HEAD 0", "HEAD 1", "ACTION", "CHANCE 0"};
+		static const PlotColour colour[4] = {PC_BLUE, PC_RED, PC_GREEN, PC_GREY};
+		for (int k = 0; k < 4; k++) {
+			cv[k] = scaled(c.col[ks[k]], c.n, 100, 0);
+			if (plot_table_has(&c, ks[k]))
+				add_series(p, c.col[C_STEP], cv[k], c.n, colour[k], k == 3 ? 4 : 0, label[k]);
+		}
+		p->xlim = steps;
+	}
 	if (r.n && plot_table_has(&r, R_OCC)) {
 		Panel *p = add_panel(panels, &np, "RING OCCUPANCY AND CONSUMER WAIT (%)", "SECONDS");
 		rt = scaled(r.col[R_TIME], r.n, 1, -r.col[R_TIME][0]);
@@ -206,7 +226,7 @@ int main(int argc, char **argv)
 	const char *name = strrchr(run, '/') && strrchr(run, '/')[1] ? strrchr(run, '/') + 1 : run;
 	char head[512];
 	snprintf(head, sizeof head, "RUN %.200s: STEPS %.0f TO %.0f%s", name, m.col[M_STEP][0], m.col[M_STEP][m.n - 1],
-		 e.n ? "" : "  (NO EVAL YET)");
+		 e.n || c.n ? "" : "  (NO EVAL YET)");
 	plot_text(&im, MARGIN, 10, head, PC_TEXT, 2);
 	for (int i = 0; i < np; i++) {
 		PlotBox b = {MARGIN + (i % cols) * (PANEL_W + MARGIN), HEADER + (i / cols) * (PANEL_H + MARGIN),
@@ -215,15 +235,18 @@ int main(int argc, char **argv)
 	}
 	if ((rc = plot_png_write(&im, out)))
 		log_fatalx("writing %s: %s", out, strerror(-rc));
-	log_info("wrote %s (%dx%d, %d panels from %d steps%s%s)", out, im.w, im.h, np, m.n, e.n ? ", eval" : "",
+	log_info("wrote %s (%dx%d, %d panels from %d steps%s%s)", out, im.w, im.h, np, m.n, e.n || c.n ? ", eval" : "",
 		 r.n ? ", ringstat" : "");
 	plot_image_free(&im);
 	free(smooth);
 	free(rt);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 4; k++) {
 		free(ev[k]);
+		free(cv[k]);
+	}
 	plot_table_free(&m);
 	plot_table_free(&e);
+	plot_table_free(&c);
 	plot_table_free(&r);
 	return 0;
 }

@@ -4,10 +4,11 @@
 // noun_class are ids (--classes only names them); labels-csv's and kinetics' label fields are
 // class names when --classes gives the list, else (labels-csv) integer ids.
 #include "prep_labels.h"     // defines: PrepLabelOpts, prep_labels_load
+#include "class_names.h"     // defines: ClassNames, class_names_read, class_names_push
 #include "eval_bench_util.h" // defines: BenchText, BenchCsv, bench_csv_*, bench_ek100_clip, bench_decimal
 #include "errbuf.h"          // defines: err_fmt, TRY
 
-#include <errno.h>   // defines: EBADMSG, EINVAL, ENOMEM
+#include <errno.h>   // defines: EBADMSG, EINVAL, ENOMEM, E2BIG
 #include <math.h>    // defines: INFINITY, llround
 #include <stdio.h>   // defines: snprintf
 #include <stdlib.h>  // defines: malloc, calloc, free, qsort, bsearch, strtol
@@ -61,36 +62,20 @@ static int class_index(ClassList *c, const char *list, char *err, size_t errlen)
 
 static int class_push(ClassList *c, const char *name, size_t len)
 {
-	if (c->n % 256 == 0) {
-		char **x = realloc(c->names, sizeof *x * (size_t)(c->n + 256));
-		if (!x)
-			return -ENOMEM;
-		c->names = x;
-	}
-	return (c->names[c->n] = strndup(name, len)) ? (c->n++, 0) : -ENOMEM;
+	ClassNames cn = {.names = c->names, .n = c->n};
+	const int rc = class_names_push(&cn, name, len);
+	c->names = cn.names, c->n = cn.n;
+	return rc == -E2BIG ? -EINVAL : rc;
 }
 
-// a --classes file: one class name per line (class 0 first); blank lines and repeats are errors
+// a --classes file (class_names.h, strict): one class name per line (class 0 first), or EPIC's class CSV
 static int class_list_load(ClassList *c, const char *list, char *err, size_t errlen)
 {
-	BenchText t;
-	TRY(bench_text_load(list, &t, err, errlen));
-	int rc = 0, line = 0;
-	for (size_t p = 0; !rc && p < t.n; line++) {
-		size_t len = strcspn(t.t + p, "\n");
-		size_t keep = len && t.t[p + len - 1] == '\r' ? len - 1 : len;
-		if (!keep)
-			rc = err_fmt(err, errlen, -EINVAL, "%s:%d: an empty class name", list, line + 1);
-		else if (c->n == MAX_CLASSES)
-			rc = err_fmt(err, errlen, -EINVAL, "%s: more than %d classes", list, MAX_CLASSES);
-		else
-			rc = class_push(c, t.t + p, keep);
-		p += len + 1;
-	}
-	if (!rc && !c->n)
-		rc = err_fmt(err, errlen, -EINVAL, "%s: no class names", list);
-	bench_text_free(&t);
-	return rc ? rc : class_index(c, list, err, errlen);
+	ClassNames cn;
+	TRY(class_names_read(&cn, list, 1, err, errlen));
+	c->names = cn.names; // in blocks of 256, as class_names_push grows them
+	c->n = cn.n;
+	return class_index(c, list, err, errlen);
 }
 
 static void class_list_free(ClassList *c)
@@ -404,18 +389,21 @@ static int read_format(Ctx *x, const char *format, const BenchText *t)
 	return rc;
 }
 
-int prep_labels_load(PrepAnnotList *l, const char *path, const char *format, const PrepLabelOpts *o)
+// text (n bytes and a NUL after them; NULL: read path) in format into l
+static int load(PrepAnnotList *l, const char *text, size_t n, const char *path, const char *format,
+		const PrepLabelOpts *o)
 {
 	if (!format || (strcmp(format, "ek100-train") && strcmp(format, "labels-csv") && strcmp(format, "kinetics")))
 		return 1;
 	memset(l, 0, sizeof *l);
 	static const PrepLabelOpts none;
 	Ctx x = {.l = l, .o = o ? o : &none, .path = path, .max_id = {-1, -1}};
-	BenchText t;
+	BenchText t = {(char *)text, n};
 	int rc = load_options(&x, !strcmp(format, "kinetics") ? 1 : 2);
-	if (!rc && (rc = bench_text_load(path, &t, x.err, sizeof x.err)) == 0) {
+	if (!rc && (text || (rc = bench_text_load(path, &t, x.err, sizeof x.err)) == 0)) {
 		rc = read_format(&x, format, &t);
-		bench_text_free(&t);
+		if (!text)
+			bench_text_free(&t);
 	}
 	for (int k = 0; k < 2; k++)
 		class_list_free(&x.cls[k]);
@@ -424,4 +412,15 @@ int prep_labels_load(PrepAnnotList *l, const char *path, const char *format, con
 	l->bad_record++;
 	prep_annot_problem(l, "%s", x.err[0] ? x.err : strerror(-rc));
 	return -EBADMSG;
+}
+
+int prep_labels_load(PrepAnnotList *l, const char *path, const char *format, const PrepLabelOpts *o)
+{
+	return load(l, NULL, 0, path, format, o);
+}
+
+int prep_labels_parse(PrepAnnotList *l, const char *text, size_t n, const char *path, const char *format,
+		      const PrepLabelOpts *o)
+{
+	return load(l, text, n, path, format, o);
 }

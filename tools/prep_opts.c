@@ -26,7 +26,8 @@ static const FlagSpec flag_table[] = {
 	 .choices =
 		 "auto|csv|tsv|epic|ego4d|ek100-mir|ek100-cls|charades-ego|egtea|egomcq|ek100-train|labels-csv|kinetics"},
 	{"classes", FLAG_STRPTR, O(classes), 0, 0, NULL,
-	 .help = "labelled formats: FILE[,FILE2], each label head's class names, one per line (line 1: class 0); "
+	 .help = "labelled formats: FILE[,FILE2], each label head's class names, one per line (line 1: class 0) or "
+		 "EPIC-KITCHENS-100's EPIC_100_verb_classes.csv / EPIC_100_noun_classes.csv (the key of each id); "
 		 "labels-csv and kinetics labels are then names, ek100-train's ids get the names (default: labels-csv "
 		 "labels are integer ids, kinetics classes are its label names sorted)"},
 	{"num-classes", FLAG_STRPTR, O(num_classes), 0, 0, NULL,

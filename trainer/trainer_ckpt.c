@@ -1,7 +1,8 @@
 // Trainer checkpoint contents as ckpt_io extra tensors: trainer.positions (ranks) u64 stored as I64,
 // the global τ's Adam state trainer.temp_mv f32 (2) + trainer.temp_steps i64, and the FastCLIP
 // table fastclip.table f32 (dataset size x width), classify's heads cls.params / cls.adam_m / cls.adam_v
-// f32 + cls.step i64; log s itself is the model's logit_scale parameter.
+// f32 + cls.step i64 (and the heads' class counts as avclip.cls_heads "K0,K1"); log s itself is the model's
+// logit_scale parameter.
 #include "trainer_ckpt.h" // defines: trainer_ckpt_save, trainer_ckpt_load
 
 #include <errno.h>  // defines: EINVAL, ENOENT, EBADMSG, ENOMEM, errno
@@ -131,6 +132,12 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 		meta[2 * nm] = "avclip.data", meta[2 * nm + 1] = ts->cfg.data_id, nm++;
 		meta[2 * nm] = "avclip.data_name", meta[2 * nm + 1] = ts->cfg.data_name ? ts->cfg.data_name : "", nm++;
 	}
+	char heads[64] = ""; // classify: each head's class count, which tools/eval reads the heads by
+	for (int k = 0; ts->cls && k < ts->cls->cfg.n_heads; k++)
+		snprintf(heads + strlen(heads), sizeof heads - strlen(heads), "%s%d", k ? "," : "",
+			 ts->cls->cfg.classes[k]);
+	if (heads[0])
+		meta[2 * nm] = "avclip.cls_heads", meta[2 * nm + 1] = heads, nm++;
 	t.meta = meta;
 	t.n_meta = nm;
 	CkptState st = {.step = step, .stream_pos = positions[0], .rng = {data_seed, 0, 0, 0}};

@@ -1,11 +1,12 @@
 # tests/fuzz/: libFuzzer harnesses of everything that parses untrusted bytes (issue 18): the
 # manifest reader, the safetensors header, the BPE merges loader and encoder, the CSV/TSV/EPIC
-# and Ego4D annotation readers, and ring open on a mapped segment. Each input ends at a
-# guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
+# and Ego4D annotation readers, the labelled formats and class lists (issue 28), and ring open on
+# a mapped segment. Each input ends at a guard page. `make test` replays the committed seed corpora (tests/fuzz/corpus/<name>) with a
 # gcc build; `make fuzz FUZZ_SECONDS=N` runs each harness under libFuzzer + ASan + UBSan (clang).
-FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring
-fuzz_safetensors_SRCS := model/st_file.c common/json_lex.c
-FUZZ_BPE_SRCS := data/bpe_tokenizer.c data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c
+FUZZERS := manifest safetensors bpe_merges bpe_encode annot_csv ego4d ring label_csv
+fuzz_safetensors_SRCS := model/st_file.c common/json_lex.c common/fs_dir.c
+FUZZ_BPE_SRCS := data/bpe_tokenizer.c data/bpe_text.c data/bpe_clean.c data/bpe_ftfy.c data/bpe_tables.c data/bpe_uclass.c \
+                 common/fs_dir.c
 # the reader finds the captions' vocabulary next to the manifest (bpe_load) and quotes its path
 fuzz_manifest_SRCS := data/manifest_reader.c data/manifest_labels.c common/crc32.c data/manifest_packets.c common/errbuf.c \
                       common/shell_quote.c $(FUZZ_BPE_SRCS)
@@ -13,6 +14,10 @@ fuzz_bpe_merges_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_bpe_encode_SRCS := $(FUZZ_BPE_SRCS)
 fuzz_annot_csv_SRCS := tools/prep_annot.c tools/prep_json.c common/json_lex.c $(FUZZ_BPE_SRCS)
 fuzz_ego4d_SRCS := $(fuzz_annot_csv_SRCS)
+# the labelled formats of prep (ek100-train, labels-csv, kinetics) and the class lists of prep and eval
+FUZZ_BENCH_SRCS := tools/eval_bench_util.c tools/eval_bench_ek100.c tools/eval_bench_charades.c tools/eval_bench_egtea.c \
+                   tools/eval_bench_egomcq.c tools/eval_bench_ek100cls.c common/errbuf.c
+fuzz_label_csv_SRCS := tools/prep_labels.c tools/class_names.c $(FUZZ_BENCH_SRCS) $(fuzz_annot_csv_SRCS)
 fuzz_ring_SRCS := $(shm-layout_SRCS) common/proc_time.c common/errbuf.c # liveness: fuzz_ring.c defines proc_is_dead by a rule
 fuzz_ring_MAXLEN := 131072# a ring segment of 1-2 small slots is 53-58 kB
 
@@ -26,6 +31,8 @@ test_fuzz_annot_csv_SRCS += tools/prep_annot.c tools/prep_json.c
 test_fuzz_annot_csv_LIBS := data common
 test_fuzz_ego4d_SRCS += tools/prep_annot.c tools/prep_json.c
 test_fuzz_ego4d_LIBS := data common
+test_fuzz_label_csv_SRCS += tools/prep_labels.c tools/prep_annot.c tools/prep_json.c
+test_fuzz_label_csv_LIBS := tools data common
 test_fuzz_ring_LIBS := shm-layout common
 # the ring harness opens the segment through ring_attach_mapping (shm-layout/ring_layout.h, private)
 $(BUILD)/obj/tests/fuzz/fuzz_ring.o: INC = $(TEST_INC) -Ishm-layout
@@ -34,7 +41,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS ?= -1
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -pthread -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-               -fno-sanitize-recover=undefined -Icommon -Ishm-layout -Ikernels -Imodel $(UTF8PROC_CFLAGS)
+               -fno-sanitize-recover=undefined -Icommon -Idata -Istream -Ishm-layout -Ikernels -Imodel $(UTF8PROC_CFLAGS)
 FUZZ_LDLIBS := $(UTF8PROC_LIBS) $(ZLIB_LIBS) -lm
 define FUZZ_template
 $(BUILD)/fuzz/fuzz_$(1): tests/fuzz/fuzz_$(1).c tests/fuzz/fuzz_util.h $$(fuzz_$(1)_SRCS)

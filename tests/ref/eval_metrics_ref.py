@@ -6,7 +6,10 @@ accuracy (get_mean_accuracy on sklearn's confusion matrix), EgoMCQ accuracy by t
 action recognition (top-1/top-5 and mean-class accuracy of the action scores and of the verb and
 noun scores marginalised from their softmax, AVION's evaluation_ek100cls.py: get_marginal_indexes
 gives a verb no action has the probability of action 0; softmax and sums in float64, ranked as
-float32).
+float32); and the accuracy of classification heads (tools/eval --task probe|classify): a head's
+top-1/top-5, mean-class, most frequent class and confusion summary, the mean of multi-view logits
+(AVION's all_logits.mean(axis=1)), and the action accuracy of verb and noun heads (EK-100's
+compute_action_scores: pairs ranked by the product of the softmaxes, i.e. by the sum of the scores).
 
 Ties: every ranking is a stable descending order (the lower index first), the order the C code
 defines; upstream's argsort leaves it unspecified. A query or class without a relevant item has
@@ -203,6 +206,118 @@ def mcq_case(rng, f, ref):
     ref.write(f"mcq inter={fmt(r['inter'])} intra={fmt(r['intra'])} n_inter={r['n_inter']} n_intra={r['n_intra']}\n")
 
 
+def head(scores, label):
+    """A head's accuracy and confusion summary (tools/eval --task probe|classify), from the definitions:
+    the prediction is the first highest score (np.argmax), top-5 a stable descending ranking,
+    mean-class over the labelled classes and over labelled U predicted, the most frequent labelled
+    class, the 5 most frequent mistakes (count desc, then true, predicted), the 5 lowest and
+    highest recalls (exact fractions; ties to the lower class)."""
+    from fractions import Fraction
+    m = label >= 0
+    if not m.any():
+        return None
+    y, p = label[m], np.argmax(scores[m], axis=1)
+    r = {"top1": float(np.mean(p == y)), "top5": topk(scores[m], y, 5)}
+    classes = np.unique(y)
+    recall = {int(c): Fraction(int(np.sum((p == c) & (y == c))), int(np.sum(y == c))) for c in classes}
+    r["mean_class"] = float(np.mean([float(v) for v in recall.values()]))
+    r["mean_class_union"] = mean_class_union(y, p)
+    r["present"], r["present_union"] = len(classes), len(np.union1d(y, p))
+    counts = np.bincount(y, minlength=scores.shape[1])
+    r["majority"] = int(np.argmax(counts))
+    r["majority_top1"] = float(counts.max() / len(y))
+    r["zero_recall"] = sum(1 for v in recall.values() if v == 0)
+    wrong = {}
+    for t, q in zip(y.tolist(), p.tolist()):
+        if t != q:
+            wrong[(t, q)] = wrong.get((t, q), 0) + 1
+    conf = sorted(wrong.items(), key=lambda e: (-e[1], e[0][0], e[0][1]))[:5]
+    r["confused"] = [(t, q, c) for (t, q), c in conf]
+    n_of = {c: int(np.sum(y == c)) for c in recall}
+    worst = sorted(recall, key=lambda c: (recall[c], c))[:5]
+    best = sorted(recall, key=lambda c: (-recall[c], c))[:5]
+    r["worst"] = [(c, recall[c].numerator * n_of[c] // recall[c].denominator, n_of[c]) for c in worst]
+    r["best"] = [(c, recall[c].numerator * n_of[c] // recall[c].denominator, n_of[c]) for c in best]
+    return r
+
+
+def head_line(kind, r):
+    keys = ("top1", "top5", "mean_class", "mean_class_union", "majority_top1")
+    if r is None:
+        return (kind + " " + " ".join(f"{k}=err" for k in keys) +
+                " present=0 present_union=0 majority=0 zero_recall=0 confused=- worst=- best=-\n")
+    lists = [",".join(f"{a}:{b}:{c}" for a, b, c in r[k]) or "-" for k in ("confused", "worst", "best")]
+    return (kind + " " + " ".join(f"{k}={fmt(r[k])}" for k in keys) +
+            f" present={r['present']} present_union={r['present_union']} majority={r['majority']}"
+            f" zero_recall={r['zero_recall']} confused={lists[0]} worst={lists[1]} best={lists[2]}\n")
+
+
+def pair(s0, s1, l0, l1):
+    """Action accuracy from two heads: pairs ranked by p0(v) p1(c), i.e. by s0[v] + s1[c] in float64
+    (EK-100's compute_action_scores multiplies the softmaxes), stable descending (ties to the lower
+    pair index v * K1 + c); mean-class over the labelled pairs and over labelled U predicted."""
+    m = (l0 >= 0) & (l1 >= 0)
+    if not m.any():
+        return None
+    k1 = s1.shape[1]
+    key = (s0[m].astype(np.float64)[:, :, None] + s1[m].astype(np.float64)[:, None, :]).reshape(m.sum(), -1)
+    truth = l0[m] * k1 + l1[m]
+    order = np.argsort(-key, axis=1, kind="stable")
+    place = np.array([int(np.nonzero(order[i] == truth[i])[0][0]) for i in range(len(truth))])
+    pred = order[:, 0]
+    pairs = np.unique(truth)
+    recall = [np.mean(pred[truth == c] == c) for c in pairs]
+    return {"top1": float(np.mean(place < 1)), "top5": float(np.mean(place < 5)),
+            "mean_class": float(np.mean(recall)), "mean_class_union": float(np.sum(recall) / len(np.union1d(truth, pred))),
+            "n": int(m.sum()), "present": len(pairs), "present_union": len(np.union1d(truth, pred))}
+
+
+def head_case(rng, f, ref):
+    n, c = int(rng.integers(1, 16)), int(rng.integers(1, 9))
+    scores = (rng.integers(0, 4, size=(n, c)) / 4).astype(np.float32)  # ties
+    if n > 1:
+        scores[rng.integers(n)] = 0  # an all-zero row
+    label = rng.integers(-1, c, size=n)
+    label[label == c - 1] = -1 if c > 2 else label[label == c - 1]  # an empty class
+    f.write(f"head {n} {c}\n")
+    write_matrix(f, scores)
+    write_matrix(f, label, integer=True)
+    ref.write(head_line("head", head(scores, label)))
+
+
+def views_case(rng, f, ref):
+    n, c, v = int(rng.integers(1, 10)), int(rng.integers(1, 7)), int(rng.integers(1, 5))
+    sv = (rng.integers(-4, 5, size=(n, v, c)) / 4).astype(np.float32)
+    label = rng.integers(-1, c, size=n)
+    f.write(f"views {n} {c}\n{v}\n")
+    write_matrix(f, sv.reshape(n * v, c))
+    write_matrix(f, label, integer=True)
+    mean = (sv.astype(np.float64).sum(axis=1) / v).astype(np.float32)
+    ref.write(head_line("views", head(mean, label)))
+
+
+def pair_case(rng, f, ref):
+    n, k0, k1 = int(rng.integers(1, 12)), int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    s0 = (rng.integers(-3, 4, size=(n, k0)) / 2).astype(np.float32)  # ties within and across pairs
+    s1 = (rng.integers(-3, 4, size=(n, k1)) / 2).astype(np.float32)
+    if n > 1:
+        s0[rng.integers(n)] = 0
+        s1[rng.integers(n)] = 0
+    l0, l1 = rng.integers(-1, k0, size=n), rng.integers(-1, k1, size=n)
+    f.write(f"pair {n} {k0}\n{k1}\n")
+    for x in (s0, s1):
+        write_matrix(f, x)
+    for x in (l0, l1):
+        write_matrix(f, x, integer=True)
+    r = pair(s0, s1, l0, l1)
+    keys = ("top1", "top5", "mean_class", "mean_class_union")
+    if r is None:
+        ref.write("pair " + " ".join(f"{k}=err" for k in keys) + " n=0 present=0 present_union=0\n")
+    else:
+        ref.write("pair " + " ".join(f"{k}={fmt(r[k])}" for k in keys) +
+                  f" n={r['n']} present={r['present']} present_union={r['present_union']}\n")
+
+
 def gen(seed, cases, refpath):
     rng = np.random.default_rng(seed)
     with open(cases, "w") as f, open(refpath, "w") as ref:
@@ -213,6 +328,9 @@ def gen(seed, cases, refpath):
             cls_case(rng, f, ref)
             mcq_case(rng, f, ref)
             ekcls_case(rng, f, ref)
+            head_case(rng, f, ref)
+            views_case(rng, f, ref)
+            pair_case(rng, f, ref)
 
 
 def fields(line):

@@ -38,6 +38,10 @@ typedef struct {
 	int embed_dim; // shared embedding both towers project to
 	int mlp_ratio; // MLP hidden = mlp_ratio * width
 	int act;       // MLP activation: MODEL_ACT_GELU (open_clip's default) or MODEL_ACT_QUICKGELU (OpenAI's weights)
+	// frames per video token (VideoMAE's tubelet, 2 there): a token is tubelet x patch x patch pixels of 3
+	// channels, T' = frames / tubelet slices of patches. 1 (every preset) is a token per frame, as open_clip
+	// and AVION; the configuration line and the weights then read as before the field existed.
+	int tubelet;
 } ModelConfig;
 
 enum { MODEL_ACT_GELU = 0, MODEL_ACT_QUICKGELU = 1 };
@@ -57,7 +61,7 @@ const char *model_act_name(int act);
 // attention's two products (the text tower's causal ones at half) and the projections; training
 // counts 3x this (backward 2x), without --grad-checkpoint's recomputation (model FLOPs, for MFU)
 double model_flops_per_sample(const ModelConfig *c);
-// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ quickgelu]") and back;
+// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ tt2][ quickgelu]") and back;
 // parse: -EINVAL for a malformed or inconsistent line
 void model_config_str(const ModelConfig *c, char *buf, size_t len);
 int model_config_parse(const char *s, ModelConfig *c);
@@ -80,8 +84,8 @@ typedef enum { WD_OPEN_CLIP = 0, WD_AVCLIP = 1 } WdGroups;
 
 typedef struct {
 	char name[96]; // open_clip state_dict name, e.g. visual.transformer.resblocks.0.attn.in_proj_weight
-	int ndim;      // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p))
-	int64_t shape[4];
+	int ndim; // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p), (W, 3, tt, p, p) with tubelets)
+	int64_t shape[5];
 	int64_t offset; // in floats, into the flat parameter buffer
 	int64_t numel;
 	int flags;
@@ -94,8 +98,8 @@ typedef struct {
 
 // views into one flat buffer (parameters, or gradients with the same layout)
 typedef struct {
-	KTensor cls, pos, tpos; // (Wv), (1+P, Wv), (T, Wv): class token, spatial and temporal positions
-	KTensor conv;           // (Wv, 3*p*p): the patch embedding as a linear layer
+	KTensor cls, pos, tpos; // (Wv), (1+P, Wv), (T', Wv): class token, spatial and temporal positions
+	KTensor conv;           // (Wv, 3*tt*p*p): the patch (tubelet) embedding as a linear layer
 	KTensor ln_pre_w, ln_pre_b, ln_post_w, ln_post_b;
 	KTensor vproj;        // (Wv, E)
 	BlockWeights *vblk;   // vis_layers
@@ -194,8 +198,8 @@ typedef struct {
 	BlockActs vshared, tshared;   // with grad_ckpt: the internals every block of a tower writes
 	struct ClipModelBytes *count; // clip_model_bytes: count allocations instead of making them
 
-	// video tower: Lv = 1 + T*P tokens
-	KTensor patches, pemb;          // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
+	// video tower: Lv = 1 + T'*P tokens, T' = frames / tubelet
+	KTensor patches, pemb;          // (B, T'*P, 3*tt*p*p) from video, (B, T'*P, Wv)
 	KTensor patch_in;               // view of the patches the last forward read, for backward
 	KTensor x0, xpre, pre_m, pre_r; // (B, Lv, Wv) embedded and after ln_pre, (B*Lv) x2
 	BlockActs *vacts;
@@ -246,9 +250,10 @@ int clip_model_bytes(KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
 void clip_model_destroy(ClipModel *m);
 // refreshes m->weights from m->params after they changed (a no-op unless dt is bf16)
 int clip_model_sync_weights(ClipModel *m);
-// video (B, T, H, W, 3) normalized pixels, text (B, ctx) i32 ids -> m->vfeat, m->tfeat
+// video (B, T, H, W, 3) normalized pixels, text (B, ctx) i32 ids -> m->vfeat, m->tfeat. Tubelets of
+// more than one frame have no patchify op for float video: -ENOTSUP (use clip_model_forward_patches)
 int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text);
-// the same from patches (B, T*P, 3*p*p) as kern_augment writes them (kept for backward)
+// the same from patches (B, T'*P, 3*tt*p*p) as kern_augment_tubelet writes them (kept for backward)
 int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTensor *text);
 // gradients of both feature sets (B, E) from any loss: every parameter gradient but logit_scale's
 // is written (not added) into m->grads, so nothing needs clearing; the loss writes logit_scale's

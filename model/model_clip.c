@@ -163,10 +163,11 @@ static int create(ClipModel *m)
 {
 	const ModelConfig *c = &m->cfg;
 	const int B = m->B, Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch;
-	const int P = (c->image_size / p) * (c->image_size / p), TP = c->frames * P, Lv = 1 + TP, Lt = c->ctx_len;
+	const int P = (c->image_size / p) * (c->image_size / p), TP = c->frames / c->tubelet * P, Lv = 1 + TP,
+		  Lt = c->ctx_len;
 	TRY(create_params(m));
 	TRY(make_groups(m));
-	TRY(alloc_in(m, &m->patches, 0, NSH(B, TP, 3 * p * p)));
+	TRY(alloc_in(m, &m->patches, 0, NSH(B, TP, 3 * c->tubelet * p * p)));
 	TRY(alloc_in(m, &m->pemb, 0, NSH(B, TP, Wv)));
 	TRY(alloc_in(m, &m->x0, 0, NSH(B, Lv, Wv)));
 	TRY(alloc_in(m, &m->xpre, 0, NSH(B, Lv, Wv)));
@@ -320,6 +321,8 @@ int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text)
 		return -EINVAL;
 	if (!check_text(m, text))
 		return -EINVAL;
+	if (cf->tubelet != 1)
+		return -ENOTSUP;
 	TRY(kern_patchify_fwd(m->ctx, &m->patches, video, cf->patch));
 	return clip_model_forward_patches(m, &m->patches, text);
 }

@@ -83,13 +83,16 @@ static void walk_blocks(Walk *wk, BlockWeights *bw, const char *prefix, int laye
 
 static void walk(const ModelConfig *c, Walk *wk, ModelWeights *w)
 {
-	const int Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch;
+	const int Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch, tt = c->tubelet;
 	const int P = (c->image_size / p) * (c->image_size / p);
 #define WT(field) (w ? &w->field : NULL)
 	add(wk, WT(cls), 0, NSH(Wv), -1, NULL, "visual.class_embedding");
 	add(wk, WT(pos), 0, NSH(1 + P, Wv), -1, NULL, "visual.positional_embedding");
-	add(wk, WT(tpos), 0, NSH(c->frames, Wv), -1, NULL, "visual.temporal_embedding");
-	add(wk, WT(conv), 0, NSH(Wv, 3, p, p), NSH(Wv, 3 * p * p), "visual.conv1.weight");
+	add(wk, WT(tpos), 0, NSH(c->frames / tt, Wv), -1, NULL, "visual.temporal_embedding");
+	if (tt == 1) // open_clip's Conv2d
+		add(wk, WT(conv), 0, NSH(Wv, 3, p, p), NSH(Wv, 3 * p * p), "visual.conv1.weight");
+	else // VideoMAE's Conv3d (OC, c, dt, i, j)
+		add(wk, WT(conv), 0, NSH(Wv, 3, tt, p, p), NSH(Wv, 3 * tt * p * p), "visual.conv1.weight");
 	add(wk, WT(ln_pre_w), 0, NSH(Wv), -1, NULL, "visual.ln_pre.weight");
 	add(wk, WT(ln_pre_b), 0, NSH(Wv), -1, NULL, "visual.ln_pre.bias");
 	walk_blocks(wk, w ? w->vblk : NULL, "visual.transformer.", c->vis_layers, Wv, c->mlp_ratio);
@@ -214,7 +217,7 @@ static double init_std(const ModelConfig *c, const ParamSpec *s, double *fill)
 	    !strcmp(s->name, "visual.proj") || !strcmp(s->name, "text_projection") || ends(s->name, "in_proj_weight"))
 		return attn_std;
 	if (!strcmp(s->name, "visual.conv1.weight"))
-		return pow(3.0 * c->patch * c->patch, -0.5);
+		return pow(3.0 * c->tubelet * c->patch * c->patch, -0.5);
 	if (ends(s->name, "out_proj.weight") || ends(s->name, "c_proj.weight"))
 		return proj_std;
 	if (ends(s->name, "c_fc.weight"))

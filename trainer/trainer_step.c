@@ -343,7 +343,8 @@ static int run_classify(TrainStep *s, KTensor *row, TrainStepTimes *t)
 	TRY(kern_zero(c, row));
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
-	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, mc->patch));
+	TRY(kern_augment_tubelet(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, mc->patch,
+				 mc->tubelet));
 	TRY(cls_heads_mix(s->cls, &m->patches, s->cfg.data_seed, (uint64_t)s->opt->step, mc->image_size, mc->patch));
 	double t1 = time_mono_s();
 	TRY(mark(s, TS_PH_FORWARD));
@@ -387,7 +388,8 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 		return run_classify(s, &row, t);
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
-	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
+	TRY(kern_augment_tubelet(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch,
+				 s->cfg.model.tubelet));
 	double t1 = time_mono_s();
 	TRY(mark(s, TS_PH_FORWARD));
 	TRY(clip_model_forward_patches(m, &m->patches, &s->text));

@@ -17,6 +17,7 @@ typedef struct {
 	int n;
 	int64_t off;
 	int err;
+	int encoder; // stop after visual.ln_post: the video encoder alone (model_layout_encoder)
 } Walk;
 
 // records one tensor: storage shape (nd, shape) for names and files; view shape (vnd, vshape)
@@ -98,6 +99,8 @@ static void walk(const ModelConfig *c, Walk *wk, ModelWeights *w)
 	walk_blocks(wk, w ? w->vblk : NULL, "visual.transformer.", c->vis_layers, Wv, c->mlp_ratio);
 	add(wk, WT(ln_post_w), 0, NSH(Wv), -1, NULL, "visual.ln_post.weight");
 	add(wk, WT(ln_post_b), 0, NSH(Wv), -1, NULL, "visual.ln_post.bias");
+	if (wk->encoder)
+		return;
 	add(wk, WT(vproj), 0, NSH(Wv, E), -1, NULL, "visual.proj");
 	add(wk, WT(wte), 0, NSH(c->vocab, Wt), -1, NULL, "token_embedding.weight");
 	add(wk, WT(txt_pos), 0, NSH(c->ctx_len, Wt), -1, NULL, "positional_embedding");
@@ -118,7 +121,16 @@ int model_layout(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t
 	return 0;
 }
 
-int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat)
+int model_layout_encoder(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t *n_floats)
+{
+	Walk wk = {.specs = specs, .encoder = 1};
+	walk(cfg, &wk, NULL);
+	*n_specs = wk.n;
+	*n_floats = wk.off;
+	return 0;
+}
+
+static int bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat, int encoder)
 {
 	memset(w, 0, sizeof *w);
 	w->vblk = calloc((size_t)cfg->vis_layers, sizeof *w->vblk);
@@ -127,11 +139,21 @@ int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *f
 		model_weights_release(w);
 		return -ENOMEM;
 	}
-	Walk wk = {.flat = flat};
+	Walk wk = {.flat = flat, .encoder = encoder};
 	walk(cfg, &wk, w);
 	if (wk.err)
 		model_weights_release(w);
 	return wk.err;
+}
+
+int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat)
+{
+	return bind(w, cfg, flat, 0);
+}
+
+int model_weights_bind_encoder(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat)
+{
+	return bind(w, cfg, flat, 1);
 }
 
 void model_weights_release(ModelWeights *w)

@@ -80,9 +80,11 @@ int mae_config_check(const ModelConfig *c, const MaeConfig *mae, char *msg, size
 		return -EINVAL;
 	}
 	if (mae_tokens(c, mae, &t) < 0 || t.Nm < 1) {
-		snprintf(msg, len, "--mask-ratio %g masks %s of the %d patches of a slice: VideoMAE needs some masked and some visible",
-			 mae->mask_ratio, mae_tokens(c, mae, &t) < 0 ? "all" : "none",
-			 (c->image_size / c->patch) * (c->image_size / c->patch));
+		snprintf(
+			msg, len,
+			"--mask-ratio %g masks %s of the %d patches of a slice: VideoMAE needs some masked and some visible",
+			mae->mask_ratio, mae_tokens(c, mae, &t) < 0 ? "all" : "none",
+			(c->image_size / c->patch) * (c->image_size / c->patch));
 		return -EINVAL;
 	}
 	return 0;

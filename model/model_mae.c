@@ -207,8 +207,8 @@ static int create(MaeModel *m)
 {
 	const ModelConfig *c = &m->cfg;
 	const MaeTokens *t = &m->tok;
-	const int B = m->B, Wv = c->vis_width, Dd = m->mae.dec_width, N = t->N, Nm = t->Nm, Le = 1 + t->Nv,
-		  Ld = 1 + N, K3 = m->K3;
+	const int B = m->B, Wv = c->vis_width, Dd = m->mae.dec_width, N = t->N, Nm = t->Nm, Le = 1 + t->Nv, Ld = 1 + N,
+		  K3 = m->K3;
 	TRY(create_params(m));
 	if (!m->count)
 		TRY(make_groups(m));
@@ -375,7 +375,8 @@ int mae_model_set_masks(MaeModel *m, const int64_t *g, uint64_t seed)
 {
 	const MaeTokens *t = &m->tok;
 	TRY(masks_writable(m));
-	int32_t *msk = m->host_idx + (size_t)m->B * (1 + t->Nv + t->Nm), *vis = malloc(sizeof *vis * (size_t)m->B * t->Nv);
+	int32_t *msk = m->host_idx + (size_t)m->B * (1 + t->Nv + t->Nm),
+		*vis = malloc(sizeof *vis * (size_t)m->B * t->Nv);
 	if (!vis)
 		return -ENOMEM;
 	int nm = kern_mae_tube_mask_batch(seed, g, m->B, t->Ns, t->Tp, m->mae.mask_ratio, vis, msk);
@@ -434,7 +435,8 @@ int mae_model_forward(MaeModel *m, const KTensor *clips, const KTensor *pos, uin
 	TRY(kern_token_gather_fwd(c, &m->dtail, x, &m->tail));
 	TRY(kern_layernorm_fwd(c, &m->dln, &m->dln_m, &m->dln_r, &m->dtail, &m->dw.ln_w, &m->dw.ln_b));
 	TRY(kern_linear(
-		c, &(KLinear){.out = &m->pred, .in = &m->dln, .w = &m->dw.head_w, .trans_w = 1, .bias = &m->dw.head_b}));
+		c,
+		&(KLinear){.out = &m->pred, .in = &m->dln, .w = &m->dw.head_w, .trans_w = 1, .bias = &m->dw.head_b}));
 	KTensor *t32 = m->pdt == KDT_F32 ? &m->target : &m->target32;
 	TRY(kern_mae_target(c, t32, clips, pos, &m->mask_idx, seed, flip, cf->patch, cf->tubelet));
 	if (t32 != &m->target)
@@ -508,7 +510,9 @@ static int encoder_backward(MaeModel *m, int *k)
 	TRY(kern_token_gather_bwd(c, KG_SET(&m->x0), &s->dln, &m->enc_idx));
 	TRY(kern_vis_embed_bwd(c, KG_SET(&m->pemb), KG_SET(&m->g.cls), KG_SET(&m->g.pos), KG_SET(&m->g.tpos), &m->x0));
 	TRY(kern_linear_bwd(
-		c, &(KLinearBwd){.dw = KG_SET(&m->g.conv), .dout = &m->pemb, .in = &m->patches, .w = &m->w.conv, .trans_w = 1}));
+		c,
+		&(KLinearBwd){
+			.dw = KG_SET(&m->g.conv), .dout = &m->pemb, .in = &m->patches, .w = &m->w.conv, .trans_w = 1}));
 	return group_done(m, k);
 }
 

@@ -87,8 +87,8 @@ int main(void)
 	ModelConfig cfg;
 	MaeConfig mc;
 	model_config_preset(&cfg, "tiny");
-	mae_config_preset(&mc, &cfg, "tiny"); // 4 frames in tubelets of 2, 32x32 pixels of 8x8 patches
-	cfg.vis_width = 128, cfg.vis_heads = 2;   // heads of 64: the CUDA attention's
+	mae_config_preset(&mc, &cfg, "tiny");   // 4 frames in tubelets of 2, 32x32 pixels of 8x8 patches
+	cfg.vis_width = 128, cfg.vis_heads = 2; // heads of 64: the CUDA attention's
 	mc.dec_width = 128, mc.dec_heads = 2, mc.dec_layers = 1, mc.mask_ratio = 0.75;
 	wseed = kt_rand(&e), bseed = kt_rand(&e);
 	MaeModel *ref = NULL, *cb = NULL, *d1 = NULL, *d2 = NULL, *d32 = NULL;
@@ -96,7 +96,8 @@ int main(void)
 	rc = rc ? rc : step(e.cpu, &cfg, &mc, KDT_BF16, &cb);
 	kt_check(&e, rc == 0, "the CPU steps (f32, bf16): %d", rc);
 	int r32 = step(e.dev, &cfg, &mc, KDT_F32, &d32);
-	kt_check(&e, r32 == -ENOTSUP, "an f32 model on the CUDA backend: %d (its attention computes in bf16 only)", r32);
+	kt_check(&e, r32 == -ENOTSUP, "an f32 model on the CUDA backend: %d (its attention computes in bf16 only)",
+		 r32);
 	kern_error_clear(e.dev);
 	mae_model_destroy(d32);
 	int r1 = step(e.dev, &cfg, &mc, KDT_BF16, &d1);
@@ -104,8 +105,8 @@ int main(void)
 	int r2 = step(e.dev, &cfg, &mc, KDT_BF16, &d2);
 	kt_check(&e, r1 == 0 && r2 == 0, "the CUDA steps: %d, %d (%s)", r1, r2, kern_error_message(e.dev));
 	if (!rc && !r1 && !r2) {
-		printf("-- the masked autoencoder, bf16 activations (%d tokens, %d visible; attention: %s)\n", ref->tok.N,
-		       ref->tok.Nv, kern_ctx_attention(e.dev));
+		printf("-- the masked autoencoder, bf16 activations (%d tokens, %d visible; attention: %s)\n",
+		       ref->tok.N, ref->tok.Nv, kern_ctx_attention(e.dev));
 		as_close(&e, "loss", KT_MAE_RATIO_ONE, 0, &ref->loss, &cb->loss, &d1->loss);
 		as_close(&e, "prediction", KT_MAE_RATIO_ONE, 0, &ref->pred, &cb->pred, &d1->pred);
 		kt_check(&e, same_bits(&e, &d1->target, &cb->target), "the target: CUDA and CPU bit for bit");

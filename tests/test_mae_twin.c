@@ -35,16 +35,16 @@ static double tol_for(const char *name, int bf16)
 }
 
 // the C model's step on the batch; the weights from the twin's input file
-static int step(KernCtx *c, const ModelConfig *cfg, const MaeConfig *mc, KDtype dt, const float *w, const KTensor *clips,
-		const KTensor *pos, const int32_t *masked, MaeModel **out)
+static int step(KernCtx *c, const ModelConfig *cfg, const MaeConfig *mc, KDtype dt, const float *w,
+		const KTensor *clips, const KTensor *pos, const int32_t *masked, MaeModel **out)
 {
 	MaeModel *m;
 	int rc = mae_model_create(&m, c, cfg, mc, B, dt, NULL);
 	if (rc)
 		return rc;
 	*out = m;
-	if ((rc = kern_upload(c, &m->params, w, sizeof(float) * (size_t)m->n_params)) || (rc = mae_model_sync_weights(m)) ||
-	    (rc = mae_model_set_mask_rows(m, masked)))
+	if ((rc = kern_upload(c, &m->params, w, sizeof(float) * (size_t)m->n_params)) ||
+	    (rc = mae_model_sync_weights(m)) || (rc = mae_model_set_mask_rows(m, masked)))
 		return rc;
 	if ((rc = mae_model_forward(m, clips, pos, 0, 0, 1.0)) || (rc = mae_model_backward(m)))
 		return rc;
@@ -58,18 +58,21 @@ static int write_inputs(const char *path, const ModelConfig *cfg, const MaeConfi
 	if (!t)
 		return -1;
 	int n = st_model_tensors(t, m->specs, m->n_specs, w, NULL);
-	t[n] = (StTensor){.name = "input.clips", .dtype = ST_U8, .ndim = 5,
-			  .shape = {B, cfg->frames, cfg->image_size, cfg->image_size, 3}, .data = px};
+	t[n] = (StTensor){.name = "input.clips",
+			  .dtype = ST_U8,
+			  .ndim = 5,
+			  .shape = {B, cfg->frames, cfg->image_size, cfg->image_size, 3},
+			  .data = px};
 	t[n].nbytes = (size_t)B * cfg->frames * cfg->image_size * cfg->image_size * 3;
 	n++;
 	t[n] = (StTensor){.name = "input.masked", .dtype = ST_I32, .ndim = 2, .shape = {B, m->tok.Nm}, .data = masked};
 	t[n].nbytes = sizeof(int32_t) * (size_t)B * m->tok.Nm;
 	n++;
 	char v[12][24];
-	const int vals[] = {cfg->image_size, cfg->patch,     cfg->frames,    cfg->tubelet,  cfg->vis_width,
-			    cfg->vis_layers, cfg->vis_heads, cfg->mlp_ratio, mc->dec_width, mc->dec_layers,
-			    mc->dec_heads};
-	const char *keys[] = {"image_size", "patch",     "frames",    "tubelet",    "vis_width",  "vis_layers",
+	const int vals[] = {cfg->image_size, cfg->patch,      cfg->frames,    cfg->tubelet,
+			    cfg->vis_width,  cfg->vis_layers, cfg->vis_heads, cfg->mlp_ratio,
+			    mc->dec_width,   mc->dec_layers,  mc->dec_heads};
+	const char *keys[] = {"image_size", "patch",     "frames",    "tubelet",    "vis_width", "vis_layers",
 			      "vis_heads",  "mlp_ratio", "dec_width", "dec_layers", "dec_heads"};
 	const char *meta[2 * 11];
 	for (int i = 0; i < 11; i++) {
@@ -174,7 +177,8 @@ int main(void)
 	memcpy(pos.data, g, sizeof g);
 	MaeTokens tk;
 	mae_tokens(&cfg, &mc, &tk);
-	int32_t *vis = malloc(sizeof(int32_t) * B * (size_t)tk.Nv), *masked = malloc(sizeof(int32_t) * B * (size_t)tk.Nm);
+	int32_t *vis = malloc(sizeof(int32_t) * B * (size_t)tk.Nv),
+		*masked = malloc(sizeof(int32_t) * B * (size_t)tk.Nm);
 	kern_mae_tube_mask_batch(9, g, B, tk.Ns, tk.Tp, mc.mask_ratio, vis, masked);
 	int rc = step(c, &cfg, &mc, KDT_F32, w, &clips, &pos, masked, &m32);
 	rc = rc ? rc : step(c, &cfg, &mc, KDT_BF16, w, &clips, &pos, masked, &m16);
@@ -191,9 +195,10 @@ int main(void)
 		printf("FAIL cannot write %s\n", in);
 		return 1;
 	}
-	snprintf(cmd, sizeof cmd,
-		 "bash -c '. tests/python_env.sh && need_python torch numpy && exec \"$py\" tests/ref/mae_twin.py %s %s'",
-		 in, out);
+	snprintf(
+		cmd, sizeof cmd,
+		"bash -c '. tests/python_env.sh && need_python torch numpy && exec \"$py\" tests/ref/mae_twin.py %s %s'",
+		in, out);
 	int st = system(cmd), code = WIFEXITED(st) ? WEXITSTATUS(st) : 1, bad = 1;
 	StFile *ref = NULL;
 	if (code == 0 && st_open(&ref, out) == 0) {

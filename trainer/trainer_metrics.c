@@ -56,7 +56,7 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 		num(f, key[0], m->cls_loss[k]);
 		num(f, key[1], m->cls_top1[k]);
 	}
-	if (!m->cls_heads) { // the contrastive objective's figures
+	if (!m->cls_heads && !m->mae) { // the contrastive objective's figures (mae: loss is the reconstruction MSE)
 		num(f, "nce", m->nce);
 		num(f, "acc", m->acc);
 		num(f, "tau", m->tau);

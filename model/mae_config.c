@@ -272,3 +272,35 @@ int mae_init_params(KernCtx *ctx, const ModelConfig *c, const MaeConfig *mae, KT
 	free(host);
 	return rc;
 }
+
+int mae_file_config(const StFile *f, ModelConfig *model, MaeConfig *mae)
+{
+	const char *ob = st_meta(f, "avclip.objective"), *mc = st_meta(f, "avclip.model"),
+		   *ma = st_meta(f, "avclip.mae");
+	if (!ob || strcmp(ob, "mae"))
+		return 0;
+	char msg[200];
+	if (!mc || !ma || model_config_parse(mc, model) || mae_config_parse(ma, mae) ||
+	    mae_config_check(model, mae, msg, sizeof msg))
+		return -EBADMSG;
+	return 1;
+}
+
+int mae_encoder_to_clip(const ModelConfig *c, const float *mae_params, int64_t n_encoder, float *clip_host,
+			uint64_t seed)
+{
+	int n;
+	int64_t nf;
+	model_layout(c, NULL, &n, &nf);
+	ParamSpec *specs = calloc((size_t)n, sizeof *specs);
+	if (!specs)
+		return -ENOMEM;
+	model_layout(c, specs, &n, &nf);
+	int k = 0; // the initialisation of every tensor past the encoder (keyed by name: its own values)
+	while (k < n && specs[k].offset < n_encoder)
+		k++;
+	model_init_host(c, specs + k, n - k, clip_host, seed);
+	free(specs);
+	memcpy(clip_host, mae_params, sizeof(float) * (size_t)n_encoder);
+	return 0;
+}

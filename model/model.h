@@ -21,7 +21,7 @@
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
 //          ckpt_latest_path, CKPT_MARKER, MaeConfig, MaeTokens, MaeDecoderWeights, MaeModel, mae_config_preset,
 //          mae_flag_table, mae_config_check, mae_config_str, mae_config_parse, mae_tokens, mae_flops_per_sample,
-//          mae_layout, mae_init_host, mae_init_params, mae_model_create, mae_model_bytes, mae_model_destroy,
+//          mae_layout, mae_init_host, mae_init_params, mae_file_config, mae_encoder_to_clip, mae_model_create, mae_model_bytes, mae_model_destroy,
 //          mae_model_sync_weights, mae_model_set_grad_hook, mae_model_set_masks, mae_model_set_mask_rows,
 //          mae_model_forward, mae_model_backward
 
@@ -329,6 +329,17 @@ int mae_layout(const ModelConfig *model, const MaeConfig *mae, ParamSpec *specs,
 void mae_init_host(const ModelConfig *model, const MaeConfig *mae, const ParamSpec *specs, int n, float *host,
 		   uint64_t seed);
 int mae_init_params(KernCtx *ctx, const ModelConfig *model, const MaeConfig *mae, KTensor *flat, uint64_t seed);
+
+struct StFile; // (the safetensors reader, below)
+// An mae checkpoint's configuration: 1 with model and mae filled when f records avclip.objective
+// mae, 0 when it is not an mae file, -EBADMSG when its avclip.model or avclip.mae does not parse
+int mae_file_config(const struct StFile *f, ModelConfig *model, MaeConfig *mae);
+// The dual encoder's flat f32 parameters (model_layout(model)) from an mae buffer: its encoder (the
+// first n_encoder floats, the same tensors at the same offsets) as it is, every other tensor (the
+// text tower, visual.proj, logit_scale) at its initialisation from seed: what a clip or classify run
+// or tools/eval reads of a pretrained encoder. clip_host holds model_layout's floats. 0 or -ENOMEM.
+int mae_encoder_to_clip(const ModelConfig *model, const float *mae_params, int64_t n_encoder, float *clip_host,
+			uint64_t seed);
 
 // the decoder's views into a flat buffer
 typedef struct {

@@ -55,6 +55,8 @@ SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/te
 SCRIPT_TESTS += tests/test_trainer_classify.sh tests/test_trainer_classify_init.sh
 # --objective mae through a ring (issue 29): resume bit for bit, --grad-checkpoint, two ranks, refusals
 SCRIPT_TESTS += tests/test_trainer_mae.sh
+# its encoder exported (tools/export reads mae checkpoints) into clip and classify runs by --init-from
+SCRIPT_TESTS += tests/test_trainer_mae_init.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

@@ -6,9 +6,11 @@
 // defines: EvalRetrieval, EvalRel, eval_similarity, eval_ranks, eval_ranks_grouped, eval_ranks_distinct,
 //          eval_retrieval, eval_chance, eval_chance_grouped, eval_rel_transpose, eval_rel_free, eval_map,
 //          eval_ndcg, eval_topk_accuracy, EvalClassAcc, EvalMcq, EvalEk100Cls, eval_class_accuracy,
-//          eval_ek100_cls, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalReport,
+//          eval_ek100_cls, eval_multilabel_map, eval_mcq_accuracy, eval_mir_rescale, EvalProbeOpts, EvalProbeFit,
+//          EVAL_PROBE_L2, EVAL_PROBE_ITERS, EVAL_PROBE_TOL, eval_probe_fit, eval_linear_logits, EVAL_CLS_TOP,
+//          EvalConfusion, EvalRecall, EvalHeadAcc, eval_head_accuracy, EvalReport,
 //          eval_check_finite, eval_score_retrieval, eval_report_table, eval_report_dir, eval_report_json,
-//          EVAL_EMBED_BLOCK, eval_block_forward
+//          EVAL_EMBED_BLOCK, eval_block_forward, eval_block_forward_visual
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t
@@ -159,6 +161,82 @@ int eval_mcq_accuracy(const float *scores, int64_t n, int choices, const int *an
 // the same ties as upstream.
 void eval_mir_rescale(float *sim, int64_t n);
 
+// ---- the linear probe (eval_probe) ----
+// A multinomial logistic regression on frozen features (tools/eval --task probe): the features
+// standardised (mean 0, standard deviation 1 over the labelled rows; a constant feature stays 0),
+// the objective the mean cross-entropy plus (l2/2)|W|^2 on the standardised features' weights (the
+// biases are not penalised; scikit-learn's LogisticRegression with C = 1 / (l2 * rows)), minimised
+// from zero by full-batch L-BFGS (10 curvature pairs, a backtracking Armijo line search) in double.
+// Every sum runs in a fixed order, so a fit is the same bits for any number of threads.
+
+#define EVAL_PROBE_L2 1e-3    // the penalty's default
+#define EVAL_PROBE_ITERS 1000 // L-BFGS iterations at most
+#define EVAL_PROBE_TOL 1e-6   // done when every gradient component is at most this
+
+typedef struct {
+	double l2;    // penalty weight (>= 0)
+	int max_iter; // iterations at most (0: the zero model)
+	double tol;   // stop when max |gradient| <= tol
+} EvalProbeOpts;
+
+typedef struct {
+	int64_t n;         // labelled rows fitted
+	int classes;       // classes with a labelled row (the others are never predicted)
+	int iters;         // L-BFGS iterations run
+	int converged;     // 1: max |gradient| reached tol; 0: max_iter ran out or the line search stalled
+	double loss;       // the objective at the end
+	double grad_max;   // max |gradient| there
+	double train_top1; // accuracy of the fit on its own rows
+} EvalProbeFit;
+
+// x (n, d) features, label (n) in [0, K) or -1 (left out): w (K, d) and b (K) such that the logits
+// of a raw feature row are w x + b (the standardisation folded in). Only the classes with a
+// labelled row are fitted (as scikit-learn knows only the classes it sees): a class without one
+// has w = 0 and b = -FLT_MAX, so it is never predicted. -EINVAL for a label >= K, no
+// labelled row or bad options, -EDOM for a non-finite feature, -ENOMEM.
+int eval_probe_fit(const float *x, int64_t n, int d, const int *label, int K, const EvalProbeOpts *o, float *w,
+		   float *b, EvalProbeFit *fit);
+// out (n, K) = x (n, d) w^T + b (b NULL: none), each sum in double in a fixed order
+void eval_linear_logits(const float *x, int64_t n, int d, const float *w, const float *b, int K, float *out);
+
+// ---- classification heads (eval_cls) ----
+// Accuracy of one classification head (tools/eval --task classify and probe) with a confusion
+// summary. The prediction of a row is its first highest score; top-5 is eval_topk_accuracy's.
+
+#define EVAL_CLS_TOP 5 // entries of each list of the confusion summary
+
+typedef struct {
+	int truth, pred; // a true class and the class predicted for it
+	int64_t count;   // labelled rows with that mistake
+} EvalConfusion;
+
+typedef struct {
+	int cls;
+	int64_t n, right; // labelled rows of the class, and those predicted right: recall right / n
+} EvalRecall;
+
+typedef struct {
+	int64_t n; // labelled rows
+	int classes;
+	double top1, top5;                    // top-5: top-min(5, classes)
+	double mean_class;                    // recall averaged over the classes with a labelled row
+	double mean_class_union;              // AVION's get_mean_accuracy: the same sum over |labelled U predicted|
+	int present, present_union;           // those class counts
+	double chance_top1, chance_top5;      // a uniformly random ranking: 1 / K and min(5, K) / K
+	int majority;                         // the most frequent labelled class (the lowest of equal ones)
+	double majority_top1;                 // accuracy of predicting it for every row (the best constant guess)
+	int n_confused;                       // entries of confused
+	EvalConfusion confused[EVAL_CLS_TOP]; // most frequent mistakes: count descending, then truth, pred
+	int n_worst, n_best;                  // entries of worst and best
+	EvalRecall worst[EVAL_CLS_TOP];       // classes with labelled rows, lowest recall first (lower class on ties)
+	EvalRecall best[EVAL_CLS_TOP];        // the same, highest recall first
+	int zero_recall;                      // classes with labelled rows of which none is predicted right
+} EvalHeadAcc;
+
+// scores (n, K), label (n) in [0, K) or -1 (left out). -EINVAL for a NaN score, a label >= K, no
+// labelled row; -ENOMEM.
+int eval_head_accuracy(const float *scores, int64_t n, int K, const int *label, EvalHeadAcc *out);
+
 // ---- the report (eval_report) ----
 // An evaluation's report and its retrieval half from features, shared by tools/eval and the
 // trainer's in-process evaluation: ranks both ways next to chance, as a table or one JSON line.
@@ -224,5 +302,9 @@ void eval_report_json(FILE *f, const EvalReport *r, int64_t step, const char *so
 // its flip bit unused).
 // 0 or the op's -errno (kern_error_message(m->ctx) says which op).
 int eval_block_forward(ClipModel *m, const KTensor *clips, const KTensor *pos, const KTensor *text);
+// the same through the video tower alone into m->vln (B, vis_width): the pre-projection feature
+// (ln_post of the class token) that classification fine-tuning trains its heads on (trainer
+// --objective classify) and the linear probe is fitted to
+int eval_block_forward_visual(ClipModel *m, const KTensor *clips, const KTensor *pos);
 
 #endif

@@ -6,9 +6,14 @@
 PUBLIC_HEADERS += eval/eval.h
 USES_eval := model kernels data stream common
 LIBS += eval
-eval_SRCS := eval/eval_block.c eval/eval_metrics.c eval/eval_metrics_bench.c eval/eval_report.c
+eval_SRCS := eval/eval_block.c eval/eval_metrics.c eval/eval_metrics_bench.c eval/eval_report.c eval/eval_probe.c eval/eval_cls.c
 
 TESTS += test_eval_metrics test_eval_metrics_bench
 test_eval_metrics_LIBS := eval data common
 test_eval_metrics_bench_LIBS := eval common
 SCRIPT_TESTS += tests/test_eval_metrics_ref.sh
+# the linear probe (a separable problem solved, a stationary fit, the same bits on 1 and 2 threads)
+# and a head's accuracy with its confusion summary; scikit-learn's LogisticRegression as the reference
+TESTS += test_eval_probe
+test_eval_probe_LIBS := eval common
+SCRIPT_TESTS += tests/test_eval_probe_ref.sh

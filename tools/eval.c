@@ -5,6 +5,7 @@
 #include "proc_time.h"      // defines: time_mono_s
 #include "eval_run.h"       // defines: EvalOpts, EvalReport, eval_run, eval_report_table, eval_report_json
 #include "eval_bench_run.h" // defines: EvalBenchOpts, EvalBenchReport, eval_bench_run, eval_bench_report_*
+#include "eval_cls.h"       // defines: EvalClsOpts, EvalClsReport, eval_cls_run, eval_cls_report_*
 #include "flags.h"          // defines: FlagSpec, FlagTable, FLAG_AT, FlagRest, flags_parse, flags_check_known, ...
 #include "kern_ops.h"       // defines: kern_ctx_create_cpu, kern_ctx_destroy
 #include "avlog.h"          // defines: avlog_install, avlog_summary
@@ -24,6 +25,9 @@ typedef struct {
 	int init_given, json, batch, threads, quiet, libav_verbose, help;
 	char match[16], task[16], frame_protocol[16];
 	const char *bench_file, *bench_aux, *bench_relevance, *templates, *views;
+	const char *train_manifest; // --task probe
+	int clip_stride;
+	EvalProbeOpts probe;
 	EvalOpts o;
 } EvalFlags;
 
@@ -31,10 +35,23 @@ typedef struct {
 static const FlagSpec flag_table[] = {
 	{"manifest", FLAG_STRPTR, E(manifest), 0, 0, NULL, .help = "the held-out manifest to read (required)"},
 	{"task", FLAG_CHOICE, E(task), 0, 0, "retrieval",
-	 .help = "retrieval (R@K both ways; --relevance/--classes add mAP/nDCG and classification), classify (the same, "
-		 "classes required), or a benchmark on the manifest tools/prep --format TASK made from its test list: "
+	 .help = "retrieval (R@K both ways; --relevance/--classes add mAP/nDCG and zero-shot classification); probe (a "
+		 "linear probe on the frozen video features: heads fitted on --train-manifest's labels, accuracy on the "
+		 "manifest's); or a benchmark on the manifest tools/prep --format TASK made from its test list: "
 		 "ek100-mir, ek100-cls, charades-ego, egtea, egomcq (docs/eval.md: Egocentric zero-shot benchmarks)",
-	 .choices = "retrieval|classify|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
+	 .choices = "retrieval|probe|ek100-mir|ek100-cls|charades-ego|egtea|egomcq"},
+	{"train-manifest", FLAG_STRPTR, E(train_manifest), 0, 0, NULL,
+	 .help = "--task probe: the labelled manifest whose clips' frozen features the probe is fitted on (the same label "
+		 "heads and classes as --manifest)"},
+	{"probe-l2", FLAG_DOUBLE, E(probe.l2), 0, 1e6, "1e-3",
+	 .help = "--task probe: the L2 penalty (l2/2)|W|^2 on the standardised features' weights (scikit-learn's C = "
+		 "1 / (l2 x train clips))"},
+	{"probe-iters", FLAG_INT, E(probe.max_iter), 1, 1000000, "1000",
+	 .help = "--task probe: L-BFGS iterations at most (the fit stops earlier once every gradient component is "
+		 "<= 1e-6; the report says whether it did)"},
+	{"clip-stride", FLAG_INT, E(clip_stride), 0, 1024, "0",
+	 .help = "--task probe: with --views CxS other than 1x1, the frames of a view are this many decoded frames apart "
+		 "(0: 2, AVION's fine-tuning --clip-stride)"},
 	{"bench-file", FLAG_STRPTR, E(bench_file), 0, 0, NULL,
 	 .help = "the benchmark's test list: EPIC_100_retrieval_test.csv, EPIC_100_validation.csv, "
 		 "CharadesEgo_v1_test_only1st.csv, an EGTEA split file, egomcq.json (the file the manifest was prepared from)"},
@@ -51,7 +68,8 @@ static const FlagSpec flag_table[] = {
 	{"views", FLAG_STRPTR, E(views), 0, 0, NULL,
 	 .help = "egtea: C temporal clips spread over the video x S spatial crops (1: centre, 3: both ends and the centre "
 		 "of the long side), the class scores the max over them as LaViLa (default 10x3, EGTEA's protocol; 1x1 "
-		 "with --frame-protocol midpoints and the other tasks)"},
+		 "with --frame-protocol midpoints and the other tasks); probe: the held-out clips' views, the logits "
+		 "averaged over them as AVION (default 1x1: segment midpoints, centre crop)"},
 	{"ckpt", FLAG_STRPTR, E(ckpt), 0, 0, NULL,
 	 .help = "a run directory (its ckpt/LATEST), a checkpoint directory (LATEST; RUN_DIR/ckpt/best holds the trainer's "
 		 "--keep-best one) or a ckpt-*.safetensors file; the "
@@ -228,9 +246,17 @@ static void check_vocab(const Manifest *man, const char *path, const EvalModel *
 static void check_task(const EvalFlags *fl)
 {
 	const char *t = fl->task;
-	const int bench = strcmp(t, "retrieval") && strcmp(t, "classify");
-	if (!strcmp(t, "classify") && !fl->o.classes && !fl->o.classes_from)
-		log_fatalx("--task classify needs --classes and --labels, or --classes-from");
+	const int cls = !strcmp(t, "probe"), bench = strcmp(t, "retrieval") && !cls;
+	if (cls && !fl->train_manifest)
+		log_fatalx("--task probe needs --train-manifest TRAIN (the labelled clips the probe is fitted on)");
+	if (!cls && fl->train_manifest)
+		log_fatalx("--train-manifest belongs to --task probe");
+	if (cls && (fl->o.classes || fl->o.labels || fl->o.classes_from || fl->o.relevance ||
+		    fl->o.relevance_from_captions || fl->bench_file || fl->bench_aux))
+		log_fatalx(
+			"--task %s reads its labels from the manifests (tools/prep --format ek100-train, labels-csv or "
+			"kinetics): no --classes, --labels, --classes-from, --relevance, --bench-file",
+			t);
 	if (bench && !fl->bench_file)
 		log_fatalx("--task %s needs --bench-file (the benchmark's test list the manifest was prepared from)",
 			   t);
@@ -250,7 +276,7 @@ static void parse_views(const EvalFlags *fl, int *c, int *s)
 	const char *v = fl->views;
 	char x;
 	int used = 0;
-	if (!v) {
+	if (!v) { // the probe's default is 1x1, as the other tasks'
 		const int egtea = !strcmp(fl->task, "egtea") && strcmp(fl->frame_protocol, "midpoints");
 		*c = egtea ? 10 : 1;
 		*s = egtea ? 3 : 1;
@@ -288,6 +314,42 @@ static void run_bench(const EvalFlags *fl, const EvalOpts *o, const EvalModel *e
 		if (fclose(f))
 			log_fatal("writing %s", append);
 	}
+}
+
+// --task probe: the train manifest's labelled clips fit the heads, the held-out's are scored
+static void run_cls(const EvalFlags *fl, const EvalOpts *o, const EvalModel *em, const Manifest *man, int json,
+		    const char *append)
+{
+	EvalClsOpts c = {.train_path = fl->train_manifest, .heldout_path = fl->manifest, .probe = fl->probe};
+	c.probe.tol = EVAL_PROBE_TOL;
+	parse_views(fl, &c.views_clips, &c.views_crops);
+	if (c.views_crops != 1 && c.views_crops != 3)
+		log_fatalx(
+			"--views %s: the spatial crops are 1 (centre) or 3 (both ends and the centre of the long side)",
+			fl->views);
+	c.stride = c.views_clips * c.views_crops > 1 || fl->clip_stride ? (fl->clip_stride ? fl->clip_stride : 2) : 0;
+	Manifest *train = NULL;
+	char err[2048];
+	if (fl->train_manifest && manifest_open_verified(&train, fl->train_manifest, err, sizeof err))
+		log_fatalx("--train-manifest %s: %s", fl->train_manifest, err);
+	c.train = train;
+	EvalClsReport r;
+	if (eval_cls_run(em->model, man, o, &c, NULL, NULL, &r, err, sizeof err))
+		log_fatalx("%s", err);
+	if (json)
+		eval_cls_report_json(stdout, &r, em->step, em->source);
+	else
+		eval_cls_report_table(stdout, &r, man);
+	if (append) {
+		FILE *f = fopen(append, "a");
+		if (!f)
+			log_fatal("cannot append to %s", append);
+		eval_cls_report_json(f, &r, em->step, em->source);
+		if (fclose(f))
+			log_fatal("writing %s", append);
+	}
+	if (train)
+		manifest_close(train);
 }
 
 int main(int argc, char **argv)
@@ -347,7 +409,8 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		log_fatalx("%s", err);
-	check_vocab(man, manifest, &em, quiet);
+	if (strcmp(fl.task, "probe")) // the probe reads no captions
+		check_vocab(man, manifest, &em, quiet);
 	char cfgs[200];
 	eval_config_str(&em.cfg, cfgs, sizeof cfgs);
 	avlog_install(fl.libav_verbose);
@@ -360,7 +423,17 @@ int main(int argc, char **argv)
 	o.embed.round = batch;
 	o.embed.progress = progress;
 	o.embed.progress_arg = &pr;
-	if (strcmp(fl.task, "retrieval") && strcmp(fl.task, "classify")) {
+	if (!strcmp(fl.task, "probe")) {
+		int vc, vs;
+		parse_views(&fl, &vc, &vs);
+		pr.views = vc * vs;
+		run_cls(&fl, &o, &em, man, json, append);
+		eval_model_free(&em);
+		kern_ctx_destroy(ctx);
+		manifest_close(man);
+		return 0;
+	}
+	if (strcmp(fl.task, "retrieval")) {
 		int vc, vs;
 		parse_views(&fl, &vc, &vs);
 		pr.views = strcmp(fl.frame_protocol, "midpoints") ? vc * vs : 1;

@@ -15,18 +15,27 @@
 
 #include "loader.h" // defines: ld_sample_load, LdFiles, ld_files_free, ld_error_name, LdParams, LdPlan, ld_params_default
 
-int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
+// what the video tower alone needs: the fixed block and a sample
+static int check_block(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
 {
-	const ManifestHeader *h = manifest_header(man);
 	if (m->B != EVAL_EMBED_BLOCK) {
 		snprintf(err, errlen, "the evaluation model has batch %d, not the fixed block %d", m->B,
 			 EVAL_EMBED_BLOCK);
 		return -EINVAL;
 	}
-	if (!h->n_samples) {
+	if (!manifest_header(man)->n_samples) {
 		snprintf(err, errlen, "the manifest has no samples");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int eval_check_manifest(const ClipModel *m, const Manifest *man, char *err, size_t errlen)
+{
+	const ManifestHeader *h = manifest_header(man);
+	int rc = check_block(m, man, err, errlen);
+	if (rc)
+		return rc;
 	if ((int)h->context != m->cfg.ctx_len) {
 		snprintf(err, errlen, "the manifest's captions have context %u, the model's text tower %d", h->context,
 			 m->cfg.ctx_len);
@@ -46,14 +55,15 @@ typedef struct {
 	uint8_t *round;           // host (R, T, S, S, 3): a decoding round
 } Batch;
 
-// the block of B clips at cin (host) and b->tin through both towers
-static int forward(ClipModel *m, Batch *b, const uint8_t *cin, char *err, size_t errlen)
+// the block of B clips at cin (host) and b->tin through both towers (visual: the video tower alone)
+static int forward(ClipModel *m, Batch *b, const uint8_t *cin, int visual, char *err, size_t errlen)
 {
 	int rc = kern_upload(m->ctx, &b->clips, cin, kern_nbytes(&b->clips));
-	if (!rc)
+	if (!rc && !visual)
 		rc = kern_upload(m->ctx, &b->text, b->tin, kern_nbytes(&b->text));
 	if (!rc)
-		rc = eval_block_forward(m, &b->clips, &b->pos, &b->text);
+		rc = visual ? eval_block_forward_visual(m, &b->clips, &b->pos)
+			    : eval_block_forward(m, &b->clips, &b->pos, &b->text);
 	if (rc)
 		snprintf(err, errlen, "model forward: %s", strerror(-rc));
 	return rc;
@@ -83,18 +93,22 @@ static void batch_free(ClipModel *m, Batch *b)
 	free(b->round);
 }
 
-// the block's first n rows' features: video rows to vfeat (row by row), text to tfeat for the
-// rows that are a sample's first view (row0: the block's first row, V views a sample)
-static int copy_out(ClipModel *m, int64_t row0, int n, int V, float *vfeat, float *tfeat)
+// the block's first n rows' features: video rows to vfeat (row by row; visual: the pre-projection
+// feature, vis_width wide), text to tfeat for the rows that are a sample's first view (row0: the
+// block's first row, V views a sample)
+static int copy_out(ClipModel *m, int64_t row0, int n, int V, int visual, float *vfeat, float *tfeat)
 {
-	const size_t E = (size_t)m->cfg.embed_dim, all = sizeof(float) * (size_t)m->B * E;
+	const size_t E = (size_t)m->cfg.embed_dim, W = (size_t)m->cfg.vis_width,
+		     all = sizeof(float) * (size_t)m->B * (E > W ? E : W);
 	float *tmp = malloc(all);
 	if (!tmp)
 		return -ENOMEM;
 	int rc = 0;
-	if (vfeat && !(rc = kern_download(m->ctx, tmp, all, &m->vfeat)))
-		memcpy(vfeat, tmp, sizeof(float) * (size_t)n * E);
-	if (!rc && tfeat && !(rc = kern_download(m->ctx, tmp, all, &m->tfeat)))
+	const KTensor *vt = visual ? &m->vln : &m->vfeat;
+	const size_t vw = visual ? W : E;
+	if (vfeat && !(rc = kern_download(m->ctx, tmp, sizeof(float) * (size_t)m->B * vw, vt)))
+		memcpy(vfeat, tmp, sizeof(float) * (size_t)n * vw);
+	if (!rc && tfeat && !(rc = kern_download(m->ctx, tmp, sizeof(float) * (size_t)m->B * E, &m->tfeat)))
 		for (int k = 0; k < n; k++)
 			if ((row0 + k) % V == 0)
 				memcpy(tfeat + (size_t)((row0 + k) / V) * E, tmp + (size_t)k * E, sizeof(float) * E);
@@ -152,13 +166,14 @@ static const char *view_name(const EvalEmbedOpts *o, int v)
 int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *tfeat, const EvalEmbedOpts *o,
 			char *err, size_t errlen)
 {
-	int rc = eval_check_manifest(m, man, err, errlen);
+	const int visual = o && o->visual;
+	int rc = visual ? check_block(m, man, err, errlen) : eval_check_manifest(m, man, err, errlen);
 	if (!rc)
 		rc = check_views(o, err, errlen);
 	if (rc)
 		return rc;
 	const ModelConfig *c = &m->cfg;
-	const int B = m->B, ctx = c->ctx_len, V = eval_embed_views(o);
+	const int B = m->B, ctx = c->ctx_len, V = eval_embed_views(o), width = visual ? c->vis_width : c->embed_dim;
 	const int64_t n = (int64_t)manifest_header(man)->n_samples * V; // rows: sample views
 	const size_t clip_bytes = (size_t)c->frames * c->image_size * c->image_size * 3;
 	int nd = o && o->decoders > 0 ? o->decoders : 1;
@@ -246,7 +261,7 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 		for (int k0 = 0; k0 < valid && !rc; k0 += B) {
 			int in_block = valid - k0 < B ? valid - k0 : B;
 			int64_t b0 = r0 + k0;
-			for (int k = 0; k < B && !rc; k++) {
+			for (int k = 0; k < B && !rc && !visual; k++) { // the captions (not read by the video tower)
 				int64_t i = (b0 + (k < in_block ? k : in_block - 1)) / V;
 				const uint16_t *tok = manifest_tokens(man, (uint64_t)i);
 				for (int j = 0; j < ctx && !rc; j++) {
@@ -260,9 +275,9 @@ int eval_embed_manifest(ClipModel *m, const Manifest *man, float *vfeat, float *
 					b.tin[(size_t)k * ctx + j] = tok[j];
 				}
 			}
-			if (rc || (rc = forward(m, &b, b.round + (size_t)k0 * clip_bytes, err, errlen)))
+			if (rc || (rc = forward(m, &b, b.round + (size_t)k0 * clip_bytes, visual, err, errlen)))
 				break;
-			if ((rc = copy_out(m, b0, in_block, V, vfeat + b0 * c->embed_dim, tfeat)))
+			if ((rc = copy_out(m, b0, in_block, V, visual, vfeat + b0 * width, visual ? NULL : tfeat)))
 				snprintf(err, errlen, "reading features back: %s", strerror(-rc));
 		}
 		if (!rc && o && o->progress)
@@ -303,8 +318,8 @@ int eval_embed_texts(ClipModel *m, const int32_t *ids, int64_t n, float *tfeat, 
 				break;
 			}
 		if (!rc)
-			rc = forward(m, &b, b.round, err, errlen);
-		if (!rc && (rc = copy_out(m, 0, valid, 1, NULL, tfeat + b0 * m->cfg.embed_dim)))
+			rc = forward(m, &b, b.round, 0, err, errlen);
+		if (!rc && (rc = copy_out(m, 0, valid, 1, 0, NULL, tfeat + b0 * m->cfg.embed_dim)))
 			snprintf(err, errlen, "reading features back: %s", strerror(-rc));
 	}
 	batch_free(m, &b);

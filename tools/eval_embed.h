@@ -34,6 +34,10 @@ typedef struct {
 	// crop start/centre/end (views_crops 3) or centre (1), as the loader plans them (LdParams'
 	// eval views). 0: one view at segment midpoints, centre crop.
 	int stride, views_clips, views_crops;
+	// 1: the video tower alone (eval_block_forward_visual): vfeat rows are the pre-projection
+	// feature, vis_width wide, not normalized; tfeat is not written and the captions are neither
+	// checked nor read
+	int visual;
 } EvalEmbedOpts;
 
 // Whether the model can read the manifest (and has the batch EVAL_EMBED_BLOCK): caption context = ctx_len, every token id < vocab,

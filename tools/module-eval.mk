@@ -15,6 +15,7 @@ SCRIPT_TESTS += tests/test_export_openclip.sh
 
 ifeq ($(HAVE_LIBAV),1)
 tools_SRCS += tools/eval_embed.c tools/eval_input.c tools/eval_run.c tools/eval_bench_run.c tools/eval_bench_report.c
+tools_SRCS += tools/eval_cls.c tools/eval_cls_report.c
 PROGS += tools/eval
 tools/eval_SRCS := tools/eval.c tools/avlog.c
 tools/eval_LIBS := tools eval model kernels loaderd stream data common
@@ -44,4 +45,6 @@ SCRIPT_TESTS += tests/test_ek100_relevancy.sh
 # tools/eval --task ek100-mir|charades-ego|egtea|egomcq on synth: oracles, chance bounds, bad files
 ifeq ($(HAVE_LIBAV),1)
 SCRIPT_TESTS += tests/test_eval_bench.sh
+# tools/eval --task probe on synth's labelled clips: self-consistency, views, refusals
+SCRIPT_TESTS += tests/test_eval_probe_e2e.sh
 endif

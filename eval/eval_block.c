@@ -12,6 +12,6 @@ int eval_block_forward(ClipModel *m, const KTensor *clips, const KTensor *pos, c
 
 int eval_block_forward_visual(ClipModel *m, const KTensor *clips, const KTensor *pos)
 {
-	int rc = kern_augment(m->ctx, &m->patches, clips, pos, 0, 0, m->cfg.patch);
+	int rc = kern_augment_tubelet(m->ctx, &m->patches, clips, pos, 0, 0, m->cfg.patch, m->cfg.tubelet);
 	return rc ? rc : clip_model_forward_visual(m, &m->patches);
 }

@@ -34,6 +34,7 @@ int mae_config_preset(MaeConfig *mae, ModelConfig *model, const char *preset)
 					   .mask_ratio = 0.9};
 			model->frames = presets[i].frames;
 			model->tubelet = 2;
+			model->pool = MODEL_POOL_MEAN; // the tower it pretrains is fine-tuned and probed on the mean
 			return 0;
 		}
 	return -ENOENT;

@@ -2,7 +2,7 @@
 // and checkpoints (the one public header of this folder; the block's functions are private).
 #ifndef MODEL_H
 #define MODEL_H
-// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set, model_flag_table,
+// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, MODEL_POOL_CLS, MODEL_POOL_MEAN, model_config_preset, model_config_set, model_flag_table,
 //          model_config_check, model_config_str, model_config_parse, model_act_name,
 //          model_flops_per_sample, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
@@ -47,9 +47,14 @@ typedef struct {
 	// channels, T' = frames / tubelet slices of patches. 1 (every preset) is a token per frame, as open_clip
 	// and AVION; the configuration line and the weights then read as before the field existed.
 	int tubelet;
+	// the video tower's pooled feature (clip_model_forward_visual, the projection's input): the class
+	// token (MODEL_POOL_CLS, every preset's: CLIP's) or the mean of the other tokens (MODEL_POOL_MEAN:
+	// VideoMAE's fine-tuning feature, fc_norm = ln_post here); the configuration line says " meanpool"
+	int pool;
 } ModelConfig;
 
 enum { MODEL_ACT_GELU = 0, MODEL_ACT_QUICKGELU = 1 };
+enum { MODEL_POOL_CLS = 0, MODEL_POOL_MEAN = 1 };
 
 // fills cfg from a preset name; -ENOENT for an unknown name
 int model_config_preset(ModelConfig *cfg, const char *name);
@@ -66,7 +71,7 @@ const char *model_act_name(int act);
 // attention's two products (the text tower's causal ones at half) and the projections; training
 // counts 3x this (backward 2x), without --grad-checkpoint's recomputation (model FLOPs, for MFU)
 double model_flops_per_sample(const ModelConfig *c);
-// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ tt2][ quickgelu]") and back;
+// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ tt2][ meanpool][ quickgelu]") and back;
 // parse: -EINVAL for a malformed or inconsistent line
 void model_config_str(const ModelConfig *c, char *buf, size_t len);
 int model_config_parse(const char *s, ModelConfig *c);
@@ -272,7 +277,8 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat);
 void clip_model_set_grad_hook(ClipModel *m, ClipGradReadyFn fn, void *arg);
 // The video tower alone, for classification: patches -> m->vln (B, Wv), ln_post of the class token
-// (the pre-projection feature AVION fine-tunes on); visual.proj is not used.
+// (the pre-projection feature AVION fine-tunes on), or of the mean of the other tokens with
+// MODEL_POOL_MEAN (VideoMAE's); visual.proj is not used.
 int clip_model_forward_visual(ClipModel *m, const KTensor *patches);
 // its backward from dvln (B, Wv): the video tower's gradients written; every other gradient
 // (text tower, visual.proj, logit_scale) left as it is (zero in a vision_only model); every group

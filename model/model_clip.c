@@ -313,6 +313,13 @@ static int check_text(const ClipModel *m, const KTensor *text)
 	return text && text->ndim == 2 && text->shape[0] == m->B && text->shape[1] == m->cfg.ctx_len;
 }
 
+// the video tower's pooled feature (MODEL_POOL_*): the class token, or the mean of the other tokens
+static int vpool_fwd(ClipModel *m, const KTensor *x)
+{
+	return m->cfg.pool == MODEL_POOL_MEAN ? kern_token_mean_fwd(m->ctx, &m->vpool, x, 1)
+					      : kern_pool_fwd(m->ctx, &m->vpool, x, &m->cls_pos);
+}
+
 int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text)
 {
 	const ModelConfig *cf = &m->cfg;
@@ -345,7 +352,7 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 		TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, &m->vs));
 		x = &m->vacts[l].res2;
 	}
-	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
+	TRY(vpool_fwd(m, x));
 	TRY(head_forward(c, &m->vpool, &m->vln, &m->vln_m, &m->vln_r, &m->w.ln_post_w, &m->w.ln_post_b, &m->w.vproj,
 			 &m->vproj, &m->vfeat, &m->vnorm));
 	// text tower
@@ -409,7 +416,10 @@ static int video_trunk_backward(ClipModel *m, int *k)
 {
 	KernCtx *c = m->ctx;
 	TowerScratch *s = &m->vs;
-	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
+	if (m->cfg.pool == MODEL_POOL_MEAN)
+		TRY(kern_token_mean_bwd(c, KG_SET(&s->dres), &s->dhead2, 1));
+	else
+		TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
 	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
 		const KTensor *x = l ? &m->vacts[l - 1].res2 : &m->xpre;
 		if (m->grad_ckpt && l < m->cfg.vis_layers - 1) // recompute: the shared buffers hold another block's
@@ -484,7 +494,7 @@ int clip_model_forward_visual(ClipModel *m, const KTensor *patches)
 		TRY(block_forward(c, &m->w.vblk[l], &m->vacts[l], x, &m->vs));
 		x = &m->vacts[l].res2;
 	}
-	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
+	TRY(vpool_fwd(m, x));
 	return kern_layernorm_fwd(c, &m->vln, &m->vln_m, &m->vln_r, &m->vpool, &m->w.ln_post_w, &m->w.ln_post_b);
 }
 

@@ -13,13 +13,14 @@ static const struct {
 	const char *name;
 	ModelConfig cfg;
 } presets[] = {
-	// the fields in ModelConfig's order, act 0 = MODEL_ACT_GELU and tubelet 1 last: plain numbers,
+	// the fields in ModelConfig's order, act 0 = MODEL_ACT_GELU, tubelet 1 and pool 0 (the class token)
+	// last: plain numbers,
 	// because tools/bench/torch_clip.py reads this table
 	// tiny: trains on two CPU cores in minutes
-	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, 0, 1}},
-	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, 0, 1}},
-	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, 0, 1}},
-	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, 0, 1}},
+	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, 0, 1, 0}},
+	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, 0, 1, 0}},
+	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, 0, 1, 0}},
+	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, 0, 1, 0}},
 };
 
 int model_config_preset(ModelConfig *cfg, const char *name)
@@ -53,8 +54,12 @@ static const FlagSpec fields[] = {
 	 .help = "frames per video token (VideoMAE's 2x16x16 tubelets: 2; 1 = a token per frame, the presets')"},
 	{"act", FLAG_ENUM, M(act), 0, 0, NULL,
 	 .help = "MLP activation (gelu: open_clip's; quickgelu for OpenAI CLIP weights)", .choices = "gelu|quickgelu"},
+	{"pool", FLAG_ENUM, M(pool), 0, 0, NULL,
+	 .help = "the video feature: cls (the class token, CLIP's) or mean (the mean of the other tokens, VideoMAE's; "
+		 "--objective mae's default)",
+	 .choices = "cls|mean"},
 };
-enum { N_FIELDS = sizeof fields / sizeof fields[0], N_SIZES = N_FIELDS - 1 };
+enum { N_FIELDS = sizeof fields / sizeof fields[0], N_SIZES = N_FIELDS - 2 }; // act and pool are no sizes
 
 const FlagSpec *model_flag_table(int *n)
 {
@@ -101,6 +106,10 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 		snprintf(msg, len, "--txt-width %d is not a multiple of --txt-heads %d", c->txt_width, c->txt_heads);
 		return -EINVAL;
 	}
+	if (c->pool != MODEL_POOL_CLS && c->pool != MODEL_POOL_MEAN) {
+		snprintf(msg, len, "--pool %d is not cls or mean", c->pool);
+		return -EINVAL;
+	}
 	if (c->act != MODEL_ACT_GELU && c->act != MODEL_ACT_QUICKGELU) {
 		snprintf(msg, len, "--act %d is not gelu or quickgelu", c->act);
 		return -EINVAL;
@@ -114,14 +123,15 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 
 void model_config_str(const ModelConfig *c, char *buf, size_t len)
 {
-	// GELU and a tubelet of 1 add nothing, so checkpoints written before --act and --tubelet read the same
+	// GELU, a tubelet of 1 and the class token add nothing, so checkpoints written before --act,
+	// --tubelet and --pool read the same
 	char tt[16] = "";
 	if (c->tubelet != 1)
 		snprintf(tt, sizeof tt, " tt%d", c->tubelet);
-	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s%s", c->image_size, c->patch,
+	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s%s%s", c->image_size, c->patch,
 		 c->frames, c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width,
 		 c->txt_layers, c->txt_heads, c->embed_dim, c->mlp_ratio, tt,
-		 c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
+		 c->pool == MODEL_POOL_MEAN ? " meanpool" : "", c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
 }
 
 int model_config_parse(const char *s, ModelConfig *c)
@@ -137,6 +147,10 @@ int model_config_parse(const char *s, ModelConfig *c)
 					     s[used + 3] < '1' || s[used + 3] > '9'))
 		return -EINVAL;
 	used += more;
+	if (!strncmp(s + used, " meanpool", 9) && (!s[used + 9] || s[used + 9] == ' ')) {
+		t.pool = MODEL_POOL_MEAN;
+		used += 9;
+	}
 	if (!strcmp(s + used, " quickgelu"))
 		t.act = MODEL_ACT_QUICKGELU;
 	else if (s[used])

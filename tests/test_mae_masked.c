@@ -80,6 +80,7 @@ int main(void)
 	mc.mask_ratio = 0.9;                  // 14 of 16 masked: 2 visible per slice, 4 per clip
 	one = cfg;
 	one.image_size = 2 * cfg.patch, one.frames = cfg.tubelet; // one slice of 4 patches
+	one.pool = MODEL_POOL_CLS; // its vln is ln_post of the class token, the mae encoder's row 0
 	MaeModel *m;
 	ClipModel *t;
 	ClipModelOpts vo = {.vision_only = 1};

@@ -9,7 +9,8 @@
 #include <string.h>
 
 // --tubelet: 1 in every preset and absent from the configuration line (today's checkpoints read the
-// same); 2 gives VideoMAE's Conv3d weight (W, 3, 2, p, p), T/2 temporal rows and " tt2" in the line
+// same); 2 gives VideoMAE's Conv3d weight (W, 3, 2, p, p), T/2 temporal rows and " tt2" in the line;
+// --pool mean reads and writes " meanpool"
 static int tubelets(void)
 {
 	ModelConfig c, back;
@@ -29,6 +30,14 @@ static int tubelets(void)
 	c.act = MODEL_ACT_QUICKGELU;
 	model_config_str(&c, line, sizeof line);
 	bad |= model_config_parse(line, &back) || memcmp(&back, &c, sizeof c);
+	c.pool = MODEL_POOL_MEAN; // --pool mean: " meanpool" between the tubelet and the activation
+	model_config_str(&c, line, sizeof line);
+	bad |= model_config_parse(line, &back) || memcmp(&back, &c, sizeof c) ||
+	       !strstr(line, "tt2 meanpool quickgelu");
+	printf("pool mean: %s\n", line);
+	bad |= model_config_parse("img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 meanpoolx", &back) != -EINVAL;
+	bad |= model_config_set(&c, "pool", "cls") || c.pool != MODEL_POOL_CLS ||
+	       model_config_set(&c, "pool", "max") != -EINVAL;
 	const char *malformed[] = {"img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt1",
 				   "img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt",
 				   "img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt-2",

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
 			   meta_int(f, "embed_dim"),
 			   meta_int(f, "mlp_ratio"),
 			   MODEL_ACT_GELU,
-			   1};
+			   1,
+			   MODEL_POOL_CLS};
 	int B = meta_int(f, "batch");
 	KernCtx *c;
 	ClipModel *m;

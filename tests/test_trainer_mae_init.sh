@@ -2,8 +2,8 @@
 # A masked autoencoder's encoder goes on elsewhere: tools/export writes an --objective mae checkpoint
 # as the dual encoder's weights (its encoder; the rest an untrained initialisation), a clip run and a
 # classify run (labelled clips through prep and loaderd) start from it by --init-from, and after
-# --lr 0 steps their video encoders are the checkpoint's, bit for bit; a model of another tubelet
-# is refused naming the shapes.
+# --lr 0 steps their video encoders are the checkpoint's, bit for bit; a model of another tubelet or
+# pooling (the export records --pool mean, VideoMAE's feature) is refused naming it.
 set -u
 cd "$(dirname "$0")/.."
 for p in tools/synth tools/prep tools/export loaderd/loaderd; do
@@ -11,7 +11,7 @@ for p in tools/synth tools/prep tools/export loaderd/loaderd; do
 done
 command -v python3 >/dev/null || { echo "skip: no python3"; exit 77; }
 . tests/trainer_testlib.sh
-M=(--model tiny --vis-layers 1 --txt-layers 1 --threads 1 --frames 2 --tubelet 2)
+M=(--model tiny --vis-layers 1 --txt-layers 1 --threads 1 --frames 2 --tubelet 2 --pool mean)
 ring() { # ring NAME: 2 frames of 32x32, the tiny model's
 	"$RINGCTL" create --ring "$1" --frames 2 --height 32 --width 32 --text-len 77 --slots 32 --seed 7 --replace \
 		>/dev/null 2>&1 || fail "ringctl create $1"
@@ -88,4 +88,8 @@ tools/export "$TT_DIR/cls" --out "$TT_DIR/cls.safetensors" 2>>"$TT_DIR/cls.log" 
 "$TRAINER" query check-start "${args[@]}" --tubelet 1 --init-from "$TT_DIR/mae.safetensors" --run-dir "$TT_DIR/t1" \
 	2>"$TT_DIR/t1.log" && fail "a tubelet-1 model took a tubelet-2 encoder"
 grep -q "vision.tubelet is 2, this model's --tubelet is 1" "$TT_DIR/t1.log" || fail "unclear refusal: $(tail -n 1 "$TT_DIR/t1.log")"
-echo "mae export: its encoder loads bit for bit into clip and classify runs (and classify trains from it); tubelet 1 refused"
+# nor one of the class token's feature: the pooling the encoder was pretrained for is named
+"$TRAINER" query check-start "${args[@]}" --pool cls --init-from "$TT_DIR/mae.safetensors" --run-dir "$TT_DIR/p1" \
+	2>"$TT_DIR/p1.log" && fail "a class-token model took a mean-pooled encoder"
+grep -q "vision.pool is mean, this model's --pool is cls" "$TT_DIR/p1.log" || fail "unclear refusal: $(tail -n 1 "$TT_DIR/p1.log")"
+echo "mae export: its encoder loads bit for bit into clip and classify runs (and classify trains from it); tubelet 1 and --pool cls refused"

@@ -63,6 +63,10 @@ paste <(tt_field "$TT_DIR/one/metrics.jsonl" loss) <(tt_field "$TT_DIR/two0/metr
 	awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * $1 || NF != 2) bad = 1 } END { exit bad || NR != 4 }' ||
 	fail "two ranks differ from one: $(tt_field "$TT_DIR/one/metrics.jsonl" loss | tr '\n' ' ') vs $(tt_field "$TT_DIR/two0/metrics.jsonl" loss | tr '\n' ' ')"
 
+# the parameter counts of VideoMAE ViT-B: an 86 M encoder (the video tower's) and an 8 M decoder
+q=$("$TRAINER" query params --model vit-b16 --objective mae) || fail "query params"
+grep -q '"objective":"mae","params":94380672,"encoder":86395392,"decoder":7985280' <<<"$q" || fail "query params: $q"
+
 # refusals
 ring=$TT_TAG-r
 tt_ring "$ring" 1

@@ -135,6 +135,13 @@ static int print_params(const TrainerConfig *c)
 {
 	int n;
 	int64_t total, vis = 0;
+	if (c->mae) { // the masked autoencoder: its encoder (the video tower's visual.* but visual.proj) and decoder
+		mae_layout(&c->model, &c->mae_cfg, NULL, &n, &total, &vis);
+		printf("{\"model\":\"%s\",\"objective\":\"mae\",\"params\":%lld,\"encoder\":%lld,\"decoder\":%lld,"
+		       "\"tensors\":%d}\n",
+		       c->model_name, (long long)total, (long long)vis, (long long)(total - vis), n);
+		return 0;
+	}
 	model_layout(&c->model, NULL, &n, &total);
 	ParamSpec *specs = calloc((size_t)n, sizeof *specs);
 	if (!specs)

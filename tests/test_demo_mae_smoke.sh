@@ -14,7 +14,7 @@ for k in 1 2 3 4 5; do
 	grep -q "^== $k/5 " <<<"$out" || { echo "FAIL: no stage $k/5"; exit 1; }
 done
 last=$(tail -n 1 <<<"$out")
-grep -qE "^demo-mae \(smoke, not checked\): held-out reconstruction MSE / per-patch-mean baseline = [0-9.]+; probe action top-1, pretrained / random encoder = [0-9.]+% / [0-9.]+%$" <<<"$last" ||
+grep -qE "^demo-mae \(smoke, not checked\): held-out reconstruction MSE / per-patch-mean baseline = [0-9.]+; probe action top-1, pretrained / random encoders' mean = [0-9.]+% / [0-9.]+%$" <<<"$last" ||
 	{ echo "FAIL: the last line is not the ratio line: $last"; exit 1; }
 grep -q "recon loss" <<<"$out" || { echo "FAIL: no reconstruction loss from the trainer's log"; exit 1; }
 echo "ok"

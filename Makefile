@@ -223,7 +223,7 @@ $(BUILD)/obj/%.cu.o: %.cu $(CONFIG)
 -include $(ALL_OBJS:.o=.d)
 
 # ---- top-level targets ----------------------------------------------------------
-.PHONY: all config deps deps-auto check test test-fresh print-debian-pkgs test-seeds test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring demo-finetune
+.PHONY: all config deps deps-auto check test test-fresh print-debian-pkgs test-seeds test-gpu list-gpu-sanitize-tests test-san help clean distclean demo demo-ring demo-finetune demo-mae
 
 all: $(call libpaths,$(LIBS)) $(addprefix $(PROG_ROOT),$(PROGS)) $(addprefix $(BUILD)/tests/,$(TESTS) $(BENCHES))
 
@@ -316,6 +316,10 @@ demo-finetune:
 	@$(MAKE) --no-print-directory deps-auto
 	@$(MAKE) --no-print-directory all
 	@BUILD=$(BUILD) bash tools/demo-finetune.sh
+# VideoMAE pretraining on synth, checked against the per-patch-mean baseline and a random encoder's probe
+demo-mae:
+	@$(MAKE) --no-print-directory all
+	@BUILD=$(BUILD) bash tools/demo-mae.sh
 
 help:
 	@echo "make                build everything this machine can (dependency summary first); same as make all"
@@ -336,6 +340,7 @@ help:
 	@echo "make demo-data      the data half alone: synthetic videos -> chunks -> verified manifests in $(BUILD)/demo-data"
 	@echo "make demo-ring      the ring alone: producers killed at random, consumers check every position"
 	@echo "make demo-finetune  pretrain, fine-tune on synth's action labels, compare with a linear probe and chance"
+	@echo "make demo-mae       VideoMAE pretraining of the tiny video tower on synth: reconstruction vs baseline, probe vs random"
 	@echo "make bench-ring     ring handoff and payload benchmark"
 	@echo "make bench-loader   fused vs naive vs decode-only clips/s of the loader"
 	@echo "make bench-cpu      CPU step times of tiny and vit-s16, linear layers vs cblas_sgemm"

@@ -233,6 +233,9 @@ int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *n
 		memcpy(name, a, l);
 		name[l] = 0;
 		f = flags_find(t, n, name);
+		// --no-NAME of a switch takes no value: the argument after it is the next flag
+		if (!f && !eq && !strncmp(name, "no-", 3) && (f = flags_find(t, n, name + 3)) && f->type != FLAG_SWITCH)
+			f = NULL;
 		if (eq) {
 			*value = eq + 1;
 			return 0;

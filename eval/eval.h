@@ -330,7 +330,8 @@ void eval_json_end(FILE *f, double embed_s, double total_s, int64_t step, const 
 
 // clips (B, T, S, S, 3) u8 and text (B, ctx) i32 on m's device, B = m's batch (EVAL_EMBED_BLOCK for
 // an evaluation model), through both towers into m->vfeat and m->tfeat: the clips normalized as
-// the trainer does (kern_augment), never flipped (pos (B) i64 is read but its flip bit unused).
+// the trainer does (kern_augment_tubelet, the model's tubelet), never flipped (pos (B) i64 is read but
+// its flip bit unused).
 // 0 or the op's -errno (kern_error_message(m->ctx) says which op).
 int eval_block_forward(ClipModel *m, const KTensor *clips, const KTensor *pos, const KTensor *text);
 // the same through the video tower alone into m->vln (B, vis_width): the pre-projection feature

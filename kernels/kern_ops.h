@@ -29,7 +29,7 @@
 //          kern_grad_norm_join,
 //          kern_mae_mask_count, kern_mae_tube_mask, kern_mae_tube_mask_batch, kern_mae_sinusoid_table,
 //          kern_augment_tubelet, kern_token_gather_fwd, kern_token_gather_bwd, kern_mae_decoder_input_fwd,
-//          kern_mae_decoder_input_bwd, kern_mae_target, kern_mae_mse
+//          kern_mae_decoder_input_bwd, kern_mae_target, kern_mae_mse, kern_token_mean_fwd, kern_token_mean_bwd
 //
 // ---- How to read this contract (a backend must do exactly this) ----
 //
@@ -759,5 +759,13 @@ int kern_mae_target(KernCtx *ctx, KTensor *out, const KTensor *clips, const KTen
 // tokens), loss (1) STAT (or NULL) = Σ (pred − target)² / n summed in double; dpred ACT (same shape)
 // = (pred − target)·c with c = 2·scale/n (scale: the upstream gradient), computed in double, stored.
 int kern_mae_mse(KernCtx *ctx, KTensor *loss, KGrad dpred, const KTensor *pred, const KTensor *target, double scale);
+// Mean pooling of tokens (VideoMAE's fine-tuning feature; the tower's --pool mean): out (B, D) =
+// (Σ_{t=first..L−1} x[b, t]) / (L − first), x (B, L, D) ACT, 0 <= first < L (first 1 skips a class
+// token); the sum in token order in f32 (f64 on the f64 path), then one division, so both backends
+// give the same bits.
+int kern_token_mean_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, int first);
+// dx (B, L, D): rows t >= first get dout[b] / (L − first) (KG_ADD adds it); KG_SET writes zeros to
+// the rows before first
+int kern_token_mean_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, int first);
 
 #endif

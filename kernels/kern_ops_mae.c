@@ -1,5 +1,6 @@
 // The contract's VideoMAE ops for every backend (tubelet augment, token gather, the decoder's
-// input, the normalized-pixel target, the masked MSE): shapes and dtype classes checked, then dispatched.
+// input, the normalized-pixel target, the masked MSE, token mean pooling): shapes and dtype classes
+// checked, then dispatched.
 #include "kern_check.h" // defines: kchk_*, KPRE, KCK, KRUN, kplan
 
 #include <math.h>
@@ -149,4 +150,37 @@ int kern_mae_mse(KernCtx *ctx, KTensor *loss, KGrad dpred, const KTensor *pred, 
 		    kplan("mae_mse", 4.0 * n, kplan_t(pred) + kplan_t(target) + kplan_g(dpred) + kplan_t(loss), 0, 0,
 			  "%lld", (long long)n),
 		    BE(ctx)->mae_mse(ctx, loss, dpred, pred, target, scale));
+}
+
+// x or dx (B, L, D) against the pooled (B, D)
+static int mean_dims(const KTensor *x, const KTensor *pooled, int first, KDtype cdt)
+{
+	return x && x->ndim == 3 && first >= 0 && first < x->shape[1] && kchk_act(x, cdt, kern_numel(x)) && pooled &&
+	       pooled->ndim == 2 && pooled->shape[0] == x->shape[0] && pooled->shape[1] == x->shape[2] &&
+	       kchk_act(pooled, cdt, x->shape[0] * x->shape[2]);
+}
+
+int kern_token_mean_fwd(KernCtx *ctx, KTensor *out, const KTensor *x, int first)
+{
+	KCK(x);
+	KDtype cdt = kchk_cdt(x);
+	KPRE(ctx, cdt);
+	KCK(mean_dims(x, out, first, cdt) && out->data != x->data);
+	return KRUN(ctx,
+		    kplan("token_mean_fwd", (double)kern_numel(x), kplan_t(x) + kplan_t(out), 0, 0, "%lldx%lldx%lld",
+			  (long long)x->shape[0], (long long)x->shape[1], (long long)x->shape[2]),
+		    BE(ctx)->token_mean_fwd(ctx, out, x, first));
+}
+
+int kern_token_mean_bwd(KernCtx *ctx, KGrad dx, const KTensor *dout, int first)
+{
+	KCK(dx.t);
+	KDtype cdt = kchk_cdt(dx.t);
+	KPRE(ctx, cdt);
+	KCK(mean_dims(dx.t, dout, first, cdt) && kchk_grad(dx, cdt, kern_numel(dx.t)) && dout->data != dx.t->data);
+	return KRUN(ctx,
+		    kplan("token_mean_bwd", (double)kern_numel(dx.t), kplan_g(dx) + kplan_t(dout), 0, 0,
+			  "%lldx%lldx%lld", (long long)dx.t->shape[0], (long long)dx.t->shape[1],
+			  (long long)dx.t->shape[2]),
+		    BE(ctx)->token_mean_bwd(ctx, dx, dout, first));
 }

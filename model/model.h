@@ -2,10 +2,11 @@
 // and checkpoints (the one public header of this folder; the block's functions are private).
 #ifndef MODEL_H
 #define MODEL_H
-// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, model_config_preset, model_config_set, model_flag_table,
+// defines: ModelConfig, MODEL_ACT_GELU, MODEL_ACT_QUICKGELU, MODEL_POOL_CLS, MODEL_POOL_MEAN, model_config_preset, model_config_set, model_flag_table,
 //          model_config_check, model_config_str, model_config_parse, model_act_name,
 //          model_flops_per_sample, ParamSpec,
 //          BlockWeights, ModelWeights, PARAM_NO_DECAY, WdGroups, model_layout, model_weights_bind,
+//          model_layout_encoder, model_weights_bind_encoder,
 //          model_weights_release, model_init_params, model_init_host, model_param_decays, model_params_set_wd_groups,
 //          wd_groups_parse, wd_groups_name, model_params_check_finite, BlockActs, TowerScratch, ClipModel,
 //          ClipModelOpts, ClipModelBytes, ClipGradGroup, ClipGradReadyFn,
@@ -19,7 +20,11 @@
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
-//          ckpt_latest_path, CKPT_MARKER
+//          ckpt_latest_path, CKPT_MARKER, MaeConfig, MaeTokens, MaeDecoderWeights, MaeModel, mae_config_preset,
+//          mae_flag_table, mae_config_check, mae_config_str, mae_config_parse, mae_tokens, mae_flops_per_sample,
+//          mae_layout, mae_init_host, mae_init_params, mae_file_config, mae_encoder_to_clip, mae_model_create, mae_model_bytes, mae_model_destroy,
+//          mae_model_sync_weights, mae_model_set_grad_hook, mae_model_set_masks, mae_model_set_mask_rows,
+//          mae_model_forward, mae_model_backward
 
 #include <stddef.h> // defines: size_t
 #include <stdint.h> // defines: int64_t, uint64_t
@@ -39,9 +44,18 @@ typedef struct {
 	int embed_dim; // shared embedding both towers project to
 	int mlp_ratio; // MLP hidden = mlp_ratio * width
 	int act;       // MLP activation: MODEL_ACT_GELU (open_clip's default) or MODEL_ACT_QUICKGELU (OpenAI's weights)
+	// frames per video token (VideoMAE's tubelet, 2 there): a token is tubelet x patch x patch pixels of 3
+	// channels, T' = frames / tubelet slices of patches. 1 (every preset) is a token per frame, as open_clip
+	// and AVION; the configuration line and the weights then read as before the field existed.
+	int tubelet;
+	// the video tower's pooled feature (clip_model_forward_visual, the projection's input): the class
+	// token (MODEL_POOL_CLS, every preset's: CLIP's) or the mean of the other tokens (MODEL_POOL_MEAN:
+	// VideoMAE's fine-tuning feature, fc_norm = ln_post here); the configuration line says " meanpool"
+	int pool;
 } ModelConfig;
 
 enum { MODEL_ACT_GELU = 0, MODEL_ACT_QUICKGELU = 1 };
+enum { MODEL_POOL_CLS = 0, MODEL_POOL_MEAN = 1 };
 
 // fills cfg from a preset name; -ENOENT for an unknown name
 int model_config_preset(ModelConfig *cfg, const char *name);
@@ -58,7 +72,7 @@ const char *model_act_name(int act);
 // attention's two products (the text tower's causal ones at half) and the projections; training
 // counts 3x this (backward 2x), without --grad-checkpoint's recomputation (model FLOPs, for MFU)
 double model_flops_per_sample(const ModelConfig *c);
-// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ quickgelu]") and back;
+// the one-line form checkpoints carry ("img224 p16 T4 v768/12/12 ... mlp4[ tt2][ meanpool][ quickgelu]") and back;
 // parse: -EINVAL for a malformed or inconsistent line
 void model_config_str(const ModelConfig *c, char *buf, size_t len);
 int model_config_parse(const char *s, ModelConfig *c);
@@ -81,8 +95,8 @@ typedef enum { WD_OPEN_CLIP = 0, WD_AVCLIP = 1 } WdGroups;
 
 typedef struct {
 	char name[96]; // open_clip state_dict name, e.g. visual.transformer.resblocks.0.attn.in_proj_weight
-	int ndim;      // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p))
-	int64_t shape[4];
+	int ndim; // open_clip shape (logit_scale is 0-D, conv1.weight is (W, 3, p, p), (W, 3, tt, p, p) with tubelets)
+	int64_t shape[5];
 	int64_t offset; // in floats, into the flat parameter buffer
 	int64_t numel;
 	int flags;
@@ -95,8 +109,8 @@ typedef struct {
 
 // views into one flat buffer (parameters, or gradients with the same layout)
 typedef struct {
-	KTensor cls, pos, tpos; // (Wv), (1+P, Wv), (T, Wv): class token, spatial and temporal positions
-	KTensor conv;           // (Wv, 3*p*p): the patch embedding as a linear layer
+	KTensor cls, pos, tpos; // (Wv), (1+P, Wv), (T', Wv): class token, spatial and temporal positions
+	KTensor conv;           // (Wv, 3*tt*p*p): the patch (tubelet) embedding as a linear layer
 	KTensor ln_pre_w, ln_pre_b, ln_post_w, ln_post_b;
 	KTensor vproj;        // (Wv, E)
 	BlockWeights *vblk;   // vis_layers
@@ -112,6 +126,12 @@ typedef struct {
 int model_layout(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t *n_floats);
 // views of every tensor into flat (f32 or f64, n_floats elements); -EINVAL if flat is too small
 int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat);
+// The video encoder alone: the visual.* tensors up to visual.ln_post (not visual.proj), the first
+// n_floats of model_layout's buffer with the same names, shapes and offsets (the masked
+// autoencoder's encoder: a clip or classify run loads it by those names). bind: the views of
+// those tensors only (the text tower's and visual.proj's stay empty); flat needs n_floats.
+int model_layout_encoder(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t *n_floats);
+int model_weights_bind_encoder(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat);
 void model_weights_release(ModelWeights *w);
 // deterministic initialisation from a seed (open_clip's scheme; temporal embedding zero,
 // logit_scale = ln(1/0.07)); each tensor draws from a stream keyed by (seed, a hash of its
@@ -206,8 +226,8 @@ typedef struct {
 	void *dp_host;
 	KEvent *dp_up;
 
-	// video tower: Lv = 1 + T*P tokens
-	KTensor patches, pemb;          // (B, T*P, 3*p*p) from video, (B, T*P, Wv)
+	// video tower: Lv = 1 + T'*P tokens, T' = frames / tubelet
+	KTensor patches, pemb;          // (B, T'*P, 3*tt*p*p) from video, (B, T'*P, Wv)
 	KTensor patch_in;               // view of the patches the last forward read, for backward
 	KTensor x0, xpre, pre_m, pre_r; // (B, Lv, Wv) embedded and after ln_pre, (B*Lv) x2
 	BlockActs *vacts;
@@ -258,9 +278,10 @@ int clip_model_bytes(KernCtx *ctx, const ModelConfig *cfg, int batch, KDtype dt,
 void clip_model_destroy(ClipModel *m);
 // refreshes m->weights from m->params after they changed (a no-op unless dt is bf16)
 int clip_model_sync_weights(ClipModel *m);
-// video (B, T, H, W, 3) normalized pixels, text (B, ctx) i32 ids -> m->vfeat, m->tfeat
+// video (B, T, H, W, 3) normalized pixels, text (B, ctx) i32 ids -> m->vfeat, m->tfeat. Tubelets of
+// more than one frame have no patchify op for float video: -ENOTSUP (use clip_model_forward_patches)
 int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text);
-// the same from patches (B, T*P, 3*p*p) as kern_augment writes them (kept for backward)
+// the same from patches (B, T'*P, 3*tt*p*p) as kern_augment_tubelet writes them (kept for backward)
 int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTensor *text);
 // gradients of both feature sets (B, E) from any loss: every parameter gradient but logit_scale's
 // is written (not added) into m->grads, so nothing needs clearing; the loss writes logit_scale's
@@ -268,7 +289,8 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 int clip_model_backward(ClipModel *m, const KTensor *dvfeat, const KTensor *dtfeat);
 void clip_model_set_grad_hook(ClipModel *m, ClipGradReadyFn fn, void *arg);
 // The video tower alone, for classification: patches -> m->vln (B, Wv), ln_post of the class token
-// (the pre-projection feature AVION fine-tunes on); visual.proj is not used.
+// (the pre-projection feature AVION fine-tunes on), or of the mean of the other tokens with
+// MODEL_POOL_MEAN (VideoMAE's); visual.proj is not used.
 int clip_model_forward_visual(ClipModel *m, const KTensor *patches);
 // its backward from dvln (B, Wv): the video tower's gradients written; every other gradient
 // (text tower, visual.proj, logit_scale) left as it is (zero in a vision_only model); every group
@@ -293,6 +315,147 @@ double clip_model_drop_path_rate(const ClipModel *m, int l);
 int clip_model_drop_path_draw(ClipModel *m, uint64_t seed, uint64_t step, int64_t row0, int64_t rows);
 // *loss (may be NULL) gets the loss value
 int clip_model_infonce_step(ClipModel *m, const KTensor *video, const KTensor *text, double *loss);
+
+// ---- the masked video autoencoder (VideoMAE) ----
+// VideoMAE pretraining on the op contract: the video tower's encoder (tubelet embedding, class token,
+// learned spatial + temporal positions) on the visible tokens of a tube mask only, a light decoder
+// over visible and mask tokens with fixed sinusoid positions, a linear head to the tubelets'
+// pixels, the normalized-pixel target and the MSE on masked tokens (docs/training.md, "VideoMAE").
+
+typedef struct {
+	int dec_width, dec_layers, dec_heads; // the decoder (VideoMAE ViT-B: 384, 4, 6)
+	double mask_ratio;                    // tube masking: floor(ratio x patches per slice) masked (0.9)
+} MaeConfig;
+
+// VideoMAE's decoder for an encoder preset (tiny 32/2/2, vit-s16 192/4/3, vit-b16 384/4/6, vit-l14
+// 512/4/8), mask ratio 0.9, and the clip geometry it pretrains on: 16 frames in tubelets of 2 (tiny:
+// 4 frames); -ENOENT for an unknown preset (nothing changed)
+int mae_config_preset(MaeConfig *mae, ModelConfig *model, const char *preset);
+// the decoder's flags over MaeConfig (--mask-ratio, --mae-decoder-width, --mae-decoder-layers,
+// --mae-decoder-heads); defaults are mae_config_preset's (no .def)
+const FlagSpec *mae_flag_table(int *n);
+// 0 when the two agree (a tubelet of at least 2 pixels, at least one visible and one masked token
+// per slice, heads dividing the decoder width); else -EINVAL and a sentence naming the flag
+int mae_config_check(const ModelConfig *model, const MaeConfig *mae, char *msg, size_t len);
+// "dec384/4/6 mask0.9" (checkpoints' avclip.mae) and back; parse: -EINVAL when malformed
+void mae_config_str(const MaeConfig *mae, char *buf, size_t len);
+int mae_config_parse(const char *s, MaeConfig *mae);
+// tokens of one clip: Ns patches per slice, Tp slices, N = Tp·Ns, Nv visible and Nm masked
+typedef struct {
+	int Ns, Tp, N, Nv, Nm;
+} MaeTokens;
+int mae_tokens(const ModelConfig *model, const MaeConfig *mae, MaeTokens *t);
+// FLOPs of one clip's forward (2 per multiply-add): the patch embedding over all N tokens (as
+// VideoMAE's), the encoder's blocks over the class token and the Nv visible tokens only, the
+// decoder over 1 + N and the head over the Nm masked ones; training counts 3x (MFU)
+double mae_flops_per_sample(const ModelConfig *model, const MaeConfig *mae);
+
+// The parameters: the encoder (model_layout_encoder: visual.* but visual.proj, at the same offsets),
+// then decoder.mask_token (Dd), decoder.embed.weight (Dd, Wv) (VideoMAE's encoder_to_decoder, no
+// bias), decoder.transformer.resblocks.<l>.* (the tower's block names, width Dd), decoder.ln.weight
+// and .bias, decoder.head.weight (3K, Dd) and .bias (3K), K = tubelet·patch² pixels. Decay flags
+// follow WD_OPEN_CLIP. specs NULL counts; n_encoder (may be NULL): the encoder's floats.
+int mae_layout(const ModelConfig *model, const MaeConfig *mae, ParamSpec *specs, int *n_specs, int64_t *n_floats,
+	       int64_t *n_encoder);
+// the encoder as model_init_host gives a clip model of the same seed; the decoder as VideoMAE's
+// _init_weights (Xavier-uniform matrices, zero biases, unit LayerNorm weights) and the mask token
+// N(0, 0.02²), each tensor from a stream keyed by (seed, its name)
+void mae_init_host(const ModelConfig *model, const MaeConfig *mae, const ParamSpec *specs, int n, float *host,
+		   uint64_t seed);
+int mae_init_params(KernCtx *ctx, const ModelConfig *model, const MaeConfig *mae, KTensor *flat, uint64_t seed);
+
+struct StFile; // (the safetensors reader, below)
+// An mae checkpoint's configuration: 1 with model and mae filled when f records avclip.objective
+// mae, 0 when it is not an mae file, -EBADMSG when its avclip.model or avclip.mae does not parse
+int mae_file_config(const struct StFile *f, ModelConfig *model, MaeConfig *mae);
+// The dual encoder's flat f32 parameters (model_layout(model)) from an mae buffer: its encoder (the
+// first n_encoder floats, the same tensors at the same offsets) as it is, every other tensor (the
+// text tower, visual.proj, logit_scale) at its initialisation from seed: what a clip or classify run
+// or tools/eval reads of a pretrained encoder. clip_host holds model_layout's floats. 0 or -ENOMEM.
+int mae_encoder_to_clip(const ModelConfig *model, const float *mae_params, int64_t n_encoder, float *clip_host,
+			uint64_t seed);
+
+// the decoder's views into a flat buffer
+typedef struct {
+	KTensor mask_token, embed; // (Dd), (Dd, Wv)
+	BlockWeights *blk;         // dec_layers
+	KTensor ln_w, ln_b;        // (Dd)
+	KTensor head_w, head_b;    // (3K, Dd), (3K)
+} MaeDecoderWeights;
+
+typedef struct {
+	KernCtx *ctx;
+	ModelConfig cfg;
+	MaeConfig mae;
+	MaeTokens tok;
+	KDtype dt, pdt; // as ClipModel's
+	int B, K3;      // batch; the head's width 3·tubelet·patch²
+	ParamSpec *specs;
+	int n_specs;
+	int64_t n_params, n_encoder; // all floats; the encoder's, first
+	KTensor params, grads, weights;
+	ModelWeights w, g;        // the encoder's views (model_weights_bind_encoder)
+	MaeDecoderWeights dw, dg; // the decoder's
+	ClipGradGroup *groups;    // n_groups, in the order backward finishes them: decoder head, decoder
+	int n_groups;             // blocks last to first, mask token + embed, ln_post, encoder blocks, stem
+	ClipGradReadyFn hook;
+	void *hook_arg;
+	int grad_ckpt;
+	BlockActs eshared, dshared;
+	struct ClipModelBytes *count;
+
+	// the masks: pinned host rows and their device copy, (B, 1+Nv) encoder rows [0, 1+v...], (B, Nm)
+	// decoder rows 1+m and (B, Nm) masked tubelets m, one allocation; uploaded by mae_model_set_masks
+	int32_t *host_idx;
+	KTensor idx, enc_idx, dec_idx, mask_idx;
+	KEvent *idx_up;  // recorded after the last upload from host_idx
+	KTensor tail;    // (B, Nm) i32: rows 1+Nv .. N of the decoder's output (the mask tokens)
+	KTensor dec_pos; // (1+N, Dd): row 0 zero (the class token), row 1+n VideoMAE's sinusoid of n
+
+	// encoder: the stem over all N tokens, the blocks over Le = 1+Nv
+	KTensor patches, pemb, x0;      // (B, N, 3K), (B, N, Wv), (B, 1+N, Wv); backward reuses pemb, x0
+	KTensor xv, xpre, pre_m, pre_r; // (B, Le, Wv) gathered and after ln_pre, (B·Le) x2
+	BlockActs *eacts;               // vis_layers
+	KTensor enc, post_m, post_r;    // (B, Le, Wv) ln_post of every token, (B·Le) x2
+	TowerScratch es;
+	// decoder over Ld = 1+N tokens
+	KTensor e2d, de2d, din;           // (B, Le, Dd) x2, (B, Ld, Dd)
+	BlockActs *dacts;                 // dec_layers
+	KTensor dtail, dln, dln_m, dln_r; // (B, Nm, Dd) x2, (B·Nm) x2
+	KTensor pred, dpred;              // (B, Nm, 3K)
+	KTensor ddln, ddtail;             // (B, Nm, Dd): head's and ln's input gradients
+	KTensor target, target32, loss;   // (B, Nm, 3K) pdt (target32 f32 with an f64 model), (1) pdt
+	TowerScratch ds;
+
+	KTensor *owned[MODEL_MAX_TENSORS];
+	int n_owned;
+} MaeModel;
+
+// dt: f32, bf16 or f64 activations; opts: grad_checkpoint (vision_only has no meaning here).
+// Parameters are zero until mae_init_params or a load, then mae_model_sync_weights.
+int mae_model_create(MaeModel **out, KernCtx *ctx, const ModelConfig *model, const MaeConfig *mae, int batch, KDtype dt,
+		     const ClipModelOpts *opts);
+// what mae_model_create allocates on the device, counted by the same code (visible tokens only in
+// the encoder's activations)
+int mae_model_bytes(KernCtx *ctx, const ModelConfig *model, const MaeConfig *mae, int batch, KDtype dt,
+		    const ClipModelOpts *opts, ClipModelBytes *out);
+void mae_model_destroy(MaeModel *m);
+int mae_model_sync_weights(MaeModel *m);
+void mae_model_set_grad_hook(MaeModel *m, ClipGradReadyFn fn, void *arg);
+// The tube masks of the batch's clips at stream positions g (host, B values) from the counter RNG
+// keyed by (seed, g) (kern_mae_tube_mask_batch), written into host_idx and queued for upload (waits
+// only while the previous upload from host_idx still runs). -EINVAL on a bad position list.
+int mae_model_set_masks(MaeModel *m, const int64_t *g, uint64_t seed);
+// the same from explicit masked tubelets (B, Nm) rows, each ascending in [0, N) with Nm per row
+// (tests and tools that show a given mask); -EINVAL when a row is not such a list
+int mae_model_set_mask_rows(MaeModel *m, const int32_t *masked);
+// clips (B, T, H, W, 3) u8, pos (B) i64 on the device, the masks set: patches (flip from (seed, g) as
+// kern_augment_tubelet), the encoder on the visible tokens, the decoder, the head's prediction
+// m->pred of the masked tubelets, the target (same flip) and the MSE into m->loss with its
+// gradient m->dpred (scale: the upstream gradient of the loss, 1 for a plain step)
+int mae_model_forward(MaeModel *m, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip, double scale);
+// every gradient written (not added) into m->grads from m->dpred; the hook hears of each group
+int mae_model_backward(MaeModel *m);
 
 // ---- synthetic batches ----
 // Deterministic synthetic video-text batches for tests, benchmarks and the CPU demo: a pool of

@@ -164,10 +164,11 @@ static int create(ClipModel *m)
 {
 	const ModelConfig *c = &m->cfg;
 	const int B = m->B, Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch;
-	const int P = (c->image_size / p) * (c->image_size / p), TP = c->frames * P, Lv = 1 + TP, Lt = c->ctx_len;
+	const int P = (c->image_size / p) * (c->image_size / p), TP = c->frames / c->tubelet * P, Lv = 1 + TP,
+		  Lt = c->ctx_len;
 	TRY(create_params(m));
 	TRY(make_groups(m));
-	TRY(alloc_in(m, &m->patches, 0, NSH(B, TP, 3 * p * p)));
+	TRY(alloc_in(m, &m->patches, 0, NSH(B, TP, 3 * c->tubelet * p * p)));
 	TRY(alloc_in(m, &m->pemb, 0, NSH(B, TP, Wv)));
 	TRY(alloc_in(m, &m->x0, 0, NSH(B, Lv, Wv)));
 	TRY(alloc_in(m, &m->xpre, 0, NSH(B, Lv, Wv)));
@@ -314,6 +315,13 @@ static int check_text(const ClipModel *m, const KTensor *text)
 	return text && text->ndim == 2 && text->shape[0] == m->B && text->shape[1] == m->cfg.ctx_len;
 }
 
+// the video tower's pooled feature (MODEL_POOL_*): the class token, or the mean of the other tokens
+static int vpool_fwd(ClipModel *m, const KTensor *x)
+{
+	return m->cfg.pool == MODEL_POOL_MEAN ? kern_token_mean_fwd(m->ctx, &m->vpool, x, 1)
+					      : kern_pool_fwd(m->ctx, &m->vpool, x, &m->cls_pos);
+}
+
 int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text)
 {
 	const ModelConfig *cf = &m->cfg;
@@ -322,6 +330,8 @@ int clip_model_forward(ClipModel *m, const KTensor *video, const KTensor *text)
 		return -EINVAL;
 	if (!check_text(m, text))
 		return -EINVAL;
+	if (cf->tubelet != 1)
+		return -ENOTSUP;
 	TRY(kern_patchify_fwd(m->ctx, &m->patches, video, cf->patch));
 	return clip_model_forward_patches(m, &m->patches, text);
 }
@@ -346,7 +356,7 @@ int clip_model_forward_patches(ClipModel *m, const KTensor *patches, const KTens
 		x = &m->vacts[l].res2;
 	}
 	m->vs.drop = NULL;
-	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
+	TRY(vpool_fwd(m, x));
 	TRY(head_forward(c, &m->vpool, &m->vln, &m->vln_m, &m->vln_r, &m->w.ln_post_w, &m->w.ln_post_b, &m->w.vproj,
 			 &m->vproj, &m->vfeat, &m->vnorm));
 	// text tower
@@ -410,7 +420,10 @@ static int video_trunk_backward(ClipModel *m, int *k)
 {
 	KernCtx *c = m->ctx;
 	TowerScratch *s = &m->vs;
-	TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
+	if (m->cfg.pool == MODEL_POOL_MEAN)
+		TRY(kern_token_mean_bwd(c, KG_SET(&s->dres), &s->dhead2, 1));
+	else
+		TRY(kern_pool_bwd(c, KG_SET(&s->dres), &s->dhead2, &m->cls_pos));
 	for (int l = m->cfg.vis_layers - 1; l >= 0; l--) {
 		const KTensor *x = l ? &m->vacts[l - 1].res2 : &m->xpre;
 		m->vs.drop = model_drop_path_block(m, l);      // the forward's scales, for a recompute and backward
@@ -490,7 +503,7 @@ int clip_model_forward_visual(ClipModel *m, const KTensor *patches)
 		x = &m->vacts[l].res2;
 	}
 	m->vs.drop = NULL;
-	TRY(kern_pool_fwd(c, &m->vpool, x, &m->cls_pos));
+	TRY(vpool_fwd(m, x));
 	return kern_layernorm_fwd(c, &m->vln, &m->vln_m, &m->vln_r, &m->vpool, &m->w.ln_post_w, &m->w.ln_post_b);
 }
 

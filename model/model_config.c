@@ -13,13 +13,14 @@ static const struct {
 	const char *name;
 	ModelConfig cfg;
 } presets[] = {
-	// the fields in ModelConfig's order, the last (act) 0 = MODEL_ACT_GELU: plain numbers, because
-	// tools/bench/torch_clip.py reads this table
+	// the fields in ModelConfig's order, act 0 = MODEL_ACT_GELU, tubelet 1 and pool 0 (the class token)
+	// last: plain numbers,
+	// because tools/bench/torch_clip.py reads this table
 	// tiny: trains on two CPU cores in minutes
-	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, 0}},
-	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, 0}},
-	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, 0}},
-	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, 0}},
+	{"tiny", {32, 8, 2, 64, 2, 2, 49408, 77, 64, 2, 2, 64, 4, 0, 1, 0}},
+	{"vit-s16", {224, 16, 4, 384, 12, 6, 49408, 77, 384, 12, 6, 256, 4, 0, 1, 0}},
+	{"vit-b16", {224, 16, 4, 768, 12, 12, 49408, 77, 512, 12, 8, 256, 4, 0, 1, 0}},
+	{"vit-l14", {224, 14, 4, 1024, 24, 16, 49408, 77, 768, 12, 12, 256, 4, 0, 1, 0}},
 };
 
 int model_config_preset(ModelConfig *cfg, const char *name)
@@ -49,10 +50,16 @@ static const FlagSpec fields[] = {
 	{"txt-heads", FLAG_INT, M(txt_heads), 1, SIZE_MAX_, NULL, .help = "text tower attention heads"},
 	{"embed-dim", FLAG_INT, M(embed_dim), 1, SIZE_MAX_, NULL, .help = "joint embedding width"},
 	{"mlp-ratio", FLAG_INT, M(mlp_ratio), 1, SIZE_MAX_, NULL, .help = "MLP width / model width"},
+	{"tubelet", FLAG_INT, M(tubelet), 1, 64, NULL,
+	 .help = "frames per video token (VideoMAE's 2x16x16 tubelets: 2; 1 = a token per frame, the presets')"},
 	{"act", FLAG_ENUM, M(act), 0, 0, NULL,
 	 .help = "MLP activation (gelu: open_clip's; quickgelu for OpenAI CLIP weights)", .choices = "gelu|quickgelu"},
+	{"pool", FLAG_ENUM, M(pool), 0, 0, NULL,
+	 .help = "the video feature: cls (the class token, CLIP's) or mean (the mean of the other tokens, VideoMAE's; "
+		 "--objective mae's default)",
+	 .choices = "cls|mean"},
 };
-enum { N_FIELDS = sizeof fields / sizeof fields[0], N_SIZES = N_FIELDS - 1 };
+enum { N_FIELDS = sizeof fields / sizeof fields[0], N_SIZES = N_FIELDS - 2 }; // act and pool are no sizes
 
 const FlagSpec *model_flag_table(int *n)
 {
@@ -83,6 +90,10 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 			return -EINVAL;
 		}
 	}
+	if (c->frames % c->tubelet) {
+		snprintf(msg, len, "--frames %d is not a multiple of --tubelet %d", c->frames, c->tubelet);
+		return -EINVAL;
+	}
 	if (c->image_size % c->patch) {
 		snprintf(msg, len, "--image-size %d is not a multiple of --patch %d", c->image_size, c->patch);
 		return -EINVAL;
@@ -93,6 +104,10 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 	}
 	if (c->txt_width % c->txt_heads) {
 		snprintf(msg, len, "--txt-width %d is not a multiple of --txt-heads %d", c->txt_width, c->txt_heads);
+		return -EINVAL;
+	}
+	if (c->pool != MODEL_POOL_CLS && c->pool != MODEL_POOL_MEAN) {
+		snprintf(msg, len, "--pool %d is not cls or mean", c->pool);
 		return -EINVAL;
 	}
 	if (c->act != MODEL_ACT_GELU && c->act != MODEL_ACT_QUICKGELU) {
@@ -108,21 +123,34 @@ int model_config_check(const ModelConfig *c, char *msg, size_t len)
 
 void model_config_str(const ModelConfig *c, char *buf, size_t len)
 {
-	// GELU adds nothing, so checkpoints written before --act read the same
-	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s", c->image_size, c->patch,
+	// GELU, a tubelet of 1 and the class token add nothing, so checkpoints written before --act,
+	// --tubelet and --pool read the same
+	char tt[16] = "";
+	if (c->tubelet != 1)
+		snprintf(tt, sizeof tt, " tt%d", c->tubelet);
+	snprintf(buf, len, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%s%s%s", c->image_size, c->patch,
 		 c->frames, c->vis_width, c->vis_layers, c->vis_heads, c->vocab, c->ctx_len, c->txt_width,
-		 c->txt_layers, c->txt_heads, c->embed_dim, c->mlp_ratio,
-		 c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
+		 c->txt_layers, c->txt_heads, c->embed_dim, c->mlp_ratio, tt,
+		 c->pool == MODEL_POOL_MEAN ? " meanpool" : "", c->act == MODEL_ACT_QUICKGELU ? " quickgelu" : "");
 }
 
 int model_config_parse(const char *s, ModelConfig *c)
 {
-	ModelConfig t = {0};
-	int used = 0;
+	ModelConfig t = {.tubelet = 1};
+	int used = 0, more = 0;
 	if (sscanf(s, "img%d p%d T%d v%d/%d/%d V%d ctx%d t%d/%d/%d E%d mlp%d%n", &t.image_size, &t.patch, &t.frames,
 		   &t.vis_width, &t.vis_layers, &t.vis_heads, &t.vocab, &t.ctx_len, &t.txt_width, &t.txt_layers,
 		   &t.txt_heads, &t.embed_dim, &t.mlp_ratio, &used) != 13)
 		return -EINVAL;
+	// " tt1" is never written: a tubelet of 1 has one spelling, the absent one
+	if (!strncmp(s + used, " tt", 3) && (sscanf(s + used, " tt%d%n", &t.tubelet, &more) != 1 || t.tubelet == 1 ||
+					     s[used + 3] < '1' || s[used + 3] > '9'))
+		return -EINVAL;
+	used += more;
+	if (!strncmp(s + used, " meanpool", 9) && (!s[used + 9] || s[used + 9] == ' ')) {
+		t.pool = MODEL_POOL_MEAN;
+		used += 9;
+	}
 	if (!strcmp(s + used, " quickgelu"))
 		t.act = MODEL_ACT_QUICKGELU;
 	else if (s[used])
@@ -136,12 +164,13 @@ int model_config_parse(const char *s, ModelConfig *c)
 
 double model_flops_per_sample(const ModelConfig *c)
 {
-	const double P = (double)(c->image_size / c->patch) * (c->image_size / c->patch), TP = c->frames * P;
+	const double P = (double)(c->image_size / c->patch) * (c->image_size / c->patch),
+		     TP = (double)(c->frames / c->tubelet) * P;
 	const double Lv = 1 + TP, Lt = c->ctx_len, Wv = c->vis_width, Wt = c->txt_width, m = c->mlp_ratio;
 	// per block: qkv (3W²), out (W²), fc and proj (2mW²) per token, then q·kᵀ and p·v (2·L²·W)
 	const double vblock = 2 * Lv * Wv * Wv * (4 + 2 * m) + 4 * Lv * Lv * Wv;
 	const double tblock = 2 * Lt * Wt * Wt * (4 + 2 * m) + 4 * Lt * Lt * Wt * 0.5;
-	const double stem = 2 * TP * 3.0 * c->patch * c->patch * Wv; // the patch embedding
+	const double stem = 2 * TP * 3.0 * c->tubelet * c->patch * c->patch * Wv; // the patch embedding
 	const double heads = 2 * Wv * c->embed_dim + 2 * Wt * c->embed_dim;
 	return stem + c->vis_layers * vblock + c->txt_layers * tblock + heads;
 }

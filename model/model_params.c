@@ -17,6 +17,7 @@ typedef struct {
 	int n;
 	int64_t off;
 	int err;
+	int encoder; // stop after visual.ln_post: the video encoder alone (model_layout_encoder)
 } Walk;
 
 // records one tensor: storage shape (nd, shape) for names and files; view shape (vnd, vshape)
@@ -83,18 +84,23 @@ static void walk_blocks(Walk *wk, BlockWeights *bw, const char *prefix, int laye
 
 static void walk(const ModelConfig *c, Walk *wk, ModelWeights *w)
 {
-	const int Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch;
+	const int Wv = c->vis_width, Wt = c->txt_width, E = c->embed_dim, p = c->patch, tt = c->tubelet;
 	const int P = (c->image_size / p) * (c->image_size / p);
 #define WT(field) (w ? &w->field : NULL)
 	add(wk, WT(cls), 0, NSH(Wv), -1, NULL, "visual.class_embedding");
 	add(wk, WT(pos), 0, NSH(1 + P, Wv), -1, NULL, "visual.positional_embedding");
-	add(wk, WT(tpos), 0, NSH(c->frames, Wv), -1, NULL, "visual.temporal_embedding");
-	add(wk, WT(conv), 0, NSH(Wv, 3, p, p), NSH(Wv, 3 * p * p), "visual.conv1.weight");
+	add(wk, WT(tpos), 0, NSH(c->frames / tt, Wv), -1, NULL, "visual.temporal_embedding");
+	if (tt == 1) // open_clip's Conv2d
+		add(wk, WT(conv), 0, NSH(Wv, 3, p, p), NSH(Wv, 3 * p * p), "visual.conv1.weight");
+	else // VideoMAE's Conv3d (OC, c, dt, i, j)
+		add(wk, WT(conv), 0, NSH(Wv, 3, tt, p, p), NSH(Wv, 3 * tt * p * p), "visual.conv1.weight");
 	add(wk, WT(ln_pre_w), 0, NSH(Wv), -1, NULL, "visual.ln_pre.weight");
 	add(wk, WT(ln_pre_b), 0, NSH(Wv), -1, NULL, "visual.ln_pre.bias");
 	walk_blocks(wk, w ? w->vblk : NULL, "visual.transformer.", c->vis_layers, Wv, c->mlp_ratio);
 	add(wk, WT(ln_post_w), 0, NSH(Wv), -1, NULL, "visual.ln_post.weight");
 	add(wk, WT(ln_post_b), 0, NSH(Wv), -1, NULL, "visual.ln_post.bias");
+	if (wk->encoder)
+		return;
 	add(wk, WT(vproj), 0, NSH(Wv, E), -1, NULL, "visual.proj");
 	add(wk, WT(wte), 0, NSH(c->vocab, Wt), -1, NULL, "token_embedding.weight");
 	add(wk, WT(txt_pos), 0, NSH(c->ctx_len, Wt), -1, NULL, "positional_embedding");
@@ -115,7 +121,16 @@ int model_layout(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t
 	return 0;
 }
 
-int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat)
+int model_layout_encoder(const ModelConfig *cfg, ParamSpec *specs, int *n_specs, int64_t *n_floats)
+{
+	Walk wk = {.specs = specs, .encoder = 1};
+	walk(cfg, &wk, NULL);
+	*n_specs = wk.n;
+	*n_floats = wk.off;
+	return 0;
+}
+
+static int bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat, int encoder)
 {
 	memset(w, 0, sizeof *w);
 	w->vblk = calloc((size_t)cfg->vis_layers, sizeof *w->vblk);
@@ -124,11 +139,21 @@ int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *f
 		model_weights_release(w);
 		return -ENOMEM;
 	}
-	Walk wk = {.flat = flat};
+	Walk wk = {.flat = flat, .encoder = encoder};
 	walk(cfg, &wk, w);
 	if (wk.err)
 		model_weights_release(w);
 	return wk.err;
+}
+
+int model_weights_bind(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat)
+{
+	return bind(w, cfg, flat, 0);
+}
+
+int model_weights_bind_encoder(ModelWeights *w, const ModelConfig *cfg, const KTensor *flat)
+{
+	return bind(w, cfg, flat, 1);
 }
 
 void model_weights_release(ModelWeights *w)
@@ -214,7 +239,7 @@ static double init_std(const ModelConfig *c, const ParamSpec *s, double *fill)
 	    !strcmp(s->name, "visual.proj") || !strcmp(s->name, "text_projection") || ends(s->name, "in_proj_weight"))
 		return attn_std;
 	if (!strcmp(s->name, "visual.conv1.weight"))
-		return pow(3.0 * c->patch * c->patch, -0.5);
+		return pow(3.0 * c->tubelet * c->patch * c->patch, -0.5);
 	if (ends(s->name, "out_proj.weight") || ends(s->name, "c_proj.weight"))
 		return proj_std;
 	if (ends(s->name, "c_fc.weight"))

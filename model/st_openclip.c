@@ -62,49 +62,60 @@ int st_openclip_export(const char *path, KernCtx *ctx, const ModelConfig *c, con
 			    c->mlp_ratio};
 	for (int i = 0; i < 14; i++)
 		snprintf(v[i], sizeof v[i], "%d", vals[i]);
-	const char *meta[] = {"format",
-			      "pt",
-			      "avclip.export",
-			      ST_OPENCLIP_FORMAT,
-			      "avclip.model",
-			      line,
-			      "embed_dim",
-			      v[0],
-			      "vision.image_size",
-			      v[1],
-			      "vision.patch_size",
-			      v[2],
-			      "vision.width",
-			      v[3],
-			      "vision.layers",
-			      v[4],
-			      "vision.heads",
-			      v[5],
-			      "vision.head_width",
-			      v[6],
-			      "vision.frames",
-			      v[7],
-			      "text.context_length",
-			      v[8],
-			      "text.vocab_size",
-			      v[9],
-			      "text.width",
-			      v[10],
-			      "text.layers",
-			      v[11],
-			      "text.heads",
-			      v[12],
-			      "mlp_ratio",
-			      v[13],
-			      "act",
-			      c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu",
-			      "avclip.image",
-			      image ? "1" : "0",
-			      "avclip.vocab",
-			      vocab ? vocab : "",
-			      "avclip.merges",
-			      merges ? merges : ""};
-	rc = st_write(path, t, k, meta, (int)(sizeof meta / sizeof meta[0]) / 2 - (vocab && *vocab ? 0 : 2));
+	const char *meta[2 * 23] = {"format",
+				    "pt",
+				    "avclip.export",
+				    ST_OPENCLIP_FORMAT,
+				    "avclip.model",
+				    line,
+				    "embed_dim",
+				    v[0],
+				    "vision.image_size",
+				    v[1],
+				    "vision.patch_size",
+				    v[2],
+				    "vision.width",
+				    v[3],
+				    "vision.layers",
+				    v[4],
+				    "vision.heads",
+				    v[5],
+				    "vision.head_width",
+				    v[6],
+				    "vision.frames",
+				    v[7],
+				    "text.context_length",
+				    v[8],
+				    "text.vocab_size",
+				    v[9],
+				    "text.width",
+				    v[10],
+				    "text.layers",
+				    v[11],
+				    "text.heads",
+				    v[12],
+				    "mlp_ratio",
+				    v[13],
+				    "act",
+				    c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu",
+				    "avclip.image",
+				    image ? "1" : "0",
+				    "avclip.vocab",
+				    vocab ? vocab : "",
+				    "avclip.merges",
+				    merges ? merges : ""};
+	int nm = 21 - (vocab && *vocab ? 0 : 2); // the pairs above, the last two without a vocabulary
+	char tt[16];
+	snprintf(tt, sizeof tt, "%d", c->tubelet);
+	if (c->tubelet != 1) { // the keys only where they say something: other files keep their bytes
+		meta[2 * nm] = "vision.tubelet", meta[2 * nm + 1] = tt;
+		nm++;
+	}
+	if (c->pool == MODEL_POOL_MEAN) {
+		meta[2 * nm] = "vision.pool", meta[2 * nm + 1] = "mean";
+		nm++;
+	}
+	rc = st_write(path, t, k, meta, nm);
 	if (rc)
 		snprintf(err, errlen, "export: cannot write %s: %s", path, strerror(-rc));
 	free(host);
@@ -192,8 +203,15 @@ static int check_heads(const StFile *f, const char *path, const ModelConfig *c, 
 	const char *act = st_meta(f, "act");
 	int rc;
 	if ((rc = check_meta(f, path, "vision.heads", c->vis_heads, "--vis-heads", err, errlen)) ||
+	    (rc = check_meta(f, path, "vision.tubelet", c->tubelet, "--tubelet", err, errlen)) ||
 	    (!visual_only && (rc = check_meta(f, path, "text.heads", c->txt_heads, "--txt-heads", err, errlen))))
 		return rc;
+	const char *pool = st_meta(f, "vision.pool"), *mine = c->pool == MODEL_POOL_MEAN ? "mean" : "cls";
+	if (strcmp(pool ? pool : "cls", mine)) { // the feature the file's tower was trained to give
+		snprintf(err, errlen, "%s: the file's vision.pool is %s, this model's --pool is %s (pass --pool %s)",
+			 path, pool ? pool : "cls (none recorded)", mine, pool ? pool : "cls");
+		return -EINVAL;
+	}
 	if (act && strcmp(act, c->act == MODEL_ACT_QUICKGELU ? "quick_gelu" : "gelu")) {
 		snprintf(err, errlen, "%s: the file's act is %s, this model's --act is %s", path, act,
 			 model_act_name(c->act));

@@ -198,6 +198,28 @@ static void known(void)
 	      "far typo: %s", err);
 }
 
+// a program's second pass (the trainer's model sizes) splits argv with the first table: --no-SWITCH
+// takes no value, so the flag after it is split on its own and not swallowed as a value
+static void split_negated(void)
+{
+	char *argv[] = {"p", "--no-on", "--vis-width", "8"};
+	char name[64], err[256];
+	const char *v = "unset";
+	int i = 1;
+	CHECK(flags_split(table, N, 4, argv, &i, name, sizeof name, &v, err, sizeof err) == 0 && i == 1 && !v &&
+		      !strcmp(name, "no-on"),
+	      "--no-on split as '%s' = '%s', next %d", name, v ? v : "(none)", i + 1);
+	i = 2;
+	CHECK(flags_split(table, N, 4, argv, &i, name, sizeof name, &v, err, sizeof err) == 0 && i == 3 && v &&
+		      !strcmp(name, "vis-width") && !strcmp(v, "8"),
+	      "the flag after --no-on: '%s' = '%s'", name, v ? v : "(none)");
+	char *notsw[] = {"p", "--no-lr", "3"}; // not a switch: an unknown flag, which takes a value
+	i = 1;
+	CHECK(flags_split(table, N, 3, notsw, &i, name, sizeof name, &v, err, sizeof err) == 0 && i == 2 && v &&
+		      !strcmp(v, "3"),
+	      "--no-lr: '%s' = '%s'", name, v ? v : "(none)");
+}
+
 // an old name of a flag sets the same field, is left out of --help, and is reported
 static void renamed(void)
 {
@@ -227,6 +249,7 @@ static void renamed(void)
 int main(void)
 {
 	known();
+	split_negated();
 	renamed();
 	values();
 	errors();

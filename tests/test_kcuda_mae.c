@@ -1,7 +1,7 @@
 // The CUDA backend's VideoMAE ops against the CPU backend: the tubelet augment and the normalized-
 // pixel target bit for bit (the same table values, flips and double steps), token gather and the
-// decoder's input forward and backward (set and add, with and without dpos), the masked MSE, and an
-// index row breaking the rule latched by both under the same name.
+// decoder's input forward and backward (set and add, with and without dpos), the masked MSE, token
+// mean pooling bit for bit, and an index row breaking the rule latched by both under the same name.
 #include "kcu_twin.h" // defines: KtEnv, KtPair, KT_BOTH, KT_FREE, SH, NSH, kt_*
 
 #include <errno.h>
@@ -167,6 +167,28 @@ static void bad_row_case(KtEnv *e)
 	KT_FREE(e, &x, &out, &idx);
 }
 
+// token mean pooling: a sum in token order and one division on both, so bit for bit (set and add)
+static void mean_case(KtEnv *e, int B, int L, int D, int first, KDtype dt)
+{
+	printf("-- token mean B%d L%d D%d first %d %s\n", B, L, D, first, kern_dtype_name(dt));
+	KtPair x, out, dout, dx;
+	kt_alloc(e, &x, "tokens", dt, NSH(B, L, D));
+	kt_alloc(e, &out, "token_mean", dt, NSH(B, D));
+	kt_alloc(e, &dout, "dout", dt, NSH(B, D));
+	kt_alloc(e, &dx, "token_mean dx", dt, NSH(B, L, D));
+	kt_fill(e, &x, -2, 2), kt_fill(e, &dout, -1, 1);
+	kt_poison(e, &out), kt_poison(e, &dx);
+	KT_BOTH(e, kern_token_mean_fwd(e->cpu, &out.c, &x.c, first), kern_token_mean_fwd(e->dev, &out.d, &x.d, first));
+	kt_same_bits(e, &out);
+	KT_BOTH(e, kern_token_mean_bwd(e->cpu, KG_SET(&dx.c), &dout.c, first),
+		kern_token_mean_bwd(e->dev, KG_SET(&dx.d), &dout.d, first));
+	kt_same_bits(e, &dx);
+	KT_BOTH(e, kern_token_mean_bwd(e->cpu, KG_ADD(&dx.c), &dout.c, first),
+		kern_token_mean_bwd(e->dev, KG_ADD(&dx.d), &dout.d, first));
+	kt_same_bits(e, &dx);
+	KT_FREE(e, &x, &out, &dout, &dx);
+}
+
 int main(void)
 {
 	KtEnv e;
@@ -179,7 +201,9 @@ int main(void)
 	gather_case(&e, 40, 9, 1, 0.75, 8, KDT_F32); // several row slices in dmask_token's column sum
 	mse_case(&e, 3 * 176, 24, KDT_BF16, 1.0);
 	mse_case(&e, 7, 5, KDT_F32, 0.25);
-	mse_case(&e, 2000, 96, KDT_F32, 1.0); // 47 blocks of partials
+	mse_case(&e, 2000, 96, KDT_F32, 1.0);      // 47 blocks of partials
+	mean_case(&e, 3, 1 + 98, 24, 1, KDT_BF16); // the tower's --pool mean: the class token skipped
+	mean_case(&e, 2, 7, 5, 0, KDT_F32);
 	bad_row_case(&e);
 	kt_sync(&e, "VideoMAE ops");
 	return kt_finish(&e);

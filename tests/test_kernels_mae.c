@@ -1,7 +1,8 @@
 // Checks the VideoMAE ops on the CPU backend: token gather and the decoder's input (backward of each
 // against central finite differences in f64, KG_SET's zero rows, KG_ADD), index rows that break the
 // rule latching -ERANGE, the masked MSE (value and finite differences), the tubelet augment against
-// the frame augment re-indexed, and the normalized-pixel target against a two-pass reference.
+// the frame augment re-indexed, the normalized-pixel target against a two-pass reference, and token
+// mean pooling (value, finite differences, KG_SET and KG_ADD).
 #include "kern_gradcheck.h" // defines: kgc_*
 #include "kern_ops.h"       // defines: kern_token_gather_*, kern_mae_*, kern_augment_tubelet
 #include "stream.h"         // defines: rng_philox4x32
@@ -248,6 +249,53 @@ static void tubelets(KernCtx *c)
 	kern_free(c, &idx), kern_free(c, &tgt);
 }
 
+// token mean pooling: the value by hand, backward against finite differences, KG_SET's zero rows
+// before first and KG_ADD
+typedef struct {
+	KernCtx *c;
+	KTensor x, out, r;
+	int first;
+} Mean;
+
+static double loss_mean(void *a)
+{
+	Mean *m = a;
+	return kern_token_mean_fwd(m->c, &m->out, &m->x, m->first) ? NAN : kgc_dot(&m->out, &m->r);
+}
+
+static void token_mean(KernCtx *c)
+{
+	enum { MB = 3, ML = 5, MD = 4 };
+	for (int first = 0; first < 2; first++) {
+		Mean m = {.c = c, .first = first};
+		KTensor dx, dx2;
+		kern_alloc(c, &m.x, KDT_F64, 3, (const int64_t[]){MB, ML, MD});
+		kern_alloc(c, &m.out, KDT_F64, 2, (const int64_t[]){MB, MD});
+		kern_alloc(c, &m.r, KDT_F64, 2, (const int64_t[]){MB, MD});
+		kgc_fill(&m.x, 61 + first, 1), kgc_fill(&m.r, 63, 1);
+		kgc_alloc_like(c, &dx, &m.x, KDT_F64), kgc_alloc_like(c, &dx2, &m.x, KDT_F64);
+		loss_mean(&m);
+		double want = 0; // row b = 2, column 1 by hand
+		for (int t = first; t < ML; t++)
+			want += kgc_get(&m.x, (2 * ML + t) * MD + 1);
+		want /= ML - first;
+		CHECK(fabs(kgc_get(&m.out, 2 * MD + 1) - want) < 1e-15, "token_mean forward (first %d)", first);
+		fill_const(&dx, 7.0);
+		CHECK(kern_token_mean_bwd(c, KG_SET(&dx), &m.r, first) == 0, "token_mean backward");
+		bad |= kgc_check("token_mean d/dx", &m.x, &dx, loss_mean, &m, 1e-5, 1e-9, 1e-6);
+		fill_const(&dx2, 1.0);
+		CHECK(kern_token_mean_bwd(c, KG_ADD(&dx2), &m.r, first) == 0, "token_mean backward (add)");
+		int off = 0;
+		for (int64_t i = 0; i < kern_numel(&dx); i++)
+			off += kgc_get(&dx2, i) != 1.0 + kgc_get(&dx, i) ||
+			       (first && i % (ML * MD) < MD && kgc_get(&dx, i));
+		CHECK(off == 0, "KG_ADD is 1 + KG_SET's result, rows before first 0 (%d elements differ)", off);
+		CHECK(kern_token_mean_fwd(c, &m.out, &m.x, ML) == -EINVAL, "first = L refused");
+		kern_free(c, &m.x), kern_free(c, &m.out), kern_free(c, &m.r), kern_free(c, &dx), kern_free(c, &dx2);
+	}
+	printf("%-4s token mean pooling (first 0 and 1)\n", bad ? "FAIL" : "ok");
+}
+
 #define ALLOC(t, dt, ...)                                                                                              \
 	do {                                                                                                           \
 		const int64_t sh_[] = {__VA_ARGS__};                                                                   \
@@ -285,6 +333,7 @@ int main(void)
 	mse(&s);
 	bad_rows(&s);
 	tubelets(c);
+	token_mean(c);
 	kern_ctx_destroy(c);
 	printf("%s\n", bad ? "FAIL VideoMAE ops" : "PASS VideoMAE ops");
 	return bad;

@@ -8,6 +8,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+// --tubelet: 1 in every preset and absent from the configuration line (today's checkpoints read the
+// same); 2 gives VideoMAE's Conv3d weight (W, 3, 2, p, p), T/2 temporal rows and " tt2" in the line;
+// --pool mean reads and writes " meanpool"
+static int tubelets(void)
+{
+	ModelConfig c, back;
+	char line[256], msg[160];
+	int bad = 0;
+	model_config_preset(&c, "tiny");
+	model_config_str(&c, line, sizeof line);
+	bad |= c.tubelet != 1 || strstr(line, "tt") != NULL;
+	bad |= model_config_parse("img32 p8 T2 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4", &back) || back.tubelet != 1;
+	bad |= model_config_set(&c, "tubelet", "3") || model_config_check(&c, msg, sizeof msg) != -EINVAL ||
+	       !strstr(msg, "--tubelet");
+	printf("refused: %s\n", msg);
+	c.frames = 4, c.tubelet = 2;
+	model_config_str(&c, line, sizeof line);
+	bad |= model_config_parse(line, &back) || memcmp(&back, &c, sizeof c);
+	printf("tubelet 2: %s\n", line);
+	c.act = MODEL_ACT_QUICKGELU;
+	model_config_str(&c, line, sizeof line);
+	bad |= model_config_parse(line, &back) || memcmp(&back, &c, sizeof c);
+	c.pool = MODEL_POOL_MEAN; // --pool mean: " meanpool" between the tubelet and the activation
+	model_config_str(&c, line, sizeof line);
+	bad |= model_config_parse(line, &back) || memcmp(&back, &c, sizeof c) ||
+	       !strstr(line, "tt2 meanpool quickgelu");
+	printf("pool mean: %s\n", line);
+	bad |= model_config_parse("img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 meanpoolx", &back) != -EINVAL;
+	bad |= model_config_set(&c, "pool", "cls") || c.pool != MODEL_POOL_CLS ||
+	       model_config_set(&c, "pool", "max") != -EINVAL;
+	const char *malformed[] = {"img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt1",
+				   "img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt",
+				   "img32 p8 T4 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt-2",
+				   "img32 p8 T5 v64/2/2 V49408 ctx77 t64/2/2 E64 mlp4 tt2"};
+	for (int i = 0; i < 4; i++)
+		if (model_config_parse(malformed[i], &back) != -EINVAL) {
+			printf("FAIL accepted [%s]\n", malformed[i]);
+			bad = 1;
+		}
+	int n;
+	int64_t nf;
+	model_layout(&c, NULL, &n, &nf);
+	ParamSpec *s = calloc((size_t)n, sizeof *s);
+	model_layout(&c, s, &n, &nf);
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(s[i].name, "visual.conv1.weight"))
+			bad |= s[i].ndim != 5 || s[i].shape[1] != 3 || s[i].shape[2] != 2 ||
+			       s[i].numel != 64 * 3 * 2 * 8 * 8;
+		if (!strcmp(s[i].name, "visual.temporal_embedding"))
+			bad |= s[i].shape[0] != 2;
+	}
+	free(s);
+	if (bad)
+		printf("FAIL tubelets\n");
+	return bad;
+}
+
 int main(void)
 {
 	ModelConfig c;
@@ -96,6 +153,7 @@ int main(void)
 		}
 	}
 	free(s);
+	bad |= tubelets();
 	printf("%s\n", bad ? "FAIL model config" : "PASS model config, presets and parameter table");
 	return bad;
 }

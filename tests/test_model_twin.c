@@ -63,13 +63,22 @@ int main(int argc, char **argv)
 		printf("FAIL %s: twin format version is not 1\n", path);
 		return 1;
 	}
-	ModelConfig cfg = {meta_int(f, "image_size"), meta_int(f, "patch"),
-			   meta_int(f, "frames"),     meta_int(f, "vis_width"),
-			   meta_int(f, "vis_layers"), meta_int(f, "vis_heads"),
-			   meta_int(f, "vocab"),      meta_int(f, "ctx_len"),
-			   meta_int(f, "txt_width"),  meta_int(f, "txt_layers"),
-			   meta_int(f, "txt_heads"),  meta_int(f, "embed_dim"),
-			   meta_int(f, "mlp_ratio"),  MODEL_ACT_GELU};
+	ModelConfig cfg = {meta_int(f, "image_size"),
+			   meta_int(f, "patch"),
+			   meta_int(f, "frames"),
+			   meta_int(f, "vis_width"),
+			   meta_int(f, "vis_layers"),
+			   meta_int(f, "vis_heads"),
+			   meta_int(f, "vocab"),
+			   meta_int(f, "ctx_len"),
+			   meta_int(f, "txt_width"),
+			   meta_int(f, "txt_layers"),
+			   meta_int(f, "txt_heads"),
+			   meta_int(f, "embed_dim"),
+			   meta_int(f, "mlp_ratio"),
+			   MODEL_ACT_GELU,
+			   1,
+			   MODEL_POOL_CLS};
 	int B = meta_int(f, "batch");
 	KernCtx *c;
 	ClipModel *m;

@@ -3,6 +3,7 @@
 // sheet, or a grid of several, with captions in UTF-8 (FreeType) or the built-in bitmap font.
 #include "bpe.h"            // defines: bpe_load, bpe_decode, bpe_free
 #include "avlog.h"          // defines: avlog_install, avlog_summary
+#include "clipdump_mae.h"   // defines: ClipdumpMae, clipdump_mae
 #include "clipdump_sheet.h" // defines: Sheet, sheet_new, sheet_put_frames, sheet_text, sheet_write_png
 #include "eval_model.h"     // defines: eval_config_parse
 #include "flags.h"          // defines: FlagSpec, FLAG_AT, FlagTool, flags_tool, flags_tool_usage
@@ -23,7 +24,7 @@
 
 typedef struct {
 	const char *ring, *manifest, *out, *bpe, *font, *run_dir, *positions;
-	int rank, count, frames, size, eval, flip, grid, scale, libav_verbose, help;
+	int rank, count, frames, size, eval, flip, grid, scale, libav_verbose, help, mae, mae_sheets;
 	long long seed; // -1 until given: the run's, else 1
 	uint64_t first, last;
 } Opts;
@@ -58,6 +59,12 @@ static const FlagSpec flag_table[] = {
 	 .help = "merges to decode captions (default bpe_merges.txt next to the manifest)"},
 	{"font", FLAG_STRPTR, FLAG_AT(Opts, font), 0, 0, NULL,
 	 .help = "caption font (default $AVCLIP_FONT or " TEXT_FONT_DEFAULT ")"},
+	{"mae", FLAG_SWITCH, FLAG_AT(Opts, mae), 0, 0, "0",
+	 .help = "with --run-dir of a trainer --objective mae run: its reconstructions (input, tube mask, reconstruction, "
+		 "normalized target and prediction per clip) and the reconstruction loss against the per-patch-mean "
+		 "baseline over the positions (DIR/mae.json)"},
+	{"mae-sheets", FLAG_INT, FLAG_AT(Opts, mae_sheets), 0, 100000, "16",
+	 .help = "--mae: contact sheets of the first N positions (the loss covers them all)"},
 	{"libav-verbose", FLAG_SWITCH, FLAG_AT(Opts, libav_verbose), 0, 0, "0",
 	 .help = "every message of libav as it says it (default: each kind once, with a count at the end; AVCLIP_AV_LOG=1 "
 		 "does the same)"},
@@ -82,6 +89,7 @@ static const FlagTool tool = {
 	"                [--eval] [--flip] [--grid G] [--bpe MERGES] [--font FILE]\n"
 	"       clipdump --run-dir RUN --positions A-B --out DIR [--grid G] ...\n"
 	"       clipdump --ring NAME --manifest FILE ... (video ids, times and vocabulary of the ring's samples)\n"
+	"       clipdump --run-dir RUN --mae --positions A-B --out DIR [--manifest HELDOUT] [--eval]\n"
 	"Writes DIR/pos<g>.png (DIR is made if missing; DIR/clips.txt has each clip's text as one line):\n"
 	"the clip's frames side by side, with position,\n"
 	"sample id, video id and time range (or image), crop box and caption (decoded with --bpe or the\n"
@@ -89,7 +97,10 @@ static const FlagTool tool = {
 	"on the console, with a count by error at the end. --grid G\n"
 	"puts G clips on a sheet, one per row (DIR/grid<first>-<last>.png). Captions are drawn in UTF-8\n"
 	"through FreeType; without FreeType or the font, in the built-in bitmap font (ASCII, upper case).\n"
-	"With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n",
+	"With --ring, clipdump is rank R's consumer: run it when no trainer holds that rank.\n"
+	"--mae (an --objective mae run): DIR/mae-pos<g>.png, the clip, its tube mask (the run's for position g),\n"
+	"the reconstruction, the normalized target and the prediction, and DIR/mae.json with the reconstruction\n"
+	"MSE over the positions next to the per-patch-mean baseline's (predicting each tubelet's mean).\n",
 	flag_table, N_FLAGS};
 
 static void caption(BpeTokenizer *bpe, const int32_t *tok, int n, char *buf, size_t cap)
@@ -331,6 +342,34 @@ static TextFont *caption_font(const Opts *o)
 	return text_font_bitmap(1);
 }
 
+// --mae: the run's latest checkpoint on the positions of the manifest
+static int mae_sheets(const Opts *o, Manifest *m)
+{
+	char dir[4200], path[4400], err[512];
+	snprintf(dir, sizeof dir, "%s/ckpt", o->run_dir);
+	if (ckpt_latest_path(dir, path, sizeof path, err, sizeof err) < 0)
+		log_fatalx("--mae: %s", err);
+	ClipdumpMae a = {.ckpt = path,
+			 .out = o->out,
+			 .m = m,
+			 .first = o->first,
+			 .last = o->last,
+			 .seed = (uint64_t)o->seed,
+			 .scale = o->scale,
+			 .sheets = o->mae_sheets,
+			 .threads = 0,
+			 .font = caption_font(o)};
+	ld_params_default(&a.p);
+	a.p.seed = (uint64_t)o->seed;
+	a.p.frames = o->frames;
+	a.p.out_w = a.p.out_h = o->size;
+	a.p.train = !o->eval;
+	int rc = clipdump_mae(&a);
+	text_font_close(a.font);
+	manifest_close(m);
+	return rc;
+}
+
 // bpe_merges.txt next to the manifest, as tools/eval and tools/prep keep it
 static const char *default_bpe(const char *manifest)
 {
@@ -354,6 +393,9 @@ int main(int argc, char **argv)
 	}
 	if (o.run_dir && o.ring)
 		log_fatalx("--run-dir renders the run's manifest; a running job's ring ranks are held by its trainers");
+	if (o.mae && (!o.run_dir || o.ring || o.flip))
+		log_fatalx(
+			"--mae needs --run-dir (the run whose checkpoint reconstructs) and takes neither --ring nor --flip");
 	if (o.run_dir)
 		from_run_dir(&o);
 	if (o.seed < 0)
@@ -391,6 +433,11 @@ int main(int argc, char **argv)
 				"--bpe %s is another vocabulary (bpe %016llx) than the one %s was tokenized with (bpe "
 				"%016llx): give the merges file it was prepared with (its bpe_merges.txt)",
 				o.bpe, (unsigned long long)bpe_vocab_hash(bpe), o.manifest, (unsigned long long)have);
+	}
+	if (o.mae) {
+		if (bpe)
+			bpe_free(bpe);
+		return mae_sheets(&o, m);
 	}
 	char index[4200];
 	snprintf(index, sizeof index, "%s/clips.txt", o.out);

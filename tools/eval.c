@@ -231,6 +231,15 @@ static void check_vocab(const Manifest *man, const char *path, const EvalModel *
 	char err[2048], who[1200];
 	if (!strncmp(em->source, "init:", 5))
 		return; // an untrained model reads every vocabulary equally badly
+	if (em->mae) {  // the same for an untrained text tower
+		if (!quiet)
+			log_warnx(
+				"%s is a masked autoencoder's checkpoint (--objective mae): its text tower is an untrained "
+				"initialisation, so scores that read captions are chance level; its video encoder is what "
+				"it learned",
+				em->source);
+		return;
+	}
 	if (!em->vocab[0]) {
 		if (!quiet)
 			log_warnx(

@@ -153,6 +153,52 @@ static int config_agrees(const ModelConfig *have, const ModelConfig *want, const
 	return -EINVAL;
 }
 
+// an --objective mae checkpoint: its video encoder in a dual encoder whose other tensors (text
+// tower, visual.proj, logit_scale) keep their initialisation from seed 0 (mae_encoder_to_clip)
+static int load_mae(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *want, int batch, char *err,
+		    size_t errlen)
+{
+	ModelConfig have;
+	MaeConfig mae;
+	if (mae_file_config(f, &have, &mae) < 0) {
+		snprintf(err, errlen, "%s: the masked autoencoder's configuration [%s, %s] is not readable", em->source,
+			 st_meta(f, "avclip.model") ? st_meta(f, "avclip.model") : "none",
+			 st_meta(f, "avclip.mae") ? st_meta(f, "avclip.mae") : "none");
+		return -EBADMSG;
+	}
+	int rc = want ? config_agrees(&have, want, em->source, "checkpoint", err, errlen) : 0;
+	if (rc || (rc = create(em, ctx, &have, batch, err, errlen)))
+		return rc;
+	int n;
+	int64_t nf, ne;
+	mae_layout(&have, &mae, NULL, &n, &nf, &ne);
+	ParamSpec *specs = calloc((size_t)n, sizeof *specs);
+	float *host = malloc(kern_nbytes(&em->model->params));
+	const StTensor *p = st_find(f, "model.params"), *s = st_find(f, "state.step");
+	if (!specs || !host) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+	} else if (!p || p->dtype != ST_F32 || p->nbytes != sizeof(float) * (size_t)nf) {
+		snprintf(err, errlen,
+			 "%s: tensor model.params is %s of %zu bytes, the masked autoencoder needs f32 of %zu",
+			 em->source, p ? st_dtype_name(p->dtype) : "missing", p ? p->nbytes : 0,
+			 sizeof(float) * (size_t)nf);
+		rc = -EINVAL;
+	} else {
+		mae_layout(&have, &mae, specs, &n, &nf, NULL);
+		if (!(rc = model_params_check_finite(specs, n, p->data, nf, em->source, err, errlen)) &&
+		    !(rc = mae_encoder_to_clip(&have, p->data, ne, host, 0)) &&
+		    (rc = kern_upload(ctx, &em->model->params, host, kern_nbytes(&em->model->params))))
+			snprintf(err, errlen, "uploading the weights: %s", strerror(-rc));
+	}
+	if (!rc && s && s->dtype == ST_I64 && s->nbytes == 8)
+		memcpy(&em->step, s->data, 8);
+	em->mae = !rc;
+	free(specs);
+	free(host);
+	return rc;
+}
+
 // a trainer checkpoint: model.params (flat f32) + the configuration it was written for
 static int load_ckpt(EvalModel *em, KernCtx *ctx, StFile *f, const ModelConfig *want, int batch, char *err,
 		     size_t errlen)
@@ -212,7 +258,9 @@ int eval_model_load(EvalModel *em, KernCtx *ctx, const char *path, const ModelCo
 			 "bpe_simple_vocab_16e6.txt.gz (OpenAI CLIP's merges, as open_clip ships them)");
 		em->vocab_assumed = 1;
 	}
-	if (st_meta(f, "avclip.ckpt")) {
+	if (st_meta(f, "avclip.ckpt") && st_meta(f, "avclip.objective")) {
+		rc = load_mae(em, ctx, f, want, batch, err, errlen);
+	} else if (st_meta(f, "avclip.ckpt")) {
 		rc = load_ckpt(em, ctx, f, want, batch, err, errlen);
 	} else {
 		// open_clip-named weights: the configuration tools/export recorded, which the caller's

@@ -20,6 +20,9 @@ typedef struct {
 	// "%016llx"; "" none: open_clip's files, older checkpoints) and that vocabulary's merges file
 	char vocab[20], merges[1024];
 	int vocab_assumed; // 1: the file records none, vocab is OpenAI's for an open_clip file of 49408 tokens
+	// 1: an --objective mae checkpoint: its video encoder; the text tower, visual.proj and
+	// logit_scale are an untrained initialisation (seed 0)
+	int mae;
 } EvalModel;
 
 // the configuration the checkpoint or weights at path (as eval_model_load resolves it) records in
@@ -27,8 +30,8 @@ typedef struct {
 // -errno with a sentence in err when there is no such file or it is not safetensors
 int eval_model_file_config(const char *path, ModelConfig *cfg, char *err, size_t errlen);
 
-// path: a directory holding ckpt/LATEST (a run) or LATEST (checkpoints), a checkpoint file, or a
-// safetensors file of open_clip-named tensors. want: the configuration asked for, which must be
+// path: a directory holding ckpt/LATEST (a run) or LATEST (checkpoints), a checkpoint file (of
+// --objective mae too: its encoder, em->mae), or a safetensors file of open_clip-named tensors. want: the configuration asked for, which must be
 // the one the file records ("avclip.model": checkpoints, tools/export's weights); NULL takes the
 // file's own (a weights file without "avclip.model" metadata then needs one). Errors with a
 // sentence in err: -ENOENT no checkpoint there, -EINVAL the checkpoint was written for another

@@ -27,7 +27,9 @@ static const FlagTool tool = {
 	"export",
 	"usage: export RUN_DIR|CKPT_DIR|CKPT_FILE --out FILE [--image]\n"
 	"Writes the checkpoint's weights as F32 safetensors under open_clip's names, with every size in\n"
-	"__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n",
+	"__metadata__ (embed_dim, vision.*, text.*, mlp_ratio, act), loadable by open_clip with strict=True.\n"
+	"An --objective mae checkpoint gives its video encoder, the rest at an untrained initialisation\n"
+	"(tubelets of 2 frames: our runs load it, open_clip has no 3-D patch embedding).\n",
 	flag_table, N_FLAGS};
 
 int main(int argc, char **argv)
@@ -58,6 +60,11 @@ int main(int argc, char **argv)
 			em.cfg.frames);
 	log_info("wrote %s from %s (step %lld)%s", out, em.source, (long long)em.step,
 		 image ? " as an image model" : "");
+	if (em.mae)
+		log_info(
+			"a masked autoencoder's checkpoint: the file holds its video encoder (visual.* but visual.proj); "
+			"visual.proj, the text tower and logit_scale are an untrained initialisation (seed 0), so a clip "
+			"run from it (--init-from) starts them fresh and a classify run reads only the encoder");
 	eval_model_free(&em);
 	kern_ctx_destroy(ctx);
 	return 0;

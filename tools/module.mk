@@ -34,6 +34,8 @@ SCRIPT_TESTS += tests/test_demo_finetune_smoke.sh
 SCRIPT_TESTS += tests/test_peers_smoke.sh
 # a control request is data: hostile ones run nothing and leave the supervisor alive
 SCRIPT_TESTS += tests/test_launch_control_hostile.sh
+# make demo-mae's smoke mode (issue 29): VideoMAE pretraining on synth, clipdump --mae, the probes
+SCRIPT_TESTS += tests/test_demo_mae_smoke.sh
 endif
 
 .PHONY: bench-learn

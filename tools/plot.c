@@ -38,7 +38,8 @@ static const FlagTool tool = {
 	"plot",
 	"usage: plot RUN_DIR [--out FILE]\n"
 	"Draws the run's curves into RUN_DIR/plot.png (or FILE):\n"
-	"  from RUN_DIR/metrics.jsonl (required): loss (with a moving average), temperature tau,\n"
+	"  from RUN_DIR/metrics.jsonl (required): loss (with a moving average; an --objective mae run's\n"
+	"    is its reconstruction loss, recon_loss), temperature tau,\n"
 	"    learning rate, throughput (samples/s), data wait and step time (s) against the step;\n"
 	"  from RUN_DIR/eval.jsonl (tools/eval --append, lines with a step; without that file, the\n"
 	"    same keys in metrics.jsonl): held-out R@1 both ways and text->video R@5 next to chance;\n"
@@ -91,7 +92,7 @@ static double *scaled(const double *y, int n, double s, double offset)
 }
 
 // the columns plot reads from each file
-enum { M_STEP, M_LOSS, M_TAU, M_LR, M_SPS, M_WAIT, M_STEP_S, M_N };
+enum { M_STEP, M_LOSS, M_TAU, M_LR, M_SPS, M_WAIT, M_STEP_S, M_RECON, M_N };
 enum { E_STEP, E_T2V1, E_V2T1, E_T2V5, E_V2T5, E_C1, E_C5, E_N };
 enum { R_TIME, R_OCC, R_CWAIT, R_N };
 enum { C_STEP, C_TOP1_0, C_TOP1_1, C_ACTION, C_CHANCE_0, C_CHANCE_1, C_N };
@@ -101,7 +102,8 @@ enum { C_STEP, C_TOP1_0, C_TOP1_1, C_ACTION, C_CHANCE_0, C_CHANCE_1, C_N };
 // and RUN/ringstat.jsonl (may be absent: no rows)
 static void read_tables(const char *run, PlotTable *m, PlotTable *e, PlotTable *c, PlotTable *r)
 {
-	static const char *mkeys[M_N] = {"step", "loss", "tau", "lr", "samples_per_s", "data_wait_s", "step_s"};
+	static const char *mkeys[M_N] = {"step",          "loss",        "tau",    "lr",
+					 "samples_per_s", "data_wait_s", "step_s", "recon_loss"};
 	static const char *ekeys[E_N] = {"step", "t2v_r1", "v2t_r1", "t2v_r5", "v2t_r5", "chance_r1", "chance_r5"};
 	static const char *rkeys[R_N] = {"time", "occupancy_pct", "consumer_wait_pct"};
 	static const char *ckeys[C_N] = {"step",        "head0_top1",        "head1_top1",
@@ -166,8 +168,10 @@ int main(int argc, char **argv)
 	int np = 0;
 	const double steps[2] = {m.col[M_STEP][0], m.col[M_STEP][m.n - 1]};
 	double *x = m.col[M_STEP], *smooth = NULL, *ev[4] = {0}, *cv[4] = {0}, *rt = NULL;
-	if (plot_table_has(&m, M_LOSS)) {
-		Panel *p = add_panel(panels, &np, "LOSS", "STEP");
+	if (plot_table_has(&m, M_LOSS)) { // an mae run's loss is the reconstruction MSE (recon_loss)
+		Panel *p = add_panel(
+			panels, &np,
+			plot_table_has(&m, M_RECON) ? "RECONSTRUCTION LOSS (MSE OF MASKED TUBELETS)" : "LOSS", "STEP");
 		add_series(p, x, m.col[M_LOSS], m.n, PC_BLUE, 0, m.n >= 20 ? "PER STEP" : NULL);
 		if (m.n >= 20) {
 			smooth = ema(m.col[M_LOSS], m.n, 2.0 / (1 + m.n / 20.0));

@@ -6,7 +6,7 @@
 INC_DIRS += trainer
 USES_trainer := eval model trainer/fastclip trainer/comm kernels shm-layout data stream common
 LIBS += trainer
-trainer_SRCS := trainer/trainer_step.c trainer/trainer_cls.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+trainer_SRCS := trainer/trainer_step.c trainer/trainer_cls.c trainer/trainer_mae.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 trainer_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
                 trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c \
@@ -56,6 +56,10 @@ SCRIPT_TESTS += tests/test_trainer_ring.sh tests/test_trainer_resume.sh tests/te
 # --objective classify end to end: synth, a colour-labelled CSV, prep, loaderd, the trainer (77 without
 # libav); its --init-from of the video tower only
 SCRIPT_TESTS += tests/test_trainer_classify.sh tests/test_trainer_classify_init.sh
+# --objective mae through a ring (issue 29): resume bit for bit, --grad-checkpoint, two ranks, refusals
+SCRIPT_TESTS += tests/test_trainer_mae.sh
+# its encoder exported (tools/export reads mae checkpoints) into clip and classify runs by --init-from
+SCRIPT_TESTS += tests/test_trainer_mae_init.sh
 
 # the synthetic ring producer the trainer's script tests run (a tool for tests, not a test);
 # an explicit rule because PROG_template is defined after the fragments are included

@@ -10,6 +10,7 @@
 #include <stdlib.h> // defines: malloc, free
 #include <string.h> // defines: memset, memcpy, strchr, strerror
 
+#include "trainer_mae.h" // defines: train_mae_ckpt_meta
 #include "model.h" // defines: ckpt_save, ckpt_load_latest, CkptTarget, CkptState, CKPT_MARKER, st_open, st_find, st_close
 
 enum { MAX_EXTRA = 8 };
@@ -84,12 +85,13 @@ static int cls_state(TrainStep *ts, Extras *e, int down)
 
 static CkptTarget target(TrainStep *ts, Extras *e)
 {
-	ClipModel *m = ts->model;
+	const ParamSpec *specs = ts->mae ? ts->mae->specs : ts->model->specs;
+	const int n = ts->mae ? ts->mae->n_specs : ts->model->n_specs;
 	return (CkptTarget){.ctx = ts->ctx,
 			    .cfg = &ts->cfg.model,
-			    .specs = m->specs,
-			    .n_specs = m->n_specs,
-			    .params = &m->params,
+			    .specs = specs,
+			    .n_specs = n,
+			    .params = ts->mae ? &ts->mae->params : &ts->model->params,
 			    .opt = ts->opt,
 			    .extra = e->extra,
 			    .n_extra = e->n};
@@ -121,8 +123,9 @@ int trainer_ckpt_save(const char *dir, TrainStep *ts, int64_t step, const uint64
 	snprintf(batch, sizeof batch, "%d", ts->cfg.batch);
 	snprintf(sched, sizeof sched, "%lld %lld %lld %lld %.17g", (long long)oc->total_steps,
 		 (long long)oc->warmup_steps, (long long)oc->join_step, (long long)oc->join_len, oc->join_lr);
-	const char *meta[12] = {"avclip.batch", batch, "avclip.schedule", sched};
-	int nm = 2;
+	const char *meta[16] = {"avclip.batch", batch, "avclip.schedule", sched};
+	char mae[96];
+	int nm = 2 + train_mae_ckpt_meta(ts, meta + 4, mae, sizeof mae);
 	if (ts->cfg.vocab && ts->cfg.vocab[0]) {
 		meta[2 * nm] = "avclip.vocab", meta[2 * nm + 1] = ts->cfg.vocab, nm++;
 		meta[2 * nm] = "avclip.merges", meta[2 * nm + 1] = ts->cfg.vocab_merges ? ts->cfg.vocab_merges : "",

@@ -52,8 +52,10 @@ static const FlagSpec flags[] = {
 	 .help = "the contrastive loss: open_clip's, or a FastCLIP version",
 	 .choices = "openclip|fastclip-v0|fastclip-v1|fastclip-v2|fastclip-v3"},
 	{"objective", FLAG_CHOICE, FLAG_AT(TrainerConfig, objective), 0, 0, "clip",
-	 .help = "clip: contrastive pretraining (--loss); classify: fine-tune the video tower with one linear head per label head of --manifest (its labels; the text tower is not trained)",
-	 .choices = "clip|classify"},
+	 .help = "clip: contrastive pretraining (--loss); classify: fine-tune the video tower with one linear head per label head of --manifest (its labels; the text tower is not trained); mae: VideoMAE pretraining of the video tower (tube masking, the encoder on the visible tokens, a light decoder, the normalized pixels of the masked tubelets; captions ignored), by default on 16 frames in tubelets of 2 (tiny: 4 frames) with AdamW betas 0.9/0.95, weight decay 0.05 and --mae-base-lr",
+	 .choices = "clip|classify|mae"},
+	{"mae-base-lr", FLAG_DOUBLE, FLAG_AT(TrainerConfig, mae_base_lr), 0, 1e3, "1.5e-4",
+	 .help = "mae: without --lr the peak lr is this x global batch / 256 (VideoMAE's rule)"},
 	{"mixup", FLAG_DOUBLE, FLAG_AT(TrainerConfig, mixup), 0, 1e3, "0.8",
 	 .help = "classify: Beta(a, a) of mixup's weight (0: no mixup)"},
 	{"cutmix", FLAG_DOUBLE, FLAG_AT(TrainerConfig, cutmix), 0, 1e3, "1.0",
@@ -155,6 +157,10 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 	}
 	fastclip_config_default(&cfg->loss, kind);
 	optim_config_default(&cfg->opt);
+	if ((cfg->mae = !strcmp(cfg->objective, "mae"))) { // the objective's defaults, under the flags
+		mae_config_preset(&cfg->mae_cfg, &cfg->model, cfg->model_name);
+		cfg->opt.beta2 = 0.95, cfg->opt.weight_decay = 0.05, cfg->opt.eps = 1e-8; // VideoMAE's AdamW
+	}
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *v;
@@ -162,14 +168,17 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 		    flags_find(flags, NFLAGS, name) ||
 		    (!strncmp(name, "no-", 3) && flags_find(flags, NFLAGS, name + 3)))
 			continue; // pass 1 refused what does not split and took the table's own flags
-		int nm, nf, no;
-		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no);
+		int nm, nf, no, na;
+		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no),
+			       *at = mae_flag_table(&na);
 		const FlagSpec *f = flags_find(mt, nm, name);
 		void *dst = &cfg->model;
 		if (!f)
 			f = flags_find(ft, nf, name), dst = &cfg->loss;
 		if (!f)
 			f = flags_find(ot, no, name), dst = &cfg->opt;
+		if (!f)
+			f = flags_find(at, na, name), dst = &cfg->mae_cfg;
 		if (!f) {
 			snprintf(err, errlen, "unknown flag --%s (see --help)", name);
 			return -EINVAL;
@@ -180,6 +189,10 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 	char msg[200];
 	if (model_config_check(&cfg->model, msg, sizeof msg) < 0) {
 		snprintf(err, errlen, "model: %s", msg);
+		return -EINVAL;
+	}
+	if (cfg->mae && mae_config_check(&cfg->model, &cfg->mae_cfg, msg, sizeof msg) < 0) {
+		snprintf(err, errlen, "--objective mae: %s", msg);
 		return -EINVAL;
 	}
 	if (fastclip_config_check(&cfg->loss) < 0) {
@@ -232,6 +245,26 @@ static int check_classify(TrainerConfig *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+// --objective mae: what it does not take, and VideoMAE's lr rule without --lr
+static int check_mae(TrainerConfig *cfg, int lr_given, char *err, size_t errlen)
+{
+	if (!cfg->mae)
+		return 0;
+	const char *why = cfg->eval_manifest[0] ? "--eval-manifest (retrieval needs the text tower; tools/eval --task "
+						  "probe scores the encoder)"
+			  : cfg->init_from[0]
+				  ? "--init-from (VideoMAE pretrains from scratch; starting from weights is not "
+				    "implemented)"
+				  : NULL;
+	if (why) {
+		snprintf(err, errlen, "--objective mae does not take %s", why);
+		return -EINVAL;
+	}
+	if (!lr_given)
+		cfg->opt.lr = cfg->mae_base_lr * cfg->batch_size * cfg->ranks / 256.0;
+	return 0;
+}
+
 // what one run needs beyond the table's bounds: combinations, and what launcher modes skip
 static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t errlen)
 {
@@ -271,7 +304,7 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 	}
 	if (cfg->resume_position)
 		return 0;
-	if (fastclip_uses_table(kind) && cfg->dataset_size < 1) {
+	if (!cfg->mae && fastclip_uses_table(kind) && cfg->dataset_size < 1) {
 		snprintf(err, errlen, "--dataset-size N is required by --loss %s (rows of its u tables)",
 			 cfg->loss_name);
 		return -EINVAL;
@@ -299,14 +332,17 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		return -EINVAL;
 	if (cfg->help)
 		return 0;
-	int nm, nf, no;
-	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no);
-	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}, {ot, no}};
-	if (flags_check_known(tabs, 4, argc, argv, err, errlen) < 0)
+	int nm, nf, no, na;
+	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no),
+		       *at = mae_flag_table(&na);
+	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}, {ot, no}, {at, na}};
+	if (flags_check_known(tabs, 5, argc, argv, err, errlen) < 0)
 		return -EINVAL; // a misspelt flag is named as such, before any check of what is required
-	int steps_given = 0;
-	for (int i = 1; i < argc; i++)
+	int steps_given = 0, lr_given = 0;
+	for (int i = 1; i < argc; i++) {
 		steps_given |= !strcmp(argv[i], "--steps") || !strncmp(argv[i], "--steps=", 8);
+		lr_given |= !strcmp(argv[i], "--lr") || !strncmp(argv[i], "--lr=", 5);
+	}
 	FastclipKind kind;
 	fastclip_kind_parse(cfg->loss_name, &kind); // the table's choices are the kinds
 	int rc = parse_model_loss(cfg, kind, argc, argv, err, errlen);
@@ -316,6 +352,8 @@ static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t er
 		rc = resolve_schedule(cfg, steps_given, err, errlen);
 	if (rc == 0)
 		rc = check_run(cfg, kind, err, errlen);
+	if (rc == 0)
+		rc = check_mae(cfg, lr_given, err, errlen);
 	return rc;
 }
 
@@ -366,6 +404,13 @@ int trainer_flags_help(char *buf, size_t len)
 		n += (size_t)snprintf(buf + n, len - n, "\nmodel sizes (over the --model preset's):\n");
 	if (n < len)
 		n += (size_t)flags_help(mt, nm, buf + n, len - n);
+	int na;
+	const FlagSpec *at = mae_flag_table(&na);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+				      "\nVideoMAE (--objective mae; defaults of the --model preset's size):\n");
+	if (n < len)
+		n += (size_t)flags_help(at, na, buf + n, len - n);
 	if (n < len)
 		n += (size_t)snprintf(buf + n, len - n, "\nFastCLIP (defaults of fastclip-v3):\n");
 	if (n < len)
@@ -391,10 +436,16 @@ int trainer_flags_describe(const TrainerConfig *cfg, char *buf, size_t len)
 		n += (size_t)snprintf(
 			buf + n, len - n,
 			" | image-size=%d patch=%d frames=%d vis-width=%d vis-layers=%d vis-heads=%d vocab=%d "
-			"ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d act=%s | ",
+			"ctx-len=%d txt-width=%d txt-layers=%d txt-heads=%d embed-dim=%d mlp-ratio=%d act=%s tubelet=%d | ",
 			m->image_size, m->patch, m->frames, m->vis_width, m->vis_layers, m->vis_heads, m->vocab,
 			m->ctx_len, m->txt_width, m->txt_layers, m->txt_heads, m->embed_dim, m->mlp_ratio,
-			model_act_name(m->act));
+			model_act_name(m->act), m->tubelet);
+	if (cfg->mae && n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+				      "mask-ratio=%g mae-decoder-width=%d mae-decoder-layers=%d "
+				      "mae-decoder-heads=%d | ",
+				      cfg->mae_cfg.mask_ratio, cfg->mae_cfg.dec_width, cfg->mae_cfg.dec_layers,
+				      cfg->mae_cfg.dec_heads);
 	if (n < len)
 		n += (size_t)fastclip_config_describe(&cfg->loss, buf + n, len - n);
 	return (int)n;

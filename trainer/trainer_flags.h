@@ -20,6 +20,12 @@ typedef struct {
 		model_name[32], loss_name[32], log_level[16], eval_match[16], wd_groups[16], init_from[1024],
 		precision[8], attention[16], keep_best[16], objective[16], drop_path_schedule[16];
 	int classify; // --objective classify
+	// --objective mae: VideoMAE pretraining of the video tower; its decoder and mask ratio (the model
+	// preset's, mae_config_preset, then mae_flag_table's flags); the peak lr per 256 clips of the
+	// global batch when --lr is not given (VideoMAE's rule)
+	int mae;
+	MaeConfig mae_cfg;
+	double mae_base_lr;
 	// classification fine-tuning (--objective classify): Beta α of mixup and cutmix, label smoothing,
 	// drop path of the blocks (its schedule above), dropout before the heads, layer-wise lr decay (0:
 	// the objective's default)

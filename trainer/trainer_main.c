@@ -111,7 +111,7 @@ static void log_plan(const TrainerConfig *c, int64_t step)
 		log_info("plan: steps %lld to %lld, %lld steps per epoch (%lld samples, %lld per step): %.1f epochs",
 			 (long long)step, (long long)c->steps, (long long)per_epoch, (long long)samples,
 			 (long long)per_step, (double)c->steps / (double)per_epoch);
-	const int fastclip = fastclip_uses_table(c->loss.kind);
+	const int fastclip = !c->mae && !c->classify && fastclip_uses_table(c->loss.kind);
 	if (fastclip)
 		log_info(
 			"note: with --loss %s the loss column is FastCLIP's surrogate, whose gradient is the estimator; "
@@ -135,6 +135,13 @@ static int print_params(const TrainerConfig *c)
 {
 	int n;
 	int64_t total, vis = 0;
+	if (c->mae) { // the masked autoencoder: its encoder (the video tower's visual.* but visual.proj) and decoder
+		mae_layout(&c->model, &c->mae_cfg, NULL, &n, &total, &vis);
+		printf("{\"model\":\"%s\",\"objective\":\"mae\",\"params\":%lld,\"encoder\":%lld,\"decoder\":%lld,"
+		       "\"tensors\":%d}\n",
+		       c->model_name, (long long)total, (long long)vis, (long long)(total - vis), n);
+		return 0;
+	}
 	model_layout(&c->model, NULL, &n, &total);
 	ParamSpec *specs = calloc((size_t)n, sizeof *specs);
 	if (!specs)
@@ -290,6 +297,8 @@ static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_
 				 .log_every = c->metrics_every,
 				 .grad_checkpoint = c->grad_checkpoint,
 				 .classify = c->classify,
+				 .mae = c->mae,
+				 .mae_cfg = c->mae_cfg,
 				 .cls = {.n_heads = g_vocab.label_heads,
 					 .classes = {g_vocab.label_classes[0], g_vocab.label_classes[1]},
 					 .mixup = c->mixup,
@@ -381,9 +390,19 @@ static void log_start(const TrainerConfig *c, const TrainerIngest *in, const Tra
 	log_info("%s", why[2]);
 	if (in->note[0])
 		log_warnx("%s", in->note);
-	log_info("model %s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",
-		 c->model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx),
-		 why[1], why[3], c->ring, (unsigned long long)in->seed);
+	log_info("model %s%s: %lld parameters, backend %s with %d threads (%s), precision %s, ring '%s' seed %llu",
+		 c->model_name, c->mae ? " (masked autoencoder: the video encoder and its decoder)" : "",
+		 (long long)(ts->mae ? ts->mae->n_params : ts->model->n_params), kern_ctx_backend_name(ctx),
+		 kern_ctx_threads(ctx), why[1], why[3], c->ring, (unsigned long long)in->seed);
+	if (ts->mae)
+		log_info(
+			"mae: %d tokens per clip (%d slices of %d tubelets of %dx%dx%d), mask ratio %g: the encoder sees "
+			"%d and the class token, the decoder all %d; lr %.3g (%s)",
+			ts->mae->tok.N, ts->mae->tok.Tp, ts->mae->tok.Ns, c->model.tubelet, c->model.patch,
+			c->model.patch, c->mae_cfg.mask_ratio, ts->mae->tok.Nv, ts->mae->tok.N, c->opt.lr,
+			c->opt.lr == c->mae_base_lr * c->batch_size * c->ranks / 256.0
+				? "--mae-base-lr x global batch / 256"
+				: "--lr");
 	log_info("attention (--attention %s): %s", c->attention, kern_ctx_attention(ctx));
 	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
 	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).

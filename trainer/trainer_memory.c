@@ -11,7 +11,9 @@ static size_t data_bytes(const TrainStepConfig *c, int world)
 	const size_t B = (size_t)c->batch, N = (size_t)world * B, d = (size_t)c->model.embed_dim;
 	const size_t S = (size_t)c->model.image_size, act = kern_dtype_size(c->act);
 	size_t b = 2 * B * ((size_t)c->model.frames * S * S * 3 + sizeof(int32_t) * (size_t)c->model.ctx_len);
-	b += 2 * B * sizeof(int64_t);                     // ids, pos
+	b += 2 * B * sizeof(int64_t); // ids, pos
+	if (c->mae)                   // no features leave the rank: its model holds the rest (masks, target)
+		return b + 2 * sizeof(float) + 2 * (size_t)c->log_every * TS_NSCALARS * sizeof(float);
 	b += 2 * N * d * act + 2 * B * d * sizeof(float); // E1, E2; de1, de2
 	if (!fastclip_uses_table(c->loss.kind)) {
 		b += 2 * N * d * sizeof(float); // dE1, dE2
@@ -31,12 +33,16 @@ int trainer_memory_plan(KernCtx *ctx, const TrainStepConfig *c, int world, Train
 		return -EINVAL;
 	ClipModelBytes mb;
 	ClipModelOpts o = {.grad_checkpoint = c->grad_checkpoint};
-	int rc = clip_model_bytes(ctx, &c->model, c->batch, c->act, &o, &mb);
+	int rc = c->mae ? mae_model_bytes(ctx, &c->model, &c->mae_cfg, c->batch, c->act, &o, &mb)
+			: clip_model_bytes(ctx, &c->model, c->batch, c->act, &o, &mb);
 	if (rc < 0)
 		return rc;
 	int64_t n;
 	int ns;
-	model_layout(&c->model, NULL, &ns, &n);
+	if (c->mae)
+		mae_layout(&c->model, &c->mae_cfg, NULL, &ns, &n, NULL);
+	else
+		model_layout(&c->model, NULL, &ns, &n);
 	size_t ws = kern_loss_ws_bytes(ctx, c->batch, world * c->batch, c->model.embed_dim);
 	*out = (TrainerMemory){.params = mb.params,
 			       .optimizer = 2 * sizeof(float) * (size_t)n + 2 * sizeof(float),

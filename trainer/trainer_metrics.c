@@ -56,7 +56,9 @@ int trainer_metrics_write(FILE *f, const TrainerMetrics *m)
 		num(f, key[0], m->cls_loss[k]);
 		num(f, key[1], m->cls_top1[k]);
 	}
-	if (!m->cls_heads) { // the contrastive objective's figures
+	if (m->mae) // the same figure under its own name, for tools/plot's panel
+		num(f, "recon_loss", m->loss);
+	if (!m->cls_heads && !m->mae) { // the contrastive objective's figures (mae: loss is the reconstruction MSE)
 		num(f, "nce", m->nce);
 		num(f, "acc", m->acc);
 		num(f, "tau", m->tau);

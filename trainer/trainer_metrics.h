@@ -31,6 +31,7 @@ typedef struct {
 	// (loss_head<k>) and train top-1 on the unmixed labels (top1_head<k>, a rough figure)
 	int cls_heads;
 	double cls_loss[2], cls_top1[2];
+	int mae; // --objective mae: loss is the reconstruction MSE (also written as recon_loss); nce, acc, tau not
 } TrainerMetrics;
 
 // A fresh file (keep_through < 0), or the existing one cut after the line of step keep_through

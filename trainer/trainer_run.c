@@ -49,6 +49,14 @@ static void log_step(const TrainerRun *r, const TrainerMetrics *m)
 	char mfu[32] = "";
 	if (isfinite(m->mfu))
 		snprintf(mfu, sizeof mfu, " MFU %.1f%%", 100 * m->mfu);
+	if (m->mae) {
+		log_info("step %lld/%lld epoch %d recon loss %.4f lr %.3g | %.3f s (data wait %.3f s, %.1f%%) %.1f "
+			 "samples/s | mem %.2f GiB (peak %.2f)%s",
+			 (long long)m->step, (long long)c->steps, m->epoch, m->loss, m->lr, m->step_s, m->data_wait_s,
+			 m->data_wait_pct, m->samples_per_s, m->mem_bytes / 1073741824.0,
+			 m->mem_peak_bytes / 1073741824.0, mfu);
+		return;
+	}
 	log_info(
 		"step %lld/%lld epoch %d loss %.4f nce %.4f acc %.2f tau %.4f lr %.3g | %.3f s (data wait %.3f s, %.1f%%) "
 		"%.1f samples/s | mem %.2f GiB (peak %.2f)%s",
@@ -104,6 +112,7 @@ static void report(TrainerRun *r, Pending **pend_blocks)
 		m->tau = exp(-(double)d[TS_LOG_S]);
 		m->grad_norm = d[TS_GRAD_NORM];
 		m->cls_heads = r->ts->cls ? r->ts->cls->cfg.n_heads : 0; // classify: the ranks' mean, as the loss
+		m->mae = r->ts->mae != NULL;
 		for (int k = 0; k < m->cls_heads; k++)
 			m->cls_loss[k] = x[5 + k], m->cls_top1[k] = x[5 + CLS_MAX_HEADS + k];
 		m->data_wait_pct = m->step_s > 0 ? 100.0 * m->data_wait_s / m->step_s : 0;
@@ -317,7 +326,9 @@ void trainer_run(TrainerRun *r)
 	buffers_open(r);
 	r->start = r->step;
 	// model FLOPs of one step of every rank (forward + backward = 3x forward)
-	r->flops_per_step = 3.0 * model_flops_per_sample(&c->model) * c->batch_size * c->ranks;
+	r->flops_per_step =
+		3.0 * (c->mae ? mae_flops_per_sample(&c->model, &c->mae_cfg) : model_flops_per_sample(&c->model)) *
+		c->batch_size * c->ranks;
 	int64_t last_eval = -1;
 	double t_run = time_mono_s();
 	for (int abandoned = 0;;) {

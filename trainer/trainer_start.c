@@ -14,6 +14,7 @@
 #include "log.h" // defines: log_info, log_warnx, log_fatalx
 #include "manifest.h" // defines: Manifest, manifest_open, manifest_vocab, manifest_vocab_check, manifest_identity, manifest_close
 #include "shell_quote.h" // defines: shell_quoted
+#include "trainer_mae.h" // defines: train_mae_resume_check
 
 #define OPENAI_VOCAB 49408
 
@@ -120,8 +121,8 @@ int trainer_start_resume(const TrainerConfig *c, TrainerVocab *v, OptConfig *opt
 		memcpy(&s, st->data, 8);
 	*step = s;
 	const char *b = st_meta(f, "avclip.batch"), *sc = st_meta(f, "avclip.schedule");
-	int rc = 0;
-	if (b && atoi(b) != c->batch_size) {
+	int rc = train_mae_resume_check(c->mae, &c->mae_cfg, f, path, (long long)s, err, errlen);
+	if (!rc && b && atoi(b) != c->batch_size) {
 		snprintf(
 			err, errlen,
 			"cannot resume with --batch-size %d: the checkpoint of step %lld (%s) was trained with "

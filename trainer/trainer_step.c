@@ -6,11 +6,13 @@
 // fill the other, with the phases' device times from timed events.
 #include "trainer_step.h" // defines: TrainStep, ...
 #include "errbuf.h"       // defines: TRY
+#include "trainer_mae.h"  // defines: train_mae_create, train_mae_run
 #include "proc_time.h"    // defines: time_mono_s
 #include "ring.h"         // defines: RING_LABELS, RING_NO_LABEL
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, EBUSY
 #include <math.h>   // defines: log, NAN
+#include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memcpy, strcmp, strncmp
 #include <time.h>   // defines: clock_gettime
@@ -74,6 +76,7 @@ void train_step_destroy(TrainStep *s)
 	kern_host_free(s->ctx, s->stage.pos);
 	kern_host_free(s->ctx, s->stage.labels);
 	clip_model_destroy(s->model);
+	mae_model_destroy(s->mae);
 	free(s);
 }
 
@@ -158,7 +161,8 @@ static int create_classify(TrainStep *s)
 	return cls_heads_create(&s->cls, s->ctx, &c->cls, &c->opt, c->batch, c->model.vis_width, c->act);
 }
 
-static int create(TrainStep *s)
+// the dual encoder, its optimizer and the objective's parts
+static int create_clip(TrainStep *s)
 {
 	const TrainStepConfig *c = &s->cfg;
 	ClipModelOpts mo = {.grad_checkpoint = c->grad_checkpoint, .vision_only = c->classify};
@@ -170,20 +174,34 @@ static int create(TrainStep *s)
 		TRY(create_classify(s));
 	else
 		TRY(create_contrastive(s));
-	int64_t *off = calloc((size_t)m->n_groups, sizeof(int64_t)),
-		*len = calloc((size_t)m->n_groups, sizeof(int64_t));
+	clip_model_set_grad_hook(m, on_grads_ready, s);
+	return 0;
+}
+
+static int create(TrainStep *s)
+{
+	const TrainStepConfig *c = &s->cfg;
+	if (c->mae) {
+		TRY(train_mae_create(s));
+		mae_model_set_grad_hook(s->mae, on_grads_ready, s);
+	} else {
+		TRY(create_clip(s));
+	}
+	// the buckets over the model's gradient groups (either model's: the same record)
+	KTensor *grads = s->mae ? &s->mae->grads : &s->model->grads;
+	const ClipGradGroup *groups = s->mae ? s->mae->groups : s->model->groups;
+	const int ng = s->mae ? s->mae->n_groups : s->model->n_groups;
+	int64_t *off = calloc((size_t)ng, sizeof(int64_t)), *len = calloc((size_t)ng, sizeof(int64_t));
 	int rc = off && len ? 0 : -ENOMEM;
-	for (int k = 0; k < m->n_groups && !rc; k++) {
-		off[k] = m->groups[k].offset;
-		len[k] = m->groups[k].length;
+	for (int k = 0; k < ng && !rc; k++) {
+		off[k] = groups[k].offset;
+		len[k] = groups[k].length;
 	}
 	if (!rc)
-		rc = comm_buckets_create(&s->buckets, s->comm, s->ctx, &m->grads, off, len, m->n_groups,
-					 c->bucket_bytes);
+		rc = comm_buckets_create(&s->buckets, s->comm, s->ctx, grads, off, len, ng, c->bucket_bytes);
 	free(off);
 	free(len);
 	TRY(rc);
-	clip_model_set_grad_hook(m, on_grads_ready, s);
 	TRY(kern_alloc(s->ctx, &s->temp_mv, KDT_F32, 1, (const int64_t[]){2}));
 	TRY(kern_alloc(s->ctx, &s->metrics, KDT_F32, 2, (const int64_t[]){2 * (int64_t)c->log_every, TS_NSCALARS}));
 	TRY(fetch_open(s));
@@ -194,7 +212,7 @@ static int create(TrainStep *s)
 int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStepConfig *cfg)
 {
 	char msg[160];
-	const int contrast = cfg && !cfg->classify;
+	const int contrast = cfg && !cfg->classify && !cfg->mae;
 	if (!out || !ctx || !comm || !cfg || cfg->batch < 1 || (int64_t)comm_world(comm) * cfg->batch < 2 ||
 	    model_config_check(&cfg->model, msg, sizeof msg) < 0 || fastclip_config_check(&cfg->loss) < 0 ||
 	    cfg->bucket_bytes < sizeof(float) ||
@@ -218,11 +236,13 @@ int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStep
 
 int train_step_after_load(TrainStep *s)
 {
-	return clip_model_sync_weights(s->model);
+	return s->mae ? mae_model_sync_weights(s->mae) : clip_model_sync_weights(s->model);
 }
 
 int train_step_init(TrainStep *s, uint64_t seed)
 {
+	if (s->mae)
+		return train_mae_init(s, seed);
 	ClipModel *m = s->model;
 	TRY(model_init_params(s->ctx, &s->cfg.model, &m->params, seed));
 	const float log_s = (float)log(1.0 / s->cfg.loss.tau_init);
@@ -237,6 +257,10 @@ int train_step_init(TrainStep *s, uint64_t seed)
 int train_step_init_from(TrainStep *s, const char *path, StInitOpts *o, char *err, size_t errlen)
 {
 	ClipModel *m = s->model;
+	if (!m) {
+		snprintf(err, errlen, "--init-from is not implemented for --objective mae");
+		return -ENOTSUP;
+	}
 	TRY(st_openclip_init(path, s->ctx, &s->cfg.model, m->specs, m->n_specs, &m->params, o, err, errlen));
 	const float log_s = (float)log(1.0 / s->cfg.loss.tau_init); // τ stays the loss's --temperature
 	TRY(kern_upload(s->ctx, &m->log_s, &log_s, sizeof log_s));
@@ -322,7 +346,8 @@ static int finish_row(TrainStep *s, KTensor *row)
 	TRY(kern_view(&pair, row, TS_GRAD_NORM, 1, (const int64_t[]){2}));
 	TRY(kern_copy(s->ctx, &pair, &s->opt->norm_clip));
 	TRY(kern_view(&scalar, row, TS_LOG_S, 1, (const int64_t[]){1}));
-	TRY(kern_copy(s->ctx, &scalar, &s->model->log_s));
+	if (s->model) // the masked autoencoder has no temperature: 0 stays
+		TRY(kern_copy(s->ctx, &scalar, &s->model->log_s));
 	TRY(mark(s, TS_NPHASES));
 	s->rows++;
 	return 0;
@@ -345,7 +370,8 @@ static int run_classify(TrainStep *s, KTensor *row, TrainStepTimes *t)
 	TRY(kern_zero(c, row));
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
-	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, mc->patch));
+	TRY(kern_augment_tubelet(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, mc->patch,
+				 mc->tubelet));
 	TRY(cls_heads_mix(s->cls, &m->patches, s->cfg.data_seed, (uint64_t)s->opt->step, mc->image_size, mc->patch));
 	const int64_t B = s->cfg.batch;
 	TRY(clip_model_drop_path_draw(m, s->cfg.data_seed, (uint64_t)s->opt->step, comm_rank(s->comm) * B,
@@ -390,9 +416,12 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 		      (const int64_t[]){TS_NSCALARS}));
 	if (s->cls)
 		return run_classify(s, &row, t);
+	if (s->mae)
+		return train_mae_run(s, &row, t);
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
-	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
+	TRY(kern_augment_tubelet(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch,
+				 s->cfg.model.tubelet));
 	double t1 = time_mono_s();
 	TRY(mark(s, TS_PH_FORWARD));
 	TRY(clip_model_forward_patches(m, &m->patches, &s->text));
@@ -425,6 +454,16 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 			      .t_allreduce = t5 - t4,
 			      .t_update = t6 - t5};
 	return 0;
+}
+
+int train_step_mark(TrainStep *s, int k)
+{
+	return mark(s, k);
+}
+
+int train_step_finish_row(TrainStep *s, KTensor *row)
+{
+	return finish_row(s, row);
 }
 
 int train_step_fetch_begin(TrainStep *s)

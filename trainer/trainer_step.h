@@ -11,7 +11,7 @@
 //          train_step_stage_begin, train_step_upload_sample, train_step_upload_meta, train_step_upload_staged,
 //          train_step_run, train_step_read_metrics, train_step_after_load, train_step_init_from,
 //          TS_PH_*, TS_NPHASES, TS_TIMED_ROWS, train_step_fetch_begin, train_step_fetch_end, train_step_fetch_pending,
-//          train_step_fetch_ready
+//          train_step_fetch_ready, train_step_mark, train_step_finish_row
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
@@ -47,6 +47,10 @@ typedef struct {
 	// (the text tower and logit_scale frozen, no contrastive loss); 0: the contrastive objective
 	int classify;
 	ClsConfig cls;
+	// --objective mae: the masked autoencoder (trainer_mae.c) instead of the dual encoder: model is
+	// then NULL and mae its MaeModel, TS_LOSS the reconstruction MSE, the other contrastive columns 0
+	int mae;
+	MaeConfig mae_cfg;
 } TrainStepConfig;
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)
@@ -97,7 +101,8 @@ typedef struct {
 	KernCtx *ctx;
 	Comm *comm;
 	TrainStepConfig cfg;
-	ClipModel *model;
+	ClipModel *model; // NULL with mae
+	MaeModel *mae;    // --objective mae, else NULL
 	Optimizer *opt;
 	FastclipExchange *xchg; // NULL with classify
 	ClsHeads *cls;          // the heads with classify, else NULL
@@ -179,5 +184,10 @@ int train_step_fetch_ready(TrainStep *s);
 // not wanted), *rows and the block's index into *block. *rows = 0 when none is pending. Returns the
 // latched error of the device, if any.
 int train_step_fetch_end(TrainStep *s, float *out, double *phases, int *rows, int *block);
+
+// for an objective's own step function (trainer_mae.c): records the event before phase k of the row
+// being written, and ends the row (the gradient norm, clip factor and log s) after the update
+int train_step_mark(TrainStep *s, int k);
+int train_step_finish_row(TrainStep *s, KTensor *row);
 
 #endif

@@ -1,4 +1,5 @@
-// The CUDA backend's VideoMAE ops: token gather and its backward, the decoder's input (visible rows
+// The CUDA backend's VideoMAE ops: token gather and its backward, token mean pooling and its
+// backward, the decoder's input (visible rows
 // and mask tokens plus their positions) and its backward, the normalized-pixel target of the masked
 // tubelets and the masked MSE. Index rows are checked by one pass of their own; every output element
 // is owned by one thread (a backward finds its source row by binary search in the ascending index row).
@@ -96,6 +97,52 @@ int kcu_token_gather_bwd(KcuStream *s, KGrad dx, const KTensor *dout, const KTen
 	return KLAUNCH(&s->err, scatter_kernel, kc_grid(n, KC_THREADS), KC_THREADS, 0, (cudaStream_t)s->stream,
 		       kc_grad(dx), dx.acc, kc_in(dout), (const int32_t *)idx->data, N, (int)idx->shape[1],
 		       (int)dx.t->shape[2], n);
+}
+
+// ---- token mean: out (B, D) = mean of rows first..L-1, a thread per output summing in token order ----
+__global__ void __launch_bounds__(KC_THREADS) mean_fwd_kernel(KcOut out, KcIn x, int L, int D, int first, int64_t n)
+{
+	const int64_t step = (int64_t)gridDim.x * KC_THREADS;
+	const float cnt = (float)(L - first);
+	for (int64_t e = (int64_t)blockIdx.x * KC_THREADS + threadIdx.x; e < n; e += step) {
+		const int64_t base = e / D * L * D + e % D;
+		float sum = 0;
+		for (int t = first; t < L; t++)
+			sum += kc_ld(x, base + (int64_t)t * D);
+		kc_st(out, e, sum / cnt);
+	}
+}
+
+int kcu_token_mean_fwd(KcuStream *s, KTensor *out, const KTensor *x, int first)
+{
+	const int64_t n = kern_numel(out);
+	if (n == 0)
+		return 0;
+	return KLAUNCH(&s->err, mean_fwd_kernel, kc_grid(n, KC_THREADS), KC_THREADS, 0, (cudaStream_t)s->stream,
+		       kc_out(out), kc_in(x), (int)x->shape[1], (int)x->shape[2], first, n);
+}
+
+// dx (B, L, D): dout[b] / (L - first) on rows t >= first, 0 (set) or unchanged (add) before
+__global__ void __launch_bounds__(KC_THREADS)
+	mean_bwd_kernel(KcOut dx, int acc, KcIn dout, int L, int D, int first, int64_t n)
+{
+	const int64_t step = (int64_t)gridDim.x * KC_THREADS;
+	const float cnt = (float)(L - first);
+	for (int64_t e = (int64_t)blockIdx.x * KC_THREADS + threadIdx.x; e < n; e += step) {
+		if (e / D % L >= first)
+			kc_st_acc(dx, e, kc_ld(dout, e / ((int64_t)L * D) * D + e % D) / cnt, acc);
+		else if (!acc)
+			kc_st(dx, e, 0.0f);
+	}
+}
+
+int kcu_token_mean_bwd(KcuStream *s, KGrad dx, const KTensor *dout, int first)
+{
+	const int64_t n = kern_numel(dx.t);
+	if (n == 0)
+		return 0;
+	return KLAUNCH(&s->err, mean_bwd_kernel, kc_grid(n, KC_THREADS), KC_THREADS, 0, (cudaStream_t)s->stream,
+		       kc_grad(dx), dx.acc, kc_in(dout), (int)dx.t->shape[1], (int)dx.t->shape[2], first, n);
 }
 
 // ---- the decoder's input: out (B, Nv + Nm, D) ----

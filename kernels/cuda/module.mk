@@ -107,8 +107,8 @@ endif
 # without a GPU). Both skip (77) when the other half of the build is missing.
 KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
              test_kcuda_cls \
-             test_kcuda_model test_kcuda_mae
-kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),model) $(2) kernels stream common
+             test_kcuda_model test_kcuda_mae test_kcuda_mae_model
+kcu_test_libs = $(if $(filter test_kcuda_model test_kcuda_mae_model,$(1)),model) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)
 TESTS += $(KCU_TESTS)
 SEEDED_TESTS += $(KCU_TESTS)

@@ -53,6 +53,12 @@ def read_presets(path=os.path.join(ROOT, "model", "model_config.c")):
     presets = {}
     for name, body in re.findall(r'\{\s*"([\w-]+)"\s*,\s*\{([\d,\s]+)\}\s*\}', src):
         vals = [int(v) for v in body.replace(" ", "").split(",") if v]
+        if len(vals) == len(FIELDS) + 3:  # ModelConfig's pool last: 0 is the class token, as here
+            if vals.pop() != 0:
+                raise SystemExit(f"torch_clip: preset {name} in {path} pools other than the class token")
+        if len(vals) == len(FIELDS) + 2:  # then its tubelet: 1 is a token per frame, as here
+            if vals.pop() != 1:
+                raise SystemExit(f"torch_clip: preset {name} in {path} has tubelets of several frames")
         if len(vals) == len(FIELDS) + 1:  # ModelConfig's act after the sizes: 0 is exact GELU, as here
             if vals.pop() != 0:
                 raise SystemExit(f"torch_clip: preset {name} in {path} is not a GELU model")

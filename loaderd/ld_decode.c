@@ -41,6 +41,7 @@ void ld_decoder_free(LdDecoder *d)
 {
 	if (!d)
 		return;
+	ld_split_free(d->helper);
 	for (int i = 0; i < LD_CODEC_SLOTS; i++) {
 		avcodec_free_context(&d->slots[i].c);
 		free(d->slots[i].config);

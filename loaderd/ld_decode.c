@@ -50,6 +50,9 @@ void ld_decoder_free(LdDecoder *d)
 	av_packet_free(&d->pkt);
 	sws_freeContext(d->sws_crop);
 	sws_freeContext(d->sws_full);
+	sws_freeContext(d->sws_yuv);
+	sws_freeContext(d->sws_rgb);
+	av_freep(&d->yuv[0]);
 	free(d->rgb);
 	free(d);
 }

@@ -28,7 +28,11 @@ struct LdDecoder {
 	AVPacket *pkt;
 	struct SwsContext *sws_crop; // crop (any format) -> out RGB24
 	struct SwsContext *sws_full; // naive: full frame -> full RGB24
-	uint8_t *rgb;                // naive: (H, W, 3) full-frame RGB
+	struct SwsContext *sws_yuv;  // 4:2:0 crop -> out-sized yuv420p (two-step fused path)
+	struct SwsContext *sws_rgb;  // out-sized yuv420p -> out RGB24
+	uint8_t *yuv[4];             // the out-sized yuv420p picture (yuv[0] owns the buffer)
+	int yuv_stride[4], yuv_w, yuv_h;
+	uint8_t *rgb; // naive: (H, W, 3) full-frame RGB
 	size_t rgb_cap;
 	uint64_t frames_decoded;
 	uint64_t seeks;

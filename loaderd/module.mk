@@ -27,6 +27,8 @@ TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loade
          test_loader_bench test_tools_damaged_inputs test_loader_damaged test_loader_daemon_stop
 # clip_decoders 2 (a clip's later GOPs on a second thread): the serial path's bytes and errors
 TESTS += test_loader_split
+# the indexed path decodes exactly the key, the references up to the last needed frame and the needed frames
+TESTS += test_loader_needed_only
 # a chunk path that is a FIFO: error slots, no reader blocks
 TESTS += test_loader_fifo_chunk
 # loaderd --bench --for MODEL@MFU: the cores-per-GPU arithmetic and the flag's errors

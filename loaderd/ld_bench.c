@@ -101,9 +101,9 @@ int ld_bench_run(LdShared *sh, const LdConfig *c, volatile sig_atomic_t *stop)
 	sh->timing = 1;
 	pthread_mutex_init(&sh->cost_lock, NULL);
 	printf("loaderd --bench: %s, clips %dx%dx%d (%s), %d thread(s), queue depth %d, --io %s, --loop-filter %s, "
-	       "%d s\n",
+	       "--clip-decoders %d, %d s\n",
 	       c->manifest, c->bench_t, c->bench_h, c->bench_w, c->train ? "train" : "eval", c->threads, c->queue_depth,
-	       c->io, c->loop_filter, c->bench);
+	       c->io, c->loop_filter, c->clip_decoders, c->bench);
 	fflush(stdout);
 	Drain dr = {.ring = r};
 	pthread_t drain;

@@ -19,6 +19,7 @@ static void opts_from(const LdParams *p, const LdPlan *plan, uint64_t deadline, 
 	o->out_h = p->out_h;
 	o->crop = plan->crop;
 	o->threads = p->threads;
+	o->clip_decoders = p->clip_decoders;
 	o->deadline_ns = deadline;
 	o->no_seek = p->no_seek;
 	o->loop_filter = p->loop_filter;

@@ -32,6 +32,9 @@ static const FlagSpec table[] = {
 	 .help = "random horizontal flip per clip (p = 1/2) in training, in the loader (the trainer flips on the device by default)"},
 	{"timeout-ms", FLAG_INT, F(timeout_ms), 0, 600000, "10000", .help = "per-sample decode watchdog (0: none)"},
 	{"decoder-threads", FLAG_INT, F(decoder_threads), 1, 16, "1", .help = "libavcodec threads per decoder"},
+	{"clip-decoders", FLAG_INT, F(clip_decoders), 1, 2, "1",
+	 .help = "2: a second thread per worker decodes the later half of a clip's GOPs (the same bytes; a clip sooner, "
+		 "not cheaper: its CPU time counts)"},
 	{"io", FLAG_CHOICE, F(io), 0, 0, "auto", .help = "how chunks are read: io_uring (pread if refused) or pread",
 	 .choices = "auto|pread"},
 	{"loop-filter", FLAG_CHOICE, F(loop_filter), 0, 0, "ref",

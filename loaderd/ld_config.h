@@ -22,6 +22,7 @@ typedef struct {
 	int flip;             // random horizontal flip in training (in the loader; the trainer has its own)
 	int timeout_ms;       // per-sample watchdog
 	int decoder_threads;  // libavcodec threads per decoder
+	int clip_decoders;    // 2: a clip's later GOPs on a second thread (LdParams.clip_decoders)
 	char io[16];          // "auto" (io_uring, pread if refused) or "pread"
 	char loop_filter[16]; // "ref" (skip on needed non-reference frames), "all", "none"
 	char log_level[16];

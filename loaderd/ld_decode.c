@@ -41,6 +41,7 @@ void ld_decoder_free(LdDecoder *d)
 {
 	if (!d)
 		return;
+	ld_split_free(d->helper);
 	for (int i = 0; i < LD_CODEC_SLOTS; i++) {
 		avcodec_free_context(&d->slots[i].c);
 		free(d->slots[i].config);
@@ -49,6 +50,9 @@ void ld_decoder_free(LdDecoder *d)
 	av_packet_free(&d->pkt);
 	sws_freeContext(d->sws_crop);
 	sws_freeContext(d->sws_full);
+	sws_freeContext(d->sws_yuv);
+	sws_freeContext(d->sws_rgb);
+	av_freep(&d->yuv[0]);
 	free(d->rgb);
 	free(d);
 }

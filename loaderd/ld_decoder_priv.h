@@ -2,8 +2,9 @@
 // nothing outside loaderd's library sees it.
 #ifndef LOADERD_LD_DECODER_PRIV_H
 #define LOADERD_LD_DECODER_PRIV_H
-// defines: LdDecoder (struct), LdCodecSlot, LD_CODEC_SLOTS, ld_render_every, ld_render, ld_decode_indexed, ld_cost_clock, ld_cancelled
+// defines: LdDecoder (struct), LdCodecSlot, LdHelper, LD_CODEC_SLOTS, ld_render_every, ld_render, ld_decode_indexed, ld_decode_gops, ld_split_decode, ld_split_free, ld_cost_clock, ld_cancelled
 
+#include "ld_gop.h"    // defines: LdGop
 #include "loader.h"    // defines: LdDecoder, LdDecodeOpts, LdCost, ...
 #include "proc_time.h" // defines: time_thread_cpu_ns
 
@@ -20,12 +21,18 @@ typedef struct {
 	uint64_t used; // LRU tick
 } LdCodecSlot;
 
+typedef struct LdHelper LdHelper; // the second decoder thread of clip_decoders 2 (ld_split.c)
+
 struct LdDecoder {
 	AVFrame *frame; // last decoded frame (the image after ld_image_load)
 	AVPacket *pkt;
 	struct SwsContext *sws_crop; // crop (any format) -> out RGB24
 	struct SwsContext *sws_full; // naive: full frame -> full RGB24
-	uint8_t *rgb;                // naive: (H, W, 3) full-frame RGB
+	struct SwsContext *sws_yuv;  // 4:2:0 crop -> out-sized yuv420p (two-step fused path)
+	struct SwsContext *sws_rgb;  // out-sized yuv420p -> out RGB24
+	uint8_t *yuv[4];             // the out-sized yuv420p picture (yuv[0] owns the buffer)
+	int yuv_stride[4], yuv_w, yuv_h;
+	uint8_t *rgb; // naive: (H, W, 3) full-frame RGB
 	size_t rgb_cap;
 	uint64_t frames_decoded;
 	uint64_t seeks;
@@ -33,6 +40,7 @@ struct LdDecoder {
 	uint64_t tick;
 	int timing;
 	LdCost cost;
+	LdHelper *helper; // started at the first split clip, stopped by ld_decoder_free
 };
 
 // thread CPU time when timing is on, else 0 (differences of 0 add nothing)
@@ -57,5 +65,18 @@ int ld_render(LdDecoder *d, const AVFrame *f, const LdDecodeOpts *o, uint8_t *ds
 // The indexed path of ld_decode_video (ci->packets set).
 int ld_decode_indexed(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const uint32_t *frames,
 		      int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen);
+// Decodes GOPs gops[0..ng) of the indexed chunk on d's own context (frames[], dst[] as
+// ld_decode_video; *delivered: frames rendered). 0 or -LD_ERR_* with a reason (the first GOP's
+// error in order: decoding stops there).
+int ld_decode_gops(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const LdGop *gops, int ng,
+		   const uint32_t *frames, int n, uint8_t *const *dst, const LdDecodeOpts *o, int *delivered, char *err,
+		   size_t errlen);
+// ld_decode_gops with the later GOPs on d's helper thread, the earlier ones on the caller's: the
+// same frames and errors (the earlier GOPs' error first), the helper's cost added to d's.
+int ld_split_decode(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const LdGop *gops, int ng,
+		    const uint32_t *frames, int n, uint8_t *const *dst, const LdDecodeOpts *o, int *delivered,
+		    char *err, size_t errlen);
+// stops and frees d's helper thread (NULL: nothing)
+void ld_split_free(LdHelper *h);
 
 #endif

@@ -4,7 +4,8 @@
 // not even read); the decoder is then drained, so nothing past the last needed frame is decoded,
 // and flushed for the next GOP. Decoder contexts stay open across samples, one per codec
 // configuration (LD_CODEC_SLOTS, least recently used replaced), flushed between uses and dropped
-// after any error so a damaged stream never leaves state behind.
+// after any error so a damaged stream never leaves state behind. A clip's GOPs may be shared with
+// a second decoder thread (ld_split.c): each GOP starts on a flushed context, so the bytes are the same.
 #include "ld_decoder_priv.h" // defines: LdDecoder, LdCodecSlot, ld_decode_indexed, ld_render
 #include "proc_time.h"       // defines: time_mono_ns
 #include "loader.h"          // defines: LD_ERR_*, LD_MAX_FRAMES
@@ -225,19 +226,10 @@ static int decode_gop(Run *r, const LdGop *g, const LdBuffer *bufs, int n_bufs, 
 	return rc;
 }
 
-int ld_decode_indexed(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const uint32_t *frames,
-		      int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
+int ld_decode_gops(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const LdGop *gops, int ng,
+		   const uint32_t *frames, int n, uint8_t *const *dst, const LdDecodeOpts *o, int *delivered, char *err,
+		   size_t errlen)
 {
-	LdGop gops[LD_MAX_FRAMES];
-	if (n > LD_MAX_FRAMES) {
-		snprintf(err, errlen, "more than %d frames from one chunk", LD_MAX_FRAMES);
-		return -LD_ERR_MANIFEST;
-	}
-	int ng = ld_gops(ci->packets, ci->n_frames, ci->keyframes, ci->n_keyframes, frames, n, gops);
-	if (ng < 0) {
-		snprintf(err, errlen, "a needed frame is missing from the packet index");
-		return -LD_ERR_MANIFEST;
-	}
 	uint64_t t0 = ld_cost_clock(d);
 	int rc = 0;
 	int threads = o->threads > 0 ? o->threads : 1;
@@ -262,16 +254,36 @@ int ld_decode_indexed(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdCh
 		 .err = err,
 		 .errlen = errlen};
 	int at = 0;
-	for (int g = 0; g < ng && !rc; g++) {
+	for (int g = 0; g < ng && !rc; g++)
 		rc = decode_gop(&r, &gops[g], bufs, n_bufs, &at);
-		d->seeks += g > 0;
-	}
-	if (!rc && r.delivered < n) {
-		snprintf(err, errlen, "%d of %d needed frames never came out of the decoder (damaged packets)",
-			 n - r.delivered, n);
-		rc = -LD_ERR_CORRUPT;
-	}
+	*delivered = r.delivered;
 	if (rc)
 		slot_close(s); // unknown state after an error: never reused
+	return rc;
+}
+
+int ld_decode_indexed(LdDecoder *d, const LdBuffer *bufs, int n_bufs, const LdChunkInfo *ci, const uint32_t *frames,
+		      int n, uint8_t *const *dst, const LdDecodeOpts *o, char *err, size_t errlen)
+{
+	LdGop gops[LD_MAX_FRAMES];
+	if (n > LD_MAX_FRAMES) {
+		snprintf(err, errlen, "more than %d frames from one chunk", LD_MAX_FRAMES);
+		return -LD_ERR_MANIFEST;
+	}
+	int ng = ld_gops(ci->packets, ci->n_frames, ci->keyframes, ci->n_keyframes, frames, n, gops);
+	if (ng < 0) {
+		snprintf(err, errlen, "a needed frame is missing from the packet index");
+		return -LD_ERR_MANIFEST;
+	}
+	d->seeks += (uint64_t)(ng - 1);
+	int delivered = 0;
+	int rc = o->clip_decoders > 1 && ng > 1
+			 ? ld_split_decode(d, bufs, n_bufs, ci, gops, ng, frames, n, dst, o, &delivered, err, errlen)
+			 : ld_decode_gops(d, bufs, n_bufs, ci, gops, ng, frames, n, dst, o, &delivered, err, errlen);
+	if (!rc && delivered < n) {
+		snprintf(err, errlen, "%d of %d needed frames never came out of the decoder (damaged packets)",
+			 n - delivered, n);
+		rc = -LD_ERR_CORRUPT;
+	}
 	return rc;
 }

@@ -24,6 +24,7 @@ void ld_params_default(LdParams *p)
 	p->ratio_min = 3.0f / 4.0f;
 	p->ratio_max = 4.0f / 3.0f;
 	p->threads = 1;
+	p->clip_decoders = 1;
 	p->timeout_ms = 10000;
 	p->loop_filter = LD_LOOP_FILTER_REF;
 }

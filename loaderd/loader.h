@@ -93,6 +93,9 @@ typedef struct {
 	int out_w, out_h; // destination frame size
 	LdCrop crop;
 	int threads; // decoder threads (1: best when many decoders run in parallel)
+	// 2: a clip's GOPs of one chunk are shared with a second decoder on its own thread (the later
+	// half); the same bytes as 1, its CPU time counted (LdCost.helper_ns)
+	int clip_decoders;
 	int no_seek; // demux and decode from frame 0 (reference path for tests)
 	LdLoopFilter loop_filter;
 	uint64_t deadline_ns;     // CLOCK_MONOTONIC watchdog; 0: none
@@ -108,6 +111,8 @@ typedef struct {
 	uint64_t decode_key_ns;    // decoding key frames only other frames need (a GOP's entry cost)
 	uint64_t decode_ref_ns;    // decoding other packets only other frames need, and draining
 	uint64_t convert_ns;       // crop + scale + convert (and the naive full-frame conversion)
+	uint64_t helper_ns;        // CPU time of the second decoder thread (clip_decoders 2); its share
+				   // of the fields above is in them too, so a clip's CPU is the caller's plus this
 	uint64_t packets, frames;  // packets sent to the decoder, frames it returned
 	uint64_t bytes;            // packet bytes sent
 } LdCost;
@@ -179,6 +184,7 @@ typedef struct {
 	float scale_min, scale_max; // random-resized-crop area fraction (0.5, 1)
 	float ratio_min, ratio_max; // aspect ratio w/h (3/4, 4/3)
 	int threads;                // decoder threads per sample
+	int clip_decoders;          // 1, or 2: a second thread decodes half of a clip's GOPs (LdDecodeOpts)
 	uint32_t timeout_ms;        // per-sample watchdog; 0: none
 	LdMode mode;
 	int no_seek;              // decode every chunk from frame 0 (the tests' reference path)

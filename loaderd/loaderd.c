@@ -225,6 +225,7 @@ int main(int argc, char **argv)
 	sh.params.flip = c.flip;
 	sh.params.timeout_ms = (uint32_t)c.timeout_ms;
 	sh.params.threads = c.decoder_threads;
+	sh.params.clip_decoders = c.clip_decoders;
 	sh.params.loop_filter = !strcmp(c.loop_filter, "all")    ? LD_LOOP_FILTER_ALL
 				: !strcmp(c.loop_filter, "none") ? LD_LOOP_FILTER_NONE
 								 : LD_LOOP_FILTER_REF;

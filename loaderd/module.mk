@@ -13,7 +13,7 @@ USES_loaderd := model kernels shm-layout data stream common
 ifeq ($(HAVE_LIBAV),1)
 LIBS += loaderd
 loaderd_SRCS := loaderd/ld_error.c loaderd/ld_avio.c loaderd/ld_decode.c loaderd/ld_render.c loaderd/ld_packets.c \
-               loaderd/ld_gop.c loaderd/ld_plan.c loaderd/ld_view.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c \
+               loaderd/ld_gop.c loaderd/ld_split.c loaderd/ld_plan.c loaderd/ld_view.c loaderd/ld_clip.c loaderd/ld_index.c loaderd/ld_io.c \
                loaderd/ld_stall.c
 
 PROGS += loaderd/loaderd
@@ -25,6 +25,10 @@ loaderd/loaderd_LIBS := loaderd stream data shm-layout model common
 TESTS += test_loader_crop_psnr test_loader_badinput test_loader_index test_loader_determinism test_loader_io \
          test_loader_views test_loader_daemon_kill test_loader_daemon_reattach test_loader_daemon_pread test_loader_clipdump \
          test_loader_bench test_tools_damaged_inputs test_loader_damaged test_loader_daemon_stop
+# clip_decoders 2 (a clip's later GOPs on a second thread): the serial path's bytes and errors
+TESTS += test_loader_split
+# the indexed path decodes exactly the key, the references up to the last needed frame and the needed frames
+TESTS += test_loader_needed_only
 # a chunk path that is a FIFO: error slots, no reader blocks
 TESTS += test_loader_fifo_chunk
 # loaderd --bench --for MODEL@MFU: the cores-per-GPU arithmetic and the flag's errors

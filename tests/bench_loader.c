@@ -6,7 +6,7 @@
 // their PSNR; then io_uring vs pread on cold files.
 // Usage: bench_loader [--texture | --gop G --bframes B --entropy cavlc|cabac] [--loop-filter all|ref|none]
 //                     [--rates-only] [--clips N] [--rounds R] [--clip-list FILE] [DIR | --manifest M]
-//   DIR keeps the dataset between runs, reused as it is (default a temp folder); --gop/--bframes/--entropy: camera
+//   DIR keeps the dataset between runs, reused while its settings hold (default a temp folder); --gop/--bframes/--entropy: camera
 //   chunks with other settings than prep's defaults; --rates-only: clips/s per core of the indexed
 //   and the demux path only, for tools/bench/peers.sh; --manifest M: any prepared dataset instead of
 //   the synthetic one; --clips/--rounds: positions 0..N-1 per round (48), best of R rounds (3);
@@ -281,12 +281,15 @@ static void make_dataset(const char *dir, int texture, int gop, int bframes, int
 				   .enc = {.gop = gop,
 					   .bframes = bframes,
 					   .b_pyramid = PREP_DEFAULT_B_PYRAMID,
+					   .b_fixed = PREP_DEFAULT_B_FIXED,
 					   .cavlc = cavlc,
+					   .no_deblock = PREP_DEFAULT_NO_DEBLOCK,
 					   .crf = PREP_DEFAULT_CRF,
 					   .preset = PREP_DEFAULT_PRESET}};
 		printf("making 4 chunks of 512x288, 300 frames, camera-like source encoded as prep does (GOP %d, %d "
-		       "B-frames, %s, crf %d), in %s ...\n",
-		       gop, bframes, cavlc ? "CAVLC" : "CABAC", PREP_DEFAULT_CRF, dir);
+		       "B-frames in %s runs, %s, deblocking %s, crf %d), in %s ...\n",
+		       gop, bframes, PREP_DEFAULT_B_FIXED ? "fixed" : "adaptive", cavlc ? "CAVLC" : "CABAC",
+		       PREP_DEFAULT_NO_DEBLOCK ? "off" : "on", PREP_DEFAULT_CRF, dir);
 		fflush(stdout);
 		rc = bench_data_make(dir, &o, err, sizeof(err));
 	}
@@ -332,7 +335,22 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		snprintf(mpath, sizeof(mpath), "%s/manifest.bin", dir);
-		if (manifest_open(&m, mpath, err, sizeof(err)) != 0) {
+		// a kept DIR is reused only when it holds chunks of the same settings (prep's defaults move)
+		char stamp[700], want[200], have[200] = "";
+		snprintf(stamp, sizeof(stamp), "%s/settings.txt", dir);
+		if (op.texture)
+			snprintf(want, sizeof(want), "texture\n");
+		else
+			snprintf(want, sizeof(want),
+				 "camera gop=%d bframes=%d b_runs=%s entropy=%s deblock=%s crf=%d\n", op.gop,
+				 op.bframes, PREP_DEFAULT_B_FIXED ? "fixed" : "adaptive", op.cavlc ? "cavlc" : "cabac",
+				 PREP_DEFAULT_NO_DEBLOCK ? "off" : "on", PREP_DEFAULT_CRF);
+		FILE *sf = fopen(stamp, "r");
+		if (sf && !fgets(have, sizeof(have), sf))
+			have[0] = 0;
+		if (sf)
+			fclose(sf);
+		if (strcmp(have, want) || manifest_open(&m, mpath, err, sizeof(err)) != 0) {
 			if (!avcodec_find_encoder_by_name("libx264")) {
 				printf("skip: no libx264 encoder to make benchmark chunks\n");
 				return 77;
@@ -340,6 +358,8 @@ int main(int argc, char **argv)
 			make_dataset(dir, op.texture, op.gop, op.bframes, op.cavlc);
 			if (manifest_open(&m, mpath, err, sizeof(err)) != 0)
 				die(mpath, err);
+			if (!(sf = fopen(stamp, "w")) || fputs(want, sf) < 0 || fclose(sf) != 0)
+				die(stamp, "cannot write the settings of the kept dataset");
 		}
 	}
 	LdDecoder *d;

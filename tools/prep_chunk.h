@@ -16,7 +16,9 @@ typedef struct {
 	int fps_num, fps_den; // output rate; fps_num 0: the source's, rounded to an integer
 	int gop;              // keyframe interval in frames
 	int crf, bframes;
-	int cavlc; // 1: CAVLC entropy coding (--entropy cavlc), 0: CABAC
+	int cavlc;      // 1: CAVLC entropy coding (--entropy cavlc), 0: CABAC
+	int b_fixed;    // 1: every run of B-frames bframes long (--b-runs fixed), 0: x264 picks (adaptive)
+	int no_deblock; // 1: no in-loop deblocking (--deblock off)
 	const char *preset;
 	uint64_t *frames_done; // progress: output frames so far (atomic adds), may be NULL
 	// this video's progress (may be NULL): output frames so far, reused ones too (atomic adds),

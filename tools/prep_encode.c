@@ -82,9 +82,17 @@ int prep_encoder_open(PrepEncoder **out, const char *path, const PrepEncodeOpts 
 		n += snprintf(params + n, sizeof(params) - (size_t)n, ":ref=%d", o->refs);
 	if (o->b_pyramid)
 		n += snprintf(params + n, sizeof(params) - (size_t)n, ":b-pyramid=%s",
-			      o->b_pyramid == 1 ? "none" : "normal");
+			      o->b_pyramid == 1   ? "none"
+			      : o->b_pyramid == 3 ? "strict"
+						  : "normal");
+	if (o->b_fixed)
+		n += snprintf(params + n, sizeof(params) - (size_t)n, ":b-adapt=0");
 	if (o->cavlc)
-		snprintf(params + n, sizeof(params) - (size_t)n, ":cabac=0");
+		n += snprintf(params + n, sizeof(params) - (size_t)n, ":cabac=0");
+	if (o->no_deblock)
+		n += snprintf(params + n, sizeof(params) - (size_t)n, ":no-deblock=1");
+	if (o->fullpel)
+		snprintf(params + n, sizeof(params) - (size_t)n, ":subme=0");
 	av_opt_set(c->priv_data, "x264-params", params, 0);
 	if ((rc = avcodec_open2(c, codec, NULL)) < 0)
 		goto fail;

@@ -15,8 +15,11 @@ typedef struct {
 	int faststart;        // moov before mdat (+faststart)
 	int bframes;          // max B-frames (0: decode order = display order)
 	int refs;             // reference frames (0: the preset's)
-	int b_pyramid;        // B-frames as references: 0 the preset's (x264: normal), 1 none, 2 normal
+	int b_pyramid;        // B-frames as references: 0 the preset's (x264: normal), 1 none, 2 normal, 3 strict
+	int b_fixed;          // 1: every run of B-frames is bframes long (x264 b-adapt 0); 0: the preset's choice
 	int cavlc;            // 1: CAVLC entropy coding instead of CABAC (cheaper to decode, larger)
+	int no_deblock;       // 1: no in-loop deblocking filter (cheaper to decode, blockier)
+	int fullpel;          // 1: whole-pixel motion vectors only (x264 subme 0: no sub-pixel interpolation to decode)
 } PrepEncodeOpts;
 
 typedef struct PrepEncoder PrepEncoder;

@@ -36,13 +36,13 @@ endif
 KEX_SRCS := kernels/cuda/examples/kex_blocksum.cu kernels/cuda/examples/kex_softmax.cu kernels/cuda/examples/kex_mma_gemm.cu
 # kernel tests: tests/NAME.cu -> NAME (shim) and NAME_gpu (device)
 KCUDA_TESTS := test_kemu_barrier test_kemu_warp test_kemu_smem test_kemu_atomic test_kemu_bf16 test_kemu_mma \
-               test_kemu_launch test_kex
+               test_kemu_launch test_kex test_kemu_graph
 
 ifeq ($(HAVE_CUDA_EMU),1)
 # the shim: an archive outside LIBS, so no program can pick its cudaMalloc up
 TEST_LIBS += kemu
 kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp kernels/cuda/emu/kemu_runtime.cpp \
-             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kemu_sched.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
+             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kemu_sched.cpp kernels/cuda/emu/kemu_graph.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 # the shim's memory checkers (emu/kemu_check.cpp: races, uninitialized shared memory, blocks
 # writing the same bytes) see every load and store of a kernel through g++'s ThreadSanitizer

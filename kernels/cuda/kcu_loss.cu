@@ -219,9 +219,16 @@ struct TempArgs {
 
 // g = grad · the clip factor norm_clip[1] (when given), an f32 product as kern_optimizer forms the
 // model's clipped gradients: FastCLIP clips τ's gradient with theirs
+// live (a graph replays the step): kern_temp_live's values in device memory, in place of h's
 __global__ void temp_kernel(float *log_s, float *mv, KcIn grad, KcIn norm_clip, KcOut copy, TempArgs h,
-			    unsigned long long *errs)
+			    const double *live, unsigned long long *errs)
 {
+	if (live) {
+		h.lr = live[KTEMP_LIVE_LR];
+		h.lr_low = live[KTEMP_LIVE_LR_LOW];
+		h.bc1 = live[KTEMP_LIVE_BC1];
+		h.bc2 = live[KTEMP_LIVE_BC2];
+	}
 	float gf = kc_ld(grad, 0);
 	if (norm_clip.p)
 		gf *= kc_ld(norm_clip, 1);
@@ -245,16 +252,11 @@ __global__ void temp_kernel(float *log_s, float *mv, KcIn grad, KcIn norm_clip, 
 int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
 		  KTensor *copy, const KTempStep *h)
 {
-	TempArgs a = {h->lr,
-		      h->lr_low,
-		      h->tau_low,
-		      h->beta1,
-		      h->beta2,
-		      h->eps,
-		      1.0 - pow(h->beta1, (double)h->step),
-		      1.0 - pow(h->beta2, (double)h->step),
-		      h->lo,
-		      h->hi};
+	double v[KTEMP_LIVE_N];
+	kern_temp_live(h, v);
+	TempArgs a = {v[KTEMP_LIVE_LR], v[KTEMP_LIVE_LR_LOW], h->tau_low,        h->beta1, h->beta2,
+		      h->eps,           v[KTEMP_LIVE_BC1],    v[KTEMP_LIVE_BC2], h->lo,    h->hi};
 	return KLAUNCH(&s->err, temp_kernel, 1, 1, 0, (cudaStream_t)s->stream, (float *)log_s->data, (float *)mv->data,
-		       kc_in(grad), kc_in(norm_clip), kc_out(copy), a, s->errs);
+		       kc_in(grad), kc_in(norm_clip), kc_out(copy), a,
+		       h->live ? (const double *)h->live->data : nullptr, s->errs);
 }

@@ -17,7 +17,7 @@ endif
 # kernels. Built twice: libkcubackend (nvcc, cuBLASLt: what programs link) and libkcuemu (g++
 # through the shim: what make test runs). A program gets it with $(KCUDA_LDFLAGS) (kern_ctx.c
 # refers to the table weakly, so nothing else pulls CUDA in), $(KCUDA_LIBS) and $(KCUDA_LDLIBS).
-KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c
+KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c kernels/cuda/kcu_graph.c
 KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
                kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu \
                kernels/cuda/kcu_cls.cu kernels/cuda/kcu_mae.cu
@@ -106,7 +106,7 @@ endif
 # with the shim's backend (make test) and NAME_gpu with the device backend (make test-gpu, 77
 # without a GPU). Both skip (77) when the other half of the build is missing.
 KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
-             test_kcuda_cls \
+             test_kcuda_cls test_kcuda_graph \
              test_kcuda_model test_kcuda_mae
 kcu_test_libs = $(if $(filter test_kcuda_model,$(1)),model) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)

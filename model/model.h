@@ -14,7 +14,7 @@
 //          clip_model_backward_visual, clip_model_infonce_step,
 //          model_synth_batch, ModelSynthStep, model_synth_step, model_synth_step_free, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
 //          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
-//          optim_create, optim_destroy, optim_set_rule, optim_step, StDtype, StTensor, StFile, st_dtype_name,
+//          optim_create, optim_destroy, optim_set_rule, optim_step, optim_step_live, optim_live, StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
@@ -360,6 +360,11 @@ int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, flo
 // value stored into copy (the bf16 weights the model reads). A non-finite norm latches -ERANGE
 // ("optimizer") on the device: nothing changes and the next op or sync point returns it.
 int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads);
+// the same with the update's per-step values (lr, bias corrections) read from live, a
+// (KOPT_LIVE_N) F64 device tensor, when the op runs: what a CUDA graph replays (kern_graph_begin);
+// optim_live gives the values of the next update (o->step's) for the caller to write there
+int optim_step_live(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *live);
+void optim_live(const Optimizer *o, double out[KOPT_LIVE_N]);
 
 // ---- safetensors files ----
 // safetensors files: write named tensors with string metadata, and read them back through mmap with

@@ -6,7 +6,7 @@
 INC_DIRS += trainer
 USES_trainer := eval model trainer/fastclip trainer/comm kernels shm-layout data stream common
 LIBS += trainer
-trainer_SRCS := trainer/trainer_step.c trainer/trainer_cls.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+trainer_SRCS := trainer/trainer_step.c trainer/trainer_graph.c trainer/trainer_cls.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 trainer_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
                 trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c

@@ -289,6 +289,7 @@ static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_
 				 .flip = c->flip,
 				 .log_every = c->metrics_every,
 				 .grad_checkpoint = c->grad_checkpoint,
+				 .cuda_graph = c->cuda_graph,
 				 .classify = c->classify,
 				 .cls = {.n_heads = g_vocab.label_heads,
 					 .classes = {g_vocab.label_classes[0], g_vocab.label_classes[1]},
@@ -382,6 +383,7 @@ static void log_start(const TrainerConfig *c, const TrainerIngest *in, const Tra
 		 c->model_name, (long long)ts->model->n_params, kern_ctx_backend_name(ctx), kern_ctx_threads(ctx),
 		 why[1], why[3], c->ring, (unsigned long long)in->seed);
 	log_info("attention (--attention %s): %s", c->attention, kern_ctx_attention(ctx));
+	log_info("cuda graph (--cuda-graph): %s", ts->graph_state);
 	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
 	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
 	log_info(

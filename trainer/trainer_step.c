@@ -4,13 +4,15 @@
 // logit_scale master value, so exported weights carry the temperature; the logged scalars are
 // written into one of two device blocks, each read back once per logging interval while the steps
 // fill the other, with the phases' device times from timed events.
-#include "trainer_step.h" // defines: TrainStep, ...
-#include "errbuf.h"       // defines: TRY
-#include "proc_time.h"    // defines: time_mono_s
-#include "ring.h"         // defines: RING_LABELS, RING_NO_LABEL
+#include "trainer_step.h"  // defines: TrainStep, ...
+#include "errbuf.h"        // defines: TRY
+#include "trainer_graph.h" // defines: train_graph_open, train_graph_close, train_graph_take, train_graph_run
+#include "proc_time.h"     // defines: time_mono_s
+#include "ring.h"          // defines: RING_LABELS, RING_NO_LABEL
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, EBUSY
 #include <math.h>   // defines: log, NAN
+#include <stdio.h>  // defines: snprintf
 #include <stdlib.h> // defines: calloc, free
 #include <string.h> // defines: memcpy, strcmp, strncmp
 #include <time.h>   // defines: clock_gettime
@@ -57,6 +59,7 @@ void train_step_destroy(TrainStep *s)
 {
 	if (!s)
 		return;
+	train_graph_close(s);
 	comm_buckets_free(s->buckets);
 	if (s->xchg)
 		fastclip_exchange_free(s->xchg);
@@ -187,7 +190,10 @@ static int create(TrainStep *s)
 	TRY(kern_alloc(s->ctx, &s->metrics, KDT_F32, 2, (const int64_t[]){2 * (int64_t)c->log_every, TS_NSCALARS}));
 	TRY(fetch_open(s));
 	TRY(kern_ctx_reserve_workspace(s->ctx, kern_loss_ws_bytes(s->ctx, c->batch, c->batch, c->model.embed_dim)));
-	return create_batch(s);
+	TRY(create_batch(s));
+	snprintf(s->graph_state, sizeof s->graph_state, "off (--no-cuda-graph)");
+	rc = c->cuda_graph ? train_graph_open(s, s->graph_state, sizeof s->graph_state) : 0;
+	return rc < 0 ? rc : 0;
 }
 
 int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStepConfig *cfg)
@@ -385,6 +391,8 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 		      (const int64_t[]){TS_NSCALARS}));
 	if (s->cls)
 		return run_classify(s, &row, t);
+	if (s->graph && train_graph_take(s))
+		return train_graph_run(s, &row, epoch, t);
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
 	TRY(kern_augment(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch));
@@ -501,4 +509,14 @@ int train_step_read_metrics(TrainStep *s, float *out, int *rows)
 		*rows += n;
 	}
 	return 0;
+}
+
+int train_step_mark(TrainStep *s, int k)
+{
+	return mark(s, k);
+}
+
+double train_step_tau_lr(const TrainStep *s, int64_t step)
+{
+	return tau_lr(s, step);
 }

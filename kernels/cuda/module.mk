@@ -159,6 +159,16 @@ test_kcuda_train_LDLIBS := -lstdc++
 test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
 # the step's metrics read back one interval late (test_step_fetch) on the backend through the shim
+# issue 25 §7: the trainer's step through CUDA graphs against the eager step, bit for bit, a resume,
+# the planted baked per-step value
+TESTS += test_kcuda_train_graph
+SEEDED_TESTS += test_kcuda_train_graph
+test_kcuda_train_graph_SRCS := tests/test_kcuda_train_graph.c tests/kcu_twin.c
+test_kcuda_train_graph_LIBS := $(test_kcuda_train_LIBS)
+test_kcuda_train_graph_LDLIBS := -lstdc++
+test_kcuda_train_graph_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_train_graph: LDFLAGS += $(KCUDA_LDFLAGS)
+
 TESTS += test_kcuda_step_fetch
 test_kcuda_step_fetch_LIBS := $(test_kcuda_train_LIBS)
 test_kcuda_step_fetch_LDLIBS := -lstdc++
@@ -192,7 +202,8 @@ SCRIPT_TESTS += tests/test_kcuda_buckets_planted.sh
 # (make test-seeds sweeps fresh ones)
 SCRIPT_TESTS += tests/test_kemu_async.sh
 ASYNC_SEED_RUNS += tests/test_kemu_async.sh
-ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_kcuda_buckets test_trainer_selfcheck)
+ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_kcuda_buckets test_trainer_selfcheck \
+                   test_kemu_graph test_kcuda_train_graph)
 endif
 
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)

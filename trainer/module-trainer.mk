@@ -118,4 +118,12 @@ test_kcuda_train_gpu_LDLIBS = $(KCUDA_LDLIBS)
 test_kcuda_train_gpu_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
 all: $(BUILD)/tests/test_kcuda_train_gpu
+# the step through CUDA graphs against the eager step on a device (cuBLASLt and the own kernels captured)
+GPU_TESTS += test_kcuda_train_graph_gpu
+test_kcuda_train_graph_gpu_SRCS := tests/test_kcuda_train_graph.c tests/kcu_twin.c
+test_kcuda_train_graph_gpu_LIBS = $(test_kcuda_train_gpu_LIBS)
+test_kcuda_train_graph_gpu_LDLIBS = $(KCUDA_LDLIBS)
+test_kcuda_train_graph_gpu_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_train_graph_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
+all: $(BUILD)/tests/test_kcuda_train_graph_gpu
 endif

@@ -27,6 +27,7 @@ struct TrainGraph {
 	int slot;
 	size_t ws_bytes;       // the workspace the graphs point into (it moves only when it grows)
 	int steps, off;        // steps seen; 1: graphs off for the rest of the run
+	int captured;          // the graphs above are ready
 	int64_t nodes, pieces; // the launches the graphs hold; graph launches per step
 	char note[320];
 	int note_new;
@@ -39,6 +40,7 @@ static void graphs_free(TrainGraph *g)
 	for (int k = 0; g->bwd && k <= g->n_groups; k++)
 		kern_graph_destroy(g->bwd[k]);
 	g->fwd = g->upd = NULL;
+	g->captured = 0;
 	if (g->bwd)
 		memset(g->bwd, 0, sizeof(KGraph *) * (size_t)(g->n_groups + 1));
 	g->nodes = g->pieces = 0;
@@ -235,6 +237,7 @@ static int capture(TrainStep *s)
 		return rc;
 	}
 	g->ws_bytes = kern_ctx_workspace_bytes(s->ctx);
+	g->captured = 1;
 	snprintf(g->note, sizeof g->note,
 		 "cuda graph: captured %lld launches into %lld graphs (forward, backward in %lld pieces cut where "
 		 "its %d gradient groups are reported, update); eager each step: augment, the tokens' copy, the "
@@ -250,9 +253,9 @@ int train_graph_take(TrainStep *s)
 	TrainGraph *g = s->graph;
 	if (!g || g->off || g->steps++ == 0)
 		return 0;
-	if (g->fwd && kern_ctx_workspace_bytes(s->ctx) != g->ws_bytes)
+	if (g->captured && kern_ctx_workspace_bytes(s->ctx) != g->ws_bytes)
 		graphs_free(g); // the workspace moved: the graphs point into the old one
-	if (!g->fwd && capture(s) < 0)
+	if (!g->captured && capture(s) < 0)
 		return 0;
 	return 1;
 }

@@ -12,11 +12,12 @@
 // launch of the step must fall inside a recorded op, and the step through CUDA graphs (--cuda-graph)
 // must launch less than eagerly.
 // --launches: the step's device launches per step on the CUDA backend (the shim without a GPU),
-// eager and through CUDA graphs, at the preset's structure (layers, frames, batch, context,
-// vocabulary, MLP ratio) with its widths shrunk to one attention head of 64 and its frames to 2 x 2
-// patches: what a launch count depends on (the ops each layer queues, whether a column sum needs a
-// second pass, which holds here as at full size: every large sum has over 512 rows) is kept, the
-// arithmetic the shim would take hours over is not; own attention kernels (cuDNN's launch their own).
+// eager and through CUDA graphs, at the preset's structure (layers, frames, batch, vocabulary, MLP
+// ratio) with its widths shrunk to one attention head of 64 and its patches per frame and context to
+// the fewest that keep every column sum's rows on the same side of the 256 above which it takes a
+// second pass (kc_col_slices): what a launch count depends on (the ops each layer queues, those
+// passes) is kept, the arithmetic the shim would take hours over is not. Own attention kernels
+// (cuDNN's, --attention auto on sm_90, launch kernels of their own that the count does not see).
 // Usage: bench_plan [--smoke] [--model NAME --frames T --batch-size B] [--all] [--launches]
 #include "flags.h"             // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "test_trainer_util.h" // defines: tt_upload
@@ -293,7 +294,15 @@ static int launches(const char *model, int frames, int batch)
 	model_config_preset(&mc, model);
 	mc.frames = frames;
 	mc.vis_width = mc.txt_width = 64, mc.vis_heads = mc.txt_heads = 1, mc.embed_dim = 64;
-	mc.image_size = 2 * mc.patch;
+	// the sums over B·P rows (temporal embedding) and B·ctx rows (text tokens) above 256 where the
+	// preset's are (the others, B·T, B·(T·P + 1), B, keep theirs: B and T are the preset's)
+	const int need = 256 / batch + 1, full_p = (mc.image_size / mc.patch) * (mc.image_size / mc.patch);
+	int side = 2;
+	while (side * side < need && side * side < full_p)
+		side++;
+	mc.image_size = side * mc.patch;
+	const int ctx = need > 8 ? need : 8;
+	mc.ctx_len = ctx < mc.ctx_len ? ctx : mc.ctx_len;
 	int64_t e = 0, g = 0;
 	char note[400] = "";
 	int rc = step_launches(&mc, batch, &e, &g, note, sizeof note);
@@ -303,8 +312,8 @@ static int launches(const char *model, int frames, int batch)
 	}
 	if (rc < 0)
 		return 1;
-	printf("%s T=%d B=%d (%d + %d layers, MLP x%d, context %d): %s\n", model, frames, batch, mc.vis_layers,
-	       mc.txt_layers, mc.mlp_ratio, mc.ctx_len, note);
+	printf("%s T=%d B=%d (%d + %d layers, MLP x%d; run at width 64, %d patches a frame, context %d): %s\n", model,
+	       frames, batch, mc.vis_layers, mc.txt_layers, mc.mlp_ratio, side * side, mc.ctx_len, note);
 	printf("launches per step: eager %lld, through CUDA graphs %lld: %.1fx fewer\n", (long long)e, (long long)g,
 	       (double)e / (double)g);
 	return 0;

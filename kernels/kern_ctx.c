@@ -228,6 +228,8 @@ int kern_ctx_reserve_workspace(KernCtx *ctx, size_t bytes)
 		return -EINVAL;
 	if (bytes <= ctx->ws_bytes)
 		return 0;
+	if (ctx->capturing)
+		return -EPERM; // it waits and moves the workspace, which the capture's ops point into
 	KernDev *d = ctx->dev;
 	int rc = d->be->stream_sync(ctx);
 	if (rc < 0)
@@ -239,6 +241,7 @@ int kern_ctx_reserve_workspace(KernCtx *ctx, size_t bytes)
 		d->be->free(d, ctx->ws);
 	ctx->ws = p;
 	ctx->ws_bytes = bytes;
+	ctx->ws_epoch++;
 	return 0;
 }
 

@@ -6,6 +6,9 @@
 //          KAttention, KERN_ATTN_*, KAct, KLinear, KLinearBwd, KContrastBatch, KFccoVersion, KFccoParams,
 //          KFCCO_P_*, KFCCO_T_*,
 //          KTempStep, KOptSegment, KSEG_*, KOptPlan, KOptHyper, KERN_MAX_DIMS, KERN_OPT_CHUNK,
+//          KOPT_LIVE_*, KTEMP_LIVE_*, kern_opt_live, kern_temp_live,
+//          KGraph, kern_graph_supported, kern_graph_begin, kern_graph_end, kern_graph_launch, kern_graph_nodes,
+//          kern_graph_destroy,
 //          kern_dtype_size, kern_dtype_name, kern_numel, kern_nbytes, kern_tensor_make,
 //          kern_view, kern_bf16_from_f32, kern_f32_from_bf16,
 //          kern_ctx_create, kern_ctx_create_cpu, kern_stream_create, kern_ctx_destroy, kern_ctx_backend_name,
@@ -191,7 +194,8 @@ int64_t kern_ctx_host_waits(const KernCtx *ctx);
 // line in buf; 0 when no shape is new), for the caller to log.
 int64_t kern_ctx_slow_paths(const KernCtx *ctx);
 // device work items queued so far (CUDA: own kernel launches and cuBLASLt matmuls, this process's;
-// 0 on the CPU): a step's launch count is the difference across it
+// 0 on the CPU): a step's launch count is the difference across it. A graph launch counts one;
+// the work a capture records counts in kern_graph_nodes instead.
 int64_t kern_ctx_launches(const KernCtx *ctx);
 
 // The plan of a run (bench-plan): once a recorder is set, every op that queues device work (the
@@ -253,6 +257,35 @@ int kern_event_create_timed(KernCtx *ctx, KEvent **out);
 // -EAGAIN while either is pending, -EINVAL when either is not timed or was never recorded, or the
 // latched error
 int kern_event_elapsed(KEvent *a, KEvent *b, double *ms);
+
+// ---- Graphs (CUDA graphs: a sequence of ops queued again as one launch) ----
+// kern_graph_begin starts recording the device work that ops queue on ctx's stream: from then on
+// they run nothing. kern_graph_end stops and makes the recorded work a graph, which
+// kern_graph_launch queues on ctx's stream again, as one launch, as often as wanted. A replay runs
+// each op with the arguments of its capture: the tensors' pointers, the sizes and every host scalar
+// of that call (a learning rate, a step count, a view's offset). A value that changes between
+// launches must therefore reach the graph through device memory written before each launch
+// (KOptHyper.live, KTempStep.live, a tensor uploaded asynchronously), and every tensor the captured
+// ops use must stay allocated while the graph lives. Inside a capture, what waits for the device,
+// allocates, or copies from pageable host memory is refused by the runtime (CUDA's capture rules:
+// the op fails with -EPERM and the capture is spoiled); host state an op keeps (an optimizer's step
+// count) moves as if it had run. Only the thread that began a capture may queue into it.
+typedef struct KGraph KGraph;
+// 1 when ctx's backend records graphs (CUDA), 0 when not (the CPU's ops run when called)
+int kern_graph_supported(const KernCtx *ctx);
+// -ENOTSUP: no graphs on this backend, or KERN_CUDA_SYNC=1 (every op waits); -EBUSY: ctx captures
+// already; the latched error, if any; why gets a sentence on failure
+int kern_graph_begin(KernCtx *ctx, char *why, size_t len);
+// *out: the graph (freed with kern_graph_destroy). A capture an op spoiled fails with that op's
+// error (-EPERM when it was a refused call) and why naming it; its error is taken off the latch,
+// so ctx goes on (the recorded work never ran: run it again without a graph).
+int kern_graph_end(KernCtx *ctx, KGraph **out, char *why, size_t len);
+// queues g on ctx, the handle that captured it; -ESTALE when ctx's workspace was reallocated since
+// the capture (kern_ctx_reserve_workspace: capture again)
+int kern_graph_launch(KernCtx *ctx, const KGraph *g);
+// the device work items the graph replays (counted as kern_ctx_launches counts them)
+int64_t kern_graph_nodes(const KGraph *g);
+void kern_graph_destroy(KGraph *g);
 
 // ======================================================================================
 // Memory
@@ -537,12 +570,18 @@ int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const K
 // gradient with the model's): m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²;
 // log_s' = clamp(log_s − r/(1−β1^step)·m'/(√v'/√(1−β2^step) + eps), lo, hi) where r = lr_low if
 // exp(−log_s) ≤ tau_low else lr (v3: lr/3 below τ 0.03; tau_low 0: never).
+// live: NULL, or a (KTEMP_LIVE_N) F64 tensor on the device holding kern_temp_live's values, read
+// when the op runs in place of lr, lr_low and step (a graph replays the op: see kern_graph_begin)
 typedef struct {
 	double lr, lr_low, tau_low;
 	double beta1, beta2, eps;
 	int64_t step; // 1 on the first update
 	double lo, hi;
+	const KTensor *live;
 } KTempStep;
+enum { KTEMP_LIVE_LR = 0, KTEMP_LIVE_LR_LOW, KTEMP_LIVE_BC1, KTEMP_LIVE_BC2, KTEMP_LIVE_N };
+// out = [lr, lr_low, 1 − β1^step, 1 − β2^step] in double, as the op computes them from h
+void kern_temp_live(const KTempStep *h, double out[KTEMP_LIVE_N]);
 // log_s (1), mv (2) = (m, v): STAT; grad (1) ACT; norm_clip (2) STAT or NULL; copy (1) ACT or NULL
 // receives log_s' too (e.g. the model's logit_scale weight). A non-finite g latches -ERANGE
 // ("temp_step"), nothing changes.
@@ -592,11 +631,19 @@ int kern_grad_norm(KernCtx *ctx, const KOptPlan *plan, KTensor *norm_clip, const
 // kern_grad_norm's rule (the sum in double), so both updates read one factor. NaN stays NaN.
 int kern_grad_norm_join(KernCtx *ctx, KTensor *norm_clip, const KTensor *other, double clip_norm);
 
-// Hyper-parameters of one update, host arguments per call
+// Hyper-parameters of one update, host arguments per call. live: NULL, or a (KOPT_LIVE_N) F64
+// tensor on the device holding kern_opt_live's values, read when the op runs in place of lr and
+// step (a graph replays the op with its captured arguments: see kern_graph_begin)
 typedef struct {
 	double lr, beta1, beta2, eps, weight_decay;
 	int64_t step; // 1 on the first update (bias correction as torch: 1 − β^step)
+	const KTensor *live;
 } KOptHyper;
+enum { KOPT_LIVE_LR = 0, KOPT_LIVE_BC1, KOPT_LIVE_BC2, KOPT_LIVE_N };
+// out = [lr, 1 − β1^step, 1 − β2^step] in double: every per-step number the update uses is one of
+// these or computed from them by exact operations (/, sqrt, the float rounding), so a device reading
+// them gets the bits a host-side call gets
+void kern_opt_live(const KOptHyper *h, double out[KOPT_LIVE_N]);
 
 // One fused AdamW/LAMB update of every non-frozen segment with g = grads·factor (factor from
 // norm_clip[1], or 1 when norm_clip is NULL); m' = β1·m + (1−β1)·g; v' = β2·v + (1−β2)·g²:

@@ -1,7 +1,9 @@
 // The contract's loss, temperature and optimizer ops for every backend: argument checks, the
-// FastCLIP pack/table widths and the optimizer plan's chunk table (the fixed reduction order).
+// FastCLIP pack/table widths, the optimizer plan's chunk table (the fixed reduction order), and
+// the per-step values an optimizer or temperature step may read from the device (kern_*_live).
 #include "kern_check.h" // defines: kchk_*, KPRE, KCK, KWS
 
+#include <math.h> // defines: pow
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,6 +148,14 @@ int kern_clip_metrics(KernCtx *ctx, KTensor *metrics, const KTensor *e1, const K
 		    BE(ctx)->clip_metrics(ctx, metrics, e1, e2, log_s, (int)B, (int)d));
 }
 
+void kern_temp_live(const KTempStep *h, double out[KTEMP_LIVE_N])
+{
+	out[KTEMP_LIVE_LR] = h->lr;
+	out[KTEMP_LIVE_LR_LOW] = h->lr_low;
+	out[KTEMP_LIVE_BC1] = 1.0 - pow(h->beta1, (double)h->step);
+	out[KTEMP_LIVE_BC2] = 1.0 - pow(h->beta2, (double)h->step);
+}
+
 int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
 		   KTensor *copy, const KTempStep *h)
 {
@@ -155,11 +165,13 @@ int kern_temp_step(KernCtx *ctx, KTensor *log_s, KTensor *mv, const KTensor *gra
 	KCK(h && h->step >= 1 && h->lr >= 0 && h->lr_low >= 0 && h->beta1 >= 0 && h->beta1 < 1 && h->beta2 >= 0 &&
 	    h->beta2 < 1 && h->eps > 0 && h->lo <= h->hi);
 	KCK(kchk_stat(log_s, cdt, 1) && kchk_stat(mv, cdt, 2) && kchk_act(grad, cdt, 1) &&
-	    (!copy || kchk_act(copy, cdt, 1)) && (!norm_clip || kchk_stat(norm_clip, cdt, 2)));
+	    (!copy || kchk_act(copy, cdt, 1)) && (!norm_clip || kchk_stat(norm_clip, cdt, 2)) &&
+	    (!h->live || kchk_typed(h->live, KDT_F64, KTEMP_LIVE_N)));
 	return KRUN(ctx,
 		    kplan("temp_step", 20,
-			  2 * kplan_t(log_s) + 2 * kplan_t(mv) + kplan_t(grad) + kplan_t(norm_clip) + kplan_t(copy), 0,
-			  0, "1"),
+			  2 * kplan_t(log_s) + 2 * kplan_t(mv) + kplan_t(grad) + kplan_t(norm_clip) + kplan_t(copy) +
+				  kplan_t(h->live),
+			  0, 0, "1"),
 		    BE(ctx)->temp_step(ctx, log_s, mv, grad, norm_clip, copy, h));
 }
 
@@ -237,7 +249,14 @@ int kern_grad_norm(KernCtx *ctx, const KOptPlan *plan, KTensor *norm_clip, const
 static int hyper_ok(const KOptHyper *h)
 {
 	return h && h->step >= 1 && h->lr >= 0 && h->beta1 >= 0 && h->beta1 < 1 && h->beta2 >= 0 && h->beta2 < 1 &&
-	       h->eps > 0 && h->weight_decay >= 0;
+	       h->eps > 0 && h->weight_decay >= 0 && (!h->live || kchk_typed(h->live, KDT_F64, KOPT_LIVE_N));
+}
+
+void kern_opt_live(const KOptHyper *h, double out[KOPT_LIVE_N])
+{
+	out[KOPT_LIVE_LR] = h->lr;
+	out[KOPT_LIVE_BC1] = 1.0 - pow(h->beta1, (double)h->step);
+	out[KOPT_LIVE_BC2] = 1.0 - pow(h->beta2, (double)h->step);
 }
 
 int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTensor *master, KTensor *copy,
@@ -253,7 +272,7 @@ int kern_optimizer(KernCtx *ctx, const KOptPlan *plan, const KOptHyper *h, KTens
 	return KRUN(ctx,
 		    kplan("optimizer", 12.0 * n,
 			  2 * (kplan_t(master) + kplan_t(m) + kplan_t(v)) + kplan_t(grads) + kplan_t(copy) +
-				  kplan_t(norm_clip),
+				  kplan_t(norm_clip) + kplan_t(h->live),
 			  0, 0, "%lld", (long long)n),
 		    BE(ctx)->optimizer(ctx, plan, h, master, copy, grads, m, v, norm_clip));
 }

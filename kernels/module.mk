@@ -3,7 +3,7 @@
 # by rounding, f64 for gradient checks; OpenMP + BLAS). backend/ holds the private table a backend
 # fills; only kernels/ sees it. The CUDA backend goes into cuda/.
 LIBS += kernels
-kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_ops_dense.c kernels/kern_ops_loss.c \
+kernels_SRCS := kernels/kern_tensor.c kernels/kern_ctx.c kernels/kern_graph.c kernels/kern_ops_dense.c kernels/kern_ops_loss.c \
                 kernels/kern_ops_mae.c kernels/kern_mae_host.c \
                 kernels/kern_gradcheck.c kernels/cpu/kern_cpu.c kernels/cpu/kern_cpu_stage.c \
                 kernels/cpu/kern_cpu_ops.c kernels/cpu/kern_cpu_augment.c kernels/cpu/kern_cpu_loss.c \

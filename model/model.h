@@ -16,7 +16,8 @@
 //          clip_model_drop_path_draw,
 //          model_synth_batch, ModelSynthStep, model_synth_step, model_synth_step_free, OptKind, OptConfig, Optimizer, optim_config_default, optim_flag_table,
 //          optim_config_describe, optim_lr, optim_lr_of, optim_join_schedule,
-//          optim_create, optim_destroy, optim_set_rule, optim_step, optim_step_clipped, StDtype, StTensor, StFile, st_dtype_name,
+//          optim_create, optim_destroy, optim_set_rule, optim_step, optim_step_clipped, optim_step_live, optim_live,
+//          StDtype, StTensor, StFile, st_dtype_name,
 //          st_dtype_size, st_write_fd, st_write, st_open, st_open_err, st_open_as, st_parse, st_close, st_find, st_meta, st_count, st_entry,
 //          StLoadOpts, st_model_save, st_model_load, st_model_tensors, ST_OPENCLIP_FORMAT, StInitOpts,
 //          st_openclip_export, st_openclip_init, CkptState, CkptTarget, ckpt_save, ckpt_load_latest,
@@ -555,6 +556,11 @@ int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grad
 // (kern_grad_norm_join: one norm over the buffers of several optimizers, --objective classify's
 // tower and heads); o->norm_clip is not written
 int optim_step_clipped(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *norm_clip);
+// the same with the update's per-step values (lr, bias corrections) read from live, a
+// (KOPT_LIVE_N) F64 device tensor, when the op runs: what a CUDA graph replays (kern_graph_begin);
+// optim_live gives the values of the next update (o->step's) for the caller to write there
+int optim_step_live(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *live);
+void optim_live(const Optimizer *o, double out[KOPT_LIVE_N]);
 
 // ---- safetensors files ----
 // safetensors files: write named tensors with string metadata, and read them back through mmap with

@@ -221,17 +221,30 @@ int optim_set_rule(Optimizer *o, const char *name, uint32_t flags, float lo, flo
 	return -ENOENT;
 }
 
+// the hyper-parameters of the next update
+static KOptHyper hyper(const Optimizer *o, const KTensor *live)
+{
+	return (KOptHyper){.lr = optim_lr(&o->cfg, o->step),
+			   .beta1 = o->cfg.beta1,
+			   .beta2 = o->cfg.beta2,
+			   .eps = o->cfg.eps,
+			   .weight_decay = o->cfg.weight_decay,
+			   .step = o->step + 1,
+			   .live = live};
+}
+
+void optim_live(const Optimizer *o, double out[KOPT_LIVE_N])
+{
+	const KOptHyper h = hyper(o, NULL);
+	kern_opt_live(&h, out);
+}
+
 int optim_step_clipped(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *norm_clip)
 {
 	if (!o || !params || !grads || !norm_clip || kern_numel(params) != o->n_params ||
 	    kern_numel(grads) != o->n_params)
 		return -EINVAL;
-	KOptHyper h = {.lr = optim_lr(&o->cfg, o->step),
-		       .beta1 = o->cfg.beta1,
-		       .beta2 = o->cfg.beta2,
-		       .eps = o->cfg.eps,
-		       .weight_decay = o->cfg.weight_decay,
-		       .step = o->step + 1};
+	const KOptHyper h = hyper(o, NULL);
 	int rc = kern_optimizer(o->ctx, o->plan, &h, params, copy, grads, &o->m, &o->v, norm_clip);
 	if (!rc)
 		o->step++;
@@ -240,8 +253,19 @@ int optim_step_clipped(Optimizer *o, KTensor *params, KTensor *copy, const KTens
 
 int optim_step(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads)
 {
+	return optim_step_live(o, params, copy, grads, NULL);
+}
+
+int optim_step_live(Optimizer *o, KTensor *params, KTensor *copy, const KTensor *grads, const KTensor *live)
+{
 	if (!o || !params || !grads || kern_numel(params) != o->n_params || kern_numel(grads) != o->n_params)
 		return -EINVAL;
+	const KOptHyper h = hyper(o, live);
 	int rc = kern_grad_norm(o->ctx, o->plan, &o->norm_clip, grads, o->cfg.clip_norm);
-	return rc ? rc : optim_step_clipped(o, params, copy, grads, &o->norm_clip);
+	if (!rc)
+		rc = kern_optimizer(o->ctx, o->plan, &h, params, copy, grads, &o->m, &o->v, &o->norm_clip);
+	if (!rc)
+		o->step++;
+	return rc;
 }
+

@@ -417,7 +417,7 @@ static int add_backend_ops(std::vector<Entry> &t, KernCtx **out, Tensors *tn, KE
 	if (kern_opt_plan_create(c, &plan, segs.data(), (int)segs.size(), NPARAM) ||
 	    kern_opt_plan_create(c, &lplan, lsegs.data(), (int)lsegs.size(), NPARAM))
 		return 1;
-	static KOptHyper h = {1e-4, 0.9, 0.98, 1e-6, 0.1, 3};
+	static KOptHyper h = {1e-4, 0.9, 0.98, 1e-6, 0.1, 3, NULL};
 	t.push_back({"grad_norm (f32 grads)", false, 4.0 * NPARAM, cp,
 		     [=] { return kern_grad_norm(c, plan, ncl, gr, 1.0); }, c});
 	t.push_back({"optimizer AdamW (+bf16 copy)", false, 30.0 * NPARAM, cp,

@@ -9,10 +9,19 @@
 // max(FLOP floor, byte floor)) and the MFU it implies. --smoke (make test): the tiny model computed
 // and dry must record the same ops; the model's matrix-product FLOPs must be 3 x
 // model_flops_per_sample x B; on a build whose CUDA backend runs (the shim, or a GPU) every device
-// launch of the step must fall inside a recorded op.
-// Usage: bench_plan [--smoke] [--model NAME --frames T --batch-size B] [--all]
+// launch of the step must fall inside a recorded op, and the step through CUDA graphs (--cuda-graph)
+// must launch less than eagerly.
+// --launches: the step's device launches per step on the CUDA backend (the shim without a GPU),
+// eager and through CUDA graphs, at the preset's structure (layers, frames, batch, vocabulary, MLP
+// ratio) with its widths shrunk to one attention head of 64 and its patches per frame and context to
+// the fewest that keep every column sum's rows on the same side of the 256 above which it takes a
+// second pass (kc_col_slices): what a launch count depends on (the ops each layer queues, those
+// passes) is kept, the arithmetic the shim would take hours over is not. Own attention kernels
+// (cuDNN's, --attention auto on sm_90, launch kernels of their own that the count does not see).
+// Usage: bench_plan [--smoke] [--model NAME --frames T --batch-size B] [--all] [--launches]
 #include "flags.h"             // defines: FlagSpec, FLAG_AT, flags_parse, flags_help
 #include "test_trainer_util.h" // defines: tt_upload
+#include "trainer_graph.h"     // defines: train_graph_note
 #include "trainer_step.h"      // defines: TrainStep, train_step_*, comm_local_open, model_flops_per_sample
 
 #include <errno.h>  // defines: ENODEV, ENOTSUP
@@ -228,6 +237,88 @@ static int same_ops(const Plan *a, const Plan *b, const char *what)
 	return bad;
 }
 
+// Launches per step of the trainer's step on the CUDA backend: one eager step (*eager), and the
+// third step with graphs (*graphed: the first is eager, the second captures); note: the capture's
+// line. cfg's model as given.
+static int step_launches(const ModelConfig *mc, int batch, int64_t *eager, int64_t *graphed, char *note, size_t len)
+{
+	for (int graph = 0; graph < 2; graph++) {
+		KernCtx *c = NULL;
+		Comm *comm = NULL;
+		TrainStep *s = NULL;
+		KCtxOptions ko = {.backend = KERN_BACKEND_CUDA, .attention = KERN_ATTN_OWN};
+		TrainStepConfig cfg = {.model = *mc,
+				       .act = KDT_BF16,
+				       .batch = batch,
+				       .dataset_size = 4096,
+				       .bucket_bytes = 4u << 20,
+				       .data_seed = 1,
+				       .flip = 1,
+				       .log_every = 1,
+				       .cuda_graph = graph};
+		optim_config_default(&cfg.opt);
+		fastclip_config_default(&cfg.loss, FASTCLIP_V3);
+		int rc = kern_ctx_create(&c, &ko);
+		rc = rc ? rc : comm_local_open(&comm);
+		rc = rc ? rc : train_step_create(&s, c, comm, &cfg);
+		rc = rc ? rc : train_step_init(s, 1);
+		for (int k = 0; k < (graph ? 3 : 1) && !rc; k++) {
+			TrainStepTimes tt;
+			float row[TS_NSCALARS];
+			int rows;
+			rc = tt_upload(s, 1, k, 0);
+			const int64_t l0 = kern_ctx_launches(c);
+			rc = rc ? rc : train_step_run(s, 0, &tt);
+			*(graph ? graphed : eager) = kern_ctx_launches(c) - l0;
+			rc = rc ? rc : train_step_read_metrics(s, row, &rows);
+			if (!rc && graph)
+				train_graph_note(s, note, len);
+		}
+		if (rc < 0)
+			fprintf(stderr, "bench-plan: launches on %s: %s\n", c ? kern_ctx_backend_name(c) : "cuda",
+				c ? kern_error_message(c) : strerror(-rc));
+		train_step_destroy(s);
+		if (comm)
+			comm_close(comm);
+		kern_ctx_destroy(c);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+// --launches: the preset's structure, widths and frames shrunk (see the top of the file)
+static int launches(const char *model, int frames, int batch)
+{
+	ModelConfig mc;
+	model_config_preset(&mc, model);
+	mc.frames = frames;
+	mc.vis_width = mc.txt_width = 64, mc.vis_heads = mc.txt_heads = 1, mc.embed_dim = 64;
+	// the sums over B·P rows (temporal embedding) and B·ctx rows (text tokens) above 256 where the
+	// preset's are (the others, B·T, B·(T·P + 1), B, keep theirs: B and T are the preset's)
+	const int need = 256 / batch + 1, full_p = (mc.image_size / mc.patch) * (mc.image_size / mc.patch);
+	int side = 2;
+	while (side * side < need && side * side < full_p)
+		side++;
+	mc.image_size = side * mc.patch;
+	const int ctx = need > 8 ? need : 8;
+	mc.ctx_len = ctx < mc.ctx_len ? ctx : mc.ctx_len;
+	int64_t e = 0, g = 0;
+	char note[400] = "";
+	int rc = step_launches(&mc, batch, &e, &g, note, sizeof note);
+	if (rc == -ENODEV || rc == -ENOTSUP) {
+		printf("bench-plan --launches: no CUDA backend in this build\n");
+		return 77;
+	}
+	if (rc < 0)
+		return 1;
+	printf("%s T=%d B=%d (%d + %d layers, MLP x%d; run at width 64, %d patches a frame, context %d): %s\n", model,
+	       frames, batch, mc.vis_layers, mc.txt_layers, mc.mlp_ratio, side * side, mc.ctx_len, note);
+	printf("launches per step: eager %lld, through CUDA graphs %lld: %.1fx fewer\n", (long long)e, (long long)g,
+	       (double)e / (double)g);
+	return 0;
+}
+
 static int smoke(void)
 {
 	const StepSpec cpu = {"tiny", 2, 8, KERN_BACKEND_CPU, 0}, dry = {"tiny", 2, 8, KERN_BACKEND_CPU, 1};
@@ -252,6 +343,12 @@ static int smoke(void)
 		printf("check: the CUDA backend queued %lld launches in the step, %lld inside recorded ops (%ld op calls)\n",
 		       (long long)l_cu, (long long)cplan.launches, cplan.calls);
 		fails += l_cu != cplan.launches || l_cu < cplan.calls / 2;
+		int64_t e = 0, g = 0;
+		char note[400] = "";
+		fails += step_launches(&mc, 8, &e, &g, note, sizeof note) < 0;
+		printf("check: launches per step on the CUDA backend, eager %lld, through CUDA graphs %lld (%s)\n",
+		       (long long)e, (long long)g, note);
+		fails += !(g > 0 && 2 * g < e && strstr(note, "captured"));
 	}
 	print_plan(cplan.n ? &cplan : &run, &cpu, &mc);
 	free(run.rows);
@@ -262,7 +359,7 @@ static int smoke(void)
 }
 
 typedef struct {
-	int smoke, all, help, frames, batch;
+	int smoke, all, help, frames, batch, launches;
 	char model[32];
 } PlanFlags;
 
@@ -275,6 +372,9 @@ static const FlagSpec flag_table[] = {
 	{"batch-size", FLAG_INT, FLAG_AT(PlanFlags, batch), 1, 65536, "128", .help = "clips per step of --model"},
 	{"all", FLAG_SWITCH, FLAG_AT(PlanFlags, all), 0, 0, "0",
 	 .help = "a row per op call, in the step's order (default: one per op and sizes)"},
+	{"launches", FLAG_SWITCH, FLAG_AT(PlanFlags, launches), 0, 0, "0",
+	 .help = "the step's launches per step on the CUDA backend (the shim without a GPU), eager and through CUDA "
+		 "graphs, at the model's structure with its widths shrunk (see the file's head)"},
 	{"help", FLAG_SWITCH, FLAG_AT(PlanFlags, help), 0, 0, "0", .help = "this text", .alias = 'h'},
 };
 enum { N_FLAGS = sizeof flag_table / sizeof flag_table[0] };
@@ -311,7 +411,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench-plan: --model %s is not a preset\n", fl.model);
 			return 2;
 		}
-		return one_plan(fl.model, fl.frames, fl.batch, fl.all);
+		return fl.launches ? launches(fl.model, fl.frames, fl.batch)
+				   : one_plan(fl.model, fl.frames, fl.batch, fl.all);
 	}
+	if (fl.launches)
+		return launches("vit-b16", 4, 128) | launches("vit-b16", 16, 32);
 	return one_plan("vit-b16", 4, 128, fl.all) | one_plan("vit-b16", 16, 32, fl.all);
 }

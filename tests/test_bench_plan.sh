@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench-plan's smoke mode: the tiny model's step computed and dry records the same ops, the
 # model's matrix-product FLOPs match 3 x model_flops_per_sample x B, and (the shim build of the CUDA
-# backend, bench_plan_emu) every launch of the step falls inside a recorded op; then one small dry
+# backend, bench_plan_emu) every launch of the step falls inside a recorded op and the step through
+# CUDA graphs launches less than half as often; then one small dry
 # plan prints its table and its predicted time. About 10 s on 2 cores.
 set -u
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ if [ -x "$b/bench_plan_emu" ]; then
 	out=$("$b/bench_plan_emu" --smoke) || { echo "$out"; fail "bench_plan_emu --smoke"; }
 	echo "$out" | grep '^check:'
 	grep -q "CUDA backend queued .* launches in the step" <<<"$out" || fail "the shim build did not check launches"
+	grep -q "through CUDA graphs [0-9]* (cuda graph: captured" <<<"$out" || fail "the shim build did not count graphs"
 fi
 out=$("$b/bench_plan" --model vit-s16 --frames 2 --batch-size 4) || { echo "$out"; fail "a dry vit-s16 plan"; }
 grep -q "^predicted step time" <<<"$out" || fail "no predicted step time: $out"

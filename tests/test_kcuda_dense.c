@@ -116,20 +116,22 @@ static void linear_case(KtEnv *e, const Shape *s, KAct act, int trans_w, int bia
 	KT_FREE(e, &x, &w, &b, &out, &pre, &dout, &din, &dw, &db, &dinb, &res, &xpre);
 }
 
-static void layernorm_case(KtEnv *e, int N, int C, KDtype dt)
+// wdt: the weights' and their gradients' storage; another than dt is mixed storage, which the
+// kernels read in their run-time form (one storage: instantiated per type)
+static void layernorm_case(KtEnv *e, int N, int C, KDtype dt, KDtype wdt)
 {
-	printf("-- layernorm N%d C%d %s\n", N, C, kern_dtype_name(dt));
+	printf("-- layernorm N%d C%d %s, weights %s\n", N, C, kern_dtype_name(dt), kern_dtype_name(wdt));
 	KtPair x, w, b, out, mean, rstd, dout, din, dw, db;
 	kt_alloc(e, &x, "in", dt, NSH(N, C));
-	kt_alloc(e, &w, "w", dt, NSH(C));
-	kt_alloc(e, &b, "b", dt, NSH(C));
+	kt_alloc(e, &w, "w", wdt, NSH(C));
+	kt_alloc(e, &b, "b", wdt, NSH(C));
 	kt_alloc(e, &out, "out", dt, NSH(N, C));
 	kt_alloc(e, &mean, "mean", KDT_F32, NSH(N));
 	kt_alloc(e, &rstd, "rstd", KDT_F32, NSH(N));
 	kt_alloc(e, &dout, "dout", dt, NSH(N, C));
 	kt_alloc(e, &din, "din", dt, NSH(N, C));
-	kt_alloc(e, &dw, "dw", dt, NSH(C));
-	kt_alloc(e, &db, "db", dt, NSH(C));
+	kt_alloc(e, &dw, "dw", wdt, NSH(C));
+	kt_alloc(e, &db, "db", wdt, NSH(C));
 	kt_fill(e, &x, -2, 3), kt_fill(e, &w, 0.5, 1.5), kt_fill(e, &b, -0.5, 0.5), kt_fill(e, &dout, -1, 1);
 	kt_poison(e, &out), kt_poison(e, &mean), kt_poison(e, &rstd);
 	KT_BOTH(e, kern_layernorm_fwd(e->cpu, &out.c, &mean.c, &rstd.c, &x.c, &w.c, &b.c),
@@ -316,10 +318,11 @@ int main(void)
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
 		for (int act = KACT_NONE; act <= KACT_QUICKGELU; act++)
 			linear_case(&e, &shapes[i], (KAct)act, (act + (int)i) % 2, act != KACT_GELU || i % 2);
-	layernorm_case(&e, 37, 48, KDT_BF16);
-	layernorm_case(&e, 37, 20, KDT_F32);
-	layernorm_case(&e, 600, 24, KDT_F32);  // several row slices in the column sums
-	layernorm_case(&e, 600, 64, KDT_BF16); // the same, 8 columns a thread (16-byte loads)
+	layernorm_case(&e, 37, 48, KDT_BF16, KDT_BF16);
+	layernorm_case(&e, 37, 20, KDT_F32, KDT_F32);
+	layernorm_case(&e, 600, 24, KDT_F32, KDT_F32);   // several row slices in the column sums
+	layernorm_case(&e, 600, 64, KDT_BF16, KDT_BF16); // the same, 8 columns a thread (16-byte loads)
+	layernorm_case(&e, 37, 48, KDT_BF16, KDT_F32);   // mixed storage: the run-time form
 	eltwise_case(&e, 24 * 41, KDT_BF16);
 	eltwise_case(&e, 24 * 43, KDT_F32);
 	attention_case(&e, 2, 33, 2, 64, 0);

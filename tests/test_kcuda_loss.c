@@ -1,12 +1,14 @@
 // The CUDA backend's loss ops against the CPU backend: OpenCLIP's gathered InfoNCE, FastCLIP's
 // local phase (v0-v3, u resets), table scatter (repeated ids: the later row wins), surrogate
 // (v0-v3, set and add), the logged metrics and the temperature's Adam step (with and without the
-// clip factor); a rank in the middle of a gathered batch, f32 and bf16 features.
+// clip factor, and with its per-step values from a device tensor: KTempStep.live, what a CUDA
+// graph's replay reads); a rank in the middle of a gathered batch, f32 and bf16 features.
 #include "kcu_twin.h" // defines: KtEnv, KtPair, KT_BOTH, KT_FREE, SH, NSH, kt_*
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
 	int B, K, N, d, off;
@@ -235,6 +237,67 @@ static void temp_case(KtEnv *e, int use_nc)
 	kt_free(e, &ls), kt_free(e, &mv), kt_free(e, &g), kt_free(e, &copy), kt_free(e, &nc);
 }
 
+// the same bytes in a and b, both on ctx
+static int same_bytes(KernCtx *c, const KTensor *a, const KTensor *b)
+{
+	size_t n = kern_nbytes(a);
+	char *x = malloc(n), *y = malloc(n);
+	int same = x && y && !kern_download(c, x, n, a) && !kern_download(c, y, n, b) && !memcmp(x, y, n);
+	free(x), free(y);
+	return same;
+}
+
+// lr, lr_low and step from a device tensor (the host struct stale): the host values' bits on each
+// backend, over steps at a changing rate that cross v3's τ ≤ 0.03 switch
+static void temp_live_case(KtEnv *e)
+{
+	printf("-- temp_step: lr, lr_low and step from a device tensor (KTempStep.live)\n");
+	KtPair ls[2], mv[2], copy[2], g, nc, live;
+	for (int k = 0; k < 2; k++) {
+		kt_alloc(e, &ls[k], k ? "log_s (live values)" : "log_s (host values)", KDT_F32, NSH(1));
+		kt_alloc(e, &mv[k], "(m, v)", KDT_F32, NSH(2));
+		kt_alloc(e, &copy[k], "logit_scale copy", KDT_BF16, NSH(1));
+	}
+	kt_alloc(e, &g, "grad", KDT_BF16, NSH(1));
+	kt_alloc(e, &nc, "norm_clip", KDT_F32, NSH(2));
+	kt_alloc(e, &live, "live", KDT_F64, NSH(KTEMP_LIVE_N));
+	kt_fill(e, &ls[0], 3.45, 3.55);
+	KT_BOTH(e, kern_copy(e->cpu, &ls[1].c, &ls[0].c), kern_copy(e->dev, &ls[1].d, &ls[0].d));
+	for (int step = 1; step <= 5; step++) {
+		kt_fill(e, &g, -2, 2), kt_fill(e, &nc, 0.05, 1);
+		const double lr = 0.02 * step;
+		KTempStep h = {.lr = lr,
+			       .lr_low = lr / 3,
+			       .tau_low = 0.03,
+			       .beta1 = 0.9,
+			       .beta2 = 0.999,
+			       .eps = 1e-8,
+			       .step = step,
+			       .lo = 0.0,
+			       .hi = log(100.0)};
+		double lv[KTEMP_LIVE_N];
+		kern_temp_live(&h, lv);
+		kt_set(e, &live, lv);
+		KTempStep hl = h;
+		hl.lr = hl.lr_low = 1.0, hl.step = 1; // stale: the op must take live's
+		KT_BOTH(e, kern_temp_step(e->cpu, &ls[0].c, &mv[0].c, &g.c, &nc.c, &copy[0].c, &h),
+			kern_temp_step(e->dev, &ls[0].d, &mv[0].d, &g.d, &nc.d, &copy[0].d, &h));
+		hl.live = &live.c;
+		KT_BOTH(e, kern_temp_step(e->cpu, &ls[1].c, &mv[1].c, &g.c, &nc.c, &copy[1].c, &hl), 0);
+		hl.live = &live.d;
+		KT_BOTH(e, 0, kern_temp_step(e->dev, &ls[1].d, &mv[1].d, &g.d, &nc.d, &copy[1].d, &hl));
+	}
+	for (int b = 0; b < 2; b++) {
+		KernCtx *c = b ? e->dev : e->cpu;
+		int same = same_bytes(c, b ? &ls[0].d : &ls[0].c, b ? &ls[1].d : &ls[1].c) &&
+			   same_bytes(c, b ? &mv[0].d : &mv[0].c, b ? &mv[1].d : &mv[1].c) &&
+			   same_bytes(c, b ? &copy[0].d : &copy[0].c, b ? &copy[1].d : &copy[1].c);
+		kt_check(e, same, "%s: live values give the host values' bits (log_s, m, v, copy)", b ? "CUDA" : "CPU");
+	}
+	kt_compare(e, &ls[1], 0), kt_compare(e, &mv[1], 0);
+	KT_FREE(e, &ls[0], &ls[1], &mv[0], &mv[1], &copy[0], &copy[1], &g, &nc, &live);
+}
+
 int main(void)
 {
 	KtEnv e;
@@ -257,6 +320,7 @@ int main(void)
 	metrics_case(&e, 9, 12, KDT_BF16);
 	temp_case(&e, 0);
 	temp_case(&e, 1);
+	temp_live_case(&e);
 	kt_sync(&e, "loss ops");
 	return kt_finish(&e);
 }

@@ -2,7 +2,9 @@
 // with and without decay, at a layer-decay lr scale, frozen and clamped segments, segments another op updates (KSEG_EXTERNAL:
 // in the norm, weights and moments untouched, copied), gaps no segment covers, aligned and
 // unaligned chunks; the gradient norm and clip factor on the device; a non-finite norm latches
-// -ERANGE ("optimizer") and changes nothing.
+// -ERANGE ("optimizer") and changes nothing. The per-step values from a device tensor (KOptHyper.live,
+// what a CUDA graph's replay reads): the same bits as from the host on each backend, and the twins
+// within the same tolerances.
 #include "kcu_twin.h" // defines: KtEnv, KtPair, KT_BOTH, KT_FREE, SH, NSH, kt_*
 
 #include <errno.h>
@@ -126,6 +128,75 @@ static void run(KtEnv *e, KDtype gdt, double clip, int use_nc)
 	kern_opt_plan_destroy(pd);
 }
 
+// the same bytes in a and b, both on ctx
+static int same_bytes(KernCtx *c, const KTensor *a, const KTensor *b)
+{
+	size_t n = kern_nbytes(a);
+	char *x = malloc(n), *y = malloc(n);
+	int same = x && y && !kern_download(c, x, n, a) && !kern_download(c, y, n, b) && !memcmp(x, y, n);
+	free(x), free(y);
+	return same;
+}
+
+// the per-step values read from a device tensor: four steps at a changing rate, once with lr and
+// step in the host struct and once with them only in `live` (the struct holding stale ones, so an
+// update that read the struct would differ), on the same inputs; every segment kind
+static void live_case(KtEnv *e)
+{
+	printf("-- optimizer: lr and step from a device tensor (KOptHyper.live)\n");
+	KOptPlan *pc, *pd;
+	KT_BOTH(e, kern_opt_plan_create(e->cpu, &pc, segs, NSEG, NP),
+		kern_opt_plan_create(e->dev, &pd, segs, NSEG, NP));
+	KtPair w[2], m[2], v[2], copy[2], g, nc, live;
+	const char *names[2] = {"master (host values)", "master (live values)"};
+	for (int k = 0; k < 2; k++) {
+		kt_alloc(e, &w[k], names[k], KDT_F32, NSH(NP));
+		kt_alloc(e, &m[k], "m", KDT_F32, NSH(NP));
+		kt_alloc(e, &v[k], "v", KDT_F32, NSH(NP));
+		kt_alloc(e, &copy[k], "bf16 copy", KDT_BF16, NSH(NP));
+	}
+	kt_alloc(e, &g, "grads", KDT_BF16, NSH(NP));
+	kt_alloc(e, &nc, "norm_clip", KDT_F32, NSH(2));
+	kt_alloc(e, &live, "live", KDT_F64, NSH(KOPT_LIVE_N));
+	kt_fill(e, &w[0], -0.2, 0.2), kt_fill(e, &m[0], -0.01, 0.01), kt_fill(e, &v[0], 0, 1e-4);
+	KT_BOTH(e, kern_copy(e->cpu, &w[1].c, &w[0].c), kern_copy(e->dev, &w[1].d, &w[0].d));
+	KT_BOTH(e, kern_copy(e->cpu, &m[1].c, &m[0].c), kern_copy(e->dev, &m[1].d, &m[0].d));
+	KT_BOTH(e, kern_copy(e->cpu, &v[1].c, &v[0].c), kern_copy(e->dev, &v[1].d, &v[0].d));
+	for (int step = 1; step <= 4; step++) {
+		kt_fill(e, &g, -1, 1);
+		KT_BOTH(e, kern_grad_norm(e->cpu, pc, &nc.c, &g.c, 2.0), kern_grad_norm(e->dev, pd, &nc.d, &g.d, 2.0));
+		KOptHyper h = {
+			.lr = 1e-2 * step, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .weight_decay = 0.1, .step = step};
+		double lv[KOPT_LIVE_N];
+		kern_opt_live(&h, lv);
+		kt_set(e, &live, lv);
+		KOptHyper hl = h;
+		hl.lr = 1.0, hl.step = 1; // stale: the op must take live's
+		KT_BOTH(e, kern_optimizer(e->cpu, pc, &h, &w[0].c, &copy[0].c, &g.c, &m[0].c, &v[0].c, &nc.c),
+			kern_optimizer(e->dev, pd, &h, &w[0].d, &copy[0].d, &g.d, &m[0].d, &v[0].d, &nc.d));
+		hl.live = &live.c;
+		KT_BOTH(e, kern_optimizer(e->cpu, pc, &hl, &w[1].c, &copy[1].c, &g.c, &m[1].c, &v[1].c, &nc.c), 0);
+		hl.live = &live.d;
+		KT_BOTH(e, 0, kern_optimizer(e->dev, pd, &hl, &w[1].d, &copy[1].d, &g.d, &m[1].d, &v[1].d, &nc.d));
+	}
+	for (int b = 0; b < 2; b++) {
+		KernCtx *c = b ? e->dev : e->cpu;
+		int same = same_bytes(c, b ? &w[0].d : &w[0].c, b ? &w[1].d : &w[1].c) &&
+			   same_bytes(c, b ? &m[0].d : &m[0].c, b ? &m[1].d : &m[1].c) &&
+			   same_bytes(c, b ? &v[0].d : &v[0].c, b ? &v[1].d : &v[1].c) &&
+			   same_bytes(c, b ? &copy[0].d : &copy[0].c, b ? &copy[1].d : &copy[1].c);
+		kt_check(e, same, "%s: live values give the host values' bits (master, m, v, copy)",
+			 b ? "CUDA" : "CPU");
+	}
+	kt_compare(e, &w[1], 0), kt_compare(e, &m[1], 0), kt_compare(e, &v[1], 0);
+	KOptHyper bad = {.lr = 1e-2, .beta1 = 0.9, .beta2 = 0.98, .eps = 1e-6, .step = 1, .live = &nc.d};
+	kt_check(e, kern_optimizer(e->dev, pd, &bad, &w[1].d, NULL, &g.d, &m[1].d, &v[1].d, NULL) == -EINVAL,
+		 "a live tensor that is not (3) F64: -EINVAL");
+	KT_FREE(e, &w[0], &w[1], &m[0], &m[1], &v[0], &v[1], &copy[0], &copy[1], &g, &nc, &live);
+	kern_opt_plan_destroy(pc);
+	kern_opt_plan_destroy(pd);
+}
+
 int main(void)
 {
 	KtEnv e;
@@ -133,6 +204,7 @@ int main(void)
 	run(&e, KDT_F32, 1.0, 1);
 	run(&e, KDT_BF16, 50.0, 1);
 	run(&e, KDT_F32, 0.0, 0);
+	live_case(&e);
 	kt_sync(&e, "optimizer");
 	return kt_finish(&e);
 }

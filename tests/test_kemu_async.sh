@@ -8,7 +8,8 @@ set -u
 build=${BUILD:-build}
 seed=${KEMU_SCHED_SEED:-1}
 all="test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step
-test_kcuda_model test_kcuda_train test_kcuda_step_fetch test_kcuda_ingest test_trainer_selfcheck"
+test_kcuda_model test_kcuda_train test_kcuda_step_fetch test_kcuda_ingest test_trainer_selfcheck test_kemu_graph test_kcuda_graph
+test_kcuda_train_graph"
 # under a sanitizer (make test-san: the checker is off there, the queued ops' lifetimes are what
 # is tested) the quick ones: the model and the self-check take minutes under ASan
 [ -n "${RING_SAN:-}" ] && all="test_kcuda_backend test_kcuda_dense test_kcuda_step test_kcuda_train test_kcuda_step_fetch

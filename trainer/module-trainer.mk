@@ -6,7 +6,7 @@
 INC_DIRS += trainer
 USES_trainer := eval model trainer/fastclip trainer/comm kernels shm-layout data stream common
 LIBS += trainer
-trainer_SRCS := trainer/trainer_step.c trainer/trainer_cls.c trainer/trainer_mae.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
+trainer_SRCS := trainer/trainer_step.c trainer/trainer_graph.c trainer/trainer_cls.c trainer/trainer_mae.c trainer/trainer_flags.c trainer/trainer_query.c trainer/trainer_ingest.c trainer/trainer_ckpt.c \
                 trainer/trainer_metrics.c trainer/trainer_dist.c trainer/trainer_memory.c trainer/trainer_best.c
 trainer_SRCS += trainer/trainer_start.c trainer/trainer_selfcheck.c trainer/trainer_selfcheck_ops.c \
                 trainer/trainer_selfcheck_loss.c trainer/trainer_selfcheck_step.c trainer/trainer_selfcheck_cache.c \
@@ -133,4 +133,12 @@ test_kcuda_classify_gpu_LDLIBS = $(KCUDA_LDLIBS)
 test_kcuda_classify_gpu_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_classify_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
 all: $(BUILD)/tests/test_kcuda_classify_gpu
+# the step through CUDA graphs against the eager step on a device (cuBLASLt and the own kernels captured)
+GPU_TESTS += test_kcuda_train_graph_gpu
+test_kcuda_train_graph_gpu_SRCS := tests/test_kcuda_train_graph.c tests/kcu_twin.c
+test_kcuda_train_graph_gpu_LIBS = $(test_kcuda_train_gpu_LIBS)
+test_kcuda_train_graph_gpu_LDLIBS = $(KCUDA_LDLIBS)
+test_kcuda_train_graph_gpu_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_train_graph_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
+all: $(BUILD)/tests/test_kcuda_train_graph_gpu
 endif

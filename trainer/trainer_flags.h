@@ -32,6 +32,7 @@ typedef struct {
 	double mixup, cutmix, label_smoothing, drop_path, head_dropout, layer_decay;
 	int device;             // --device: CUDA ordinal, -1 = the local rank
 	int grad_checkpoint;    // --grad-checkpoint: recompute each block's activations in backward
+	int cuda_graph;         // --cuda-graph: the steady-state step as CUDA graphs (--no-cuda-graph: eager)
 	double memory_limit_gb; // --memory-limit: device bytes the run may plan for (0: what the device has)
 	double peak_tflops;     // --peak-tflops: the MFU's denominator (0: none known, no MFU)
 	// who this rank is: --rank/--ranks or the launcher's environment (trainer_dist_resolve)

@@ -296,6 +296,7 @@ static TrainStepConfig step_config(const TrainerConfig *c, KernCtx *ctx, uint64_
 				 .flip = c->flip,
 				 .log_every = c->metrics_every,
 				 .grad_checkpoint = c->grad_checkpoint,
+				 .cuda_graph = c->cuda_graph,
 				 .classify = c->classify,
 				 .mae = c->mae,
 				 .mae_cfg = c->mae_cfg,
@@ -404,6 +405,7 @@ static void log_start(const TrainerConfig *c, const TrainerIngest *in, const Tra
 				? "--mae-base-lr x global batch / 256"
 				: "--lr");
 	log_info("attention (--attention %s): %s", c->attention, kern_ctx_attention(ctx));
+	log_info("cuda graph (--cuda-graph): %s", ts->graph_state);
 	// FastCLIP's epoch (γ schedule, v2's τ betas) counts --train-num-samples; the u tables have
 	// --dataset-size rows. Both are logged because they may differ (a subset per epoch).
 	log_info(

@@ -17,9 +17,10 @@
 #include <string.h> // defines: strncmp, strerror
 #include <time.h>   // defines: clock_gettime
 
-#include "log.h"          // defines: log_info, log_error, log_debug, log_warnx, log_fatalx
-#include "trainer_best.h" // defines: trainer_best_offer
-#include "trainer_ckpt.h" // defines: trainer_ckpt_save
+#include "log.h"           // defines: log_info, log_error, log_debug, log_warnx, log_fatalx
+#include "trainer_best.h"  // defines: trainer_best_offer
+#include "trainer_ckpt.h"  // defines: trainer_ckpt_save
+#include "trainer_graph.h" // defines: train_graph_note
 
 typedef struct {
 	uint64_t pos, stop;
@@ -284,6 +285,12 @@ static int one_step(TrainerRun *r, Pending *p, Agree *scratch)
 				.slow_paths = kern_ctx_slow_paths(r->ctx) - s0,
 				.launches = kern_ctx_launches(r->ctx) - l0};
 	log_slow_paths(r);
+	char gn[400];
+	const int gnote = train_graph_note(ts, gn, sizeof gn);
+	if (gnote == 1) // captured
+		log_info("step %lld: %s", (long long)r->step + 1, gn);
+	else if (gnote == 2) // a capture failed: the steps run eagerly
+		log_warnx("step %lld: %s", (long long)r->step + 1, gn);
 	KMemInfo mi;
 	kern_ctx_memory(r->ctx, &mi); // the tensor counts are filled whatever the backend says of its device
 	p->m.mem_bytes = (double)mi.tensor_bytes;

@@ -4,11 +4,12 @@
 // logit_scale master value, so exported weights carry the temperature; the logged scalars are
 // written into one of two device blocks, each read back once per logging interval while the steps
 // fill the other, with the phases' device times from timed events.
-#include "trainer_step.h" // defines: TrainStep, ...
-#include "errbuf.h"       // defines: TRY
-#include "trainer_mae.h"  // defines: train_mae_create, train_mae_run
-#include "proc_time.h"    // defines: time_mono_s
-#include "ring.h"         // defines: RING_LABELS, RING_NO_LABEL
+#include "trainer_step.h"  // defines: TrainStep, ...
+#include "errbuf.h"        // defines: TRY
+#include "trainer_graph.h" // defines: train_graph_open, train_graph_close, train_graph_take, train_graph_run
+#include "trainer_mae.h"   // defines: train_mae_create, train_mae_run
+#include "proc_time.h"     // defines: time_mono_s
+#include "ring.h"          // defines: RING_LABELS, RING_NO_LABEL
 
 #include <errno.h>  // defines: EINVAL, ENOMEM, ENOSPC, EBUSY
 #include <math.h>   // defines: log, NAN
@@ -59,6 +60,7 @@ void train_step_destroy(TrainStep *s)
 {
 	if (!s)
 		return;
+	train_graph_close(s);
 	comm_buckets_free(s->buckets);
 	if (s->xchg)
 		fastclip_exchange_free(s->xchg);
@@ -206,7 +208,10 @@ static int create(TrainStep *s)
 	TRY(kern_alloc(s->ctx, &s->metrics, KDT_F32, 2, (const int64_t[]){2 * (int64_t)c->log_every, TS_NSCALARS}));
 	TRY(fetch_open(s));
 	TRY(kern_ctx_reserve_workspace(s->ctx, kern_loss_ws_bytes(s->ctx, c->batch, c->batch, c->model.embed_dim)));
-	return create_batch(s);
+	TRY(create_batch(s));
+	snprintf(s->graph_state, sizeof s->graph_state, "off (--no-cuda-graph)");
+	rc = c->cuda_graph ? train_graph_open(s, s->graph_state, sizeof s->graph_state) : 0;
+	return rc < 0 ? rc : 0;
 }
 
 int train_step_create(TrainStep **out, KernCtx *ctx, Comm *comm, const TrainStepConfig *cfg)
@@ -418,6 +423,8 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 		return run_classify(s, &row, t);
 	if (s->mae)
 		return train_mae_run(s, &row, t);
+	if (s->graph && train_graph_take(s))
+		return train_graph_run(s, &row, epoch, t);
 	double t0 = time_mono_s();
 	TRY(mark(s, TS_PH_AUGMENT));
 	TRY(kern_augment_tubelet(c, &m->patches, &s->clips, &s->pos, s->cfg.data_seed, s->cfg.flip, s->cfg.model.patch,
@@ -545,4 +552,9 @@ int train_step_read_metrics(TrainStep *s, float *out, int *rows)
 		*rows += n;
 	}
 	return 0;
+}
+
+double train_step_tau_lr(const TrainStep *s, int64_t step)
+{
+	return tau_lr(s, step);
 }

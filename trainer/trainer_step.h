@@ -11,7 +11,7 @@
 //          train_step_stage_begin, train_step_upload_sample, train_step_upload_meta, train_step_upload_staged,
 //          train_step_run, train_step_read_metrics, train_step_after_load, train_step_init_from,
 //          TS_PH_*, TS_NPHASES, TS_TIMED_ROWS, train_step_fetch_begin, train_step_fetch_end, train_step_fetch_pending,
-//          train_step_fetch_ready, train_step_mark, train_step_finish_row
+//          train_step_fetch_ready, train_step_mark, train_step_finish_row, train_step_tau_lr, TS_PLANT_*
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
@@ -51,7 +51,16 @@ typedef struct {
 	// then NULL and mae its MaeModel, TS_LOSS the reconstruction MSE, the other contrastive columns 0
 	int mae;
 	MaeConfig mae_cfg;
+	// --cuda-graph: the steady-state step as CUDA graphs where the backend records them
+	// (trainer_graph.h: what is captured, what is not, and the objectives it covers); 0: eager
+	int cuda_graph;
+	// test only, planted bugs: TS_PLANT_BAKED the update captured with its per-step values (lr,
+	// step) as host arguments, so every replay repeats the capture step's; TS_PLANT_WAIT a host wait
+	// inside the update's capture, which the runtime refuses (the steps then run eagerly)
+	int graph_plant;
 } TrainStepConfig;
+
+enum { TS_PLANT_BAKED = 1, TS_PLANT_WAIT = 2 }; // TrainStepConfig.graph_plant
 
 // the scalars a step leaves in its row of the metrics block (f32, on the device)
 enum {
@@ -121,11 +130,13 @@ typedef struct {
 	// the logged scalars: two blocks of log_every rows, (2·log_every, TS_NSCALARS) f32. Steps write
 	// block blk; a full one goes to the host (train_step_fetch_begin) while the next fills the other
 	KTensor metrics;
-	int rows, blk;         // rows written to block blk since it was last handed to the host
-	float *fetch_host[2];  // pinned: each block's copy on the host
-	KEvent *fetch_done[2]; // recorded after that copy
-	int fetch_rows[2];     // rows of block k on their way to the host (0: none)
-	KEvent **phase_ev;     // (2, min(log_every, TS_TIMED_ROWS), TS_NPHASES + 1) timed events
+	int rows, blk;            // rows written to block blk since it was last handed to the host
+	float *fetch_host[2];     // pinned: each block's copy on the host
+	KEvent *fetch_done[2];    // recorded after that copy
+	int fetch_rows[2];        // rows of block k on their way to the host (0: none)
+	KEvent **phase_ev;        // (2, min(log_every, TS_TIMED_ROWS), TS_NPHASES + 1) timed events
+	struct TrainGraph *graph; // --cuda-graph's graphs (trainer_graph.c); NULL: every step eager
+	char graph_state[200];    // --cuda-graph: "on: ..." or "off: why" (train_graph_open's answer)
 } TrainStep;
 
 // Allocates model, optimizer, exchange (tables) and buckets for cfg; parameters are zero until
@@ -185,9 +196,12 @@ int train_step_fetch_ready(TrainStep *s);
 // latched error of the device, if any.
 int train_step_fetch_end(TrainStep *s, float *out, double *phases, int *rows, int *block);
 
-// for an objective's own step function (trainer_mae.c): records the event before phase k of the row
-// being written, and ends the row (the gradient norm, clip factor and log s) after the update
+// for an objective's own step function (trainer_mae.c) and for trainer_graph.c, which runs the same
+// step through graphs: records the event before phase k of the row being written; ends the row (the
+// gradient norm, clip factor and log s) after the update; the global τ's rate for the update after
+// `step` completed ones
 int train_step_mark(TrainStep *s, int k);
 int train_step_finish_row(TrainStep *s, KTensor *row);
+double train_step_tau_lr(const TrainStep *s, int64_t step);
 
 #endif

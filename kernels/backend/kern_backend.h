@@ -37,7 +37,10 @@ struct KernCtx {
 	KernDev *dev;
 	void *ws; // this stream's workspace (device memory), ws_bytes long
 	size_t ws_bytes;
-	void *priv; // backend stream state
+	uint64_t ws_epoch; // counts the workspace's reallocations (a graph captured before one is stale)
+	int capturing;     // between kern_graph_begin and kern_graph_end
+	int err_at_begin;  // the device's latch when the capture began
+	void *priv;        // backend stream state
 };
 
 struct KEvent {
@@ -106,6 +109,12 @@ struct KBackend {
 	int64_t (*slow_paths)(KernDev *d);
 	int (*slow_path_note)(KernDev *d, char *buf, size_t len);
 	int64_t (*launches)(KernDev *d); // device work items queued so far (kern_ctx_launches)
+	// graphs (kern_graph_*; NULL: none). begin: c's stream records from now on; end: the recorded
+	// work instantiated into *exec, *nodes the work items it holds; why gets a failure's reason
+	int (*graph_begin)(KernCtx *c, char *why, size_t len);
+	int (*graph_end)(KernCtx *c, void **exec, int64_t *nodes, char *why, size_t len);
+	int (*graph_launch)(KernCtx *c, void *exec);
+	void (*graph_destroy)(KernDev *d, void *exec);
 };
 
 // A device's pinned allocations and registered mappings, the host memory asynchronous copies may

@@ -486,10 +486,15 @@ int kcpu_temp_step(KernCtx *c, KTensor *log_s, KTensor *mv, const KTensor *grad,
 	}
 	double ls = kcpu_ld(log_s->data, log_s->dtype, 0), m = kcpu_ld(mv->data, mv->dtype, 0);
 	double v = kcpu_ld(mv->data, mv->dtype, 1);
-	double lr = exp(-ls) <= h->tau_low ? h->lr_low : h->lr;
+	double live[KTEMP_LIVE_N]; // the per-step values: from the device tensor when given (a graph's replay)
+	if (h->live)
+		memcpy(live, h->live->data, sizeof live);
+	else
+		kern_temp_live(h, live);
+	double lr = exp(-ls) <= h->tau_low ? live[KTEMP_LIVE_LR_LOW] : live[KTEMP_LIVE_LR];
 	m = h->beta1 * m + (1.0 - h->beta1) * g;
 	v = h->beta2 * v + (1.0 - h->beta2) * g * g;
-	double bc1 = 1.0 - pow(h->beta1, (double)h->step), bc2 = 1.0 - pow(h->beta2, (double)h->step);
+	double bc1 = live[KTEMP_LIVE_BC1], bc2 = live[KTEMP_LIVE_BC2];
 	double denom = sqrt(v) / sqrt(bc2) + h->eps;
 	ls = clampd(ls - lr / bc1 * m / denom, h->lo, h->hi);
 	kcpu_st(mv->data, mv->dtype, 0, m);

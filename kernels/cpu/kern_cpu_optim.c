@@ -132,11 +132,18 @@ int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTensor *
 	float *step = kcpu_arena_alloc(c, sizeof(float) * (size_t)p->n_segs);
 	if (!step)
 		return -ENOMEM;
-	Hyp h = {.b1 = (float)hy->beta1, .b2 = (float)hy->beta2, .eps = (float)hy->eps, .lr = hy->lr, .fc = (float)fc};
-	h.bc1 = (float)(1 - pow(hy->beta1, (double)hy->step));
-	h.bc2 = (float)(1 - pow(hy->beta2, (double)hy->step));
-	h.bc2s = (float)sqrt(1 - pow(hy->beta2, (double)hy->step));
-	h.step = (float)(hy->lr / (1 - pow(hy->beta1, (double)hy->step)));
+	// the per-step values: from the device tensor when given (a graph's replay), else from hy
+	double live[KOPT_LIVE_N];
+	if (hy->live)
+		memcpy(live, hy->live->data, sizeof live);
+	else
+		kern_opt_live(hy, live);
+	const double lr = live[KOPT_LIVE_LR], bc1 = live[KOPT_LIVE_BC1], bc2 = live[KOPT_LIVE_BC2];
+	Hyp h = {.b1 = (float)hy->beta1, .b2 = (float)hy->beta2, .eps = (float)hy->eps, .lr = lr, .fc = (float)fc};
+	h.bc1 = (float)bc1;
+	h.bc2 = (float)bc2;
+	h.bc2s = (float)sqrt(bc2);
+	h.step = (float)(lr / bc1);
 	int nt = kcpu_threads(c);
 	(void)nt;
 	KOMP("omp parallel for num_threads(nt) schedule(dynamic, 4)")
@@ -154,12 +161,12 @@ int kcpu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTensor *
 			adamw_chunk(&h, wd, w, grads, mm, vv, ch->start, ch->start + ch->len);
 		else { // the segment's own rate in both of AdamW's lr terms
 			Hyp hs = h;
-			hs.lr = seg_lr(&p->segs[ch->seg], hy->lr);
-			hs.step = (float)(hs.lr / (1 - pow(hy->beta1, (double)hy->step)));
+			hs.lr = seg_lr(&p->segs[ch->seg], lr);
+			hs.step = (float)(hs.lr / bc1);
 			adamw_chunk(&hs, wd, w, grads, mm, vv, ch->start, ch->start + ch->len);
 		}
 	}
-	lamb_steps(p, part, hy->lr, step);
+	lamb_steps(p, part, lr, step);
 	KOMP("omp parallel for num_threads(nt) schedule(dynamic, 4)")
 	for (int k = 0; k < p->n_chunks; k++) {
 		const KOptChunk *ch = &p->chunks[k];

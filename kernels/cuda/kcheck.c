@@ -64,6 +64,14 @@ const char *kcheck_hint_cuda(int s)
 	case cudaErrorInvalidResourceHandle:
 		return "a stream or event used after it was destroyed, or on another device";
 	case cudaErrorNotSupported: return "the device or driver does not support this operation";
+	case cudaErrorStreamCaptureUnsupported:
+	case cudaErrorStreamCaptureInvalidated:
+	case cudaErrorStreamCaptureIsolation:
+	case cudaErrorStreamCaptureMerge:
+	case cudaErrorStreamCaptureImplicit:
+	case cudaErrorCapturedEvent:
+		return "a call a CUDA graph cannot record (a host wait, an allocation, a synchronous copy, a wait on "
+		       "work outside the graph) while the stream was captured: run with --no-cuda-graph and report it";
 	default: return "an earlier asynchronous error may surface here: check with CUDA_LAUNCH_BLOCKING=1";
 	}
 }
@@ -78,6 +86,14 @@ int kcheck_errno_cuda(int s)
 	case cudaErrorInsufficientDriver:
 	case cudaErrorNoKernelImageForDevice:
 	case cudaErrorNotSupported: return -ENOTSUP;
+	case cudaErrorStreamCaptureUnsupported:
+	case cudaErrorStreamCaptureInvalidated:
+	case cudaErrorStreamCaptureIsolation:
+	case cudaErrorStreamCaptureMerge:
+	case cudaErrorStreamCaptureImplicit:
+	case cudaErrorStreamCaptureUnmatched:
+	case cudaErrorStreamCaptureWrongThread:
+	case cudaErrorCapturedEvent: return -EPERM; // not permitted while a stream captures
 	case cudaErrorInvalidValue:
 	case cudaErrorInvalidConfiguration:
 	case cudaErrorInvalidResourceHandle:
@@ -95,16 +111,27 @@ int kcheck_cuda(KErr *e, int s, const char *what, const char *file, int line)
 	return report(e, kcheck_errno_cuda(s), what, name, kcheck_hint_cuda(s), file, line);
 }
 
-static atomic_llong launches;
+static atomic_llong launches, captured;
+static _Thread_local int capturing; // the backend captures this thread's stream work into a graph
 
 void kcheck_count_launch(void)
 {
-	atomic_fetch_add_explicit(&launches, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(capturing ? &captured : &launches, 1, memory_order_relaxed);
 }
 
 long long kcheck_launches(void)
 {
 	return atomic_load_explicit(&launches, memory_order_relaxed);
+}
+
+void kcheck_capture(int on)
+{
+	capturing = on;
+}
+
+long long kcheck_captured(void)
+{
+	return atomic_load_explicit(&captured, memory_order_relaxed);
 }
 
 int kcheck_launch(KErr *e, int s, const char *kernel, const char *detail, const char *file, int line)

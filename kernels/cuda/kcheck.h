@@ -3,7 +3,7 @@
 #ifndef KCHECK_H
 #define KCHECK_H
 // defines: KErr, kerr_set, kerr_clear, kcheck_cuda, kcheck_cublas, kcheck_lib, kcheck_launch, kcheck_launches,
-//          kcheck_count_launch,
+//          kcheck_count_launch, kcheck_capture, kcheck_captured,
 //          kcheck_hint_cuda/cublas/cudnn/nccl, kcheck_errno_cuda/cublas/cudnn/nccl,
 //          cuda_check, cublas_check, cudnn_check, nccl_check, cuda_try, cublas_try, cudnn_try, nccl_try
 
@@ -30,9 +30,13 @@ int kcheck_cublas(KErr *e, int status, const char *what, const char *file, int l
 // successful one counts in kcheck_launches
 int kcheck_launch(KErr *e, int status, const char *kernel, const char *detail, const char *file, int line);
 // device work queued so far by this process: own kernel launches and GEMM calls (kgemm counts
-// each call it queued with kcheck_count_launch); what a step's launch count is read from
+// each call it queued with kcheck_count_launch), a graph launch as one; what a step's launch count
+// is read from. Between kcheck_capture(1) and kcheck_capture(0) the calling thread's stream work
+// is recorded into a graph, not queued: it counts in kcheck_captured instead.
 void kcheck_count_launch(void);
 long long kcheck_launches(void);
+void kcheck_capture(int on);
+long long kcheck_captured(void);
 // cuDNN and NCCL: the caller names the status with the library's own function (see the macros),
 // so this file does not link either library
 int kcheck_lib(KErr *e, int code, const char *name, const char *hint, const char *what, const char *file, int line);

@@ -95,6 +95,9 @@ typedef struct {
 typedef struct {
 	float b1, b2, eps, bc1, bc2, bc2s, step;
 	double lr, wd, bc1d; // bc1d: 1 − β1^t unrounded (a KSEG_LR_SCALE segment's step)
+	// device, or NULL: kern_opt_live's values, from which the kernels derive lr, bc1, bc2, bc2s,
+	// step and bc1d when they run (a graph's replay) instead of taking these fields
+	const double *live;
 } KcuOptHyp;
 
 int kcu_grad_norm(KcuStream *s, const KcuPlan *p, KTensor *norm_clip, const KTensor *grads, double clip_norm);

@@ -85,6 +85,12 @@ int cu_stream_check(KernCtx *c, int e)
 {
 	CuStream *cs = c->priv;
 	cudaStream_t st = cs->k.stream;
+	if (kcheck_errno_cuda(e) == -EPERM) { // refused: the stream captures a graph (not a device fault)
+		kern_latch(c, -EPERM, "sync", "%s (%s): a host wait on a stream that captures a graph",
+			   cudaGetErrorName((cudaError_t)e), cudaGetErrorString((cudaError_t)e));
+		cudaGetLastError();
+		return kern_latched(c);
+	}
 	if (e != cudaSuccess) { // a device fault: sticky, so every later call reports it too
 		kern_latch(c, kcheck_errno_cuda(e), cs->last_op ? cs->last_op : "sync",
 			   "%s (%s) surfaced at a sync point after this op (the last one queued on the stream; "

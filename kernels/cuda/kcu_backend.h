@@ -3,7 +3,8 @@
 #ifndef KCU_BACKEND_H
 #define KCU_BACKEND_H
 // defines: CuDev, CuStream, cu_use, cu_stream_check, cu_begin, cu_end, cu_dev_latch, KCU_OP, KS,
-//          cu_dev_open .. cu_event_sync, cu_stream_native, cu_mem_info (the device half of the table)
+//          cu_dev_open .. cu_event_sync, cu_stream_native, cu_mem_info (the device half of the table),
+//          cu_graph_begin, cu_graph_end, cu_graph_launch, cu_graph_destroy
 
 #include "kcu.h"          // defines: KcuStream
 #include "kcu_slow.h"     // defines: KcuSlow
@@ -15,6 +16,7 @@ typedef struct CuStream {
 	KernCtx *ctx;
 	const char *last_op; // the last op queued: named when a device fault surfaces at a sync
 	struct KAttn *attn;  // this stream's attention selection (kattn.h), made with the device's choice
+	long long captured0; // kcheck_captured() when this stream's capture began
 } CuStream;
 
 typedef struct {
@@ -73,6 +75,11 @@ int cu_mem_info(KernDev *d, size_t *free_bytes, size_t *total_bytes);
 int64_t cu_slow_paths(KernDev *d);
 int cu_slow_path_note(KernDev *d, char *buf, size_t len);
 int64_t cu_launches(KernDev *d);
+// graphs (kcu_graph.c)
+int cu_graph_begin(KernCtx *c, char *why, size_t len);
+int cu_graph_end(KernCtx *c, void **exec, int64_t *nodes, char *why, size_t len);
+int cu_graph_launch(KernCtx *c, void *exec);
+void cu_graph_destroy(KernDev *d, void *exec);
 
 // the table (kcu_ops.c); kern_ctx.c refers to it weakly (see there)
 extern const KBackend kcuda_backend;

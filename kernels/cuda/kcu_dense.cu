@@ -1,6 +1,7 @@
 // The CUDA backend's dense ops: the linear layer on kgemm with its epilogues (bias, GELU saving
 // its input, residual; in backward the GELU-backward and bias gradients), element-wise maps
-// (activations, residual add, dtype conversion) with 16-byte accesses where aligned.
+// (activations, residual add, dtype conversion) with 16-byte accesses where aligned, instantiated
+// per storage type when the map's tensors share one (no branch on the dtype per element).
 #include "kcu_colsum.h" // defines: kc_colsum, KcColDst
 #include "kcu_mm.h"     // defines: KcMM, kc_mm, kc_mm_epi, kc_map
 
@@ -36,16 +37,20 @@ __device__ __forceinline__ float kc_dact(int a, float x)
 	}
 }
 
+// In, Out: KcIn/KcOut (storage chosen at run time), or KcInT<T>/KcOutT<T> when every tensor of the
+// map is stored as T
+template <class In, class Out>
 struct MapArgs {
 	int op, act;
-	KcOut out;
-	KcIn a, b;
-	KcIn bias; // p not NULL: a + bias[i % cols] is the value mapped (a bias epilogue)
+	Out out;
+	In a, b;
+	In bias; // p not NULL: a + bias[i % cols] is the value mapped (a bias epilogue)
 	int64_t cols;
-	KcOut keep; // p not NULL: also receives that value (the pre-activation of a fused GELU)
+	Out keep; // p not NULL: also receives that value (the pre-activation of a fused GELU)
 };
 
-__device__ __forceinline__ float map_one(const MapArgs &m, float x, float y)
+template <class In, class Out>
+__device__ __forceinline__ float map_one(const MapArgs<In, Out> &m, float x, float y)
 {
 	switch (m.op) {
 	case KC_MAP_ADD: return x + y;
@@ -56,60 +61,91 @@ __device__ __forceinline__ float map_one(const MapArgs &m, float x, float y)
 }
 
 // V elements per thread and step: 8 (16-byte accesses) or 1; out may be a or b (same index)
-template <int V>
-__global__ void __launch_bounds__(KC_THREADS) map_kernel(MapArgs m, int64_t n)
+template <int V, class In, class Out>
+__global__ void __launch_bounds__(KC_THREADS) map_kernel(MapArgs<In, Out> m, int64_t n)
 {
 	const bool two = m.op == KC_MAP_ADD || m.op == KC_MAP_DACT;
 	const int64_t step = (int64_t)gridDim.x * KC_THREADS * V;
 	for (int64_t i = ((int64_t)blockIdx.x * KC_THREADS + threadIdx.x) * V; i < n; i += step) {
 		float x[V], y[V];
-		if (V == 8) {
-			kc_ld8(m.a, i, x);
-			if (two)
-				kc_ld8(m.b, i, y);
-		} else {
-			x[0] = kc_ld(m.a, i);
-			y[0] = two ? kc_ld(m.b, i) : 0.0f;
-		}
+		kc_ldv<V>(m.a, i, x);
+		if (two)
+			kc_ldv<V>(m.b, i, y);
+		else
+			for (int k = 0; k < V; k++)
+				y[k] = 0.0f;
 		if (m.bias.p) { // V == 8 only where cols % 8 == 0: a group never wraps a row
 			const int64_t c0 = i % m.cols;
 			for (int k = 0; k < V; k++)
 				x[k] += kc_ld(m.bias, c0 + k);
 		}
-		if (m.keep.p) {
-			if (V == 8)
-				kc_st8(m.keep, i, x);
-			else
-				kc_st(m.keep, i, x[0]);
-		}
+		if (m.keep.p)
+			kc_stv<V>(m.keep, i, x);
 		for (int k = 0; k < V; k++)
 			x[k] = map_one(m, x[k], two ? y[k] : 0.0f);
-		if (V == 8)
-			kc_st8(m.out, i, x);
-		else
-			kc_st(m.out, i, x[0]);
+		kc_stv<V>(m.out, i, x);
 	}
 }
 
-static int map_ex(KcuStream *s, const MapArgs &m, int64_t n)
+template <class In, class Out>
+static int map_launch(KcuStream *s, const MapArgs<In, Out> &m, int64_t n, bool vec)
+{
+	const cudaStream_t st = (cudaStream_t)s->stream;
+	if (vec)
+		return KLAUNCH(&s->err, (map_kernel<8, In, Out>), kc_grid(n, 8 * KC_THREADS), KC_THREADS, 0, st, m, n);
+	return KLAUNCH(&s->err, (map_kernel<1, In, Out>), kc_grid(n, KC_THREADS), KC_THREADS, 0, st, m, n);
+}
+
+// the map with every tensor in the typed form of T
+template <class T>
+static MapArgs<KcInT<T>, KcOutT<T>> typed(const MapArgs<KcIn, KcOut> &m)
+{
+	return {m.op,
+		m.act,
+		KcOutT<T>{(T *)m.out.p},
+		KcInT<T>{(const T *)m.a.p},
+		KcInT<T>{(const T *)m.b.p},
+		KcInT<T>{(const T *)m.bias.p},
+		m.cols,
+		KcOutT<T>{(T *)m.keep.p}};
+}
+
+// the storage every present tensor of the map shares (KC_F32, KC_BF16), else -1
+static int map_dt(const MapArgs<KcIn, KcOut> &m)
+{
+	const int dts[5] = {m.out.p ? m.out.dt : -2, m.a.p ? m.a.dt : -2, m.b.p ? m.b.dt : -2,
+			    m.bias.p ? m.bias.dt : -2, m.keep.p ? m.keep.dt : -2};
+	int dt = -2;
+	for (int d : dts)
+		if (d != -2) {
+			if (d == KC_F64 || (dt != -2 && d != dt))
+				return -1;
+			dt = d;
+		}
+	return dt;
+}
+
+static int map_ex(KcuStream *s, const MapArgs<KcIn, KcOut> &m, int64_t n)
 {
 	if (n == 0)
 		return 0;
-	const cudaStream_t st = (cudaStream_t)s->stream;
-	if (kc_vec_ok(n, {m.out.p, m.a.p, m.b.p, m.keep.p}) && (!m.bias.p || m.cols % 8 == 0))
-		return KLAUNCH(&s->err, map_kernel<8>, kc_grid(n, 8 * KC_THREADS), KC_THREADS, 0, st, m, n);
-	return KLAUNCH(&s->err, map_kernel<1>, kc_grid(n, KC_THREADS), KC_THREADS, 0, st, m, n);
+	const bool vec = kc_vec_ok(n, {m.out.p, m.a.p, m.b.p, m.keep.p}) && (!m.bias.p || m.cols % 8 == 0);
+	switch (map_dt(m)) {
+	case KC_BF16: return map_launch(s, typed<bf16>(m), n, vec);
+	case KC_F32: return map_launch(s, typed<float>(m), n, vec);
+	default: return map_launch(s, m, n, vec);
+	}
 }
 
 int kc_map(KcuStream *s, int op, int act, KcOut out, KcIn a, KcIn b, int64_t n)
 {
-	MapArgs m = {op, act, out, a, b, KcIn{nullptr, 0}, 1, KcOut{nullptr, 0}};
+	MapArgs<KcIn, KcOut> m = {op, act, out, a, b, KcIn{nullptr, 0}, 1, KcOut{nullptr, 0}};
 	return map_ex(s, m, n);
 }
 
 int kc_map_bias(KcuStream *s, KcOut out, KcIn a, KcIn bias, int64_t cols, int64_t n)
 {
-	MapArgs m = {KC_MAP_COPY, 0, out, a, KcIn{nullptr, 0}, bias, cols, KcOut{nullptr, 0}};
+	MapArgs<KcIn, KcOut> m = {KC_MAP_COPY, 0, out, a, KcIn{nullptr, 0}, bias, cols, KcOut{nullptr, 0}};
 	return map_ex(s, m, n);
 }
 
@@ -162,10 +198,11 @@ int kcu_linear(KcuStream *s, const KLinear *a, int64_t N, int IC, int OC)
 }
 
 // d(pre) = din · act'(in_pre), written over din, and its column sums: one pass
+template <class In, class Out>
 struct DactSrc {
 	static constexpr int NOUT = 1;
-	KcOut din;
-	KcIn pre;
+	Out din;
+	In pre;
 	int act, C;
 	__device__ void at(int, int64_t m, int col, float *v) const
 	{
@@ -176,10 +213,11 @@ struct DactSrc {
 };
 
 // plain rows of an (M, C) matrix (8 columns at once when aligned: 16-byte loads)
+template <class In>
 struct RowSrc {
 	static constexpr int NOUT = 1;
 	static constexpr bool VEC8 = true;
-	KcIn x;
+	In x;
 	int C;
 	__device__ void at(int, int64_t m, int col, float *v) const { v[0] = kc_ld(x, m * C + col); }
 	__device__ void at8(int, int64_t m, int col, float v[][8]) const { kc_ld8(x, m * C + col, v[0]); }
@@ -213,8 +251,17 @@ static int linear_din(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int 
 	KC_TRY(kc_mm(s, m));
 	if (!a->din_bias.t)
 		return kc_map(s, KC_MAP_DACT, a->in_act, m.C, KcIn{m.C.p, m.C.dt}, pre, N * IC);
-	DactSrc src = {m.C, pre, a->in_act, IC};
-	return kc_colsum(s, src, 1, N, IC, col_dst(a->din_bias));
+	const KcColDst d = col_dst(a->din_bias);
+	if (m.C.dt == pre.dt && pre.dt == KC_BF16)
+		return kc_colsum(
+			s, DactSrc<KcInT<bf16>, KcOutT<bf16>>{{(bf16 *)m.C.p}, {(const bf16 *)pre.p}, a->in_act, IC}, 1,
+			N, IC, d);
+	if (m.C.dt == pre.dt && pre.dt == KC_F32)
+		return kc_colsum(
+			s,
+			DactSrc<KcInT<float>, KcOutT<float>>{{(float *)m.C.p}, {(const float *)pre.p}, a->in_act, IC},
+			1, N, IC, d);
+	return kc_colsum(s, DactSrc<KcIn, KcOut>{m.C, pre, a->in_act, IC}, 1, N, IC, d);
 }
 
 int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)
@@ -244,6 +291,9 @@ int kcu_linear_bwd(KcuStream *s, const KLinearBwd *a, int64_t N, int IC, int OC)
 	}
 	if (dbias_done)
 		return 0;
-	RowSrc src = {kc_in(a->dout), OC};
-	return kc_colsum(s, src, 1, N, OC, col_dst(a->dbias));
+	switch (kc_same_dt({a->dout})) {
+	case KC_BF16: return kc_colsum(s, RowSrc<KcInT<bf16>>{kc_int<bf16>(a->dout), OC}, 1, N, OC, col_dst(a->dbias));
+	case KC_F32: return kc_colsum(s, RowSrc<KcInT<float>>{kc_int<float>(a->dout), OC}, 1, N, OC, col_dst(a->dbias));
+	default: return kc_colsum(s, RowSrc<KcIn>{kc_in(a->dout), OC}, 1, N, OC, col_dst(a->dbias));
+	}
 }

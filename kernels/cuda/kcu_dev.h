@@ -1,10 +1,13 @@
-// Device helpers of the CUDA backend's kernels: dtype-generic loads and stores (f32, bf16 or f64
-// chosen per tensor at run time, 8 elements = 16 bytes of bf16 at once when aligned), fixed-order
-// warp and block reductions, the error slots, Philox4x32-10 and launch-shape arithmetic.
+// Device helpers of the CUDA backend's kernels: loads and stores of a tensor whose storage (f32,
+// bf16 or f64) is chosen at run time (KcIn, KcOut) or is a template argument of the kernel
+// (KcInT, KcOutT: no branch per element; the hot kernels are instantiated per dtype), 8 elements =
+// 16 bytes of bf16 at once when aligned, fixed-order warp and block reductions, the error slots,
+// Philox4x32-10 and launch-shape arithmetic.
 #ifndef KCU_DEV_H
 #define KCU_DEV_H
 // defines: bf16, KcIn, KcOut, KC_F32, KC_BF16, KC_F64, kc_in, kc_out, kc_grad, kc_ld, kc_ldd, kc_ldo, kc_st,
 //          kc_esize, kc_at, kc_std, kc_st_acc, kc_ld8, kc_st8, kc_ldv, kc_stv, kc_vec_ok, KcSum, KcMax,
+//          KcInT, KcOutT, kc_int, kc_outt, kc_same_dt, kc_in_of,
 //          kc_warp_sum, kc_warp_sumd, kc_warp_reduce, kc_block_reduce, kc_block_sumd, kc_block_maxd,
 //          kc_report, kc_philox_word0, kc_grid, KC_THREADS, KC_BOUNDS_F64, KC_TRY, KC_SYNC
 
@@ -179,22 +182,150 @@ __device__ __forceinline__ void kc_st8(KcOut t, int64_t i, const float v[8])
 	}
 }
 
-// V = 8 or 1 consecutive elements from i
-template <int V>
-__device__ __forceinline__ void kc_ldv(KcIn t, int64_t i, float *x)
+// ---- storage known at compile time (issue 25 §8) ----
+// A kernel templated on its tensors' types takes KcInT<T> / KcOutT<T> (T float or bf16, double for
+// the loss ops' f64 scratch) where it took KcIn / KcOut, and calls the same helpers: overloads of
+// kc_ld, kc_ldd, kc_st, kc_std, kc_st_acc, kc_ld8, kc_st8, kc_ldv, kc_stv that compile to one load
+// or store without the run-time branch on dt per element. The values are the same bits as the
+// KcIn/KcOut forms'; the host launches the typed instantiation when the tensors share a dtype
+// (kc_same_dt) and the run-time form otherwise (mixed storage).
+template <class T>
+struct KcInT {
+	const T *p;
+};
+template <class T>
+struct KcOutT {
+	T *p;
+};
+
+__device__ __forceinline__ float kc_ld(KcInT<float> t, int64_t i)
 {
-	if (V == 8)
+	return t.p[i];
+}
+__device__ __forceinline__ float kc_ld(KcInT<bf16> t, int64_t i)
+{
+	return kc_bf(t.p[i]);
+}
+__device__ __forceinline__ float kc_ld(KcInT<double> t, int64_t i)
+{
+	return (float)t.p[i];
+}
+template <class T>
+__device__ __forceinline__ double kc_ldd(KcInT<T> t, int64_t i)
+{
+	return (double)kc_ld(t, i);
+}
+__device__ __forceinline__ double kc_ldd(KcInT<double> t, int64_t i)
+{
+	return t.p[i];
+}
+template <class T>
+__device__ __forceinline__ float kc_ldo(KcOutT<T> t, int64_t i)
+{
+	return kc_ld(KcInT<T>{t.p}, i);
+}
+__device__ __forceinline__ void kc_st(KcOutT<float> t, int64_t i, float v)
+{
+	t.p[i] = v;
+}
+__device__ __forceinline__ void kc_st(KcOutT<bf16> t, int64_t i, float v)
+{
+	t.p[i] = __float2bfloat16(v);
+}
+__device__ __forceinline__ void kc_st(KcOutT<double> t, int64_t i, float v)
+{
+	t.p[i] = (double)v;
+}
+template <class T>
+__device__ __forceinline__ void kc_std(KcOutT<T> t, int64_t i, double v)
+{
+	kc_st(t, i, (float)v);
+}
+__device__ __forceinline__ void kc_std(KcOutT<double> t, int64_t i, double v)
+{
+	t.p[i] = v;
+}
+template <class T>
+__device__ __forceinline__ void kc_st_acc(KcOutT<T> t, int64_t i, float v, int acc)
+{
+	kc_st(t, i, acc ? kc_ldo(t, i) + v : v);
+}
+__device__ __forceinline__ void kc_ld8(KcInT<bf16> t, int64_t i, float v[8])
+{
+	uint4 q = *reinterpret_cast<const uint4 *>(t.p + i);
+	uint32_t w[4] = {q.x, q.y, q.z, q.w};
+	for (int k = 0; k < 4; k++)
+		v[2 * k] = kc_bf_lo(w[k]), v[2 * k + 1] = kc_bf_hi(w[k]);
+}
+__device__ __forceinline__ void kc_ld8(KcInT<float> t, int64_t i, float v[8])
+{
+	float4 a = *reinterpret_cast<const float4 *>(t.p + i), b = *reinterpret_cast<const float4 *>(t.p + i + 4);
+	v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+}
+__device__ __forceinline__ void kc_st8(KcOutT<bf16> t, int64_t i, const float v[8])
+{
+	*reinterpret_cast<uint4 *>(t.p + i) = make_uint4(kpack_bf16x2(v[0], v[1]), kpack_bf16x2(v[2], v[3]),
+							 kpack_bf16x2(v[4], v[5]), kpack_bf16x2(v[6], v[7]));
+}
+__device__ __forceinline__ void kc_st8(KcOutT<float> t, int64_t i, const float v[8])
+{
+	*reinterpret_cast<float4 *>(t.p + i) = make_float4(v[0], v[1], v[2], v[3]);
+	*reinterpret_cast<float4 *>(t.p + i + 4) = make_float4(v[4], v[5], v[6], v[7]);
+}
+
+// V = 8 or 1 consecutive elements from i, of either form
+template <int V, class In>
+__device__ __forceinline__ void kc_ldv(In t, int64_t i, float *x)
+{
+	if constexpr (V == 8)
 		kc_ld8(t, i, x);
 	else
 		x[0] = kc_ld(t, i);
 }
-template <int V>
-__device__ __forceinline__ void kc_stv(KcOut t, int64_t i, const float *x)
+template <int V, class Out>
+__device__ __forceinline__ void kc_stv(Out t, int64_t i, const float *x)
 {
-	if (V == 8)
+	if constexpr (V == 8)
 		kc_st8(t, i, x);
 	else
 		kc_st(t, i, x[0]);
+}
+
+// host: a tensor in the typed form (NULL tensors stay NULL)
+template <class T>
+static inline KcInT<T> kc_int(const KTensor *t)
+{
+	return KcInT<T>{t ? static_cast<const T *>(t->data) : nullptr};
+}
+template <class T>
+static inline KcOutT<T> kc_outt(KTensor *t)
+{
+	return KcOutT<T>{t ? static_cast<T *>(t->data) : nullptr};
+}
+// host: the dtype every given tensor shares (NULLs skipped), KC_F32 or KC_BF16; -1 when they
+// differ or one is f64 (the run-time form then)
+static inline int kc_same_dt(std::initializer_list<const KTensor *> ts)
+{
+	int dt = -2;
+	for (const KTensor *t : ts) {
+		if (!t)
+			continue;
+		const int d = kc_dt(t->dtype);
+		if (d == KC_F64 || (dt != -2 && d != dt))
+			return -1;
+		dt = d;
+	}
+	return dt == -2 ? KC_F32 : dt;
+}
+// the stored tensor as an input (a gradient added to: KG_ADD), in the same form
+__device__ __forceinline__ KcIn kc_in_of(KcOut t)
+{
+	return KcIn{t.p, t.dt};
+}
+template <class T>
+__device__ __forceinline__ KcInT<T> kc_in_of(KcOutT<T> t)
+{
+	return KcInT<T>{t.p};
 }
 
 // host: 8-element vectors are possible when every pointer is 16-byte aligned and rows of `inner`

@@ -4,9 +4,11 @@
 #include "kcu_colsum.h" // defines: kc_colsum, KcColDst
 
 // ---- augment: one thread per (slice, tubelet, channel, frame of the tubelet, patch row): p outputs
-// of one row; with tubelets of 1 frame (kern_augment) a slice is a frame ----
+// of one row; with tubelets of 1 frame (kern_augment) a slice is a frame; Out: the output's storage
+// (KcOutT<float>, KcOutT<bf16>: no branch per store) ----
+template <class Out>
 struct AugArgs {
-	KcOut out;
+	Out out;
 	const uint8_t *clips;
 	const int64_t *pos;
 	const float *lut; // 3 x 256: ((v / 255 − mean[c]) / std[c]) computed in double, as the CPU twin
@@ -15,8 +17,8 @@ struct AugArgs {
 	int64_t rows; // B·T'·P·3·tt·p
 };
 
-template <int V>
-__global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs a)
+template <int V, class Out>
+__global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs<Out> a)
 {
 	__shared__ float lut[3 * 256];
 	for (int i = (int)threadIdx.x; i < 3 * 256; i += KC_THREADS)
@@ -43,20 +45,18 @@ __global__ void __launch_bounds__(KC_THREADS) augment_kernel(AugArgs a)
 				int x = qx * a.p + j0 + k;
 				v[k] = lut[ch * 256 + line[(int64_t)(mirror ? a.W - 1 - x : x) * 3]];
 			}
-			if (V == 8)
-				kc_st8(a.out, o + j0, v);
-			else
-				kc_st(a.out, o + j0, v[0]);
+			kc_stv<V>(a.out, o + j0, v);
 		}
 	}
 }
 
-int kcu_augment_tubelet(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
-			int patch, int tubelet)
+template <class Out>
+static int augment(KcuStream *s, Out o, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip, int patch,
+		   int tubelet, bool vec)
 {
 	const int64_t B = clips->shape[0];
-	AugArgs a = {};
-	a.out = kc_out(out), a.clips = (const uint8_t *)clips->data, a.pos = (const int64_t *)pos->data;
+	AugArgs<Out> a = {};
+	a.out = o, a.clips = (const uint8_t *)clips->data, a.pos = (const int64_t *)pos->data;
 	a.lut = s->aug_lut, a.seed = seed, a.flip = flip, a.tt = tubelet, a.Tp = (int)clips->shape[1] / tubelet;
 	a.H = (int)clips->shape[2], a.W = (int)clips->shape[3], a.p = patch;
 	a.gw = a.W / patch;
@@ -66,9 +66,20 @@ int kcu_augment_tubelet(KcuStream *s, KTensor *out, const KTensor *clips, const 
 		return 0;
 	const cudaStream_t st = (cudaStream_t)s->stream;
 	const unsigned grid = kc_grid(a.rows, KC_THREADS);
-	if (kc_vec_ok(patch, {out->data}))
-		return KLAUNCH(&s->err, augment_kernel<8>, grid, KC_THREADS, 0, st, a);
-	return KLAUNCH(&s->err, augment_kernel<1>, grid, KC_THREADS, 0, st, a);
+	if (vec)
+		return KLAUNCH(&s->err, (augment_kernel<8, Out>), grid, KC_THREADS, 0, st, a);
+	return KLAUNCH(&s->err, (augment_kernel<1, Out>), grid, KC_THREADS, 0, st, a);
+}
+
+int kcu_augment_tubelet(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,
+			int patch, int tubelet)
+{
+	const bool vec = kc_vec_ok(patch, {out->data});
+	if (out->dtype == KDT_BF16)
+		return augment(s, kc_outt<bf16>(out), clips, pos, seed, flip, patch, tubelet, vec);
+	if (out->dtype == KDT_F32)
+		return augment(s, kc_outt<float>(out), clips, pos, seed, flip, patch, tubelet, vec);
+	return augment(s, kc_out(out), clips, pos, seed, flip, patch, tubelet, vec);
 }
 
 int kcu_augment(KcuStream *s, KTensor *out, const KTensor *clips, const KTensor *pos, uint64_t seed, int flip,

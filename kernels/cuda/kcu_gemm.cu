@@ -41,22 +41,20 @@ static int to_kgcall(const KcMM &m, KgCall *c)
 }
 
 // One output per thread, 16 x 16 tiles of op(A) and op(B) staged in shared memory; every sum
-// runs over k in order. Acc: float (linear layers) or double (the loss ops).
-template <class Acc>
-__device__ __forceinline__ Acc mm_ld(KcIn t, int64_t i);
-template <>
-__device__ __forceinline__ float mm_ld<float>(KcIn t, int64_t i)
+// runs over k in order. Acc: float (linear layers) or double (the loss ops). TA, TB: how A and B
+// are read, KcIn (storage chosen at run time) or KcInT<T> (the loss ops' products: instantiated per
+// storage, no branch per load); they replace m.A and m.B.
+template <class Acc, class In>
+__device__ __forceinline__ Acc mm_ld(In t, int64_t i)
 {
-	return kc_ld(t, i);
-}
-template <>
-__device__ __forceinline__ double mm_ld<double>(KcIn t, int64_t i)
-{
-	return kc_ldd(t, i);
+	if constexpr (sizeof(Acc) == sizeof(double))
+		return kc_ldd(t, i);
+	else
+		return kc_ld(t, i);
 }
 
-template <class Acc>
-__global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m)
+template <class Acc, class TA, class TB>
+__global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m, TA A, TB B)
 {
 	__shared__ Acc as[TILE][TILE + 1], bs[TILE][TILE + 1];
 	const int tx = (int)threadIdx.x % TILE, ty = (int)threadIdx.x / TILE;
@@ -65,8 +63,8 @@ __global__ void __launch_bounds__(TILE *TILE) mm_kernel(KcMM m)
 	for (int64_t k0 = 0; k0 < m.K; k0 += TILE) {
 		const int64_t ar = (int64_t)blockIdx.y * TILE + ty, ak = k0 + tx; // op(A)[ar][ak]
 		const int64_t bk = k0 + ty, bc = (int64_t)blockIdx.x * TILE + tx; // op(B)[bk][bc]
-		as[ty][tx] = ar < m.M && ak < m.K ? mm_ld<Acc>(m.A, m.ta ? ak * m.lda + ar : ar * m.lda + ak) : Acc(0);
-		bs[ty][tx] = bk < m.K && bc < m.N ? mm_ld<Acc>(m.B, m.tb ? bc * m.ldb + bk : bk * m.ldb + bc) : Acc(0);
+		as[ty][tx] = ar < m.M && ak < m.K ? mm_ld<Acc>(A, m.ta ? ak * m.lda + ar : ar * m.lda + ak) : Acc(0);
+		bs[ty][tx] = bk < m.K && bc < m.N ? mm_ld<Acc>(B, m.tb ? bc * m.ldb + bk : bk * m.ldb + bc) : Acc(0);
 		__syncthreads();
 		for (int k = 0; k < TILE; k++)
 			acc += as[ty][k] * bs[k][tx];
@@ -148,6 +146,28 @@ __global__ void __launch_bounds__(TC_THREADS) mm_tc_kernel(KcMM m)
 	}
 }
 
+template <class Acc, class TA, class TB>
+static int mm_tiles(KcuStream *s, const KcMM &m, dim3 grid, TA A, TB B)
+{
+	return KLAUNCH(&s->err, (mm_kernel<Acc, TA, TB>), grid, TILE * TILE, 0, (cudaStream_t)s->stream, m, A, B);
+}
+
+// the loss ops' double products read feature (f32 or bf16) and f64 scratch operands: the pairs
+// they use are instantiated per storage, any other pair reads through KcIn
+static int mm_tiles_f64(KcuStream *s, const KcMM &m, dim3 grid)
+{
+	const void *a = m.A.p, *b = m.B.p;
+	if (m.A.dt == KC_F32 && m.B.dt == KC_F32)
+		return mm_tiles<double>(s, m, grid, KcInT<float>{(const float *)a}, KcInT<float>{(const float *)b});
+	if (m.A.dt == KC_BF16 && m.B.dt == KC_BF16)
+		return mm_tiles<double>(s, m, grid, KcInT<bf16>{(const bf16 *)a}, KcInT<bf16>{(const bf16 *)b});
+	if (m.A.dt == KC_F64 && m.B.dt == KC_F32)
+		return mm_tiles<double>(s, m, grid, KcInT<double>{(const double *)a}, KcInT<float>{(const float *)b});
+	if (m.A.dt == KC_F64 && m.B.dt == KC_BF16)
+		return mm_tiles<double>(s, m, grid, KcInT<double>{(const double *)a}, KcInT<bf16>{(const bf16 *)b});
+	return mm_tiles<double>(s, m, grid, m.A, m.B);
+}
+
 // the own kernels: tensor cores for bf16 operands, else the exact f32 (or f64) scalar tiles
 template <class Acc>
 static int mm_own(KcuStream *s, const KcMM &m)
@@ -163,7 +183,10 @@ static int mm_own(KcuStream *s, const KcMM &m)
 		return kerr_set(&s->err, -EINVAL, "matmul: %lld x %lld is too large for the own kernel", (long long)m.M,
 				(long long)m.N);
 	dim3 grid((unsigned)gx, (unsigned)gy);
-	return KLAUNCH(&s->err, mm_kernel<Acc>, grid, TILE * TILE, 0, (cudaStream_t)s->stream, m);
+	if constexpr (sizeof(Acc) == sizeof(double))
+		return mm_tiles_f64(s, m, grid);
+	else
+		return mm_tiles<Acc>(s, m, grid, m.A, m.B);
 }
 
 static const char *dt_name(int dt)

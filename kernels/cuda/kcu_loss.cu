@@ -1,7 +1,8 @@
 // The CUDA backend's OpenCLIP loss, logged metrics and temperature step, in double as the CPU
 // twins (kern_cpu_loss.c): similarity products by the own tiled kernel, one block per row for the
 // softmax pieces, feature gradients as products of the coefficient matrices, scalars summed by one
-// block in a fixed order.
+// block in a fixed order. The pieces that read or write features are instantiated per storage
+// type (KcInT/KcOutT), the similarity products' operand loads too (kc_mm_f64).
 #include "kcu_loss.h" // defines: KcWs, kc_sims, kc_rowdots
 
 size_t kcu_loss_ws_bytes(int B, int N, int d)
@@ -18,7 +19,8 @@ int kc_sims(KcuStream *s, double *S, const KTensor *A, const KTensor *M, int R, 
 	return kc_mm_f64(s, m);
 }
 
-__global__ void KC_BOUNDS_F64 rowdot_kernel(double *out, KcIn a, KcIn b, int R, int d)
+template <class In>
+__global__ void KC_BOUNDS_F64 rowdot_kernel(double *out, In a, In b, int R, int d)
 {
 	const int lane = (int)threadIdx.x % 32, r = (int)blockIdx.x * (KC_THREADS / 32) + (int)threadIdx.x / 32;
 	if (r >= R)
@@ -31,10 +33,20 @@ __global__ void KC_BOUNDS_F64 rowdot_kernel(double *out, KcIn a, KcIn b, int R, 
 		out[r] = acc;
 }
 
+template <class In>
+static int rowdots(KcuStream *s, double *out, In a, In b, int R, int d)
+{
+	return KLAUNCH(&s->err, (rowdot_kernel<In>), (unsigned)((R + 7) / 8), KC_THREADS, 0, (cudaStream_t)s->stream,
+		       out, a, b, R, d);
+}
+
 int kc_rowdots(KcuStream *s, double *out, const KTensor *a, const KTensor *b, int R, int d)
 {
-	return KLAUNCH(&s->err, rowdot_kernel, (unsigned)((R + 7) / 8), KC_THREADS, 0, (cudaStream_t)s->stream, out,
-		       kc_in(a), kc_in(b), R, d);
+	switch (kc_same_dt({a, b})) {
+	case KC_BF16: return rowdots(s, out, kc_int<bf16>(a), kc_int<bf16>(b), R, d);
+	case KC_F32: return rowdots(s, out, kc_int<float>(a), kc_int<float>(b), R, d);
+	default: return rowdots(s, out, kc_in(a), kc_in(b), R, d);
+	}
 }
 
 // ---- OpenCLIP's ClipLoss over the gathered batch ----
@@ -66,7 +78,8 @@ __global__ void KC_BOUNDS_F64 ce_rows_kernel(const double *S1, const double *S2,
 }
 
 // dE[j] = s · (G[j] + H[j − off] on this rank's rows), stored by the gradient rule
-__global__ void KC_BOUNDS_F64 feat_grad_kernel(KcOut dE, int acc, const double *G, const double *H, const float *log_s,
+template <class Out>
+__global__ void KC_BOUNDS_F64 feat_grad_kernel(Out dE, int acc, const double *G, const double *H, const float *log_s,
 					       int N, int B, int d, int off)
 {
 	const double sc = kc_exp_log_s(log_s);
@@ -131,8 +144,17 @@ int kcu_infonce(KcuStream *s, const KContrastBatch *b, KTensor *loss, KGrad dE1,
 			continue;
 		KC_TRY(prod(s, G, N, d, B, 1, kc_f64in(sides[k].Pn), N, kc_in(sides[k].e), d, 0));
 		KC_TRY(prod(s, H, B, d, N, 0, kc_f64in(sides[k].Pa), N, kc_in(sides[k].E), d, 0));
-		KC_TRY(KLAUNCH(&s->err, feat_grad_kernel, kc_grid((int64_t)N * d, KC_THREADS), KC_THREADS, 0, st,
-			       kc_grad(sides[k].g), sides[k].g.acc, G, H, ls, N, B, d, b->offset));
+		const unsigned grid = kc_grid((int64_t)N * d, KC_THREADS);
+		const KGrad g = sides[k].g;
+		if (g.t->dtype == KDT_BF16)
+			KC_TRY(KLAUNCH(&s->err, feat_grad_kernel<KcOutT<bf16>>, grid, KC_THREADS, 0, st,
+				       kc_outt<bf16>(g.t), g.acc, G, H, ls, N, B, d, b->offset));
+		else if (g.t->dtype == KDT_F32)
+			KC_TRY(KLAUNCH(&s->err, feat_grad_kernel<KcOutT<float>>, grid, KC_THREADS, 0, st,
+				       kc_outt<float>(g.t), g.acc, G, H, ls, N, B, d, b->offset));
+		else
+			KC_TRY(KLAUNCH(&s->err, feat_grad_kernel<KcOut>, grid, KC_THREADS, 0, st, kc_grad(g), g.acc, G,
+				       H, ls, N, B, d, b->offset));
 	}
 	return KLAUNCH(&s->err, ce_finish_kernel, 1, KC_THREADS, 0, st, (float *)loss->data, kc_grad(dlog_s),
 		       dlog_s.acc, rowL, rowQ, 2 * B);
@@ -219,9 +241,16 @@ struct TempArgs {
 
 // g = grad · the clip factor norm_clip[1] (when given), an f32 product as kern_optimizer forms the
 // model's clipped gradients: FastCLIP clips τ's gradient with theirs
+// live (a graph replays the step): kern_temp_live's values in device memory, in place of h's
 __global__ void temp_kernel(float *log_s, float *mv, KcIn grad, KcIn norm_clip, KcOut copy, TempArgs h,
-			    unsigned long long *errs)
+			    const double *live, unsigned long long *errs)
 {
+	if (live) {
+		h.lr = live[KTEMP_LIVE_LR];
+		h.lr_low = live[KTEMP_LIVE_LR_LOW];
+		h.bc1 = live[KTEMP_LIVE_BC1];
+		h.bc2 = live[KTEMP_LIVE_BC2];
+	}
 	float gf = kc_ld(grad, 0);
 	if (norm_clip.p)
 		gf *= kc_ld(norm_clip, 1);
@@ -245,16 +274,11 @@ __global__ void temp_kernel(float *log_s, float *mv, KcIn grad, KcIn norm_clip, 
 int kcu_temp_step(KcuStream *s, KTensor *log_s, KTensor *mv, const KTensor *grad, const KTensor *norm_clip,
 		  KTensor *copy, const KTempStep *h)
 {
-	TempArgs a = {h->lr,
-		      h->lr_low,
-		      h->tau_low,
-		      h->beta1,
-		      h->beta2,
-		      h->eps,
-		      1.0 - pow(h->beta1, (double)h->step),
-		      1.0 - pow(h->beta2, (double)h->step),
-		      h->lo,
-		      h->hi};
+	double v[KTEMP_LIVE_N];
+	kern_temp_live(h, v);
+	TempArgs a = {v[KTEMP_LIVE_LR], v[KTEMP_LIVE_LR_LOW], h->tau_low,        h->beta1, h->beta2,
+		      h->eps,           v[KTEMP_LIVE_BC1],    v[KTEMP_LIVE_BC2], h->lo,    h->hi};
 	return KLAUNCH(&s->err, temp_kernel, 1, 1, 0, (cudaStream_t)s->stream, (float *)log_s->data, (float *)mv->data,
-		       kc_in(grad), kc_in(norm_clip), kc_out(copy), a, s->errs);
+		       kc_in(grad), kc_in(norm_clip), kc_out(copy), a,
+		       h->live ? (const double *)h->live->data : nullptr, s->errs);
 }

@@ -156,18 +156,21 @@ static int cu_grad_norm(KernCtx *c, const KOptPlan *p, KTensor *norm_clip, const
 static int cu_optimizer(KernCtx *c, const KOptPlan *p, const KOptHyper *hy, KTensor *master, KTensor *copy,
 			const KTensor *grads, KTensor *m, KTensor *v, const KTensor *norm_clip)
 {
-	// the scalars rounded exactly as the CPU twin (kern_cpu_optim.c) rounds them
-	const double t = (double)hy->step;
+	// the scalars rounded exactly as the CPU twin (kern_cpu_optim.c) rounds them, from the same
+	// per-step values; with hy->live the kernels derive them from its device copy instead
+	double lv[KOPT_LIVE_N];
+	kern_opt_live(hy, lv);
 	KcuOptHyp h = {.b1 = (float)hy->beta1,
 		       .b2 = (float)hy->beta2,
 		       .eps = (float)hy->eps,
-		       .lr = hy->lr,
-		       .wd = hy->weight_decay};
-	h.bc1 = (float)(1 - pow(hy->beta1, t));
-	h.bc2 = (float)(1 - pow(hy->beta2, t));
-	h.bc2s = (float)sqrt(1 - pow(hy->beta2, t));
-	h.step = (float)(hy->lr / (1 - pow(hy->beta1, t)));
-	h.bc1d = 1 - pow(hy->beta1, t);
+		       .lr = lv[KOPT_LIVE_LR],
+		       .wd = hy->weight_decay,
+		       .live = hy->live ? (const double *)hy->live->data : NULL};
+	h.bc1 = (float)lv[KOPT_LIVE_BC1];
+	h.bc2 = (float)lv[KOPT_LIVE_BC2];
+	h.bc2s = (float)sqrt(lv[KOPT_LIVE_BC2]);
+	h.step = (float)(lv[KOPT_LIVE_LR] / lv[KOPT_LIVE_BC1]);
+	h.bc1d = lv[KOPT_LIVE_BC1];
 	return KCU_OP(c, "optimizer", kcu_optimizer(KS(c), p->priv, &h, master, copy, grads, m, v, norm_clip));
 }
 
@@ -204,6 +207,10 @@ const KBackend kcuda_backend = {
 	.slow_paths = cu_slow_paths,
 	.slow_path_note = cu_slow_path_note,
 	.launches = cu_launches,
+	.graph_begin = cu_graph_begin,
+	.graph_end = cu_graph_end,
+	.graph_launch = cu_graph_launch,
+	.graph_destroy = cu_graph_destroy,
 #define KOP(name, label, params, args) .name = cu_##name,
 #define KOP_OWN(ret, name, params) .name = cu_##name,
 #include "kern_ops.def" // defines: the op entries, cu_* each

@@ -88,6 +88,23 @@ struct OptArgs {
 	bool aligned;
 };
 
+// the update's scalars: as the host rounded them, or (KcuOptHyp.live: a graph replays the update)
+// derived here from the per-step values in device memory by the same exact operations
+__device__ __forceinline__ KcuOptHyp opt_hyp(const KcuOptHyp &h)
+{
+	if (!h.live)
+		return h;
+	KcuOptHyp r = h;
+	const double lr = h.live[KOPT_LIVE_LR], bc1 = h.live[KOPT_LIVE_BC1], bc2 = h.live[KOPT_LIVE_BC2];
+	r.lr = lr;
+	r.bc1d = bc1;
+	r.bc1 = (float)bc1;
+	r.bc2 = (float)bc2;
+	r.bc2s = (float)sqrt(bc2);
+	r.step = (float)(lr / bc1);
+	return r;
+}
+
 // the clip factor, read on the device; a non-finite one stops the update everywhere
 __device__ __forceinline__ bool clip_factor(const OptArgs &a, float *fc)
 {
@@ -115,13 +132,14 @@ __device__ __forceinline__ void finish(const OptArgs &a, const KcuSeg &sg, int64
 // AdamW over the chunk (moments, decay, step, clamp, copy: one pass), or LAMB's first pass
 // (moments and the chunk's Σp², Σr² in double)
 template <int V>
-__device__ void update_chunk(const OptArgs &a, const KcuChunk &c, const KcuSeg &sg, float fc, double *pp, double *rr)
+__device__ void update_chunk(const OptArgs &a, const KcuOptHyp &h, const KcuChunk &c, const KcuSeg &sg, float fc,
+			     double *pp, double *rr)
 {
 	const bool lamb = sg.flags & KSEG_LAMB;
-	const double wd = (sg.flags & KSEG_DECAY) ? a.h.wd : 0.0;
+	const double wd = (sg.flags & KSEG_DECAY) ? h.wd : 0.0;
 	const bool scaled = sg.flags & KSEG_LR_SCALE; // the segment's own rate (as the CPU twin)
-	const double lr = scaled ? a.h.lr * sg.lr_scale : a.h.lr;
-	const float decay = (float)(1.0 - lr * wd), wdf = (float)wd, step = scaled ? (float)(lr / a.h.bc1d) : a.h.step;
+	const double lr = scaled ? h.lr * sg.lr_scale : h.lr;
+	const float decay = (float)(1.0 - lr * wd), wdf = (float)wd, step = scaled ? (float)(lr / h.bc1d) : h.step;
 	const KcOut mo = {a.m, KC_F32}, vo = {a.v, KC_F32};
 	for (int64_t i = c.start + (int64_t)threadIdx.x * V; i < c.start + c.len; i += KC_THREADS * V) {
 		float g[V], w[V], m[V], v[V];
@@ -131,15 +149,15 @@ __device__ void update_chunk(const OptArgs &a, const KcuChunk &c, const KcuSeg &
 		kc_ldv<V>(KcIn{a.v, KC_F32}, i, v);
 		for (int k = 0; k < V; k++) {
 			const float gk = g[k] * fc;
-			m[k] = a.h.b1 * m[k] + (1 - a.h.b1) * gk;
-			v[k] = a.h.b2 * v[k] + (1 - a.h.b2) * gk * gk;
+			m[k] = h.b1 * m[k] + (1 - h.b1) * gk;
+			v[k] = h.b2 * v[k] + (1 - h.b2) * gk * gk;
 			if (lamb) {
-				const float r = lamb_r(a.h, wdf, w[k], m[k], v[k]);
+				const float r = lamb_r(h, wdf, w[k], m[k], v[k]);
 				*pp += (double)w[k] * w[k];
 				*rr += (double)r * r;
 			} else {
 				w[k] *= decay;
-				w[k] -= step * m[k] / (sqrtf(v[k]) / a.h.bc2s + a.h.eps);
+				w[k] -= step * m[k] / (sqrtf(v[k]) / h.bc2s + h.eps);
 			}
 		}
 		kc_stv<V>(mo, i, m);
@@ -180,10 +198,11 @@ __global__ void __launch_bounds__(KC_THREADS) update_kernel(OptArgs a, unsigned 
 		return;
 	}
 	double pp = 0.0, rr = 0.0;
+	const KcuOptHyp h = opt_hyp(a.h);
 	if (vec)
-		update_chunk<8>(a, c, sg, fc, &pp, &rr);
+		update_chunk<8>(a, h, c, sg, fc, &pp, &rr);
 	else
-		update_chunk<1>(a, c, sg, fc, &pp, &rr);
+		update_chunk<1>(a, h, c, sg, fc, &pp, &rr);
 	if (!(sg.flags & KSEG_LAMB))
 		return; // every thread of the block leaves here together
 	pp = kc_block_sumd(pp, red);
@@ -195,8 +214,10 @@ __global__ void __launch_bounds__(KC_THREADS) update_kernel(OptArgs a, unsigned 
 // LAMB's step per segment: lr · ‖p‖/‖r‖ from its chunks' partials in chunk order (the trust ratio
 // only where weight decay applies, as upstream fast_clip); one thread per segment
 __global__ void __launch_bounds__(KC_THREADS)
-	trust_kernel(float *step, const KcuSeg *segs, const double *part, int n, double lr)
+	trust_kernel(float *step, const KcuSeg *segs, const double *part, int n, double lr, const double *live)
 {
+	if (live)
+		lr = live[KOPT_LIVE_LR];
 	for (int s = (int)threadIdx.x; s < n; s += KC_THREADS) {
 		double sp = 0.0, sr = 0.0;
 		for (int k = segs[s].chunk0; k < segs[s].chunk0 + segs[s].nchunks; k++)
@@ -208,16 +229,16 @@ __global__ void __launch_bounds__(KC_THREADS)
 }
 
 template <int V>
-__device__ void lamb_apply(const OptArgs &a, const KcuChunk &c, const KcuSeg &sg)
+__device__ void lamb_apply(const OptArgs &a, const KcuOptHyp &h, const KcuChunk &c, const KcuSeg &sg)
 {
-	const float wd = (sg.flags & KSEG_DECAY) ? (float)a.h.wd : 0.0f, st = a.step[c.seg];
+	const float wd = (sg.flags & KSEG_DECAY) ? (float)h.wd : 0.0f, st = a.step[c.seg];
 	for (int64_t i = c.start + (int64_t)threadIdx.x * V; i < c.start + c.len; i += KC_THREADS * V) {
 		float w[V], m[V], v[V];
 		kc_ldv<V>(KcIn{a.w, KC_F32}, i, w);
 		kc_ldv<V>(KcIn{a.m, KC_F32}, i, m);
 		kc_ldv<V>(KcIn{a.v, KC_F32}, i, v);
 		for (int k = 0; k < V; k++)
-			w[k] -= st * lamb_r(a.h, wd, w[k], m[k], v[k]);
+			w[k] -= st * lamb_r(h, wd, w[k], m[k], v[k]);
 		finish<V>(a, sg, i, w);
 	}
 }
@@ -229,10 +250,11 @@ __global__ void __launch_bounds__(KC_THREADS) lamb_kernel(OptArgs a)
 	const KcuSeg sg = a.segs[c.seg];
 	if (!clip_factor(a, &fc) || !(sg.flags & KSEG_LAMB) || (sg.flags & (KSEG_FROZEN | KSEG_EXTERNAL)))
 		return;
+	const KcuOptHyp h = opt_hyp(a.h);
 	if (chunk_vec(c, a.aligned))
-		lamb_apply<8>(a, c, sg);
+		lamb_apply<8>(a, h, c, sg);
 	else
-		lamb_apply<1>(a, c, sg);
+		lamb_apply<1>(a, h, c, sg);
 }
 
 int kcu_optimizer(KcuStream *s, const KcuPlan *p, const KcuOptHyp *h, KTensor *master, KTensor *copy,
@@ -254,6 +276,7 @@ int kcu_optimizer(KcuStream *s, const KcuPlan *p, const KcuOptHyp *h, KTensor *m
 	KC_TRY(KLAUNCH(&s->err, update_kernel, (unsigned)p->n_chunks, KC_THREADS, 0, st, a, s->errs));
 	if (!p->has_lamb)
 		return 0;
-	KC_TRY(KLAUNCH(&s->err, trust_kernel, 1, KC_THREADS, 0, st, p->step, p->segs, p->part, p->n_segs, h->lr));
+	KC_TRY(KLAUNCH(&s->err, trust_kernel, 1, KC_THREADS, 0, st, p->step, p->segs, p->part, p->n_segs, h->lr,
+		       h->live));
 	return KLAUNCH(&s->err, lamb_kernel, (unsigned)p->n_chunks, KC_THREADS, 0, st, a);
 }

@@ -17,7 +17,7 @@ endif
 # kernels. Built twice: libkcubackend (nvcc, cuBLASLt: what programs link) and libkcuemu (g++
 # through the shim: what make test runs). A program gets it with $(KCUDA_LDFLAGS) (kern_ctx.c
 # refers to the table weakly, so nothing else pulls CUDA in), $(KCUDA_LIBS) and $(KCUDA_LDLIBS).
-KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c
+KCU_C_SRCS := kernels/cuda/kcu_backend.c kernels/cuda/kcu_ops.c kernels/cuda/kcu_slow.c kernels/cuda/kcu_graph.c
 KCU_CU_SRCS := kernels/cuda/kcu_gemm.cu kernels/cuda/kcu_dense.cu kernels/cuda/kcu_norm.cu kernels/cuda/kcu_embed.cu \
                kernels/cuda/kcu_tok.cu kernels/cuda/kcu_loss.cu kernels/cuda/kcu_fcco.cu kernels/cuda/kcu_optim.cu \
                kernels/cuda/kcu_cls.cu kernels/cuda/kcu_mae.cu
@@ -36,13 +36,13 @@ endif
 KEX_SRCS := kernels/cuda/examples/kex_blocksum.cu kernels/cuda/examples/kex_softmax.cu kernels/cuda/examples/kex_mma_gemm.cu
 # kernel tests: tests/NAME.cu -> NAME (shim) and NAME_gpu (device)
 KCUDA_TESTS := test_kemu_barrier test_kemu_warp test_kemu_smem test_kemu_atomic test_kemu_bf16 test_kemu_mma \
-               test_kemu_cpasync test_kemu_launch test_kex
+               test_kemu_cpasync test_kemu_launch test_kex test_kemu_graph
 
 ifeq ($(HAVE_CUDA_EMU),1)
 # the shim: an archive outside LIBS, so no program can pick its cudaMalloc up
 TEST_LIBS += kemu
 kemu_SRCS := kernels/cuda/emu/kemu_fiber.cpp kernels/cuda/emu/kemu_launch.cpp kernels/cuda/emu/kemu_runtime.cpp \
-             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_async.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kemu_sched.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
+             kernels/cuda/emu/kemu_warp.cpp kernels/cuda/emu/kemu_async.cpp kernels/cuda/emu/kemu_check.cpp kernels/cuda/emu/kemu_sched.cpp kernels/cuda/emu/kemu_graph.cpp kernels/cuda/emu/kgemm_ref.c kernels/cuda/emu/kgemm_emu.c \
              kernels/cuda/kcheck.c kernels/cuda/kgemm_call.c $(KEX_SRCS)
 # the shim's memory checkers (emu/kemu_check.cpp: races, uninitialized shared memory, blocks
 # writing the same bytes) see every load and store of a kernel through g++'s ThreadSanitizer
@@ -106,7 +106,7 @@ endif
 # with the shim's backend (make test) and NAME_gpu with the device backend (make test-gpu, 77
 # without a GPU). Both skip (77) when the other half of the build is missing.
 KCU_TESTS := test_kcuda_backend test_kcuda_dense test_kcuda_embed test_kcuda_loss test_kcuda_optim test_kcuda_step \
-             test_kcuda_cls \
+             test_kcuda_cls test_kcuda_graph \
              test_kcuda_model test_kcuda_mae test_kcuda_mae_model
 kcu_test_libs = $(if $(filter test_kcuda_model test_kcuda_mae_model,$(1)),model) $(2) kernels stream common
 ifeq ($(HAVE_CUDA_EMU),1)
@@ -159,6 +159,16 @@ test_kcuda_train_LDLIBS := -lstdc++
 test_kcuda_train_WHITEBOX := trainer
 $(BUILD)/tests/test_kcuda_train: LDFLAGS += $(KCUDA_LDFLAGS)
 # the step's metrics read back one interval late (test_step_fetch) on the backend through the shim
+# issue 25 §7: the trainer's step through CUDA graphs against the eager step, bit for bit, a resume,
+# the planted baked per-step value
+TESTS += test_kcuda_train_graph
+SEEDED_TESTS += test_kcuda_train_graph
+test_kcuda_train_graph_SRCS := tests/test_kcuda_train_graph.c tests/kcu_twin.c
+test_kcuda_train_graph_LIBS := $(test_kcuda_train_LIBS)
+test_kcuda_train_graph_LDLIBS := -lstdc++
+test_kcuda_train_graph_WHITEBOX := trainer
+$(BUILD)/tests/test_kcuda_train_graph: LDFLAGS += $(KCUDA_LDFLAGS)
+
 TESTS += test_kcuda_step_fetch
 test_kcuda_step_fetch_LIBS := $(test_kcuda_train_LIBS)
 test_kcuda_step_fetch_LDLIBS := -lstdc++
@@ -201,7 +211,8 @@ SCRIPT_TESTS += tests/test_kcuda_buckets_planted.sh
 # (make test-seeds sweeps fresh ones)
 SCRIPT_TESTS += tests/test_kemu_async.sh
 ASYNC_SEED_RUNS += tests/test_kemu_async.sh
-ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_kcuda_buckets test_trainer_selfcheck)
+ASYNC_SEED_DEPS += $(addprefix $(BUILD)/tests/,$(KCU_TESTS) test_kcuda_train test_kcuda_ingest test_kcuda_buckets test_trainer_selfcheck \
+                   test_kemu_graph test_kcuda_train_graph)
 endif
 
 # the reference GEMM against naive loops (plain C, no shim needed beyond the reference)

@@ -3,7 +3,8 @@
 #ifndef KEMU_IMPL_H
 #define KEMU_IMPL_H
 // defines: kemu_fibers_run_block, kemu_set_error, kemu_stream_ok, kemu_stream_id, kemu_func_dyn_smem_limit,
-//          kemu_check_*, kemu_sched_*, KemuVClock, KemuRecord, kemu_async_block_begin, kemu_async_block_end
+//          kemu_check_*, kemu_sched_*, KemuVClock, KemuRecord, kemu_async_block_begin, kemu_async_block_end,
+//          KemuNode, KemuNodes, KEMU_CAPTURE_*
 
 // the standard headers before kemu.h, whose dialect macros (__noinline__) they must not see
 #include <functional>
@@ -55,6 +56,8 @@ struct KemuVClock {
 	uint64_t c[KEMU_NSTREAM]; // per stream: the last of its ops ordered before
 };
 struct KemuRecord; // one cudaEventRecord: done when it ran, with the clock it saw
+// true when stream work may be deferred: asynchronous streams, or while a stream capture is open
+// (a launch or a kgemm then goes through kemu_sched_enqueue, which records it into the capture)
 bool kemu_sched_async(void);
 int kemu_sched_stream_open(bool blocking); // -1 when all are in use
 void kemu_sched_stream_close(int id);      // after its work has run
@@ -70,6 +73,35 @@ double kemu_now_ms(void); // CLOCK_MONOTONIC
 cudaError_t kemu_sched_sync_all(void);
 cudaError_t kemu_sched_query_stream(int id); // cudaSuccess or cudaErrorNotReady (or the sticky error)
 cudaError_t kemu_sched_query_record(const std::shared_ptr<KemuRecord> &r);
+
+// Stream capture (CUDA graphs). Between kemu_sched_capture_begin and _end on a stream, what is
+// enqueued on it is recorded as nodes instead of run or queued (an event record there marks the
+// event as captured); a graph launch queues the nodes on a stream again, each with the arguments
+// of its capture. Capture-mode errors: a call the capturing thread may not make (a host wait on
+// the capturing stream or the device, an allocation, a synchronous copy) fails with
+// cudaErrorStreamCaptureUnsupported and invalidates the capture; a wait on an event recorded
+// outside it with cudaErrorStreamCaptureIsolation; a query or wait of a captured event with
+// cudaErrorCapturedEvent. Modelled: one stream per capture (a stream joining a capture through a
+// captured event, CUDA's fork/join, is refused as unsupported).
+struct KemuNode {
+	const char *name;
+	std::function<cudaError_t()> work;
+	bool lazy;
+};
+typedef std::vector<KemuNode> KemuNodes;
+enum { KEMU_CAPTURE_NONE = 0, KEMU_CAPTURE_ACTIVE, KEMU_CAPTURE_INVALID };
+cudaError_t kemu_sched_capture_begin(int id, bool relaxed);
+// the nodes (null when the capture was invalidated: cudaErrorStreamCaptureInvalidated)
+cudaError_t kemu_sched_capture_end(int id, std::shared_ptr<const KemuNodes> *out);
+int kemu_sched_capture_status(int id);
+// the calling thread captures (not relaxed): `call` may not be made; its captures are invalidated,
+// returns cudaErrorStreamCaptureUnsupported. cudaSuccess when it captures nothing.
+cudaError_t kemu_sched_capture_forbid(const char *call);
+// invalidates stream id's capture for a call it cannot record; returns e
+cudaError_t kemu_sched_capture_refuse(int id, cudaError_t e, const char *why);
+// queues the nodes on stream id in order (or records them into its capture), after the last
+// launch of the same graph (*last, updated)
+cudaError_t kemu_sched_launch_graph(int id, const KemuNodes &nodes, std::shared_ptr<KemuRecord> *last);
 
 // The stream-order checker (kemu_check.cpp): while an op runs, its device-memory accesses (a
 // kernel's through the instrumentation, a copy's or a GEMM's as ranges) are checked against the

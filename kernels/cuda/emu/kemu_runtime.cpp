@@ -1,6 +1,6 @@
 // The part of the CUDA runtime API the kernels' host code uses, for the shim: device memory is
 // host memory; streams, events and copies go through the scheduler (kemu_sched.cpp), which runs
-// everything at once unless asynchronous streams are on.
+// everything at once unless asynchronous streams are on or a stream captures (graphs: kemu_graph.cpp).
 #include "kemu_impl.h" // defines: kemu_set_error, kemu_stream_ok, kemu_stream_id, kemu_func_dyn_smem_limit
 
 #include <pthread.h>
@@ -144,6 +144,21 @@ static const struct {
 	{cudaErrorMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
 	{cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
 	{cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+	{cudaErrorIllegalState, "cudaErrorIllegalState", "the operation cannot be performed in the present state"},
+	{cudaErrorStreamCaptureUnsupported, "cudaErrorStreamCaptureUnsupported",
+	 "operation not permitted when stream is capturing"},
+	{cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated",
+	 "operation failed due to a previous error during capture"},
+	{cudaErrorStreamCaptureMerge, "cudaErrorStreamCaptureMerge",
+	 "operation would result in a merge of separate capture sequences"},
+	{cudaErrorStreamCaptureUnmatched, "cudaErrorStreamCaptureUnmatched",
+	 "capture was not ended in the same stream as it began"},
+	{cudaErrorStreamCaptureIsolation, "cudaErrorStreamCaptureIsolation",
+	 "dependency created on uncaptured work in another stream"},
+	{cudaErrorCapturedEvent, "cudaErrorCapturedEvent",
+	 "operation not permitted on an event last recorded in a capturing stream"},
+	{cudaErrorStreamCaptureWrongThread, "cudaErrorStreamCaptureWrongThread",
+	 "attempt to terminate a thread-local capture sequence from another thread"},
 	{cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
 
@@ -259,6 +274,8 @@ static cudaError_t alloc(void **p, size_t bytes, uint32_t magic)
 {
 	if (!p)
 		return kemu_set_error(cudaErrorInvalidValue);
+	if (cudaError_t e = kemu_sched_capture_forbid(magic == MAGIC_DEV ? "cudaMalloc" : "cudaMallocHost"))
+		return e; // not a stream op: a graph could not replay it
 	*p = nullptr;
 	if (bytes == 0)
 		return cudaSuccess;
@@ -291,6 +308,8 @@ static cudaError_t release(void *p, uint32_t magic)
 	AllocHead *h = (AllocHead *)((char *)p - ALLOC_ALIGN);
 	if (((uintptr_t)p & (ALLOC_ALIGN - 1)) || h->magic != magic)
 		return kemu_set_error(cudaErrorInvalidValue);
+	if (cudaError_t e = kemu_sched_capture_forbid(magic == MAGIC_DEV ? "cudaFree" : "cudaFreeHost"))
+		return e;      // it waits for the device
 	kemu_sched_sync_all(); // as a device's free: queued work may still use the memory
 	if (magic == MAGIC_DEV)
 		kemu_check_free(p);
@@ -326,6 +345,8 @@ cudaError_t cudaHostRegister(void *p, size_t bytes, unsigned int flags)
 {
 	if (!p || !bytes)
 		return kemu_set_error(cudaErrorInvalidValue);
+	if (cudaError_t e = kemu_sched_capture_forbid("cudaHostRegister"))
+		return e;
 	pinned_add(p, bytes);
 	return cudaSuccess;
 }
@@ -334,6 +355,8 @@ cudaError_t cudaHostUnregister(void *p)
 {
 	if (!p)
 		return kemu_set_error(cudaErrorInvalidValue);
+	if (cudaError_t e = kemu_sched_capture_forbid("cudaHostUnregister"))
+		return e;
 	kemu_sched_sync_all();
 	pinned_remove(p);
 	return cudaSuccess;
@@ -373,13 +396,20 @@ static cudaError_t copy(void *dst, const void *src, size_t n, int id, bool sync_
 	const bool dst_dev = kemu_check_is_device(dst), src_dev = kemu_check_is_device(src);
 	const bool src_pinned = !src_dev && is_pinned(src, n), dst_pinned = !dst_dev && is_pinned(dst, n);
 	const bool wait = copy_waits(src_dev, src_pinned, dst_dev, dst_pinned, sync_api);
+	if (sync_api)
+		if (cudaError_t e = kemu_sched_capture_forbid("cudaMemcpy (synchronous)"))
+			return e;
+	const bool captured = kemu_sched_capture_status(id) != KEMU_CAPTURE_NONE;
+	if (captured && ((!src_dev && !src_pinned) || (!dst_dev && !dst_pinned)))
+		return kemu_sched_capture_refuse(id, cudaErrorStreamCaptureUnsupported,
+						 "cudaMemcpyAsync from or to pageable host memory");
 	if (!wait && !src_dev && !src_pinned) {
 		staged.reset((char *)malloc(n), free);
 		if (!staged)
 			return kemu_set_error(cudaErrorMemoryAllocation);
 		memcpy(staged.get(), src, n);
 	}
-	if (!wait && !dst_dev && kemu_sched_async())
+	if (!wait && !dst_dev && !captured && kemu_sched_async())
 		memset(dst, 0xff, n); // read before the copy has been waited for: poison
 	static const char *const names[2][4] = {
 		{"cudaMemcpyAsync HtoH", "cudaMemcpyAsync HtoD", "cudaMemcpyAsync DtoH", "cudaMemcpyAsync DtoD"},
@@ -434,9 +464,12 @@ static cudaError_t fill(void *p, int v, size_t n, int id)
 	}));
 }
 
-// on the legacy stream, and (device memory) not waited for, as on a device
+// on the legacy stream, and (device memory) not waited for, as on a device; a synchronous API,
+// which a capturing thread may not call
 cudaError_t cudaMemset(void *p, int v, size_t n)
 {
+	if (cudaError_t e = kemu_sched_capture_forbid("cudaMemset (synchronous)"))
+		return e;
 	return fill(p, v, n, 0);
 }
 
@@ -472,6 +505,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
 	if (!s || !kemu_stream_ok(s) || s == cudaStreamLegacy || s == cudaStreamPerThread)
 		return kemu_set_error(cudaErrorInvalidResourceHandle);
+	if (kemu_sched_capture_status(s->id) != KEMU_CAPTURE_NONE)
+		return kemu_sched_capture_refuse(s->id, cudaErrorStreamCaptureUnsupported, "cudaStreamDestroy");
 	kemu_sched_stream_close(s->id); // its queued work runs first, as on a device
 	s->magic = 0;
 	free(s);

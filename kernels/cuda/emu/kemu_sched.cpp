@@ -14,8 +14,13 @@
 // compares the clock of each device-memory access against the last writer and reader of the same
 // 4 bytes, so a missing event wait is reported whatever interleaving ran (kemu_check_order_*).
 // A fault of an op becomes the sticky error that every later call returns, as on a device.
-// Not modelled: ops of one stream overlapping, host callbacks, graphs, per-thread default streams
-// (cudaStreamPerThread is the legacy stream here), stream priorities.
+// Stream capture (CUDA graphs, in either mode): a capturing stream keeps what is enqueued on it as
+// nodes instead (work functions holding their arguments as captured), and a graph launch enqueues
+// them again, so a replay runs each op with the arguments of its capture; the calls CUDA forbids
+// while a thread captures fail with its capture-mode errors and invalidate the capture.
+// Not modelled: ops of one stream overlapping, host callbacks, fork/join capture over several
+// streams, per-thread default streams (cudaStreamPerThread is the legacy stream here), stream
+// priorities.
 #include "kemu_impl.h" // defines: kemu_sched_*, kemu_check_order_*
 
 #include <pthread.h>
@@ -29,7 +34,8 @@
 struct KemuRecord {
 	bool done = false;
 	KemuVClock vc{};
-	double t_ms = 0; // the host clock when it ran (cudaEventElapsedTime)
+	double t_ms = 0;      // the host clock when it ran (cudaEventElapsedTime)
+	uint64_t capture = 0; // nonzero: made inside that stream capture (no device record: a captured event)
 };
 
 namespace
@@ -46,8 +52,17 @@ struct Op {
 	bool lazy = false;
 };
 
+// a stream's capture sequence (id 0: none)
+struct Capture {
+	uint64_t id = 0;
+	bool invalid = false, relaxed = false;
+	pthread_t thread{};
+	std::shared_ptr<KemuNodes> nodes;
+};
+
 struct Stream {
 	bool used, blocking;
+	Capture cap;
 	std::deque<Op *> q;
 	KemuVClock vc;
 	uint64_t issued;             // ops ever queued
@@ -61,6 +76,8 @@ struct State {
 	Stream s[KEMU_NSTREAM];
 	std::shared_ptr<const KemuVClock> host = std::make_shared<KemuVClock>();
 	cudaError_t sticky;
+	int captures;         // streams capturing now
+	uint64_t capture_ids; // the last capture's id
 } S;
 
 // ops still queued when the process ends (a program that never waited for them) are freed, so a
@@ -125,6 +142,52 @@ void fail(cudaError_t e)
 	if (!S.sticky)
 		S.sticky = e;
 	kemu_set_error(e);
+}
+
+// The calling thread's captures (not relaxed) cannot record `call`: each is invalidated.
+cudaError_t forbid_locked(const char *call)
+{
+	bool any = false;
+	for (int i = 0; i < KEMU_NSTREAM && S.captures; i++) {
+		Capture &c = S.s[i].cap;
+		if (c.id && !c.relaxed && pthread_equal(c.thread, pthread_self())) {
+			if (!c.invalid)
+				fprintf(stderr,
+					"kemu: %s while this thread captures stream %d into a graph: "
+					"cudaErrorStreamCaptureUnsupported, the capture is invalidated\n",
+					call, i);
+			c.invalid = any = true;
+		}
+	}
+	return any ? kemu_set_error(cudaErrorStreamCaptureUnsupported) : cudaSuccess;
+}
+
+cudaError_t refuse_locked(int id, cudaError_t e, const char *why)
+{
+	Capture &c = S.s[id].cap;
+	if (c.id && !c.invalid)
+		fprintf(stderr,
+			"kemu: %s on stream %d while it captures into a graph: %s, the capture is invalidated\n", why,
+			id, cudaGetErrorName(e));
+	c.invalid = true;
+	return kemu_set_error(e);
+}
+
+// the open capture whose id is `capture` (-1: none, it has ended)
+int capture_stream(uint64_t capture)
+{
+	for (int i = 0; i < KEMU_NSTREAM && capture; i++)
+		if (S.s[i].cap.id == capture)
+			return i;
+	return -1;
+}
+
+// a host wait or query of a record made inside a capture: cudaErrorCapturedEvent (the capture, if
+// still open, is invalidated)
+cudaError_t captured_record(const std::shared_ptr<KemuRecord> &r, const char *call)
+{
+	int i = capture_stream(r->capture);
+	return i >= 0 ? refuse_locked(i, cudaErrorCapturedEvent, call) : kemu_set_error(cudaErrorCapturedEvent);
 }
 
 void run_head(int id)
@@ -228,7 +291,7 @@ bool kemu_sched_async(void)
 {
 	pthread_mutex_lock(&lock);
 	configure();
-	bool a = S.async;
+	bool a = S.async || S.captures > 0;
 	pthread_mutex_unlock(&lock);
 	return a;
 }
@@ -271,6 +334,10 @@ int kemu_sched_stream_open(bool blocking)
 void kemu_sched_stream_close(int id)
 {
 	pthread_mutex_lock(&lock);
+	if (S.s[id].cap.id) { // the runtime refuses to destroy a capturing stream; the capture ends here
+		S.s[id].cap = Capture();
+		S.captures--;
+	}
 	run_until([&] { return S.s[id].q.empty(); });
 	host_learns(S.s[id].vc);
 	S.s[id].used = false;
@@ -282,6 +349,14 @@ cudaError_t kemu_sched_enqueue(int id, const char *name, std::function<cudaError
 	pthread_mutex_lock(&lock);
 	configure();
 	cudaError_t e;
+	Capture &cap = S.s[id].cap;
+	if (cap.id) { // recorded, not run: a graph launch runs it
+		e = cap.invalid ? kemu_set_error(cudaErrorStreamCaptureInvalidated) : cudaSuccess;
+		if (!e)
+			cap.nodes->push_back(KemuNode{name, std::move(work), lazy});
+		pthread_mutex_unlock(&lock);
+		return e;
+	}
 	if (!S.async) {
 		pthread_mutex_unlock(&lock);
 		return work();
@@ -298,7 +373,9 @@ std::shared_ptr<KemuRecord> kemu_sched_record(int id)
 	auto r = std::make_shared<KemuRecord>();
 	pthread_mutex_lock(&lock);
 	configure();
-	if (S.async)
+	if (S.s[id].cap.id)
+		r->capture = S.s[id].cap.id; // the event now names a point of the capture, nothing on the device
+	else if (S.async)
 		push(id, new Op{"cudaEventRecord", {}, {}, r, S.host});
 	else
 		r->done = true, r->t_ms = kemu_now_ms();
@@ -306,9 +383,37 @@ std::shared_ptr<KemuRecord> kemu_sched_record(int id)
 	return r;
 }
 
+// inside a capture: a record of the same capture is in stream order already; one made outside
+// would tie the graph to work that is not in it. Outside: a captured record would join the stream
+// to the capture (fork/join), which is not modelled.
+static cudaError_t capture_wait(int id, const std::shared_ptr<KemuRecord> &r)
+{
+	const Capture &c = S.s[id].cap;
+	if (c.id) {
+		if (c.invalid)
+			return kemu_set_error(cudaErrorStreamCaptureInvalidated);
+		if (!r || r->capture == c.id)
+			return cudaSuccess;
+		return refuse_locked(id, r->capture ? cudaErrorStreamCaptureMerge : cudaErrorStreamCaptureIsolation,
+				     r->capture ? "cudaStreamWaitEvent on an event of another capture"
+						: "cudaStreamWaitEvent on an event recorded outside the capture");
+	}
+	int k = capture_stream(r->capture);
+	if (k < 0)
+		return kemu_set_error(cudaErrorCapturedEvent);
+	return refuse_locked(
+		k, cudaErrorStreamCaptureUnsupported,
+		"cudaStreamWaitEvent of another stream on a captured event (fork/join capture: not modelled)");
+}
+
 cudaError_t kemu_sched_wait(int id, const std::shared_ptr<KemuRecord> &r)
 {
 	pthread_mutex_lock(&lock);
+	if (S.s[id].cap.id || (r && r->capture)) {
+		cudaError_t ce = capture_wait(id, r);
+		pthread_mutex_unlock(&lock);
+		return ce;
+	}
 	cudaError_t e = S.sticky;
 	if (S.async && r)
 		e = push(id, new Op{"cudaStreamWaitEvent", {}, {r}, nullptr, S.host});
@@ -319,6 +424,11 @@ cudaError_t kemu_sched_wait(int id, const std::shared_ptr<KemuRecord> &r)
 cudaError_t kemu_sched_sync_stream(int id)
 {
 	pthread_mutex_lock(&lock);
+	if (S.s[id].cap.id) {
+		cudaError_t ce = refuse_locked(id, cudaErrorStreamCaptureUnsupported, "cudaStreamSynchronize");
+		pthread_mutex_unlock(&lock);
+		return ce;
+	}
 	if (S.async) {
 		// a blocking stream's sync waits for the legacy stream's earlier work too
 		auto r = std::make_shared<KemuRecord>();
@@ -334,6 +444,11 @@ cudaError_t kemu_sched_sync_stream(int id)
 cudaError_t kemu_sched_sync_record(const std::shared_ptr<KemuRecord> &r)
 {
 	pthread_mutex_lock(&lock);
+	if (r && r->capture) {
+		cudaError_t ce = captured_record(r, "cudaEventSynchronize of a captured event");
+		pthread_mutex_unlock(&lock);
+		return ce;
+	}
 	if (S.async && r) {
 		run_until([&] { return r->done; });
 		host_learns(r->vc);
@@ -346,6 +461,10 @@ cudaError_t kemu_sched_sync_record(const std::shared_ptr<KemuRecord> &r)
 cudaError_t kemu_sched_sync_all(void)
 {
 	pthread_mutex_lock(&lock);
+	if (cudaError_t ce = S.captures ? forbid_locked("a wait for the whole device") : cudaSuccess) {
+		pthread_mutex_unlock(&lock);
+		return ce;
+	}
 	if (S.async) {
 		while (step()) {
 		}
@@ -362,6 +481,11 @@ cudaError_t kemu_sched_sync_all(void)
 cudaError_t kemu_sched_query_stream(int id)
 {
 	pthread_mutex_lock(&lock);
+	if (S.s[id].cap.id) {
+		cudaError_t ce = refuse_locked(id, cudaErrorStreamCaptureUnsupported, "cudaStreamQuery");
+		pthread_mutex_unlock(&lock);
+		return ce;
+	}
 	bool done = true;
 	if (S.async) {
 		run_some(3);
@@ -386,6 +510,8 @@ cudaError_t kemu_sched_elapsed(const std::shared_ptr<KemuRecord> &a, const std::
 {
 	pthread_mutex_lock(&lock);
 	cudaError_t e = S.sticky;
+	if (!e && a && b && (a->capture || b->capture))
+		e = captured_record(a->capture ? a : b, "cudaEventElapsedTime of a captured event");
 	if (!e)
 		e = !a || !b ? cudaErrorInvalidResourceHandle : !a->done || !b->done ? cudaErrorNotReady : cudaSuccess;
 	if (!e)
@@ -397,6 +523,11 @@ cudaError_t kemu_sched_elapsed(const std::shared_ptr<KemuRecord> &a, const std::
 cudaError_t kemu_sched_query_record(const std::shared_ptr<KemuRecord> &r)
 {
 	pthread_mutex_lock(&lock);
+	if (r && r->capture) {
+		cudaError_t ce = captured_record(r, "cudaEventQuery of a captured event");
+		pthread_mutex_unlock(&lock);
+		return ce;
+	}
 	bool done = true;
 	if (S.async && r) {
 		run_some(3);
@@ -405,6 +536,103 @@ cudaError_t kemu_sched_query_record(const std::shared_ptr<KemuRecord> &r)
 			host_learns(r->vc);
 	}
 	cudaError_t e = S.sticky ? S.sticky : done ? cudaSuccess : cudaErrorNotReady;
+	pthread_mutex_unlock(&lock);
+	return e;
+}
+
+// ---- stream capture ----
+cudaError_t kemu_sched_capture_begin(int id, bool relaxed)
+{
+	pthread_mutex_lock(&lock);
+	configure();
+	Capture &c = S.s[id].cap;
+	cudaError_t e = id == 0 ? cudaErrorStreamCaptureUnsupported : c.id ? cudaErrorIllegalState : cudaSuccess;
+	if (!e) {
+		c.id = ++S.capture_ids;
+		c.invalid = false;
+		c.relaxed = relaxed;
+		c.thread = pthread_self();
+		c.nodes = std::make_shared<KemuNodes>();
+		S.captures++;
+	}
+	pthread_mutex_unlock(&lock);
+	return kemu_set_error(e);
+}
+
+cudaError_t kemu_sched_capture_end(int id, std::shared_ptr<const KemuNodes> *out)
+{
+	pthread_mutex_lock(&lock);
+	Capture &c = S.s[id].cap;
+	cudaError_t e = !c.id                                                    ? cudaErrorStreamCaptureUnmatched
+			: !c.relaxed && !pthread_equal(c.thread, pthread_self()) ? cudaErrorStreamCaptureWrongThread
+			: c.invalid                                              ? cudaErrorStreamCaptureInvalidated
+										 : cudaSuccess;
+	*out = e ? nullptr : c.nodes;
+	if (e != cudaErrorStreamCaptureUnmatched && e != cudaErrorStreamCaptureWrongThread) {
+		c = Capture();
+		S.captures--;
+	}
+	pthread_mutex_unlock(&lock);
+	return kemu_set_error(e);
+}
+
+int kemu_sched_capture_status(int id)
+{
+	pthread_mutex_lock(&lock);
+	const Capture &c = S.s[id].cap;
+	int st = !c.id ? KEMU_CAPTURE_NONE : c.invalid ? KEMU_CAPTURE_INVALID : KEMU_CAPTURE_ACTIVE;
+	pthread_mutex_unlock(&lock);
+	return st;
+}
+
+cudaError_t kemu_sched_capture_forbid(const char *call)
+{
+	pthread_mutex_lock(&lock);
+	cudaError_t e = S.captures ? forbid_locked(call) : cudaSuccess;
+	pthread_mutex_unlock(&lock);
+	return e;
+}
+
+cudaError_t kemu_sched_capture_refuse(int id, cudaError_t e, const char *why)
+{
+	pthread_mutex_lock(&lock);
+	e = refuse_locked(id, e, why);
+	pthread_mutex_unlock(&lock);
+	return e;
+}
+
+cudaError_t kemu_sched_launch_graph(int id, const KemuNodes &nodes, std::shared_ptr<KemuRecord> *last)
+{
+	pthread_mutex_lock(&lock);
+	configure();
+	Capture &c = S.s[id].cap;
+	if (c.id) { // a graph launched into a capture becomes part of it
+		cudaError_t e = c.invalid ? kemu_set_error(cudaErrorStreamCaptureInvalidated) : cudaSuccess;
+		for (size_t i = 0; !e && i < nodes.size(); i++)
+			c.nodes->push_back(nodes[i]);
+		pthread_mutex_unlock(&lock);
+		return e;
+	}
+	if (!S.async) { // every node runs now, in order; the first failure ends the launch
+		pthread_mutex_unlock(&lock);
+		for (const KemuNode &n : nodes)
+			if (cudaError_t e = n.work())
+				return kemu_set_error(e);
+		return cudaSuccess;
+	}
+	// behind the graph's previous launch (CUDA orders launches of one executable graph), then each
+	// node as an op of the stream, with the host's clock of now
+	if (*last)
+		push(id, new Op{"cudaGraphLaunch (after its previous launch)", {}, {*last}, nullptr, S.host});
+	for (const KemuNode &n : nodes) {
+		Op *op = new Op{n.name, n.work, {}, nullptr, S.host};
+		op->lazy = n.lazy;
+		push(id, op);
+	}
+	auto r = std::make_shared<KemuRecord>();
+	push(id, new Op{"cudaGraphLaunch (end)", {}, {}, r, S.host});
+	*last = r;
+	cudaError_t e = S.sticky;
 	pthread_mutex_unlock(&lock);
 	return e;
 }

@@ -47,6 +47,8 @@ test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c 
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh
 SCRIPT_TESTS += tests/test_prep_special_tokens.sh
 SCRIPT_TESTS += tests/test_prep_tiny_captions.sh
+# --context N: the captions' token count (a model of --ctx-len N evaluates on it)
+SCRIPT_TESTS += tests/test_prep_context.sh
 TESTS += test_prep_upgrade
 test_prep_upgrade_SRCS := tests/test_prep_upgrade.c tools/prep_upgrade.c
 

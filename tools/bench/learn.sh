@@ -18,7 +18,9 @@
 #   --jobs J: runs at once (default 2: each run is one trainer thread per rank and one loader; smoke 4)
 #   env: CELLS (the sweep: "32x1 64x1 128x1 128x4", batch x ranks: the global batch, split over the
 #     ranks), SAMPLES (samples seen per run, 25600: steps = SAMPLES / batch), STEPS (overrides),
-#     SEEDS ("1 2 3 4 5"), LOSSES, PRECISION, DEMO_DATA, BENCH_LEARN_DIR, BUILD
+#     SEEDS ("1 2 3 4 5"), LOSSES, FASTCLIP_ARGS (trainer flags added to the FastCLIP runs' recipe,
+#     e.g. "--gamma-min 0.8": give such a run its own BENCH_LEARN_DIR), PRECISION, DEMO_DATA,
+#     BENCH_LEARN_DIR, BUILD
 # Every run is cached in BENCH_LEARN_DIR/runs/NAME (result.json beside the settings that made it):
 # a killed sweep started again redoes only the runs without a result, and a changed setting redoes
 # the runs it touches. The report is BENCH_LEARN_DIR/report.txt and report.md.
@@ -101,13 +103,23 @@ run_one() {
 	local loss=$1 batch=$2 ranks=$3 seed=$4
 	local name=$loss-b$batch-r$ranks-s$seed steps=${STEPS:-$(((samples + batch - 1) / batch))}
 	local dir=$out/runs/$name epochs edecay warmup t0 t1 t2 line
-	# the γ schedule as FastCLIP's README sets it: cosine over half the epochs (at least 1)
 	epochs=$(((steps * batch + dataset - 1) / dataset))
 	edecay=$((epochs / 2 > 0 ? epochs / 2 : 1))
 	warmup=$(((steps + 9) / 10)) # a tenth of the steps, as FastCLIP's CC3M script (10k of ~100k)
 	local args=(--model tiny "${model[@]}" --image-size 32 --ctx-len "$context" --vocab "$vocab" --init-seed "$seed"
 		--loss "$loss" --batch-size $((batch / ranks)) --steps "$steps" --lr 2e-3 --warmup-steps "$warmup"
-		--gamma-decay-epochs "$edecay" --no-flip --threads 1 --log-every 1000000 --precision "$precision")
+		--no-flip --threads 1 --log-every 1000000 --precision "$precision")
+	# FastCLIP's CC3M recipe (its README's scripts, the paper's smallest data scale): γ from 1 to 0.2
+	# over half the epochs; ρ 7.0 (v2), 6.5 (v3); τ as the trainer's defaults (v2 0.03 at lr 0.0133,
+	# v3 lr 2e-4 and a third of it at τ <= 0.03, v0 the model's lr); FASTCLIP_ARGS adds to it
+	case $loss in
+	fastclip-*) args+=(--gamma-min 0.2 --gamma-decay-epochs "$edecay") ;;
+	esac
+	case $loss in
+	fastclip-v2) args+=(--rho 7) ;;
+	fastclip-v3) args+=(--rho 6.5) ;;
+	esac
+	[ "$loss" = openclip ] || args+=(${FASTCLIP_ARGS:-})
 	local config="data $(cat "$data/params"); ranks $ranks; seed $seed; trainer ${args[*]}"
 	if [ -s "$dir/result.json" ] && [ "$(cat "$dir/config" 2>/dev/null)" = "$config" ]; then
 		echo "cached"
@@ -143,7 +155,7 @@ echo "bench-learn: $n runs (${#cells[@]} cells x ${#losses[@]} losses x ${#seeds
 # one run per job, each in its own process group (set -m) so that Ctrl-C here stops them all:
 # launch.sh ends a stopped run with a checkpoint, and a run without a result is redone next time
 set -m
-trap 'stop=1; for p in "${pids[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done' INT TERM
+trap 'stop=1; set +m; for p in "${pids[@]}"; do kill -TERM -- -"$p" 2>/dev/null; done' INT TERM
 pids=() names=()
 finish() { # finish K: waits for job K and prints its progress line
 	local k=$1 st=0 msg left=""
@@ -152,6 +164,7 @@ finish() { # finish K: waits for job K and prints its progress line
 	rm -f "$out/runs/${names[$k]}.msg"
 	done_runs=$((done_runs + 1))
 	[ $st = 0 ] || failed=$((failed + 1))
+	[ -n "$msg" ] || msg=$([ $stop = 1 ] && echo "stopped" || echo "failed (exit $st; see $out/runs/${names[$k]})")
 	if [ "$msg" != cached ] && [ $st = 0 ]; then
 		fresh=$((fresh + 1))
 		left="; about $((($(date +%s) - start) * (n - done_runs) / fresh / 60)) min left at this pace"
@@ -166,6 +179,7 @@ for item in "${todo[@]}"; do
 		wait -n "${pids[@]}" 2>/dev/null || true
 		for k in "${!pids[@]}"; do kill -0 "${pids[$k]}" 2>/dev/null || finish "$k"; done
 	done
+	[ $stop = 0 ] && [ $failed = 0 ] || break
 	set -- $item
 	name=$1-b$2-r$3-s$4
 	run_one "$@" >"$out/runs/$name.msg" 2>&1 &

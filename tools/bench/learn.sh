@@ -98,11 +98,17 @@ vocab=$(echo "$info" | sed -n 's/.*vocabulary \([0-9]*\).*/\1/p')
 dataset=$(echo "$info" | sed -n 's/^samples *\([0-9]*\).*/\1/p')
 mkdir -p "$out/runs"
 
+# cpu_seconds FILE: the CPU seconds (user + system) of the children in FILE, what bash's times wrote
+# (in the shell that waited for them: in a $(...) subshell it would count that subshell's own)
+cpu_seconds() {
+	tail -n 1 "$1" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } printf "%.0f", s }'
+}
+
 # run_one LOSS BATCH RANKS SEED: trains and evaluates one run into runs/NAME/result.json (cached)
 run_one() {
 	local loss=$1 batch=$2 ranks=$3 seed=$4
 	local name=$loss-b$batch-r$ranks-s$seed steps=${STEPS:-$(((samples + batch - 1) / batch))}
-	local dir=$out/runs/$name epochs edecay warmup t0 t1 t2 line
+	local dir=$out/runs/$name epochs edecay warmup t0 t1 t2 line cpu
 	epochs=$(((steps * batch + dataset - 1) / dataset))
 	edecay=$((epochs / 2 > 0 ? epochs / 2 : 1))
 	warmup=$(((steps + 9) / 10)) # a tenth of the steps, as FastCLIP's CC3M script (10k of ~100k)
@@ -136,7 +142,9 @@ run_one() {
 	line=$(tools/eval --manifest "$data/heldout/manifest" --ckpt "$dir/run" --match caption --json --quiet --threads 1 \
 		2>"$dir/eval.log") || { echo "failed: see $dir/eval.log"; return 1; }
 	t2=$(date +%s)
-	echo "{\"loss\":\"$loss\",\"seed\":$seed,\"batch\":$batch,\"ranks\":$ranks,\"steps\":$steps,\"samples\":$((steps * batch)),\"dataset\":$dataset,\"variant\":\"$variant\",\"train_s\":$((t1 - t0)),\"eval_s\":$((t2 - t1)),${line#\{}" >"$dir/result.tmp"
+	times >"$dir/times"
+	cpu=$(cpu_seconds "$dir/times")
+	echo "{\"loss\":\"$loss\",\"seed\":$seed,\"batch\":$batch,\"ranks\":$ranks,\"steps\":$steps,\"samples\":$((steps * batch)),\"dataset\":$dataset,\"variant\":\"$variant\",\"train_s\":$((t1 - t0)),\"eval_s\":$((t2 - t1)),\"cpu_s\":$cpu,${line#\{}" >"$dir/result.tmp"
 	mv "$dir/result.tmp" "$dir/result.json"
 	python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))
 print("t2v R@1 %.1f%%, v2t R@1 %.1f%% (train %d s, eval %d s)" % (100 * r["t2v_r1"], 100 * r["v2t_r1"], r["train_s"], r["eval_s"]))' \
@@ -186,6 +194,8 @@ for item in "${todo[@]}"; do
 	pids[$!]=$! names[$!]=$name
 done
 for k in "${!pids[@]}"; do finish "$k"; done
+times >"$out/times"
+echo "bench-learn: $fresh run(s) trained here in $((($(date +%s) - start + 30) / 60)) min, $((($(cpu_seconds "$out/times") + 30) / 60)) CPU-min"
 [ $stop = 0 ] || { echo "bench-learn: stopped; the same command continues (finished runs are kept)" >&2; exit 130; }
 [ $failed = 0 ] || { echo "bench-learn: $failed run(s) failed (see above); the others are kept" >&2; exit 1; }
 results=$out/results.jsonl

@@ -101,6 +101,11 @@ def main():
             if loss == "fastclip-v3" and base in losses:
                 summary.append(f"{b}x{k} {fmt(*diffs[0], sign='+')}")
         print("an interval that holds 0 does not tell the two losses apart at these seeds")
+    cpu = [r["cpu_s"] for r in rows if "cpu_s" in r]
+    if cpu:
+        print(f"\ncost: {len(cpu)} runs measured, {statistics.mean(cpu):.0f} CPU-s per run on average "
+              f"({sum(cpu) / 60:.0f} CPU-min in all, training and evaluation); "
+              f"wall {statistics.mean(r['train_s'] + r['eval_s'] for r in rows):.0f} s per run on average")
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("\n".join(md) + "\n")

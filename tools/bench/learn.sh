@@ -93,6 +93,10 @@ precision=${PRECISION:-auto} # bf16: the CPU backend's bf16 storage (activations
 mkdir -p "$(dirname "$data")"
 tools/demo-data.sh "$data" "${data_args[@]}" >"$data.log" 2>&1 ||
 	{ tail -n 5 "$data.log" >&2; echo "bench-learn: making the data in $data failed (log: $data.log)" >&2; exit 1; }
+for m in train heldout; do # a cut caption loses words: the model would be asked what it cannot see
+	tools/prep --info "$data/$m/manifest" | grep -q ", 0 cut at the context" ||
+		{ echo "bench-learn: $data/$m has captions longer than $context tokens (prep --info)" >&2; exit 1; }
+done
 info=$(tools/prep --info "$data/train/manifest")
 vocab=$(echo "$info" | sed -n 's/.*vocabulary \([0-9]*\).*/\1/p')
 dataset=$(echo "$info" | sed -n 's/^samples *\([0-9]*\).*/\1/p')

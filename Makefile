@@ -345,7 +345,7 @@ help:
 	@echo "make bench-loader   fused vs naive vs decode-only clips/s of the loader"
 	@echo "make bench-cpu      CPU step times of tiny and vit-s16, linear layers vs cblas_sgemm"
 	@echo "make bench-prep-gop chunk size vs random-access decode work for GOP lengths"
-	@echo "make bench-learn    FastCLIP vs OpenCLIP at a small batch on the demo data, 5 seeds, paired 95% intervals"
+	@echo "make bench-learn    FastCLIP v0-v3 vs OpenCLIP, batch 32/64/128 x 1/4 ranks, 5 seeds, 95% intervals (resumable)"
 	@echo "make bench-manifest what opening a 1M-sample manifest costs with and without the data checksum"
 	@echo "make gpu-race       our GPU step against the same model in PyTorch (tools/bench/gpu_race.sh; needs a GPU)"
 	@echo "make bench-kemu     the CPU kernel shim's speed"

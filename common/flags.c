@@ -206,13 +206,39 @@ static void unknown(const FlagSpec *t, int n, const char *name, char *err, size_
 	unknown_in(&one, 1, name, err, errlen);
 }
 
-int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen, const char **value,
-		char *err, size_t errlen)
+// "--no-NAME" of a switch NAME
+static const FlagSpec *negated(const FlagSpec *t, int n, const char *name)
+{
+	if (strncmp(name, "no-", 3))
+		return NULL;
+	const FlagSpec *f = flags_find(t, n, name + 3);
+	return f && f->type == FLAG_SWITCH ? f : NULL;
+}
+
+// the entry called name (or the switch that --name negates) in the first table that has it
+static const FlagSpec *find_split(const FlagTable *tabs, int ntabs, const char *name)
+{
+	for (int k = 0; k < ntabs; k++) {
+		const FlagSpec *f = flags_find(tabs[k].t, tabs[k].n, name);
+		if (!f)
+			f = negated(tabs[k].t, tabs[k].n, name);
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+int flags_split_in(const FlagTable *tabs, int ntabs, int argc, char **argv, int *i, char *name, size_t nlen,
+		   const char **value, char *err, size_t errlen)
 {
 	const char *a = argv[*i];
 	const FlagSpec *f = NULL;
 	*value = NULL;
-	if (a[0] == '-' && a[1] && a[1] != '-' && (f = find_alias(t, n, a[1]))) { // -n, -j 4, -j4
+	if (a[0] == '-' && a[1] && a[1] != '-') {
+		for (int k = 0; k < ntabs && !f; k++)
+			f = find_alias(tabs[k].t, tabs[k].n, a[1]);
+	}
+	if (f) { // -n, -j 4, -j4
 		snprintf(name, nlen, "%s", f->name);
 		if (takes_value(f) && a[2])
 			*value = a + 2;
@@ -232,10 +258,7 @@ int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *n
 		}
 		memcpy(name, a, l);
 		name[l] = 0;
-		f = flags_find(t, n, name);
-		// --no-NAME of a switch takes no value: the argument after it is the next flag
-		if (!f && !eq && !strncmp(name, "no-", 3) && (f = flags_find(t, n, name + 3)) && f->type != FLAG_SWITCH)
-			f = NULL;
+		f = find_split(tabs, ntabs, name); // --no-NAME of a switch takes no value, as the switch
 		if (eq) {
 			*value = eq + 1;
 			return 0;
@@ -252,13 +275,11 @@ int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *n
 	return 0;
 }
 
-// "--no-NAME" of a switch NAME
-static const FlagSpec *negated(const FlagSpec *t, int n, const char *name)
+int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen, const char **value,
+		char *err, size_t errlen)
 {
-	if (strncmp(name, "no-", 3))
-		return NULL;
-	const FlagSpec *f = flags_find(t, n, name + 3);
-	return f && f->type == FLAG_SWITCH ? f : NULL;
+	FlagTable one = {t, n};
+	return flags_split_in(&one, 1, argc, argv, i, name, nlen, value, err, errlen);
 }
 
 int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, FlagRest *rest, char *err, size_t errlen)
@@ -267,6 +288,12 @@ int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, Flag
 		return -EINVAL;
 	if (rest)
 		rest->n_pos = rest->n_unknown = 0;
+	// this table, then the ones a later pass reads: their switches take no value here either
+	FlagTable tabs[1 + FLAGS_MAX_ALSO] = {{t, n}};
+	int ntabs = 1;
+	if (rest && rest->keep_unknown)
+		for (int k = 0; k < rest->n_also && k < FLAGS_MAX_ALSO; k++)
+			tabs[ntabs++] = rest->also[k];
 	int flags_done = 0;
 	for (int i = 1; i < argc; i++) {
 		char name[64];
@@ -278,7 +305,8 @@ int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, Flag
 			*(int *)((char *)cfg + negated(t, n, argv[i] + 2)->off) = 0;
 			continue;
 		}
-		if (rc == 0 && (rc = flags_split(t, n, argc, argv, &i, name, sizeof name, &v, err, errlen)) < 0)
+		if (rc == 0 &&
+		    (rc = flags_split_in(tabs, ntabs, argc, argv, &i, name, sizeof name, &v, err, errlen)) < 0)
 			return -EINVAL;
 		if (rc == 1) {
 			if (!rest || !rest->pos || rest->n_pos >= rest->max_pos) {

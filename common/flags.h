@@ -3,7 +3,7 @@
 #ifndef COMMON_FLAGS_H
 #define COMMON_FLAGS_H
 // defines: FlagType, FlagSpec, FlagRest, FlagTable, FLAG_AT, FLAG_NO_LOG, flags_defaults, flags_set, flags_find,
-//          flags_parse, flags_split, flags_check_known, flags_renamed_used, flags_help, flags_describe,
+//          flags_parse, flags_split, flags_split_in, flags_check_known, flags_renamed_used, flags_help, flags_describe,
 //          flags_config_argv, FlagTool, flags_tool, flags_tool_usage
 
 #include <stddef.h> // defines: size_t, offsetof
@@ -49,11 +49,15 @@ typedef struct {
 
 // What flags_parse hands back besides the flags: positional arguments (refused when pos is NULL)
 // and, with keep_unknown, the count of flags the table does not name (left for the caller's
-// own pass with flags_split; each consumes the next argument unless written --name=value).
+// own pass with flags_split_in; each consumes the next argument unless written --name=value or
+// a switch, or --no-NAME of one, of the tables in also: the ones that later pass reads).
+enum { FLAGS_MAX_ALSO = 7 };
 typedef struct {
 	const char **pos;
 	int max_pos, n_pos;
 	int keep_unknown, n_unknown;
+	const FlagTable *also; // at most FLAGS_MAX_ALSO
+	int n_also;
 } FlagRest;
 
 // Every default of the table into cfg. 0, or -EINVAL with err naming the entry (a table bug).
@@ -66,11 +70,16 @@ int flags_set(const FlagSpec *f, void *cfg, const char *value, char *err, size_t
 // Defaults, then argv[1..argc). 0; -EINVAL with one sentence in err (unknown flags name the
 // nearest table entry when one is close: "unknown flag --batchsize (did you mean --batch-size?)").
 int flags_parse(const FlagSpec *t, int n, void *cfg, int argc, char **argv, FlagRest *rest, char *err, size_t errlen);
-// Splits argv[*i] into name and value, consuming argv[*i + 1] when the flag takes one (a flag
-// the table does not name takes one, if there is one). *value NULL: written without one. Not a flag: 1 (a
-// positional argument, name unset). 0, or -EINVAL ("--x needs a value").
+// Splits argv[*i] into name and value, consuming argv[*i + 1] when the flag takes one (a switch
+// and --no-NAME of a switch take none; a flag the table does not name takes one, if there is one).
+// *value NULL: written without one. Not a flag: 1 (a positional argument, name unset). 0, or
+// -EINVAL ("--x needs a value").
 int flags_split(const FlagSpec *t, int n, int argc, char **argv, int *i, char *name, size_t nlen, const char **value,
 		char *err, size_t errlen);
+// The same over several tables (a program whose flags are in several, read in one pass each):
+// the flag's entry is looked up in each, so a switch of any of them takes no value.
+int flags_split_in(const FlagTable *tabs, int ntabs, int argc, char **argv, int *i, char *name, size_t nlen,
+		   const char **value, char *err, size_t errlen);
 // Every flag of argv[1..argc) (up to "--") is named by one of the tables (--no-NAME of a switch
 // counts): 0, or -EINVAL with err "unknown flag --manfest (did you mean --manifest?)", the nearest
 // name over all tables. Programs with flags in several tables call it before any other check, so a

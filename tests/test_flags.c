@@ -115,6 +115,25 @@ static void rest(void)
 	      "rest: %d positional, %d unknown", r.n_pos, r.n_unknown);
 	char *b[] = {"p", "1", "2", "3"};
 	CHECK(parse(&c, err, &r, 4, b) < 0 && strstr(err, "unexpected argument '3'"), "third positional: %s", err);
+	// a later pass's switch (in also) takes no value here: the flag after it is read
+	static const FlagSpec later[] = {{"upstream", FLAG_SWITCH, FLAG_AT(Cfg, act), 0, 0, "0", .help = "a switch"}};
+	const FlagTable also = {later, 1};
+	FlagRest r2 = {.keep_unknown = 1, .also = &also, .n_also = 1};
+	char *d[] = {"p", "--upstream", "--batch-size", "3", "--no-upstream", "--lr", "0.5"};
+	CHECK(parse(&c, err, &r2, 7, d) == 0 && c.n == 3 && c.lr == 0.5 && r2.n_unknown == 2,
+	      "a later table's switch: %s, batch %d, lr %g, %d unknown", err, c.n, c.lr, r2.n_unknown);
+	// the second pass splits --no-NAME of a switch without a value, in one table or several
+	const char *v;
+	char name[64], *e[] = {"p", "--no-on", "--lr", "0.5"};
+	int i = 1;
+	CHECK(flags_split(table, N, 4, e, &i, name, sizeof name, &v, err, sizeof err) == 0 && i == 1 && !v &&
+		      !strcmp(name, "no-on"),
+	      "--no-on split: i %d, value %s", i, v ? v : "none");
+	const FlagTable both[] = {{table, N}, {later, 1}};
+	char *f[] = {"p", "--no-upstream", "--lr", "0.5"};
+	i = 1;
+	CHECK(flags_split_in(both, 2, 4, f, &i, name, sizeof name, &v, err, sizeof err) == 0 && i == 1 && !v,
+	      "--no-upstream split over two tables: i %d", i);
 }
 
 static void text(void)

@@ -2,7 +2,7 @@
 # prep chunks videos, imports annotations and writes the manifest. Both need libav*.
 ifeq ($(HAVE_LIBAV),1)
 PROGS += tools/synth
-tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/prep_encode.c
+tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/synth_compose.c tools/prep_encode.c
 
 PROGS += tools/prep
 tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_bench.c tools/prep_labels.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
@@ -30,6 +30,10 @@ SCRIPT_TESTS += tests/test_prep_id_collision.sh
 TESTS += test_synth_heldout
 test_synth_heldout_SRCS := tests/test_synth_heldout.c tools/synth_scene.c
 SCRIPT_TESTS += tests/test_synth_deterministic.sh tests/test_synth_hard_images.sh tests/test_synth_labels.sh
+# the compose world's image scenes: captions true under crops, the held-out types (bench-learn's data)
+TESTS += test_synth_compose
+test_synth_compose_SRCS := tests/test_synth_compose.c tools/synth_compose.c tools/synth_scene.c
+SCRIPT_TESTS += tests/test_synth_compose_images.sh
 
 TESTS += test_prep_chunk_frames
 test_prep_chunk_frames_SRCS := tests/test_prep_chunk_frames.c tools/prep_chunk.c tools/prep_encode.c tools/prep_damage.c
@@ -47,6 +51,8 @@ test_prep_tar_SRCS := tests/test_prep_tar.c tools/prep_tar.c tools/prep_annot.c 
 SCRIPT_TESTS += tests/test_prep_pipeline.sh tests/test_prep_bad_input.sh tests/test_prep_heldout_split.sh
 SCRIPT_TESTS += tests/test_prep_special_tokens.sh
 SCRIPT_TESTS += tests/test_prep_tiny_captions.sh
+# --context N: the captions' token count (a model of --ctx-len N evaluates on it)
+SCRIPT_TESTS += tests/test_prep_context.sh
 TESTS += test_prep_upgrade
 test_prep_upgrade_SRCS := tests/test_prep_upgrade.c tools/prep_upgrade.c
 

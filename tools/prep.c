@@ -471,7 +471,8 @@ static void prep_shards(PrepRun *run)
 	}
 	run->tok = tokenizer(o, run->mdir, caps, ncaps);
 	free(caps);
-	if (run->tok && manifest_writer_new(&run->w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(run->tok), 0, 0) < 0)
+	if (run->tok &&
+	    manifest_writer_new(&run->w, (uint32_t)o->context, (uint32_t)bpe_vocab_size(run->tok), 0, 0) < 0)
 		log_fatalx("tokenizer vocabulary too large for the manifest");
 	if (run->w)
 		manifest_writer_set_vocab(run->w, bpe_vocab_hash(run->tok));
@@ -488,7 +489,7 @@ static void prep_shards(PrepRun *run)
 			log_fatalx("manifest: %s", strerror((int)-sid));
 		for (size_t k = 0; k < ix[i].n; k++) {
 			int32_t ids[BPE_CONTEXT];
-			if (bpe_tokenize(run->tok, ix[i].img[k].caption, ids, BPE_CONTEXT) < 0 ||
+			if (bpe_tokenize(run->tok, ix[i].img[k].caption, ids, o->context) < 0 ||
 			    manifest_add_image(run->w, (uint32_t)sid, ix[i].img[k].offset, ix[i].img[k].length, ids) <
 				    0)
 				log_fatalx("%s: key %s cannot be added", path, ix[i].img[k].key);
@@ -664,7 +665,7 @@ static void add_clips(PrepRun *run, const Pool *p, const int64_t *vidx, const ui
 			continue;
 		}
 		int32_t idsb[BPE_CONTEXT];
-		if (bpe_tokenize(run->tok, a->caption, idsb, BPE_CONTEXT) < 0)
+		if (bpe_tokenize(run->tok, a->caption, idsb, run->o.context) < 0)
 			log_fatalx("line %d: tokenizer failed", a->line);
 		int64_t sid = manifest_add_clip(run->w, (uint32_t)vidx[v], first_chunk[v] + c0, f0, first_chunk[v] + c1,
 						f1, idsb);
@@ -737,7 +738,7 @@ static void prep_videos(PrepRun *run)
 		caps[i] = rep->a[i].caption;
 	run->tok = tokenizer(o, run->mdir, caps, rep->n);
 	free(caps);
-	if (run->tok && manifest_writer_new(&run->w, BPE_CONTEXT, (uint32_t)bpe_vocab_size(run->tok),
+	if (run->tok && manifest_writer_new(&run->w, (uint32_t)o->context, (uint32_t)bpe_vocab_size(run->tok),
 					    (uint32_t)o->chunk.chunk_sec * 1000, (uint32_t)o->chunk.short_side) < 0)
 		log_fatalx("tokenizer vocabulary too large for the manifest");
 	if (run->w)

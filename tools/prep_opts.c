@@ -6,6 +6,7 @@
 #include <string.h> // defines: strcmp
 #include <unistd.h> // defines: sysconf
 
+#include "bpe.h"           // defines: BPE_CONTEXT
 #include "flags.h"         // defines: FlagSpec, FLAG_AT, flags_parse, flags_renamed_used, flags_help
 #include "log.h"           // defines: log_error, log_warnx, log_fatalx
 #include "prep_defaults.h" // defines: PREP_DEFAULT_*
@@ -68,6 +69,9 @@ static const FlagSpec flag_table[] = {
 	 .help = "without --bpe: train a vocabulary of N tokens (default 49408) from the captions, saved as "
 		 "ROOT/bpe_merges.txt; without either, an existing ROOT/bpe_merges.txt is used (a second manifest in "
 		 "ROOT). The vocabulary is also copied next to the manifest (for eval)."},
+	{"context", FLAG_INT, O(context), 2, BPE_CONTEXT, STR(BPE_CONTEXT),
+	 .help = "caption tokens per sample, start and end token included (a longer caption is cut, its end token "
+		 "kept): the model's --ctx-len, which eval and the trainer's evaluation require the manifest to equal"},
 	{"special-tokens", FLAG_ENUM, O(special_tokens), 0, 0, "openclip",
 	 .help = "which caption text is the start and end token: openclip (<start_of_text>, <end_of_text>: open_clip's, whose ids its weights were trained with) or openai (<|startoftext|>, <|endoftext|>: OpenAI CLIP's); the ids are the same, the other spelling is ordinary words",
 	 .choices = "openclip|openai"},

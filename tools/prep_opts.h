@@ -13,6 +13,7 @@ typedef struct {
 	const char *classes, *num_classes, *split; // labelled formats (prep_labels.h)
 	char format[16], entropy[8], b_runs[12], deblock[8];
 	int train_bpe, train_bpe_set, special_tokens, jobs, deep, libav_verbose, no_check_images, help;
+	int context;           // caption tokens per sample (--context)
 	double progress_every; // seconds between progress lines (0: 1 on a terminal, else 10)
 	double ego4d_window;
 	PrepChunkOpts chunk;

@@ -18,7 +18,7 @@
 
 typedef struct {
 	const char *out;
-	int videos, heldout, fps, gop, w, h, images, shard_size;
+	int videos, heldout, fps, gop, w, h, images, heldout_images, shard_size;
 	double minutes;
 	uint64_t seed;
 	const char *size;     // --size WxH, into w and h
@@ -38,8 +38,11 @@ static const FlagSpec flag_table[] = {
 	 .help = "basic: 6 colours, 3 shapes, 7 actions, one shape on a plain gradient, colour x action pairs held out "
 		 "(the demo's); hard: 10 colours, 6 shapes, 10 actions, an uncaptioned distractor shape beside the actor, "
 		 "a textured background tinted per video, colour x shape x action triples held out (every pair of them "
-		 "seen in training): retrieval far from both chance and 100%",
-	 .choices = "basic|hard"},
+		 "seen in training): retrieval far from both chance and 100%; compose (images only: --videos 0 --heldout 0 "
+		 "--images N): two captioned objects, one large and one small, one left of or above the other, beside an "
+		 "uncaptioned distractor on a textured background ('a large red circle left of a small blue square'), "
+		 "held-out images holding a (colour, shape) object training never shows",
+	 .choices = "basic|hard|compose"},
 	{"minutes", FLAG_DOUBLE, FLAG_AT(SynthOpts, minutes), 0, 600, "1",
 	 .help = "length of each video in minutes (7 s or more: one event)"},
 	{"size", FLAG_STRPTR, FLAG_AT(SynthOpts, size), 0, 0, "320x180",
@@ -53,7 +56,10 @@ static const FlagSpec flag_table[] = {
 		 "stream's)"},
 	{"seed", FLAG_U64, FLAG_AT(SynthOpts, seed), 0, 0, NULL, .renamed = "scene-seed"},
 	{"images", FLAG_INT, FLAG_AT(SynthOpts, images), 0, 100000000, "0",
-	 .help = "image-text pairs for the training shards (held-out gets N/4)"},
+	 .help = "image-text pairs for the training shards"},
+	{"heldout-images", FLAG_INT, FLAG_AT(SynthOpts, heldout_images), 0, 100000000, NULL,
+	 .help = "image-text pairs for the held-out shards, of combinations the training images never show (default: "
+		 "a quarter of --images, at least 1)"},
 	{"shard-size", FLAG_INT, FLAG_AT(SynthOpts, shard_size), 1, 100000000, "1000", .help = "images per tar shard"},
 	{"write-labels", FLAG_SWITCH, FLAG_AT(SynthOpts, labels), 0, 0, "0",
 	 .help = "also DIR/train-labels.csv and DIR/heldout-labels.csv (prep --format labels-csv: video,start,end,label,"
@@ -260,8 +266,16 @@ static void make_images(const SynthOpts *o, int heldout, int count)
 				log_fatal("%s", path);
 		}
 		char name[64], cap[128];
-		int n = o->world->triples ? hard_image(o->world, &r, heldout, w, h, rgb, cap, sizeof cap)
-					  : basic_image(o->world, &r, heldout, w, h, rgb, cap, sizeof cap);
+		int n;
+		if (o->world->compose) {
+			SynthCompose sc;
+			synth_compose_make(o->world, &r, heldout, w, h, &sc);
+			synth_compose_render(&sc, w, h, rgb);
+			n = snprintf(cap, sizeof cap, "%s", sc.caption);
+		} else {
+			n = o->world->triples ? hard_image(o->world, &r, heldout, w, h, rgb, cap, sizeof cap)
+					      : basic_image(o->world, &r, heldout, w, h, rgb, cap, sizeof cap);
+		}
 		uint8_t *png;
 		size_t len;
 		if (synth_png_encode(rgb, w, h, &png, &len) < 0)
@@ -284,7 +298,7 @@ int main(int argc, char **argv)
 {
 	log_init("synth", LOG_INFO);
 	av_log_set_level(getenv("AVCLIP_AV_LOG") ? AV_LOG_INFO : AV_LOG_ERROR); // libx264 banners otherwise
-	SynthOpts o = {.gop = -1};
+	SynthOpts o = {.gop = -1, .heldout_images = -1};
 	char err[300];
 	flags_tool(&tool, &o, argc, argv, NULL);
 	if (flags_renamed_used(flag_table, N_FLAGS, argc, argv, err, sizeof err))
@@ -306,6 +320,11 @@ int main(int argc, char **argv)
 	o.fps = (int)fps;
 	if (o.gop < 0)
 		o.gop = 2 * o.fps;
+	if (o.heldout_images < 0)
+		o.heldout_images = o.images / 4 > 0 ? o.images / 4 : 1;
+	if (o.world->compose && (o.videos || o.heldout || !o.images))
+		log_fatalx("--world compose makes images only: give --videos 0 --heldout 0 --images N (got %d, %d, %d)",
+			   o.videos, o.heldout, o.images);
 	if (o.minutes * 60 < 7)
 		log_fatalx("--minutes %.3f: videos need at least 7 seconds for one event", o.minutes);
 	char path[4096];
@@ -334,7 +353,7 @@ int main(int argc, char **argv)
 		snprintf(path, sizeof(path), "%s/shards", o.out);
 		mkdir_p(path);
 		make_images(&o, 0, o.images);
-		make_images(&o, 1, o.images / 4 > 0 ? o.images / 4 : 1);
+		make_images(&o, 1, o.heldout_images);
 	}
 	log_info("done: %d training + %d held-out videos of %.2f min, %dx%d at %d fps, seed %llu", o.videos, o.heldout,
 		 o.minutes, o.w, o.h, o.fps, (unsigned long long)o.seed);

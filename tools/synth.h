@@ -2,7 +2,8 @@
 // renderer into YUV 4:2:0 frames, PNG encoding and the tar shard writer.
 #ifndef TOOLS_SYNTH_H
 #define TOOLS_SYNTH_H
-// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, SynthWorld, synth_world_basic, synth_world_hard, synth_world_find, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_texture_draw, synth_render_textured, synth_paint, synth_distractor, synth_png_encode
+// defines: SynthRng, synth_rng_seed, synth_rng_next, synth_rng_range, SynthShape, SynthEvent, SynthTimeline, SynthWorld, synth_world_basic, synth_world_hard, synth_world_find, synth_timeline_make, synth_timeline_free, synth_heldout_combo, synth_colour_names, synth_shape_names, synth_action_names, SynthFrame, synth_render_frame, synth_render_image, synth_texture_draw, synth_render_textured, synth_paint, synth_distractor, synth_png_encode, synth_world_compose, SynthCompose,
+//          synth_compose_heldout_type, synth_compose_make, synth_compose_render
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,9 +47,10 @@ typedef struct {
 	int distractor; // a second, uncaptioned shape during every actor event
 	int texture;    // noise and a per-video tint on the background
 	int triples;    // the held-out rule is over (colour, shape, action), else (colour, action)
+	int compose;    // images only: two captioned objects in a relation (synth_compose_make)
 } SynthWorld;
-extern const SynthWorld synth_world_basic, synth_world_hard;
-// the world named "basic" or "hard"; NULL for another name
+extern const SynthWorld synth_world_basic, synth_world_hard, synth_world_compose;
+// the world named "basic", "hard" or "compose"; NULL for another name
 const SynthWorld *synth_world_find(const char *name);
 // whether the combination is reserved for the held-out split (never captioned in training)
 int synth_heldout_combo(const SynthWorld *wd, int colour, int shape, int action);
@@ -102,6 +104,27 @@ void synth_render_textured(const SynthTimeline *tl, int w, int h, uint8_t *rgb);
 void synth_paint(const SynthShape *s, int w, int h, uint8_t *rgb);
 // the hard world's second shape: another (colour, shape) than the actor's, anywhere in the frame
 SynthShape synth_distractor(const SynthShape *actor, const SynthWorld *wd, int w, int h, SynthRng *r);
+
+// The compose world's image (synth_compose.c): two captioned objects, one large and one small,
+// side by side or one above the other, an uncaptioned smaller distractor of a third type, a
+// textured background. The caption names the left (or upper) object first: "a large red circle
+// left of a small blue square", "a small green ring above a large white cross". An object type
+// (colour, shape) with (colour + 2 shape) % 5 == 0 is held out (12 of 60; every colour keeps 4-5
+// shapes and every shape 8 colours in training): held-out images hold at least one, training
+// images none. The words stay true under the loader's crops (area 0.5-1, aspect 3/4-4/3, no flip):
+// sizes are relative, and the relation's axis dominates the other by 1.5 or more.
+typedef struct {
+	SynthShape first, second, distractor; // first: the object the caption names first
+	int above;                            // 0: first left of second; 1: first above second
+	SynthTimeline background;             // texture key and tint
+	char caption[96];
+} SynthCompose;
+// object types that are held out
+int synth_compose_heldout_type(int colour, int shape);
+// draws one image's scene from r for the held-out split or training, in a w x h frame
+void synth_compose_make(const SynthWorld *wd, SynthRng *r, int heldout, int w, int h, SynthCompose *sc);
+// renders the scene into packed RGB24 (h, w, 3)
+void synth_compose_render(const SynthCompose *sc, int w, int h, uint8_t *rgb);
 
 // PNG of packed RGB24 (h, w, 3); *out malloc'ed
 int synth_png_encode(const uint8_t *rgb, int w, int h, uint8_t **out, size_t *len);

@@ -18,8 +18,9 @@ static const uint8_t colour_rgb[SYNTH_N_COLOURS][3] = {{220, 40, 40},   {40, 190
 						       {150, 60, 190},  {240, 240, 240}, {245, 140, 30}, {40, 205, 215},
 						       {245, 125, 185}, {135, 85, 45}};
 
-const SynthWorld synth_world_basic = {"basic", 6, 3, 7, 0, 0, 0};
-const SynthWorld synth_world_hard = {"hard", 10, 6, 10, 1, 1, 1};
+const SynthWorld synth_world_basic = {"basic", 6, 3, 7, 0, 0, 0, 0};
+const SynthWorld synth_world_hard = {"hard", 10, 6, 10, 1, 1, 1, 0};
+const SynthWorld synth_world_compose = {"compose", 10, 6, 0, 1, 1, 0, 1};
 
 const SynthWorld *synth_world_find(const char *name)
 {
@@ -27,6 +28,8 @@ const SynthWorld *synth_world_find(const char *name)
 		return &synth_world_basic;
 	if (!strcmp(name, synth_world_hard.name))
 		return &synth_world_hard;
+	if (!strcmp(name, synth_world_compose.name))
+		return &synth_world_compose;
 	return NULL;
 }
 

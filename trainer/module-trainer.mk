@@ -29,6 +29,8 @@ TRAINER_TESTS := test_trainer_dist test_trainer_learn test_trainer_metrics test_
 # FastCLIP fidelity of the update (issue 14): one behaviour per test, so a rewrite of the
 # optimizer (a fused op over the flat buffer) carries each over
 TRAINER_TESTS += test_step_tau_clamp test_step_tau_lr_v0 test_step_clip_logit_scale test_fastclip_epoch
+# a switch of any flag table (or --no-NAME) takes no value: the flag after it is read
+TRAINER_TESTS += test_trainer_flags_switches
 # issue 25 §5: the logged scalars read back one interval late, phases timed on the device
 TRAINER_TESTS += test_step_fetch
 # issue 28 §1: classify on K ranks equals one rank on the concatenated batch (dropout, drop path, joint norm)

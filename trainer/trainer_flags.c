@@ -9,7 +9,7 @@
 #include <string.h> // defines: strcmp, strncmp, memset
 
 #include "fastclip.h"      // defines: fastclip_flag_table, fastclip_config_describe, fastclip_kind_parse
-#include "flags.h"         // defines: FlagSpec, flags_parse, flags_split, flags_help, flags_describe, ...
+#include "flags.h"         // defines: FlagSpec, flags_parse, flags_split_in, flags_help, flags_describe, ...
 #include "trainer_best.h"  // defines: TRAINER_BEST_METRICS
 #include "trainer_dist.h"  // defines: trainer_dist_resolve
 #include "trainer_query.h" // defines: trainer_query_take, trainer_query_set, trainer_query_help
@@ -167,29 +167,41 @@ static int parse_model_loss(TrainerConfig *cfg, FastclipKind kind, int argc, cha
 		mae_config_preset(&cfg->mae_cfg, &cfg->model, cfg->model_name);
 		cfg->opt.beta2 = 0.95, cfg->opt.weight_decay = 0.05, cfg->opt.eps = 1e-8; // VideoMAE's AdamW
 	}
+	int nm, nf, no, na;
+	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no),
+		       *at = mae_flag_table(&na);
+	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}, {ot, no}, {at, na}};
+	enum { NTABS = sizeof tabs / sizeof tabs[0] };
 	for (int i = 1; i < argc; i++) {
 		char name[64];
 		const char *v;
-		if (flags_split(flags, NFLAGS, argc, argv, &i, name, sizeof name, &v, err, errlen) != 0 ||
+		// every table splits: a switch of any (or --no-NAME of one) takes no value, so the flag
+		// after it is read, not taken as its value
+		if (flags_split_in(tabs, NTABS, argc, argv, &i, name, sizeof name, &v, err, errlen) != 0 ||
 		    flags_find(flags, NFLAGS, name) ||
 		    (!strncmp(name, "no-", 3) && flags_find(flags, NFLAGS, name + 3)))
 			continue; // pass 1 refused what does not split and took the table's own flags
-		int nm, nf, no, na;
-		const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no),
-			       *at = mae_flag_table(&na);
-		const FlagSpec *f = flags_find(mt, nm, name);
-		void *dst = &cfg->model;
-		if (!f)
-			f = flags_find(ft, nf, name), dst = &cfg->loss;
-		if (!f)
-			f = flags_find(ot, no, name), dst = &cfg->opt;
-		if (!f)
-			f = flags_find(at, na, name), dst = &cfg->mae_cfg;
+		void *const dsts[] = {&cfg->model, &cfg->loss, &cfg->opt, &cfg->mae_cfg};
+		const FlagSpec *f = NULL;
+		int k, off = 0; // off 3: --no-NAME of the switch NAME
+		for (k = 1; k < NTABS && !f; k++) {
+			f = flags_find(tabs[k].t, tabs[k].n, name);
+			if (!f && !strncmp(name, "no-", 3) && (f = flags_find(tabs[k].t, tabs[k].n, name + 3)) &&
+			    f->type != FLAG_SWITCH)
+				f = NULL;
+			off = f && strcmp(f->name, name) ? 3 : 0;
+		}
 		if (!f) {
 			snprintf(err, errlen, "unknown flag --%s (see --help)", name);
 			return -EINVAL;
 		}
-		if (flags_set(f, dst, v, err, errlen) < 0)
+		if (off && v) {
+			snprintf(err, errlen, "--%s takes no value", name);
+			return -EINVAL;
+		}
+		if (off)
+			*(int *)((char *)dsts[k - 2] + f->off) = 0;
+		else if (flags_set(f, dsts[k - 2], v, err, errlen) < 0)
 			return -EINVAL;
 	}
 	char msg[200];
@@ -332,17 +344,18 @@ static int check_run(TrainerConfig *cfg, FastclipKind kind, char *err, size_t er
 // cfg: zero but for a query's switch
 static int parse(TrainerConfig *cfg, int argc, char **argv, char *err, size_t errlen)
 {
-	// pass 1: the table's own flags; the others wait for pass 2
-	FlagRest rest = {.keep_unknown = 1};
-	if (flags_parse(flags, NFLAGS, cfg, argc, argv, &rest, err, errlen) < 0)
-		return -EINVAL;
-	if (cfg->help)
-		return 0;
+	// pass 1: the table's own flags; the others (a switch of theirs takes no value) wait for pass 2
 	int nm, nf, no, na;
 	const FlagSpec *mt = model_flag_table(&nm), *ft = fastclip_flag_table(&nf), *ot = optim_flag_table(&no),
 		       *at = mae_flag_table(&na);
 	const FlagTable tabs[] = {{flags, NFLAGS}, {mt, nm}, {ft, nf}, {ot, no}, {at, na}};
-	if (flags_check_known(tabs, 5, argc, argv, err, errlen) < 0)
+	enum { NTABS = sizeof tabs / sizeof tabs[0] };
+	FlagRest rest = {.keep_unknown = 1, .also = tabs + 1, .n_also = NTABS - 1};
+	if (flags_parse(flags, NFLAGS, cfg, argc, argv, &rest, err, errlen) < 0)
+		return -EINVAL;
+	if (cfg->help)
+		return 0;
+	if (flags_check_known(tabs, NTABS, argc, argv, err, errlen) < 0)
 		return -EINVAL; // a misspelt flag is named as such, before any check of what is required
 	int steps_given = 0, lr_given = 0;
 	for (int i = 1; i < argc; i++) {

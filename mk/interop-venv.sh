@@ -9,10 +9,22 @@
 set -euo pipefail
 venv=${AVCLIP_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/avclip/venv}
 pins="torch==2.15.0 numpy==2.4.6 open_clip_torch==3.3.0 ftfy==6.3.1"
+# added to a venv of those pins without making it again (a pip install of seconds, not torch's
+# gigabytes): scikit-learn for the linear probe's reference (test_eval_probe_ref)
+extras="scikit-learn==1.9.1"
 say() { printf 'interop-venv: %s\n' "$*" >&2; }
+add_extras() {
+	[ "$(cat "$venv/.extras" 2>/dev/null)" = "$extras" ] && "$venv/bin/python" -c 'import sklearn' 2>/dev/null && return 0
+	say "adding $extras"
+	# shellcheck disable=SC2086
+	"$venv/bin/pip" install -q --disable-pip-version-check $extras >"$(dirname "$venv")/pip-extras.log" 2>&1 ||
+		{ tail -n 20 "$(dirname "$venv")/pip-extras.log" >&2; say "pip install $extras failed"; return 1; }
+	echo "$extras" >"$venv/.extras"
+}
 if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$pins" ] &&
 	"$venv/bin/python" -c 'import torch, numpy, open_clip' 2>/dev/null; then
 	say "reusing $venv ($pins)"
+	add_extras
 	echo "$venv/bin/python"
 	exit 0
 fi
@@ -33,5 +45,6 @@ log=$(dirname "$venv")/pip.log
 	{ tail -n 20 "$log" >&2; say "pip install failed (log: $log)"; rm -rf "$venv"; exit 1; }
 "$venv/bin/python" -c 'import torch, numpy, open_clip' >&2 || { say "the venv does not import torch/open_clip"; exit 1; }
 echo "$pins" >"$venv/.pins"
+add_extras
 say "ready: $venv"
 echo "$venv/bin/python"

@@ -268,4 +268,3 @@ int optim_step_live(Optimizer *o, KTensor *params, KTensor *copy, const KTensor 
 		o->step++;
 	return rc;
 }
-

@@ -693,9 +693,10 @@ typedef struct {
 	int y0, y1, x0, x1; // cutmix: the box [y0, y1) × [x0, x1) in pixels of the H×W frame (empty allowed)
 } KMixup;
 
-// Mixup / CutMix of the batch kern_augment writes: x (B, T·P, 3·p·p) ACT, P = (H/p)·(W/p), where
-// element (b, t·P + py·(W/p) + px, (c·p + i)·p + j) is pixel (y, x) = (py·p + i, px·p + j) of frame t
-// of clip b. Row b's partner is B−1−b (timm's x.flip(0); the middle row of an odd B is its own):
+// Mixup / CutMix of the batch kern_augment or kern_augment_tubelet writes: x (B, T'·P, 3·tt·p·p) ACT,
+// P = (H/p)·(W/p), tt = x's last dimension / (3·p·p) (1 for kern_augment), where element
+// (b, t'·P + py·(W/p) + px, ((c·tt + dt)·p + i)·p + j) is pixel (y, x) = (py·p + i, px·p + j) of frame
+// t'·tt + dt of clip b. Row b's partner is B−1−b (timm's x.flip(0); the middle row of an odd B is its own):
 //   mixup:  out[b] = (float)lam·x[b] + (float)(1−lam)·x[B−1−b]   (f32 arithmetic)
 //   cutmix: out[b] = x[B−1−b] at pixels inside the box, x[b] elsewhere; one box for every frame of
 //           every clip (timm's x[:, :, y0:y1, x0:x1] = x.flip(0)[:, :, y0:y1, x0:x1])

@@ -39,7 +39,8 @@ static int mixup_dims(const KTensor *x, const KMixup *m, int H, int W, int patch
 	if (!x || !m || x->ndim != 3 || patch < 1 || H < patch || W < patch || H % patch || W % patch)
 		return 0;
 	const int64_t P = (int64_t)(H / patch) * (W / patch);
-	if (x->shape[0] < 1 || x->shape[1] < P || x->shape[1] % P || x->shape[2] != 3 * (int64_t)patch * patch)
+	const int64_t k = 3 * (int64_t)patch * patch; // a token's elements per frame of its tubelet
+	if (x->shape[0] < 1 || x->shape[1] < P || x->shape[1] % P || x->shape[2] < k || x->shape[2] % k)
 		return 0;
 	if (m->cutmix != 0 && m->cutmix != 1)
 		return 0;

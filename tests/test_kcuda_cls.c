@@ -61,10 +61,12 @@ static void softce_error_case(KtEnv *e)
 	KT_FREE(e, &z, &a, &loss);
 }
 
-static void mixup_case(KtEnv *e, int B, int T, int Hh, int Ww, int p, KDtype dt, const KMixup *m)
+// T: tokens a frame position (T'), tt: frames a token (kern_augment_tubelet's rows of 3·tt·p·p)
+static void mixup_case(KtEnv *e, int B, int T, int tt, int Hh, int Ww, int p, KDtype dt, const KMixup *m)
 {
-	printf("-- %s B%d T%d %dx%d p%d %s\n", m->cutmix ? "cutmix" : "mixup", B, T, Hh, Ww, p, kern_dtype_name(dt));
-	const int64_t P = (int64_t)(Hh / p) * (Ww / p), C = 3 * (int64_t)p * p;
+	printf("-- %s B%d T'%d tubelet %d %dx%d p%d %s\n", m->cutmix ? "cutmix" : "mixup", B, T, tt, Hh, Ww, p,
+	       kern_dtype_name(dt));
+	const int64_t P = (int64_t)(Hh / p) * (Ww / p), C = 3 * (int64_t)tt * p * p;
 	KtPair x, out, dx;
 	kt_alloc(e, &x, "x", dt, NSH(B, T * P, C));
 	kt_alloc(e, &out, "mixup out", dt, NSH(B, T * P, C));
@@ -160,10 +162,12 @@ int main(void)
 	softce_case(&e, 7, 700, KDT_BF16, 0.5, 0.25); // odd N: the middle row is its own partner
 	softce_error_case(&e);
 	const KMixup mix = {.lam = 0.37}, cut = {.cutmix = 1, .y0 = 3, .y1 = 13, .x0 = 5, .x1 = 16};
-	mixup_case(&e, 4, 2, 16, 16, 4, KDT_F32, &mix);
-	mixup_case(&e, 5, 2, 16, 24, 8, KDT_BF16, &mix);
-	mixup_case(&e, 4, 2, 16, 16, 4, KDT_BF16, &cut);
-	mixup_case(&e, 3, 1, 16, 24, 8, KDT_F32, &cut);
+	mixup_case(&e, 4, 2, 1, 16, 16, 4, KDT_F32, &mix);
+	mixup_case(&e, 5, 2, 1, 16, 24, 8, KDT_BF16, &mix);
+	mixup_case(&e, 4, 2, 1, 16, 16, 4, KDT_BF16, &cut);
+	mixup_case(&e, 3, 1, 1, 16, 24, 8, KDT_F32, &cut);
+	mixup_case(&e, 3, 2, 2, 16, 24, 8, KDT_F32, &cut);
+	mixup_case(&e, 4, 1, 2, 16, 16, 4, KDT_BF16, &mix);
 	row_scale_case(&e, 6, 5, 24, KDT_F32);
 	row_scale_case(&e, 5, 7, 40, KDT_BF16);
 	dropout_case(&e, 6, 768, KDT_F32, KDT_F32, 0.5); // AVION's rate before the head, ViT-B's width

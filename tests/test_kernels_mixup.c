@@ -2,7 +2,8 @@
 // the CPU backend: the forward against timm's operation done in pixel space and patchified by the
 // test itself (odd batch: the middle row is its own partner), in place equal to out of place, the
 // backward by the adjoint identity <M x, r> = <x, Mᵀ r> in f64, KG_ADD, and the row scale against
-// finite differences.
+// finite differences. The modes run on kern_augment's layout and on kern_augment_tubelet's of 2
+// frames a token (a VideoMAE encoder fine-tuned with --tubelet 2).
 #include "kern_gradcheck.h" // defines: kgc_*
 #include "kern_ops.h"       // defines: kern_mixup_*, kern_row_scale, KMixup
 
@@ -14,11 +15,13 @@
 enum { B = 3, T = 2, H = 8, W = 12, PS = 4, GW = W / PS, P = (H / PS) * GW, COLS = 3 * PS * PS };
 #define NEL ((int64_t)B * T * P * COLS)
 
-// the augment op's layout: element of pixel (b, t, y, x, c)
+static int tt = 1; // frames a token: rows of (T/tt·P, tt·COLS)
+
+// the augment ops' layout (kern_augment_tubelet's; tt 1 is kern_augment's): element of pixel (b, t, y, x, c)
 static int64_t at(int b, int t, int y, int x, int c)
 {
-	const int q = (y / PS) * GW + x / PS, col = (c * PS + y % PS) * PS + x % PS;
-	return (((int64_t)b * T + t) * P + q) * COLS + col;
+	const int q = (y / PS) * GW + x / PS, col = ((c * tt + t % tt) * PS + y % PS) * PS + x % PS;
+	return (((int64_t)b * (T / tt) + t / tt) * P + q) * (tt * COLS) + col;
 }
 
 // timm in pixel space on the test's own patchify: x mixed with x.flip(0)
@@ -39,7 +42,7 @@ static void reference(KTensor *want, const KTensor *x, const KMixup *m)
 
 static int check_mode(KernCtx *c, const KMixup *m, const char *name)
 {
-	const int64_t sh[] = {B, T * P, COLS};
+	const int64_t sh[] = {B, T / tt * P, tt * COLS};
 	KTensor x, out, want, r, dx, f, fo;
 	int bad = kern_alloc(c, &x, KDT_F64, 3, sh) | kern_alloc(c, &out, KDT_F64, 3, sh) |
 		  kern_alloc(c, &want, KDT_F64, 3, sh) | kern_alloc(c, &r, KDT_F64, 3, sh) |
@@ -67,8 +70,8 @@ static int check_mode(KernCtx *c, const KMixup *m, const char *name)
 	bad |= kern_mixup_fwd(c, &fo, &f, m, H, W, PS) || kern_mixup_fwd(c, &f, &f, m, H, W, PS) || kern_sync(c);
 	const int same = !memcmp(f.data, fo.data, kern_nbytes(&f));
 	bad |= !(e_ref < 1e-15) || !(fabs(lhs - rhs) < 1e-12 * fmax(1, fabs(lhs))) || !(worst_add < 1e-12) || !same;
-	printf("%-26s vs pixel-space timm %.2g, adjoint %.15g vs %.15g, add %.2g, in place %s: %s\n", name, e_ref, lhs,
-	       rhs, worst_add, same ? "same bits" : "DIFFERS", bad ? "FAIL" : "ok");
+	printf("%-26s tubelet %d vs pixel-space timm %.2g, adjoint %.15g vs %.15g, add %.2g, in place %s: %s\n", name,
+	       tt, e_ref, lhs, rhs, worst_add, same ? "same bits" : "DIFFERS", bad ? "FAIL" : "ok");
 	KTensor *all[] = {&x, &out, &want, &r, &dx, &f, &fo, &acc};
 	for (int i = 0; i < 8; i++)
 		kern_free(c, all[i]);
@@ -85,6 +88,10 @@ static int check_args(KernCtx *c)
 	bad |= kern_mixup_fwd(c, &y, &x, &lam, H, W, PS) != -EINVAL;                          // lam > 1
 	bad |= kern_mixup_fwd(c, &y, &x, &(KMixup){.lam = 0.5}, H, 10, PS) != -EINVAL;        // W not a multiple
 	bad |= kern_mixup_bwd(c, KG_ADD(&x), &x, &(KMixup){.lam = 0.5}, H, W, PS) != -EINVAL; // adding in place
+	KTensor odd; // rows of a token and a half
+	bad |= kern_alloc(c, &odd, KDT_F32, 3, (const int64_t[]){B, T * P, COLS * 3 / 2});
+	bad |= kern_mixup_fwd(c, &odd, &odd, &(KMixup){.lam = 0.5}, H, W, PS) != -EINVAL;
+	kern_free(c, &odd);
 	kern_free(c, &x), kern_free(c, &y);
 	printf("argument errors: %s\n", bad ? "FAIL" : "ok");
 	return bad;
@@ -138,11 +145,15 @@ int main(void)
 	if (kern_ctx_create_cpu(&c, 2))
 		return 1;
 	int bad = 0;
-	bad |= check_mode(c, &(KMixup){.lam = 0.3}, "mixup lam 0.3");
-	bad |= check_mode(c, &(KMixup){.lam = 1}, "mixup lam 1");
-	bad |= check_mode(c, &(KMixup){.cutmix = 1, .y0 = 1, .y1 = 6, .x0 = 3, .x1 = 10}, "cutmix across patches");
-	bad |= check_mode(c, &(KMixup){.cutmix = 1, .y0 = 0, .y1 = H, .x0 = 0, .x1 = W}, "cutmix whole frame");
-	bad |= check_mode(c, &(KMixup){.cutmix = 1, .y0 = 4, .y1 = 4, .x0 = 2, .x1 = 9}, "cutmix empty box");
+	for (tt = 1; tt <= 2; tt++) {
+		bad |= check_mode(c, &(KMixup){.lam = 0.3}, "mixup lam 0.3");
+		bad |= check_mode(c, &(KMixup){.lam = 1}, "mixup lam 1");
+		bad |= check_mode(c, &(KMixup){.cutmix = 1, .y0 = 1, .y1 = 6, .x0 = 3, .x1 = 10},
+				  "cutmix across patches");
+		bad |= check_mode(c, &(KMixup){.cutmix = 1, .y0 = 0, .y1 = H, .x0 = 0, .x1 = W}, "cutmix whole frame");
+		bad |= check_mode(c, &(KMixup){.cutmix = 1, .y0 = 4, .y1 = 4, .x0 = 2, .x1 = 9}, "cutmix empty box");
+	}
+	tt = 1;
 	bad |= check_args(c);
 	bad |= check_row_scale(c);
 	kern_ctx_destroy(c);

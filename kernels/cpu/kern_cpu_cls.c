@@ -99,14 +99,15 @@ int kcpu_softce(KernCtx *c, KTensor *loss, KTensor *rows, KGrad dlogits, const K
 typedef struct {
 	const KMixup *m;
 	int p, gw, P, f64; // patch, patches per row, patches per frame
+	int64_t k;         // a token's elements: 3·tt·p·p
 	float lam, lam1;   // mixup's weights in f32
 } MixGeo;
 
-// whether element e of a row of (T·P, 3·p·p) is a pixel inside the box
+// whether element e of a row of (T'·P, 3·tt·p·p) is a pixel inside the box (element ((c·tt + dt)·p +
+// i)·p + j of a token: i and j are its row and column in the patch whatever c and dt)
 static int in_box(const MixGeo *g, int64_t e)
 {
-	const int64_t k = 3 * (int64_t)g->p * g->p;
-	const int q = (int)(e / k % g->P), col = (int)(e % k), i = col / g->p % g->p, j = col % g->p;
+	const int q = (int)(e / g->k % g->P), col = (int)(e % g->k), i = col / g->p % g->p, j = col % g->p;
 	const int y = q / g->gw * g->p + i, x = q % g->gw * g->p + j;
 	return y >= g->m->y0 && y < g->m->y1 && x >= g->m->x0 && x < g->m->x1;
 }
@@ -123,7 +124,7 @@ static double mix_one(const MixGeo *g, int64_t e, double v, double w)
 
 int kcpu_mixup(KernCtx *c, KGrad out, const KTensor *x, const KMixup *m, int H, int W, int patch)
 {
-	MixGeo g = {.m = m, .p = patch, .gw = W / patch, .f64 = x->dtype == KDT_F64};
+	MixGeo g = {.m = m, .p = patch, .gw = W / patch, .f64 = x->dtype == KDT_F64, .k = x->shape[2]};
 	g.P = (H / patch) * g.gw;
 	g.lam = (float)m->lam, g.lam1 = (float)(1.0 - m->lam);
 	const int64_t B = x->shape[0], row = kern_numel(x) / B;

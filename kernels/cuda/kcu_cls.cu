@@ -119,13 +119,13 @@ struct MixArgs {
 	KcOut out;
 	int acc, cutmix, p, gw, P, y0, y1, x0, x1;
 	float lam, lam1;
-	int64_t B, row;
+	int64_t B, row, k; // k: a token's elements, 3·tt·p·p
 };
 
+// element ((c·tt + dt)·p + i)·p + j of token q: the pixel (i, j) of patch q in every channel and frame
 __device__ __forceinline__ bool mix_in_box(const MixArgs &a, int64_t e)
 {
-	const int64_t k = 3 * (int64_t)a.p * a.p;
-	const int q = (int)(e / k % a.P), col = (int)(e % k), i = col / a.p % a.p, j = col % a.p;
+	const int q = (int)(e / a.k % a.P), col = (int)(e % a.k), i = col / a.p % a.p, j = col % a.p;
 	const int y = q / a.gw * a.p + i, x = q % a.gw * a.p + j;
 	return y >= a.y0 && y < a.y1 && x >= a.x0 && x < a.x1;
 }
@@ -165,7 +165,8 @@ int kcu_mixup(KcuStream *s, KGrad out, const KTensor *x, const KMixup *m, int H,
 		     (float)m->lam,
 		     (float)(1.0 - m->lam),
 		     x->shape[0],
-		     0};
+		     0,
+		     x->shape[2]};
 	a.P = (H / patch) * a.gw;
 	a.row = kern_numel(x) / a.B;
 	const int64_t n = (a.B + 1) / 2 * a.row;

@@ -73,13 +73,13 @@ loaderd/loaderd --ring "$TT_TAG-cl" --manifest "$TT_DIR/lab/manifest" --workers 
 TT_PIDS+=($!)
 rows=$(($(wc -l <"$TT_DIR/labels.csv") - 1))
 args=("${M[@]}" --ring "$TT_TAG-cl" --manifest "$TT_DIR/lab/manifest" --dataset-size "$rows" --batch-size 4
-	--objective classify --mixup 0 --cutmix 0 --weight-decay 0 --no-flip)
-"$TRAINER" "${args[@]}" --steps 2 --lr 0 --init-from "$TT_DIR/mae.safetensors" --run-dir "$TT_DIR/cls" \
+	--objective classify --weight-decay 0 --no-flip)
+"$TRAINER" "${args[@]}" --mixup 0 --cutmix 0 --steps 2 --lr 0 --init-from "$TT_DIR/mae.safetensors" --run-dir "$TT_DIR/cls" \
 	2>"$TT_DIR/cls.log" || fail "classify from the mae export: $(tail -n 2 "$TT_DIR/cls.log")"
 grep -q "the video tower only" "$TT_DIR/cls.log" || fail "no visual-only line: $(grep init-from "$TT_DIR/cls.log")"
 tools/export "$TT_DIR/cls" --out "$TT_DIR/cls.safetensors" 2>>"$TT_DIR/cls.log" || fail "export cls"
 [ "$(enc_same "$TT_DIR/cls.safetensors")" = same ] || fail "the classify run's encoder: $(enc_same "$TT_DIR/cls.safetensors")"
-# and it trains from there
+# and it trains from there, with the default Mixup/CutMix on its tubelets of 2 frames
 "$TRAINER" "${args[@]}" --steps 6 --lr 1e-3 --init-from "$TT_DIR/mae.safetensors" --run-dir "$TT_DIR/cls2" \
 	2>"$TT_DIR/cls2.log" || fail "classify training from the mae export: $(tail -n 2 "$TT_DIR/cls2.log")"
 [ "$(wc -l <"$TT_DIR/cls2/metrics.jsonl")" = 6 ] || fail "the classify run did not train 6 steps"

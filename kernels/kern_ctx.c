@@ -35,6 +35,19 @@ const char *kern_error_message(const KernCtx *ctx)
 	return kern_latched(ctx) ? ctx->dev->errmsg : "";
 }
 
+static _Thread_local char refusal[256];
+
+int kern_refuse(const char *func, const char *cond)
+{
+	snprintf(refusal, sizeof refusal, "%s: %s", func, cond);
+	return -EINVAL;
+}
+
+const char *kern_refusal(void)
+{
+	return refusal;
+}
+
 void kern_error_clear(KernCtx *ctx)
 {
 	pthread_mutex_lock(&ctx->dev->lock);

@@ -16,7 +16,7 @@
 //          kern_ctx_device, kern_ctx_threads, kern_ctx_set_blas_threads, kern_ctx_reserve_workspace,
 //          kern_ctx_workspace_bytes, kern_ctx_host_waits, kern_ctx_slow_paths, kern_ctx_slow_path_note, kern_ctx_launches,
 //          KPlanOp, KPlanFn, kern_ctx_set_plan,
-//          kern_sync, kern_stream_sync, kern_error_message,
+//          kern_sync, kern_stream_sync, kern_error_message, kern_refusal,
 //          kern_error_clear, kern_event_create, kern_event_destroy, kern_event_record, kern_stream_wait_event,
 //          kern_event_query, kern_event_sync, kern_event_create_timed, kern_event_elapsed, kern_alloc, kern_free, kern_host_alloc, kern_host_free,
 //          kern_host_register, kern_host_unregister, kern_upload, kern_download, kern_upload_async,
@@ -238,6 +238,9 @@ int kern_sync(KernCtx *ctx);
 int kern_stream_sync(KernCtx *ctx);
 // "" or "op: what happened" for the latched error of ctx's device
 const char *kern_error_message(const KernCtx *ctx);
+// "" or "function: condition" of the last argument check an op refused (-EINVAL) on this thread,
+// for a caller's error line ("step 0 failed: Invalid argument" says nothing of which op or why)
+const char *kern_refusal(void);
 void kern_error_clear(KernCtx *ctx);
 
 int kern_event_create(KernCtx *ctx, KEvent **out);

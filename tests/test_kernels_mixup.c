@@ -91,6 +91,10 @@ static int check_args(KernCtx *c)
 	KTensor odd; // rows of a token and a half
 	bad |= kern_alloc(c, &odd, KDT_F32, 3, (const int64_t[]){B, T * P, COLS * 3 / 2});
 	bad |= kern_mixup_fwd(c, &odd, &odd, &(KMixup){.lam = 0.5}, H, W, PS) != -EINVAL;
+	// the refusal names its function and check (the trainer's "step N failed" line carries it)
+	const int named = strstr(kern_refusal(), "mixup: ") && strstr(kern_refusal(), "mixup_dims(");
+	bad |= !named;
+	printf("refusal: \"%s\"\n", kern_refusal());
 	kern_free(c, &odd);
 	kern_free(c, &x), kern_free(c, &y);
 	printf("argument errors: %s\n", bad ? "FAIL" : "ok");

@@ -41,6 +41,8 @@ static void step_failed(TrainerRun *r, int64_t step, int rc)
 			   why, (long long)r->last_ckpt);
 	if (comm_error(r->comm)[0])
 		log_fatalx("step %lld failed: %s (%s)", (long long)step, comm_error(r->comm), strerror(-rc));
+	if (!why[0] && rc == -EINVAL && kern_refusal()[0])
+		log_fatalx("step %lld failed: an op refused its arguments (%s)", (long long)step, kern_refusal());
 	log_fatalx("step %lld failed: %s", (long long)step, why[0] ? why : strerror(-rc));
 }
 

@@ -4,7 +4,7 @@
 #ifndef KERN_BACKEND_H
 #define KERN_BACKEND_H
 // defines: KBackend, KernDev, struct KernCtx, struct KEvent, struct KOptPlan, KOptChunk, kern_latch,
-//          kern_latched, KHostRange, kern_range_add, kern_range_take, kern_range_covers, kern_range_pop,
+//          kern_latched, kern_refuse, KHostRange, kern_range_add, kern_range_take, kern_range_covers, kern_range_pop,
 //          kcpu_backend
 
 #include "kern_ops.h" // defines: the public types
@@ -139,6 +139,8 @@ KHostRange *kern_range_pop(KHostRange **list);
 void kern_latch(KernCtx *c, int rc, const char *op, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 // the latched error of c's device, 0 when none
 int kern_latched(const KernCtx *c);
+// KCK's refusal: records "func: cond" for kern_refusal() and returns -EINVAL
+int kern_refuse(const char *func, const char *cond);
 
 extern const KBackend kcpu_backend;
 

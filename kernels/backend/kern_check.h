@@ -54,10 +54,11 @@ static inline int kchk_grad(KGrad g, KDtype cdt, int64_t n)
 			return -ENOTSUP;                                                                               \
 	} while (0)
 
+// an argument check: refused, the op returns -EINVAL and kern_refusal() names the function and check
 #define KCK(cond)                                                                                                      \
 	do {                                                                                                           \
 		if (!(cond))                                                                                           \
-			return -EINVAL;                                                                                \
+			return kern_refuse(__func__, #cond);                                                           \
 	} while (0)
 
 // the op needs `need` bytes of the stream's workspace

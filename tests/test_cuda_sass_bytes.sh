@@ -4,7 +4,8 @@
 # memcpy into a bf16 * compiles to. Allowed, by kernel and count per arch, where a byte is the data
 # or one bit of a flags word: ALLOW below. A probe kernel with such a memcpy proves the check fails.
 # Skips (77) without nvcc or without cuobjdump and nvdisasm (CUOBJDUMP=path, else next to nvcc,
-# else on PATH; both ship with the toolkit).
+# else on PATH, else the pair the triton wheel of $AVCLIP_PYTHON ships: the interop venv's torch
+# brings it, so CI runs this where its toolkit lacks them).
 set -u
 build=${BUILD:-build}
 nvcc=$(sed -n 's/^NVCC := //p' "$build/config.mk" 2>/dev/null)
@@ -14,6 +15,10 @@ if ! grep -q '^HAVE_NVCC := 1' "$build/config.mk" 2>/dev/null || [ -z "$nvcc" ];
 fi
 cuobjdump=${CUOBJDUMP:-$(dirname "$nvcc")/cuobjdump}
 [ -x "$cuobjdump" ] || cuobjdump=$(command -v cuobjdump || true)
+if [ -z "$cuobjdump" ] && [ -n "${AVCLIP_PYTHON:-}" ]; then
+	site=$("$AVCLIP_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null || true)
+	[ -x "$site/triton/backends/nvidia/bin/cuobjdump" ] && cuobjdump=$site/triton/backends/nvidia/bin/cuobjdump
+fi
 if [ -z "$cuobjdump" ] || ! PATH="$(dirname "$cuobjdump"):$PATH" command -v nvdisasm >/dev/null; then
 	echo "no cuobjdump with nvdisasm (the toolkit's, or CUOBJDUMP=): skipped"
 	exit 77
@@ -22,6 +27,7 @@ export PATH="$(dirname "$cuobjdump"):$PATH"
 # kernel (mangled-name regex) and the most 1-byte global accesses it may have per arch, and why
 ALLOW=(
 	'augment_kernel 32' # its input is the u8 clip bytes (3 channels a pixel)
+	'target_kernel 16'  # VideoMAE's target: one channel of a tubelet's u8 pixels a thread (kcu_mae.cu)
 	'norm_chunks_kernel 2' # a bit of a segment's flags word: the compiler loads its byte, once a block
 	'update_kernel 2'
 	'lamb_kernel 2'

@@ -44,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--heldout-images) count "$1" "${2:-}"; heldout_images=$2; shift 2 ;;
 	--heldout-videos) count "$1" "${2:-}"; heldout_videos=$2; shift 2 ;;
 	--jobs) count "$1" "${2:-}"; jobs=$2; shift 2 ;;
+	-h | --help) sed -n '2,/^set -euo pipefail/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) echo "bench-learn: unknown argument '$1' ($usage)" >&2; exit 2 ;;
 	esac
 done

@@ -336,13 +336,6 @@ int train_graph_run(TrainStep *s, KTensor *row, int epoch, TrainStepTimes *t)
 	TRY(train_step_mark(s, TS_NPHASES));
 	s->rows++;
 	double t6 = time_mono_s();
-	*t = (TrainStepTimes){.lr = lr,
-			      .lr_tau = lr_tau,
-			      .t_augment = t1 - t0,
-			      .t_forward = t2 - t1,
-			      .t_exchange = t3 - t2,
-			      .t_backward = t4 - t3,
-			      .t_allreduce = t5 - t4,
-			      .t_update = t6 - t5};
+	*t = train_step_times(lr, lr_tau, (const double[]){t0, t1, t2, t3, t4, t5, t6});
 	return 0;
 }

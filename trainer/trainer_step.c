@@ -452,14 +452,7 @@ int train_step_run(TrainStep *s, int epoch, TrainStepTimes *t)
 	TRY(temperature(s, lr_tau));
 	TRY(finish_row(s, &row));
 	double t6 = time_mono_s();
-	*t = (TrainStepTimes){.lr = lr,
-			      .lr_tau = lr_tau,
-			      .t_augment = t1 - t0,
-			      .t_forward = t2 - t1,
-			      .t_exchange = t3 - t2,
-			      .t_backward = t4 - t3,
-			      .t_allreduce = t5 - t4,
-			      .t_update = t6 - t5};
+	*t = train_step_times(lr, lr_tau, (const double[]){t0, t1, t2, t3, t4, t5, t6});
 	return 0;
 }
 
@@ -552,6 +545,18 @@ int train_step_read_metrics(TrainStep *s, float *out, int *rows)
 		*rows += n;
 	}
 	return 0;
+}
+
+TrainStepTimes train_step_times(double lr, double lr_tau, const double at[7])
+{
+	return (TrainStepTimes){.lr = lr,
+				.lr_tau = lr_tau,
+				.t_augment = at[1] - at[0],
+				.t_forward = at[2] - at[1],
+				.t_exchange = at[3] - at[2],
+				.t_backward = at[4] - at[3],
+				.t_allreduce = at[5] - at[4],
+				.t_update = at[6] - at[5]};
 }
 
 double train_step_tau_lr(const TrainStep *s, int64_t step)

@@ -11,7 +11,7 @@
 //          train_step_stage_begin, train_step_upload_sample, train_step_upload_meta, train_step_upload_staged,
 //          train_step_run, train_step_read_metrics, train_step_after_load, train_step_init_from,
 //          TS_PH_*, TS_NPHASES, TS_TIMED_ROWS, train_step_fetch_begin, train_step_fetch_end, train_step_fetch_pending,
-//          train_step_fetch_ready, train_step_mark, train_step_finish_row, train_step_tau_lr, TS_PLANT_*
+//          train_step_fetch_ready, train_step_mark, train_step_finish_row, train_step_tau_lr, train_step_times, TS_PLANT_*
 
 #include <stdint.h> // defines: int64_t, uint64_t
 
@@ -203,5 +203,8 @@ int train_step_fetch_end(TrainStep *s, float *out, double *phases, int *rows, in
 int train_step_mark(TrainStep *s, int k);
 int train_step_finish_row(TrainStep *s, KTensor *row);
 double train_step_tau_lr(const TrainStep *s, int64_t step);
+// the contrastive step's times from the host clock read at the start of each phase and at its end
+// (at[0] augment, [1] forward, [2] exchange, [3] backward, [4] all-reduce, [5] update, [6] end)
+TrainStepTimes train_step_times(double lr, double lr_tau, const double at[7]);
 
 #endif

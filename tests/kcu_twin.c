@@ -251,6 +251,16 @@ int kt_same_bits(KtEnv *e, KtPair *p)
 	return same;
 }
 
+int kt_same_bytes(KernCtx *ctx, const KTensor *a, const KTensor *b)
+{
+	size_t n = kern_nbytes(a);
+	char *x = malloc(n), *y = malloc(n);
+	int same = n == kern_nbytes(b) && x && y && !kern_download(ctx, x, n, a) && !kern_download(ctx, y, n, b) &&
+		   !memcmp(x, y, n);
+	free(x), free(y);
+	return same;
+}
+
 void kt_sync(KtEnv *e, const char *what)
 {
 	int rc = kern_sync(e->cpu);

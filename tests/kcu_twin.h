@@ -4,7 +4,7 @@
 #ifndef KCU_TWIN_H
 #define KCU_TWIN_H
 // defines: KtEnv, KtPair, KT_TOL_BF16, KT_TOL_BF16_PRE, KT_TOL_F32, KT_TOL_F32_CHAIN, SH, NSH, KT_BOTH, KT_FREE, kt_both, kt_free_all, kt_setup, kt_reserve, kt_finish, kt_alloc, kt_fill, kt_fill_unit_rows,
-//          kt_set, kt_poison, kt_compare, kt_same_bits, kt_check, kt_sync, kt_rand, kt_uniform, kt_reschedule,
+//          kt_set, kt_poison, kt_compare, kt_same_bits, kt_same_bytes, kt_check, kt_sync, kt_rand, kt_uniform, kt_reschedule,
 //          kt_free, kt_download_f64, kt_bits
 
 #include "kern_ops.h" // defines: KernCtx, KTensor
@@ -83,6 +83,8 @@ double *kt_download_f64(KtEnv *e, KtPair *p, int which);
 double kt_compare(KtEnv *e, KtPair *p, double tol);
 // byte-identical on both backends (integer outputs, the augment op's exact table values)
 int kt_same_bits(KtEnv *e, KtPair *p);
+// a and b, two tensors of one backend (ctx), hold the same bytes (a run against a rerun of it)
+int kt_same_bytes(KernCtx *ctx, const KTensor *a, const KTensor *b);
 // a condition: printed and counted when false
 void kt_check(KtEnv *e, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 // kern_sync on both; a latched error fails the test with its message

@@ -237,16 +237,6 @@ static void temp_case(KtEnv *e, int use_nc)
 	kt_free(e, &ls), kt_free(e, &mv), kt_free(e, &g), kt_free(e, &copy), kt_free(e, &nc);
 }
 
-// the same bytes in a and b, both on ctx
-static int same_bytes(KernCtx *c, const KTensor *a, const KTensor *b)
-{
-	size_t n = kern_nbytes(a);
-	char *x = malloc(n), *y = malloc(n);
-	int same = x && y && !kern_download(c, x, n, a) && !kern_download(c, y, n, b) && !memcmp(x, y, n);
-	free(x), free(y);
-	return same;
-}
-
 // lr, lr_low and step from a device tensor (the host struct stale): the host values' bits on each
 // backend, over steps at a changing rate that cross v3's τ ≤ 0.03 switch
 static void temp_live_case(KtEnv *e)
@@ -289,9 +279,9 @@ static void temp_live_case(KtEnv *e)
 	}
 	for (int b = 0; b < 2; b++) {
 		KernCtx *c = b ? e->dev : e->cpu;
-		int same = same_bytes(c, b ? &ls[0].d : &ls[0].c, b ? &ls[1].d : &ls[1].c) &&
-			   same_bytes(c, b ? &mv[0].d : &mv[0].c, b ? &mv[1].d : &mv[1].c) &&
-			   same_bytes(c, b ? &copy[0].d : &copy[0].c, b ? &copy[1].d : &copy[1].c);
+		int same = kt_same_bytes(c, b ? &ls[0].d : &ls[0].c, b ? &ls[1].d : &ls[1].c) &&
+			   kt_same_bytes(c, b ? &mv[0].d : &mv[0].c, b ? &mv[1].d : &mv[1].c) &&
+			   kt_same_bytes(c, b ? &copy[0].d : &copy[0].c, b ? &copy[1].d : &copy[1].c);
 		kt_check(e, same, "%s: live values give the host values' bits (log_s, m, v, copy)", b ? "CUDA" : "CPU");
 	}
 	kt_compare(e, &ls[1], 0), kt_compare(e, &mv[1], 0);

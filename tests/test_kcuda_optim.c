@@ -128,16 +128,6 @@ static void run(KtEnv *e, KDtype gdt, double clip, int use_nc)
 	kern_opt_plan_destroy(pd);
 }
 
-// the same bytes in a and b, both on ctx
-static int same_bytes(KernCtx *c, const KTensor *a, const KTensor *b)
-{
-	size_t n = kern_nbytes(a);
-	char *x = malloc(n), *y = malloc(n);
-	int same = x && y && !kern_download(c, x, n, a) && !kern_download(c, y, n, b) && !memcmp(x, y, n);
-	free(x), free(y);
-	return same;
-}
-
 // the per-step values read from a device tensor: four steps at a changing rate, once with lr and
 // step in the host struct and once with them only in `live` (the struct holding stale ones, so an
 // update that read the struct would differ), on the same inputs; every segment kind
@@ -181,10 +171,10 @@ static void live_case(KtEnv *e)
 	}
 	for (int b = 0; b < 2; b++) {
 		KernCtx *c = b ? e->dev : e->cpu;
-		int same = same_bytes(c, b ? &w[0].d : &w[0].c, b ? &w[1].d : &w[1].c) &&
-			   same_bytes(c, b ? &m[0].d : &m[0].c, b ? &m[1].d : &m[1].c) &&
-			   same_bytes(c, b ? &v[0].d : &v[0].c, b ? &v[1].d : &v[1].c) &&
-			   same_bytes(c, b ? &copy[0].d : &copy[0].c, b ? &copy[1].d : &copy[1].c);
+		int same = kt_same_bytes(c, b ? &w[0].d : &w[0].c, b ? &w[1].d : &w[1].c) &&
+			   kt_same_bytes(c, b ? &m[0].d : &m[0].c, b ? &m[1].d : &m[1].c) &&
+			   kt_same_bytes(c, b ? &v[0].d : &v[0].c, b ? &v[1].d : &v[1].c) &&
+			   kt_same_bytes(c, b ? &copy[0].d : &copy[0].c, b ? &copy[1].d : &copy[1].c);
 		kt_check(e, same, "%s: live values give the host values' bits (master, m, v, copy)",
 			 b ? "CUDA" : "CPU");
 	}

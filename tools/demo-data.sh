@@ -23,7 +23,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: tools/demo-data.sh DIR [--heldout-videos N] [--world basic|hard|compose] [--labels] [--images N] [--heldout-images N] [--image-side S] [--context N] [--smoke]"
-case ${1:-} in -h | --help) sed -n '2,/^set -euo pipefail/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
+help() { sed -n '2,/^set -euo pipefail/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0; } # the header above
+case ${1:-} in -h | --help) help ;; esac
 data=${1:?$usage}
 shift
 videos=40 heldout=8 minutes=2 world= labels=0 test=8 images=0 heldout_images= side=64 context= smoke=0
@@ -49,7 +50,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--context) count "$1" "${2:-}"; context=$2; shift 2 ;;
 	--smoke) smoke=1; shift ;; # seconds to make, for make test's smoke runs
-	-h | --help) sed -n '2,/^set -euo pipefail/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+	-h | --help) help ;;
 	*) echo "demo-data: unknown argument '$1' ($usage)" >&2; exit 2 ;;
 	esac
 done

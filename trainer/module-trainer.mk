@@ -117,30 +117,16 @@ $(BUILD)/tests/bench_gpu_peak: LDFLAGS += $(call trainer_cuda,$(KCUDA_LDFLAGS))
 bench-gpu: all $(BUILD)/tests/bench_gpu_peak $(TRAINER_FEEDER)
 	@BUILD=$(BUILD) bash tools/bench/bench_gpu.sh || { rc=$$?; [ $$rc = 77 ] && echo "bench-gpu: skipped (no GPU)"; [ $$rc = 77 ]; }
 
-# the trainer's own step on a GPU against the CPU backend (the shim's twin is test_kcuda_train in
-# kernels/cuda/module.mk): make test-gpu, 77 without a GPU
+# the trainer's own steps on a GPU against the CPU backend, each the device build of its shim twin
+# in kernels/cuda/module.mk: the contrastive step (test_kcuda_train), the classify step
+# (test_kcuda_classify), and the step through CUDA graphs against the eager one (cuBLASLt and the own
+# kernels captured: test_kcuda_train_graph); make test-gpu, 77 without a GPU
+TRAINER_GPU_TESTS := test_kcuda_train_gpu test_kcuda_classify_gpu test_kcuda_train_graph_gpu
 ifeq ($(HAVE_NVCC)$(HAVE_CUDART)$(HAVE_CUBLAS),111)
-GPU_TESTS += test_kcuda_train_gpu
-test_kcuda_train_gpu_SRCS := tests/test_kcuda_train.c tests/kcu_twin.c
-test_kcuda_train_gpu_LIBS = trainer fastclip comm model $(KCUDA_LIBS) kernels shm-layout stream data common
-test_kcuda_train_gpu_LDLIBS = $(KCUDA_LDLIBS)
-test_kcuda_train_gpu_WHITEBOX := trainer
-$(BUILD)/tests/test_kcuda_train_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
-all: $(BUILD)/tests/test_kcuda_train_gpu
-# the classify step the same way (the shim's twin is test_kcuda_classify)
-GPU_TESTS += test_kcuda_classify_gpu
-test_kcuda_classify_gpu_SRCS := tests/test_kcuda_classify.c tests/kcu_twin.c
-test_kcuda_classify_gpu_LIBS = $(test_kcuda_train_gpu_LIBS)
-test_kcuda_classify_gpu_LDLIBS = $(KCUDA_LDLIBS)
-test_kcuda_classify_gpu_WHITEBOX := trainer
-$(BUILD)/tests/test_kcuda_classify_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
-all: $(BUILD)/tests/test_kcuda_classify_gpu
-# the step through CUDA graphs against the eager step on a device (cuBLASLt and the own kernels captured)
-GPU_TESTS += test_kcuda_train_graph_gpu
-test_kcuda_train_graph_gpu_SRCS := tests/test_kcuda_train_graph.c tests/kcu_twin.c
-test_kcuda_train_graph_gpu_LIBS = $(test_kcuda_train_gpu_LIBS)
-test_kcuda_train_graph_gpu_LDLIBS = $(KCUDA_LDLIBS)
-test_kcuda_train_graph_gpu_WHITEBOX := trainer
-$(BUILD)/tests/test_kcuda_train_graph_gpu: LDFLAGS += $(KCUDA_LDFLAGS)
-all: $(BUILD)/tests/test_kcuda_train_graph_gpu
+GPU_TESTS += $(TRAINER_GPU_TESTS)
+$(foreach t,$(TRAINER_GPU_TESTS),$(eval $(t)_SRCS := tests/$(t:_gpu=).c tests/kcu_twin.c) \
+	$(eval $(t)_LIBS := trainer fastclip comm model $$(KCUDA_LIBS) kernels shm-layout stream data common) \
+	$(eval $(t)_LDLIBS := $$(KCUDA_LDLIBS)) $(eval $(t)_WHITEBOX := trainer) \
+	$(eval $(BUILD)/tests/$(t): LDFLAGS += $$(KCUDA_LDFLAGS)))
+all: $(addprefix $(BUILD)/tests/,$(TRAINER_GPU_TESTS))
 endif

@@ -2,12 +2,23 @@
 # prep chunks videos, imports annotations and writes the manifest. Both need libav*.
 ifeq ($(HAVE_LIBAV),1)
 PROGS += tools/synth
-tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/synth_compose.c tools/prep_encode.c
+# x264_alloc.c: libx264's memalign, zeroed blocks (its reads past their ends see zeros: the same chunks
+# every run); exported, so libx264 binds to it
+X264_ALLOC_LDLIBS := -Wl,--export-dynamic-symbol=memalign
+tools/synth_SRCS := tools/synth.c tools/synth_scene.c tools/synth_image.c tools/synth_compose.c tools/prep_encode.c \
+                    tools/x264_alloc.c
+tools/synth_LDLIBS := $(X264_ALLOC_LDLIBS)
 
 PROGS += tools/prep
 tools/prep_SRCS := tools/prep.c tools/prep_opts.c tools/prep_annot.c tools/prep_bench.c tools/prep_labels.c tools/prep_json.c tools/prep_chunk.c tools/prep_encode.c \
                    tools/prep_upgrade.c \
-                   tools/prep_tar.c tools/prep_info.c tools/prep_damage.c tools/avlog.c
+                   tools/prep_tar.c tools/prep_info.c tools/prep_damage.c tools/avlog.c tools/x264_alloc.c
+tools/prep_LDLIBS := $(X264_ALLOC_LDLIBS)
+TESTS += test_x264_alloc
+test_x264_alloc_SRCS := tests/test_x264_alloc.c tools/x264_alloc.c
+test_x264_alloc_LIBS := common
+# libx264 in prep and synth binds to that memalign (the dynamic linker's bindings, while synth encodes)
+SCRIPT_TESTS += tests/test_x264_alloc_bound.sh
 # libav's messages through the logger, one line per kind and a count (tools/avlog.c)
 TESTS += test_avlog
 test_avlog_SRCS := tests/test_avlog.c tools/avlog.c

@@ -816,7 +816,9 @@ int main(int argc, char **argv)
 	// libx264 (0.164) reads a few bytes past the end of some of its own buffers; with B-frames those
 	// bytes change its decisions, and from glibc's heap they depend on what other threads did, so
 	// chunks came out different from run to run under -j (valgrind: invalid reads of size 16).
-	// Buffers of 64 KiB and more mapped on their own end in zero-filled pages: the same bytes always.
+	// Buffers of 64 KiB and more mapped on their own end in zero-filled pages, but only when glibc
+	// maps them (not when the top of a heap has room: one chunk of 1199 still differed at times);
+	// tools/x264_alloc.c's memalign, which libx264 binds to, zeroes every block to its usable end.
 	mallopt(M_MMAP_THRESHOLD, 64 << 10);
 	static PrepRun run; // large path buffers
 	PrepOpts *o = &run.o;

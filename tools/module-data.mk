@@ -17,7 +17,7 @@ tools/prep_LDLIBS := $(X264_ALLOC_LDLIBS)
 TESTS += test_x264_alloc
 test_x264_alloc_SRCS := tests/test_x264_alloc.c tools/x264_alloc.c
 test_x264_alloc_LIBS := common
-# libx264 in prep and synth binds to that memalign (the dynamic linker's bindings, while synth encodes)
+# libx264 in prep and synth binds to that memalign (the dynamic linker's bindings while each encodes)
 SCRIPT_TESTS += tests/test_x264_alloc_bound.sh
 # libav's messages through the logger, one line per kind and a count (tools/avlog.c)
 TESTS += test_avlog

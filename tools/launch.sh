@@ -71,11 +71,16 @@ EOF
 # to stderr, and to the run's log once the run directory exists
 say() {
 	local line
-	line="$(date '+%Y-%m-%d %H:%M:%S') launch: $*"
+	printf -v line '%(%Y-%m-%d %H:%M:%S)T launch: %s' -1 "$*" # no date process a Ctrl-C could kill
 	echo "$line" >&2
 	[ -n "${RUN_DIR:-}" ] && [ -d "$RUN_DIR/logs" ] && echo "$line" >>"$RUN_DIR/logs/launch.log"
 	return 0
 }
+# calm CMD...: CMD (a program or a function) with SIGINT and SIGHUP ignored. A terminal's Ctrl-C
+# goes to every process of the job's group, helpers included: a second Ctrl-C while the job stops
+# must not kill the sleep, sed or ringctl of the stop (a ring or rank group left behind, no
+# summary). This shell still answers the signal once CMD returns (its trap stays).
+calm() { (trap '' INT HUP && "$@"); }
 # a refused request: one line, exit 2 (usage) or 1
 usage_error() {
 	echo "launch: $*" >&2
@@ -467,11 +472,12 @@ add_loaders() { # add_loaders K: round-robin over the nodes
 stop_loader() { # stop_loader ID: SIGTERM (it finishes its in-flight slots), then SIGKILL after 10 s
 	local id=$1 pid=${LOADER_PID[$1]}
 	kill -TERM "$pid" 2>/dev/null
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	local i
+	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; calm sleep 0.1; done
 	kill -KILL "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	unset "LOADER_PID[$id]"
-	rm -f "$RUN_DIR/pids/loaderd-$id.pid"
+	calm rm -f "$RUN_DIR/pids/loaderd-$id.pid"
 }
 
 remove_loaders() { # remove_loaders K: the newest first, always leaving one
@@ -489,23 +495,27 @@ remove_loaders() { # remove_loaders K: the newest first, always leaving one
 # checkpoints, warnings and errors (the per-step lines stay in the log); a resumed run's log
 # goes on from the lines of the runs before
 RELAYED=$(cat "$RUN_DIR/logs/trainer-0.log" 2>/dev/null | wc -l)
-relay() {
-	local f=$RUN_DIR/logs/trainer-0.log n
-	[ -f "$f" ] || return 0
-	n=$(wc -l <"$f")
-	[ "$n" -gt "$RELAYED" ] || return 0
-	sed -n "$((RELAYED + 1)),${n}p" "$f" |
+relay_lines() { # relay_lines FILE FIRST LAST: fails unless every part of the pipe finished
+	sed -n "$2,$3p" "$1" |
 		grep -E ' (warn|error|fatal):|: (plan|note):|backend |checkpoint at step|eval at step|resumed from|stopped by a signal|abandoned|finished [0-9]+ steps' |
 		sed -E 's/^[0-9-]+ [0-9:]+ trainer\.r0\[[0-9]+\] (info: )?/rank 0: /' |
 		while IFS= read -r l; do [ -n "$l" ] && say "$l"; done
-	# a Ctrl-C reaches these pipes too: lines are only marked done when every part finished
 	local st=("${PIPESTATUS[@]}")
-	[ "${st[0]}" = 0 ] && [ "${st[1]}" -le 1 ] && [ "${st[2]}" = 0 ] && RELAYED=$n
+	[ "${st[0]}" = 0 ] && [ "${st[1]}" -le 1 ] && [ "${st[2]}" = 0 ]
+}
+relay() {
+	local f=$RUN_DIR/logs/trainer-0.log n
+	[ -f "$f" ] || return 0
+	n=$(calm wc -l <"$f")
+	isnum "$n" && [ "$n" -gt "$RELAYED" ] || return 0
+	calm relay_lines "$f" $((RELAYED + 1)) "$n" && RELAYED=$n # lines are done once all were said
 	return 0
 }
 
 # the end of a run in three lines: where it stands, the last checkpoint, the command that continues
-summary() {
+# (in a subshell that ignores a later Ctrl-C: none of its programs may be killed half-way)
+summary() (
+	trap '' INT HUP
 	local step last=""
 	step=$(ckpt_step "$RUN_DIR")
 	[ -s "$RUN_DIR/eval.jsonl" ] && last=$(tail -n 1 "$RUN_DIR/eval.jsonl")
@@ -522,28 +532,28 @@ summary() {
 		say "stopped at step $step of $TOTAL; checkpoint $RUN_DIR/ckpt/$(cat "$RUN_DIR/ckpt/LATEST")"
 		say "to continue: $(q "$ME") --resume $(q "$RUN_DIR")"
 	fi
-}
+)
 
-cleanup() {
-	local id
+cleanup() { # (its programs run calm: a Ctrl-C during the stop must not leave a ring or rank group)
+	local id i
 	for id in "${!LOADER_PID[@]}"; do stop_loader "$id"; done
 	if [ -n "$STATPID" ]; then # bounded: never wait on a helper that does not go
 		kill "$STATPID" 2>/dev/null
-		for _ in $(seq 20); do kill -0 "$STATPID" 2>/dev/null || break; sleep 0.1; done
+		for ((i = 0; i < 20; i++)); do kill -0 "$STATPID" 2>/dev/null || break; calm sleep 0.1; done
 		kill -KILL "$STATPID" 2>/dev/null
 		wait "$STATPID" 2>/dev/null
 	fi
 	if [ -n "$EVAL_PID" ]; then
 		kill -TERM "$EVAL_PID" 2>/dev/null
-		for _ in $(seq 100); do kill -0 "$EVAL_PID" 2>/dev/null || break; sleep 0.1; done
+		for ((i = 0; i < 100; i++)); do kill -0 "$EVAL_PID" 2>/dev/null || break; calm sleep 0.1; done
 		kill -KILL "$EVAL_PID" 2>/dev/null
 		wait "$EVAL_PID" 2>/dev/null
-		rm -f "$RUN_DIR/pids/loaderd-eval.pid"
-		"$RINGCTL" destroy --ring "$RING-eval" >/dev/null 2>&1
+		calm rm -f "$RUN_DIR/pids/loaderd-eval.pid"
+		calm "$RINGCTL" destroy --ring "$RING-eval" >/dev/null 2>&1
 	fi
-	"$RINGCTL" destroy --ring "$RING" >/dev/null 2>&1
-	[ "$N" -gt 1 ] && "$TRAINER" query comm-unlink --comm "$COMM" >/dev/null 2>&1
-	rm -f "$RUN_DIR/launch.pid"
+	calm "$RINGCTL" destroy --ring "$RING" >/dev/null 2>&1
+	[ "$N" -gt 1 ] && calm "$TRAINER" query comm-unlink --comm "$COMM" >/dev/null 2>&1
+	calm rm -f "$RUN_DIR/launch.pid"
 }
 
 stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then everything else goes
@@ -554,7 +564,7 @@ stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then e
 		local alive=0
 		for p in "${TRAINER_PID[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && break
-		sleep 0.1
+		calm sleep 0.1
 		waited=$((waited + 1))
 		[ $((waited % 300)) = 0 ] && say "still waiting for the trainers' final checkpoint ($((waited / 10)) s)"
 		if [ $waited -ge 3000 ]; then
@@ -586,7 +596,7 @@ stop_on_request() { # the stop a signal asked for, from the supervisor loop
 	else
 		stop_job "SIG$STOP_SIG"
 	fi
-	rm -f "$RUN_DIR/stop-requested"
+	calm rm -f "$RUN_DIR/stop-requested"
 	summary
 	exit "$STOP_STATUS"
 }

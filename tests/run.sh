@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs test programs one by one under a per-test timeout: exit 0 pass, 77 skip, else fail.
-# Prints one line per test ("PASS  [k/N] name  secs"), the log tail of failures, and a closing
+# Prints one line per test ("PASS  [k/N] name  secs"), the log tail of failures (after the log's
+# first lines that start with FAIL, when the tail lacks them), and a closing
 # "N passed, N failed, N skipped".
 # A test is named by its path or by the name this prints (test_launch is tests/test_launch.sh,
 # test_ring_kill is build/tests/test_ring_kill), so a failure can be rerun as printed.
@@ -42,6 +43,10 @@ for t in "$@"; do
 		fail=$((fail + 1)); failed+=("$name")
 		[ $rc = 124 ] && why="timed out after ${limit}s" || why="exit $rc"
 		printf 'FAIL  %s %-36s %6ss  (%s, log: %s)\n' "$at" "$name" "$secs" "$why" "$log"
+		# the lines that say what failed, when the tail does not hold them (a test that prints
+		# its logs after its verdict), then the tail
+		lines=$(wc -l <"$log")
+		[ "$lines" -gt 20 ] && head -n $((lines - 20)) "$log" | grep -E -m 5 '^FAIL[: ]' | sed 's/^/      | (above) /'
 		tail -n 20 "$log" | sed 's/^/      | /'
 		;;
 	esac

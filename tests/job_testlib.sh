@@ -17,10 +17,12 @@ jt_tmp() {
 jt_cleanup() {
 	[ -n "${KEEP:-}" ] && echo "kept $JT_TMP" || rm -rf "$JT_TMP"
 }
-# fail MESSAGE: a test may define JT_FAIL_LOGS (files whose tails explain a failure)
+# fail MESSAGE: a test may define JT_FAIL_LOGS (files whose tails explain a failure); the message
+# comes last, after those tails, so that the last lines of the log (all tests/run.sh shows of a
+# failure) name the check that failed
 fail() {
-	echo "FAIL: $*"
 	[ -n "${JT_FAIL_LOGS:-}" ] && tail -n 20 $JT_FAIL_LOGS 2>/dev/null
+	echo "FAIL: $*"
 	exit 1
 }
 # the job tests look for what a job left behind with pgrep and ps: without them such a check

@@ -469,13 +469,17 @@ add_loaders() { # add_loaders K: round-robin over the nodes
 	done
 }
 
-stop_loader() { # stop_loader ID: SIGTERM (it finishes its in-flight slots), then SIGKILL after 10 s
-	local id=$1 pid=${LOADER_PID[$1]}
-	kill -TERM "$pid" 2>/dev/null
+end_child() { # end_child PID TENTHS: SIGTERM, SIGKILL if it is alive TENTHS tenths of a second later; reaped
 	local i
-	for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; calm sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	kill -TERM "$1" 2>/dev/null
+	for ((i = 0; i < $2; i++)); do kill -0 "$1" 2>/dev/null || break; calm sleep 0.1; done
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+stop_loader() { # stop_loader ID: SIGTERM (it finishes its in-flight slots), then SIGKILL after 10 s
+	local id=$1
+	end_child "${LOADER_PID[$id]}" 100
 	unset "LOADER_PID[$id]"
 	calm rm -f "$RUN_DIR/pids/loaderd-$id.pid"
 }
@@ -535,19 +539,11 @@ summary() (
 )
 
 cleanup() { # (its programs run calm: a Ctrl-C during the stop must not leave a ring or rank group)
-	local id i
+	local id
 	for id in "${!LOADER_PID[@]}"; do stop_loader "$id"; done
-	if [ -n "$STATPID" ]; then # bounded: never wait on a helper that does not go
-		kill "$STATPID" 2>/dev/null
-		for ((i = 0; i < 20; i++)); do kill -0 "$STATPID" 2>/dev/null || break; calm sleep 0.1; done
-		kill -KILL "$STATPID" 2>/dev/null
-		wait "$STATPID" 2>/dev/null
-	fi
+	[ -n "$STATPID" ] && end_child "$STATPID" 20 # bounded: never wait on a helper that does not go
 	if [ -n "$EVAL_PID" ]; then
-		kill -TERM "$EVAL_PID" 2>/dev/null
-		for ((i = 0; i < 100; i++)); do kill -0 "$EVAL_PID" 2>/dev/null || break; calm sleep 0.1; done
-		kill -KILL "$EVAL_PID" 2>/dev/null
-		wait "$EVAL_PID" 2>/dev/null
+		end_child "$EVAL_PID" 100
 		calm rm -f "$RUN_DIR/pids/loaderd-eval.pid"
 		calm "$RINGCTL" destroy --ring "$RING-eval" >/dev/null 2>&1
 	fi

@@ -28,6 +28,8 @@ fail() {
 # the job tests look for what a job left behind with pgrep and ps: without them such a check
 # would pass by failing to run (procps; make deps installs it)
 command -v pgrep >/dev/null && command -v ps >/dev/null || fail "needs pgrep and ps (Debian: procps; make deps installs it)"
+# jt_ring RUN_DIR: the ring of the job launch.sh runs (or ran) there; empty before its launch.conf
+jt_ring() { sed -n 's/^.*RING=\([^ ]*\).*/\1/p' "$1/launch.conf" 2>/dev/null; }
 # waitfor SECONDS COMMAND...: until the command succeeds
 waitfor() {
 	local t=$1

@@ -31,7 +31,7 @@ tools/launch.sh 2 --manifest "$tmp/data/manifest" --run-dir "$run" --loaders-per
 	>"$tmp/launch1.out" 2>&1 &
 lpid=$!
 waitfor 60 test -s "$run/metrics.jsonl" || fail "no training step within 60 s"
-ring=$(sed -n "s/^.*RING=\([^ ]*\).*/\1/p" "$run/launch.conf")
+ring=$(jt_ring "$run")
 [ -e "/dev/shm/$ring" ] || fail "ring $ring not in /dev/shm"
 [ "$(loaders)" = 2 ] || fail "expected 2 loaders, have $(loaders)"
 

@@ -44,7 +44,7 @@ timeout 60 tools/launch.sh 2 --manifest "$m" --run-dir "$run" --nodes 2 --node-r
 	-- "${JT_MODEL[@]}" --threads 1 --steps 5 >"$tmp/launch.out" 2>&1
 for r in 0 1; do
 	[ -s "$tmp/trainer-$r.env" ] || fail "rank $r did not start (launch: $(tail -n 3 "$tmp/launch.out"))"
-	want="AVCLIP_JOB=launch:$(sed -n "s/^.*RING=\([^ ]*\).*/\1/p" "$run/launch.conf")
+	want="AVCLIP_JOB=launch:$(jt_ring "$run")
 GROUP_RANK=1
 GROUP_WORLD_SIZE=2
 LOCAL_RANK=$r

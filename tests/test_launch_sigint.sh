@@ -17,7 +17,7 @@ cleanup() {
 	[ -n "$pgid" ] && kill -KILL -- "-$pgid" 2>/dev/null
 	[ -n "$jpid" ] && wait "$jpid" 2>/dev/null
 	local ring
-	ring=$(sed -n 's/^.*RING=\([^ ]*\).*/\1/p' "$run/launch.conf" 2>/dev/null)
+	ring=$(jt_ring "$run")
 	[ -n "$ring" ] && tools/ringctl destroy --ring "$ring" >/dev/null 2>&1 && trainer/trainer query comm-unlink --comm "$ring-comm" >/dev/null 2>&1
 	jt_cleanup
 }
@@ -61,7 +61,7 @@ check_stop() {
 	grep -q "without a checkpoint" "$run"/logs/trainer-*.log && fail "$1: a trainer exited without its checkpoint"
 	grep -q "stopped at step $s of " "$out" || fail "$1: the console does not say where the job stopped"
 	grep -q "to continue: tools/launch.sh --resume $run\$" "$out" || fail "$1: the console lacks the resume command"
-	[ -e "/dev/shm/$(sed -n 's/^.*RING=\([^ ]*\).*/\1/p' "$run/launch.conf")" ] && fail "$1: the ring is left"
+	[ -e "/dev/shm/$(jt_ring "$run")" ] && fail "$1: the ring is left"
 	echo "$1: Ctrl-C at step $s kept a checkpoint of step $s"
 }
 

@@ -37,7 +37,7 @@ start() {
 	waitfor 30 test -s "$run/launch.pid" || fail "no launch.pid"
 	pgid=$(ps -o pgid= -p "$(cat "$run/launch.pid")" | tr -d ' ')
 	[ -n "$pgid" ] || fail "no process group"
-	ring=$(sed -n 's/^.*RING=\([^ ]*\).*/\1/p' "$run/launch.conf")
+	ring=$(jt_ring "$run")
 	local lines
 	lines=$(cat "$run/metrics.jsonl" 2>/dev/null | wc -l)
 	waitfor 60 eval '[ "$(cat "$run/metrics.jsonl" 2>/dev/null | wc -l)" -ge $((lines + 5)) ]' || fail "no training progress"

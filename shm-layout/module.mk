@@ -8,7 +8,7 @@ shm-layout_SRCS := shm-layout/ring_segment.c shm-layout/ring_create.c shm-layout
 TESTS += test_ring_transitions test_ring_wraparound test_ring_abi_mismatch test_ring_geometry_mismatch \
          test_ring_attach_detach test_ring_instance test_ring_waits test_ring_first_position \
          test_ring_dead_consumer test_ring_options test_ring_attach_killed test_ring_boot test_ring_damaged \
-         test_ring_create_limits
+         test_ring_create_limits test_ring_create_killed
 # a ring another user made, or others may write, is not joined for writing
 TESTS += test_ring_foreign
 
@@ -16,7 +16,8 @@ TESTS += test_ring_foreign
 STRESS_TESTS := test_ring_stress_3x2 test_ring_stress_1x4 test_ring_kill test_ring_threads
 TESTS += $(STRESS_TESTS)
 # tests that read or damage the byte layout (ring_layout.h) on purpose
-$(foreach t,test_ring_abi_mismatch test_ring_attach_killed test_ring_boot test_ring_options test_ring_damaged,$(eval $(t)_WHITEBOX := shm-layout))
+$(foreach t,test_ring_abi_mismatch test_ring_attach_killed test_ring_boot test_ring_options test_ring_damaged \
+            test_ring_create_limits,$(eval $(t)_WHITEBOX := shm-layout))
 SAN_TESTS += $(STRESS_TESTS) test_ring_transitions test_ring_attach_detach test_ring_waits test_ring_boot
 test_ring_boot_LIBS := shm-layout common
 $(foreach t,$(STRESS_TESTS),$(eval $(t)_SRCS := tests/$(t).c tests/ring_stress.c))

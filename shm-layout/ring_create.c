@@ -1,8 +1,10 @@
 // Creating a ring segment: bounds and room checked before anything is allocated, the segment
-// built under a temporary name (stop signals held meanwhile), faulted in, and published by rename.
+// built without a name (stop signals held meanwhile), faulted in, and published by linking it.
 //
-// Creation is atomic: the segment is built under a temporary name, its magic is stored last,
-// and it is renamed into place, so an opener never sees a half-initialised ring.
+// Creation is atomic: the segment is built as an unnamed file (O_TMPFILE; a named temporary
+// where the file system cannot), its magic is stored last, and it is linked (or renamed) into
+// place without replacing anything, so an opener never sees a half-initialised ring.
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -155,8 +157,8 @@ static int check_room(const char *dir, uint64_t bytes, int huge, char *errbuf, s
 		huge ? "free huge pages" : "available memory");
 }
 
-// Removes temporary segments that creators killed by SIGKILL left behind (".NAME.creating.PID"
-// whose PID is gone).
+// Removes named temporaries that creators killed before they could remove them left behind
+// (".NAME.creating.PID" whose PID is gone): the fallback below, or an older version of this code.
 static void sweep_stale(const char *dir, const char *name)
 {
 	DIR *d = opendir(dir);
@@ -185,14 +187,60 @@ static int stop_signal_pending(void)
 	return sigpending(&p) == 0 && (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) || sigismember(&p, SIGHUP));
 }
 
-// Creates, sizes and maps the temporary segment (hugetlbfs first when asked, else /dev/shm);
-// r->base, r->bytes and r->hugepage_note are set, fd returned (or -errno with a reason).
-static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, const RingLayout *l, char *dir,
-			size_t dirlen, char *tmp, size_t tmplen, int *huge_out, char *errbuf, size_t errlen)
+// The segment while it is built: an unnamed file (tmp empty) or the named fallback tmp.
+typedef struct {
+	char dir[128];
+	char tmp[192];
+	int fd;
+	int huge;
+} Segment;
+
+// An unnamed file in dir (O_TMPFILE), published later by linking its /proc/self/fd entry: a
+// creator that dies at any moment (SIGKILL, or a stop signal taken by one of its other threads,
+// which ring_create's mask does not cover) leaves nothing behind. -1 where the file system, the
+// kernel or a missing /proc does not allow it.
+int ring_create_named_temp;
+
+static int open_unnamed(const char *dir)
+{
+	if (ring_create_named_temp || access("/proc/self/fd", X_OK) != 0)
+		return -1;
+	return open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+}
+
+// The fallback: a named temporary ".NAME.creating.PID", removed on every error and on a stop
+// signal; one left by a killed creator is swept by the next creation of that name.
+static int open_named(Segment *s, const char *name)
+{
+	snprintf(s->tmp, sizeof s->tmp, "%s/.%s.creating.%d", s->dir, name, (int)getpid());
+	int fd = open(s->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		unlink(s->tmp);
+		fd = open(s->tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	return fd;
+}
+
+static void segment_discard(Ring *r, Segment *s)
+{
+	if (r->base)
+		munmap(r->base, r->bytes);
+	r->base = NULL;
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+	if (s->tmp[0])
+		unlink(s->tmp);
+}
+
+// Creates, sizes and maps the segment (hugetlbfs first when asked, else /dev/shm); r->base,
+// r->bytes and r->hugepage_note are set, s filled (0, or -errno with a reason).
+static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, const RingLayout *l, Segment *s,
+			char *errbuf, size_t errlen)
 {
 	int huge = 0;
 	if (o->hugepages) {
-		if (ring_hugetlbfs_dir(dir, dirlen))
+		if (ring_hugetlbfs_dir(s->dir, sizeof s->dir))
 			huge = 1;
 		else
 			snprintf(r->hugepage_note, sizeof r->hugepage_note,
@@ -200,10 +248,10 @@ static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, c
 	}
 	for (;;) {
 		if (!huge)
-			snprintf(dir, dirlen, "%s", ring_shm_dir);
+			snprintf(s->dir, sizeof s->dir, "%s", ring_shm_dir);
 		uint64_t bytes = huge ? ring_round_up(l->bytes, 2u << 20) : l->bytes;
 		char why[256];
-		int err = check_room(dir, bytes, huge, why, sizeof why);
+		int err = check_room(s->dir, bytes, huge, why, sizeof why);
 		if (err && huge) {
 			snprintf(r->hugepage_note, sizeof r->hugepage_note, "%.100s; using %s", why, ring_shm_dir);
 			huge = 0;
@@ -211,37 +259,44 @@ static int segment_make(Ring *r, const char *name, const RingCreateOptions *o, c
 		}
 		if (err)
 			return err_fmt(errbuf, errlen, err, "%s", why);
-		sweep_stale(dir, name);
-		snprintf(tmp, tmplen, "%s/.%s.creating.%d", dir, name, (int)getpid());
-		int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0 && errno == EEXIST) {
-			unlink(tmp);
-			fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		}
+		sweep_stale(s->dir, name);
+		s->tmp[0] = 0;
+		s->fd = open_unnamed(s->dir);
+		if (s->fd < 0)
+			s->fd = open_named(s, name);
 		// tmpfs: reserve the pages now, so a full file system is ENOSPC here and never SIGBUS later
-		if (fd >= 0 && ftruncate(fd, (off_t)bytes) == 0 &&
-		    (huge || (errno = posix_fallocate(fd, 0, (off_t)bytes)) == 0)) {
-			r->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (s->fd >= 0 && ftruncate(s->fd, (off_t)bytes) == 0 &&
+		    (huge || (errno = posix_fallocate(s->fd, 0, (off_t)bytes)) == 0)) {
+			r->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
 			if (r->base != MAP_FAILED) {
 				r->bytes = bytes;
-				*huge_out = huge;
-				return fd;
+				s->huge = huge;
+				return 0;
 			}
 		}
 		int e = errno;
-		if (fd >= 0)
-			close(fd), unlink(tmp);
 		r->base = NULL;
+		segment_discard(r, s);
 		if (huge) { // hugetlbfs without free pages refuses ftruncate/mmap: fall back
 			snprintf(r->hugepage_note, sizeof r->hugepage_note,
-				 "hugetlbfs at %s refused %" PRIu64 " bytes (%s); using %s", dir, bytes, strerror(e),
-				 ring_shm_dir);
+				 "hugetlbfs at %.60s refused %" PRIu64 " bytes (%s); using %s", s->dir, bytes,
+				 strerror(e), ring_shm_dir);
 			huge = 0;
 			continue;
 		}
-		return err_fmt(errbuf, errlen, -e, "cannot create ring segment %s (%" PRIu64 " bytes): %s", tmp, bytes,
-			       strerror(e));
+		return err_fmt(errbuf, errlen, -e, "cannot create ring segment in %s (%" PRIu64 " bytes): %s", s->dir,
+			       bytes, strerror(e));
 	}
+}
+
+// Gives the built segment its name; never replaces a file that is there (-EEXIST).
+static int segment_publish(const Segment *s, const char *path)
+{
+	if (s->tmp[0])
+		return renameat2(AT_FDCWD, s->tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0 ? 0 : -errno;
+	char proc[64];
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", s->fd);
+	return linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
 }
 
 // Faults every page in (under the NUMA policy) so the hot path never takes a fault; gives up
@@ -256,27 +311,31 @@ static int segment_touch(Ring *r)
 	return 0;
 }
 
-// Builds and publishes the segment. SIGINT/SIGTERM/SIGHUP stay blocked meanwhile, so the
-// temporary file is always removed before such a signal can end the process; the signal is
-// delivered when the caller's mask is restored (a single-threaded caller sees it at once).
+// Builds and publishes the segment. SIGINT/SIGTERM/SIGHUP stay blocked in the calling thread
+// meanwhile: one sent to it stops the build (nothing is published) and is delivered when the
+// caller's mask is restored. One that another thread of the process takes ends the process
+// without this code running; the unnamed segment then simply vanishes.
 static int create_blocked(Ring *r, const char *name, const RingCreateOptions *o, const RingLayout *l, char *errbuf,
 			  size_t errlen)
 {
-	char dir[128] = "", tmp[192];
-	int huge = 0;
-	int fd = segment_make(r, name, o, l, dir, sizeof dir, tmp, sizeof tmp, &huge, errbuf, errlen);
-	if (fd < 0)
-		return fd;
-	int err = 0;
+	Segment s = {.fd = -1};
+	int err = segment_make(r, name, o, l, &s, errbuf, errlen);
+	if (err)
+		return err;
 	if (o->numa_node >= 0 && (err = bind_numa(r->base, r->bytes, o->numa_node, errbuf, errlen)) != 0)
 		goto undo;
 	if ((err = segment_touch(r)) != 0) {
-		err_fmt(errbuf, errlen, err,
-			"ring creation interrupted by a signal; the temporary segment %s was removed", tmp);
+		if (s.tmp[0])
+			err_fmt(errbuf, errlen, err,
+				"ring creation interrupted by a signal; nothing was published (the temporary "
+				"segment %s was removed)",
+				s.tmp);
+		else
+			err_fmt(errbuf, errlen, err, "ring creation interrupted by a signal; nothing was published");
 		goto undo;
 	}
 	r->ctl = (RingControl *)r->base;
-	init_control(r->ctl, o, l, r->bytes, huge);
+	init_control(r->ctl, o, l, r->bytes, s.huge);
 	r->n_slots = o->slots;
 	r->n_ranks = o->ranks;
 	r->adopt_timeout_ms = r->ctl->adopt_timeout_ms;
@@ -299,23 +358,24 @@ static int create_blocked(Ring *r, const char *name, const RingCreateOptions *o,
 		}
 		ring_destroy(name); // marks the old ring closed and wakes its users before it goes
 	}
-	snprintf(r->path, sizeof r->path, "%s/%s", dir, name);
-	if (rename(tmp, r->path) < 0) {
-		err = err_fmt(errbuf, errlen, -errno, "cannot publish ring %s: %s", r->path, strerror(errno));
+	snprintf(r->path, sizeof r->path, "%s/%s", s.dir, name);
+	if ((err = segment_publish(&s, r->path)) != 0) {
+		if (err == -EEXIST)
+			err_fmt(errbuf, errlen, err,
+				"ring '%s' already exists (%s): another creator published it first", name, r->path);
+		else
+			err_fmt(errbuf, errlen, err, "cannot publish ring %s: %s", r->path, strerror(-err));
 		goto undo;
 	}
 	struct stat st;
-	fstat(fd, &st);
+	fstat(s.fd, &st);
 	r->file_dev = st.st_dev;
 	r->file_ino = st.st_ino;
 	r->instance_id = r->ctl->instance_id;
-	close(fd);
+	close(s.fd);
 	return 0;
 undo:
-	munmap(r->base, r->bytes);
-	r->base = NULL;
-	close(fd);
-	unlink(tmp);
+	segment_discard(r, &s);
 	return err;
 }
 

@@ -219,6 +219,9 @@ int ring_position_sane(const Ring *r, uint64_t pos);
 
 // shared by the files of shm-layout/
 extern const char ring_shm_dir[]; // "/dev/shm"
+// 1: ring_create builds under a named temporary, its fallback where O_TMPFILE is not available
+// (tests of that path set it; 0 otherwise)
+extern int ring_create_named_temp;
 static inline uint64_t ring_round_up(uint64_t x, uint64_t to)
 {
 	return (x + to - 1) / to * to;

@@ -1,6 +1,6 @@
 // Ring creation is bounded: a segment larger than the shm file system or the memory is refused
-// before a byte is allocated, with both numbers; a stop signal during creation removes the
-// temporary segment; temporaries of creators that died are swept; bounds name their numbers.
+// before a byte is allocated, with both numbers; a stop signal during creation leaves nothing
+// (unnamed segment or named temporary); temporaries of creators that died are swept.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "ring_layout.h" // defines: ring_create_named_temp
 #include "ring_testutil.h"
 #include "proc_time.h" // defines: time_mono_s
 
@@ -43,22 +44,27 @@ int main(void)
 	CHECK(time_mono_s() - t0 < 1.0);
 	CHECK_EQ_INT(shm_count(name), 0);
 
-	// a stop signal pending while the segment is built: the temporary file goes, nothing is published
+	// a stop signal pending while the segment is built: nothing is published and nothing is left,
+	// whether the segment is built unnamed (O_TMPFILE) or under the named fallback temporary
 	ring_create_options_default(&o);
 	o.geometry = (RingGeometry){.frames = 1, .height = 64, .width = 64, .channels = 3, .text_len = 4};
 	o.slots = 16;
-	sigset_t term, old;
-	sigemptyset(&term);
-	sigaddset(&term, SIGTERM);
-	signal(SIGTERM, SIG_IGN); // delivered when unblocked below: ignored
-	sigprocmask(SIG_BLOCK, &term, &old);
-	raise(SIGTERM);
-	CHECK_EQ_INT(ring_create(&r, name, &o, err, sizeof err), -EINTR);
-	printf("%s\n", err);
-	CHECK(strstr(err, "interrupted") && strstr(err, "removed"));
-	CHECK_EQ_INT(shm_count(name), 0);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	signal(SIGTERM, SIG_DFL);
+	for (int named = 0; named < 2; named++) {
+		ring_create_named_temp = named;
+		sigset_t term, old;
+		sigemptyset(&term);
+		sigaddset(&term, SIGTERM);
+		signal(SIGTERM, SIG_IGN); // delivered when unblocked below: ignored
+		sigprocmask(SIG_BLOCK, &term, &old);
+		raise(SIGTERM);
+		CHECK_EQ_INT(ring_create(&r, name, &o, err, sizeof err), -EINTR);
+		printf("%s\n", err);
+		CHECK(strstr(err, "interrupted") && strstr(err, "nothing was published"));
+		CHECK(!named || (strstr(err, "temporary segment") && strstr(err, "removed")));
+		CHECK_EQ_INT(shm_count(name), 0);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		signal(SIGTERM, SIG_DFL);
+	}
 
 	// a creator killed outright (SIGKILL cannot be caught) leaves its temporary file: the next
 	// creation of that name sweeps it away
@@ -71,7 +77,7 @@ int main(void)
 	int fd = open(stale, O_CREAT | O_RDWR, 0600);
 	CHECK(fd >= 0);
 	close(fd);
-	CHECK_OK(ring_create(&r, name, &o, err, sizeof err));
+	CHECK_OK(ring_create(&r, name, &o, err, sizeof err)); // still the named fallback
 	snprintf(test_ring_created, sizeof test_ring_created, "%s", name);
 	atexit(test_ring_cleanup);
 	CHECK(access(stale, F_OK) != 0);
@@ -80,6 +86,7 @@ int main(void)
 	CHECK_EQ_INT(shm_count(tmp_part), 0);
 	ring_close(r);
 	CHECK_OK(ring_destroy(name));
+	ring_create_named_temp = 0;
 
 	// ringctl interrupted at any moment: either the ring exists whole or nothing is left
 	for (int i = 0; i < 6; i++) {

@@ -12,8 +12,22 @@ progdirs=$(for p in "$@"; do dirname "$p"; done | sort -u)
 is_progdir() { grep -qx -- "$1" <<<"$progdirs"; }
 PROGS_LIST="$*"
 is_prog() { local x; for x in $PROGS_LIST; do [ "$x" = "$1" ] && return 0; done; return 1; }
+# a link at dest/REL to src/REL, never one made inside a real folder there (an earlier mirror's
+# program folder, when this run names other programs): through it, the build would move its
+# programs into the source tree
+link_one() {
+	[ -L "$dest/$1" ] && return 0
+	if [ -d "$dest/$1" ]; then
+		echo "mirror.sh: $dest/$1 is a folder of an earlier mirror made for other programs; remove $dest" >&2
+		exit 1
+	fi
+	ln -sfnT "$src/$1" "$dest/$1"
+}
 link_dir() { # mirror src/$1 into dest/$1 (a real folder), entries as symlinks
 	local rel=$1 e name
+	# a folder an earlier mirror linked whole becomes a real one: through the link, the build
+	# would put its programs into the source tree
+	[ -L "$dest/$rel" ] && rm "$dest/$rel"
 	mkdir -p "$dest/$rel"
 	for e in "$src/$rel"/* "$src/$rel"/.[!.]*; do
 		[ -e "$e" ] || continue
@@ -23,7 +37,7 @@ link_dir() { # mirror src/$1 into dest/$1 (a real folder), entries as symlinks
 		if [ -d "$e" ] && grep -q "^$rel/$name\(/\|$\)" <<<"$progdirs"; then
 			link_dir "$rel/$name"
 		else
-			[ -L "$dest/$rel/$name" ] || ln -sfn "$e" "$dest/$rel/$name"
+			link_one "$rel/$name"
 		fi
 	done
 }
@@ -34,7 +48,7 @@ for e in "$src"/* "$src"/.[!.]*; do
 	if [ -d "$e" ] && grep -q "^$name\(/\|$\)" <<<"$progdirs"; then
 		link_dir "$name"
 	else
-		[ -L "$dest/$name" ] || ln -sfn "$e" "$dest/$name"
+		link_one "$name"
 	fi
 done
 # an entry whose source is gone (a file moved or removed since the last mirror) goes too: a

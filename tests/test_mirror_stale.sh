@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mk/mirror.sh (make test-san's mirror of the tree) follows the tree: a file removed or moved since
 # the last mirror leaves no dangling link behind (an old header that make or a test would still find),
-# in the top folder and in a program folder alike; the mirror's own files (sanitized programs) stay.
+# in the top folder and in a program folder alike; the mirror's own files (sanitized programs) stay;
+# a mirror made for other programs refuses rather than linking into the earlier one's folders.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "FAIL: $*"; exit 1; }
@@ -18,4 +19,10 @@ bash mk/mirror.sh "$d/src" "$d/m" tools/prog || fail "second mirror"
 [ -L "$d/m/top.txt" ] && fail "a removed file's link stays at the top"
 [ -e "$d/m/moved/x.c" ] || fail "the moved file is not in the mirror at its new place"
 [ -f "$d/m/tools/prog" ] || fail "the mirror's own program was removed"
+# a mirror for other programs (tools/ no longer a program folder) stops, and writes nothing through
+# the earlier mirror's program folder into the source tree
+out=$(bash mk/mirror.sh "$d/src" "$d/m" lib/prog2 2>&1) && fail "a mirror over another's program folder went on"
+grep -q "folder of an earlier mirror" <<<"$out" || fail "no reason given: $out"
+[ -e "$d/src/tools/tools" ] && fail "a link was made inside the source tree"
+[ -L "$d/m/lib" ] && fail "lib/, now a program folder, is still a link to the source folder"
 echo "pass: the mirror drops links to files that are gone and keeps its own programs"

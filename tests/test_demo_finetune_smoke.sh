@@ -18,6 +18,11 @@ for stage in "1/5 synthetic dataset" "2/5 pretraining" "3/5 linear probe" "4/5 f
 done
 [ "$(grep -c '^   step [0-9]*: action [0-9.]*%, shape [0-9.]*%' "$out")" = 2 ] || fail "not 2 checkpoints scored: $(cat "$out")"
 grep -q '^   (action, shape) pair ' "$out" || fail "no comparison table: $(cat "$out")"
+# the launcher's last line of figures names each objective's own (no contrastive figures in classify)
+grep -qE '^   last metrics, step 6: loss [0-9.]+  nce [0-9.]+  acc [0-9.]+  tau [0-9.]+$' "$out" ||
+	fail "no contrastive figures after pretraining: $(grep 'last metrics' "$out")"
+grep -qE '^   last metrics, step 6: loss [0-9.]+  top-1 [0-9.]+% / [0-9.]+%$' "$out" ||
+	fail "no classification figures after fine-tuning: $(grep 'last metrics' "$out")"
 tail -n 1 "$out" | grep -q '^demo-finetune smoke (6 + 6 steps, not checked): fine-tuned / probe / chance top-1: action [0-9.]*% / [0-9.]*% / 8.3%, (action, shape) pair' ||
 	fail "the last line is not the ratio line: $(tail -n 1 "$out")"
 tail -n 1 "$out"

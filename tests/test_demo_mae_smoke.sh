@@ -17,4 +17,6 @@ last=$(tail -n 1 <<<"$out")
 grep -qE "^demo-mae \(smoke, not checked\): held-out reconstruction MSE / per-patch-mean baseline = [0-9.]+; probe action top-1, pretrained / random encoders' mean = [0-9.]+% / [0-9.]+%$" <<<"$last" ||
 	{ echo "FAIL: the last line is not the ratio line: $last"; exit 1; }
 grep -q "recon loss" <<<"$out" || { echo "FAIL: no reconstruction loss from the trainer's log"; exit 1; }
+grep -qE "^   last metrics, step [0-9]+: recon loss [0-9.]+$" <<<"$out" ||
+	{ echo "FAIL: the launcher's last figures are not the reconstruction loss: $(grep 'last metrics' <<<"$out")"; exit 1; }
 echo "ok"

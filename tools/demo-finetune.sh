@@ -39,6 +39,7 @@ echo "== 2/5 pretraining: tiny model, FastCLIP-v3 on the captions, batch $batch,
 tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run/pretrain" --loaders-per-node 2 --seed "$seed" -- \
 	"${model[@]}" --init-seed "$seed" --loss fastclip-v3 --batch-size "$batch" --steps "$pre" --lr 2e-3 \
 	--warmup-steps 50 --no-flip --log-every 100 >"$run/pretrain.log" 2>&1 || { tail -n 20 "$run/pretrain.log"; exit 1; }
+sed -n 's/.* launch: \(last metrics.*\)/   \1/p' "$run/pretrain.log"
 tools/export "$run/pretrain" --out "$run/pretrained.safetensors" 2>>"$run/pretrain.log"
 
 echo "== 3/5 linear probe on the frozen pretrained features: fitted on the training clips' labels, scored on the test clips ($views views)"
@@ -53,6 +54,7 @@ tools/launch.sh 1 --manifest "$data/train-labels/manifest" --run-dir "$run/finet
 	--lr 3e-3 --warmup-steps 50 --weight-decay 0.05 --mixup 0 --cutmix 0 --label-smoothing 0 --layer-decay 1 --no-flip \
 	--ckpt-every "$every" --keep-last 0 --log-every 100 >"$run/finetune.log" 2>&1 ||
 	{ tail -n 20 "$run/finetune.log"; exit 1; }
+sed -n 's/.* launch: \(last metrics.*\)/   \1/p' "$run/finetune.log"
 
 echo "== 5/5 action recognition on the test clips, each fine-tuning checkpoint ($views views, logits averaged)"
 for c in "$run"/finetune/ckpt/ckpt-*.safetensors; do

@@ -64,7 +64,8 @@ M=(--model tiny --objective mae)
 tools/launch.sh 1 --manifest "$data/train/manifest" --run-dir "$run" --loaders-per-node 2 --seed "$seed" -- "${M[@]}" \
 	--init-seed "$seed" --batch-size "$batch" --steps "$steps" --lr 1.5e-3 --warmup-steps $((steps / 20)) \
 	--log-every "$every" >"$run/launch.log" 2>&1 || { tail -n 20 "$run/launch.log"; exit 1; }
-grep -h "recon loss" "$run"/logs/*.log 2>/dev/null | sed 's/.*\(step [0-9]*\/[0-9]*\).*\(recon loss [0-9.]*\).*/   \1 \2/' || true
+grep -h "recon loss" "$run"/logs/trainer-*.log 2>/dev/null | sed 's/.*\(step [0-9]*\/[0-9]*\).*\(recon loss [0-9.]*\).*/   \1 \2/' || true
+sed -n 's/.* launch: \(last metrics.*\)/   \1/p' "$run/launch.log"
 
 echo "== 3/5 reconstruction of the $n_held held-out clips (tools/clipdump --mae; sheets of the first $sheets in $run/mae-sheets)"
 tools/clipdump --run-dir "$run" --mae --manifest "$data/heldout/manifest" --positions 0-$((n_held - 1)) --eval \

@@ -98,6 +98,27 @@ die() {
 }
 isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
 field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; } # field KEY JSON-LINE
+fnum() { [[ $2 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]] && printf "$1" "$2" || printf '%s' "${2:-?}"; } # fnum FORMAT VALUE
+# the figures of the run's objective in a metrics record: the reconstruction loss (mae), the loss
+# and each head's batch top-1 (classify), or the contrastive loss, its parts and the temperature
+objective_figures() {
+	local m=$1 k t out sep
+	if [ -n "$(field recon_loss "$m")" ]; then
+		printf 'recon loss %s' "$(fnum %.4f "$(field recon_loss "$m")")"
+	elif [ -n "$(field top1_head0 "$m")" ]; then
+		out="loss $(fnum %.4f "$(field loss "$m")")  top-1 " sep=""
+		for k in 0 1; do # a second head (the object classes) after a slash
+			t=$(field "top1_head$k" "$m")
+			[ -n "$t" ] || continue
+			[[ $t =~ ^[0-9.]+$ ]] && t=$(awk -v v="$t" 'BEGIN { printf "%.1f%%", 100 * v }')
+			out+="$sep$t" sep=" / "
+		done
+		printf '%s' "$out"
+	else
+		printf 'loss %s  nce %s  acc %s  tau %s' "$(fnum %.4f "$(field loss "$m")")" "$(fnum %.3f "$(field nce "$m")")" \
+			"$(fnum %.2f "$(field acc "$m")")" "$(fnum %.4f "$(field tau "$m")")"
+	fi
+}
 
 # ---- control of a running job from another shell -------------------------------------------
 control() { # control RUN_DIR VERB [COUNT]
@@ -522,6 +543,9 @@ summary() (
 	trap '' INT HUP
 	local step last=""
 	step=$(ckpt_step "$RUN_DIR")
+	last=$(tail -n 2 "$RUN_DIR/metrics.jsonl" 2>/dev/null | grep '}$' | tail -n 1)
+	isnum "$(field step "$last")" && say "last metrics, step $(field step "$last"): $(objective_figures "$last")"
+	last=""
 	[ -s "$RUN_DIR/eval.jsonl" ] && last=$(tail -n 1 "$RUN_DIR/eval.jsonl")
 	if [ -n "$last" ]; then
 		say "$(awk -v s="$(field step "$last")" -v t="$(field t2v_r1 "$last")" -v v="$(field v2t_r1 "$last")" -v c="$(field chance_r1 "$last")" \
@@ -660,9 +684,9 @@ progress() {
 		eta=$(printf '  ETA %d:%02d:%02d' $((left / 3600)) $((left / 60 % 60)) $((left % 60)))
 	fi
 	occ=$("$RINGSTAT" --ring "$RING" --json 2>/dev/null | sed -n 's/.*"occupancy_pct":\([^,]*\).*/\1/p')
-	say "$(printf 'step %s/%s (epoch %s)  loss %.4f  nce %.3f  acc %.2f  tau %.4f  lr %.2e | %.1f samples/s  data wait %.3f s  ring %s%% full%s' \
-		"$step" "$TOTAL" "$(field epoch "$m")" "$(field loss "$m")" "$(field nce "$m")" "$(field acc "$m")" "$(field tau "$m")" \
-		"$(field lr "$m")" "$(field samples_per_s "$m")" "$(field data_wait_s "$m")" "${occ:-?}" "$eta")"
+	say "step $step/$TOTAL (epoch $(field epoch "$m"))  $(objective_figures "$m")  lr $(fnum %.2e "$(field lr "$m")") |" \
+		"$(fnum %.1f "$(field samples_per_s "$m")") samples/s  data wait $(fnum %.3f "$(field data_wait_s "$m")") s" \
+		" ring ${occ:-?}% full$eta"
 }
 
 # ---- control requests: data, never code -------------------------------------------------------

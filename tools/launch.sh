@@ -76,11 +76,26 @@ say() {
 	[ -n "${RUN_DIR:-}" ] && [ -d "$RUN_DIR/logs" ] && echo "$line" >>"$RUN_DIR/logs/launch.log"
 	return 0
 }
-# calm CMD...: CMD (a program or a function) with SIGINT and SIGHUP ignored. A terminal's Ctrl-C
-# goes to every process of the job's group, helpers included: a second Ctrl-C while the job stops
-# must not kill the sleep, sed or ringctl of the stop (a ring or rank group left behind, no
-# summary). This shell still answers the signal once CMD returns (its trap stays).
-calm() { (trap '' INT HUP && "$@"); }
+# calm CMD...: CMD (a program or a function, run in this shell) with SIGINT and SIGHUP ignored by
+# this shell, and so by every program it starts meanwhile: they are forked ignoring them, with no
+# moment at their start when the signal still kills (a subshell that ignores them itself has one).
+# A terminal's Ctrl-C goes to every process of the job's group, helpers included: a second Ctrl-C
+# while the job stops must not kill the rm, sed or ringctl of the stop (a ring, rank group or
+# launch.pid left behind, no summary). One that lands meanwhile is dropped (the trainers still
+# answer it); the traps are back once CMD returns.
+TRAPS_SET=0
+calm() {
+	trap '' INT HUP
+	"$@"
+	local rc=$?
+	if [ $TRAPS_SET = 1 ]; then
+		trap 'on_signal INT 130' INT
+		trap 'on_signal HUP 129' HUP
+	else
+		trap - INT HUP
+	fi
+	return $rc
+}
 # a refused request: one line, exit 2 (usage) or 1
 usage_error() {
 	echo "launch: $*" >&2
@@ -493,7 +508,7 @@ add_loaders() { # add_loaders K: round-robin over the nodes
 end_child() { # end_child PID TENTHS: SIGTERM, SIGKILL if it is alive TENTHS tenths of a second later; reaped
 	local i
 	kill -TERM "$1" 2>/dev/null
-	for ((i = 0; i < $2; i++)); do kill -0 "$1" 2>/dev/null || break; calm sleep 0.1; done
+	for ((i = 0; i < $2; i++)); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
 	kill -KILL "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 }
@@ -528,19 +543,25 @@ relay_lines() { # relay_lines FILE FIRST LAST: fails unless every part of the pi
 	local st=("${PIPESTATUS[@]}")
 	[ "${st[0]}" = 0 ] && [ "${st[1]}" -le 1 ] && [ "${st[2]}" = 0 ]
 }
+# (while the job stops, calm: the last lines, the final checkpoint's among them, must come out; while
+# it runs, a Ctrl-C that kills the pipe only means the lines are relayed on the next round)
 relay() {
+	if [ -n "$STOP_SIG" ]; then calm relay_new; else relay_new; fi
+	return 0
+}
+relay_new() {
 	local f=$RUN_DIR/logs/trainer-0.log n
 	[ -f "$f" ] || return 0
-	n=$(calm wc -l <"$f")
+	n=$(wc -l <"$f")
 	isnum "$n" && [ "$n" -gt "$RELAYED" ] || return 0
-	calm relay_lines "$f" $((RELAYED + 1)) "$n" && RELAYED=$n # lines are done once all were said
+	relay_lines "$f" $((RELAYED + 1)) "$n" && RELAYED=$n # lines are done once all were said
 	return 0
 }
 
-# the end of a run in three lines: where it stands, the last checkpoint, the command that continues
-# (in a subshell that ignores a later Ctrl-C: none of its programs may be killed half-way)
-summary() (
-	trap '' INT HUP
+# the end of a run in a few lines: the last step's figures, where it stands, the last checkpoint, the
+# command that continues (calm: none of its programs may be killed half-way by a later Ctrl-C)
+summary() { calm summary_lines; }
+summary_lines() {
 	local step last=""
 	step=$(ckpt_step "$RUN_DIR")
 	last=$(tail -n 2 "$RUN_DIR/metrics.jsonl" 2>/dev/null | grep '}$' | tail -n 1)
@@ -560,7 +581,7 @@ summary() (
 		say "stopped at step $step of $TOTAL; checkpoint $RUN_DIR/ckpt/$(cat "$RUN_DIR/ckpt/LATEST")"
 		say "to continue: $(q "$ME") --resume $(q "$RUN_DIR")"
 	fi
-)
+}
 
 cleanup() { # (its programs run calm: a Ctrl-C during the stop must not leave a ring or rank group)
 	local id
@@ -584,7 +605,7 @@ stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then e
 		local alive=0
 		for p in "${TRAINER_PID[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
 		[ $alive = 0 ] && break
-		calm sleep 0.1
+		sleep 0.1 # (a later Ctrl-C ends the nap early and is answered)
 		waited=$((waited + 1))
 		[ $((waited % 300)) = 0 ] && say "still waiting for the trainers' final checkpoint ($((waited / 10)) s)"
 		if [ $waited -ge 3000 ]; then
@@ -623,6 +644,7 @@ stop_on_request() { # the stop a signal asked for, from the supervisor loop
 trap 'on_signal INT 130' INT
 trap 'on_signal TERM 143' TERM
 trap 'on_signal HUP 129' HUP
+TRAPS_SET=1
 
 # ---- start -------------------------------------------------------------------------------------
 [ $RESUMING = 1 ] && TRAINER_ARGS+=(--resume)
@@ -676,7 +698,7 @@ progress() {
 	m=$(tail -n 2 "$RUN_DIR/metrics.jsonl" | grep '}$' | tail -n 1) # a complete line, not one being written
 	step=$(field step "$m")
 	isnum "$step" || return 0
-	now=$(date +%s)
+	printf -v now '%(%s)T' -1
 	if [ -z "$T_SEEN" ]; then
 		T_SEEN=$now STEP_SEEN=$step
 	elif [ "$step" -gt "$STEP_SEEN" ]; then
@@ -724,11 +746,17 @@ parse_request() { # parse_request FILE: sets REQ_VERB REQ_N, or REQ_WHY and fail
 
 # ---- supervise ---------------------------------------------------------------------------------
 DONE=()
-last_progress=0
+last_progress=0 STOP_MARK_SEEN=0
 while :; do
 	# a foreground nap: the terminal's Ctrl-C ends it at once, a SIGTERM within a second (bash's
 	# `wait` on a background nap was seen to hang in bash 5.2 under load, waiting for any child)
 	[ -n "$STOP_SIG" ] || sleep 1
+	# launch.sh --stop's mark without its SIGTERM a round later: the signal was lost (bash 5.2 drops
+	# a trap that lands while it parses a command substitution: "trap: unexpected EOF")
+	if [ -z "$STOP_SIG" ] && [ -e "$RUN_DIR/stop-requested" ]; then
+		[ $STOP_MARK_SEEN = 1 ] && STOP_SIG=TERM STOP_STATUS=143
+		STOP_MARK_SEEN=1
+	fi
 	[ -n "$STOP_SIG" ] && stop_on_request
 	control_dir_ok && for req in "$RUN_DIR"/control/*; do
 		[ -f "$req" ] && [ ! -L "$req" ] && [[ $req != *.tmp ]] && [[ $req != *.reply ]] || continue
@@ -750,7 +778,7 @@ while :; do
 		kill -0 "$pid" 2>/dev/null && continue
 		wait "$pid" 2>/dev/null
 		st=$?
-		now=$(date +%s)
+		printf -v now '%(%s)T' -1
 		if [ $((now - ${LOADER_FIRST_RESTART[$id]:-0})) -gt 60 ]; then LOADER_FIRST_RESTART[$id]=$now LOADER_RESTARTS[$id]=0; fi
 		LOADER_RESTARTS[$id]=$((${LOADER_RESTARTS[$id]:-0} + 1))
 		if [ "${LOADER_RESTARTS[$id]}" -gt 5 ]; then
@@ -801,7 +829,7 @@ while :; do
 		summary
 		exit 0
 	fi
-	now=$(date +%s)
+	printf -v now '%(%s)T' -1 # (a builtin: no command substitution for a signal to land in)
 	if [ $((now - last_progress)) -ge 10 ] && [ -s "$RUN_DIR/metrics.jsonl" ]; then
 		last_progress=$now
 		progress

@@ -356,7 +356,13 @@ static int create_blocked(Ring *r, const char *name, const RingCreateOptions *o,
 				      existing);
 			goto undo;
 		}
-		ring_destroy(name); // marks the old ring closed and wakes its users before it goes
+		// marks the old ring closed and wakes its users before it goes
+		int de = ring_destroy(name);
+		if (de && de != -ENOENT) {
+			err = err_fmt(errbuf, errlen, de, "cannot replace ring '%s': removing %s: %s", name, existing,
+				      strerror(-de));
+			goto undo;
+		}
 	}
 	snprintf(r->path, sizeof r->path, "%s/%s", s.dir, name);
 	if ((err = segment_publish(&s, r->path)) != 0) {

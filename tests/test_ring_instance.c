@@ -1,6 +1,8 @@
 // Recreating a ring under the same name gives it a new instance id; processes attached to the
-// old one learn it (ring_check_instance -> -ESTALE, waits end with -ESHUTDOWN) and re-attach.
+// old one learn it (ring_check_instance -> -ESTALE, waits end with -ESHUTDOWN) and re-attach; a
+// replace that cannot remove what holds the name fails, naming it.
 #include <errno.h>
+#include <sys/stat.h>
 
 #include "ring_testutil.h"
 
@@ -51,5 +53,17 @@ int main(void)
 
 	CHECK_OK(ring_destroy(name));
 	test_ring_created[0] = 0;
+
+	// replacing what cannot be removed (here a folder under the ring's name) is an error naming it,
+	// and nothing is published in its place
+	char path[128];
+	snprintf(path, sizeof path, "/dev/shm/%s", name);
+	CHECK(mkdir(path, 0700) == 0);
+	Ring *r = NULL; // the options above: replace = 1
+	int e = ring_create(&r, name, &o, err, sizeof err);
+	printf("%s\n", err);
+	rmdir(path);
+	CHECK(e < 0 && r == NULL);
+	CHECK(strstr(err, "cannot replace ring") && strstr(err, path));
 	return 0;
 }

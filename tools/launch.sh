@@ -113,26 +113,53 @@ die() {
 }
 isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
 field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; } # field KEY JSON-LINE
-fnum() { [[ $2 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]] && printf "$1" "$2" || printf '%s' "${2:-?}"; } # fnum FORMAT VALUE
+# While the job runs, its signal traps are live, and bash 5.2 runs a trap that lands during a command
+# substitution inside its parser: the trap fails ("trap: line 2: unexpected EOF while looking for
+# matching ')'", the signal lost) or bash aborts ("reader_loop: bad jump"), leaving everything behind.
+# So the code of the running job (the supervisor loop and what it calls) has no $(...) or <(...):
+# builtins, and `out` for a program's output.
+fieldv() { # fieldv VAR KEY JSON-LINE: VAR = the value of KEY, or empty
+	local __re="\"$2\":([^,}]*)"
+	if [[ $3 =~ $__re ]]; then printf -v "$1" '%s' "${BASH_REMATCH[1]}"; else printf -v "$1" '%s' ""; fi
+}
+out() { # out VAR CMD...: VAR = CMD's output less its trailing newlines, through a scratch file
+	local __v=$1 __rc
+	shift
+	"$@" >"$SCRATCH"
+	__rc=$?
+	IFS= read -r -d '' "$__v" <"$SCRATCH"
+	while [[ ${!__v} == *$'\n' ]]; do printf -v "$__v" '%s' "${!__v%$'\n'}"; done
+	return $__rc
+}
+fnumv() { # fnumv VAR FORMAT VALUE: VALUE in FORMAT when it is a number, else as it is (null, ?)
+	if [[ $3 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then printf -v "$1" "$2" "$3"; else printf -v "$1" '%s' "${3:-?}"; fi
+}
 # the figures of the run's objective in a metrics record: the reconstruction loss (mae), the loss
 # and each head's batch top-1 (classify), or the contrastive loss, its parts and the temperature
-objective_figures() {
-	local m=$1 k t out sep
-	if [ -n "$(field recon_loss "$m")" ]; then
-		printf 'recon loss %s' "$(fnum %.4f "$(field recon_loss "$m")")"
-	elif [ -n "$(field top1_head0 "$m")" ]; then
-		out="loss $(fnum %.4f "$(field loss "$m")")  top-1 " sep=""
+objective_figures() { # objective_figures VAR JSON-LINE
+	local __m=$2 k t a b c d out sep
+	fieldv t recon_loss "$__m"
+	if [ -n "$t" ]; then
+		fnumv a %.4f "$t"
+		out="recon loss $a"
+	elif fieldv t top1_head0 "$__m" && [ -n "$t" ]; then
+		fieldv a loss "$__m"
+		fnumv a %.4f "$a"
+		out="loss $a  top-1 " sep=""
 		for k in 0 1; do # a second head (the object classes) after a slash
-			t=$(field "top1_head$k" "$m")
+			fieldv t "top1_head$k" "$__m"
 			[ -n "$t" ] || continue
-			[[ $t =~ ^[0-9.]+$ ]] && t=$(awk -v v="$t" 'BEGIN { printf "%.1f%%", 100 * v }')
+			[[ $t =~ ^[0-9.]+$ ]] && printf -v t '%.1f%%' "${t}e2"
 			out+="$sep$t" sep=" / "
 		done
-		printf '%s' "$out"
 	else
-		printf 'loss %s  nce %s  acc %s  tau %s' "$(fnum %.4f "$(field loss "$m")")" "$(fnum %.3f "$(field nce "$m")")" \
-			"$(fnum %.2f "$(field acc "$m")")" "$(fnum %.4f "$(field tau "$m")")"
+		fieldv a loss "$__m" && fnumv a %.4f "$a"
+		fieldv b nce "$__m" && fnumv b %.3f "$b"
+		fieldv c acc "$__m" && fnumv c %.2f "$c"
+		fieldv d tau "$__m" && fnumv d %.4f "$d"
+		out="loss $a  nce $b  acc $c  tau $d"
 	fi
+	printf -v "$1" '%s' "$out"
 }
 
 # ---- control of a running job from another shell -------------------------------------------
@@ -458,6 +485,7 @@ chmod 700 "$RUN_DIR/control" || die "cannot make $RUN_DIR/control mode 0700"
 	printf ')\n'
 } >"$RUN_DIR/launch.conf.tmp" && mv "$RUN_DIR/launch.conf.tmp" "$RUN_DIR/launch.conf" || die "cannot write $RUN_DIR/launch.conf"
 echo $$ >"$RUN_DIR/launch.pid"
+SCRATCH=$RUN_DIR/pids/launch.scratch # out's (see fieldv)
 rm -f "$RUN_DIR/stop-requested" # a mark a stopped run left: this run's SIGTERMs are not requests yet
 
 # ---- processes ---------------------------------------------------------------------------------
@@ -522,7 +550,8 @@ stop_loader() { # stop_loader ID: SIGTERM (it finishes its in-flight slots), the
 
 remove_loaders() { # remove_loaders K: the newest first, always leaving one
 	local ids k
-	mapfile -t ids < <(printf '%s\n' "${!LOADER_PID[@]}" | sort -n -r)
+	printf '%s\n' "${!LOADER_PID[@]}" | sort -n -r >"$SCRATCH"
+	mapfile -t ids <"$SCRATCH"
 	for ((k = 0; k < $1 && k < ${#ids[@]} - 1; k++)); do
 		stop_loader "${ids[$k]}"
 		reply "loader ${ids[$k]} stopped on request"
@@ -552,7 +581,7 @@ relay() {
 relay_new() {
 	local f=$RUN_DIR/logs/trainer-0.log n
 	[ -f "$f" ] || return 0
-	n=$(wc -l <"$f")
+	out n wc -l <"$f"
 	isnum "$n" && [ "$n" -gt "$RELAYED" ] || return 0
 	relay_lines "$f" $((RELAYED + 1)) "$n" && RELAYED=$n # lines are done once all were said
 	return 0
@@ -565,7 +594,9 @@ summary_lines() {
 	local step last=""
 	step=$(ckpt_step "$RUN_DIR")
 	last=$(tail -n 2 "$RUN_DIR/metrics.jsonl" 2>/dev/null | grep '}$' | tail -n 1)
-	isnum "$(field step "$last")" && say "last metrics, step $(field step "$last"): $(objective_figures "$last")"
+	local ls figs
+	fieldv ls step "$last"
+	isnum "$ls" && objective_figures figs "$last" && say "last metrics, step $ls: $figs"
 	last=""
 	[ -s "$RUN_DIR/eval.jsonl" ] && last=$(tail -n 1 "$RUN_DIR/eval.jsonl")
 	if [ -n "$last" ]; then
@@ -594,7 +625,7 @@ cleanup() { # (its programs run calm: a Ctrl-C during the stop must not leave a 
 	fi
 	calm "$RINGCTL" destroy --ring "$RING" >/dev/null 2>&1
 	[ "$N" -gt 1 ] && calm "$TRAINER" query comm-unlink --comm "$COMM" >/dev/null 2>&1
-	calm rm -f "$RUN_DIR/launch.pid"
+	calm rm -f "$RUN_DIR/launch.pid" "$SCRATCH"
 }
 
 stop_job() { # stop_job REASON: trainers checkpoint on their stop signal; then everything else goes
@@ -694,22 +725,27 @@ say "watch the ring: $(q "$RINGSTAT") --run-dir $(q "$RUN_DIR") 1; stop: Ctrl-C 
 # one line: where training stands (last metrics record), when it ends and how full the ring is
 T_SEEN="" STEP_SEEN=""
 progress() {
-	local m occ step eta="" now
-	m=$(tail -n 2 "$RUN_DIR/metrics.jsonl" | grep '}$' | tail -n 1) # a complete line, not one being written
-	step=$(field step "$m")
+	local m occ step eta="" now ep figs lr sps dw
+	out m last_record "$RUN_DIR/metrics.jsonl" # a complete line, not one being written
+	fieldv step step "$m"
 	isnum "$step" || return 0
 	printf -v now '%(%s)T' -1
 	if [ -z "$T_SEEN" ]; then
 		T_SEEN=$now STEP_SEEN=$step
 	elif [ "$step" -gt "$STEP_SEEN" ]; then
 		local left=$(((TOTAL - step) * (now - T_SEEN) / (step - STEP_SEEN)))
-		eta=$(printf '  ETA %d:%02d:%02d' $((left / 3600)) $((left / 60 % 60)) $((left % 60)))
+		printf -v eta '  ETA %d:%02d:%02d' $((left / 3600)) $((left / 60 % 60)) $((left % 60))
 	fi
-	occ=$("$RINGSTAT" --ring "$RING" --json 2>/dev/null | sed -n 's/.*"occupancy_pct":\([^,]*\).*/\1/p')
-	say "step $step/$TOTAL (epoch $(field epoch "$m"))  $(objective_figures "$m")  lr $(fnum %.2e "$(field lr "$m")") |" \
-		"$(fnum %.1f "$(field samples_per_s "$m")") samples/s  data wait $(fnum %.3f "$(field data_wait_s "$m")") s" \
-		" ring ${occ:-?}% full$eta"
+	out occ ring_occupancy
+	fieldv ep epoch "$m"
+	objective_figures figs "$m"
+	fieldv lr lr "$m" && fnumv lr %.2e "$lr"
+	fieldv sps samples_per_s "$m" && fnumv sps %.1f "$sps"
+	fieldv dw data_wait_s "$m" && fnumv dw %.3f "$dw"
+	say "step $step/$TOTAL (epoch $ep)  $figs  lr $lr | $sps samples/s  data wait $dw s  ring ${occ:-?}% full$eta"
 }
+last_record() { tail -n 2 "$1" | grep '}$' | tail -n 1; } # last_record FILE: its last complete line
+ring_occupancy() { "$RINGSTAT" --ring "$RING" --json 2>/dev/null | sed -n 's/.*"occupancy_pct":\([^,]*\).*/\1/p'; }
 
 # ---- control requests: data, never code -------------------------------------------------------
 # A request is one line "add K" or "remove K", K a decimal count in 1..MAX_REQ_LOADERS; anything
@@ -720,8 +756,15 @@ CONTROL_DIR_WARNED=""
 control_dir_ok() {
 	local d=$RUN_DIR/control why=""
 	if [ -L "$d" ] || [ ! -d "$d" ]; then why="it is not a directory"
-	elif [ ! -O "$d" ]; then why="it is owned by $(stat -c %U "$d"), not $(id -un)"
-	elif [ "$(stat -c %a "$d")" != 700 ]; then why="its mode is $(stat -c %a "$d"), not 700"
+	else
+		local mode owner me
+		out mode stat -c %a "$d"
+		if [ ! -O "$d" ]; then
+			out owner stat -c %U "$d"
+			out me id -un
+			why="it is owned by $owner, not $me"
+		elif [ "$mode" != 700 ]; then why="its mode is $mode, not 700"
+		fi
 	fi
 	[ -z "$why" ] && { CONTROL_DIR_WARNED=""; return 0; }
 	[ -n "$CONTROL_DIR_WARNED" ] || say "warning: ignoring control requests in $d: $why"
@@ -731,7 +774,10 @@ control_dir_ok() {
 parse_request() { # parse_request FILE: sets REQ_VERB REQ_N, or REQ_WHY and fails
 	local line="" extra=""
 	REQ_VERB="" REQ_N="" REQ_WHY=""
-	[ "$(stat -c %s "$1" 2>/dev/null || echo 0)" -le 64 ] || { REQ_WHY="longer than 64 bytes"; return 1; }
+	local size
+	out size stat -c %s "$1" 2>/dev/null
+	isnum "$size" || size=0
+	[ "$size" -le 64 ] || { REQ_WHY="longer than 64 bytes"; return 1; }
 	{ IFS= read -r line; IFS= read -r extra; } <"$1" 2>/dev/null
 	[ -z "$extra" ] || { REQ_WHY="more than one line"; return 1; }
 	if [[ $line =~ ^(add|remove)\ ([0-9]{1,9})$ ]]; then
@@ -740,7 +786,7 @@ parse_request() { # parse_request FILE: sets REQ_VERB REQ_N, or REQ_WHY and fail
 		REQ_WHY="count $REQ_N is not in 1..$MAX_REQ_LOADERS"
 		return 1
 	fi
-	REQ_WHY="not 'add K' or 'remove K' with a decimal count: $(printf '%q' "$line")"
+	printf -v REQ_WHY "not 'add K' or 'remove K' with a decimal count: %q" "$line"
 	return 1
 }
 
@@ -767,7 +813,7 @@ while :; do
 			remove) remove_loaders "$REQ_N" && save_loaders ;;
 			esac
 		else
-			reply "refused control request $(basename "$req"): $REQ_WHY"
+			reply "refused control request ${req##*/}: $REQ_WHY"
 		fi
 		REPLY_TEXT+="loaders now: ${#LOADER_PID[@]}"$'\n'
 		printf '%s' "$REPLY_TEXT" >"$req.reply.tmp" && mv "$req.reply.tmp" "$req.reply"

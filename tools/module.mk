@@ -20,7 +20,7 @@ SCRIPT_TESTS += tests/test_ringctl.sh
 
 # tools/launch.sh end to end (needs loaderd, the trainer and the dataset tools)
 ifeq ($(HAVE_LIBAV),1)
-SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_sigint_late.sh tests/test_launch_stop_mark.sh tests/test_launch_resume.sh tests/test_launch_nodes.sh tests/test_clipdump_grid.sh
+SCRIPT_TESTS += tests/test_launch.sh tests/test_launch_sigint.sh tests/test_launch_sigint_late.sh tests/test_launch_stop_mark.sh tests/test_launch_live_code.sh tests/test_launch_resume.sh tests/test_launch_nodes.sh tests/test_clipdump_grid.sh
 # nothing joins or resumes the wrong job: ring and checkpoint record the dataset (issue 31)
 SCRIPT_TESTS += tests/test_job_identity.sh tests/test_launch_data_changed.sh tests/test_run_dir_owner.sh
 SCRIPT_TESTS += tests/test_launch_check_start.sh tests/test_launch_resume_loaders.sh

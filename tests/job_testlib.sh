@@ -15,7 +15,30 @@ jt_tmp() {
 	trap jt_cleanup EXIT
 }
 jt_cleanup() {
+	[ -n "${JT_JOB:-}" ] && kill -TERM "$JT_JOB" 2>/dev/null && wait "$JT_JOB" 2>/dev/null
 	[ -n "${KEEP:-}" ] && echo "kept $JT_TMP" || rm -rf "$JT_TMP"
+}
+# jt_job OUT ARGS...: tools/launch.sh ARGS in the background, its console in OUT; JT_JOB is its pid
+# until jt_job_end waits for it (its exit status in JT_JOB_STATUS); jt_cleanup stops one left running
+JT_JOB=""
+jt_job() {
+	local out=$1
+	shift
+	tools/launch.sh "$@" >"$out" 2>&1 &
+	JT_JOB=$!
+}
+# jt_train OUT TRAINER-ARGS...: jt_job of a 1-rank job of the tiny model on JT_TMP/data into JT_TMP/run,
+# for a million steps (until stopped); returns once it has trained a step
+jt_train() {
+	local out=$1
+	shift
+	jt_job "$out" 1 --manifest "$JT_TMP/data/manifest" --run-dir "$JT_TMP/run" -- "${JT_MODEL[@]}" --threads 1 \
+		--steps 1000000 "$@"
+	waitfor 60 test -s "$JT_TMP/run/metrics.jsonl" || fail "no training step within 60 s"
+}
+jt_job_end() {
+	wait "$JT_JOB"
+	JT_JOB_STATUS=$? JT_JOB=""
 }
 # fail MESSAGE: a test may define JT_FAIL_LOGS (files whose tails explain a failure); the message
 # comes last, after those tails, so that the last lines of the log (all tests/run.sh shows of a

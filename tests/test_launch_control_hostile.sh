@@ -7,17 +7,11 @@ set -u
 . tests/job_testlib.sh
 jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl tools/ringstat
 jt_tmp ctlhostile
-tmp=$JT_TMP run=$tmp/run lpid=""
+tmp=$JT_TMP run=$tmp/run
 JT_FAIL_LOGS="$tmp/first.out"
-cleanup() {
-	[ -n "$lpid" ] && kill -TERM "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
-	jt_cleanup
-}
-trap cleanup EXIT
 jt_data "$tmp"
 model=("${JT_MODEL[@]}" --threads 1 --steps 1000000 --ckpt-every 1000)
-tools/launch.sh 1 --manifest "$tmp/data/manifest" --run-dir "$run" -- "${model[@]}" >"$tmp/first.out" 2>&1 &
-lpid=$!
+jt_job "$tmp/first.out" 1 --manifest "$tmp/data/manifest" --run-dir "$run" -- "${model[@]}"
 waitfor 60 test -s "$run/metrics.jsonl" || fail "no training step within 60 s"
 [ "$(stat -c %a "$run/control")" = 700 ] || fail "$run/control has mode $(stat -c %a "$run/control"), want 700"
 pwned=$tmp/PWNED
@@ -37,7 +31,7 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 sleep 1.5 # one more turn of the supervisor
 ls "$pwned"* >/dev/null 2>&1 && fail "a control request ran a command: $(ls "$pwned"*)"
-kill -0 "$lpid" 2>/dev/null || fail "the supervisor died of a bad request: $(tail -n 5 "$tmp/first.out")"
+kill -0 "$JT_JOB" 2>/dev/null || fail "the supervisor died of a bad request: $(tail -n 5 "$tmp/first.out")"
 n=$(grep -c "refused control request" "$run/logs/launch.log")
 [ "$n" = 8 ] || fail "$n of 8 hostile requests were refused with a log line: $(grep -i request "$run/logs/launch.log")"
 grep -q "refused control request 2: not 'add K'" "$run/logs/launch.log" || fail "the refusal does not say why"
@@ -57,8 +51,7 @@ sleep 3
 grep -q "ignoring control requests in .*mode is 777" "$run/logs/launch.log" || fail "no log line about control/ of mode 777"
 chmod 700 "$run/control"
 tools/launch.sh --stop --run-dir "$run" --wait >/dev/null 2>&1
-wait "$lpid"
-lpid=""
+jt_job_end
 # a run directory whose control/ another user owns is refused before anything starts
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	run2=$tmp/run2

@@ -7,25 +7,16 @@ set -u
 . tests/job_testlib.sh
 jt_need tools/launch.sh tools/synth tools/prep trainer/trainer loaderd/loaderd tools/ringctl
 jt_tmp stopmark
-tmp=$JT_TMP run=$tmp/run lpid=""
+tmp=$JT_TMP run=$tmp/run
 JT_FAIL_LOGS="$tmp/job.out"
-cleanup() {
-	[ -n "$lpid" ] && kill -TERM "$lpid" 2>/dev/null && wait "$lpid" 2>/dev/null
-	jt_cleanup
-}
-trap cleanup EXIT
 jt_data "$tmp"
-model=("${JT_MODEL[@]}" --threads 1 --steps 1000000 --ckpt-every 0)
-tools/launch.sh 1 --manifest "$tmp/data/manifest" --run-dir "$run" -- "${model[@]}" >"$tmp/job.out" 2>&1 &
-lpid=$!
-waitfor 60 test -s "$run/metrics.jsonl" || fail "no training step within 60 s"
+jt_train "$tmp/job.out" --ckpt-every 0
 ring=$(jt_ring "$run")
 : >"$run/stop-requested" # the mark of --stop, its SIGTERM lost
 t0=$(date +%s)
-waitfor 20 bash -c "! kill -0 $lpid 2>/dev/null" || fail "the job did not stop on the mark within 20 s"
-wait "$lpid"
-st=$? lpid=""
-[ $st = 0 ] || fail "a stop asked for exited $st, want 0"
+waitfor 20 bash -c "! kill -0 $JT_JOB 2>/dev/null" || fail "the job did not stop on the mark within 20 s"
+jt_job_end
+[ $JT_JOB_STATUS = 0 ] || fail "a stop asked for exited $JT_JOB_STATUS, want 0"
 grep -q "stopping (launch.sh --stop)" "$tmp/job.out" || fail "no stop on request in the console"
 grep -q "stopped at step [0-9]* of 1000000; checkpoint" "$tmp/job.out" || fail "no final checkpoint in the summary"
 [ -e "$run/stop-requested" ] && fail "the mark stayed"
@@ -35,13 +26,11 @@ echo "stopped on the mark alone in $(($(date +%s) - t0)) s"
 
 # a mark left by a job killed outright is not a request to the next one
 : >"$run/stop-requested"
-tools/launch.sh --resume "$run" >"$tmp/job.out" 2>&1 &
-lpid=$!
+jt_job "$tmp/job.out" --resume "$run"
 waitfor 60 grep -q "trainers started" "$tmp/job.out" || fail "the resumed job did not start"
 sleep 3
-kill -0 "$lpid" 2>/dev/null || fail "the resumed job stopped on a stale mark"
+kill -0 "$JT_JOB" 2>/dev/null || fail "the resumed job stopped on a stale mark"
 tools/launch.sh --stop --run-dir "$run" --wait >/dev/null 2>&1
-wait "$lpid"
-st=$? lpid=""
-[ $st = 0 ] || fail "--stop of the resumed job exited $st"
+jt_job_end
+[ $JT_JOB_STATUS = 0 ] || fail "--stop of the resumed job exited $JT_JOB_STATUS"
 echo "ok: a --stop whose signal is lost still stops the job; a stale mark does not"

@@ -330,6 +330,7 @@ void trainer_run(TrainerRun *r)
 	Agree *all = calloc((size_t)c->ranks, sizeof(Agree));
 	Pending *pend[2] = {calloc((size_t)c->metrics_every, sizeof(Pending)),
 			    calloc((size_t)c->metrics_every, sizeof(Pending))};
+	r->agree_buf = all, r->pend_buf[0] = pend[0], r->pend_buf[1] = pend[1];
 	if (!all || !pend[0] || !pend[1])
 		log_fatalx("out of memory");
 	buffers_open(r);
@@ -371,4 +372,5 @@ void trainer_run(TrainerRun *r)
 	free(all);
 	free(pend[0]);
 	free(pend[1]);
+	r->agree_buf = r->pend_buf[0] = r->pend_buf[1] = NULL;
 }

@@ -39,6 +39,9 @@ typedef struct {
 	int stopped, save_failed;
 	int fetch_landed; // at the last agreement, every rank's oldest metrics block had landed
 	double total_s;
+	// trainer_run's own buffers, held here rather than only in its locals: a fatal error exits from
+	// deep inside a step, and a pointer left in a register is a leak to LeakSanitizer at exit
+	void *agree_buf, *pend_buf[2];
 } TrainerRun;
 
 // Runs until --steps, --stop-after-steps or a signal (every rank stops at the same step, rank 0

@@ -112,7 +112,6 @@ die() {
 	exit 1
 }
 isnum() { [[ $1 =~ ^[0-9]+$ ]]; }
-field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<<"$2"; } # field KEY JSON-LINE
 # While the job runs, its signal traps are live, and bash 5.2 runs a trap that lands during a command
 # substitution inside its parser: the trap fails ("trap: line 2: unexpected EOF while looking for
 # matching ')'", the signal lost) or bash aborts ("reader_loop: bad jump"), leaving everything behind.
@@ -131,6 +130,7 @@ out() { # out VAR CMD...: VAR = CMD's output less its trailing newlines, through
 	while [[ ${!__v} == *$'\n' ]]; do printf -v "$__v" '%s' "${!__v%$'\n'}"; done
 	return $__rc
 }
+last_record() { tail -n 2 "$1" | grep '}$' | tail -n 1; } # last_record FILE: its last complete line
 fnumv() { # fnumv VAR FORMAT VALUE: VALUE in FORMAT when it is a number, else as it is (null, ?)
 	if [[ $3 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]]; then printf -v "$1" "$2" "$3"; else printf -v "$1" '%s' "${3:-?}"; fi
 }
@@ -593,14 +593,16 @@ summary() { calm summary_lines; }
 summary_lines() {
 	local step last=""
 	step=$(ckpt_step "$RUN_DIR")
-	last=$(tail -n 2 "$RUN_DIR/metrics.jsonl" 2>/dev/null | grep '}$' | tail -n 1)
+	last=$(last_record "$RUN_DIR/metrics.jsonl" 2>/dev/null)
 	local ls figs
 	fieldv ls step "$last"
 	isnum "$ls" && objective_figures figs "$last" && say "last metrics, step $ls: $figs"
 	last=""
 	[ -s "$RUN_DIR/eval.jsonl" ] && last=$(tail -n 1 "$RUN_DIR/eval.jsonl")
 	if [ -n "$last" ]; then
-		say "$(awk -v s="$(field step "$last")" -v t="$(field t2v_r1 "$last")" -v v="$(field v2t_r1 "$last")" -v c="$(field chance_r1 "$last")" \
+		local es t v c
+		fieldv es step "$last" && fieldv t t2v_r1 "$last" && fieldv v v2t_r1 "$last" && fieldv c chance_r1 "$last"
+		say "$(awk -v s="$es" -v t="$t" -v v="$v" -v c="$c" \
 			'BEGIN { printf "held-out at step %s: R@1 text->video %.1f%%, video->text %.1f%% (chance %.1f%%)", s, 100 * t, 100 * v, 100 * c }')"
 	fi
 	if [ -z "$step" ]; then
@@ -744,7 +746,6 @@ progress() {
 	fieldv dw data_wait_s "$m" && fnumv dw %.3f "$dw"
 	say "step $step/$TOTAL (epoch $ep)  $figs  lr $lr | $sps samples/s  data wait $dw s  ring ${occ:-?}% full$eta"
 }
-last_record() { tail -n 2 "$1" | grep '}$' | tail -n 1; } # last_record FILE: its last complete line
 ring_occupancy() { "$RINGSTAT" --ring "$RING" --json 2>/dev/null | sed -n 's/.*"occupancy_pct":\([^,]*\).*/\1/p'; }
 
 # ---- control requests: data, never code -------------------------------------------------------
@@ -756,15 +757,15 @@ CONTROL_DIR_WARNED=""
 control_dir_ok() {
 	local d=$RUN_DIR/control why=""
 	if [ -L "$d" ] || [ ! -d "$d" ]; then why="it is not a directory"
+	elif [ ! -O "$d" ]; then
+		local owner me
+		out owner stat -c %U "$d"
+		out me id -un
+		why="it is owned by $owner, not $me"
 	else
-		local mode owner me
+		local mode
 		out mode stat -c %a "$d"
-		if [ ! -O "$d" ]; then
-			out owner stat -c %U "$d"
-			out me id -un
-			why="it is owned by $owner, not $me"
-		elif [ "$mode" != 700 ]; then why="its mode is $mode, not 700"
-		fi
+		[ "$mode" = 700 ] || why="its mode is $mode, not 700"
 	fi
 	[ -z "$why" ] && { CONTROL_DIR_WARNED=""; return 0; }
 	[ -n "$CONTROL_DIR_WARNED" ] || say "warning: ignoring control requests in $d: $why"

@@ -1,7 +1,10 @@
 // Helpers for the ring tests: a small ring with a given shape, removed again at exit.
 #ifndef TESTS_RING_TESTUTIL_H
 #define TESTS_RING_TESTUTIL_H
-// defines: test_ring_create, test_ring_recreate, test_ring_cleanup, test_fill_payload, test_check_payload
+// defines: test_ring_create, test_ring_recreate, test_ring_cleanup, test_fill_payload, test_check_payload,
+//          test_shm_count
+
+#include <dirent.h>
 
 #include "ring.h"
 #include "testutil.h"
@@ -12,6 +15,20 @@ static inline void test_ring_cleanup(void)
 {
 	if (test_ring_created[0])
 		ring_destroy(test_ring_created);
+}
+
+// files in /dev/shm whose name contains `part`; the first one's name into first (len bytes) if given
+static inline int test_shm_count(const char *part, char *first, size_t len)
+{
+	DIR *d = opendir("/dev/shm");
+	CHECK(d);
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, part) && n++ == 0 && first)
+			snprintf(first, len, "%s", de->d_name);
+	closedir(d);
+	return n;
 }
 
 // A ring of S slots for N ranks with clips of 1x4x16x3 bytes and 4 text ids.

@@ -2,7 +2,6 @@
 // neither a temporary segment nor a partial ring: ring_create holds the stop signals only in its
 // own thread, so another thread takes the signal and the process ends without cleaning up (what
 // OpenBLAS's worker threads made of `ringctl create` under ASan). SIGKILL likewise.
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -10,20 +9,6 @@
 #include <time.h>
 
 #include "ring_testutil.h"
-
-// files in /dev/shm whose name contains `part`
-static int shm_count(const char *part, char *first, size_t len)
-{
-	DIR *d = opendir("/dev/shm");
-	CHECK(d);
-	int n = 0;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strstr(de->d_name, part) && n++ == 0)
-			snprintf(first, len, "%s", de->d_name);
-	closedir(d);
-	return n;
-}
 
 static void *idle_thread(void *arg)
 {
@@ -83,7 +68,7 @@ int main(void)
 		EXPECT(WIFSIGNALED(st), "creator exited %d instead of dying by the signal",
 		       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 		killed++;
-		int n = shm_count(tmp_part, left, sizeof left);
+		int n = test_shm_count(tmp_part, left, sizeof left);
 		EXPECT(n == 0, "round %d (%s after %ld ms): %s left in /dev/shm", i, strsignal(sig),
 		       (long)(d.tv_nsec / 1000000), left);
 		Ring *q;

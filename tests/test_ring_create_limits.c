@@ -1,7 +1,6 @@
 // Ring creation is bounded: a segment larger than the shm file system or the memory is refused
 // before a byte is allocated, with both numbers; a stop signal during creation leaves nothing
 // (unnamed segment or named temporary); temporaries of creators that died are swept.
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -11,20 +10,6 @@
 #include "ring_layout.h" // defines: ring_create_named_temp
 #include "ring_testutil.h"
 #include "proc_time.h" // defines: time_mono_s
-
-// files in /dev/shm whose name contains `part`
-static int shm_count(const char *part)
-{
-	DIR *d = opendir("/dev/shm");
-	CHECK(d);
-	int n = 0;
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (strstr(de->d_name, part))
-			n++;
-	closedir(d);
-	return n;
-}
 
 int main(void)
 {
@@ -42,7 +27,7 @@ int main(void)
 	printf("%s (%.3f s)\n", err, time_mono_s() - t0);
 	CHECK(strstr(err, "needs 2529.") && strstr(err, "GB free") && strstr(err, "available memory"));
 	CHECK(time_mono_s() - t0 < 1.0);
-	CHECK_EQ_INT(shm_count(name), 0);
+	CHECK_EQ_INT(test_shm_count(name, NULL, 0), 0);
 
 	// a stop signal pending while the segment is built: nothing is published and nothing is left,
 	// whether the segment is built unnamed (O_TMPFILE) or under the named fallback temporary
@@ -61,7 +46,7 @@ int main(void)
 		printf("%s\n", err);
 		CHECK(strstr(err, "interrupted") && strstr(err, "nothing was published"));
 		CHECK(!named || (strstr(err, "temporary segment") && strstr(err, "removed")));
-		CHECK_EQ_INT(shm_count(name), 0);
+		CHECK_EQ_INT(test_shm_count(name, NULL, 0), 0);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		signal(SIGTERM, SIG_DFL);
 	}
@@ -83,7 +68,7 @@ int main(void)
 	CHECK(access(stale, F_OK) != 0);
 	char tmp_part[96];
 	snprintf(tmp_part, sizeof tmp_part, ".%s.creating.", name);
-	CHECK_EQ_INT(shm_count(tmp_part), 0);
+	CHECK_EQ_INT(test_shm_count(tmp_part, NULL, 0), 0);
 	ring_close(r);
 	CHECK_OK(ring_destroy(name));
 	ring_create_named_temp = 0;
@@ -102,7 +87,7 @@ int main(void)
 		int st;
 		CHECK(waitpid(pid, &st, 0) == pid);
 		CHECK(!(WIFEXITED(st) && WEXITSTATUS(st) == 127));
-		CHECK_EQ_INT(shm_count(tmp_part), 0);
+		CHECK_EQ_INT(test_shm_count(tmp_part, NULL, 0), 0);
 		Ring *q;
 		if (ring_open(&q, name, NULL, err, sizeof err) == 0) { // finished before the signal: a whole ring
 			ring_close(q);
